@@ -1,0 +1,184 @@
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+G_DEFINE_QUARK(meshlab-error-quark, ml_error)
+
+static double start_time;
+static bool quiet;
+static volatile sig_atomic_t interrupted;
+
+double ml_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ml_log_init(void)
+{
+    start_time = ml_now();
+}
+
+void ml_log_set_quiet(bool q)
+{
+    quiet = q;
+}
+
+double ml_elapsed(void)
+{
+    return ml_now() - start_time;
+}
+
+void ml_progress(const char *phase, const char *fmt, ...)
+{
+    if (quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "[%6.1fs] %-10s %s\n", ml_elapsed(), phase, msg);
+    fflush(stderr);
+}
+
+void ml_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "meshlab: warning: %s\n", msg);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (interrupted) {
+        /* A second Ctrl-C while tearing down is ignored: leaving half a lab
+         * behind is worse than waiting a few more seconds. */
+        static const char msg[] = "\nmeshlab: still cleaning up, please wait\n";
+        ssize_t r = write(2, msg, sizeof(msg) - 1);
+        (void)r;
+    }
+    interrupted = 1;
+}
+
+void ml_signals_install(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+bool ml_interrupted(void)
+{
+    return interrupted != 0;
+}
+
+bool ml_check_interrupted(GError **err)
+{
+    if (!interrupted)
+        return false;
+    g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED, "interrupted");
+    return true;
+}
+
+static char *last_lines(const char *text, int n)
+{
+    if (!text)
+        return g_strdup("");
+    g_autofree char *copy = g_strstrip(g_strdup(text));
+    const char *p = copy + strlen(copy);
+    while (p > copy && n > 0) {
+        p--;
+        if (*p == '\n')
+            n--;
+    }
+    if (*p == '\n')
+        p++;
+    return g_strdup(p);
+}
+
+bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err)
+{
+    g_autofree char *out = NULL;
+    g_autofree char *errout = NULL;
+    int status = 0;
+    g_autoptr(GError) spawn_err = NULL;
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &errout,
+                      &status, &spawn_err)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot run '%s': %s", argv[0],
+                    spawn_err->message);
+        return false;
+    }
+    if (!g_spawn_check_wait_status(status, NULL)) {
+        g_autofree char *tail = last_lines(errout && *errout ? errout : out, 6);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' failed (status %d): %s", argv[0],
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);
+        return false;
+    }
+    if (ret_stdout)
+        *ret_stdout = g_steal_pointer(&out);
+    return true;
+}
+
+bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err)
+{
+    if (len < 0)
+        len = (gssize)strlen(data);
+    g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create '%s': %s", tmp, g_strerror(errno));
+        return false;
+    }
+    gssize off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, (size_t)(len - off));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot write '%s': %s", path, g_strerror(e));
+            return false;
+        }
+        off += w;
+    }
+    if (fchmod(fd, (mode_t)mode) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot write '%s': %s", path, g_strerror(e));
+        return false;
+    }
+    return true;
+}
+
+bool ml_mkdir_p(const char *path, int mode, GError **err)
+{
+    if (g_mkdir_with_parents(path, mode) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", path,
+                    g_strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+char *ml_sha256_hex(const void *data, size_t len)
+{
+    return g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+}

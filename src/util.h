@@ -1,0 +1,53 @@
+/* Shared conventions: errors travel as GError in the ML_ERROR domain, only the
+ * command layer prints them; progress lines carry the elapsed time. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#define ML_ERROR ml_error_quark()
+GQuark ml_error_quark(void);
+
+enum ml_error_code {
+    ML_ERR_INPUT = 1,    /* the user's file or arguments; exit status 2 */
+    ML_ERR_HOST,         /* the host lacks something (package, daemon, disk) */
+    ML_ERR_LIBVIRT,      /* libvirt refused or failed */
+    ML_ERR_GUEST,        /* a guest did not do what was asked */
+    ML_ERR_IMAGE,        /* building, downloading or verifying an image */
+    ML_ERR_FETCH,        /* a download failed or did not verify */
+    ML_ERR_MEASURE,      /* a measurement failed */
+    ML_ERR_INTERRUPTED,  /* Ctrl-C or SIGTERM */
+};
+
+/* Exit statuses of the command layer. */
+enum { ML_EXIT_OK = 0, ML_EXIT_FAIL = 1, ML_EXIT_USAGE = 2, ML_EXIT_INTERRUPTED = 130 };
+
+/* Monotonic seconds since an arbitrary origin. */
+double ml_now(void);
+/* Seconds since ml_log_init(). */
+double ml_elapsed(void);
+void ml_log_init(void);
+void ml_log_set_quiet(bool quiet);
+
+/* "[  12.3s] phase        message" on stderr. */
+void ml_progress(const char *phase, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+void ml_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* Installs SIGINT/SIGTERM handlers that only raise a flag; long waits poll it. */
+void ml_signals_install(void);
+bool ml_interrupted(void);
+/* Sets err to ML_ERR_INTERRUPTED and returns true when the user asked to stop. */
+bool ml_check_interrupted(GError **err);
+
+/* Runs a host program (no shell), capturing stdout and stderr. Fails with a
+ * message that names the program and carries the last lines of its stderr. */
+bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err);
+
+/* Writes a file atomically (temp file + rename) with the given mode. */
+bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err);
+
+/* Creates a directory and its parents with the given mode. */
+bool ml_mkdir_p(const char *path, int mode, GError **err);
+
+/* Lower-case hex SHA-256 of a buffer. */
+char *ml_sha256_hex(const void *data, size_t len);
