@@ -1,0 +1,20 @@
+/* Reads what `ping -c N -i 0.2 -W 1 ADDR` printed (iputils, and busybox's shorter form).
+ * Nothing here runs ping. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+struct ml_ping_result {
+    unsigned transmitted, received; /* received excludes duplicates, as ping counts it */
+    unsigned errors, duplicates;    /* the "+N errors" and "+N duplicates" parts; 0 if absent */
+    double min_ms, avg_ms, max_ms;  /* valid only when have_rtt */
+    double mdev_ms;                 /* -1 when the tool does not print it (busybox) */
+    bool have_rtt;                  /* false when nothing came back: ping prints no rtt line */
+};
+
+/* Fills ret from ping's statistics lines. Losing every packet is a result, not a failure: it
+ * succeeds with received == 0 and have_rtt false. Fails (ML_ERR_MEASURE) when there is no
+ * statistics line, e.g. when ping could not send at all; the message then carries ping's last
+ * line. ret is untouched on failure. */
+bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err);
