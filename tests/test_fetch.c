@@ -1,0 +1,491 @@
+/* Downloads against a real HTTP server on 127.0.0.1 (tests/http_server.py): pinned hashes,
+ * SHA256SUMS, mismatches, errors, resume after a cut transfer, and known-hashes. */
+#include "check.h"
+#include "fetch.h"
+#include "image_ubuntu.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BIG_SIZE (3 * 1024 * 1024 + 12345)
+#define CUT_AT 1048583
+
+static char *tmp;
+static char *www;
+static char *log_path;
+static int port;
+
+static char *www_file(const char *name)
+{
+    return g_build_filename(www, name, NULL);
+}
+
+static char *out_file(const char *name)
+{
+    return g_build_filename(tmp, "out", name, NULL);
+}
+
+static char *url(const char *path)
+{
+    return g_strdup_printf("http://127.0.0.1:%d/%s", port, path);
+}
+
+static bool exists(const char *path)
+{
+    return g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Deterministic, incompressible-looking content so a wrong offset shows in the hash. */
+static char *make_file(const char *name, size_t size, guint32 seed)
+{
+    g_autofree guint32 *buf = g_new(guint32, size / 4 + 1);
+    GRand *r = g_rand_new_with_seed(seed);
+    for (size_t i = 0; i < size / 4 + 1; i++)
+        buf[i] = g_rand_int(r);
+    g_rand_free(r);
+    g_autofree char *path = www_file(name);
+    g_file_set_contents(path, (const char *)buf, (gssize)size, NULL);
+    return ml_sha256_hex(buf, size);
+}
+
+static void rm_rf(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    if (d) {
+        const char *name;
+        while ((name = g_dir_read_name(d))) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            rm_rf(child);
+        }
+        g_dir_close(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static bool server_saw(const char *needle)
+{
+    g_autofree char *text = NULL;
+    return g_file_get_contents(log_path, &text, NULL, NULL) && strstr(text, needle);
+}
+
+static GPid start_server(void)
+{
+    const char *argv[] = {"python3", "tests/http_server.py", "--root", www, "--log", log_path,
+                          NULL};
+    GPid pid = 0;
+    int out_fd = -1;
+    g_autoptr(GError) err = NULL;
+    if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                  &pid, NULL, &out_fd, NULL, &err)) {
+        fprintf(stderr, "cannot start the test server: %s\n", err->message);
+        return 0;
+    }
+    char line[32] = "";
+    size_t len = 0;
+    while (len < sizeof(line) - 1) {
+        ssize_t n = read(out_fd, line + len, 1);
+        if (n <= 0 || line[len] == '\n')
+            break;
+        len++;
+    }
+    line[len] = '\0';
+    close(out_fd);
+    port = atoi(line);
+    if (port <= 0) {
+        fprintf(stderr, "the test server did not print its port (got '%s')\n", line);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        g_spawn_close_pid(pid);
+        return 0;
+    }
+    return pid;
+}
+
+static void test_pinned(const char *big_hash)
+{
+    g_autofree char *u = url("big.bin");
+    g_autofree char *dest = out_file("pinned.bin");
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = big_hash};
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_fetch(&req, &err));
+    CHECK(err == NULL);
+    CHECK(file_size(dest) == BIG_SIZE);
+    g_autofree char *got = ml_fetch_sha256_file(dest, NULL);
+    CHECK_STR(got, big_hash);
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    CHECK(!exists(part));
+    struct stat st;
+    CHECK(stat(dest, &st) == 0 && (st.st_mode & 0777) == 0644);
+
+    /* Present and right: verified again, not downloaded again. */
+    g_autofree char *before = NULL;
+    g_file_get_contents(log_path, &before, NULL, NULL);
+    CHECK(ml_fetch(&req, NULL));
+    g_autofree char *after = NULL;
+    g_file_get_contents(log_path, &after, NULL, NULL);
+    CHECK_STR(after, before);
+}
+
+static void test_sums(void)
+{
+    g_autofree char *u = url("big.bin");
+    g_autofree char *sums = url("SHA256SUMS");
+    g_autofree char *dest = out_file("sums.bin");
+    struct ml_fetch_request req = {
+        .url = u, .dest = dest, .sums_url = sums, .sums_name = "big.bin"};
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_fetch(&req, &err));
+    CHECK(exists(dest));
+
+    /* The two-space form, and a name the list lacks. */
+    g_autofree char *dest2 = out_file("sums-small.bin");
+    g_autofree char *u2 = url("small.bin");
+    struct ml_fetch_request req2 = {
+        .url = u2, .dest = dest2, .sums_url = sums, .sums_name = "small.bin"};
+    CHECK(ml_fetch(&req2, NULL));
+    g_autofree char *dest3 = out_file("sums-none.bin");
+    struct ml_fetch_request req3 = {
+        .url = u2, .dest = dest3, .sums_url = sums, .sums_name = "absent.bin"};
+    g_autoptr(GError) err3 = NULL;
+    CHECK(!ml_fetch(&req3, &err3));
+    CHECK(err3 && strstr(err3->message, "no entry for 'absent.bin'"));
+    CHECK(!exists(dest3));
+}
+
+static void test_mismatch(const char *big_hash)
+{
+    g_autofree char *u = url("big.bin");
+    g_autofree char *dest = out_file("mismatch.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    const char *wrong = "0000000000000000000000000000000000000000000000000000000000000000";
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = wrong};
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_fetch(&req, &err));
+    CHECK(err && err->code == ML_ERR_FETCH);
+    CHECK(err && strstr(err->message, wrong) && strstr(err->message, big_hash));
+    CHECK(err && strstr(err->message, u));
+    CHECK(!exists(dest));
+    CHECK(!exists(part));
+
+    /* A wrong file already in place (copied by hand) is caught and removed too. */
+    g_autofree char *src = www_file("small.bin");
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_file_get_contents(src, &data, &len, NULL);
+    g_file_set_contents(dest, data, (gssize)len, NULL);
+    struct ml_fetch_request req2 = {.url = u, .dest = dest, .expected_sha256 = big_hash};
+    g_autoptr(GError) err2 = NULL;
+    CHECK(!ml_fetch(&req2, &err2));
+    CHECK(!exists(dest));
+}
+
+static void test_404(void)
+{
+    g_autofree char *u = url("missing.bin");
+    g_autofree char *dest = out_file("missing.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    struct ml_fetch_request req = {.url = u, .dest = dest};
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_fetch(&req, &err));
+    CHECK(err && err->code == ML_ERR_FETCH);
+    CHECK(err && strstr(err->message, "404"));
+    CHECK(err && strstr(err->message, u));
+    CHECK(!exists(dest));
+    CHECK(!exists(part));
+}
+
+static void test_resume(const char *big_hash)
+{
+    g_autofree char *u = url("cut/" G_STRINGIFY(CUT_AT) "/big.bin");
+    g_autofree char *dest = out_file("resume.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = big_hash};
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_fetch(&req, &err));
+    CHECK(err && err->code == ML_ERR_FETCH);
+    CHECK(err && strstr(err->message, "resume"));
+    CHECK(!exists(dest));
+    CHECK(file_size(part) == CUT_AT);
+
+    g_autoptr(GError) err2 = NULL;
+    CHECK(ml_fetch(&req, &err2));
+    if (err2)
+        fprintf(stderr, "resume: %s\n", err2->message);
+    CHECK(server_saw("GET /cut/" G_STRINGIFY(CUT_AT) "/big.bin bytes=" G_STRINGIFY(CUT_AT) "-"));
+    g_autofree char *got = ml_fetch_sha256_file(dest, NULL);
+    CHECK_STR(got, big_hash);
+    CHECK(!exists(part));
+}
+
+static void test_range_ignored(const char *big_hash)
+{
+    /* A stale .part with garbage: a server that ignores Range must not leave it in front. */
+    g_autofree char *u = url("norange/big.bin");
+    g_autofree char *dest = out_file("norange.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    g_file_set_contents(part, "garbage that must not survive", -1, NULL);
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = big_hash};
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_fetch(&req, &err));
+    if (err)
+        fprintf(stderr, "range ignored: %s\n", err->message);
+    CHECK(server_saw("GET /norange/big.bin bytes=29-"));
+    g_autofree char *got = ml_fetch_sha256_file(dest, NULL);
+    CHECK_STR(got, big_hash);
+
+    /* A .part as long as the file: the server answers 416 and the download starts over. */
+    g_autofree char *u2 = url("small.bin");
+    g_autofree char *dest2 = out_file("full-part.bin");
+    g_autofree char *part2 = g_strconcat(dest2, ".part", NULL);
+    g_autofree char *src = www_file("small.bin");
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_file_get_contents(src, &data, &len, NULL);
+    g_file_set_contents(part2, data, (gssize)len, NULL);
+    struct ml_fetch_request req2 = {.url = u2, .dest = dest2};
+    CHECK(ml_fetch(&req2, NULL));
+    CHECK(file_size(dest2) == (off_t)len);
+}
+
+static void test_known_hashes(void)
+{
+    g_autofree char *known = g_build_filename(tmp, "out", "known-hashes", NULL);
+    g_autofree char *u = url("changing.bin");
+    g_autofree char *dest = out_file("changing.bin");
+    g_autofree char *first = make_file("changing.bin", 200 * 1024, 7);
+    struct ml_fetch_request req = {.url = u, .dest = dest, .known_hashes = known};
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_fetch(&req, &err));
+    g_autofree char *text = NULL;
+    g_autofree char *line = g_strdup_printf("%s  %s\n", first, u);
+    CHECK(g_file_get_contents(known, &text, NULL, NULL) && strstr(text, line));
+
+    /* Same URL, new bytes: refused, and nothing left behind. */
+    unlink(dest);
+    g_autofree char *second = make_file("changing.bin", 200 * 1024, 8);
+    g_autoptr(GError) err2 = NULL;
+    CHECK(!ml_fetch(&req, &err2));
+    CHECK(err2 && strstr(err2->message, first) && strstr(err2->message, second));
+    CHECK(err2 && strstr(err2->message, "has changed"));
+    CHECK(!exists(dest));
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    CHECK(!exists(part));
+    g_autofree char *text2 = NULL;
+    CHECK(g_file_get_contents(known, &text2, NULL, NULL) && strcmp(text, text2) == 0);
+}
+
+static void test_image_offline(void)
+{
+    g_autofree char *cache = g_build_filename(tmp, "cache", NULL);
+    g_autofree char *qcow2 = NULL;
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_image_ubuntu_prepare(cache, false, true, &qcow2, &err));
+    CHECK(qcow2 == NULL);
+    CHECK(err && err->code == ML_ERR_IMAGE);
+    CHECK(err && strstr(err->message, "meshlab fetch ubuntu-24.04"));
+    CHECK(err && strstr(err->message, "ubuntu-24.04-server-cloudimg-amd64.img"));
+    CHECK(err && strstr(err->message, "qemu-guest-agent_"));
+    if (err)
+        fprintf(stderr, "offline: %s\n", err->message);
+}
+
+static int count_lines(const char *path);
+
+/* About five seconds of transfer: progress shows, every two seconds or so, never a flood. */
+static void test_progress(void)
+{
+    g_autofree char *u = url("slow/200000/slow.bin");
+    g_autofree char *dest = out_file("slow.bin");
+    g_autofree char *log = g_build_filename(tmp, "progress.log", NULL);
+    g_autofree char *slow_hash = make_file("slow.bin", 1000 * 1000, 3);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(log, "w");
+    dup2(fileno(f), 2);
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = slow_hash};
+    bool ok = ml_fetch(&req, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(f);
+    CHECK(ok);
+    g_autofree char *text = NULL;
+    g_file_get_contents(log, &text, NULL, NULL);
+    int lines = 0;
+    for (const char *p = text; p && (p = strstr(p, "%),")); p++)
+        lines++;
+    CHECK(lines >= 1 && lines <= 3);
+    /* g_format_size puts a no-break space between number and unit. */
+    CHECK(text && strstr(text, "slow.bin: ") && strstr(text, " of 1.0") &&
+          strstr(text, "B/s"));
+    if (text)
+        fputs(text, stderr);
+}
+
+static int count_lines(const char *path)
+{
+    g_autofree char *text = NULL;
+    int n = 0;
+    if (g_file_get_contents(path, &text, NULL, NULL))
+        for (const char *p = text; *p; p++)
+            n += *p == '\n';
+    return n;
+}
+
+/* The catalogue path end to end against the local server: the primary URL is gone (as old
+ * release directories go), the mirror serves; then the offline run verifies the cache. */
+static void test_image_catalogue(void)
+{
+    g_autofree char *release = www_file("release");
+    g_autofree char *pool = www_file("pool");
+    g_mkdir_with_parents(release, 0755);
+    g_mkdir_with_parents(pool, 0755);
+    g_autofree char *img_hash = make_file("release/fake.img", 300 * 1024, 11);
+    g_autofree char *deb_hash = make_file("pool/tool_1.0-1_amd64.deb", 10 * 1024, 12);
+    g_autofree char *sums = g_strdup_printf("%s *fake.img\n", img_hash);
+    g_autofree char *sums_path = www_file("release/SHA256SUMS");
+    g_file_set_contents(sums_path, sums, -1, NULL);
+
+    g_autofree char *images = g_build_filename(tmp, "images", NULL);
+    g_mkdir_with_parents(images, 0755);
+    g_autofree char *conf = g_strdup_printf(
+        "# test catalogue\n"
+        "name = ubuntu-24.04\n"
+        "image_url = http://127.0.0.1:%d/gone/fake.img\n"
+        "image_mirror = http://127.0.0.1:%d/release/fake.img\n"
+        "sums_file = SHA256SUMS\n"
+        "image_sha256 = %s\n"
+        "deb = http://127.0.0.1:%d/pool/tool_1.0-1_amd64.deb %s\n",
+        port, port, img_hash, port, deb_hash);
+    g_autofree char *conf_path = g_build_filename(images, "ubuntu-24.04.conf", NULL);
+    g_file_set_contents(conf_path, conf, -1, NULL);
+    g_setenv("MESHLAB_IMAGES_DIR", images, TRUE);
+
+    g_autofree char *cache = g_build_filename(tmp, "cache2", NULL);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_image_ubuntu_download(cache, &err));
+    if (err)
+        fprintf(stderr, "catalogue download: %s\n", err->message);
+    g_autofree char *img = g_build_filename(cache, "downloads", "fake.img", NULL);
+    g_autofree char *deb = g_build_filename(cache, "downloads", "tool_1.0-1_amd64.deb", NULL);
+    g_autofree char *local_sums = g_build_filename(cache, "downloads", "ubuntu-24.04.SHA256SUMS",
+                                                   NULL);
+    g_autofree char *known = g_build_filename(cache, "downloads", "known-hashes", NULL);
+    CHECK(exists(img) && exists(deb) && exists(local_sums));
+    CHECK(count_lines(known) == 3);
+    CHECK(server_saw("GET /gone/SHA256SUMS"));
+
+    /* Offline: the cache verifies; the fake image is no qcow2, which is caught before
+     * libguestfs would start an appliance. */
+    g_autofree char *qcow2 = NULL;
+    g_autoptr(GError) err2 = NULL;
+    CHECK(!ml_image_ubuntu_prepare(cache, false, true, &qcow2, &err2));
+    CHECK(qcow2 == NULL);
+    CHECK(err2 && err2->code == ML_ERR_IMAGE && strstr(err2->message, "not a qcow2"));
+    if (err2)
+        fprintf(stderr, "customise: %s\n", err2->message);
+    g_autoptr(GDir) d = g_dir_open(cache, 0, NULL);
+    const char *name;
+    int qcow2_files = 0;
+    while (d && (name = g_dir_read_name(d)))
+        qcow2_files += strstr(name, ".qcow2") != NULL;
+    CHECK(qcow2_files == 0);
+
+    /* A tampered cache is caught offline as well. */
+    g_file_set_contents(deb, "tampered", -1, NULL);
+    g_autoptr(GError) err3 = NULL;
+    CHECK(!ml_image_ubuntu_prepare(cache, false, true, NULL, &err3));
+    CHECK(err3 && err3->code == ML_ERR_FETCH && strstr(err3->message, deb_hash));
+    CHECK(!exists(deb));
+    g_unsetenv("MESHLAB_IMAGES_DIR");
+}
+
+static gpointer interrupt_soon(gpointer data)
+{
+    (void)data;
+    g_usleep(800 * 1000);
+    kill(getpid(), SIGINT);
+    return NULL;
+}
+
+/* Last: the interrupt flag cannot be cleared once raised. Ctrl-C midway through a slow
+ * transfer aborts it and keeps the .part; a new call refuses to start. */
+static void test_interrupted(void)
+{
+    g_autofree char *u = url("slow/200000/big.bin");
+    g_autofree char *dest = out_file("interrupted.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    ml_signals_install();
+    GThread *thread = g_thread_new("interrupt", interrupt_soon, NULL);
+    struct ml_fetch_request req = {.url = u, .dest = dest};
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_fetch(&req, &err));
+    g_thread_join(thread);
+    CHECK(err && err->code == ML_ERR_INTERRUPTED);
+    CHECK(err && strstr(err->message, "resumes"));
+    CHECK(!exists(dest));
+    CHECK(file_size(part) > 0);
+
+    g_autoptr(GError) err2 = NULL;
+    CHECK(!ml_fetch(&req, &err2));
+    CHECK(err2 && err2->code == ML_ERR_INTERRUPTED);
+}
+
+int main(void)
+{
+    ml_log_init();
+    g_autofree char *python = g_find_program_in_path("python3");
+    if (!python) {
+        printf("python3 is missing; skipping\n");
+        return 77;
+    }
+    tmp = g_dir_make_tmp("meshlab-fetch-XXXXXX", NULL);
+    www = g_build_filename(tmp, "www", NULL);
+    log_path = g_build_filename(tmp, "server.log", NULL);
+    g_mkdir_with_parents(www, 0755);
+    g_autofree char *out = g_build_filename(tmp, "out", NULL);
+    g_mkdir_with_parents(out, 0755);
+
+    g_autofree char *big_hash = make_file("big.bin", BIG_SIZE, 1);
+    g_autofree char *small_hash = make_file("small.bin", 4096, 2);
+    g_autofree char *sums = g_strdup_printf("%s *big.bin\n%s  small.bin\n", big_hash, small_hash);
+    g_autofree char *sums_path = www_file("SHA256SUMS");
+    g_file_set_contents(sums_path, sums, -1, NULL);
+
+    GPid pid = start_server();
+    CHECK(pid != 0);
+    if (pid) {
+        test_pinned(big_hash);
+        test_sums();
+        test_mismatch(big_hash);
+        test_404();
+        test_resume(big_hash);
+        test_range_ignored(big_hash);
+        test_known_hashes();
+        test_image_offline();
+        test_image_catalogue();
+        test_progress();
+        test_interrupted();
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        g_spawn_close_pid(pid);
+    }
+    rm_rf(tmp);
+    g_free(tmp);
+    g_free(www);
+    g_free(log_path);
+    return check_finish();
+}
