@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `meshlab validate` against the shipped lab and every bad topology in tests/data/bad/: the
+# command layer prints "meshlab: <message>" on stderr, nothing on stdout, and exits 2.
+set -u
+
+if [[ -z "${MESHLAB_BIN:-}" || ! -x "${MESHLAB_BIN}" ]]; then
+    echo "skip: MESHLAB_BIN (${MESHLAB_BIN:-unset}) is not an executable"
+    exit 77
+fi
+
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { passed=$((passed + 1)); }
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*" >&2
+}
+
+# Runs validate on $1, leaving the status in $rc and the output in $tmp/out and $tmp/err.
+validate() {
+    "$MESHLAB_BIN" validate "$1" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+validate topologies/three-guest.yaml
+if [[ $rc -eq 0 ]]; then
+    ok
+else
+    bad "validate topologies/three-guest.yaml exited $rc: $(cat "$tmp/err")"
+fi
+
+shopt -s nullglob
+cases=(tests/data/bad/*.yaml)
+if [[ ${#cases[@]} -ge 20 ]]; then
+    ok
+else
+    bad "only ${#cases[@]} bad topologies in tests/data/bad"
+fi
+for f in "${cases[@]}"; do
+    want="meshlab: $(cat "${f%.yaml}.expected")"
+    validate "$f"
+    if [[ $rc -ne 2 ]]; then
+        bad "validate $f exited $rc, not 2"
+    elif [[ -s "$tmp/out" ]]; then
+        bad "validate $f wrote to stdout: $(head -c 200 "$tmp/out")"
+    elif [[ $(wc -l <"$tmp/err") -ne 1 || "$(cat "$tmp/err")" != "$want" ]]; then
+        bad "validate $f: stderr differs" $'\n'"  want: $want"$'\n'"  got:  $(cat "$tmp/err")"
+    else
+        ok
+    fi
+done
+
+missing=tests/data/bad/no-such-topology.yaml
+validate "$missing"
+if [[ $rc -ne 2 ]]; then
+    bad "validate $missing exited $rc, not 2"
+elif [[ -s "$tmp/out" ]]; then
+    bad "validate $missing wrote to stdout"
+elif [[ $(wc -l <"$tmp/err") -ne 1 ]] || ! grep -qF "meshlab: $missing" "$tmp/err"; then
+    bad "validate $missing: the message does not name the file: $(cat "$tmp/err")"
+else
+    ok
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,241 @@
+/* Topology loading: the shipped lab, good variations, and every bad input in
+ * tests/data/bad/ against its golden .expected error line. */
+#include "check.h"
+#include "topology.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+
+#define BAD_DIR "tests/data/bad"
+
+static bool ip_is(struct in_addr a, const char *want)
+{
+    char buf[INET_ADDRSTRLEN];
+    return inet_ntop(AF_INET, &a, buf, sizeof(buf)) && strcmp(buf, want) == 0;
+}
+
+static void test_seed(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_load("topologies/three-guest.yaml", &err);
+
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK_STR(t->path, "topologies/three-guest.yaml");
+    CHECK_STR(t->name, "three-guest");
+    CHECK_STR(t->image, "ubuntu-24.04");
+    CHECK_STR(t->image_fallback, "debian-12");
+    CHECK(ip_is(t->lab_subnet.net, "192.0.2.0") && t->lab_subnet.prefix == 24);
+    CHECK(t->n_nodes == 3);
+    static const char *const names[] = {"hub", "client-a", "client-b"};
+    static const char *const addrs[] = {"192.0.2.10", "192.0.2.11", "192.0.2.12"};
+    static const char *const tunnels[] = {"10.8.0.1", "10.8.0.2", "10.8.0.3"};
+    static const int lines[] = {18, 22, 25};
+    for (size_t i = 0; i < 3 && i < t->n_nodes; i++) {
+        CHECK_STR(t->nodes[i].name, names[i]);
+        CHECK(ip_is(t->nodes[i].address, addrs[i]));
+        CHECK(ip_is(t->nodes[i].tunnel_address, tunnels[i]));
+        CHECK(t->nodes[i].vcpus == 1);
+        CHECK(t->nodes[i].memory_mib == 1024);
+        CHECK(t->nodes[i].line == lines[i]);
+        CHECK(t->nodes[i].column == 5);
+        CHECK(ml_topology_find_node(t, names[i]) == (int)i);
+    }
+    CHECK(ml_topology_find_node(t, "nope") == -1);
+    CHECK(ip_is(t->wireguard.subnet.net, "10.8.0.0") && t->wireguard.subnet.prefix == 24);
+    CHECK(t->wireguard.hub == 0);
+    CHECK(t->wireguard.listen_port == 51820);
+    CHECK(t->wireguard.persistent_keepalive == 25);
+    CHECK(t->measure.client == 1);
+    CHECK(t->measure.server == 2);
+    CHECK(t->measure.paths[ML_PATH_PLAIN]);
+    CHECK(t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
+    CHECK(t->measure.full.pass_s == 30 && t->measure.full.ping_count == 30);
+    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.passes == 3);
+    CHECK(t->measure.quick.pass_s == 5 && t->measure.quick.ping_count == 5);
+}
+
+static void test_path_names(void)
+{
+    CHECK_STR(ml_path_name(ML_PATH_PLAIN), "plain");
+    CHECK_STR(ml_path_name(ML_PATH_WIREGUARD_HUB), "wireguard-hub");
+    CHECK(ml_path_from_name("plain") == ML_PATH_PLAIN);
+    CHECK(ml_path_from_name("wireguard-hub") == ML_PATH_WIREGUARD_HUB);
+    CHECK(ml_path_from_name("tailscale") == -1);
+    CHECK(ml_path_from_name("") == -1);
+}
+
+static struct ml_topology *parse(const char *text, GError **err)
+{
+    return ml_topology_parse("inline.yaml", text, strlen(text), err);
+}
+
+/* The smallest valid lab: no defaults, no profiles, no fallback, no optional wireguard keys. */
+static void test_minimal(void)
+{
+    static const char text[] =
+        "name: mini\n"
+        "image: {use: debian-12}\n"
+        "bridge: {subnet: 10.0.0.0/16}\n"
+        "nodes:\n"
+        "  - {name: h, address: 10.0.0.1, tunnel_address: 172.16.0.1}\n"
+        "  - {name: a, address: 10.0.255.254, tunnel_address: 172.16.0.2, vcpus: 4}\n"
+        "  - {name: b, address: 10.0.1.0, tunnel_address: 172.16.0.254, memory_mib: 2048}\n"
+        "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+        "measure: {client: a, server: b, paths: [wireguard-hub]}\n";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = parse(text, &err);
+
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK_STR(t->path, "inline.yaml");
+    CHECK_STR(t->image_fallback, "");
+    CHECK(t->lab_subnet.prefix == 16);
+    CHECK(t->nodes[0].vcpus == 1 && t->nodes[0].memory_mib == 1024);
+    CHECK(t->nodes[1].vcpus == 4 && t->nodes[1].memory_mib == 1024);
+    CHECK(t->nodes[2].vcpus == 1 && t->nodes[2].memory_mib == 2048);
+    CHECK(t->nodes[1].line == 6 && t->nodes[1].column == 5);
+    CHECK(t->wireguard.listen_port == 51820);
+    CHECK(t->wireguard.persistent_keepalive == 25);
+    CHECK(!t->measure.paths[ML_PATH_PLAIN]);
+    CHECK(t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.pass_s == 30);
+    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.ping_count == 5);
+}
+
+static void test_defaults_and_overrides(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = parse("# a comment first\n"
+                                    "name: \"lab-2\"\n"
+                                    "description: >\n  Folded text,\n  two lines.\n"
+                                    "image: {use: ubuntu-24.04, fallback: debian-12}\n"
+                                    "bridge: {subnet: 198.51.100.0/28}\n"
+                                    "defaults: {vcpus: 2, memory_mib: 512}\n"
+                                    "nodes:\n"
+                                    "  - name: h\n    address: 198.51.100.1\n"
+                                    "    tunnel_address: 10.9.0.1\n"
+                                    "  - name: a\n    address: 198.51.100.2\n"
+                                    "    tunnel_address: 10.9.0.2\n    vcpus: 16\n"
+                                    "  - name: b\n    address: 198.51.100.14\n"
+                                    "    tunnel_address: 10.9.0.3\n    memory_mib: 65536\n"
+                                    "wireguard:\n  subnet: 10.9.0.0/29\n  hub: h\n"
+                                    "  listen_port: 1\n  persistent_keepalive: 0\n"
+                                    "measure:\n  client: b\n  server: a\n  paths: [plain]\n"
+                                    "  profiles:\n"
+                                    "    quick: {transfer_s: 1, passes: 20, pass_s: 600, "
+                                    "ping_count: 1000}\n"
+                                    "...\n",
+                                    &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK_STR(t->name, "lab-2");
+    CHECK(t->nodes[0].vcpus == 2 && t->nodes[0].memory_mib == 512);
+    CHECK(t->nodes[1].vcpus == 16 && t->nodes[1].memory_mib == 512);
+    CHECK(t->nodes[2].vcpus == 2 && t->nodes[2].memory_mib == 65536);
+    CHECK(t->wireguard.listen_port == 1);
+    CHECK(t->wireguard.persistent_keepalive == 0);
+    CHECK(t->measure.client == 2 && t->measure.server == 1);
+    CHECK(t->measure.paths[ML_PATH_PLAIN] && !t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
+    CHECK(t->measure.quick.transfer_s == 1 && t->measure.quick.passes == 20);
+    CHECK(t->measure.quick.pass_s == 600 && t->measure.quick.ping_count == 1000);
+}
+
+/* Inputs built in memory: too big to keep as files, or not text at all. */
+static void test_limits(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GString) big = g_string_new("name: big\n");
+    while (big->len <= 1024 * 1024)
+        g_string_append(big, "# padding padding padding padding padding padding padding\n");
+    CHECK(ml_topology_parse("big.yaml", big->str, big->len, &err) == NULL);
+    CHECK(err && err->domain == ML_ERROR && err->code == ML_ERR_INPUT);
+    CHECK_STR(err ? err->message : NULL,
+              "big.yaml: the file is larger than 1 MiB, the limit for a topology");
+    g_clear_error(&err);
+
+    g_autofree char *seed = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &seed, NULL, NULL));
+    g_autoptr(GString) nul = g_string_new(seed);
+    CHECK(g_string_replace(nul, "name: three-guest", "name: \"a\\0b\"", 1) == 1);
+    CHECK(ml_topology_parse("nul.yaml", nul->str, nul->len, &err) == NULL);
+    CHECK_STR(err ? err->message : NULL, "nul.yaml:8:7: lab name must not contain NUL characters");
+    g_clear_error(&err);
+
+    static const char utf8[] = "name: x\nimage: \xff\n";
+    CHECK(ml_topology_parse("utf8.yaml", utf8, sizeof(utf8) - 1, &err) == NULL);
+    CHECK_STR(err ? err->message : NULL,
+              "utf8.yaml:2:8: invalid YAML: invalid leading UTF-8 octet");
+    g_clear_error(&err);
+
+    CHECK(ml_topology_load("tests/data/bad/does-not-exist.yaml", &err) == NULL);
+    CHECK(err && err->code == ML_ERR_INPUT);
+    CHECK_STR(err ? err->message : NULL, "tests/data/bad/does-not-exist.yaml: cannot open the "
+                                         "topology file: No such file or directory");
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_bad_inputs(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GDir) dir = g_dir_open(BAD_DIR, 0, &err);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    const char *entry;
+
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    while ((entry = g_dir_read_name(dir)))
+        if (g_str_has_suffix(entry, ".yaml"))
+            g_ptr_array_add(names, g_strdup(entry));
+    g_ptr_array_sort(names, compare_names);
+    CHECK(names->len >= 20);
+
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = names->pdata[i];
+        g_autofree char *path = g_strdup_printf(BAD_DIR "/%s", name);
+        g_autofree char *stem = g_strndup(name, strlen(name) - strlen(".yaml"));
+        g_autofree char *expected_path = g_strdup_printf(BAD_DIR "/%s.expected", stem);
+        g_autofree char *expected = NULL;
+        g_autoptr(GError) load_err = NULL;
+        g_autoptr(MlTopology) t = NULL;
+
+        if (!g_file_get_contents(expected_path, &expected, NULL, NULL)) {
+            check_failed++;
+            fprintf(stderr, "%s is missing\n", expected_path);
+            continue;
+        }
+        g_strchomp(expected);
+        t = ml_topology_load(path, &load_err);
+        CHECK(t == NULL);
+        CHECK(load_err && load_err->domain == ML_ERROR && load_err->code == ML_ERR_INPUT);
+        CHECK(load_err && !strchr(load_err->message, '\n'));
+        CHECK_STR(load_err ? load_err->message : NULL, expected);
+    }
+}
+
+int main(void)
+{
+    test_seed();
+    test_path_names();
+    test_minimal();
+    test_defaults_and_overrides();
+    test_limits();
+    test_bad_inputs();
+    return check_finish();
+}
