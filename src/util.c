@@ -182,3 +182,19 @@ char *ml_sha256_hex(const void *data, size_t len)
 {
     return g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
 }
+
+char *ml_data_dir(const char *sub)
+{
+    const char *env = g_getenv("MESHLAB_DATA_DIR");
+    const char *roots[] = {env, MESHLAB_SOURCE_DIR, "/usr/local/share/meshlab",
+                           "/usr/share/meshlab"};
+    for (size_t i = 0; i < G_N_ELEMENTS(roots); i++) {
+        if (!roots[i] || !*roots[i])
+            continue;
+        char *d = g_build_filename(roots[i], sub, NULL);
+        if (g_file_test(d, G_FILE_TEST_IS_DIR))
+            return d;
+        g_free(d);
+    }
+    return g_build_filename(MESHLAB_SOURCE_DIR, sub, NULL);
+}

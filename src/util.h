@@ -51,3 +51,7 @@ bool ml_mkdir_p(const char *path, int mode, GError **err);
 
 /* Lower-case hex SHA-256 of a buffer. */
 char *ml_sha256_hex(const void *data, size_t len);
+
+/* A directory of meshlab's data (images, cloud-init): $MESHLAB_DATA_DIR/SUB,
+ * else the source tree's SUB, else the installed share/meshlab/SUB. */
+char *ml_data_dir(const char *sub);

@@ -1,0 +1,113 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "host.h"
+#include "image.h"
+#include "plan.h"
+#include "util.h"
+#include "virt.h"
+
+static const char check_usage[] =
+    "Usage: meshlab check\n\n"
+    "Checks that this host can run a lab, and says what to do about each problem:\n"
+    "libvirt reachable, QEMU present, whether KVM really runs a guest (otherwise guests\n"
+    "run under TCG and libguestfs needs force_tcg), the host tools meshlab calls, free\n"
+    "disk and memory, and the image cache. Exits 1 if a lab cannot run here.\n";
+
+static int problems;
+
+static void line(bool ok, const char *what, const char *detail, const char *advice)
+{
+    printf("%-5s %-22s %s\n", ok ? "ok" : "FAIL", what, detail);
+    if (!ok) {
+        problems++;
+        if (advice)
+            printf("      %-22s -> %s\n", "", advice);
+    }
+}
+
+static void tool(const char *name, const char *package)
+{
+    g_autofree char *path = g_find_program_in_path(name);
+    g_autofree char *advice = g_strdup_printf("apt-get install %s", package);
+    line(path != NULL, name, path ? path : "not found", advice);
+}
+
+int cmd_check_main(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(check_usage, stdout);
+            return ML_EXIT_OK;
+        }
+        fputs(check_usage, stderr);
+        return ML_EXIT_USAGE;
+    }
+    problems = 0;
+    g_autoptr(GError) err = NULL;
+    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    if (conn) {
+        unsigned long lib = 0, hv = 0;
+        virConnectGetLibVersion(conn, &lib);
+        virConnectGetVersion(conn, &hv);
+        g_autofree char *d = g_strdup_printf("%s: libvirt %lu.%lu.%lu, QEMU %lu.%lu.%lu",
+                                             ml_virt_uri(), lib / 1000000, lib / 1000 % 1000,
+                                             lib % 1000, hv / 1000000, hv / 1000 % 1000, hv % 1000);
+        line(true, "libvirt", d, NULL);
+        virConnectClose(conn);
+    } else {
+        line(false, "libvirt", err->message,
+             "apt-get install libvirt-daemon-system; then start the daemons: mkdir -p "
+             "/run/libvirt; virtlogd -d; libvirtd -d");
+    }
+    const char *qemu = ml_host_qemu_binary();
+    line(qemu != NULL, "qemu", qemu ? qemu : "no qemu-system-x86_64",
+         "apt-get install qemu-system-x86");
+
+    g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
+    struct ml_host_accel accel;
+    ml_host_probe_accel(kernel, &accel);
+    printf("%-5s %-22s %s: %s\n", "info", "accelerator", accel.kvm ? "KVM" : "TCG", accel.reason);
+    if (!accel.kvm)
+        printf("      %-22s    guests run as libvirt domain type 'qemu' (slow but exact byte "
+               "ratios);\n      %-22s    libguestfs gets backend setting force_tcg\n", "", "");
+    ml_host_accel_clear(&accel);
+
+    tool("mmdebstrap", "mmdebstrap");
+    tool("mkfs.ext4", "e2fsprogs");
+    tool("qemu-img", "qemu-utils");
+    tool("cloud-localds", "cloud-image-utils");
+
+    gint64 disk = ml_host_free_bytes(g_file_test(ml_cache_dir(), G_FILE_TEST_IS_DIR)
+                                         ? ml_cache_dir()
+                                         : "/var");
+    g_autofree char *dd = g_strdup_printf("%.1f GiB free for %s", disk / 1073741824.0,
+                                          ml_cache_dir());
+    line(disk > 4LL << 30, "disk", dd, "free at least 4 GiB: an image is ~0.5 GiB, a build ~3 GiB");
+    gint64 mem = ml_host_mem_available();
+    g_autofree char *md = g_strdup_printf("%.1f GiB available", mem / 1073741824.0);
+    line(mem > 4LL << 30, "memory", md, "three 1 GiB guests need about 4 GiB available");
+
+    g_autoptr(GError) kerr = NULL;
+    g_autofree char *key = ml_image_debian_key(&kerr);
+    if (key) {
+        g_autofree char *name = g_strdup_printf("debian-12-%s", key);
+        g_autofree char *dir = g_build_filename(ml_cache_dir(), name, "manifest", NULL);
+        bool cached = g_file_test(dir, G_FILE_TEST_EXISTS);
+        g_autofree char *d = g_strdup_printf("%s (%s)", cached ? "cached" : "not built yet", name);
+        printf("%-5s %-22s %s\n", "info", "image debian-12", d);
+        if (!cached)
+            printf("      %-22s    the first 'meshlab up' builds it from the Debian mirror "
+                   "(about a minute)\n", "");
+    } else {
+        line(false, "image debian-12", kerr->message, NULL);
+    }
+    printf("%s\n", problems ? "some checks failed: a lab cannot run here until they are fixed"
+                            : "this host can run a lab");
+    return problems ? ML_EXIT_FAIL : ML_EXIT_OK;
+}

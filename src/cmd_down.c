@@ -1,0 +1,72 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "plan.h"
+#include "topology.h"
+#include "util.h"
+#include "virt.h"
+
+static const char down_usage[] =
+    "Usage: meshlab down NAME|FILE\n\n"
+    "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
+    "meshlab metadata), its network, its storage pool and the volumes in it, and its\n"
+    "state file. Nothing else is touched. Works without the topology file (give the\n"
+    "lab's name), and is safe to run again: a lab that is gone is reported as such.\n";
+
+static void print_removed(const char *what, void *opaque)
+{
+    int *n = opaque;
+    printf("removed %s\n", what);
+    (*n)++;
+}
+
+int cmd_down_main(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(down_usage, stdout);
+            return ML_EXIT_OK;
+        }
+        fputs(down_usage, stderr);
+        return ML_EXIT_USAGE;
+    }
+    if (optind != argc - 1) {
+        fputs(down_usage, stderr);
+        return ML_EXIT_USAGE;
+    }
+    const char *arg = argv[optind];
+    g_autoptr(GError) err = NULL;
+    g_autofree char *lab = NULL;
+    if (g_file_test(arg, G_FILE_TEST_IS_REGULAR)) {
+        g_autoptr(MlTopology) topo = ml_topology_load(arg, &err);
+        if (!topo)
+            return cmd_fail(err);
+        lab = g_strdup(topo->name);
+    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") || g_str_has_suffix(arg, ".yml")) {
+        fprintf(stderr, "meshlab: '%s' is not a file; give the lab's name instead "
+                        "('meshlab status' lists them)\n", arg);
+        return ML_EXIT_USAGE;
+    } else {
+        lab = g_strdup(arg);
+    }
+    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    if (!conn)
+        return cmd_fail(err);
+    int removed = 0;
+    int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
+    virConnectClose(conn);
+    g_autofree char *name = g_strdup_printf("%s.json", lab);
+    g_autofree char *state = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    if (n >= 0 && unlink(state) == 0)
+        printf("removed state %s\n", state);
+    if (n < 0)
+        return cmd_fail(err);
+    if (removed == 0)
+        printf("lab %s: nothing to remove\n", lab);
+    return ML_EXIT_OK;
+}

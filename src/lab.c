@@ -1,0 +1,332 @@
+#include "lab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "cloudinit.h"
+#include "util.h"
+#include "virt.h"
+#include "virt_xml.h"
+
+#define BOOT_TIMEOUT_S 600
+
+void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
+{
+    if (!lab->phases)
+        lab->phases = json_object_new_array();
+    struct json_object *p = json_object_new_object();
+    json_object_object_add(p, "name", json_object_new_string(name));
+    json_object_object_add(p, "seconds", json_object_new_double(round(seconds * 10) / 10));
+    json_object_array_add(lab->phases, p);
+}
+
+virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)
+{
+    return lab->dom[i];
+}
+
+static char *console_path(const struct ml_lab *lab, size_t i)
+{
+    g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
+    return g_build_filename(lab->plan->pool_dir, file, NULL);
+}
+
+bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
+{
+    g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
+    if (!ml_mkdir_p(dir, 0700, err))
+        return false;
+    struct json_object *s = json_object_new_object();
+    json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
+    json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
+    json_object_object_add(s, "topology", json_object_new_string(lab->topo->path));
+    json_object_object_add(s, "run_dir", json_object_new_string(lab->run_dir));
+    json_object_object_add(s, "uri", json_object_new_string(ml_virt_uri()));
+    if (lab->image.name)
+        json_object_object_add(s, "image", json_object_new_string(lab->image.name));
+    json_object_object_add(s, "wireguard_setup_s", json_object_new_double(lab->wg_setup_s));
+    if (lab->phases)
+        json_object_object_add(s, "phases", json_object_get(lab->phases));
+    struct json_object *boot = json_object_new_array();
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        struct json_object *g = json_object_new_object();
+        json_object_object_add(g, "boot_s", json_object_new_double(lab->boot_s[i]));
+        json_object_object_add(g, "ready_s", json_object_new_double(lab->ready_s[i]));
+        json_object_array_add(boot, g);
+    }
+    json_object_object_add(s, "guests", boot);
+    const char *text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY);
+    bool ok = ml_write_file(lab->plan->state_file, text, -1, 0600, err);
+    json_object_put(s);
+    return ok;
+}
+
+struct json_object *ml_lab_state_read(const char *lab_name)
+{
+    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
+    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    return json_object_from_file(path);
+}
+
+static bool create_objects(struct ml_lab *lab, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    double t0 = ml_now();
+    ml_progress("define", "network %s (bridge %s, no host address, no forwarding)",
+                plan->network, plan->bridge);
+    if (!ml_virt_define_network(lab->conn, plan, err))
+        return false;
+    ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
+    if (!ml_virt_define_pool(lab->conn, plan, err))
+        return false;
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        if (ml_check_interrupted(err))
+            return false;
+        const struct ml_plan_guest *g = &plan->guests[i];
+        g_autofree char *overlay = NULL;
+        if (!ml_virt_create_overlay(lab->conn, plan, i, &lab->image, &overlay, err))
+            return false;
+        struct ml_seed seed = {0};
+        if (!ml_seed_render(plan, i, &seed, err))
+            return false;
+        g_autofree char *seed_path = g_build_filename(plan->pool_dir, g->seed_vol, NULL);
+        bool ok = ml_seed_write_iso(&seed, seed_path, err);
+        ml_seed_clear(&seed);
+        if (!ok)
+            return false;
+        g_autofree char *console = console_path(lab, i);
+        struct ml_domain_paths paths = {overlay, seed_path, console};
+        g_autofree char *xml = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
+        lab->dom[i] = ml_virt_define_domain(lab->conn, xml, err);
+        if (!lab->dom[i])
+            return false;
+        ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name,
+                    g->domain, g->overlay_vol, g->seed_vol);
+    }
+    ml_lab_phase(lab, "define", ml_now() - t0);
+    return true;
+}
+
+static char *file_tail(const char *path, int lines)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return g_strdup("(no console output)");
+    g_strchomp(text);
+    const char *p = text + strlen(text);
+    while (p > text && lines > 0)
+        if (*--p == '\n')
+            lines--;
+    return g_strdup(p);
+}
+
+static bool boot_guests(struct ml_lab *lab, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    double t0 = ml_now();
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        if (virDomainCreate(lab->dom[i]) < 0) {
+            ml_virt_error(err, "cannot start guest '%s'", plan->guests[i].domain);
+            return false;
+        }
+        lab->boot_s[i] = lab->ready_s[i] = 0;
+    }
+    ml_progress("boot", "%zu guests started under %s; waiting for their agents and cloud-init",
+                plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
+    const char *env = g_getenv("MESHLAB_BOOT_TIMEOUT");
+    double timeout = env ? g_ascii_strtod(env, NULL) : BOOT_TIMEOUT_S;
+    size_t ready = 0;
+    double last_note = ml_now();
+    while (ready < plan->n_guests) {
+        if (ml_check_interrupted(err))
+            return false;
+        for (size_t i = 0; i < plan->n_guests; i++) {
+            if (lab->ready_s[i] > 0)
+                continue;
+            const char *node = plan->guests[i].node->name;
+            if (virDomainIsActive(lab->dom[i]) != 1) {
+                g_autofree char *c = console_path(lab, i);
+                g_autofree char *tail = file_tail(c, 5);
+                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                            "guest %s stopped while booting; the end of its console:\n%s", node,
+                            tail);
+                return false;
+            }
+            if (lab->boot_s[i] == 0) {
+                if (!ml_agent_ping(lab->dom[i], 1))
+                    continue;
+                lab->boot_s[i] = ml_now() - t0;
+                ml_progress("boot", "guest %s: agent answered after %.1f s", node,
+                            lab->boot_s[i]);
+            }
+            struct ml_exec ex = {0};
+            g_autoptr(GError) e = NULL;
+            if (ml_agent_exec(lab->dom[i], "test -f /var/lib/cloud/instance/boot-finished", NULL,
+                              10, &ex, &e) &&
+                ex.exit_code == 0) {
+                lab->ready_s[i] = ml_now() - t0;
+                ready++;
+                ml_progress("boot", "guest %s: cloud-init finished after %.1f s", node,
+                            lab->ready_s[i]);
+            }
+            ml_exec_clear(&ex);
+        }
+        if (ready == plan->n_guests)
+            break;
+        if (ml_now() - t0 > timeout) {
+            GString *late = g_string_new(NULL);
+            for (size_t i = 0; i < plan->n_guests; i++)
+                if (lab->ready_s[i] == 0)
+                    g_string_append_printf(late, "%s%s (%s)", late->len ? ", " : "",
+                                           plan->guests[i].node->name,
+                                           lab->boot_s[i] ? "cloud-init unfinished"
+                                                          : "agent silent");
+            g_autofree char *l = g_string_free(late, FALSE);
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "guests not ready after %.0f s: %s; their consoles are kept in the run "
+                        "directory (raise MESHLAB_BOOT_TIMEOUT on a slow host)",
+                        timeout, l);
+            return false;
+        }
+        if (ml_now() - last_note > 15) {
+            ml_progress("boot", "%zu of %zu guests ready", ready, plan->n_guests);
+            last_note = ml_now();
+        }
+        g_usleep(500 * 1000);
+    }
+    ml_lab_phase(lab, "boot", ml_now() - t0);
+    return true;
+}
+
+bool ml_lab_create(struct ml_lab *lab, GError **err)
+{
+    double t0 = ml_now();
+    if (!ml_image_resolve(lab->topo, !lab->accel.kvm, &lab->image, err))
+        return false;
+    ml_lab_phase(lab, "image", ml_now() - t0);
+    if (ml_check_interrupted(err))
+        return false;
+    /* Recorded first, so that even a crash mid-way leaves a record that down can use. */
+    lab->created = true;
+    if (!ml_lab_state_write(lab, err))
+        return false;
+    return create_objects(lab, err) && boot_guests(lab, err);
+}
+
+bool ml_lab_attach(struct ml_lab *lab, GError **err)
+{
+    struct json_object *state = ml_lab_state_read(lab->topo->name);
+    struct json_object *v = NULL;
+    if (!state || !json_object_object_get_ex(state, "run_id", &v)) {
+        json_object_put(state);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "lab %s is not up", lab->topo->name);
+        return false;
+    }
+    ml_plan_free(lab->plan);
+    lab->plan = ml_plan_new(lab->topo, json_object_get_string(v));
+    if (json_object_object_get_ex(state, "run_dir", &v)) {
+        g_free(lab->run_dir);
+        lab->run_dir = g_strdup(json_object_get_string(v));
+    }
+    if (json_object_object_get_ex(state, "wireguard_setup_s", &v))
+        lab->wg_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "phases", &v))
+        lab->phases = json_object_get(v);
+    struct json_object *guests = NULL;
+    if (json_object_object_get_ex(state, "guests", &guests))
+        for (size_t i = 0; i < lab->plan->n_guests && i < json_object_array_length(guests);
+             i++) {
+            struct json_object *g = json_object_array_get_idx(guests, i), *b = NULL;
+            if (json_object_object_get_ex(g, "boot_s", &b))
+                lab->boot_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "ready_s", &b))
+                lab->ready_s[i] = json_object_get_double(b);
+        }
+    json_object_put(state);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        lab->dom[i] = virDomainLookupByName(lab->conn, lab->plan->guests[i].domain);
+        if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "lab %s is recorded as up but guest %s is not running; run "
+                        "'meshlab down %s' and try again",
+                        lab->topo->name, lab->plan->guests[i].domain, lab->topo->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+void ml_lab_collect_logs(struct ml_lab *lab)
+{
+    if (!lab->plan || !lab->run_dir)
+        return;
+    g_autofree char *dir = g_build_filename(lab->run_dir, "guests", NULL);
+    if (!ml_mkdir_p(dir, 0755, NULL))
+        return;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        const char *node = lab->plan->guests[i].node->name;
+        g_autofree char *src = console_path(lab, i);
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        if (g_file_get_contents(src, &text, &len, NULL)) {
+            g_autofree char *f = g_strdup_printf("%s-console.log", node);
+            g_autofree char *dst = g_build_filename(dir, f, NULL);
+            ml_write_file(dst, text, (gssize)len, 0644, NULL);
+        }
+        if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
+            continue;
+        g_autoptr(GError) e = NULL;
+        g_autofree char *log = ml_agent_run(
+            lab->dom[i],
+            "cloud-init status --long 2>&1; echo; echo '--- cloud-init.log'; "
+            "tail -n 300 /var/log/cloud-init.log 2>&1; echo '--- cloud-init-output.log'; "
+            "tail -n 200 /var/log/cloud-init-output.log 2>&1; echo '--- journal'; "
+            "journalctl -b --no-pager -n 200 2>&1",
+            NULL, 30, &e);
+        if (log) {
+            g_autofree char *f = g_strdup_printf("%s-cloud-init.log", node);
+            g_autofree char *dst = g_build_filename(dir, f, NULL);
+            ml_write_file(dst, log, -1, 0644, NULL);
+        }
+    }
+}
+
+static void print_removed(const char *what, void *opaque)
+{
+    (void)opaque;
+    ml_progress("down", "removed %s", what);
+}
+
+bool ml_lab_destroy(struct ml_lab *lab, GError **err)
+{
+    double t0 = ml_now();
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_clear_pointer(&lab->dom[i], virDomainFree);
+    int n = ml_virt_teardown(lab->conn, lab->topo->name, print_removed, NULL, err);
+    if (n < 0)
+        return false;
+    g_autofree char *name = g_strdup_printf("%s.json", lab->topo->name);
+    g_autofree char *state = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    unlink(state);
+    ml_lab_phase(lab, "teardown", ml_now() - t0);
+    return true;
+}
+
+void ml_lab_clear(struct ml_lab *lab)
+{
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_clear_pointer(&lab->dom[i], virDomainFree);
+    ml_plan_free(lab->plan);
+    ml_image_clear(&lab->image);
+    ml_host_accel_clear(&lab->accel);
+    g_free(lab->run_dir);
+    json_object_put(lab->phases);
+    if (lab->conn)
+        virConnectClose(lab->conn);
+    memset(lab, 0, sizeof(*lab));
+}

@@ -1,0 +1,44 @@
+/* A lab on this host: its plan, image, libvirt objects and guests, from
+ * creation through boot to teardown. Every phase's duration is recorded. */
+#pragma once
+
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
+
+#include "host.h"
+#include "image.h"
+#include "plan.h"
+
+struct ml_lab {
+    virConnectPtr conn;
+    const struct ml_topology *topo;
+    struct ml_plan *plan;
+    struct ml_image image;
+    struct ml_host_accel accel;
+    char *run_dir;                   /* results, logs and the guests' consoles end up here */
+    virDomainPtr dom[ML_MAX_NODES];
+    double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
+    double ready_s[ML_MAX_NODES];    /* start to cloud-init finished */
+    double wg_setup_s;               /* first key generated to first tunnel ping answered */
+    struct json_object *phases;      /* [{name, seconds}] */
+    bool created;                    /* this process created the lab's objects */
+};
+
+/* Everything up to running guests: accelerator probe, image, network, pool,
+ * overlays, seeds, domains, boot. On failure the caller tears down. */
+bool ml_lab_create(struct ml_lab *lab, GError **err);
+/* Finds a lab that `meshlab up` left running (state file and domains). */
+bool ml_lab_attach(struct ml_lab *lab, GError **err);
+/* Copies consoles and cloud-init logs of every guest into run_dir/guests/. */
+void ml_lab_collect_logs(struct ml_lab *lab);
+/* Removes the lab's objects and state file; prints what went. */
+bool ml_lab_destroy(struct ml_lab *lab, GError **err);
+void ml_lab_clear(struct ml_lab *lab);
+
+void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds);
+/* The guest running node index i of the topology. */
+virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
+
+/* The lab's state file: written before anything is created, removed by down. */
+bool ml_lab_state_write(const struct ml_lab *lab, GError **err);
+struct json_object *ml_lab_state_read(const char *lab_name);

@@ -1,0 +1,190 @@
+#include "wireguard.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "agent.h"
+#include "util.h"
+
+static GString *interface_section(const struct ml_topology *topo, size_t node, unsigned prefix)
+{
+    char addr[16];
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "# meshlab lab %s: %s\n"
+                           "[Interface]\n"
+                           "Address = %s/%u\n",
+                           topo->name, topo->nodes[node].name,
+                           ml_ip_str(topo->nodes[node].tunnel_address, addr), prefix);
+    /* The private key stays in the guest's own file; this text carries none. */
+    g_string_append(c, "PostUp = wg set %i private-key " ML_WG_KEY_FILE "\n");
+    return c;
+}
+
+char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys)
+{
+    size_t hub = topo->wireguard.hub;
+    GString *c = interface_section(topo, hub, topo->wireguard.subnet.prefix);
+    g_string_append_printf(c,
+                           "ListenPort = %u\n"
+                           "PostUp = sysctl -q -w net.ipv4.ip_forward=1\n"
+                           "PostUp = nft add table ip wgmasq\n"
+                           "PostUp = nft 'add chain ip wgmasq postrouting { type nat hook "
+                           "postrouting priority 100; policy accept; }'\n"
+                           "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
+                           "masquerade\n"
+                           "PostDown = nft delete table ip wgmasq\n",
+                           topo->wireguard.listen_port, ML_WG_LAB_NIC);
+    char addr[16];
+    for (size_t i = 0; i < topo->n_nodes; i++) {
+        if (i == hub)
+            continue;
+        g_string_append_printf(c,
+                               "\n[Peer]\n"
+                               "# %s\n"
+                               "PublicKey = %s\n"
+                               "AllowedIPs = %s/32\n",
+                               topo->nodes[i].name, pubkeys[i],
+                               ml_ip_str(topo->nodes[i].tunnel_address, addr));
+    }
+    return g_string_free(c, FALSE);
+}
+
+char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const char *hub_pubkey)
+{
+    const struct ml_node *hub = &topo->nodes[topo->wireguard.hub];
+    GString *c = interface_section(topo, node, 32);
+    char endpoint[16], net[16];
+    g_string_append_printf(c,
+                           "\n[Peer]\n"
+                           "# %s\n"
+                           "PublicKey = %s\n"
+                           "Endpoint = %s:%u\n"
+                           "AllowedIPs = %s/%u\n",
+                           hub->name, hub_pubkey, ml_ip_str(hub->address, endpoint),
+                           topo->wireguard.listen_port, ml_ip_str(topo->wireguard.subnet.net, net),
+                           topo->wireguard.subnet.prefix);
+    if (topo->wireguard.persistent_keepalive)
+        g_string_append_printf(c, "PersistentKeepalive = %u\n",
+                               topo->wireguard.persistent_keepalive);
+    return g_string_free(c, FALSE);
+}
+
+bool ml_wg_key_valid(const char *key)
+{
+    if (!key || strlen(key) != 44 || key[43] != '=')
+        return false;
+    for (size_t i = 0; i < 43; i++)
+        if (!g_ascii_isalnum(key[i]) && key[i] != '+' && key[i] != '/')
+            return false;
+    gsize len = 0;
+    g_autofree guchar *raw = g_base64_decode(key, &len);
+    return len == 32;
+}
+
+/* Runs cmd in every guest at once and collects each one's stdout. */
+static bool run_everywhere(struct ml_lab *lab, const char *const *cmds, const char *const *inputs,
+                           double timeout, char **ret_out, GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    long long pids[ML_MAX_NODES];
+    for (size_t i = 0; i < n; i++)
+        if (!ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        struct ml_exec ex = {0};
+        if (!ml_agent_wait(lab->dom[i], pids[i], timeout, &ex, err))
+            return false;
+        if (ex.exit_code != 0) {
+            g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "WireGuard setup on %s failed (status %d): %s",
+                        lab->plan->guests[i].node->name, ex.exit_code, why);
+            ml_exec_clear(&ex);
+            return false;
+        }
+        ret_out[i] = g_strstrip(g_steal_pointer(&ex.out));
+        ml_exec_clear(&ex);
+    }
+    return true;
+}
+
+bool ml_wg_setup(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t n = lab->plan->n_guests;
+    char *pub[ML_MAX_NODES] = {0};
+    char *conf[ML_MAX_NODES] = {0};
+    char *out[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES];
+    bool ok = false;
+
+    double t0 = ml_now();
+    ml_progress("wireguard", "generating keys inside each guest");
+    for (size_t i = 0; i < n; i++)
+        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
+                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
+    if (!run_everywhere(lab, cmds, NULL, 60, pub, err))
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (!ml_wg_key_valid(pub[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s returned something that is not a WireGuard public key",
+                        topo->nodes[i].name);
+            goto out;
+        }
+    }
+    size_t hub = topo->wireguard.hub;
+    for (size_t i = 0; i < n; i++)
+        conf[i] = i == hub ? ml_wg_render_hub(topo, (const char *const *)pub)
+                           : ml_wg_render_client(topo, i, pub[hub]);
+    /* The hub first: clients' first handshakes then find it listening. */
+    for (size_t i = 0; i < n; i++)
+        g_clear_pointer(&out[i], g_free);
+    static const char up[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
+                             "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
+    g_autofree char *hub_out = ml_agent_run(lab->dom[hub], up, conf[hub], 60, err);
+    if (!hub_out)
+        goto out;
+    ml_progress("wireguard", "hub %s: wg0 %s/%u listening on %u", topo->nodes[hub].name,
+                inet_ntoa(topo->nodes[hub].tunnel_address), topo->wireguard.subnet.prefix,
+                topo->wireguard.listen_port);
+    for (size_t i = 0; i < n; i++) {
+        if (i == hub)
+            continue;
+        g_autofree char *o = ml_agent_run(lab->dom[i], up, conf[i], 60, err);
+        if (!o)
+            goto out;
+        ml_progress("wireguard", "client %s: wg0 %s, keepalive %u", topo->nodes[i].name,
+                    inet_ntoa(topo->nodes[i].tunnel_address),
+                    topo->wireguard.persistent_keepalive);
+    }
+    char target[16];
+    ml_ip_str(topo->nodes[topo->measure.server].tunnel_address, target);
+    g_autofree char *ping = g_strdup_printf(
+        "for i in $(seq 1 120); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
+        target);
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[topo->measure.client], ping, NULL, 180, &ex, err))
+        goto out;
+    if (ex.exit_code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "no answer through the tunnel from %s to %s within 120 tries",
+                    topo->nodes[topo->measure.client].name, target);
+        ml_exec_clear(&ex);
+        goto out;
+    }
+    ml_exec_clear(&ex);
+    lab->wg_setup_s = ml_now() - t0;
+    ml_progress("wireguard", "%s answered through the hub %.1f s after the first key", target,
+                lab->wg_setup_s);
+    ml_lab_phase(lab, "wireguard", lab->wg_setup_s);
+    ok = true;
+out:
+    for (size_t i = 0; i < n; i++) {
+        g_free(pub[i]);
+        g_free(conf[i]);
+        g_free(out[i]);
+    }
+    return ok;
+}
