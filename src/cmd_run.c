@@ -157,6 +157,12 @@ int cmd_run_main(int argc, char **argv)
     }
 
     bool ok = paths != NULL;
+    int unmeasured = 0;
+    for (size_t i = 0; paths && i < json_object_array_length(paths); i++)
+        if (strcmp(json_object_get_string(json_object_object_get(
+                       json_object_array_get_idx(paths, i), "status")),
+                   "measured"))
+            unmeasured++;
     if (!ok) {
         ml_session_fail_teardown(&lab, &opts);
     } else if (brought_up && !keep) {
@@ -187,5 +193,9 @@ int cmd_run_main(int argc, char **argv)
     ml_lab_clear(&lab);
     if (!ok)
         return cmd_fail(err);
+    if (unmeasured) {
+        fprintf(stderr, "meshlab: %d path(s) not measured; the report says why\n", unmeasured);
+        return ML_EXIT_FAIL;
+    }
     return ML_EXIT_OK;
 }

@@ -38,9 +38,15 @@ static char *console_path(const struct ml_lab *lab, size_t i)
 
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 {
+    /* QEMU runs as libvirt-qemu and must reach the pools below the state directory;
+     * the lab records beside them are root's alone. */
     g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
-    if (!ml_mkdir_p(dir, 0700, err))
+    g_autofree char *pools = g_build_filename(ml_state_dir(), "pools", NULL);
+    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0755, err) ||
+        !ml_mkdir_p(dir, 0700, err))
         return false;
+    chmod(ml_state_dir(), 0755);
+    chmod(pools, 0755);
     struct json_object *s = json_object_new_object();
     json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
     json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));

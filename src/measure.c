@@ -50,8 +50,15 @@ static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GErro
     if (!ret->route)
         return false;
     g_strstrip(ret->route);
-    /* Squash ip's run of spaces so the evidence reads as one line. */
-    g_strdelimit(ret->route, "\t\\", ' ');
+    /* ip pads its one-line output with tabs, backslashes and runs of spaces. */
+    g_strdelimit(ret->route, "\t\\\n", ' ');
+    g_auto(GStrv) words = g_strsplit(ret->route, " ", -1);
+    GString *squashed = g_string_new(NULL);
+    for (char **w = words; *w; w++)
+        if (**w)
+            g_string_append_printf(squashed, "%s%s", squashed->len ? " " : "", *w);
+    g_free(ret->route);
+    ret->route = g_string_free(squashed, FALSE);
     long long rx0, tx0, rx1, tx1;
     g_autofree char *cmd =
         g_strdup_printf("ping -n -q -c %d -i 0.05 -W 1 -s %d %s", PROBE_COUNT, PROBE_SIZE, target);

@@ -13,7 +13,7 @@
 static char *describe(const struct ml_topology *t)
 {
     char addr[16];
-    return g_strdup_printf("kernel WireGuard, %s to %s through the hub %s",
+    return g_strdup_printf("kernel WireGuard, %s to %s through the hub (%s)",
                            t->nodes[t->measure.client].name,
                            ml_ip_str(t->nodes[t->measure.server].tunnel_address, addr),
                            t->nodes[t->wireguard.hub].name);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what meshlab needs on Debian 12 and starts libvirt's daemons (these
+# hosts may have no systemd, so the daemons are started by hand when needed).
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "deps.sh: run as root (it installs packages and starts libvirtd)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+    # build
+    gcc make cmake pkg-config
+    libvirt-dev libguestfs-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libglib2.0-dev
+    # run: libvirt and QEMU, the image builder, seeds
+    libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
+    mmdebstrap e2fsprogs cloud-image-utils libguestfs-tools
+    # tests: the local HTTP server for the download tests, the e2e checks
+    python3 iproute2
+)
+need=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "deps.sh: installing ${need[*]}"
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+if ! virsh -c qemu:///system version >/dev/null 2>&1; then
+    mkdir -p /run/libvirt
+    pgrep -x virtlogd >/dev/null || /usr/sbin/virtlogd -d
+    pgrep -x libvirtd >/dev/null || /usr/sbin/libvirtd -d --pid-file /run/libvirtd.pid
+    for _ in $(seq 1 30); do
+        virsh -c qemu:///system version >/dev/null 2>&1 && break
+        sleep 1
+    done
+fi
+virsh -c qemu:///system version >/dev/null || { echo "deps.sh: libvirtd does not answer" >&2; exit 1; }
+echo "deps.sh: packages installed, libvirtd answering"

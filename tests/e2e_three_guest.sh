@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# End to end on real libvirt and QEMU guests: `meshlab run --quick` on the seed
+# topology must measure both paths with their checks passed, find the hub out
+# of the plain path and in the WireGuard path, and leave nothing behind. Then
+# a Ctrl-C in the middle of `meshlab up` must leave nothing behind either.
+set -u
+bin=${MESHLAB_BIN:-build/meshlab}
+topo=topologies/three-guest.yaml
+lab=three-guest
+uri=${MESHLAB_URI:-qemu:///system}
+passed=0 failed=0
+
+skip() {
+    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
+        echo "e2e: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    echo "e2e: skipped: $1"
+    exit 77
+}
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
+virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
+command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+
+# Whatever a previous, killed run left must not be mistaken for this run's.
+"$bin" down "$lab" >/dev/null 2>&1
+
+leftovers() {
+    {
+        virsh -c "$uri" list --all --name | grep '^meshlab-'
+        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
+        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
+        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+' 
+        ls -d /var/lib/meshlab/pools/"$lab" 2>/dev/null
+    } | sed '/^$/d'
+}
+
+out=$(mktemp -d /tmp/meshlab-e2e-XXXXXX)
+echo "e2e: run directory $out"
+start=$(date +%s)
+"$bin" run "$topo" --quick --out "$out/run" 2>&1 | tee "$out/run.log"
+rc=${PIPESTATUS[0]}
+echo "e2e: meshlab run took $(( $(date +%s) - start )) s"
+check "meshlab run exits 0" "[ $rc = 0 ]"
+check "results.json written" "[ -s '$out/run/results.json' ]"
+check "report.md written" "[ -s '$out/run/report.md' ]"
+
+if [ -s "$out/run/results.json" ]; then
+    python3 - "$out/run/results.json" <<'PY' > "$out/asserts.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+paths = {p["name"]: p for p in r["paths"]}
+def say(ok, what):
+    print(("ok " if ok else "bad") + " " + what)
+say(r["schema"] == "meshlab-results/1", "schema is meshlab-results/1")
+say(r["profile"]["name"] == "quick", "profile recorded as quick")
+say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s" % r["environment"]["accelerator"])
+say(bool(r["environment"]["image"]["name"]), "image recorded: %s" % r["environment"]["image"]["name"])
+for name in ("plain", "wireguard-hub"):
+    p = paths.get(name)
+    say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))
+    if not p or p["status"] != "measured":
+        continue
+    say(len(p["checks"]) == 2 and all(c["ok"] for c in p["checks"]), "%s: both path checks passed" % name)
+    f = p["transfer"]["hub_bytes_per_payload_byte"]
+    if name == "plain":
+        say(f < 0.01, "plain: hub bytes per payload byte %.4f < 0.01" % f)
+        say(p["ping"]["received"] > 0, "plain: underlay ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
+    else:
+        say(2.0 <= f <= 2.5, "wireguard-hub: hub bytes per payload byte %.4f in [2.0, 2.5]" % f)
+        say(p["ping"]["received"] > 0, "wireguard-hub: tunnel ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
+        say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-hub: key-to-first-ping time recorded (%s s)" % p["setup_s"])
+    say(len(p["passes"]) == r["profile"]["passes"] and p["median_bits_per_second"] > 0, "%s: %d passes and a median" % (name, len(p["passes"])))
+phases = [x["name"] for x in r["phases"]]
+say(all(n in phases for n in ("image", "define", "boot", "wireguard", "measure", "teardown")), "phases recorded: %s" % phases)
+PY
+    while read -r verdict what; do
+        if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
+    done < "$out/asserts.txt"
+    check "report has the comparison table" "grep -q 'Hub bytes per payload byte' '$out/run/report.md'"
+fi
+check "guest consoles kept in the run directory" "ls '$out/run/guests/'*-console.log >/dev/null 2>&1"
+# A private key never leaves its guest: nothing the host wrote may hold one.
+check "no WireGuard private key on the host side" \
+    "! grep -rqiE 'PrivateKey *=' '$out/run' /var/lib/meshlab 2>/dev/null"
+left=$(leftovers)
+check "nothing left after run (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+
+# Ctrl-C while the guests boot: everything created so far must go.
+"$bin" up "$topo" --out "$out/interrupted" > "$out/up.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 120); do
+    grep -q 'guests started' "$out/up.log" && break
+    sleep 1
+done
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+cat "$out/up.log"
+check "interrupted up exits 130" "[ $rc = 130 ]"
+left=$(leftovers)
+check "nothing left after Ctrl-C (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+check "down of a lab that is gone is fine" "'$bin' down '$lab' >/dev/null"
+
+# Leave no trace for a rerun, even when an assertion failed.
+"$bin" down "$lab" >/dev/null 2>&1
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

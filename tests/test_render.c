@@ -1,0 +1,98 @@
+/* Every generated file, compared with its golden copy in tests/golden/:
+ * libvirt XML, cloud-init seeds and WireGuard configurations. */
+#include "check.h"
+
+#include "cloudinit.h"
+#include "image.h"
+#include "plan.h"
+#include "topology.h"
+#include "util.h"
+#include "virt_xml.h"
+#include "wireguard.h"
+
+static const char *const keys[] = {
+    "HUBhubHUBhubHUBhubHUBhubHUBhubHUBhubHUBhub0=",
+    "AAAAaaaaAAAAaaaaAAAAaaaaAAAAaaaaAAAAaaaaAAA=",
+    "BBBBbbbbBBBBbbbbBBBBbbbbBBBBbbbbBBBBbbbbBBA=",
+};
+
+int main(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    CHECK(topo != NULL);
+    if (!topo)
+        return check_finish();
+    g_autoptr(MlPlan) plan = ml_plan_new(topo, "20261129-120000-abcdef");
+
+    /* Names derive from the lab name alone, so down can find them without the file. */
+    CHECK_STR(plan->network, "meshlab-three-guest");
+    CHECK_STR(plan->pool, "meshlab-three-guest");
+    CHECK_STR(plan->guests[0].domain, "meshlab-three-guest-hub");
+    CHECK(strlen(plan->bridge) <= 15 && strlen(plan->guests[2].tap) <= 15);
+    CHECK(strcmp(plan->guests[0].mac, plan->guests[1].mac) != 0);
+
+    g_autofree char *net = ml_xml_network(plan);
+    check_golden("network.xml", net);
+    /* The isolation the lab depends on: no host address, no forwarding. */
+    CHECK(strstr(net, "<ip") == NULL);
+    CHECK(strstr(net, "<forward") == NULL);
+
+    g_autofree char *pool = ml_xml_pool(plan);
+    CHECK(strstr(pool, "<name>meshlab-three-guest</name>") != NULL);
+
+    g_autofree char *vol = ml_xml_overlay_volume("hub.qcow2", "/cache/base.qcow2", 2147483648ULL);
+    check_golden("overlay-volume.xml", vol);
+
+    struct ml_image img = {
+        .name = "debian-12",
+        .base = "/cache/debian-12-0123/base.qcow2",
+        .kernel = "/cache/debian-12-0123/vmlinuz",
+        .initrd = "/cache/debian-12-0123/initrd.img",
+        .cmdline = "root=/dev/vda rw console=ttyS0",
+    };
+    struct ml_domain_paths paths = {"/pools/three-guest/hub.qcow2",
+                                    "/pools/three-guest/hub-seed.iso",
+                                    "/pools/three-guest/hub-console.log"};
+    g_autofree char *dom = ml_xml_domain(plan, 0, &img, false, &paths);
+    check_golden("domain-hub-tcg.xml", dom);
+    CHECK(strstr(dom, "<domain type='qemu'>") != NULL);
+    g_autofree char *domk = ml_xml_domain(plan, 0, &img, true, &paths);
+    CHECK(strstr(domk, "<domain type='kvm'>") != NULL);
+    CHECK(strstr(domk, "host-passthrough") != NULL);
+    img.kernel = NULL;
+    g_autofree char *domdisk = ml_xml_domain(plan, 1, &img, false, &paths);
+    CHECK(strstr(domdisk, "<kernel>") == NULL && strstr(domdisk, "<boot dev='hd'/>") != NULL);
+
+    struct ml_seed seed = {0};
+    CHECK(ml_seed_render(plan, 1, &seed, &err));
+    if (seed.user_data) {
+        check_golden("client-a-user-data", seed.user_data);
+        check_golden("client-a-meta-data", seed.meta_data);
+        check_golden("client-a-network-config", seed.network_config);
+        CHECK(strstr(seed.user_data, "{{") == NULL);
+    }
+    ml_seed_clear(&seed);
+
+    const char *vars[] = {"a", "1", NULL};
+    g_autofree char *ok = ml_template_expand("x{{a}}y", vars, NULL);
+    CHECK_STR(ok, "x1y");
+    g_autoptr(GError) terr = NULL;
+    g_autofree char *bad = ml_template_expand("x{{b}}y", vars, &terr);
+    CHECK(bad == NULL && terr && strstr(terr->message, "'b'"));
+
+    g_autofree char *hub = ml_wg_render_hub(topo, keys);
+    check_golden("wg0-hub.conf", hub);
+    g_autofree char *client = ml_wg_render_client(topo, 1, keys[0]);
+    check_golden("wg0-client-a.conf", client);
+    /* The configurations the host writes carry no private key, only a path to the guest's own. */
+    CHECK(strstr(hub, "PrivateKey") == NULL && strstr(client, "PrivateKey") == NULL);
+    CHECK(strstr(client, "PersistentKeepalive = 25") != NULL);
+    CHECK(strstr(client, "Endpoint = 192.0.2.10:51820") != NULL);
+    CHECK(strstr(hub, "masquerade") != NULL && strstr(hub, "ip_forward=1") != NULL);
+
+    CHECK(ml_wg_key_valid(keys[1]));
+    CHECK(!ml_wg_key_valid("not a key"));
+    CHECK(!ml_wg_key_valid("AAAAaaaaAAAAaaaaAAAAaaaaAAAAaaaaAAAAaaaa!AA="));
+    return check_finish();
+}

@@ -1,0 +1,99 @@
+/* Define and teardown against libvirt's test:///default driver: objects carry
+ * their tag, teardown finds them by it, leaves foreign objects alone, and is
+ * idempotent. */
+#include "check.h"
+
+#include <libvirt/libvirt.h>
+
+#include "plan.h"
+#include "topology.h"
+#include "util.h"
+#include "virt.h"
+#include "virt_xml.h"
+
+static void count(const char *what, void *opaque)
+{
+    (void)what;
+    (*(int *)opaque)++;
+}
+
+static char *test_domain_xml(const struct ml_plan *plan, size_t i)
+{
+    struct ml_image img = {.base = "/nonexistent/base.qcow2",
+                           .kernel = "/nonexistent/vmlinuz",
+                           .initrd = "/nonexistent/initrd.img",
+                           .cmdline = "console=ttyS0"};
+    struct ml_domain_paths paths = {"/nonexistent/o.qcow2", "/nonexistent/s.iso",
+                                    "/nonexistent/c.log"};
+    g_autofree char *xml = ml_xml_domain(plan, i, &img, false, &paths);
+    /* The test driver only runs domains of its own type. */
+    GString *s = g_string_new(xml);
+    g_string_replace(s, "<domain type='qemu'>", "<domain type='test'>", 1);
+    return g_string_free(s, FALSE);
+}
+
+int main(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    CHECK(topo != NULL);
+    if (!topo)
+        return check_finish();
+    g_autoptr(MlPlan) plan = ml_plan_new(topo, "20261129-120000-abcdef");
+    virConnectPtr conn = ml_virt_connect("test:///default", &err);
+    CHECK(conn != NULL);
+    if (!conn)
+        return check_finish();
+
+    CHECK(ml_virt_define_network(conn, plan, &err));
+    CHECK(ml_virt_define_pool(conn, plan, &err));
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        g_autofree char *xml = test_domain_xml(plan, i);
+        virDomainPtr d = ml_virt_define_domain(conn, xml, &err);
+        CHECK(d != NULL);
+        if (d) {
+            g_autofree char *lab = NULL, *run = NULL;
+            CHECK(ml_virt_domain_tag(d, &lab, &run));
+            CHECK_STR(lab, "three-guest");
+            CHECK_STR(run, "20261129-120000-abcdef");
+            virDomainFree(d);
+        }
+    }
+    /* A domain named like the lab's but without its tag is not the lab's. */
+    virDomainPtr foreign = virDomainDefineXML(
+        conn, "<domain type='test'><name>meshlab-three-guest-impostor</name>"
+              "<memory>1024</memory><os><type>hvm</type></os></domain>");
+    CHECK(foreign != NULL);
+
+    g_autoptr(GPtrArray) labs = ml_virt_list_labs(conn);
+    bool found = false;
+    for (guint i = 0; i < labs->len; i++)
+        found |= !strcmp(g_ptr_array_index(labs, i), "three-guest");
+    CHECK(found);
+
+    int removed = 0;
+    int n = ml_virt_teardown(conn, "three-guest", count, &removed, &err);
+    CHECK(n == 5);  /* three domains, the network, the pool */
+    CHECK(removed == n);
+    CHECK(virDomainLookupByName(conn, plan->guests[0].domain) == NULL);
+    CHECK(virNetworkLookupByName(conn, plan->network) == NULL);
+    CHECK(virStoragePoolLookupByName(conn, plan->pool) == NULL);
+    virDomainPtr still = virDomainLookupByName(conn, "meshlab-three-guest-impostor");
+    CHECK(still != NULL);
+    if (still)
+        virDomainFree(still);
+    virNetworkPtr def = virNetworkLookupByName(conn, "default");
+    CHECK(def != NULL);
+    if (def)
+        virNetworkFree(def);
+
+    removed = 0;
+    CHECK(ml_virt_teardown(conn, "three-guest", count, &removed, &err) == 0);
+    CHECK(removed == 0);
+    if (foreign) {
+        virDomainUndefine(foreign);
+        virDomainFree(foreign);
+    }
+    virConnectClose(conn);
+    return check_finish();
+}
