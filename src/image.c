@@ -128,15 +128,9 @@ static void fill_debian(struct ml_image *ret, const char *dir)
         ret->sha256 = g_strstrip(g_steal_pointer(&sum));
 }
 
-static bool build_debian(const char *dir, GError **err)
+/* Builds the image in the empty directory tmpl; the caller removes tmpl on failure. */
+static bool assemble_debian(const char *tmpl, GError **err)
 {
-    g_autofree char *parent = g_path_get_dirname(dir);
-    g_autofree char *tmpl = g_build_filename(parent, ".build-debian-12-XXXXXX", NULL);
-    if (!g_mkdtemp_full(tmpl, 0755)) {
-        g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot create a build directory in '%s': %s",
-                    parent, g_strerror(errno));
-        return false;
-    }
     g_autofree char *packages = read_packages(err);
     if (!packages)
         return false;
@@ -146,35 +140,34 @@ static bool build_debian(const char *dir, GError **err)
     g_autofree char *hook_script = recipe_path("customize.sh");
     g_autofree char *include = g_strdup_printf("--include=%s", packages);
     g_autofree char *hook = g_strdup_printf("--customize-hook=sh '%s' \"$1\"", hook_script);
-    bool ok = false;
 
     ml_progress("image", "building debian-12 from %s with mmdebstrap (about a minute)",
                 debian_mirror());
     const char *mm[] = {"mmdebstrap", "--quiet", "--variant=important", include, hook,
                         DEBIAN_SUITE, rootfs, debian_mirror(), NULL};
     if (!ml_spawn(mm, NULL, err))
-        goto out;
+        return false;
     ml_progress("image", "root file system ready; making the ext4 image");
     const char *trunc[] = {"truncate", "-s", DEBIAN_IMAGE_SIZE, raw, NULL};
     const char *mkfs[] = {"mkfs.ext4", "-q", "-L", "meshlab-root", "-d", rootfs, raw, NULL};
     const char *conv[] = {"qemu-img", "convert", "-O", "qcow2", raw, qcow, NULL};
     if (!ml_spawn(trunc, NULL, err) || !ml_spawn(mkfs, NULL, err) || !ml_spawn(conv, NULL, err))
-        goto out;
+        return false;
     g_autofree char *kernel = find_boot_file(rootfs, "vmlinuz-");
     g_autofree char *initrd = find_boot_file(rootfs, "initrd.img-");
     if (!kernel || !initrd) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
                     "the debian-12 root file system has no kernel or initrd in /boot; check that "
                     "images/debian-12/packages lists a kernel");
-        goto out;
+        return false;
     }
     g_autofree char *kdst = g_build_filename(tmpl, "vmlinuz", NULL);
     g_autofree char *idst = g_build_filename(tmpl, "initrd.img", NULL);
     if (!copy_file(kernel, kdst, err) || !copy_file(initrd, idst, err))
-        goto out;
+        return false;
     g_autofree char *sum = ml_fetch_sha256_file(qcow, err);
     if (!sum)
-        goto out;
+        return false;
     g_autofree char *sumfile = g_build_filename(tmpl, "base.qcow2.sha256", NULL);
     g_autofree char *sumline = g_strdup_printf("%s\n", sum);
     g_autofree char *kname = g_path_get_basename(kernel);
@@ -184,18 +177,28 @@ static bool build_debian(const char *dir, GError **err)
     g_autofree char *mfile = g_build_filename(tmpl, "manifest", NULL);
     if (!ml_write_file(sumfile, sumline, -1, 0644, err) ||
         !ml_write_file(mfile, manifest, -1, 0644, err))
-        goto out;
+        return false;
     chmod(qcow, 0644);
     unlink(raw);
     const char *rm[] = {"rm", "-rf", "--one-file-system", rootfs, NULL};
-    ml_spawn(rm, NULL, NULL);
-    if (rename(tmpl, dir) < 0) {
+    return ml_spawn(rm, NULL, err);
+}
+
+static bool build_debian(const char *dir, GError **err)
+{
+    g_autofree char *parent = g_path_get_dirname(dir);
+    g_autofree char *tmpl = g_build_filename(parent, ".build-debian-12-XXXXXX", NULL);
+    if (!g_mkdtemp_full(tmpl, 0755)) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot create a build directory in '%s': %s",
+                    parent, g_strerror(errno));
+        return false;
+    }
+    bool ok = assemble_debian(tmpl, err);
+    if (ok && rename(tmpl, dir) < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the image into '%s': %s", dir,
                     g_strerror(errno));
-        goto out;
+        ok = false;
     }
-    ok = true;
-out:
     if (!ok) {
         const char *rmall[] = {"rm", "-rf", "--one-file-system", tmpl, NULL};
         ml_spawn(rmall, NULL, NULL);

@@ -138,77 +138,73 @@ static struct json_object *ping_json(const char *target, unsigned count,
     return o;
 }
 
-/* Measures one path into obj. Returns false only when the lab broke (err set);
- * a failed check or step marks the path failed and returns true. */
-static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
-                         const struct ml_profile *prof, struct json_object *obj, GError **err)
+struct path_numbers {
+    struct json_object *ping;
+    struct json_object *transfer;
+    struct json_object *passes;
+    double median;
+};
+
+static void numbers_clear(struct path_numbers *n)
 {
-    const struct ml_topology *t = c->lab->topo;
-    char target[16];
-    ml_ip_str(ops->target(t), target);
-    struct json_object *checks = json_object_new_array();
-    json_object_object_add(obj, "checks", checks);
-    g_autofree char *failure = NULL;
-    g_autoptr(GError) step = NULL;
-    bool ok = false;
+    json_object_put(n->ping);
+    json_object_put(n->transfer);
+    json_object_put(n->passes);
+    memset(n, 0, sizeof(*n));
+}
 
-    struct json_object *ping = NULL, *transfer = NULL, *passes = json_object_new_array();
-    double median = NAN;
-
-    struct json_object *chk = check(c, ops, "before", target, &ok, &step);
-    if (!chk)
-        goto step_failed;
-    json_object_array_add(checks, chk);
-    if (!ok) {
-        failure = g_strdup("the path check before the measurement failed: traffic did not "
-                           "take this path");
-        goto done;
-    }
-
-    ml_progress("measure", "%s: ping %s, %u packets", ml_path_name(ops->kind), target,
-                prof->ping_count);
-    g_autofree char *pcmd =
-        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, target);
+static bool measure_ping(struct ctx *c, const char *name, const char *target,
+                         const struct ml_profile *prof, struct path_numbers *num, GError **err)
+{
+    ml_progress("measure", "%s: ping %s, %u packets", name, target, prof->ping_count);
+    g_autofree char *cmd = g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, target);
     struct ml_exec ex = {0};
-    if (!ml_agent_exec(c->client, pcmd, NULL, prof->ping_count * 0.2 + 30, &ex, &step))
-        goto step_failed;
+    if (!ml_agent_exec(c->client, cmd, NULL, prof->ping_count * 0.2 + 30, &ex, err))
+        return false;
     struct ml_ping_result pr = {0};
-    bool parsed = ml_ping_parse(ex.out, &pr, &step);
+    bool parsed = ml_ping_parse(ex.out, &pr, err);
     ml_exec_clear(&ex);
-    if (!parsed)
-        goto step_failed;
-    ping = ping_json(target, prof->ping_count, &pr);
+    if (parsed)
+        num->ping = ping_json(target, prof->ping_count, &pr);
+    return parsed;
+}
 
-    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", ml_path_name(ops->kind),
+static bool measure_transfer(struct ctx *c, const char *name, const char *target,
+                             const struct ml_profile *prof, struct path_numbers *num, GError **err)
+{
+    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", name,
                 prof->transfer_s);
     long long rx0, tx0, rx1, tx1;
     struct ml_iperf_result tr;
-    if (!hub_bytes(c, &rx0, &tx0, &step) || !iperf(c, target, prof->transfer_s, &tr, &step) ||
-        !hub_bytes(c, &rx1, &tx1, &step))
-        goto step_failed;
-    transfer = json_object_new_object();
-    json_object_object_add(transfer, "seconds", json_object_new_double(tr.seconds));
-    json_object_object_add(transfer, "payload_bytes",
-                           json_object_new_int64((int64_t)tr.bytes_received));
-    json_object_object_add(transfer, "hub_rx_bytes", json_object_new_int64(rx1 - rx0));
-    json_object_object_add(transfer, "hub_tx_bytes", json_object_new_int64(tx1 - tx0));
-    double factor = tr.bytes_received ? (double)((rx1 - rx0) + (tx1 - tx0)) /
-                                            (double)tr.bytes_received
-                                      : NAN;
-    json_object_object_add(transfer, "hub_bytes_per_payload_byte", num_or_null(factor));
-    json_object_object_add(transfer, "bits_per_second",
+    if (!hub_bytes(c, &rx0, &tx0, err) || !iperf(c, target, prof->transfer_s, &tr, err) ||
+        !hub_bytes(c, &rx1, &tx1, err))
+        return false;
+    long long hub = (rx1 - rx0) + (tx1 - tx0);
+    double factor = tr.bytes_received ? (double)hub / (double)tr.bytes_received : NAN;
+    struct json_object *t = json_object_new_object();
+    json_object_object_add(t, "seconds", json_object_new_double(tr.seconds));
+    json_object_object_add(t, "payload_bytes", json_object_new_int64((int64_t)tr.bytes_received));
+    json_object_object_add(t, "hub_rx_bytes", json_object_new_int64(rx1 - rx0));
+    json_object_object_add(t, "hub_tx_bytes", json_object_new_int64(tx1 - tx0));
+    json_object_object_add(t, "hub_bytes_per_payload_byte", num_or_null(factor));
+    json_object_object_add(t, "bits_per_second",
                            json_object_new_double(tr.bits_per_second_received));
-    ml_progress("measure", "%s: %'llu payload bytes, hub %'lld in / %'lld out, factor %.4f",
-                ml_path_name(ops->kind), (unsigned long long)tr.bytes_received, rx1 - rx0,
-                tx1 - tx0, factor);
+    num->transfer = t;
+    ml_progress("measure", "%s: %llu payload bytes, hub %lld in / %lld out, factor %.4f", name,
+                (unsigned long long)tr.bytes_received, rx1 - rx0, tx1 - tx0, factor);
+    return true;
+}
 
+static bool measure_passes(struct ctx *c, const char *name, const char *target,
+                           const struct ml_profile *prof, struct path_numbers *num, GError **err)
+{
     double bps[32];
+    num->passes = json_object_new_array();
     for (unsigned i = 0; i < prof->passes && i < G_N_ELEMENTS(bps); i++) {
-        ml_progress("measure", "%s: pass %u of %u, %u s", ml_path_name(ops->kind), i + 1,
-                    prof->passes, prof->pass_s);
+        ml_progress("measure", "%s: pass %u of %u, %u s", name, i + 1, prof->passes, prof->pass_s);
         struct ml_iperf_result r;
-        if (!iperf(c, target, prof->pass_s, &r, &step))
-            goto step_failed;
+        if (!iperf(c, target, prof->pass_s, &r, err))
+            return false;
         struct json_object *p = json_object_new_object();
         json_object_object_add(p, "seconds", json_object_new_double(r.seconds));
         json_object_object_add(p, "bytes", json_object_new_int64((int64_t)r.bytes_received));
@@ -216,54 +212,86 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
                                json_object_new_double(r.bits_per_second_received));
         json_object_object_add(p, "retransmits",
                                r.retransmits >= 0 ? json_object_new_int64(r.retransmits) : NULL);
-        json_object_array_add(passes, p);
+        json_object_array_add(num->passes, p);
         bps[i] = r.bits_per_second_received;
-        ml_progress("measure", "%s: pass %u: %.1f Mbit/s, %lld retransmits",
-                    ml_path_name(ops->kind), i + 1, r.bits_per_second_received / 1e6,
-                    (long long)r.retransmits);
+        ml_progress("measure", "%s: pass %u: %.1f Mbit/s, %lld retransmits", name, i + 1,
+                    r.bits_per_second_received / 1e6, (long long)r.retransmits);
     }
-    median = ml_median(bps, json_object_array_length(passes));
+    num->median = ml_median(bps, json_object_array_length(num->passes));
+    return true;
+}
 
-    chk = check(c, ops, "after", target, &ok, &step);
+/* Check, measure, check. Returns false with err set when a step could not run;
+ * *ret_failure names a check that ran and failed. */
+static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct ml_profile *prof,
+                     struct json_object *checks, struct path_numbers *num, char **ret_failure,
+                     GError **err)
+{
+    const char *name = ml_path_name(ops->kind);
+    char target[16];
+    ml_ip_str(ops->target(c->lab->topo), target);
+    bool ok = false;
+    struct json_object *chk = check(c, ops, "before", target, &ok, err);
     if (!chk)
-        goto step_failed;
+        return false;
+    json_object_array_add(checks, chk);
+    if (!ok) {
+        *ret_failure = g_strdup("the path check before the measurement failed: traffic did not "
+                                "take this path");
+        return true;
+    }
+    if (!measure_ping(c, name, target, prof, num, err) ||
+        !measure_transfer(c, name, target, prof, num, err) ||
+        !measure_passes(c, name, target, prof, num, err))
+        return false;
+    chk = check(c, ops, "after", target, &ok, err);
+    if (!chk)
+        return false;
     json_object_array_add(checks, chk);
     if (!ok)
-        failure = g_strdup("the path check after the measurement failed: the path changed "
-                           "while it was measured");
-    goto done;
+        *ret_failure = g_strdup("the path check after the measurement failed: the path changed "
+                                "while it was measured");
+    return true;
+}
 
-step_failed:
-    if (step && step->code == ML_ERR_INTERRUPTED) {
-        g_propagate_error(err, g_steal_pointer(&step));
-        json_object_put(ping);
-        json_object_put(transfer);
-        json_object_put(passes);
-        return false;
+/* Measures one path into obj. Returns false only when interrupted (err set);
+ * a failed check or step marks the path failed and returns true. */
+static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
+                         const struct ml_profile *prof, struct json_object *obj, GError **err)
+{
+    struct json_object *checks = json_object_new_array();
+    json_object_object_add(obj, "checks", checks);
+    struct path_numbers num = {.median = NAN};
+    g_autofree char *failure = NULL;
+    g_autoptr(GError) step = NULL;
+    if (!run_path(c, ops, prof, checks, &num, &failure, &step)) {
+        if (step && step->code == ML_ERR_INTERRUPTED) {
+            numbers_clear(&num);
+            g_propagate_error(err, g_steal_pointer(&step));
+            return false;
+        }
+        failure = g_strdup_printf("a measurement step failed: %s",
+                                  step ? step->message : "unknown error");
     }
-    failure = g_strdup_printf("a measurement step failed: %s", step ? step->message : "unknown");
-done:
     if (failure) {
         /* A number from a path that was not verified is not a result. */
         ml_progress("measure", "%s: FAILED, no numbers reported: %s", ml_path_name(ops->kind),
                     failure);
+        numbers_clear(&num);
         json_object_object_add(obj, "status", json_object_new_string("failed"));
         json_object_object_add(obj, "reason", json_object_new_string(failure));
-        json_object_put(ping);
-        json_object_put(transfer);
-        json_object_put(passes);
         json_object_object_add(obj, "transfer", NULL);
         json_object_object_add(obj, "passes", json_object_new_array());
         json_object_object_add(obj, "median_bits_per_second", NULL);
         json_object_object_add(obj, "ping", NULL);
-    } else {
-        json_object_object_add(obj, "status", json_object_new_string("measured"));
-        json_object_object_add(obj, "reason", NULL);
-        json_object_object_add(obj, "transfer", transfer);
-        json_object_object_add(obj, "passes", passes);
-        json_object_object_add(obj, "median_bits_per_second", num_or_null(median));
-        json_object_object_add(obj, "ping", ping);
+        return true;
     }
+    json_object_object_add(obj, "status", json_object_new_string("measured"));
+    json_object_object_add(obj, "reason", NULL);
+    json_object_object_add(obj, "transfer", num.transfer);
+    json_object_object_add(obj, "passes", num.passes);
+    json_object_object_add(obj, "median_bits_per_second", num_or_null(num.median));
+    json_object_object_add(obj, "ping", num.ping);
     return true;
 }
 

@@ -83,108 +83,113 @@ bool ml_wg_key_valid(const char *key)
     return len == 32;
 }
 
-/* Runs cmd in every guest at once and collects each one's stdout. */
-static bool run_everywhere(struct ml_lab *lab, const char *const *cmds, const char *const *inputs,
-                           double timeout, char **ret_out, GError **err)
+/* Generates a key in every guest at once; only the public keys come back. */
+static bool generate_keys(struct ml_lab *lab, char **pub, GError **err)
 {
     size_t n = lab->plan->n_guests;
     long long pids[ML_MAX_NODES];
+    static const char cmd[] = "set -e; umask 077; mkdir -p /etc/wireguard; "
+                              "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
     for (size_t i = 0; i < n; i++)
-        if (!ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
+        if (!ml_agent_spawn(lab->dom[i], cmd, NULL, &pids[i], err))
             return false;
     for (size_t i = 0; i < n; i++) {
         struct ml_exec ex = {0};
-        if (!ml_agent_wait(lab->dom[i], pids[i], timeout, &ex, err))
+        if (!ml_agent_wait(lab->dom[i], pids[i], 60, &ex, err))
             return false;
+        const char *node = lab->topo->nodes[i].name;
         if (ex.exit_code != 0) {
             g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "WireGuard setup on %s failed (status %d): %s",
-                        lab->plan->guests[i].node->name, ex.exit_code, why);
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "generating a WireGuard key on %s failed (status %d): %s", node,
+                        ex.exit_code, why);
             ml_exec_clear(&ex);
             return false;
         }
-        ret_out[i] = g_strstrip(g_steal_pointer(&ex.out));
+        pub[i] = g_strstrip(g_steal_pointer(&ex.out));
         ml_exec_clear(&ex);
+        if (!ml_wg_key_valid(pub[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s returned something that is not a WireGuard public key", node);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool bring_up(struct ml_lab *lab, size_t i, const char *conf, GError **err)
+{
+    static const char up[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
+                             "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
+    g_autofree char *out = ml_agent_run(lab->dom[i], up, conf, 60, err);
+    return out != NULL;
+}
+
+static bool first_tunnel_ping(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    char target[16];
+    ml_ip_str(topo->nodes[topo->measure.server].tunnel_address, target);
+    g_autofree char *cmd = g_strdup_printf(
+        "for i in $(seq 1 120); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
+        target);
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[topo->measure.client], cmd, NULL, 180, &ex, err))
+        return false;
+    int code = ex.exit_code;
+    ml_exec_clear(&ex);
+    if (code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "no answer through the tunnel from %s to %s within 120 tries; check the "
+                    "guests' logs in the run directory",
+                    topo->nodes[topo->measure.client].name, target);
+        return false;
+    }
+    return true;
+}
+
+static bool configure(struct ml_lab *lab, char **pub, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t hub = topo->wireguard.hub;
+    char addr[16];
+    /* The hub first: the clients' first handshakes then find it listening. */
+    g_autofree char *hub_conf = ml_wg_render_hub(topo, (const char *const *)pub);
+    if (!bring_up(lab, hub, hub_conf, err))
+        return false;
+    ml_progress("wireguard", "hub %s: wg0 %s/%u listening on %u", topo->nodes[hub].name,
+                ml_ip_str(topo->nodes[hub].tunnel_address, addr), topo->wireguard.subnet.prefix,
+                topo->wireguard.listen_port);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (i == hub)
+            continue;
+        g_autofree char *conf = ml_wg_render_client(topo, i, pub[hub]);
+        if (!bring_up(lab, i, conf, err))
+            return false;
+        ml_progress("wireguard", "client %s: wg0 %s, endpoint %s:%u, keepalive %u",
+                    topo->nodes[i].name, ml_ip_str(topo->nodes[i].tunnel_address, addr),
+                    inet_ntoa(topo->nodes[hub].address), topo->wireguard.listen_port,
+                    topo->wireguard.persistent_keepalive);
     }
     return true;
 }
 
 bool ml_wg_setup(struct ml_lab *lab, GError **err)
 {
-    const struct ml_topology *topo = lab->topo;
-    size_t n = lab->plan->n_guests;
     char *pub[ML_MAX_NODES] = {0};
-    char *conf[ML_MAX_NODES] = {0};
-    char *out[ML_MAX_NODES] = {0};
-    const char *cmds[ML_MAX_NODES];
-    bool ok = false;
-
     double t0 = ml_now();
     ml_progress("wireguard", "generating keys inside each guest");
-    for (size_t i = 0; i < n; i++)
-        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
-    if (!run_everywhere(lab, cmds, NULL, 60, pub, err))
-        goto out;
-    for (size_t i = 0; i < n; i++) {
-        if (!ml_wg_key_valid(pub[i])) {
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned something that is not a WireGuard public key",
-                        topo->nodes[i].name);
-            goto out;
-        }
-    }
-    size_t hub = topo->wireguard.hub;
-    for (size_t i = 0; i < n; i++)
-        conf[i] = i == hub ? ml_wg_render_hub(topo, (const char *const *)pub)
-                           : ml_wg_render_client(topo, i, pub[hub]);
-    /* The hub first: clients' first handshakes then find it listening. */
-    for (size_t i = 0; i < n; i++)
-        g_clear_pointer(&out[i], g_free);
-    static const char up[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
-                             "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
-    g_autofree char *hub_out = ml_agent_run(lab->dom[hub], up, conf[hub], 60, err);
-    if (!hub_out)
-        goto out;
-    ml_progress("wireguard", "hub %s: wg0 %s/%u listening on %u", topo->nodes[hub].name,
-                inet_ntoa(topo->nodes[hub].tunnel_address), topo->wireguard.subnet.prefix,
-                topo->wireguard.listen_port);
-    for (size_t i = 0; i < n; i++) {
-        if (i == hub)
-            continue;
-        g_autofree char *o = ml_agent_run(lab->dom[i], up, conf[i], 60, err);
-        if (!o)
-            goto out;
-        ml_progress("wireguard", "client %s: wg0 %s, keepalive %u", topo->nodes[i].name,
-                    inet_ntoa(topo->nodes[i].tunnel_address),
-                    topo->wireguard.persistent_keepalive);
-    }
-    char target[16];
-    ml_ip_str(topo->nodes[topo->measure.server].tunnel_address, target);
-    g_autofree char *ping = g_strdup_printf(
-        "for i in $(seq 1 120); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
-        target);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[topo->measure.client], ping, NULL, 180, &ex, err))
-        goto out;
-    if (ex.exit_code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "no answer through the tunnel from %s to %s within 120 tries",
-                    topo->nodes[topo->measure.client].name, target);
-        ml_exec_clear(&ex);
-        goto out;
-    }
-    ml_exec_clear(&ex);
+    bool ok = generate_keys(lab, pub, err) && configure(lab, pub, err) &&
+              first_tunnel_ping(lab, err);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(pub[i]);
+    if (!ok)
+        return false;
     lab->wg_setup_s = ml_now() - t0;
+    char target[16];
+    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].tunnel_address, target);
     ml_progress("wireguard", "%s answered through the hub %.1f s after the first key", target,
                 lab->wg_setup_s);
     ml_lab_phase(lab, "wireguard", lab->wg_setup_s);
-    ok = true;
-out:
-    for (size_t i = 0; i < n; i++) {
-        g_free(pub[i]);
-        g_free(conf[i]);
-        g_free(out[i]);
-    }
-    return ok;
+    return true;
 }
