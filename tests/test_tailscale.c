@@ -1,0 +1,209 @@
+/* The files meshlab writes for Headscale and Tailscale (against golden files), and the readers of
+ * what tailscale and headscale print, on real output (tests/data/samples/tailscale/README). */
+#include "check.h"
+#include "tailscale.h"
+#include "util.h"
+
+#define SAMPLES "tests/data/samples/tailscale/"
+
+static char *sample(const char *name)
+{
+    g_autofree char *path = g_strconcat(SAMPLES, name, NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return g_strdup("");
+    }
+    return text;
+}
+
+static void test_renderers(void)
+{
+    g_autofree char *config = ml_headscale_config("192.0.2.10", ML_HEADSCALE_URL);
+    check_golden("headscale-config.yaml", config);
+    /* What the seed relied on, checked by name so a golden rewrite cannot drop it quietly. */
+    CHECK(strstr(config, "listen_addr: 0.0.0.0:443\n"));
+    CHECK(strstr(config, "  urls: []\n"));
+    CHECK(strstr(config, "    region_code: \"headscale\"\n"));
+    CHECK(strstr(config, "    ipv4: 192.0.2.10\n"));
+    CHECK(strstr(config, "    stun_listen_addr: \"0.0.0.0:3478\"\n"));
+    CHECK(strstr(config, "    path: /var/lib/headscale/db.sqlite\n"));
+    CHECK(strstr(config, "  base_domain: tailnet.example.com\n"));
+
+    g_autofree char *policy = ml_headscale_policy();
+    check_golden("headscale-policy.hujson", policy);
+
+    g_autofree char *derp = ml_headscale_derp_map("192.0.2.10", ML_HEADSCALE_HOSTNAME);
+    check_golden("headscale-derp-map.yaml", derp);
+
+    g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, "client-a",
+                                                  "/run/meshlab/authkey");
+    g_autofree char *up_line = g_strconcat(up, "\n", NULL);
+    check_golden("tailscale-up.txt", up_line);
+    /* A path with a space is quoted, never split. */
+    g_autofree char *odd = ml_tailscale_up_command(ML_HEADSCALE_URL, "client-b", "/run/a b");
+    CHECK_STR(odd, "tailscale up --login-server=https://headscale.lab:443 "
+                   "'--auth-key=file:/run/a b' --hostname=client-b --accept-dns=false");
+
+    g_autofree char *hub = ml_lab_ca_hub_script(ML_HEADSCALE_HOSTNAME, "192.0.2.10");
+    check_golden("lab-ca-hub.sh", hub);
+    CHECK(ml_lab_ca_hub_script("bad name;rm", "192.0.2.10") == NULL);
+    CHECK(ml_lab_ca_hub_script(ML_HEADSCALE_HOSTNAME, "2001:db8::1") == NULL);
+
+    /* A certificate-shaped test value; the client script only copies it. */
+    const char *pem = "-----BEGIN CERTIFICATE-----\n"
+                      "MIIBdzCCAR2gAwIBAgIUTESTONLYTESTONLYTESTONLYTESTONLYwCgYIKoZIzj0E\n"
+                      "-----END CERTIFICATE-----\n";
+    g_autofree char *client = ml_lab_ca_client_script(pem, ML_HEADSCALE_HOSTNAME, "192.0.2.10");
+    check_golden("lab-ca-client.sh", client);
+    CHECK(ml_lab_ca_client_script("-----BEGIN CERTIFICATE-----\nMESHLAB_CA\n$(reboot)\n"
+                                  "-----END CERTIFICATE-----",
+                                  ML_HEADSCALE_HOSTNAME, "192.0.2.10") == NULL);
+    CHECK(ml_lab_ca_client_script("", ML_HEADSCALE_HOSTNAME, "192.0.2.10") == NULL);
+}
+
+static void test_ping(void)
+{
+    g_autofree char *both = sample("ping-derp-then-direct-pr663.txt");
+    struct ml_ts_ping p;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_tailscale_ping_parse(both, &p, &err));
+    CHECK(p.answered);
+    CHECK(p.direct);
+    CHECK(p.pongs == 3);
+    CHECK_STR(p.endpoint, "[2604:a880:2:d1::36:d001]:41641");
+    CHECK_STR(p.derp_region, "");
+    CHECK(p.latency_ms == 33.0);
+
+    g_autofree char *derp = sample("ping-derp-only-pr663.txt");
+    CHECK(ml_tailscale_ping_parse(derp, &p, NULL));
+    CHECK(p.answered && !p.direct && p.pongs == 2);
+    CHECK_STR(p.derp_region, "sfo");
+    CHECK_STR(p.endpoint, "");
+    CHECK(p.latency_ms == 252.0);
+
+    /* The seed's two outcomes, as tailscale's ping.go formats them ("pong from %s (%s%s) via
+     * %v in %v"): the lab's own addresses, not captured output. */
+    CHECK(ml_tailscale_ping_parse("pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n",
+                                  &p, NULL));
+    CHECK(p.direct);
+    CHECK_STR(p.endpoint, "192.0.2.12:41641");
+    CHECK(p.latency_ms == 1.0);
+    CHECK(ml_tailscale_ping_parse(
+        "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n", &p, NULL));
+    CHECK(!p.direct);
+    CHECK_STR(p.derp_region, "headscale");
+    CHECK(ml_tailscale_ping_parse("pong from x (100.64.0.2, 41235) via DERP(headscale) in 1.5s",
+                                  &p, NULL));
+    CHECK(p.latency_ms == 1500.0);
+
+    /* No answer is a result; an unreadable pong is an error that quotes the line. */
+    CHECK(ml_tailscale_ping_parse("ping \"100.64.0.2\" timed out\n", &p, NULL));
+    CHECK(!p.answered && p.pongs == 0);
+    g_autoptr(GError) bad = NULL;
+    CHECK(!ml_tailscale_ping_parse("pong from x (100.64.0.2) via DERP(a) in soon\n", &p, &bad));
+    CHECK(bad && bad->code == ML_ERR_MEASURE && strstr(bad->message, "soon"));
+}
+
+static void test_status(void)
+{
+    g_autofree char *json = sample("status-1.102.4-windows.json");
+    struct ml_ts_peer peer;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_tailscale_status_parse(json, "iphone-13", &peer, &err));
+    CHECK(err == NULL);
+    CHECK_STR(peer.host_name, "localhost");
+    CHECK_STR(peer.dns_name, "iphone-13.tail8b25a2.ts.net.");
+    CHECK_STR(peer.cur_addr, "172.16.31.147:41641");
+    CHECK_STR(peer.relay, "tok");
+    CHECK_STR(peer.peer_relay, "");
+    CHECK_STR(peer.ipv4, "100.120.27.49");
+    CHECK_STR(peer.ipv6, "fd7a:115c:a1e0::8328:1b32");
+    CHECK(peer.online && peer.active && peer.direct);
+
+    CHECK(ml_tailscale_status_parse(json, "IPAD157", &peer, NULL));
+    CHECK_STR(peer.cur_addr, "");
+    CHECK_STR(peer.relay, "tok");
+    CHECK_STR(peer.ipv4, "100.78.141.76");
+    CHECK(peer.online && !peer.active && !peer.direct);
+
+    /* Self is not a peer; an unknown name lists what exists. */
+    g_autoptr(GError) none = NULL;
+    CHECK(!ml_tailscale_status_parse(json, "unagi", &peer, &none));
+    CHECK(none && strstr(none->message, "'unagi'") &&
+          strstr(none->message, "iphone-13.tail8b25a2.ts.net."));
+    g_autoptr(GError) broken = NULL;
+    CHECK(!ml_tailscale_status_parse("{\"Peer\": ", "x", &peer, &broken));
+    CHECK(broken && broken->code == ML_ERR_MEASURE);
+}
+
+static void test_headscale(void)
+{
+    g_autofree char *users = sample("headscale-users-list-gbraad-issue3.json");
+    long id = 0;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_headscale_user_id(users, "gbraad", &id, &err));
+    CHECK(id == 1);
+    /* Current releases print a list with numeric ids. */
+    CHECK(ml_headscale_user_id("[{\"id\": 7, \"name\": \"lab\"}, {\"id\": 8, \"name\": \"x\"}]",
+                               "x", &id, NULL));
+    CHECK(id == 8);
+    g_autoptr(GError) missing = NULL;
+    CHECK(!ml_headscale_user_id(users, "lab", &id, &missing));
+    CHECK(missing && missing->code == ML_ERR_GUEST && strstr(missing->message, "'lab'"));
+
+    g_autofree char *created = sample("headscale-preauthkeys-create-gbraad-issue5.json");
+    g_autofree char *key = ml_headscale_preauthkey_parse(created, NULL);
+    CHECK_STR(key, "5f5ad19844ef66d88ff2041b638c824a13fdfb69ea3162e4");
+    g_autoptr(GError) nokey = NULL;
+    char *none = ml_headscale_preauthkey_parse("{\"key\": \"a b; rm -rf /\"}", &nokey);
+    CHECK(none == NULL);
+    CHECK(nokey && !strstr(nokey->message, "rm -rf"));
+
+    g_autofree char *list = sample("headscale-nodes-list-constructed.json");
+    GPtrArray *nodes = NULL;
+    CHECK(ml_headscale_nodes_parse(list, &nodes, NULL));
+    CHECK(nodes && nodes->len == 2);
+    if (nodes && nodes->len == 2) {
+        const struct ml_hs_node *a = g_ptr_array_index(nodes, 0);
+        const struct ml_hs_node *b = g_ptr_array_index(nodes, 1);
+        CHECK_STR(a->name, "client-a");
+        CHECK_STR(a->given_name, "client-a");
+        CHECK_STR(a->ipv4, "100.64.0.1");
+        CHECK_STR(a->ipv6, "fd7a:115c:a1e0::1");
+        CHECK(a->online);
+        CHECK_STR(b->name, "client-b");
+        CHECK_STR(b->ipv4, "100.64.0.2");
+        CHECK(!b->online);
+    }
+    if (nodes)
+        g_ptr_array_unref(nodes);
+    GPtrArray *camel = NULL;
+    CHECK(ml_headscale_nodes_parse("[{\"name\": \"n\", \"givenName\": \"g\", "
+                                   "\"ipAddresses\": [\"fd7a:115c:a1e0::9\", \"100.64.0.9\"]}]",
+                                   &camel, NULL));
+    if (camel) {
+        const struct ml_hs_node *n = g_ptr_array_index(camel, 0);
+        CHECK_STR(n->given_name, "g");
+        CHECK_STR(n->ipv4, "100.64.0.9");
+        CHECK_STR(n->ipv6, "fd7a:115c:a1e0::9");
+        g_ptr_array_unref(camel);
+    }
+    GPtrArray *empty = NULL;
+    CHECK(ml_headscale_nodes_parse("null\n", &empty, NULL));
+    CHECK(empty && empty->len == 0);
+    if (empty)
+        g_ptr_array_unref(empty);
+    GPtrArray *never = NULL;
+    CHECK(!ml_headscale_nodes_parse("{\"nodes\": []}", &never, NULL));
+    CHECK(never == NULL);
+}
+
+int main(void)
+{
+    test_renderers();
+    test_ping();
+    test_status();
+    test_headscale();
+    return check_finish();
+}
