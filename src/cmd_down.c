@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lab.h"
 #include "plan.h"
 #include "topology.h"
 #include "util.h"
@@ -60,10 +61,8 @@ int cmd_down_main(int argc, char **argv)
     int removed = 0;
     int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
     virConnectClose(conn);
-    g_autofree char *name = g_strdup_printf("%s.json", lab);
-    g_autofree char *state = g_build_filename(ml_state_dir(), "labs", name, NULL);
-    if (n >= 0 && unlink(state) == 0)
-        printf("removed state %s\n", state);
+    if (n >= 0)
+        ml_lab_state_remove(lab, print_removed, &removed);
     if (n < 0)
         return cmd_fail(err);
     if (removed == 0)

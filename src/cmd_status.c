@@ -84,6 +84,7 @@ int cmd_status_main(int argc, char **argv)
         g_autofree char *pool = ml_plan_pool_name(lab);
         virStoragePoolPtr p = virStoragePoolLookupByName(conn, pool);
         if (p) {
+            virStoragePoolRefresh(p, 0);
             int nv = virStoragePoolNumOfVolumes(p);
             printf("  pool    %-32s %d volumes\n", pool, nv < 0 ? 0 : nv);
             virStoragePoolFree(p);

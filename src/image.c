@@ -17,8 +17,10 @@
 #define DEBIAN_BUILDER_VERSION "meshlab-debian-builder/1"
 #define DEBIAN_SUITE "bookworm"
 #define DEBIAN_IMAGE_SIZE "2G"
+/* ipv6.disable_ipv6 keeps the lab IPv4-only on the wire while AF_INET6 sockets still
+ * work (nebula opens its UDP listener as one). */
 #define DEBIAN_CMDLINE                                                                            \
-    "root=/dev/vda rw console=ttyS0 net.ifnames=0 ipv6.disable=1 quiet loglevel=3 "     \
+    "root=/dev/vda rw console=ttyS0 net.ifnames=0 ipv6.disable_ipv6=1 quiet loglevel=3 "     \
     "systemd.show_status=false"
 
 void ml_image_clear(struct ml_image *img)

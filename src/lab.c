@@ -9,11 +9,14 @@
 
 #include "agent.h"
 #include "cloudinit.h"
+#include "path.h"
 #include "util.h"
 #include "virt.h"
 #include "virt_xml.h"
 
 #define BOOT_TIMEOUT_S 600
+#define READY_CMD                                                                                 \
+    "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
 {
@@ -56,6 +59,14 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     if (lab->image.name)
         json_object_object_add(s, "image", json_object_new_string(lab->image.name));
     json_object_object_add(s, "wireguard_setup_s", json_object_new_double(lab->wg_setup_s));
+    json_object_object_add(s, "nebula_setup_s", json_object_new_double(lab->nebula_setup_s));
+    json_object_object_add(s, "tailscale_setup_s", json_object_new_double(lab->ts_setup_s));
+    struct json_object *failed = json_object_new_object();
+    for (size_t k = 0; k < ML_PATH_COUNT; k++)
+        if (lab->setup_failed[k])
+            json_object_object_add(failed, ml_path_name((enum ml_path_kind)k),
+                                   json_object_new_string(lab->setup_failed[k]));
+    json_object_object_add(s, "setup_failed", failed);
     if (lab->phases)
         json_object_object_add(s, "phases", json_object_get(lab->phases));
     struct json_object *boot = json_object_new_array();
@@ -63,6 +74,7 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
         struct json_object *g = json_object_new_object();
         json_object_object_add(g, "boot_s", json_object_new_double(lab->boot_s[i]));
         json_object_object_add(g, "ready_s", json_object_new_double(lab->ready_s[i]));
+        json_object_object_add(g, "tailscale_ip", json_object_new_string(lab->ts_ip[i]));
         json_object_array_add(boot, g);
     }
     json_object_object_add(s, "guests", boot);
@@ -77,6 +89,46 @@ struct json_object *ml_lab_state_read(const char *lab_name)
     g_autofree char *name = g_strdup_printf("%s.json", lab_name);
     g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
     return json_object_from_file(path);
+}
+
+/* Binaries the guests may not download (Tailscale, Headscale) reach them on a
+ * CD of their own, labelled MESHLAB, built from the host's verified cache. */
+static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError **err)
+{
+    g_autoptr(GPtrArray) files = ml_path_artifacts(lab, i);
+    *ret_path = NULL;
+    if (files->len == 0)
+        return true;
+    g_autofree char *name = g_strdup_printf("%s-artifacts.iso", lab->plan->guests[i].node->name);
+    g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", path};
+    for (size_t k = 0; k < G_N_ELEMENTS(head); k++)
+        g_ptr_array_add(argv, (gpointer)head[k]);
+    for (guint k = 0; k < files->len; k++)
+        g_ptr_array_add(argv, g_ptr_array_index(files, k));
+    g_ptr_array_add(argv, NULL);
+    if (!ml_spawn((const char *const *)argv->pdata, NULL, err))
+        return false;
+    chmod(path, 0644);
+    ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
+                lab->plan->guests[i].node->name, files->len);
+    *ret_path = g_steal_pointer(&path);
+    return true;
+}
+
+void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),
+                         void *opaque)
+{
+    static const char *const suffixes[] = {".json", ".authkey"};
+    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        g_autofree char *name = g_strdup_printf("%s%s", lab_name, suffixes[i]);
+        g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+        if (unlink(path) == 0 && cb) {
+            g_autofree char *what = g_strdup_printf("state %s", path);
+            cb(what, opaque);
+        }
+    }
 }
 
 static bool create_objects(struct ml_lab *lab, GError **err)
@@ -106,7 +158,10 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         if (!ok)
             return false;
         g_autofree char *console = console_path(lab, i);
-        struct ml_domain_paths paths = {overlay, seed_path, console};
+        g_autofree char *artifacts = NULL;
+        if (!artifacts_iso(lab, i, &artifacts, err))
+            return false;
+        struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
         g_autofree char *xml = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
         lab->dom[i] = ml_virt_define_domain(lab->conn, xml, err);
         if (!lab->dom[i])
@@ -172,12 +227,12 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             }
             struct ml_exec ex = {0};
             g_autoptr(GError) e = NULL;
-            if (ml_agent_exec(lab->dom[i], "test -f /var/lib/cloud/instance/boot-finished", NULL,
-                              10, &ex, &e) &&
+            /* Ready once cloud-init's init stage (network, files, hostname) is done. */
+            if (ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) &&
                 ex.exit_code == 0) {
                 lab->ready_s[i] = ml_now() - t0;
                 ready++;
-                ml_progress("boot", "guest %s: cloud-init finished after %.1f s", node,
+                ml_progress("boot", "guest %s: ready (cloud-init init stage done) after %.1f s", node,
                             lab->ready_s[i]);
             }
             ml_exec_clear(&ex);
@@ -241,6 +296,16 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
     }
     if (json_object_object_get_ex(state, "wireguard_setup_s", &v))
         lab->wg_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "nebula_setup_s", &v))
+        lab->nebula_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "tailscale_setup_s", &v))
+        lab->ts_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "setup_failed", &v))
+        for (size_t k = 0; k < ML_PATH_COUNT; k++) {
+            struct json_object *why = NULL;
+            if (json_object_object_get_ex(v, ml_path_name((enum ml_path_kind)k), &why))
+                lab->setup_failed[k] = g_strdup(json_object_get_string(why));
+        }
     if (json_object_object_get_ex(state, "phases", &v))
         lab->phases = json_object_get(v);
     struct json_object *guests = NULL;
@@ -252,6 +317,8 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->boot_s[i] = json_object_get_double(b);
             if (json_object_object_get_ex(g, "ready_s", &b))
                 lab->ready_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "tailscale_ip", &b))
+                g_strlcpy(lab->ts_ip[i], json_object_get_string(b), sizeof(lab->ts_ip[i]));
         }
     json_object_put(state);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
@@ -316,9 +383,7 @@ bool ml_lab_destroy(struct ml_lab *lab, GError **err)
     int n = ml_virt_teardown(lab->conn, lab->topo->name, print_removed, NULL, err);
     if (n < 0)
         return false;
-    g_autofree char *name = g_strdup_printf("%s.json", lab->topo->name);
-    g_autofree char *state = g_build_filename(ml_state_dir(), "labs", name, NULL);
-    unlink(state);
+    ml_lab_state_remove(lab->topo->name, print_removed, NULL);
     ml_lab_phase(lab, "teardown", ml_now() - t0);
     return true;
 }
@@ -332,6 +397,9 @@ void ml_lab_clear(struct ml_lab *lab)
     ml_host_accel_clear(&lab->accel);
     g_free(lab->run_dir);
     json_object_put(lab->phases);
+    json_object_put(lab->ts_extra);
+    for (size_t k = 0; k < ML_PATH_COUNT; k++)
+        g_free(lab->setup_failed[k]);
     if (lab->conn)
         virConnectClose(lab->conn);
     memset(lab, 0, sizeof(*lab));

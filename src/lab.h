@@ -8,6 +8,7 @@
 #include "host.h"
 #include "image.h"
 #include "plan.h"
+#include "topology.h"
 
 struct ml_lab {
     virConnectPtr conn;
@@ -20,6 +21,11 @@ struct ml_lab {
     double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
     double ready_s[ML_MAX_NODES];    /* start to cloud-init finished */
     double wg_setup_s;               /* first key generated to first tunnel ping answered */
+    double ts_setup_s;               /* start of the Tailscale installs to both nodes up */
+    double nebula_setup_s;           /* first nebula key generated to the overlay answering */
+    char ts_ip[ML_MAX_NODES][16];    /* the IPv4 address Headscale gave each node */
+    struct json_object *ts_extra;    /* daemons' memory, tailscale0, assigned addresses */
+    char *setup_failed[ML_PATH_COUNT]; /* why a path's dataplane could not be set up */
     struct json_object *phases;      /* [{name, seconds}] */
     bool created;                    /* this process created the lab's objects */
 };
@@ -42,3 +48,7 @@ virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
 /* The lab's state file: written before anything is created, removed by down. */
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err);
 struct json_object *ml_lab_state_read(const char *lab_name);
+/* Removes the lab's state file and its private secrets (the pre-auth key);
+ * calls cb for each file removed. */
+void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),
+                         void *opaque);

@@ -81,6 +81,19 @@ static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GErro
     return true;
 }
 
+bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    struct ctx c = {
+        .lab = lab,
+        .client = lab->dom[t->measure.client],
+        .server = lab->dom[t->measure.server],
+        .hub = lab->dom[t->wireguard.hub],
+        .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
+    };
+    return probe(&c, target, ret, err);
+}
+
 static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, const char *when,
                                  const char *target, bool *ret_ok, GError **err)
 {
@@ -229,7 +242,7 @@ static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct 
 {
     const char *name = ml_path_name(ops->kind);
     char target[16];
-    ml_ip_str(ops->target(c->lab->topo), target);
+    ml_ip_str(ops->target(c->lab), target);
     bool ok = false;
     struct json_object *chk = check(c, ops, "before", target, &ok, err);
     if (!chk)
@@ -295,8 +308,9 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
     return true;
 }
 
-static struct json_object *path_skeleton(const struct ml_topology *t, const struct ml_path_ops *ops)
+static struct json_object *path_skeleton(const struct ml_lab *lab, const struct ml_path_ops *ops)
 {
+    const struct ml_topology *t = lab->topo;
     char target[16];
     struct json_object *o = json_object_new_object();
     g_autofree char *desc = ops->describe(t);
@@ -304,7 +318,7 @@ static struct json_object *path_skeleton(const struct ml_topology *t, const stru
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
-    json_object_object_add(o, "target", json_object_new_string(ml_ip_str(ops->target(t), target)));
+    json_object_object_add(o, "target", json_object_new_string(ml_ip_str(ops->target(lab), target)));
     return o;
 }
 
@@ -345,7 +359,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         if (!t->measure.paths[k])
             continue;
         const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
-        struct json_object *o = path_skeleton(t, ops);
+        struct json_object *o = path_skeleton(lab, ops);
         json_object_array_add(paths, o);
         if (broken) {
             mark_not_run(o, "not run: the run was interrupted or the lab broke before it");
@@ -355,18 +369,64 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             mark_not_run(o, e->message);
             continue;
         }
+        g_autofree char *why_not = NULL;
+        if (ops->available && !ops->available(lab, &why_not)) {
+            ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
+            mark_not_run(o, why_not);
+            continue;
+        }
         ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
                     json_object_get_string(json_object_object_get(o, "description")));
+        if (lab->setup_failed[k]) {
+            mark_not_run(o, lab->setup_failed[k]);
+            json_object_object_add(o, "status", json_object_new_string("failed"));
+            continue;
+        }
+        g_autoptr(GError) perr = NULL;
+        if (!ml_policy_enter(lab, ops, &perr)) {
+            if (perr->code == ML_ERR_INTERRUPTED) {
+                g_propagate_error(err, g_steal_pointer(&perr));
+                broken = true;
+                mark_not_run(o, "interrupted while switching the path policy");
+                continue;
+            }
+            g_autofree char *why = g_strdup_printf("the path policy could not be put in force: %s",
+                                                   perr->message);
+            mark_not_run(o, why);
+            json_object_object_add(o, "status", json_object_new_string("failed"));
+            continue;
+        }
+        double setup = 0;
+        switch (ops->kind) {
+        case ML_PATH_WIREGUARD_HUB:
+            setup = lab->wg_setup_s;
+            break;
+        case ML_PATH_TAILSCALE_DIRECT:
+        case ML_PATH_TAILSCALE_RELAY:
+            setup = lab->ts_setup_s;
+            break;
+        case ML_PATH_NEBULA_DIRECT:
+        case ML_PATH_NEBULA_RELAY:
+            setup = lab->nebula_setup_s;
+            break;
+        default:
+            break;
+        }
         json_object_object_add(o, "setup_s",
-                               ops->kind == ML_PATH_WIREGUARD_HUB && lab->wg_setup_s > 0
-                                   ? json_object_new_double(round(lab->wg_setup_s * 10) / 10)
-                                   : NULL);
+                               setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
         if (!measure_path(&c, ops, profile, o, err)) {
             broken = true;
             json_object_object_add(o, "status", json_object_new_string("not-run"));
             json_object_object_add(o, "reason",
                                    json_object_new_string("interrupted while measuring"));
         }
+    }
+    /* What the seed recorded beside the Tailscale numbers, once, on the direct path. */
+    for (size_t i = 0; lab->ts_extra && i < json_object_array_length(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")),
+                    "tailscale-direct"))
+            json_object_object_add(p, "observed", json_object_get(lab->ts_extra));
     }
     ml_lab_phase(lab, "measure", ml_now() - t0);
     if (broken) {

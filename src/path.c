@@ -1,5 +1,11 @@
 #include "path.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "util.h"
+
 void ml_probe_clear(struct ml_probe *p)
 {
     g_free(p->route);
@@ -11,6 +17,102 @@ const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind)
     static const struct ml_path_ops *const all[ML_PATH_COUNT] = {
         [ML_PATH_PLAIN] = &ml_path_plain,
         [ML_PATH_WIREGUARD_HUB] = &ml_path_wireguard_hub,
+        [ML_PATH_TAILSCALE_DIRECT] = &ml_path_tailscale_direct,
+        [ML_PATH_TAILSCALE_RELAY] = &ml_path_tailscale_relay,
+        [ML_PATH_NEBULA_DIRECT] = &ml_path_nebula_direct,
+        [ML_PATH_NEBULA_RELAY] = &ml_path_nebula_relay,
     };
     return (unsigned)kind < ML_PATH_COUNT ? all[kind] : NULL;
+}
+
+static bool on_all(struct ml_lab *lab, char **cmds, char **inputs, char **out, GError **err)
+{
+    long long pids[ML_MAX_NODES];
+    size_t n = lab->plan->n_guests;
+    for (size_t i = 0; i < n; i++)
+        if (!ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        struct ml_exec ex = {0};
+        if (!ml_agent_wait(lab->dom[i], pids[i], 60, &ex, err))
+            return false;
+        int code = ex.exit_code;
+        if (code != 0)
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "nftables on %s failed (status %d): %s",
+                        lab->topo->nodes[i].name, code, g_strstrip(ex.err));
+        else if (out)
+            out[i] = g_steal_pointer(&ex.out);
+        ml_exec_clear(&ex);
+        if (code != 0)
+            return false;
+    }
+    return true;
+}
+
+bool ml_policy_firewall(struct ml_lab *lab, GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    g_autofree char *fw = ml_nft_firewall();
+    char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
+    for (size_t i = 0; i < n; i++) {
+        cmds[i] = "nft -f -";
+        inputs[i] = fw;
+    }
+    if (!on_all(lab, cmds, inputs, NULL, err))
+        return false;
+    ml_progress("firewall", "guest firewall loaded on %zu guests: policy drop on %s except "
+                "established, ICMP echo, TCP 22/443/5201, UDP 51820/3478/4242", n, ML_LAB_NIC);
+    return true;
+}
+
+bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    char *cmds[ML_MAX_NODES] = {0}, *inputs[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        cmds[i] = "nft -f - && nft list ruleset";
+        inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
+    }
+    bool ok = on_all(lab, cmds, inputs, out, err);
+    const char *path = ml_path_name(ops->kind);
+    g_autofree char *dir = g_build_filename(lab->run_dir, "rulesets", path, NULL);
+    if (ok && ml_mkdir_p(dir, 0755, NULL)) {
+        for (size_t i = 0; i < n; i++) {
+            g_autofree char *name = g_strdup_printf("%s.nft", lab->topo->nodes[i].name);
+            g_autofree char *file = g_build_filename(dir, name, NULL);
+            ml_write_file(file, out[i] ? out[i] : "", -1, 0644, NULL);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        g_free(inputs[i]);
+        g_free(out[i]);
+    }
+    if (!ok)
+        return false;
+    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s", path,
+                ml_policy_name(ops->policy), dir);
+    return !ops->settle || ops->settle(lab, err);
+}
+
+GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    for (int k = 0; k < ML_PATH_COUNT; k++) {
+        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+        g_autofree char *why = NULL;
+        if (!lab->topo->measure.paths[k] || !ops->artifacts ||
+            (ops->available && !ops->available(lab, &why)))
+            continue;
+        GPtrArray *mine = g_ptr_array_new_with_free_func(g_free);
+        ops->artifacts(lab, node, mine);
+        for (guint i = 0; i < mine->len; i++) {
+            bool dup = false;
+            for (guint j = 0; j < files->len; j++)
+                dup |= !strcmp(g_ptr_array_index(files, j), g_ptr_array_index(mine, i));
+            if (!dup)
+                g_ptr_array_add(files, g_strdup(g_ptr_array_index(mine, i)));
+        }
+        g_ptr_array_unref(mine);
+    }
+    return files;
 }

@@ -10,8 +10,9 @@ static char *describe(const struct ml_topology *t)
                            t->nodes[t->measure.server].name);
 }
 
-static struct in_addr target(const struct ml_topology *t)
+static struct in_addr target(const struct ml_lab *lab)
 {
+    const struct ml_topology *t = lab->topo;
     return t->nodes[t->measure.server].address;
 }
 

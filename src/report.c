@@ -462,8 +462,9 @@ static void put_setup(GString *s, struct json_object *r, struct json_object *pat
         g_string_append(s, DASH);
     g_string_append(s, " |\n\n");
 
-    g_string_append(s, "Boot is from starting the guest to its guest agent answering.\n\n"
-                       "| Guest | Address | Boot s |\n|---|---|---:|\n");
+    g_string_append(s, "Agent is from starting the guest to its guest agent answering; ready is to "
+                       "cloud-init having finished.\n\n"
+                       "| Guest | Address | Agent s | Ready s |\n|---|---|---:|---:|\n");
     for (size_t i = 0; guests && i < json_object_array_length(guests); i++) {
         struct json_object *g = json_object_array_get_idx(guests, i);
         g_string_append(s, "| ");
@@ -472,6 +473,8 @@ static void put_setup(GString *s, struct json_object *r, struct json_object *pat
         put_text(s, str_or(g, "address", DASH));
         g_string_append(s, " | ");
         put_num(s, g, "boot_s", 1);
+        g_string_append(s, " | ");
+        put_num(s, g, "ready_s", 1);
         g_string_append(s, " |\n");
     }
     g_string_append(s, "\n");

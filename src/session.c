@@ -87,14 +87,46 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_topology *topo,
         ml_image_clear(&tmp);
     }
 
-    bool ok = ml_lab_create(lab, err);
+    bool ok = ml_lab_create(lab, err) && ml_policy_firewall(lab, err);
+    /* Each dataplane once, even when several paths share it. */
+    bool (*done[ML_PATH_COUNT])(struct ml_lab *, GError **) = {0};
+    size_t n_done = 0;
     for (int k = 0; ok && k < ML_PATH_COUNT; k++) {
         const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
-        if (topo->measure.paths[k] && ops->setup && !ml_check_interrupted(err))
-            ok = ops->setup(lab, err);
-        if (ok && ml_interrupted())
-            ok = !ml_check_interrupted(err);
+        g_autofree char *why_not = NULL;
+        if (!topo->measure.paths[k] || !ops->setup)
+            continue;
+        if (ops->available && !ops->available(lab, &why_not)) {
+            ml_progress("up", "%s: %s", ml_path_name(ops->kind), why_not);
+            continue;
+        }
+        bool already = false;
+        for (size_t d = 0; d < n_done; d++)
+            already |= done[d] == ops->setup;
+        if (already)
+            continue;
+        done[n_done++] = ops->setup;
+        if (ml_check_interrupted(err)) {
+            ok = false;
+            break;
+        }
+        /* A dataplane that cannot come up fails its own paths, not the whole run. */
+        g_autoptr(GError) serr = NULL;
+        if (ops->setup(lab, &serr))
+            continue;
+        if (serr->code == ML_ERR_INTERRUPTED) {
+            g_propagate_error(err, g_steal_pointer(&serr));
+            ok = false;
+            break;
+        }
+        ml_warn("%s could not be set up: %s", ml_path_name(ops->kind), serr->message);
+        for (int j = 0; j < ML_PATH_COUNT; j++)
+            if (topo->measure.paths[j] && ml_path_ops((enum ml_path_kind)j)->setup == ops->setup)
+                lab->setup_failed[j] = g_strdup_printf("its dataplane could not be set up: %s",
+                                                       serr->message);
     }
+    if (ok && ml_interrupted())
+        ok = !ml_check_interrupted(err);
     if (ok) {
         ok = ml_lab_state_write(lab, err);
     }

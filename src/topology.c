@@ -17,9 +17,13 @@
 #define MAX_KEYS 8
 #define MAX_DEPTH 16
 
-static const char *const path_names[ML_PATH_COUNT] = {
+static const char *const path_names[ML_PATH_COUNT + 1] = {
     [ML_PATH_PLAIN] = "plain",
     [ML_PATH_WIREGUARD_HUB] = "wireguard-hub",
+    [ML_PATH_TAILSCALE_DIRECT] = "tailscale-direct",
+    [ML_PATH_TAILSCALE_RELAY] = "tailscale-relay",
+    [ML_PATH_NEBULA_DIRECT] = "nebula-direct",
+    [ML_PATH_NEBULA_RELAY] = "nebula-relay",
 };
 
 static const struct ml_profile default_full = {
@@ -73,7 +77,7 @@ struct ctx {
     struct {
         yaml_node_t *name, *address, *tunnel_address;
     } at[ML_MAX_NODES];
-    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at;
+    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *paths_at;
     const char *hub, *client, *server;
 };
 
@@ -514,12 +518,14 @@ static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *what, struc
 
 static bool parse_paths(struct ctx *c, yaml_node_t *n)
 {
-    const char *known = fmt(c, "%s, %s", path_names[0], path_names[1]);
+    g_autofree char *joined = g_strjoinv(", ", (char **)path_names);
+    const char *known = fmt(c, "%s", joined);
     bool *paths = c->topo->measure.paths;
     yaml_node_item_t *items;
     size_t count;
 
-    G_STATIC_ASSERT(ML_PATH_COUNT == 2);
+    c->paths_at = n;
+
     if (n->type != YAML_SEQUENCE_NODE)
         return fail(c, n, "measure.paths must be a sequence of path names (%s), not %s", known,
                     found(c, n));
@@ -700,6 +706,17 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
         return fail(c, c->wg_subnet_at, "wireguard.subnet %s overlaps the lab subnet %s",
                     subnet_str(c, &t->wireguard.subnet), subnet_str(c, &t->lab_subnet));
+    if (t->measure.paths[ML_PATH_NEBULA_DIRECT] || t->measure.paths[ML_PATH_NEBULA_RELAY]) {
+        struct ml_subnet overlay = {.prefix = 24};
+        inet_pton(AF_INET, "10.42.0.0", &overlay.net);
+        const struct ml_subnet *mine[] = {&t->lab_subnet, &t->wireguard.subnet};
+        for (size_t i = 0; i < G_N_ELEMENTS(mine); i++)
+            if (subnets_overlap(mine[i], &overlay))
+                return fail(c, c->paths_at, "the nebula paths use the overlay 10.42.0.0/24, which "
+                            "overlaps %s %s; move that subnet elsewhere",
+                            i == 0 ? "the lab subnet" : "wireguard.subnet",
+                            subnet_str(c, mine[i]));
+    }
     return check_nodes(c) && check_roles(c);
 }
 

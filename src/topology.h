@@ -13,6 +13,10 @@
 enum ml_path_kind {
     ML_PATH_PLAIN = 0,      /* client to server over the bridge, unencrypted */
     ML_PATH_WIREGUARD_HUB,  /* kernel WireGuard, client -> hub -> server */
+    ML_PATH_TAILSCALE_DIRECT, /* tailscaled client to client, Headscale on the hub */
+    ML_PATH_TAILSCALE_RELAY,  /* the same, forced onto Headscale's embedded DERP relay */
+    ML_PATH_NEBULA_DIRECT,    /* nebula client to client, lighthouse on the hub */
+    ML_PATH_NEBULA_RELAY,     /* the same, forced onto the hub's nebula relay */
     ML_PATH_COUNT
 };
 const char *ml_path_name(enum ml_path_kind kind);

@@ -1,6 +1,7 @@
 #include "virt_xml.h"
 
 #include <stdio.h>
+#include <string.h>
 
 char *ml_xml_network(const struct ml_plan *plan)
 {
@@ -115,5 +116,17 @@ char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_im
         "</domain>\n",
         paths->overlay, paths->seed, plan->network, g->mac, g->tap, paths->console);
     g_string_append(x, devices);
+    if (paths->artifacts) {
+        /* A second CD for the binaries the guests may not download themselves. */
+        g_autofree char *cd = g_markup_printf_escaped(
+            "    <disk type='file' device='cdrom'>\n"
+            "      <driver name='qemu' type='raw'/>\n"
+            "      <source file='%s'/>\n"
+            "      <target dev='hdd' bus='ide'/>\n"
+            "      <readonly/>\n"
+            "    </disk>\n",
+            paths->artifacts);
+        g_string_insert(x, x->len - strlen("  </devices>\n</domain>\n"), cd);
+    }
     return g_string_free(x, FALSE);
 }

@@ -18,6 +18,7 @@ struct ml_domain_paths {
     const char *overlay;  /* path of the guest's qcow2 overlay */
     const char *seed;     /* path of its NoCloud seed ISO */
     const char *console;  /* file the serial console is written to */
+    const char *artifacts; /* an ISO of binaries from the host's cache, or NULL */
 };
 char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
                     bool kvm, const struct ml_domain_paths *paths);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # End to end on real libvirt and QEMU guests: `meshlab run --quick` on the seed
-# topology must measure both paths with their checks passed, find the hub out
-# of the plain path and in the WireGuard path, and leave nothing behind. Then
-# a Ctrl-C in the middle of `meshlab up` must leave nothing behind either.
+# topology must measure plain, wireguard-hub, nebula-direct and nebula-relay
+# with their checks passed, find the hub out of the direct paths and in the
+# hub and relay paths, report the Tailscale paths as not run with the files
+# they need (they cannot be downloaded here), and leave nothing behind. Then a
+# Ctrl-C in the middle of `meshlab up` must leave nothing behind either.
 set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 topo=topologies/three-guest.yaml
@@ -46,7 +48,12 @@ start=$(date +%s)
 "$bin" run "$topo" --quick --out "$out/run" 2>&1 | tee "$out/run.log"
 rc=${PIPESTATUS[0]}
 echo "e2e: meshlab run took $(( $(date +%s) - start )) s"
-check "meshlab run exits 0" "[ $rc = 0 ]"
+if [ -n "$(ls /var/cache/meshlab/tailscale-* 2>/dev/null)" ]; then
+    check "meshlab run exits 0" "[ $rc = 0 ]"
+else
+    # Exit 1 says some path was not measured: here, the Tailscale ones.
+    check "meshlab run exits 1 (Tailscale paths not run)" "[ $rc = 1 ]"
+fi
 check "results.json written" "[ -s '$out/run/results.json' ]"
 check "report.md written" "[ -s '$out/run/report.md' ]"
 
@@ -61,29 +68,46 @@ say(r["schema"] == "meshlab-results/1", "schema is meshlab-results/1")
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
 say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s" % r["environment"]["accelerator"])
 say(bool(r["environment"]["image"]["name"]), "image recorded: %s" % r["environment"]["image"]["name"])
-for name in ("plain", "wireguard-hub"):
+import os
+have_ts = any(n.startswith("tailscale-") for n in os.listdir("/var/cache/meshlab")) if os.path.isdir("/var/cache/meshlab") else False
+for name in ("tailscale-direct", "tailscale-relay"):
+    p = paths.get(name)
+    if have_ts:
+        say(p is not None and p["status"] == "measured", "%s measured (artifacts cached)" % name)
+    else:
+        say(p is not None and p["status"] == "not-run" and "artifacts missing" in p["reason"]
+            and "tailscale_1.104.4_amd64.tgz" in p["reason"] and "headscale_0.29.7_linux_amd64" in p["reason"]
+            and p["transfer"] is None and p["passes"] == [],
+            "%s: not run, artifacts missing, names the files" % name)
+for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay"):
     p = paths.get(name)
     say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))
     if not p or p["status"] != "measured":
         continue
     say(len(p["checks"]) == 2 and all(c["ok"] for c in p["checks"]), "%s: both path checks passed" % name)
     f = p["transfer"]["hub_bytes_per_payload_byte"]
-    if name == "plain":
+    if name == "nebula-direct":
+        say(f < 0.01, "nebula-direct: hub bytes per payload byte %.4f < 0.01" % f)
+    elif name == "nebula-relay":
+        say(f > 1.9, "nebula-relay: hub bytes per payload byte %.4f > 1.9" % f)
+        say(any("currentRemote null" in c["evidence"] for c in p["checks"]), "nebula-relay: nebula itself says relayed")
+    elif name == "plain":
         say(f < 0.01, "plain: hub bytes per payload byte %.4f < 0.01" % f)
         say(p["ping"]["received"] > 0, "plain: underlay ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
-    else:
+    elif name == "wireguard-hub":
         say(2.0 <= f <= 2.5, "wireguard-hub: hub bytes per payload byte %.4f in [2.0, 2.5]" % f)
         say(p["ping"]["received"] > 0, "wireguard-hub: tunnel ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-hub: key-to-first-ping time recorded (%s s)" % p["setup_s"])
     say(len(p["passes"]) == r["profile"]["passes"] and p["median_bits_per_second"] > 0, "%s: %d passes and a median" % (name, len(p["passes"])))
 phases = [x["name"] for x in r["phases"]]
-say(all(n in phases for n in ("image", "define", "boot", "wireguard", "measure", "teardown")), "phases recorded: %s" % phases)
+say(all(n in phases for n in ("image", "define", "boot", "wireguard", "nebula", "measure", "teardown")), "phases recorded: %s" % phases)
 PY
     while read -r verdict what; do
         if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
     done < "$out/asserts.txt"
     check "report has the comparison table" "grep -q 'Hub bytes per payload byte' '$out/run/report.md'"
 fi
+check "relay ruleset saved with the results" "grep -q 'meta l4proto udp' '$out/run/rulesets/nebula-relay/client-a.nft'"
 check "guest consoles kept in the run directory" "ls '$out/run/guests/'*-console.log >/dev/null 2>&1"
 # A private key never leaves its guest: nothing the host wrote may hold one.
 check "no WireGuard private key on the host side" \

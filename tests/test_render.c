@@ -4,6 +4,8 @@
 
 #include "cloudinit.h"
 #include "image.h"
+#include "nebula.h"
+#include "nft.h"
 #include "plan.h"
 #include "topology.h"
 #include "util.h"
@@ -53,7 +55,7 @@ int main(void)
     };
     struct ml_domain_paths paths = {"/pools/three-guest/hub.qcow2",
                                     "/pools/three-guest/hub-seed.iso",
-                                    "/pools/three-guest/hub-console.log"};
+                                    "/pools/three-guest/hub-console.log", NULL};
     g_autofree char *dom = ml_xml_domain(plan, 0, &img, false, &paths);
     check_golden("domain-hub-tcg.xml", dom);
     CHECK(strstr(dom, "<domain type='qemu'>") != NULL);
@@ -90,6 +92,50 @@ int main(void)
     CHECK(strstr(client, "PersistentKeepalive = 25") != NULL);
     CHECK(strstr(client, "Endpoint = 192.0.2.10:51820") != NULL);
     CHECK(strstr(hub, "masquerade") != NULL && strstr(hub, "ip_forward=1") != NULL);
+
+    /* The guest firewall and the path policies. */
+    g_autofree char *fw = ml_nft_firewall();
+    check_golden("nft-firewall.nft", fw);
+    CHECK(strstr(fw, "policy drop;") != NULL);
+    g_autofree char *relay_a = ml_nft_policy(topo, 1, ML_POLICY_RELAY);
+    check_golden("nft-relay-client-a.nft", relay_a);
+    CHECK(strstr(relay_a, "ip daddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
+    CHECK(strstr(relay_a, "ip saddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
+    g_autofree char *relay_hub = ml_nft_policy(topo, 0, ML_POLICY_RELAY);
+    CHECK(strstr(relay_hub, "drop") == NULL);  /* the hub is the relay: it drops nothing */
+    g_autofree char *direct_a = ml_nft_policy(topo, 1, ML_POLICY_DIRECT);
+    CHECK(strstr(direct_a, "delete table inet meshlab_path") != NULL &&
+          strstr(direct_a, "drop") == NULL);
+
+    /* Nebula: the hub is lighthouse and relay, clients use it as both. */
+    char na[16];
+    CHECK_STR(ml_ip_str(ml_nebula_address(topo, 0), na), "10.42.0.1");
+    CHECK_STR(ml_ip_str(ml_nebula_address(topo, 2), na), "10.42.0.3");
+    g_autofree char *nhub = ml_nebula_config(topo, 0, "ssh-ed25519 AAAAhub meshlab");
+    check_golden("nebula-hub.yml", nhub);
+    CHECK(strstr(nhub, "am_lighthouse: true") && strstr(nhub, "am_relay: true"));
+    g_autofree char *nclient = ml_nebula_config(topo, 1, "ssh-ed25519 AAAAclient meshlab");
+    check_golden("nebula-client-a.yml", nclient);
+    CHECK(strstr(nclient, "use_relays: true") && strstr(nclient, "relays: [\"10.42.0.1\"]"));
+    CHECK(strstr(nclient, "\"10.42.0.1\": [\"192.0.2.10:4242\"]") != NULL);
+
+    /* nebula's own view of a tunnel, on real print-tunnel output. */
+    const char *const samples[] = {"tests/data/samples/nebula/print-tunnel-direct.json",
+                                   "tests/data/samples/nebula/print-tunnel-relayed.json",
+                                   "tests/data/samples/nebula/print-tunnel-none.txt"};
+    struct ml_nebula_tunnel tun[3];
+    for (size_t i = 0; i < 3; i++) {
+        g_autofree char *text = NULL;
+        CHECK(g_file_get_contents(samples[i], &text, NULL, NULL));
+        CHECK(ml_nebula_tunnel_parse(text, &tun[i], NULL));
+    }
+    CHECK(tun[0].found && !tun[0].relayed);
+    CHECK_STR(tun[0].remote, "192.0.2.12:4242");
+    CHECK(tun[1].found && tun[1].relayed && tun[1].remote[0] == '\0');
+    CHECK(!tun[2].found);
+    struct ml_nebula_tunnel junk;
+    g_autoptr(GError) jerr = NULL;
+    CHECK(!ml_nebula_tunnel_parse("{not json", &junk, &jerr) && jerr);
 
     CHECK(ml_wg_key_valid(keys[1]));
     CHECK(!ml_wg_key_valid("not a key"));

@@ -33,7 +33,7 @@ static void test_seed(void)
     static const char *const names[] = {"hub", "client-a", "client-b"};
     static const char *const addrs[] = {"192.0.2.10", "192.0.2.11", "192.0.2.12"};
     static const char *const tunnels[] = {"10.8.0.1", "10.8.0.2", "10.8.0.3"};
-    static const int lines[] = {18, 22, 25};
+    static const int lines[] = {20, 24, 27};
     for (size_t i = 0; i < 3 && i < t->n_nodes; i++) {
         CHECK_STR(t->nodes[i].name, names[i]);
         CHECK(ip_is(t->nodes[i].address, addrs[i]));
@@ -53,6 +53,8 @@ static void test_seed(void)
     CHECK(t->measure.server == 2);
     CHECK(t->measure.paths[ML_PATH_PLAIN]);
     CHECK(t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(t->measure.paths[ML_PATH_TAILSCALE_DIRECT] && t->measure.paths[ML_PATH_TAILSCALE_RELAY]);
+    CHECK(t->measure.paths[ML_PATH_NEBULA_DIRECT] && t->measure.paths[ML_PATH_NEBULA_RELAY]);
     CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
     CHECK(t->measure.full.pass_s == 30 && t->measure.full.ping_count == 30);
     CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.passes == 3);
@@ -170,7 +172,7 @@ static void test_limits(void)
     g_autoptr(GString) nul = g_string_new(seed);
     CHECK(g_string_replace(nul, "name: three-guest", "name: \"a\\0b\"", 1) == 1);
     CHECK(ml_topology_parse("nul.yaml", nul->str, nul->len, &err) == NULL);
-    CHECK_STR(err ? err->message : NULL, "nul.yaml:8:7: lab name must not contain NUL characters");
+    CHECK_STR(err ? err->message : NULL, "nul.yaml:10:7: lab name must not contain NUL characters");
     g_clear_error(&err);
 
     static const char utf8[] = "name: x\nimage: \xff\n";

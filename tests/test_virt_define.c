@@ -24,7 +24,7 @@ static char *test_domain_xml(const struct ml_plan *plan, size_t i)
                            .initrd = "/nonexistent/initrd.img",
                            .cmdline = "console=ttyS0"};
     struct ml_domain_paths paths = {"/nonexistent/o.qcow2", "/nonexistent/s.iso",
-                                    "/nonexistent/c.log"};
+                                    "/nonexistent/c.log", NULL};
     g_autofree char *xml = ml_xml_domain(plan, i, &img, false, &paths);
     /* The test driver only runs domains of its own type. */
     GString *s = g_string_new(xml);

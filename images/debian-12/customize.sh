@@ -15,8 +15,8 @@ locale: false
 ssh_genkeytypes: []
 ssh_deletekeys: false
 cloud_init_modules: [seed_random, bootcmd, write_files, set_hostname, update_hostname, update_etc_hosts]
-cloud_config_modules: [runcmd]
-cloud_final_modules: [scripts_user, final_message]
+cloud_config_modules: []
+cloud_final_modules: []
 CFG
 
 # The guest agent needs only its virtio port; starting it before
@@ -30,6 +30,13 @@ Conflicts=shutdown.target
 UNIT
 ln -sf /lib/systemd/system/qemu-guest-agent.service \
     "$root/etc/systemd/system/multi-user.target.wants/qemu-guest-agent.service" 2>/dev/null || true
+
+# cloud-init's config and final stages have nothing to do in a lab guest (its
+# user-data uses only init-stage modules), and under TCG each python start
+# costs seconds of the guest's one vCPU. meshlab waits for the init stage.
+for unit in cloud-config.service cloud-final.service; do
+    ln -sf /dev/null "$root/etc/systemd/system/$unit"
+done
 
 # Nothing in a lab guest may touch the network on its own or burn its one vCPU.
 for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
