@@ -6,4 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
 build/meshlab check || true
-build/meshlab run topologies/three-guest.yaml "$@"
+rc=0
+build/meshlab run topologies/three-guest.yaml "$@" || rc=$?
+if [ "$rc" = 1 ]; then
+    echo "quickstart: some paths were not measured (without network the Tailscale paths cannot"
+    echo "quickstart: be; 'meshlab fetch tailscale headscale' fetches them): the report says why"
+fi
+exit "$rc"
