@@ -38,16 +38,9 @@ static void tool(const char *name, const char *package)
 
 int cmd_check_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(check_usage, stdout);
-            return ML_EXIT_OK;
-        }
-        fputs(check_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
+    int status;
+    if (!cmd_simple_args(argc, argv, check_usage, 0, &status))
+        return status;
     problems = 0;
     g_autoptr(GError) err = NULL;
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);

@@ -26,20 +26,9 @@ static void print_removed(const char *what, void *opaque)
 
 int cmd_down_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(down_usage, stdout);
-            return ML_EXIT_OK;
-        }
-        fputs(down_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        fputs(down_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
+    int status;
+    if (!cmd_simple_args(argc, argv, down_usage, 1, &status))
+        return status;
     const char *arg = argv[optind];
     g_autoptr(GError) err = NULL;
     g_autofree char *lab = NULL;

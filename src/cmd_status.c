@@ -33,16 +33,9 @@ static const char *state_name(int st)
 
 int cmd_status_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(status_usage, stdout);
-            return ML_EXIT_OK;
-        }
-        fputs(status_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
+    int status;
+    if (!cmd_simple_args(argc, argv, status_usage, 0, &status))
+        return status;
     g_autoptr(GError) err = NULL;
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
     if (!conn)

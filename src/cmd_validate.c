@@ -16,6 +16,25 @@ int cmd_fail(const GError *err)
     return ML_EXIT_FAIL;
 }
 
+bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int *ret_status)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        bool help = opt == 'h';
+        fputs(usage, help ? stdout : stderr);
+        *ret_status = help ? ML_EXIT_OK : ML_EXIT_USAGE;
+        return false;
+    }
+    if (argc - optind != operands) {
+        fputs(usage, stderr);
+        *ret_status = ML_EXIT_USAGE;
+        return false;
+    }
+    return true;
+}
+
 static const char validate_usage[] =
     "Usage: meshlab validate FILE\n\n"
     "Checks a topology file without touching libvirt. Prints nothing and exits 0 when it\n"
@@ -23,20 +42,9 @@ static const char validate_usage[] =
 
 int cmd_validate_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(validate_usage, stdout);
-            return ML_EXIT_OK;
-        }
-        fputs(validate_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        fputs(validate_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
+    int status;
+    if (!cmd_simple_args(argc, argv, validate_usage, 1, &status))
+        return status;
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
     if (!topo)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdbool.h>
 
 int cmd_validate_main(int argc, char **argv);
 int cmd_up_main(int argc, char **argv);
@@ -10,6 +11,11 @@ int cmd_down_main(int argc, char **argv);
 int cmd_status_main(int argc, char **argv);
 int cmd_check_main(int argc, char **argv);
 int cmd_fetch_main(int argc, char **argv);
+
+/* Option parsing for verbs whose only option is --help: true when the verb
+ * should go on with exactly `operands` arguments at argv[optind]; otherwise
+ * *ret_status is the exit status (help printed, or usage on stderr). */
+bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int *ret_status);
 
 /* Prints "meshlab: MESSAGE" and returns the exit status that fits the error. */
 int cmd_fail(const GError *err);

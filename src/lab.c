@@ -28,6 +28,37 @@ void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
     json_object_array_add(lab->phases, p);
 }
 
+bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *const *cmds,
+                         const char *const *inputs, double timeout, char **out, const char *what,
+                         GError **err)
+{
+    long long pids[ML_MAX_NODES];
+    size_t n = lab->plan->n_guests;
+    for (size_t i = 0; i < n; i++)
+        if ((!which || which[i]) &&
+            !ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        if (which && !which[i])
+            continue;
+        struct ml_exec ex = {0};
+        if (!ml_agent_wait(lab->dom[i], pids[i], timeout, &ex, err))
+            return false;
+        int code = ex.exit_code;
+        if (code != 0) {
+            g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "%s on %s failed (status %d): %s", what,
+                        lab->topo->nodes[i].name, code, why);
+        } else if (out) {
+            out[i] = g_steal_pointer(&ex.out);
+        }
+        ml_exec_clear(&ex);
+        if (code != 0)
+            return false;
+    }
+    return true;
+}
+
 virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)
 {
     return lab->dom[i];

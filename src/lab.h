@@ -42,6 +42,14 @@ bool ml_lab_destroy(struct ml_lab *lab, GError **err);
 void ml_lab_clear(struct ml_lab *lab);
 
 void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds);
+/* Runs cmds[i], with inputs[i] (may be NULL) on its stdin, in every guest i
+ * that `which` selects (NULL: all) at once, and collects each stdout into
+ * out[i] (out may be NULL). Fails on the first command that exits non-zero,
+ * naming the guest and `what`. */
+bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *const *cmds,
+                         const char *const *inputs, double timeout, char **out, const char *what,
+                         GError **err);
+
 /* The guest running node index i of the topology. */
 virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
 

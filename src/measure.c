@@ -37,6 +37,18 @@ struct ctx {
     const char *hub_tap;
 };
 
+static struct ctx ctx_for(struct ml_lab *lab)
+{
+    const struct ml_topology *t = lab->topo;
+    return (struct ctx){
+        .lab = lab,
+        .client = lab->dom[t->measure.client],
+        .server = lab->dom[t->measure.server],
+        .hub = lab->dom[t->wireguard.hub],
+        .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
+    };
+}
+
 static bool hub_bytes(struct ctx *c, long long *rx, long long *tx, GError **err)
 {
     return ml_virt_nic_bytes(c->hub, c->hub_tap, rx, tx, err);
@@ -83,14 +95,7 @@ static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GErro
 
 bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err)
 {
-    const struct ml_topology *t = lab->topo;
-    struct ctx c = {
-        .lab = lab,
-        .client = lab->dom[t->measure.client],
-        .server = lab->dom[t->measure.server],
-        .hub = lab->dom[t->wireguard.hub],
-        .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
-    };
+    struct ctx c = ctx_for(lab);
     return probe(&c, target, ret, err);
 }
 
@@ -338,13 +343,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
                                      GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    struct ctx c = {
-        .lab = lab,
-        .client = lab->dom[t->measure.client],
-        .server = lab->dom[t->measure.server],
-        .hub = lab->dom[t->wireguard.hub],
-        .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
-    };
+    struct ctx c = ctx_for(lab);
     double t0 = ml_now();
     struct json_object *paths = json_object_new_array();
     g_autoptr(GError) e = NULL;

@@ -132,36 +132,6 @@ bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GErr
     return true;
 }
 
-/* Runs cmd on every listed guest at once; outputs land in out[i]. */
-static bool on_guests(struct ml_lab *lab, const bool *which, const char *const *cmds,
-                      const char *const *inputs, double timeout, char **out, GError **err)
-{
-    long long pids[ML_MAX_NODES];
-    size_t n = lab->plan->n_guests;
-    for (size_t i = 0; i < n; i++)
-        if (which[i] && !ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL,
-                                        &pids[i], err))
-            return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!which[i])
-            continue;
-        struct ml_exec ex = {0};
-        if (!ml_agent_wait(lab->dom[i], pids[i], timeout, &ex, err))
-            return false;
-        if (ex.exit_code != 0) {
-            g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "nebula setup on %s failed (status %d): %s",
-                        lab->topo->nodes[i].name, ex.exit_code, why);
-            ml_exec_clear(&ex);
-            return false;
-        }
-        if (out)
-            out[i] = g_steal_pointer(&ex.out);
-        ml_exec_clear(&ex);
-    }
-    return true;
-}
-
 static void free_all(char **v)
 {
     for (size_t i = 0; i < ML_MAX_NODES; i++)
@@ -216,7 +186,7 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                   "ssh-keygen -q -t ed25519 -N '' -f admin_key; "
                   "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
                   "cat host.pub; echo '@@'; cat admin_key.pub";
-    bool ok = on_guests(lab, all, cmds, NULL, 60, pub, err);
+    bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
 
     /* The hub holds the CA; it signs each node's public key. */
     if (ok) {
@@ -267,7 +237,7 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                       "awk '/@@/{p=1;next} !p' certs > ca.crt; "
                       "awk '/@@/{p=1;next} p' certs > host.crt; rm certs; "
                       "nebula-cert print -path host.crt >/dev/null";
-        ok = on_guests(lab, all, cmds, (const char *const *)crt, 60, NULL, err);
+        ok = ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup", err);
     }
     if (ok) {
         for (size_t i = 0; i < n; i++) {
@@ -278,11 +248,11 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
             cmds[i] = start_cmd;
         }
         /* The lighthouse first, then the others. */
-        ok = on_guests(lab, only_hub, cmds, inputs, 60, NULL, err);
+        ok = ml_lab_run_parallel(lab, only_hub, cmds, inputs, 60, NULL, "nebula setup", err);
         bool clients[ML_MAX_NODES] = {0};
         for (size_t i = 0; i < n; i++)
             clients[i] = i != hub;
-        ok = ok && on_guests(lab, clients, cmds, inputs, 60, NULL, err);
+        ok = ok && ml_lab_run_parallel(lab, clients, cmds, inputs, 60, NULL, "nebula setup", err);
     }
     ok = ok && wait_overlay(lab, err);
     free_all(pub);
@@ -305,7 +275,7 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
         clients[i] = i != hub;
         cmds[i] = "systemctl restart meshlab-nebula";
     }
-    return on_guests(lab, clients, cmds, NULL, 60, NULL, err) && wait_overlay(lab, err);
+    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "nebula setup", err) && wait_overlay(lab, err);
 }
 
 bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err)

@@ -25,40 +25,16 @@ const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind)
     return (unsigned)kind < ML_PATH_COUNT ? all[kind] : NULL;
 }
 
-static bool on_all(struct ml_lab *lab, char **cmds, char **inputs, char **out, GError **err)
-{
-    long long pids[ML_MAX_NODES];
-    size_t n = lab->plan->n_guests;
-    for (size_t i = 0; i < n; i++)
-        if (!ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
-            return false;
-    for (size_t i = 0; i < n; i++) {
-        struct ml_exec ex = {0};
-        if (!ml_agent_wait(lab->dom[i], pids[i], 60, &ex, err))
-            return false;
-        int code = ex.exit_code;
-        if (code != 0)
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "nftables on %s failed (status %d): %s",
-                        lab->topo->nodes[i].name, code, g_strstrip(ex.err));
-        else if (out)
-            out[i] = g_steal_pointer(&ex.out);
-        ml_exec_clear(&ex);
-        if (code != 0)
-            return false;
-    }
-    return true;
-}
-
 bool ml_policy_firewall(struct ml_lab *lab, GError **err)
 {
     size_t n = lab->plan->n_guests;
     g_autofree char *fw = ml_nft_firewall();
-    char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
+    const char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
     for (size_t i = 0; i < n; i++) {
         cmds[i] = "nft -f -";
         inputs[i] = fw;
     }
-    if (!on_all(lab, cmds, inputs, NULL, err))
+    if (!ml_lab_run_parallel(lab, NULL, cmds, inputs, 60, NULL, "loading the firewall", err))
         return false;
     ml_progress("firewall", "guest firewall loaded on %zu guests: policy drop on %s except "
                 "established, ICMP echo, TCP 22/443/5201, UDP 51820/3478/4242", n, ML_LAB_NIC);
@@ -68,12 +44,14 @@ bool ml_policy_firewall(struct ml_lab *lab, GError **err)
 bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
 {
     size_t n = lab->plan->n_guests;
-    char *cmds[ML_MAX_NODES] = {0}, *inputs[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *inputs[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < n; i++) {
         cmds[i] = "nft -f - && nft list ruleset";
         inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
     }
-    bool ok = on_all(lab, cmds, inputs, out, err);
+    bool ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
+                                  "the path policy", err);
     const char *path = ml_path_name(ops->kind);
     g_autofree char *dir = g_build_filename(lab->run_dir, "rulesets", path, NULL);
     if (ok && ml_mkdir_p(dir, 0755, NULL)) {

@@ -32,54 +32,44 @@ static struct in_addr target(const struct ml_lab *lab)
     return ml_nebula_address(t, t->measure.server);
 }
 
-static void describe_view(GString *ev, const struct ml_nebula_tunnel *v)
+/* nebula's own view of the client's tunnel and the probe, as evidence; false
+ * when nebula could not be asked. */
+static bool observe(struct ml_lab *lab, const struct ml_probe *p, const char *hub_rule,
+                    struct ml_nebula_tunnel *v, GString *ev)
 {
-    if (!v->found)
+    g_autoptr(GError) e = NULL;
+    bool viewed = ml_nebula_view(lab, v, &e);
+    if (!viewed)
+        g_string_append_printf(ev, "cannot read nebula's view: %s; ", e->message);
+    else if (!v->found)
         g_string_append(ev, "nebula has no tunnel to the server; ");
     else if (v->relayed)
         g_string_append(ev, "nebula print-tunnel: currentRemote null (relayed); ");
     else
         g_string_append_printf(ev, "nebula print-tunnel: currentRemote %s (direct); ", v->remote);
+    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
+                           "for %lld probe bytes (%s)",
+                           p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
+                           p->probe_bytes, hub_rule);
+    return viewed && p->route && strstr(p->route, "dev " ML_NEBULA_DEV) && p->received > 0;
 }
 
 static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
 {
-    struct ml_nebula_tunnel v;
-    g_autoptr(GError) e = NULL;
-    bool viewed = ml_nebula_view(lab, &v, &e);
-    if (viewed)
-        describe_view(ev, &v);
-    else
-        g_string_append_printf(ev, "cannot read nebula's view: %s; ", e->message);
+    struct ml_nebula_tunnel v = {0};
+    bool seen = observe(lab, p, "must be under 5%", &v, ev);
     char server[16];
     ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
-    bool direct = viewed && v.found && !v.relayed && g_str_has_prefix(v.remote, server);
-    bool routed = p->route && strstr(p->route, "dev " ML_NEBULA_DEV);
-    bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
-    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
-                           "for %lld probe bytes (must be under 5%%)",
-                           p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
-                           p->probe_bytes);
-    return direct && routed && p->received > 0 && hub_quiet;
+    bool direct = v.found && !v.relayed && g_str_has_prefix(v.remote, server) &&
+                  v.remote[strlen(server)] == ':';
+    return seen && direct && p->hub_bytes * 20 < p->probe_bytes;
 }
 
 static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
 {
-    struct ml_nebula_tunnel v;
-    g_autoptr(GError) e = NULL;
-    bool viewed = ml_nebula_view(lab, &v, &e);
-    if (viewed)
-        describe_view(ev, &v);
-    else
-        g_string_append_printf(ev, "cannot read nebula's view: %s; ", e->message);
-    bool relayed = viewed && v.found && v.relayed;
-    bool routed = p->route && strstr(p->route, "dev " ML_NEBULA_DEV);
-    bool hub_carried = p->hub_bytes * 2 >= p->probe_bytes * 3;
-    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
-                           "for %lld probe bytes (must be at least 1.5 times)",
-                           p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
-                           p->probe_bytes);
-    return relayed && routed && p->received > 0 && hub_carried;
+    struct ml_nebula_tunnel v = {0};
+    bool seen = observe(lab, p, "must be at least 1.5 times", &v, ev);
+    return seen && v.found && v.relayed && p->hub_bytes * 2 >= p->probe_bytes * 3;
 }
 
 static bool available(const struct ml_lab *lab, char **ret_reason)

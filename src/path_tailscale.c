@@ -282,7 +282,8 @@ static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString 
     bool seen = view(lab, &ping, &peer, ev);
     char server[16];
     ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
-    bool direct = seen && ping.direct && g_str_has_prefix(ping.endpoint, server) && peer.direct;
+    bool direct = seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
+                  ping.endpoint[strlen(server)] == ':' && peer.direct;
     bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
     g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
                            "probe bytes (must be under 5%%)",

@@ -86,31 +86,18 @@ bool ml_wg_key_valid(const char *key)
 /* Generates a key in every guest at once; only the public keys come back. */
 static bool generate_keys(struct ml_lab *lab, char **pub, GError **err)
 {
-    size_t n = lab->plan->n_guests;
-    long long pids[ML_MAX_NODES];
-    static const char cmd[] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                              "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
-    for (size_t i = 0; i < n; i++)
-        if (!ml_agent_spawn(lab->dom[i], cmd, NULL, &pids[i], err))
-            return false;
-    for (size_t i = 0; i < n; i++) {
-        struct ml_exec ex = {0};
-        if (!ml_agent_wait(lab->dom[i], pids[i], 60, &ex, err))
-            return false;
-        const char *node = lab->topo->nodes[i].name;
-        if (ex.exit_code != 0) {
-            g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "generating a WireGuard key on %s failed (status %d): %s", node,
-                        ex.exit_code, why);
-            ml_exec_clear(&ex);
-            return false;
-        }
-        pub[i] = g_strstrip(g_steal_pointer(&ex.out));
-        ml_exec_clear(&ex);
+    const char *cmds[ML_MAX_NODES];
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
+                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
+    if (!ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, pub, "generating a WireGuard key", err))
+        return false;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_strstrip(pub[i]);
         if (!ml_wg_key_valid(pub[i])) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned something that is not a WireGuard public key", node);
+                        "%s returned something that is not a WireGuard public key",
+                        lab->topo->nodes[i].name);
             return false;
         }
     }
