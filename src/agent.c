@@ -10,6 +10,13 @@
 
 #define AGENT_TIMEOUT_S 10
 
+static bool interruptible = true;
+
+void ml_agent_set_interruptible(bool on)
+{
+    interruptible = on;
+}
+
 void ml_exec_clear(struct ml_exec *ex)
 {
     g_free(ex->out);
@@ -134,7 +141,7 @@ bool ml_agent_wait(virDomainPtr dom, long long pid, double timeout_s, struct ml_
             return true;
         }
         json_object_put(r);
-        if (ml_check_interrupted(err))
+        if (interruptible && ml_check_interrupted(err))
             return false;
         if (ml_now() > deadline) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
@@ -152,8 +159,14 @@ bool ml_agent_exec(virDomainPtr dom, const char *cmd, const char *input, double 
                    struct ml_exec *ret, GError **err)
 {
     long long pid = 0;
-    return ml_agent_spawn(dom, cmd, input, &pid, err) &&
-           ml_agent_wait(dom, pid, timeout_s, ret, err);
+    if (!ml_agent_spawn(dom, cmd, input, &pid, err))
+        return false;
+    if (ml_agent_wait(dom, pid, timeout_s, ret, err))
+        return true;
+    /* Commands carry no secrets (those travel on stdin), so naming one is safe. */
+    if (err && *err && (*err)->code == ML_ERR_GUEST)
+        g_prefix_error(err, "`%.70s%s`: ", cmd, strlen(cmd) > 70 ? "…" : "");
+    return false;
 }
 
 char *ml_agent_run(virDomainPtr dom, const char *cmd, const char *input, double timeout_s,

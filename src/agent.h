@@ -15,6 +15,10 @@ void ml_exec_clear(struct ml_exec *ex);
 /* True when the agent answers guest-ping within timeout_s. */
 bool ml_agent_ping(virDomainPtr dom, int timeout_s);
 
+/* Whether waits give up on Ctrl-C (the default). Collecting logs after an
+ * interruption turns this off for a bounded moment. */
+void ml_agent_set_interruptible(bool interruptible);
+
 /* Starts "sh -c CMD" in the guest with optional stdin; returns its pid. */
 bool ml_agent_spawn(virDomainPtr dom, const char *cmd, const char *input, long long *ret_pid,
                     GError **err);

@@ -118,18 +118,15 @@ int cmd_run_main(int argc, char **argv)
         return cmd_fail(err);
     }
     g_autoptr(GError) attach_err = NULL;
-    if (ml_lab_attach(&lab, &attach_err)) {
-        ml_progress("run", "lab %s is up (run %s); measuring it as it is", topo->name,
-                    lab.plan->run_id);
-        if (opts.out_dir) {
-            g_free(lab.run_dir);
-            lab.run_dir = g_strdup(opts.out_dir);
-        }
-        g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
-        ml_host_probe_accel(kernel, &lab.accel);
-        g_autoptr(GError) ie = NULL;
-        if (!ml_image_resolve(topo, !lab.accel.kvm, &lab.image, &ie))
-            ml_warn("cannot tell which image the lab runs: %s", ie->message);
+    g_autofree char *run_id = g_strdup(lab.plan->run_id);
+    bool recorded = ml_lab_state_exists(topo->name);
+    if (recorded && !ml_lab_attach(&lab, &attach_err)) {
+        ml_lab_clear(&lab);
+        return cmd_fail(attach_err);
+    }
+    if (recorded) {
+        ml_progress("run", "lab %s is up (built by run %s); measuring it as it is, into %s",
+                    topo->name, lab.up_run_id, lab.run_dir);
     } else {
         ml_lab_clear(&lab);
         if (!ml_session_up(&lab, topo, &opts, &err)) {
@@ -149,7 +146,10 @@ int cmd_run_main(int argc, char **argv)
         json_object_object_add(results, "schema", json_object_new_string(ML_RESULTS_SCHEMA));
         json_object_object_add(results, "lab", json_object_new_string(topo->name));
         json_object_object_add(results, "topology", json_object_new_string(argv[optind]));
-        json_object_object_add(results, "run_id", json_object_new_string(lab.plan->run_id));
+        json_object_object_add(results, "run_id", json_object_new_string(run_id));
+        json_object_object_add(results, "lab_run_id",
+                               json_object_new_string(lab.up_run_id ? lab.up_run_id
+                                                                    : lab.plan->run_id));
         json_object_object_add(results, "started", json_object_new_string(started));
         json_object_object_add(results, "profile",
                                profile_json(quick ? "quick" : "full", profile));

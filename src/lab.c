@@ -87,8 +87,19 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     json_object_object_add(s, "topology", json_object_new_string(lab->topo->path));
     json_object_object_add(s, "run_dir", json_object_new_string(lab->run_dir));
     json_object_object_add(s, "uri", json_object_new_string(ml_virt_uri()));
-    if (lab->image.name)
-        json_object_object_add(s, "image", json_object_new_string(lab->image.name));
+    json_object_object_add(s, "complete", json_object_new_boolean(lab->complete));
+    json_object_object_add(s, "accelerator_kvm", json_object_new_boolean(lab->accel.kvm));
+    if (lab->accel.reason)
+        json_object_object_add(s, "accelerator_reason", json_object_new_string(lab->accel.reason));
+    struct json_object *img = json_object_new_object();
+    const char *fields[][2] = {{"name", lab->image.name},
+                               {"requested", lab->image.requested},
+                               {"fallback_reason", lab->image.fallback_reason},
+                               {"sha256", lab->image.sha256}};
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (fields[i][1])
+            json_object_object_add(img, fields[i][0], json_object_new_string(fields[i][1]));
+    json_object_object_add(s, "image", img);
     json_object_object_add(s, "wireguard_setup_s", json_object_new_double(lab->wg_setup_s));
     json_object_object_add(s, "nebula_setup_s", json_object_new_double(lab->nebula_setup_s));
     json_object_object_add(s, "tailscale_setup_s", json_object_new_double(lab->ts_setup_s));
@@ -113,6 +124,13 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     bool ok = ml_write_file(lab->plan->state_file, text, -1, 0600, err);
     json_object_put(s);
     return ok;
+}
+
+bool ml_lab_state_exists(const char *lab_name)
+{
+    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
+    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    return g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
 struct json_object *ml_lab_state_read(const char *lab_name)
@@ -194,7 +212,7 @@ static bool create_objects(struct ml_lab *lab, GError **err)
             return false;
         struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
         g_autofree char *xml = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
-        lab->dom[i] = ml_virt_define_domain(lab->conn, xml, err);
+        lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, xml, err);
         if (!lab->dom[i])
             return false;
         ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name,
@@ -231,7 +249,16 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
     ml_progress("boot", "%zu guests started under %s; waiting for their agents and cloud-init",
                 plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
     const char *env = g_getenv("MESHLAB_BOOT_TIMEOUT");
-    double timeout = env ? g_ascii_strtod(env, NULL) : BOOT_TIMEOUT_S;
+    double timeout = BOOT_TIMEOUT_S;
+    if (env) {
+        char *end = NULL;
+        timeout = g_ascii_strtod(env, &end);
+        if (end == env || *end || timeout <= 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "MESHLAB_BOOT_TIMEOUT must be a number of seconds, not '%s'", env);
+            return false;
+        }
+    }
     size_t ready = 0;
     double last_note = ml_now();
     while (ready < plan->n_guests) {
@@ -319,11 +346,33 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "lab %s is not up", lab->topo->name);
         return false;
     }
+    /* The lab's objects carry the run id of the `up` that made them; this run
+     * keeps its own id and run directory for what it measures. */
+    lab->up_run_id = g_strdup(json_object_get_string(v));
     ml_plan_free(lab->plan);
-    lab->plan = ml_plan_new(lab->topo, json_object_get_string(v));
-    if (json_object_object_get_ex(state, "run_dir", &v)) {
-        g_free(lab->run_dir);
-        lab->run_dir = g_strdup(json_object_get_string(v));
+    lab->plan = ml_plan_new(lab->topo, lab->up_run_id);
+    struct json_object *done = NULL;
+    if (!json_object_object_get_ex(state, "complete", &done) || !json_object_get_boolean(done)) {
+        json_object_put(state);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "lab %s did not finish coming up (kept after a failure, or its meshlab was "
+                    "killed); run 'meshlab down %s' and try again",
+                    lab->topo->name, lab->topo->name);
+        return false;
+    }
+    lab->complete = true;
+    if (json_object_object_get_ex(state, "accelerator_kvm", &v))
+        lab->accel.kvm = json_object_get_boolean(v);
+    if (json_object_object_get_ex(state, "accelerator_reason", &v))
+        lab->accel.reason = g_strdup(json_object_get_string(v));
+    struct json_object *img = NULL;
+    if (json_object_object_get_ex(state, "image", &img)) {
+        char **dst[] = {&lab->image.name, &lab->image.requested, &lab->image.fallback_reason,
+                        &lab->image.sha256};
+        const char *keys[] = {"name", "requested", "fallback_reason", "sha256"};
+        for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+            if (json_object_object_get_ex(img, keys[i], &v))
+                *dst[i] = g_strdup(json_object_get_string(v));
     }
     if (json_object_object_get_ex(state, "wireguard_setup_s", &v))
         lab->wg_setup_s = json_object_get_double(v);
@@ -372,6 +421,8 @@ void ml_lab_collect_logs(struct ml_lab *lab)
     g_autofree char *dir = g_build_filename(lab->run_dir, "guests", NULL);
     if (!ml_mkdir_p(dir, 0755, NULL))
         return;
+    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout. */
+    ml_agent_set_interruptible(false);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
@@ -398,6 +449,7 @@ void ml_lab_collect_logs(struct ml_lab *lab)
             ml_write_file(dst, log, -1, 0644, NULL);
         }
     }
+    ml_agent_set_interruptible(true);
 }
 
 static void print_removed(const char *what, void *opaque)
@@ -429,6 +481,7 @@ void ml_lab_clear(struct ml_lab *lab)
     g_free(lab->run_dir);
     json_object_put(lab->phases);
     json_object_put(lab->ts_extra);
+    g_free(lab->up_run_id);
     for (size_t k = 0; k < ML_PATH_COUNT; k++)
         g_free(lab->setup_failed[k]);
     if (lab->conn)

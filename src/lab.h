@@ -28,6 +28,8 @@ struct ml_lab {
     char *setup_failed[ML_PATH_COUNT]; /* why a path's dataplane could not be set up */
     struct json_object *phases;      /* [{name, seconds}] */
     bool created;                    /* this process created the lab's objects */
+    bool complete;                   /* every phase of up finished */
+    char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
 };
 
 /* Everything up to running guests: accelerator probe, image, network, pool,
@@ -56,6 +58,7 @@ virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
 /* The lab's state file: written before anything is created, removed by down. */
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err);
 struct json_object *ml_lab_state_read(const char *lab_name);
+bool ml_lab_state_exists(const char *lab_name);
 /* Removes the lab's state file and its private secrets (the pre-auth key);
  * calls cb for each file removed. */
 void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),

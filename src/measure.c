@@ -302,6 +302,7 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
         json_object_object_add(obj, "passes", json_object_new_array());
         json_object_object_add(obj, "median_bits_per_second", NULL);
         json_object_object_add(obj, "ping", NULL);
+        json_object_object_add(obj, "setup_s", NULL);
         return true;
     }
     json_object_object_add(obj, "status", json_object_new_string("measured"));
@@ -389,7 +390,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
                 mark_not_run(o, "interrupted while switching the path policy");
                 continue;
             }
-            g_autofree char *why = g_strdup_printf("the path policy could not be put in force: %s",
+            g_autofree char *why = g_strdup_printf("the path could not be prepared: %s",
                                                    perr->message);
             mark_not_run(o, why);
             json_object_object_add(o, "status", json_object_new_string("failed"));
@@ -424,7 +425,8 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     for (size_t i = 0; lab->ts_extra && i < json_object_array_length(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
         if (!strcmp(json_object_get_string(json_object_object_get(p, "name")),
-                    "tailscale-direct"))
+                    "tailscale-direct") &&
+            !strcmp(json_object_get_string(json_object_object_get(p, "status")), "measured"))
             json_object_object_add(p, "observed", json_object_get(lab->ts_extra));
     }
     ml_lab_phase(lab, "measure", ml_now() - t0);

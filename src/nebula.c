@@ -112,9 +112,11 @@ bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GErr
         return false;
     }
     ret->found = true;
-    struct json_object *cur = NULL;
-    if (json_object_object_get_ex(o, "currentRemote", &cur) && cur &&
-        json_object_get_type(cur) != json_type_null) {
+    struct json_object *cur = NULL, *relays = NULL;
+    if (!json_object_object_get_ex(o, "currentRemote", &cur)) {
+        /* Not the print-tunnel this parser knows: claim neither path. */
+        ret->found = false;
+    } else if (cur && json_object_get_type(cur) != json_type_null) {
         const char *s = json_object_get_string(cur);
         struct json_object *ip = NULL, *port = NULL;
         if (json_object_get_type(cur) == json_type_object &&
@@ -125,8 +127,12 @@ bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GErr
         } else {
             g_strlcpy(ret->remote, s, sizeof(ret->remote));
         }
-    } else {
+    } else if (json_object_object_get_ex(o, "currentRelaysToMe", &relays) &&
+               json_object_get_type(relays) == json_type_array &&
+               json_object_array_length(relays) > 0) {
         ret->relayed = true;
+        g_strlcpy(ret->relay, json_object_get_string(json_object_array_get_idx(relays, 0)),
+                  sizeof(ret->relay));
     }
     json_object_put(o);
     return true;
@@ -187,6 +193,13 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                   "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
                   "cat host.pub; echo '@@'; cat admin_key.pub";
     bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
+    for (size_t i = 0; ok && i < n; i++) {
+        if (!strstr(pub[i], "@@")) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s returned its nebula key without an admin key", t->nodes[i].name);
+            ok = false;
+        }
+    }
 
     /* The hub holds the CA; it signs each node's public key. */
     if (ok) {

@@ -24,8 +24,9 @@ char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *
  * peer's underlay address as currentRemote; a relayed one has none. */
 struct ml_nebula_tunnel {
     bool found;
-    bool relayed;
-    char remote[64];  /* "192.0.2.12:4242" when direct */
+    bool relayed;      /* currentRemote is present and null, and a relay carries it */
+    char remote[64];   /* "192.0.2.12:4242" when direct */
+    char relay[16];    /* the first of currentRelaysToMe, when relayed */
 };
 bool ml_nebula_tunnel_parse(const char *json, struct ml_nebula_tunnel *ret, GError **err);
 

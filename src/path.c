@@ -69,7 +69,12 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
         return false;
     ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s", path,
                 ml_policy_name(ops->policy), dir);
-    return !ops->settle || ops->settle(lab, err);
+    if (ops->settle && !ops->settle(lab, err)) {
+        if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
+            g_prefix_error(err, "the dataplane did not settle after the policy change: ");
+        return false;
+    }
+    return true;
 }
 
 GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node)

@@ -44,7 +44,8 @@ static bool observe(struct ml_lab *lab, const struct ml_probe *p, const char *hu
     else if (!v->found)
         g_string_append(ev, "nebula has no tunnel to the server; ");
     else if (v->relayed)
-        g_string_append(ev, "nebula print-tunnel: currentRemote null (relayed); ");
+        g_string_append_printf(ev, "nebula print-tunnel: currentRemote null, relayed by %s; ",
+                               v->relay);
     else
         g_string_append_printf(ev, "nebula print-tunnel: currentRemote %s (direct); ", v->remote);
     g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
@@ -69,7 +70,10 @@ static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *
 {
     struct ml_nebula_tunnel v = {0};
     bool seen = observe(lab, p, "must be at least 1.5 times", &v, ev);
-    return seen && v.found && v.relayed && p->hub_bytes * 2 >= p->probe_bytes * 3;
+    char hub[16];
+    ml_ip_str(ml_nebula_address(lab->topo, lab->topo->wireguard.hub), hub);
+    return seen && v.found && v.relayed && !strcmp(v.relay, hub) &&
+           p->hub_bytes * 2 >= p->probe_bytes * 3;
 }
 
 static bool available(const struct ml_lab *lab, char **ret_reason)

@@ -168,9 +168,10 @@ static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GE
             continue;
         const char *node = t->nodes[i].name;
         g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, node, AUTHKEY_GUEST);
+        /* The key file goes whatever happens to tailscale up. */
         g_autofree char *join = g_strdup_printf(
-            "set -e; for i in $(seq 1 60); do [ -S " TS_SOCKET " ] && break; sleep 1; done; "
-            "%s; rm -f " AUTHKEY_GUEST, up);
+            "trap 'rm -f " AUTHKEY_GUEST "' EXIT; set -e; for i in $(seq 1 60); do "
+            "[ -S " TS_SOCKET " ] && break; sleep 1; done; %s --timeout=60s", up);
         if (!run_on(lab, i, install_cmd, NULL, 60, NULL, err) ||
             !run_on(lab, i, "sh -s", trust, 60, NULL, err) ||
             !run_on(lab, i, "set -e; umask 077; mkdir -p /run/meshlab; cat > " AUTHKEY_GUEST, key,
@@ -311,15 +312,16 @@ static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *
 static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
 {
     const struct ml_topology *t = lab->topo;
+    /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
     g_autofree char *cmd = g_strdup_printf(
-        "for i in $(seq 1 30); do out=$(tailscale ping -c 3 %s 2>&1); "
-        "echo \"$out\" | grep -q '%s' && exit 0; sleep 1; done; exit 1",
+        "timeout 90 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
+        "do sleep 1; done'",
         lab->ts_ip[t->measure.server], want_direct ? "pong from .* via [0-9]" : "via DERP(");
     struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 150, &ex, err))
+    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 120, &ex, err))
         return false;
     if (ex.exit_code != 0)
-        ml_progress("tailscale", "still not on the %s path after 30 tries; the check decides",
+        ml_progress("tailscale", "still not on the %s path after 90 s; the check decides",
                     want_direct ? "direct" : "relay");
     ml_exec_clear(&ex);
     if (want_direct && !lab->ts_extra)

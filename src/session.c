@@ -114,6 +114,8 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_topology *topo,
         g_autoptr(GError) serr = NULL;
         if (ops->setup(lab, &serr))
             continue;
+        if (!serr)
+            g_set_error(&serr, ML_ERROR, ML_ERR_GUEST, "unknown error");
         if (serr->code == ML_ERR_INTERRUPTED) {
             g_propagate_error(err, g_steal_pointer(&serr));
             ok = false;
@@ -128,6 +130,7 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_topology *topo,
     if (ok && ml_interrupted())
         ok = !ml_check_interrupted(err);
     if (ok) {
+        lab->complete = true;
         ok = ml_lab_state_write(lab, err);
     }
     if (!ok) {

@@ -125,6 +125,13 @@ bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err)
         return false;
     }
     if (!g_spawn_check_wait_status(status, NULL)) {
+        if (ml_check_interrupted(err))
+            return false;
+        if (WIFSIGNALED(status)) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' was killed by signal %d", argv[0],
+                        WTERMSIG(status));
+            return false;
+        }
         g_autofree char *tail = last_lines(errout && *errout ? errout : out, 6);
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' failed (status %d): %s", argv[0],
                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);

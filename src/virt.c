@@ -1,5 +1,6 @@
 #include "virt.h"
 
+#include <errno.h>
 #include <libvirt/virterror.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,14 +109,17 @@ bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size
     }
     *ret_path = virStorageVolGetPath(vol);
     virStorageVolFree(vol);
+    if (!*ret_path)
+        ml_virt_error(err, "cannot get the path of overlay '%s'", g->overlay_vol);
     return *ret_path != NULL;
 }
 
-virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *xml, GError **err)
+virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const char *xml,
+                                   GError **err)
 {
     virDomainPtr dom = virDomainDefineXML(conn, xml);
     if (!dom)
-        ml_virt_error(err, "cannot define a domain");
+        ml_virt_error(err, "cannot define domain '%s'", name);
     return dom;
 }
 
@@ -178,6 +182,18 @@ bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
     return ok;
 }
 
+static char *pool_path(virStoragePoolPtr pool)
+{
+    char *xml = virStoragePoolGetXMLDesc(pool, 0);
+    if (!xml)
+        return NULL;
+    const char *a = strstr(xml, "<path>");
+    const char *b = a ? strstr(a, "</path>") : NULL;
+    char *path = b ? g_strndup(a + strlen("<path>"), (gsize)(b - a - strlen("<path>"))) : NULL;
+    free(xml);
+    return path;
+}
+
 static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...)
 {
@@ -227,10 +243,28 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
 
     g_autofree char *netname = ml_plan_network_name(lab);
     virNetworkPtr net = virNetworkLookupByName(conn, netname);
+    /* Only the lab's own network: its bridge carries the lab's hash. */
+    char hash[9];
+    ml_plan_lab_hash(lab, hash);
+    g_autofree char *bridge = g_strdup_printf("mlb%s", hash);
+    char *net_bridge = net ? virNetworkGetBridgeName(net) : NULL;
+    if (net && (!net_bridge || strcmp(net_bridge, bridge) != 0)) {
+        if (!failed)
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by "
+                        "meshlab and is left alone (remove it with virsh if you are sure)",
+                        netname, net_bridge ? net_bridge : "?", bridge);
+        failed = true;
+        virNetworkFree(net);
+        net = NULL;
+    }
+    free(net_bridge);
     if (net) {
-        if (virNetworkIsActive(net) == 1)
-            virNetworkDestroy(net);
-        if (virNetworkUndefine(net) < 0) {
+        if (virNetworkIsActive(net) == 1 && virNetworkDestroy(net) < 0) {
+            if (!failed)
+                ml_virt_error(err, "cannot stop network '%s'", netname);
+            failed = true;
+        } else if (virNetworkUndefine(net) < 0) {
             if (!failed)
                 ml_virt_error(err, "cannot undefine network '%s'", netname);
             failed = true;
@@ -243,6 +277,19 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
 
     g_autofree char *poolname = ml_plan_pool_name(lab);
     virStoragePoolPtr pool = virStoragePoolLookupByName(conn, poolname);
+    /* Only the lab's own pool: its directory is the one meshlab gives it. */
+    g_autofree char *want_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
+    g_autofree char *pool_dir = pool ? pool_path(pool) : NULL;
+    if (pool && g_strcmp0(pool_dir, want_dir) != 0) {
+        if (!failed)
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by "
+                        "meshlab and is left alone with its volumes",
+                        poolname, pool_dir ? pool_dir : "?", want_dir);
+        failed = true;
+        virStoragePoolFree(pool);
+        pool = NULL;
+    }
     if (pool) {
         if (virStoragePoolIsActive(pool) != 1)
             virStoragePoolCreate(pool, 0);
@@ -275,6 +322,14 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
             removed++;
         }
         virStoragePoolFree(pool);
+        if (pool_dir && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0) {
+            if (!failed)
+                g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                            "the pool directory '%s' could not be removed (%s); look inside, "
+                            "remove it by hand, and run down again",
+                            pool_dir, g_strerror(errno));
+            failed = true;
+        }
     }
     virResetLastError();
     return failed ? -1 : removed;

@@ -21,7 +21,8 @@ bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GErr
 bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err);
 bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
                             const struct ml_image *image, char **ret_path, GError **err);
-virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *xml, GError **err);
+virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const char *xml,
+                                   GError **err);
 
 /* Lab and run of a domain from its meshlab metadata; false if it has none. */
 bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run);

@@ -132,6 +132,10 @@ int main(void)
     CHECK(tun[0].found && !tun[0].relayed);
     CHECK_STR(tun[0].remote, "192.0.2.12:4242");
     CHECK(tun[1].found && tun[1].relayed && tun[1].remote[0] == '\0');
+    CHECK_STR(tun[1].relay, "10.42.0.1");
+    struct ml_nebula_tunnel odd;
+    CHECK(ml_nebula_tunnel_parse("{\"vpnIp\":\"10.42.0.3\"}", &odd, NULL));
+    CHECK(!odd.found && !odd.relayed);  /* no currentRemote: neither path is claimed */
     CHECK(!tun[2].found);
     struct ml_nebula_tunnel junk;
     g_autoptr(GError) jerr = NULL;

@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include <libvirt/libvirt.h>
+#include <unistd.h>
 
 #include "plan.h"
 #include "topology.h"
@@ -34,6 +35,9 @@ static char *test_domain_xml(const struct ml_plan *plan, size_t i)
 
 int main(void)
 {
+    /* Names and pool paths derive from the state directory: keep it away from the host's. */
+    g_autofree char *state = g_dir_make_tmp("meshlab-test-state-XXXXXX", NULL);
+    g_setenv("MESHLAB_STATE_DIR", state, TRUE);
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &err);
     CHECK(topo != NULL);
@@ -49,7 +53,7 @@ int main(void)
     CHECK(ml_virt_define_pool(conn, plan, &err));
     for (size_t i = 0; i < plan->n_guests; i++) {
         g_autofree char *xml = test_domain_xml(plan, i);
-        virDomainPtr d = ml_virt_define_domain(conn, xml, &err);
+        virDomainPtr d = ml_virt_define_domain(conn, plan->guests[i].domain, xml, &err);
         CHECK(d != NULL);
         if (d) {
             g_autofree char *lab = NULL, *run = NULL;
@@ -73,6 +77,8 @@ int main(void)
 
     int removed = 0;
     int n = ml_virt_teardown(conn, "three-guest", count, &removed, &err);
+    if (n != 5)
+        fprintf(stderr, "teardown: %d, %s\n", n, err ? err->message : "");
     CHECK(n == 5);  /* three domains, the network, the pool */
     CHECK(removed == n);
     CHECK(virDomainLookupByName(conn, plan->guests[0].domain) == NULL);
@@ -90,10 +96,37 @@ int main(void)
     removed = 0;
     CHECK(ml_virt_teardown(conn, "three-guest", count, &removed, &err) == 0);
     CHECK(removed == 0);
+    /* A network or pool merely named like a lab's is not the lab's: down leaves it alone. */
+    virNetworkPtr fnet = virNetworkDefineXML(
+        conn, "<network><name>meshlab-other</name><bridge name='virbr9'/></network>");
+    virStoragePoolPtr fpool = virStoragePoolDefineXML(
+        conn, "<pool type='dir'><name>meshlab-other</name><target><path>/srv/images</path>"
+              "</target></pool>", 0);
+    CHECK(fnet && fpool);
+    g_clear_error(&err);
+    CHECK(ml_virt_teardown(conn, "other", NULL, NULL, &err) < 0);
+    CHECK(err && strstr(err->message, "not meshlab's"));
+    virNetworkPtr still_net = virNetworkLookupByName(conn, "meshlab-other");
+    virStoragePoolPtr still_pool = virStoragePoolLookupByName(conn, "meshlab-other");
+    CHECK(still_net && still_pool);
+    if (still_net)
+        virNetworkFree(still_net);
+    if (still_pool)
+        virStoragePoolFree(still_pool);
+    if (fnet) {
+        virNetworkUndefine(fnet);
+        virNetworkFree(fnet);
+    }
+    if (fpool) {
+        virStoragePoolUndefine(fpool);
+        virStoragePoolFree(fpool);
+    }
+
     if (foreign) {
         virDomainUndefine(foreign);
         virDomainFree(foreign);
     }
     virConnectClose(conn);
+    rmdir(state);
     return check_finish();
 }
