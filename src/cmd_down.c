@@ -37,9 +37,12 @@ int cmd_down_main(int argc, char **argv)
         if (!topo)
             return cmd_fail(err);
         lab = g_strdup(topo->name);
-    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") || g_str_has_suffix(arg, ".yml")) {
-        fprintf(stderr, "meshlab: '%s' is not a file; give the lab's name instead "
-                        "('meshlab status' lists them)\n", arg);
+    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") ||
+               g_str_has_suffix(arg, ".yml")) {
+        fprintf(stderr,
+                "meshlab: '%s' is not a file; give the lab's name instead "
+                "('meshlab status' lists them)\n",
+                arg);
         return ML_EXIT_USAGE;
     } else {
         lab = g_strdup(arg);

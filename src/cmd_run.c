@@ -54,12 +54,12 @@ static struct json_object *guests_json(const struct ml_lab *lab)
         const struct ml_node *n = lab->plan->guests[i].node;
         json_object_object_add(g, "name", json_object_new_string(n->name));
         json_object_object_add(g, "address", json_object_new_string(ml_ip_str(n->address, addr)));
-        json_object_object_add(g, "boot_s", lab->boot_s[i] > 0
-                                                ? json_object_new_double(round(lab->boot_s[i] * 10) / 10)
-                                                : NULL);
-        json_object_object_add(g, "ready_s", lab->ready_s[i] > 0
-                                                 ? json_object_new_double(round(lab->ready_s[i] * 10) / 10)
-                                                 : NULL);
+        json_object_object_add(
+            g, "boot_s",
+            lab->boot_s[i] > 0 ? json_object_new_double(round(lab->boot_s[i] * 10) / 10) : NULL);
+        json_object_object_add(
+            g, "ready_s",
+            lab->ready_s[i] > 0 ? json_object_new_double(round(lab->ready_s[i] * 10) / 10) : NULL);
         json_object_array_add(a, g);
     }
     return a;
@@ -68,11 +68,11 @@ static struct json_object *guests_json(const struct ml_lab *lab)
 int cmd_run_main(int argc, char **argv)
 {
     static const struct option options[] = {{"help", no_argument, NULL, 'h'},
-                                             {"quick", no_argument, NULL, 'q'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"keep", no_argument, NULL, 'K'},
-                                             {"keep-on-failure", no_argument, NULL, 'k'},
-                                             {0}};
+                                            {"quick", no_argument, NULL, 'q'},
+                                            {"out", required_argument, NULL, 'o'},
+                                            {"keep", no_argument, NULL, 'K'},
+                                            {"keep-on-failure", no_argument, NULL, 'k'},
+                                            {0}};
     struct ml_session_opts opts = {0};
     bool quick = false, keep = false;
     int opt;
@@ -147,12 +147,11 @@ int cmd_run_main(int argc, char **argv)
         json_object_object_add(results, "lab", json_object_new_string(topo->name));
         json_object_object_add(results, "topology", json_object_new_string(argv[optind]));
         json_object_object_add(results, "run_id", json_object_new_string(run_id));
-        json_object_object_add(results, "lab_run_id",
-                               json_object_new_string(lab.up_run_id ? lab.up_run_id
-                                                                    : lab.plan->run_id));
+        json_object_object_add(
+            results, "lab_run_id",
+            json_object_new_string(lab.up_run_id ? lab.up_run_id : lab.plan->run_id));
         json_object_object_add(results, "started", json_object_new_string(started));
-        json_object_object_add(results, "profile",
-                               profile_json(quick ? "quick" : "full", profile));
+        json_object_object_add(results, "profile", profile_json(quick ? "quick" : "full", profile));
         json_object_object_add(results, "environment", ml_measure_environment(&lab));
         json_object_object_add(results, "guests", guests_json(&lab));
         json_object_object_add(results, "paths", paths);
@@ -161,8 +160,8 @@ int cmd_run_main(int argc, char **argv)
     bool ok = paths != NULL;
     int unmeasured = 0;
     for (size_t i = 0; paths && i < json_object_array_length(paths); i++)
-        if (strcmp(json_object_get_string(json_object_object_get(
-                       json_object_array_get_idx(paths, i), "status")),
+        if (strcmp(json_object_get_string(
+                       json_object_object_get(json_object_array_get_idx(paths, i), "status")),
                    "measured"))
             unmeasured++;
     if (!ok) {
@@ -187,8 +186,7 @@ int cmd_run_main(int argc, char **argv)
             if (!err)
                 err = g_steal_pointer(&werr);
         } else {
-            printf("results: %s/results.json\nreport:  %s/report.md\n", lab.run_dir,
-                   lab.run_dir);
+            printf("results: %s/results.json\nreport:  %s/report.md\n", lab.run_dir, lab.run_dir);
         }
         json_object_put(results);
     }

@@ -71,7 +71,8 @@ int cmd_status_main(int argc, char **argv)
         g_autofree char *net = ml_plan_network_name(lab);
         virNetworkPtr nw = virNetworkLookupByName(conn, net);
         if (nw) {
-            printf("  network %-32s %s\n", net, virNetworkIsActive(nw) == 1 ? "active" : "inactive");
+            printf("  network %-32s %s\n", net,
+                   virNetworkIsActive(nw) == 1 ? "active" : "inactive");
             virNetworkFree(nw);
         }
         g_autofree char *pool = ml_plan_pool_name(lab);

@@ -15,8 +15,7 @@
 #include "virt_xml.h"
 
 #define BOOT_TIMEOUT_S 600
-#define READY_CMD                                                                                 \
-    "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
+#define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
 {
@@ -184,8 +183,8 @@ static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
     double t0 = ml_now();
-    ml_progress("define", "network %s (bridge %s, no host address, no forwarding)",
-                plan->network, plan->bridge);
+    ml_progress("define", "network %s (bridge %s, no host address, no forwarding)", plan->network,
+                plan->bridge);
     if (!ml_virt_define_network(lab->conn, plan, err))
         return false;
     ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
@@ -215,8 +214,8 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, xml, err);
         if (!lab->dom[i])
             return false;
-        ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name,
-                    g->domain, g->overlay_vol, g->seed_vol);
+        ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name, g->domain,
+                    g->overlay_vol, g->seed_vol);
     }
     ml_lab_phase(lab, "define", ml_now() - t0);
     return true;
@@ -280,18 +279,16 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
                 if (!ml_agent_ping(lab->dom[i], 1))
                     continue;
                 lab->boot_s[i] = ml_now() - t0;
-                ml_progress("boot", "guest %s: agent answered after %.1f s", node,
-                            lab->boot_s[i]);
+                ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
             }
             struct ml_exec ex = {0};
             g_autoptr(GError) e = NULL;
             /* Ready once cloud-init's init stage (network, files, hostname) is done. */
-            if (ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) &&
-                ex.exit_code == 0) {
+            if (ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) && ex.exit_code == 0) {
                 lab->ready_s[i] = ml_now() - t0;
                 ready++;
-                ml_progress("boot", "guest %s: ready (cloud-init init stage done) after %.1f s", node,
-                            lab->ready_s[i]);
+                ml_progress("boot", "guest %s: ready (cloud-init init stage done) after %.1f s",
+                            node, lab->ready_s[i]);
             }
             ml_exec_clear(&ex);
         }
@@ -301,10 +298,9 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             GString *late = g_string_new(NULL);
             for (size_t i = 0; i < plan->n_guests; i++)
                 if (lab->ready_s[i] == 0)
-                    g_string_append_printf(late, "%s%s (%s)", late->len ? ", " : "",
-                                           plan->guests[i].node->name,
-                                           lab->boot_s[i] ? "cloud-init unfinished"
-                                                          : "agent silent");
+                    g_string_append_printf(
+                        late, "%s%s (%s)", late->len ? ", " : "", plan->guests[i].node->name,
+                        lab->boot_s[i] ? "cloud-init unfinished" : "agent silent");
             g_autofree char *l = g_string_free(late, FALSE);
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
                         "guests not ready after %.0f s: %s; their consoles are kept in the run "
@@ -390,8 +386,7 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
         lab->phases = json_object_get(v);
     struct json_object *guests = NULL;
     if (json_object_object_get_ex(state, "guests", &guests))
-        for (size_t i = 0; i < lab->plan->n_guests && i < json_object_array_length(guests);
-             i++) {
+        for (size_t i = 0; i < lab->plan->n_guests && i < json_object_array_length(guests); i++) {
             struct json_object *g = json_object_array_get_idx(guests, i), *b = NULL;
             if (json_object_object_get_ex(g, "boot_s", &b))
                 lab->boot_s[i] = json_object_get_double(b);

@@ -10,11 +10,13 @@ static const struct {
     const char *summary;
 } verbs[] = {
     {"up", cmd_up_main, "Build the lab's guests on an isolated bridge and bring up its tunnels"},
-    {"run", cmd_run_main, "Measure every path (bringing the lab up and down if needed); write a report"},
+    {"run", cmd_run_main,
+     "Measure every path (bringing the lab up and down if needed); write a report"},
     {"down", cmd_down_main, "Remove everything a lab created, by lab name or topology file"},
     {"status", cmd_status_main, "List labs that exist on this host and what they hold"},
     {"validate", cmd_validate_main, "Check a topology file without touching libvirt"},
-    {"check", cmd_check_main, "Check the host: libvirt, QEMU, KVM or TCG, disk, memory, image cache"},
+    {"check", cmd_check_main,
+     "Check the host: libvirt, QEMU, KVM or TCG, disk, memory, image cache"},
     {"fetch", cmd_fetch_main, "Download and prepare guest images into the cache"},
 };
 

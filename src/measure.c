@@ -114,14 +114,14 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
-    ml_progress("check", "%s %s: %s — %s", ml_path_name(ops->kind), when,
-                *ret_ok ? "ok" : "FAILED", ev->str);
+    ml_progress("check", "%s %s: %s — %s", ml_path_name(ops->kind), when, *ret_ok ? "ok" : "FAILED",
+                ev->str);
     g_string_free(ev, TRUE);
     return o;
 }
 
-static bool iperf(struct ctx *c, const char *target, unsigned seconds,
-                  struct ml_iperf_result *ret, GError **err)
+static bool iperf(struct ctx *c, const char *target, unsigned seconds, struct ml_iperf_result *ret,
+                  GError **err)
 {
     g_autofree char *cmd = g_strdup_printf("iperf3 -J -c %s -t %u", target, seconds);
     struct ml_exec ex = {0};
@@ -150,9 +150,8 @@ static struct json_object *ping_json(const char *target, unsigned count,
     json_object_object_add(o, "min_ms", p->have_rtt ? json_object_new_double(p->min_ms) : NULL);
     json_object_object_add(o, "avg_ms", p->have_rtt ? json_object_new_double(p->avg_ms) : NULL);
     json_object_object_add(o, "max_ms", p->have_rtt ? json_object_new_double(p->max_ms) : NULL);
-    json_object_object_add(o, "mdev_ms",
-                           p->have_rtt && p->mdev_ms >= 0 ? json_object_new_double(p->mdev_ms)
-                                                          : NULL);
+    json_object_object_add(
+        o, "mdev_ms", p->have_rtt && p->mdev_ms >= 0 ? json_object_new_double(p->mdev_ms) : NULL);
     return o;
 }
 
@@ -175,7 +174,8 @@ static bool measure_ping(struct ctx *c, const char *name, const char *target,
                          const struct ml_profile *prof, struct path_numbers *num, GError **err)
 {
     ml_progress("measure", "%s: ping %s, %u packets", name, target, prof->ping_count);
-    g_autofree char *cmd = g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, target);
+    g_autofree char *cmd =
+        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, target);
     struct ml_exec ex = {0};
     if (!ml_agent_exec(c->client, cmd, NULL, prof->ping_count * 0.2 + 30, &ex, err))
         return false;
@@ -190,8 +190,7 @@ static bool measure_ping(struct ctx *c, const char *name, const char *target,
 static bool measure_transfer(struct ctx *c, const char *name, const char *target,
                              const struct ml_profile *prof, struct path_numbers *num, GError **err)
 {
-    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", name,
-                prof->transfer_s);
+    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", name, prof->transfer_s);
     long long rx0, tx0, rx1, tx1;
     struct ml_iperf_result tr;
     if (!hub_bytes(c, &rx0, &tx0, err) || !iperf(c, target, prof->transfer_s, &tr, err) ||
@@ -324,7 +323,8 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
-    json_object_object_add(o, "target", json_object_new_string(ml_ip_str(ops->target(lab), target)));
+    json_object_object_add(o, "target",
+                           json_object_new_string(ml_ip_str(ops->target(lab), target)));
     return o;
 }
 
@@ -349,11 +349,11 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     struct json_object *paths = json_object_new_array();
     g_autoptr(GError) e = NULL;
     /* One iperf3 server for the whole matrix, on every address of the server guest. */
-    g_autofree char *srv = ml_agent_run(
-        c.server,
-        "[ -f " IPERF_PIDFILE " ] && kill -0 $(cat " IPERF_PIDFILE ") 2>/dev/null || "
-        "iperf3 -s -D --pidfile " IPERF_PIDFILE,
-        NULL, 30, &e);
+    g_autofree char *srv =
+        ml_agent_run(c.server,
+                     "[ -f " IPERF_PIDFILE " ] && kill -0 $(cat " IPERF_PIDFILE ") 2>/dev/null || "
+                     "iperf3 -s -D --pidfile " IPERF_PIDFILE,
+                     NULL, 30, &e);
     bool broken = false;
     for (int k = 0; k < ML_PATH_COUNT; k++) {
         if (!t->measure.paths[k])
@@ -390,8 +390,8 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
                 mark_not_run(o, "interrupted while switching the path policy");
                 continue;
             }
-            g_autofree char *why = g_strdup_printf("the path could not be prepared: %s",
-                                                   perr->message);
+            g_autofree char *why =
+                g_strdup_printf("the path could not be prepared: %s", perr->message);
             mark_not_run(o, why);
             json_object_object_add(o, "status", json_object_new_string("failed"));
             continue;
@@ -463,17 +463,16 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     unsigned long lib = 0, hv = 0;
     virConnectGetLibVersion(lab->conn, &lib);
     virConnectGetVersion(lab->conn, &hv);
-    add_str(env, "libvirt", g_strdup_printf("%lu.%lu.%lu", lib / 1000000, lib / 1000 % 1000,
-                                            lib % 1000));
-    add_str(env, "qemu", g_strdup_printf("%lu.%lu.%lu", hv / 1000000, hv / 1000 % 1000,
-                                         hv % 1000));
+    add_str(env, "libvirt",
+            g_strdup_printf("%lu.%lu.%lu", lib / 1000000, lib / 1000 % 1000, lib % 1000));
+    add_str(env, "qemu", g_strdup_printf("%lu.%lu.%lu", hv / 1000000, hv / 1000 % 1000, hv % 1000));
     json_object_object_add(env, "accelerator",
                            json_object_new_string(lab->accel.kvm ? "kvm" : "tcg"));
     add_str(env, "accelerator_reason", g_strdup(lab->accel.reason));
     struct json_object *img = json_object_new_object();
     add_str(img, "name", g_strdup(lab->image.name));
-    add_str(img, "requested", g_strdup(lab->image.requested ? lab->image.requested
-                                                            : lab->topo->image));
+    add_str(img, "requested",
+            g_strdup(lab->image.requested ? lab->image.requested : lab->topo->image));
     add_str(img, "fallback_reason", g_strdup(lab->image.fallback_reason));
     add_str(img, "sha256", g_strdup(lab->image.sha256));
     json_object_object_add(env, "image", img);

@@ -40,8 +40,8 @@ char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *
                            "lighthouse:\n"
                            "  am_lighthouse: %s\n"
                            "  interval: 60\n",
-                           topo->name, topo->nodes[node].name, hub_overlay, hub_lab,
-                           ML_NEBULA_PORT, is_hub ? "true" : "false");
+                           topo->name, topo->nodes[node].name, hub_overlay, hub_lab, ML_NEBULA_PORT,
+                           is_hub ? "true" : "false");
     if (is_hub)
         g_string_append(c, "  hosts: []\n");
     else
@@ -220,9 +220,8 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                 script,
                 "awk '/BEGIN NEBULA/{k++} k==%zu' keys > %s.pub; nebula-cert sign -ca-crt ca.crt "
                 "-ca-key ca.key -name %s -ip %s/%d -in-pub %s.pub -out-crt signed/%s.crt; ",
-                i + 1, t->nodes[i].name, t->nodes[i].name,
-                ml_ip_str(ml_nebula_address(t, i), addr), NEBULA_PREFIX, t->nodes[i].name,
-                t->nodes[i].name);
+                i + 1, t->nodes[i].name, t->nodes[i].name, ml_ip_str(ml_nebula_address(t, i), addr),
+                NEBULA_PREFIX, t->nodes[i].name, t->nodes[i].name);
         }
         g_string_append(script, "cat ca.crt; for f in");
         for (size_t i = 0; i < n; i++)
@@ -236,11 +235,13 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
             g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
             ok = g_strv_length(parts) == n + 1;
             if (!ok)
-                g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the hub returned %u certificates for "
-                            "%zu nodes", g_strv_length(parts) - 1, n);
+                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                            "the hub returned %u certificates for "
+                            "%zu nodes",
+                            g_strv_length(parts) - 1, n);
             for (size_t i = 0; ok && i < n; i++)
-                crt[i] = g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]),
-                                         g_strstrip(parts[i + 1]));
+                crt[i] =
+                    g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
         }
     }
     /* Certificates and the CA certificate go to every node; configs start the daemons. */
@@ -250,7 +251,8 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                       "awk '/@@/{p=1;next} !p' certs > ca.crt; "
                       "awk '/@@/{p=1;next} p' certs > host.crt; rm certs; "
                       "nebula-cert print -path host.crt >/dev/null";
-        ok = ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup", err);
+        ok = ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup",
+                                 err);
     }
     if (ok) {
         for (size_t i = 0; i < n; i++) {
@@ -288,7 +290,8 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
         clients[i] = i != hub;
         cmds[i] = "systemctl restart meshlab-nebula";
     }
-    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "nebula setup", err) && wait_overlay(lab, err);
+    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "nebula setup", err) &&
+           wait_overlay(lab, err);
 }
 
 bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err)

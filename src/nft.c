@@ -11,24 +11,25 @@ const char *ml_policy_name(enum ml_policy p)
 
 char *ml_nft_firewall(void)
 {
-    return g_strdup("# meshlab guest firewall (the seed's), loaded for the whole run\n"
-                    "table inet meshlab_fw\n"
-                    "delete table inet meshlab_fw\n"
-                    "table inet meshlab_fw {\n"
-                    "    chain input {\n"
-                    "        type filter hook input priority 0; policy drop;\n"
-                    "        iifname != \"" ML_LAB_NIC "\" accept\n"
-                    "        ct state established,related accept\n"
-                    "        icmp type echo-request accept\n"
-                    "        tcp dport 22 accept\n"
-                    "        udp dport 51820 accept\n"
-                    "        tcp dport 443 accept\n"
-                    "        udp dport 3478 accept\n"
-                    "        # meshlab's additions: iperf3 on the plain path, the nebula lighthouse\n"
-                    "        tcp dport 5201 accept\n"
-                    "        udp dport 4242 accept\n"
-                    "    }\n"
-                    "}\n");
+    return g_strdup(
+        "# meshlab guest firewall (the seed's), loaded for the whole run\n"
+        "table inet meshlab_fw\n"
+        "delete table inet meshlab_fw\n"
+        "table inet meshlab_fw {\n"
+        "    chain input {\n"
+        "        type filter hook input priority 0; policy drop;\n"
+        "        iifname != \"" ML_LAB_NIC "\" accept\n"
+        "        ct state established,related accept\n"
+        "        icmp type echo-request accept\n"
+        "        tcp dport 22 accept\n"
+        "        udp dport 51820 accept\n"
+        "        tcp dport 443 accept\n"
+        "        udp dport 3478 accept\n"
+        "        # meshlab's additions: iperf3 on the plain path, the nebula lighthouse\n"
+        "        tcp dport 5201 accept\n"
+        "        udp dport 4242 accept\n"
+        "    }\n"
+        "}\n");
 }
 
 char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy policy)

@@ -6,8 +6,8 @@
 
 static char *describe(const struct ml_topology *t)
 {
-    return g_strdup_printf("%s to %s over the bridge, unencrypted", t->nodes[t->measure.client].name,
-                           t->nodes[t->measure.server].name);
+    return g_strdup_printf("%s to %s over the bridge, unencrypted",
+                           t->nodes[t->measure.client].name, t->nodes[t->measure.server].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)
@@ -22,7 +22,8 @@ static bool verify(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
     bool direct = p->route && strstr(p->route, "dev eth0") && !strstr(p->route, " via ");
     bool answered = p->received > 0;
     bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
-    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
+    g_string_append_printf(ev,
+                           "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
                            "for %lld probe bytes (must be under 5%%)",
                            p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
                            p->probe_bytes);
