@@ -111,7 +111,7 @@ int cmd_run_main(int argc, char **argv)
     const struct ml_profile *profile = quick ? &topo->measure.quick : &topo->measure.full;
 
     /* A lab left up by 'meshlab up' is measured as it is and left up. */
-    struct ml_lab lab;
+    struct ml_lab lab = {0};
     bool brought_up = false;
     if (!ml_session_open(&lab, topo, &opts, &err)) {
         ml_lab_clear(&lab);

@@ -50,7 +50,7 @@ int cmd_up_main(int argc, char **argv)
     if (!topo)
         return cmd_fail(err);
     ml_signals_install();
-    struct ml_lab lab;
+    struct ml_lab lab = {0};
     bool ok = ml_session_up(&lab, topo, &opts, &err);
     ml_lab_clear(&lab);
     if (!ok)

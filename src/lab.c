@@ -234,6 +234,22 @@ static char *file_tail(const char *path, int lines)
     return g_strdup(p);
 }
 
+bool ml_lab_boot_timeout(double *ret, GError **err)
+{
+    const char *env = g_getenv("MESHLAB_BOOT_TIMEOUT");
+    *ret = BOOT_TIMEOUT_S;
+    if (!env)
+        return true;
+    char *end = NULL;
+    *ret = g_ascii_strtod(env, &end);
+    if (end == env || *end || *ret <= 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds, not '%s'", env);
+        return false;
+    }
+    return true;
+}
+
 static bool boot_guests(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
@@ -247,17 +263,9 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
     }
     ml_progress("boot", "%zu guests started under %s; waiting for their agents and cloud-init",
                 plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
-    const char *env = g_getenv("MESHLAB_BOOT_TIMEOUT");
-    double timeout = BOOT_TIMEOUT_S;
-    if (env) {
-        char *end = NULL;
-        timeout = g_ascii_strtod(env, &end);
-        if (end == env || *end || timeout <= 0) {
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "MESHLAB_BOOT_TIMEOUT must be a number of seconds, not '%s'", env);
-            return false;
-        }
-    }
+    double timeout = 0;
+    if (!ml_lab_boot_timeout(&timeout, err))
+        return false;
     size_t ready = 0;
     double last_note = ml_now();
     while (ready < plan->n_guests) {

@@ -32,6 +32,9 @@ struct ml_lab {
     char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
 };
 
+/* MESHLAB_BOOT_TIMEOUT (seconds) or the default; an unusable value is an input error. */
+bool ml_lab_boot_timeout(double *ret, GError **err);
+
 /* Everything up to running guests: accelerator probe, image, network, pool,
  * overlays, seeds, domains, boot. On failure the caller tears down. */
 bool ml_lab_create(struct ml_lab *lab, GError **err);

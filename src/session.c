@@ -51,7 +51,9 @@ void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *
 bool ml_session_up(struct ml_lab *lab, const struct ml_topology *topo,
                    const struct ml_session_opts *opts, GError **err)
 {
-    if (!ml_session_open(lab, topo, opts, err))
+    double boot_timeout;
+    /* Every input is checked before anything is created. */
+    if (!ml_lab_boot_timeout(&boot_timeout, err) || !ml_session_open(lab, topo, opts, err))
         return false;
     struct json_object *existing = ml_lab_state_read(topo->name);
     g_autoptr(GPtrArray) labs = ml_virt_list_labs(lab->conn);
