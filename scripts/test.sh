@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: installs and starts what it needs, builds, runs every test
-# (unit, command line, and end to end on real guests), then the unit and
-# the whole suite again under AddressSanitizer and UBSan (leaks included).
+# (unit, command line, and end to end on real guests), then builds again with
+# AddressSanitizer and UBSan and runs the whole suite once more (leaks included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
