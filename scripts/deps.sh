@@ -10,7 +10,7 @@ packages=(
     libvirt-dev libguestfs-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libglib2.0-dev
     # run: libvirt and QEMU, the image builder, seeds
     libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
-    mmdebstrap e2fsprogs cloud-image-utils libguestfs-tools
+    mmdebstrap e2fsprogs cloud-image-utils genisoimage libguestfs-tools
     # tests: the local HTTP server for the download tests, the e2e checks
     python3 iproute2
 )

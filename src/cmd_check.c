@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "artifacts.h"
 #include "host.h"
 #include "image.h"
 #include "plan.h"
@@ -75,6 +76,7 @@ int cmd_check_main(int argc, char **argv)
     tool("mkfs.ext4", "e2fsprogs");
     tool("qemu-img", "qemu-utils");
     tool("cloud-localds", "cloud-image-utils");
+    tool("genisoimage", "genisoimage");
 
     gint64 disk = ml_host_free_bytes(g_file_test(ml_cache_dir(), G_FILE_TEST_IS_DIR)
                                          ? ml_cache_dir()
@@ -100,6 +102,14 @@ int cmd_check_main(int argc, char **argv)
     } else {
         line(false, "image debian-12", kerr->message, NULL);
     }
+    g_autoptr(GString) missing = g_string_new(NULL);
+    if (ml_artifacts_missing(ml_cache_dir(), missing))
+        printf("%-5s %-22s %s\n      %-22s    the Tailscale paths will be reported as not run; "
+               "'meshlab fetch tailscale headscale' fetches them\n",
+               "info", "tailscale, headscale", "not in the cache", "");
+    else
+        printf("%-5s %-22s %s\n", "info", "tailscale, headscale",
+               "cached and verified (" ML_TAILSCALE_VERSION ", " ML_HEADSCALE_VERSION ")");
     printf("%s\n", problems ? "some checks failed: a lab cannot run here until they are fixed"
                             : "this host can run a lab");
     return problems ? ML_EXIT_FAIL : ML_EXIT_OK;
