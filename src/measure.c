@@ -323,8 +323,10 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
+    struct in_addr to = ops->target(lab);
+    /* A dataplane that never came up assigned no address: say so rather than 0.0.0.0. */
     json_object_object_add(o, "target",
-                           json_object_new_string(ml_ip_str(ops->target(lab), target)));
+                           to.s_addr ? json_object_new_string(ml_ip_str(to, target)) : NULL);
     return o;
 }
 
