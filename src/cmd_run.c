@@ -187,6 +187,7 @@ int cmd_run_main(int argc, char **argv)
                 err = g_steal_pointer(&werr);
         } else {
             printf("results: %s/results.json\nreport:  %s/report.md\n", lab.run_dir, lab.run_dir);
+            fflush(stdout);
         }
         json_object_put(results);
     }

@@ -31,14 +31,15 @@ command -v python3 >/dev/null || skip "python3 is needed to read results.json"
 
 # Whatever a previous, killed run left must not be mistaken for this run's.
 "$bin" down "$lab" >/dev/null 2>&1
+"$bin" down e2e-detour >/dev/null 2>&1
 
 leftovers() {
     {
         virsh -c "$uri" list --all --name | grep '^meshlab-'
         virsh -c "$uri" net-list --all --name | grep '^meshlab-'
         virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
-        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+' 
-        ls -d /var/lib/meshlab/pools/"$lab" 2>/dev/null
+        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
+        ls -d /var/lib/meshlab/pools/* 2>/dev/null
     } | sed '/^$/d'
 }
 
@@ -115,6 +116,54 @@ check "no WireGuard private key on the host side" \
 left=$(leftovers)
 check "nothing left after run (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 
+# A path that is not what its label says must yield no number (seed 003's lesson):
+# on a lab measuring only `plain`, client-a is made to route to client-b through
+# the hub, which forwards without redirects. The numbers would look plausible;
+# the check must fail and the report must carry none of them.
+detour=$out/detour.yaml
+sed -e 's/^name: three-guest/name: e2e-detour/' \
+    -e 's/^  paths: .*/  paths: [plain]/' "$topo" > "$detour"
+agent() { # agent DOMAIN SHELL-COMMAND: run it in the guest, wait, fail on error
+    local pid
+    pid=$(virsh -c "$uri" qemu-agent-command "$1" "$(python3 -c 'import json,sys; print(json.dumps({"execute": "guest-exec", "arguments": {"path": "/bin/sh", "arg": ["-c", sys.argv[1]], "capture-output": True}}))' "$2")" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["return"]["pid"])') || return 1
+    for _ in $(seq 1 50); do
+        virsh -c "$uri" qemu-agent-command "$1" "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$pid}}" |
+            python3 -c 'import json,sys; r=json.load(sys.stdin)["return"]; sys.exit(0 if r["exited"] and r.get("exitcode") == 0 else 1 if r["exited"] else 2)'
+        case $? in 0) return 0 ;; 1) return 1 ;; esac
+        sleep 0.2
+    done
+    return 1
+}
+"$bin" up "$detour" --out "$out/detour-up" > "$out/detour-up.log" 2>&1
+check "detour lab up" "[ $? = 0 ]"
+agent meshlab-e2e-detour-hub "sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.eth0.send_redirects=0"
+check "hub forwards without redirects" "[ $? = 0 ]"
+agent meshlab-e2e-detour-client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0"
+check "client-a routes to client-b through the hub" "[ $? = 0 ]"
+"$bin" run "$detour" --quick --out "$out/detour" > "$out/detour.log" 2>&1
+rc=$?
+check "run with a detoured plain path exits 1" "[ $rc = 1 ]"
+python3 - "$out/detour/results.json" <<'PY' > "$out/detour-asserts.txt"
+import json, sys
+p = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["plain"]
+def say(ok, what):
+    print(("ok " if ok else "bad") + " " + what)
+say(p["status"] == "failed", "detoured plain is failed (status %s)" % p["status"])
+say(p["transfer"] is None and p["passes"] == [] and p["ping"] is None and p["median_bits_per_second"] is None,
+    "detoured plain carries no numbers")
+say(any(not c["ok"] and "via 192.0.2.10" in c["evidence"] for c in p["checks"]),
+    "the evidence shows the detour: %s" % (p["checks"][0]["evidence"] if p["checks"] else None))
+PY
+while read -r verdict what; do
+    if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
+done < "$out/detour-asserts.txt"
+check "the report shows the failure, not a number" \
+    "grep -q '| plain | FAILED' '$out/detour/report.md' || grep -q 'failed:' '$out/detour/report.md'"
+"$bin" down e2e-detour >/dev/null 2>&1
+left=$(leftovers)
+check "nothing left of the detour lab (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+
 # Ctrl-C while the guests boot: everything created so far must go.
 "$bin" up "$topo" --out "$out/interrupted" > "$out/up.log" 2>&1 &
 pid=$!
@@ -134,5 +183,6 @@ check "down of a lab that is gone is fine" "'$bin' down '$lab' >/dev/null"
 
 # Leave no trace for a rerun, even when an assertion failed.
 "$bin" down "$lab" >/dev/null 2>&1
+"$bin" down e2e-detour >/dev/null 2>&1
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
