@@ -58,6 +58,30 @@ bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *cons
     return true;
 }
 
+bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
+                      const char *through, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    char addr[16];
+    ml_ip_str(target, addr);
+    g_autofree char *cmd = g_strdup_printf(
+        "for i in $(seq 1 %u); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
+        tries, addr);
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, tries * 1.5 + 30, &ex, err))
+        return false;
+    int code = ex.exit_code;
+    ml_exec_clear(&ex);
+    if (code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "no answer through %s from %s to %s within %u tries; the guests' logs are "
+                    "kept in the run directory",
+                    through, t->nodes[t->measure.client].name, addr, tries);
+        return false;
+    }
+    return true;
+}
+
 virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)
 {
     return lab->dom[i];

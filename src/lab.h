@@ -55,6 +55,11 @@ bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *cons
                          const char *const *inputs, double timeout, char **out, const char *what,
                          GError **err);
 
+/* Pings target from the measuring client, once a second, until it answers or
+ * `tries` pings went unanswered; `through` names the dataplane for the error. */
+bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
+                      const char *through, GError **err);
+
 /* The guest running node index i of the topology. */
 virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
 

@@ -147,22 +147,7 @@ static void free_all(char **v)
 static bool wait_overlay(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    char target[16];
-    ml_ip_str(ml_nebula_address(t, t->measure.server), target);
-    g_autofree char *cmd = g_strdup_printf(
-        "for i in $(seq 1 90); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
-        target);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 150, &ex, err))
-        return false;
-    int code = ex.exit_code;
-    ml_exec_clear(&ex);
-    if (code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "no answer through nebula from %s to %s",
-                    t->nodes[t->measure.client].name, target);
-        return false;
-    }
-    return true;
+    return ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err);
 }
 
 static const char start_cmd[] =

@@ -114,25 +114,9 @@ static bool bring_up(struct ml_lab *lab, size_t i, const char *conf, GError **er
 
 static bool first_tunnel_ping(struct ml_lab *lab, GError **err)
 {
-    const struct ml_topology *topo = lab->topo;
-    char target[16];
-    ml_ip_str(topo->nodes[topo->measure.server].tunnel_address, target);
-    g_autofree char *cmd = g_strdup_printf(
-        "for i in $(seq 1 120); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
-        target);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[topo->measure.client], cmd, NULL, 180, &ex, err))
-        return false;
-    int code = ex.exit_code;
-    ml_exec_clear(&ex);
-    if (code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "no answer through the tunnel from %s to %s within 120 tries; check the "
-                    "guests' logs in the run directory",
-                    topo->nodes[topo->measure.client].name, target);
-        return false;
-    }
-    return true;
+    const struct ml_topology *t = lab->topo;
+    return ml_lab_wait_ping(lab, t->nodes[t->measure.server].tunnel_address, 120,
+                            "the WireGuard tunnel", err);
 }
 
 static bool configure(struct ml_lab *lab, char **pub, GError **err)
