@@ -81,6 +81,9 @@ void ml_signals_install(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* When whatever reads our output goes away (a closed pipe, a killed tee), a
+     * write must fail harmlessly, not kill meshlab halfway through a teardown. */
+    signal(SIGPIPE, SIG_IGN);
 }
 
 bool ml_interrupted(void)
