@@ -4,6 +4,7 @@
  * cache filled by hand verified offline, and the list of missing files. */
 #include "artifacts.h"
 #include "check.h"
+#include "http_fixture.h"
 #include "util.h"
 
 #include <signal.h>
@@ -89,34 +90,7 @@ static void publish(const char *label)
 
 static GPid start_server(void)
 {
-    const char *argv[] = {"python3", "tests/http_server.py", "--root", www, NULL};
-    GPid pid = 0;
-    int out_fd = -1;
-    g_autoptr(GError) err = NULL;
-    if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                  &pid, NULL, &out_fd, NULL, &err)) {
-        fprintf(stderr, "cannot start the test server: %s\n", err->message);
-        return 0;
-    }
-    char line[32] = "";
-    size_t len = 0;
-    while (len < sizeof(line) - 1) {
-        ssize_t n = read(out_fd, line + len, 1);
-        if (n <= 0 || line[len] == '\n')
-            break;
-        len++;
-    }
-    line[len] = '\0';
-    close(out_fd);
-    port = atoi(line);
-    if (port <= 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-        g_spawn_close_pid(pid);
-        return 0;
-    }
-    return pid;
+    return http_server_start(www, NULL, &port);
 }
 
 static char *cache(const char *name)

@@ -1,6 +1,7 @@
 /* Downloads against a real HTTP server on 127.0.0.1 (tests/http_server.py): pinned hashes,
  * SHA256SUMS, mismatches, errors, resume after a cut transfer, and known-hashes. */
 #include "check.h"
+#include "http_fixture.h"
 #include "fetch.h"
 #include "image_ubuntu.h"
 #include "util.h"
@@ -82,36 +83,7 @@ static bool server_saw(const char *needle)
 
 static GPid start_server(void)
 {
-    const char *argv[] = {"python3", "tests/http_server.py", "--root", www, "--log", log_path,
-                          NULL};
-    GPid pid = 0;
-    int out_fd = -1;
-    g_autoptr(GError) err = NULL;
-    if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                  &pid, NULL, &out_fd, NULL, &err)) {
-        fprintf(stderr, "cannot start the test server: %s\n", err->message);
-        return 0;
-    }
-    char line[32] = "";
-    size_t len = 0;
-    while (len < sizeof(line) - 1) {
-        ssize_t n = read(out_fd, line + len, 1);
-        if (n <= 0 || line[len] == '\n')
-            break;
-        len++;
-    }
-    line[len] = '\0';
-    close(out_fd);
-    port = atoi(line);
-    if (port <= 0) {
-        fprintf(stderr, "the test server did not print its port (got '%s')\n", line);
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-        g_spawn_close_pid(pid);
-        return 0;
-    }
-    return pid;
+    return http_server_start(www, log_path, &port);
 }
 
 static void test_pinned(const char *big_hash)
