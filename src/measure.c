@@ -271,6 +271,21 @@ static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct 
     return true;
 }
 
+/* A path with no result: status "failed" or "not-run", the reason, and every
+ * number null or empty. Checks already recorded stay: they are the evidence. */
+static void mark_unmeasured(struct json_object *o, const char *status, const char *reason)
+{
+    json_object_object_add(o, "status", json_object_new_string(status));
+    json_object_object_add(o, "reason", json_object_new_string(reason));
+    if (!json_object_object_get_ex(o, "checks", NULL))
+        json_object_object_add(o, "checks", json_object_new_array());
+    json_object_object_add(o, "transfer", NULL);
+    json_object_object_add(o, "passes", json_object_new_array());
+    json_object_object_add(o, "median_bits_per_second", NULL);
+    json_object_object_add(o, "ping", NULL);
+    json_object_object_add(o, "setup_s", NULL);
+}
+
 /* Measures one path into obj. Returns false only when interrupted (err set);
  * a failed check or step marks the path failed and returns true. */
 static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
@@ -295,13 +310,7 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
         ml_progress("measure", "%s: FAILED, no numbers reported: %s", ml_path_name(ops->kind),
                     failure);
         numbers_clear(&num);
-        json_object_object_add(obj, "status", json_object_new_string("failed"));
-        json_object_object_add(obj, "reason", json_object_new_string(failure));
-        json_object_object_add(obj, "transfer", NULL);
-        json_object_object_add(obj, "passes", json_object_new_array());
-        json_object_object_add(obj, "median_bits_per_second", NULL);
-        json_object_object_add(obj, "ping", NULL);
-        json_object_object_add(obj, "setup_s", NULL);
+        mark_unmeasured(obj, "failed", failure);
         return true;
     }
     json_object_object_add(obj, "status", json_object_new_string("measured"));
@@ -330,18 +339,6 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     return o;
 }
 
-static void mark_not_run(struct json_object *o, const char *reason)
-{
-    json_object_object_add(o, "status", json_object_new_string("not-run"));
-    json_object_object_add(o, "reason", json_object_new_string(reason));
-    json_object_object_add(o, "checks", json_object_new_array());
-    json_object_object_add(o, "transfer", NULL);
-    json_object_object_add(o, "passes", json_object_new_array());
-    json_object_object_add(o, "median_bits_per_second", NULL);
-    json_object_object_add(o, "ping", NULL);
-    json_object_object_add(o, "setup_s", NULL);
-}
-
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
                                      GError **err)
 {
@@ -364,24 +361,24 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         struct json_object *o = path_skeleton(lab, ops);
         json_object_array_add(paths, o);
         if (broken) {
-            mark_not_run(o, "not run: the run was interrupted or the lab broke before it");
+            mark_unmeasured(o, "not-run",
+                            "not run: the run was interrupted or the lab broke before it");
             continue;
         }
         if (!srv) {
-            mark_not_run(o, e->message);
+            mark_unmeasured(o, "not-run", e->message);
             continue;
         }
         g_autofree char *why_not = NULL;
         if (ops->available && !ops->available(lab, &why_not)) {
             ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
-            mark_not_run(o, why_not);
+            mark_unmeasured(o, "not-run", why_not);
             continue;
         }
         ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
                     json_object_get_string(json_object_object_get(o, "description")));
         if (lab->setup_failed[k]) {
-            mark_not_run(o, lab->setup_failed[k]);
-            json_object_object_add(o, "status", json_object_new_string("failed"));
+            mark_unmeasured(o, "failed", lab->setup_failed[k]);
             continue;
         }
         g_autoptr(GError) perr = NULL;
@@ -389,13 +386,12 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             if (perr->code == ML_ERR_INTERRUPTED) {
                 g_propagate_error(err, g_steal_pointer(&perr));
                 broken = true;
-                mark_not_run(o, "interrupted while switching the path policy");
+                mark_unmeasured(o, "not-run", "interrupted while switching the path policy");
                 continue;
             }
             g_autofree char *why =
                 g_strdup_printf("the path could not be prepared: %s", perr->message);
-            mark_not_run(o, why);
-            json_object_object_add(o, "status", json_object_new_string("failed"));
+            mark_unmeasured(o, "failed", why);
             continue;
         }
         double setup = 0;
@@ -418,9 +414,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
                                setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
         if (!measure_path(&c, ops, profile, o, err)) {
             broken = true;
-            json_object_object_add(o, "status", json_object_new_string("not-run"));
-            json_object_object_add(o, "reason",
-                                   json_object_new_string("interrupted while measuring"));
+            mark_unmeasured(o, "not-run", "interrupted while measuring");
         }
     }
     /* What the seed recorded beside the Tailscale numbers, once, on the direct path. */

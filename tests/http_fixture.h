@@ -1,5 +1,6 @@
-/* The local HTTP server of the download tests (tests/http_server.py, 127.0.0.1
- * only): started on an ephemeral port, which it prints on its first line. */
+/* What the download tests share: the local HTTP server (tests/http_server.py,
+ * 127.0.0.1 only), started on an ephemeral port it prints on its first line,
+ * and the removal of their scratch trees. */
 #pragma once
 
 #include <glib.h>
@@ -8,6 +9,24 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Removes a test's scratch tree. */
+static inline void rm_rf(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    if (d) {
+        const char *name;
+        while ((name = g_dir_read_name(d))) {
+            char *child = g_build_filename(path, name, NULL);
+            rm_rf(child);
+            g_free(child);
+        }
+        g_dir_close(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
 
 /* Serves root; log_path (may be NULL) receives one line per request. Returns the
  * server's pid and sets *ret_port, or returns 0 when it did not start. */

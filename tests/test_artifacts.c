@@ -20,22 +20,6 @@ static char *tmp;
 static char *www;
 static int port;
 
-static void rm_rf(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    if (d) {
-        const char *name;
-        while ((name = g_dir_read_name(d))) {
-            g_autofree char *child = g_build_filename(path, name, NULL);
-            rm_rf(child);
-        }
-        g_dir_close(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static bool exists(const char *path)
 {
     return g_file_test(path, G_FILE_TEST_EXISTS);

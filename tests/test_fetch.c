@@ -59,22 +59,6 @@ static char *make_file(const char *name, size_t size, guint32 seed)
     return ml_sha256_hex(buf, size);
 }
 
-static void rm_rf(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    if (d) {
-        const char *name;
-        while ((name = g_dir_read_name(d))) {
-            g_autofree char *child = g_build_filename(path, name, NULL);
-            rm_rf(child);
-        }
-        g_dir_close(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static bool server_saw(const char *needle)
 {
     g_autofree char *text = NULL;
