@@ -102,7 +102,10 @@ bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *re
 
 bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err)
 {
-    g_autofree char *dir = g_dir_make_tmp("meshlab-seed-XXXXXX", NULL);
+    /* The pid in the name lets 'meshlab down' tell a killed meshlab's leftovers
+     * from the seeds another meshlab is writing right now. */
+    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
     if (!dir) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create a temporary directory");
         return false;
@@ -117,7 +120,7 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
         const char *argv[] = {"cloud-localds", "-N", nc, path, ud, md, NULL};
         ok = ml_spawn(argv, NULL, err);
         if (ok)
-            chmod(path, 0644);
+            chmod(path, 0600);
     }
     unlink(ud);
     unlink(md);

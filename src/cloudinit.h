@@ -7,6 +7,9 @@
 
 #include "plan.h"
 
+/* Seeds are assembled in $TMPDIR/meshlab-seed-<pid>-XXXXXX. */
+#define ML_SEED_TMP_PREFIX "meshlab-seed-"
+
 struct ml_seed {
     char *user_data;
     char *meta_data;

@@ -7,6 +7,7 @@
 #include "artifacts.h"
 #include "host.h"
 #include "image.h"
+#include "leftovers.h"
 #include "plan.h"
 #include "util.h"
 #include "virt.h"
@@ -35,6 +36,12 @@ static void tool(const char *name, const char *package)
     g_autofree char *path = g_find_program_in_path(name);
     g_autofree char *advice = g_strdup_printf("apt-get install %s", package);
     line(path != NULL, name, path ? path : "not found", advice);
+}
+
+static void print_leftover(const char *path, void *opaque)
+{
+    (void)opaque;
+    printf("%-5s %-22s %s\n", "info", "leftover", path);
 }
 
 int cmd_check_main(int argc, char **argv)
@@ -121,6 +128,11 @@ int cmd_check_main(int argc, char **argv)
     else
         printf("%-5s %-22s %s\n", "info", "tailscale, headscale",
                "cached and verified (" ML_TAILSCALE_VERSION ", " ML_HEADSCALE_VERSION ")");
+    int left = ml_leftovers_sweep(false, print_leftover, NULL);
+    if (left)
+        printf("      %-22s    %d leftover(s) of killed meshlab runs; 'meshlab down LAB' (any lab "
+               "name) removes them\n",
+               "", left);
     printf("%s\n", problems ? "some checks failed: a lab cannot run here until they are fixed"
                             : "this host can run a lab");
     return problems ? ML_EXIT_FAIL : ML_EXIT_OK;

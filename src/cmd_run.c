@@ -11,16 +11,20 @@
 #include "util.h"
 
 static const char run_usage[] =
-    "Usage: meshlab run [--quick] [--out DIR] [--keep] [--keep-on-failure] FILE\n\n"
+    "Usage: meshlab run [--quick] [--out DIR] [--force] [--keep] [--keep-on-failure] FILE\n\n"
     "Measures every path FILE names. If the lab is not up, brings it up first and tears it\n"
     "down afterwards (unless --keep). For each path: a check that traffic takes the path\n"
     "its name says, ping, a transfer with the hub NIC's byte counters, the throughput\n"
     "passes, and the check again. A path whose check fails is reported as failed, with\n"
     "the evidence, and no numbers. Writes results.json and report.md to the run directory.\n"
     "Exits 0 when every path was measured, 1 when any was not (the report says why),\n"
-    "2 for bad input, 130 when interrupted.\n\n"
+    "2 for bad input, 130 when interrupted. One meshlab at a time works on a lab: a\n"
+    "second up, run or down of it is refused while this one runs.\n\n"
     "  --quick              the topology's quick profile (short transfers, few pings)\n"
-    "  --out DIR            run directory (default runs/LAB-RUNID)\n"
+    "  --out DIR            run directory (default runs/LAB-RUNID); it must be new, empty,\n"
+    "                       or an earlier run of the same lab with --force, and writable\n"
+    "                       by you alone\n"
+    "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep               leave the lab up afterwards\n"
     "  --keep-on-failure    leave the lab up if anything fails\n";
 
@@ -70,10 +74,11 @@ int cmd_run_main(int argc, char **argv)
     static const struct option options[] = {{"help", no_argument, NULL, 'h'},
                                             {"quick", no_argument, NULL, 'q'},
                                             {"out", required_argument, NULL, 'o'},
+                                            {"force", no_argument, NULL, 'f'},
                                             {"keep", no_argument, NULL, 'K'},
                                             {"keep-on-failure", no_argument, NULL, 'k'},
                                             {0}};
-    struct ml_session_opts opts = {0};
+    struct ml_session_opts opts = {.verb = "run"};
     bool quick = false, keep = false;
     int opt;
     while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
@@ -92,6 +97,9 @@ int cmd_run_main(int argc, char **argv)
             break;
         case 'k':
             opts.keep_on_failure = true;
+            break;
+        case 'f':
+            opts.force = true;
             break;
         default:
             fputs(run_usage, stderr);
@@ -117,19 +125,16 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
-    g_autoptr(GError) attach_err = NULL;
-    g_autofree char *run_id = g_strdup(lab.plan->run_id);
-    bool recorded = ml_lab_state_exists(topo->name);
-    if (recorded && !ml_lab_attach(&lab, &attach_err)) {
-        ml_lab_clear(&lab);
-        return cmd_fail(attach_err);
-    }
-    if (recorded) {
+    if (ml_lab_state_exists(topo->name)) {
+        if (!ml_lab_attach(&lab, &err) || !ml_session_rundir(&lab, &opts, &err)) {
+            ml_lab_clear(&lab);
+            return cmd_fail(err);
+        }
         ml_progress("run", "lab %s is up (built by run %s); measuring it as it is, into %s",
                     topo->name, lab.up_run_id, lab.run_dir);
+        ml_lab_phase(&lab, "attach");
     } else {
-        ml_lab_clear(&lab);
-        if (!ml_session_up(&lab, topo, &opts, &err)) {
+        if (!ml_session_up(&lab, &opts, &err)) {
             ml_lab_clear(&lab);
             return cmd_fail(err);
         }
@@ -140,16 +145,17 @@ int cmd_run_main(int argc, char **argv)
                 quick ? "quick" : "full", profile->transfer_s, profile->passes, profile->pass_s,
                 profile->ping_count);
     struct json_object *paths = ml_measure_paths(&lab, profile, &err);
+    ml_lab_phase(&lab, "measure");
     struct json_object *results = NULL;
     if (paths) {
         results = json_object_new_object();
         json_object_object_add(results, "schema", json_object_new_string(ML_RESULTS_SCHEMA));
         json_object_object_add(results, "lab", json_object_new_string(topo->name));
         json_object_object_add(results, "topology", json_object_new_string(argv[optind]));
-        json_object_object_add(results, "run_id", json_object_new_string(run_id));
+        json_object_object_add(results, "run_id", json_object_new_string(lab.run_id));
         json_object_object_add(
             results, "lab_run_id",
-            json_object_new_string(lab.up_run_id ? lab.up_run_id : lab.plan->run_id));
+            json_object_new_string(lab.up_run_id ? lab.up_run_id : lab.run_id));
         json_object_object_add(results, "started", json_object_new_string(started));
         json_object_object_add(results, "profile", profile_json(quick ? "quick" : "full", profile));
         json_object_object_add(results, "environment", ml_measure_environment(&lab));
@@ -168,6 +174,7 @@ int cmd_run_main(int argc, char **argv)
         ml_session_fail_teardown(&lab, &opts);
     } else if (brought_up && !keep) {
         ml_lab_collect_logs(&lab);
+        ml_lab_phase(&lab, "logs");
         g_autoptr(GError) derr = NULL;
         if (!ml_lab_destroy(&lab, &derr)) {
             ml_warn("teardown incomplete: %s; run 'meshlab down %s'", derr->message, topo->name);
@@ -179,9 +186,16 @@ int cmd_run_main(int argc, char **argv)
     if (results) {
         g_autofree char *finished = iso_now();
         json_object_object_add(results, "finished", json_object_new_string(finished));
+        ml_lab_phase(&lab, "results");
+        /* The phases are contiguous from the start of the command: they add up
+         * to its wall time, which is recorded beside them. */
+        json_object_object_add(results, "wall_s",
+                               json_object_new_double(round(ml_elapsed() * 100) / 100));
         json_object_object_add(results, "phases", json_object_get(lab.phases));
+        if (lab.up_phases)
+            json_object_object_add(results, "lab_up_phases", json_object_get(lab.up_phases));
         g_autoptr(GError) werr = NULL;
-        if (!ml_results_write(lab.run_dir, results, &werr)) {
+        if (!ml_results_write(&lab, results, &werr)) {
             ok = false;
             if (!err)
                 err = g_steal_pointer(&werr);

@@ -189,7 +189,9 @@ static bool assemble_debian(const char *tmpl, GError **err)
 static bool build_debian(const char *dir, GError **err)
 {
     g_autofree char *parent = g_path_get_dirname(dir);
-    g_autofree char *tmpl = g_build_filename(parent, ".build-debian-12-XXXXXX", NULL);
+    /* The pid in the name tells 'meshlab down' whether its builder is gone. */
+    g_autofree char *base = g_strdup_printf(".build-debian-12-%d-XXXXXX", (int)getpid());
+    g_autofree char *tmpl = g_build_filename(parent, base, NULL);
     if (!g_mkdtemp_full(tmpl, 0755)) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot create a build directory in '%s': %s",
                     parent, g_strerror(errno));

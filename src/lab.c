@@ -10,6 +10,8 @@
 #include "agent.h"
 #include "cloudinit.h"
 #include "path.h"
+#include "lock.h"
+#include "rundir.h"
 #include "util.h"
 #include "virt.h"
 #include "virt_xml.h"
@@ -17,14 +19,42 @@
 #define BOOT_TIMEOUT_S 600
 #define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
-void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
+void ml_lab_phase(struct ml_lab *lab, const char *name)
 {
+    double now = ml_elapsed();
+    double seconds = now - lab->phase_mark;
+    lab->phase_mark = now;
     if (!lab->phases)
         lab->phases = json_object_new_array();
+    for (size_t i = 0; i < json_object_array_length(lab->phases); i++) {
+        struct json_object *p = json_object_array_get_idx(lab->phases, i);
+        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")), name)) {
+            seconds += json_object_get_double(json_object_object_get(p, "seconds"));
+            json_object_object_add(p, "seconds",
+                                   json_object_new_double(round(seconds * 100) / 100));
+            return;
+        }
+    }
     struct json_object *p = json_object_new_object();
     json_object_object_add(p, "name", json_object_new_string(name));
-    json_object_object_add(p, "seconds", json_object_new_double(round(seconds * 10) / 10));
+    json_object_object_add(p, "seconds", json_object_new_double(round(seconds * 100) / 100));
     json_object_array_add(lab->phases, p);
+}
+
+bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
+                  GError **err)
+{
+    g_autoptr(GError) e = NULL;
+    if (!lab->run_open) {
+        g_set_error(&e, ML_ERROR, ML_ERR_HOST, "no run directory is open for '%s'", rel);
+    } else if (ml_rundir_write(lab->run_fd, rel, data, len, 0644, &e)) {
+        return true;
+    }
+    if (err)
+        g_propagate_error(err, g_steal_pointer(&e));
+    else
+        ml_warn("%s", e->message);
+    return false;
 }
 
 bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *const *cmds,
@@ -95,15 +125,16 @@ static char *console_path(const struct ml_lab *lab, size_t i)
 
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 {
-    /* QEMU runs as libvirt-qemu and must reach the pools below the state directory;
-     * the lab records beside them are root's alone. */
+    /* QEMU runs as libvirt-qemu and must pass through to the pools below the
+     * state directory (each pool is its alone, 0700); the lab records beside
+     * them are root's alone. */
     g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
     g_autofree char *pools = g_build_filename(ml_state_dir(), "pools", NULL);
-    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0755, err) ||
+    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0711, err) ||
         !ml_mkdir_p(dir, 0700, err))
         return false;
     chmod(ml_state_dir(), 0755);
-    chmod(pools, 0755);
+    chmod(pools, 0711);
     struct json_object *s = json_object_new_object();
     json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
     json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
@@ -182,7 +213,7 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     g_ptr_array_add(argv, NULL);
     if (!ml_spawn((const char *const *)argv->pdata, NULL, err))
         return false;
-    chmod(path, 0644);
+    chmod(path, 0600);
     ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
                 lab->plan->guests[i].node->name, files->len);
     *ret_path = g_steal_pointer(&path);
@@ -206,7 +237,6 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
 static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
-    double t0 = ml_now();
     ml_progress("define", "network %s (bridge %s, no host address, no forwarding)", plan->network,
                 plan->bridge);
     if (!ml_virt_define_network(lab->conn, plan, err))
@@ -241,7 +271,7 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name, g->domain,
                     g->overlay_vol, g->seed_vol);
     }
-    ml_lab_phase(lab, "define", ml_now() - t0);
+    ml_lab_phase(lab, "define");
     return true;
 }
 
@@ -346,16 +376,15 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
         }
         g_usleep(500 * 1000);
     }
-    ml_lab_phase(lab, "boot", ml_now() - t0);
+    ml_lab_phase(lab, "boot");
     return true;
 }
 
 bool ml_lab_create(struct ml_lab *lab, GError **err)
 {
-    double t0 = ml_now();
     if (!ml_image_resolve(lab->topo, !lab->accel.kvm, &lab->image, err))
         return false;
-    ml_lab_phase(lab, "image", ml_now() - t0);
+    ml_lab_phase(lab, "image");
     if (ml_check_interrupted(err))
         return false;
     /* Recorded first, so that even a crash mid-way leaves a record that down can use. */
@@ -415,7 +444,7 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->setup_failed[k] = g_strdup(json_object_get_string(why));
         }
     if (json_object_object_get_ex(state, "phases", &v))
-        lab->phases = json_object_get(v);
+        lab->up_phases = json_object_get(v);
     struct json_object *guests = NULL;
     if (json_object_object_get_ex(state, "guests", &guests))
         for (size_t i = 0; i < lab->plan->n_guests && i < json_object_array_length(guests); i++) {
@@ -443,10 +472,7 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
 
 void ml_lab_collect_logs(struct ml_lab *lab)
 {
-    if (!lab->plan || !lab->run_dir)
-        return;
-    g_autofree char *dir = g_build_filename(lab->run_dir, "guests", NULL);
-    if (!ml_mkdir_p(dir, 0755, NULL))
+    if (!lab->plan || !lab->run_open)
         return;
     /* After a Ctrl-C the logs matter most; each read is bounded by its timeout. */
     ml_agent_set_interruptible(false);
@@ -456,9 +482,8 @@ void ml_lab_collect_logs(struct ml_lab *lab)
         g_autofree char *text = NULL;
         gsize len = 0;
         if (g_file_get_contents(src, &text, &len, NULL)) {
-            g_autofree char *f = g_strdup_printf("%s-console.log", node);
-            g_autofree char *dst = g_build_filename(dir, f, NULL);
-            ml_write_file(dst, text, (gssize)len, 0644, NULL);
+            g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
+            ml_lab_write(lab, f, text, (gssize)len, NULL);
         }
         if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
             continue;
@@ -471,9 +496,8 @@ void ml_lab_collect_logs(struct ml_lab *lab)
             "journalctl -b --no-pager -n 200 2>&1",
             NULL, 30, &e);
         if (log) {
-            g_autofree char *f = g_strdup_printf("%s-cloud-init.log", node);
-            g_autofree char *dst = g_build_filename(dir, f, NULL);
-            ml_write_file(dst, log, -1, 0644, NULL);
+            g_autofree char *f = g_strdup_printf("guests/%s-cloud-init.log", node);
+            ml_lab_write(lab, f, log, -1, NULL);
         }
     }
     ml_agent_set_interruptible(true);
@@ -487,14 +511,13 @@ static void print_removed(const char *what, void *opaque)
 
 bool ml_lab_destroy(struct ml_lab *lab, GError **err)
 {
-    double t0 = ml_now();
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_clear_pointer(&lab->dom[i], virDomainFree);
     int n = ml_virt_teardown(lab->conn, lab->topo->name, print_removed, NULL, err);
     if (n < 0)
         return false;
     ml_lab_state_remove(lab->topo->name, print_removed, NULL);
-    ml_lab_phase(lab, "teardown", ml_now() - t0);
+    ml_lab_phase(lab, "teardown");
     return true;
 }
 
@@ -507,7 +530,12 @@ void ml_lab_clear(struct ml_lab *lab)
     ml_host_accel_clear(&lab->accel);
     g_free(lab->run_dir);
     json_object_put(lab->phases);
+    json_object_put(lab->up_phases);
     json_object_put(lab->ts_extra);
+    if (lab->run_open)
+        close(lab->run_fd);
+    if (lab->locked)
+        ml_lock_release(lab->topo ? lab->topo->name : "", lab->lock_fd, false);
     g_free(lab->up_run_id);
     for (size_t k = 0; k < ML_PATH_COUNT; k++)
         g_free(lab->setup_failed[k]);

@@ -16,6 +16,7 @@ struct ml_lab {
     struct ml_plan *plan;
     struct ml_image image;
     struct ml_host_accel accel;
+    char run_id[40];                 /* this invocation's run id (the plan's, unless attached) */
     char *run_dir;                   /* results, logs and the guests' consoles end up here */
     virDomainPtr dom[ML_MAX_NODES];
     double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
@@ -26,7 +27,13 @@ struct ml_lab {
     char ts_ip[ML_MAX_NODES][16];    /* the IPv4 address Headscale gave each node */
     struct json_object *ts_extra;    /* daemons' memory, tailscale0, assigned addresses */
     char *setup_failed[ML_PATH_COUNT]; /* why a path's dataplane could not be set up */
-    struct json_object *phases;      /* [{name, seconds}] */
+    struct json_object *phases;      /* [{name, seconds}], contiguous: they add up to wall time */
+    double phase_mark;               /* ml_elapsed() when the current phase began */
+    struct json_object *up_phases;   /* on attach: the phases of the `up` that built the lab */
+    int run_fd;                      /* the run directory, opened once (see rundir.h) */
+    bool run_open;
+    int lock_fd;                     /* the lab's lock (see lock.h), held until ml_lab_clear */
+    bool locked;
     bool created;                    /* this process created the lab's objects */
     bool complete;                   /* every phase of up finished */
     char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
@@ -46,7 +53,14 @@ void ml_lab_collect_logs(struct ml_lab *lab);
 bool ml_lab_destroy(struct ml_lab *lab, GError **err);
 void ml_lab_clear(struct ml_lab *lab);
 
-void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds);
+/* Ends the current phase under name and starts the next: phases are contiguous
+ * from the start of the command, so they add up to its wall time. A name used
+ * again adds to the earlier entry. */
+void ml_lab_phase(struct ml_lab *lab, const char *name);
+/* Writes rel below the run directory (see rundir.h); false, with a warning
+ * when err is NULL, if it cannot. */
+bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
+                  GError **err);
 /* Runs cmds[i], with inputs[i] (may be NULL) on its stdin, in every guest i
  * that `which` selects (NULL: all) at once, and collects each stdout into
  * out[i] (out may be NULL). Fails on the first command that exits non-zero,

@@ -344,7 +344,6 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
 {
     const struct ml_topology *t = lab->topo;
     struct ctx c = ctx_for(lab);
-    double t0 = ml_now();
     struct json_object *paths = json_object_new_array();
     g_autoptr(GError) e = NULL;
     /* One iperf3 server for the whole matrix, on every address of the server guest. */
@@ -425,7 +424,6 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             !strcmp(json_object_get_string(json_object_object_get(p, "status")), "measured"))
             json_object_object_add(p, "observed", json_object_get(lab->ts_extra));
     }
-    ml_lab_phase(lab, "measure", ml_now() - t0);
     if (broken) {
         json_object_put(paths);
         return NULL;

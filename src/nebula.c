@@ -262,7 +262,6 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
         return false;
     lab->nebula_setup_s = ml_now() - t0;
     ml_progress("nebula", "overlay up, %.1f s after the first key", lab->nebula_setup_s);
-    ml_lab_phase(lab, "nebula", lab->nebula_setup_s);
     return true;
 }
 

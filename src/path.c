@@ -53,13 +53,10 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
     bool ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
                                   "the path policy", err);
     const char *path = ml_path_name(ops->kind);
-    g_autofree char *dir = g_build_filename(lab->run_dir, "rulesets", path, NULL);
-    if (ok && ml_mkdir_p(dir, 0755, NULL)) {
-        for (size_t i = 0; i < n; i++) {
-            g_autofree char *name = g_strdup_printf("%s.nft", lab->topo->nodes[i].name);
-            g_autofree char *file = g_build_filename(dir, name, NULL);
-            ml_write_file(file, out[i] ? out[i] : "", -1, 0644, NULL);
-        }
+    for (size_t i = 0; ok && i < n; i++) {
+        g_autofree char *rel = g_strdup_printf("rulesets/%s/%s.nft", path,
+                                               lab->topo->nodes[i].name);
+        ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
     }
     for (size_t i = 0; i < n; i++) {
         g_free(inputs[i]);
@@ -67,8 +64,8 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
     }
     if (!ok)
         return false;
-    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s", path,
-                ml_policy_name(ops->policy), dir);
+    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s/rulesets/%s", path,
+                ml_policy_name(ops->policy), lab->run_dir, path);
     if (ops->settle && !ops->settle(lab, err)) {
         if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
             g_prefix_error(err, "the dataplane did not settle after the policy change: ");

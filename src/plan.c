@@ -45,7 +45,7 @@ char *ml_plan_pool_name(const char *lab)
 
 char *ml_plan_domain_prefix(const char *lab)
 {
-    return g_strdup_printf(ML_OBJ_PREFIX "%s-", lab);
+    return g_strdup_printf(ML_OBJ_PREFIX "%s.", lab);
 }
 
 static void make_run_id(char ret[40])
@@ -77,7 +77,9 @@ struct ml_plan *ml_plan_new(const struct ml_topology *topo, const char *run_id)
     for (size_t i = 0; i < topo->n_nodes; i++) {
         struct ml_plan_guest *g = &plan->guests[i];
         g->node = &topo->nodes[i];
-        g->domain = g_strdup_printf(ML_OBJ_PREFIX "%s-%s", topo->name, g->node->name);
+        /* '.' is in no lab or node name, so no two labs' guests share a name
+         * (lab a + node b-c against lab a-b + node c). */
+        g->domain = g_strdup_printf(ML_OBJ_PREFIX "%s.%s", topo->name, g->node->name);
         /* The lab hash in the MAC keeps two labs' guests apart in any ARP cache. */
         snprintf(g->mac, sizeof(g->mac), "52:54:00:%.2s:%.2s:%02x", plan->hash, plan->hash + 2,
                  (unsigned)i);

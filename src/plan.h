@@ -9,7 +9,7 @@
 
 struct ml_plan_guest {
     const struct ml_node *node;
-    char *domain;        /* libvirt domain: meshlab-<lab>-<node> */
+    char *domain;        /* libvirt domain: meshlab-<lab>.<node> */
     char mac[18];        /* 52:54:00:<lab hash>:<index> */
     char tap[16];        /* host tap: mlt<lab hash><index> */
     char *overlay_vol;   /* <node>.qcow2 in the pool */
@@ -42,7 +42,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlPlan, ml_plan_free)
 /* Names that depend only on the lab name, for down without a topology file. */
 char *ml_plan_network_name(const char *lab);
 char *ml_plan_pool_name(const char *lab);
-char *ml_plan_domain_prefix(const char *lab);  /* "meshlab-<lab>-" */
+char *ml_plan_domain_prefix(const char *lab);  /* "meshlab-<lab>." */
 void ml_plan_lab_hash(const char *lab, char ret_hash[9]);
 
 /* "a.b.c.d" of an address; returns buf. */

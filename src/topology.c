@@ -618,7 +618,7 @@ static bool check_nodes(struct ctx *c)
 
     for (size_t i = 0; i < t->n_nodes; i++) {
         const struct ml_node *node = &t->nodes[i];
-        size_t domain_len = strlen("meshlab--") + strlen(t->name) + strlen(node->name);
+        size_t domain_len = strlen("meshlab-.") + strlen(t->name) + strlen(node->name);
 
         for (size_t j = 0; j < i; j++)
             if (strcmp(node->name, t->nodes[j].name) == 0)
@@ -627,7 +627,7 @@ static bool check_nodes(struct ctx *c)
                             t->nodes[j].line);
         if (domain_len > DOMAIN_NAME_MAX)
             return fail(c, c->at[i].name,
-                        "node name '%s' makes the libvirt domain name 'meshlab-%s-%s' %zu "
+                        "node name '%s' makes the libvirt domain name 'meshlab-%s.%s' %zu "
                         "characters long; the limit is %d, so shorten the lab or node name",
                         node->name, t->name, node->name, domain_len, DOMAIN_NAME_MAX);
         if (!check_address(c, i, false) || !check_address(c, i, true))

@@ -149,8 +149,11 @@ bool ml_write_file(const char *path, const char *data, gssize len, int mode, GEr
 {
     if (len < 0)
         len = (gssize)strlen(data);
-    g_autofree char *tmp = g_strdup_printf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    /* A new file under a name nobody can guess, never through a link that is
+     * already there (g_mkstemp_full adds O_CREAT|O_EXCL); the pid in the name
+     * tells 'meshlab down' whether its writer is gone. */
+    g_autofree char *tmp = g_strdup_printf("%s.tmp.%d.XXXXXX", path, (int)getpid());
+    int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create '%s': %s", tmp, g_strerror(errno));
         return false;

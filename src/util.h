@@ -43,7 +43,8 @@ bool ml_check_interrupted(GError **err);
  * message that names the program and carries the last lines of its stderr. */
 bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err);
 
-/* Writes a file atomically (temp file + rename) with the given mode. */
+/* Writes a file atomically with the given mode: a new temp file PATH.tmp.PID.XXXXXX
+ * created with O_EXCL (no link is followed), then renamed over PATH. */
 bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err);
 
 /* Creates a directory and its parents with the given mode. */

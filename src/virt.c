@@ -63,9 +63,32 @@ bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GErr
     return ok;
 }
 
+bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid)
+{
+    *ret_uid = *ret_gid = -1;
+    g_autofree char *caps = virConnectGetCapabilities(conn);
+    /* <secmodel><model>dac</model>...<baselabel type='qemu'>+64055:+64055</baselabel> */
+    const char *dac = caps ? strstr(caps, "<model>dac</model>") : NULL;
+    const char *label = dac ? strstr(dac, "<baselabel type='qemu'>") : NULL;
+    const char *end = dac ? strstr(dac, "</secmodel>") : NULL;
+    if (!label || (end && label > end)) {
+        virResetLastError();
+        return false;
+    }
+    label += strlen("<baselabel type='qemu'>");
+    long uid = -1, gid = -1;
+    if (sscanf(label, "+%ld:+%ld", &uid, &gid) != 2 || uid < 0 || gid < 0)
+        return false;
+    *ret_uid = uid;
+    *ret_gid = gid;
+    return true;
+}
+
 bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err)
 {
-    g_autofree char *xml = ml_xml_pool(plan);
+    long uid, gid;
+    ml_virt_qemu_owner(conn, &uid, &gid);
+    g_autofree char *xml = ml_xml_pool(plan, uid, gid);
     virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
     if (!pool) {
         ml_virt_error(err, "cannot define storage pool '%s'", plan->pool);

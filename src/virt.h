@@ -18,6 +18,9 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err);
 void ml_virt_error(GError **err, const char *what_fmt, ...) G_GNUC_PRINTF(2, 3);
 
 bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+/* The uid and gid QEMU runs as (libvirt's DAC base label); false, with -1,
+ * when the driver has none (test:///default, or a QEMU that runs as root). */
+bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid);
 bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err);
 bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
                             const struct ml_image *image, char **ret_path, GError **err);

@@ -12,16 +12,20 @@ char *ml_xml_network(const struct ml_plan *plan)
                                    plan->network, plan->bridge);
 }
 
-char *ml_xml_pool(const struct ml_plan *plan)
+char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid)
 {
-    return g_markup_printf_escaped("<pool type='dir'>\n"
-                                   "  <name>%s</name>\n"
-                                   "  <target>\n"
-                                   "    <path>%s</path>\n"
-                                   "    <permissions><mode>0755</mode></permissions>\n"
-                                   "  </target>\n"
-                                   "</pool>\n",
-                                   plan->pool, plan->pool_dir);
+    g_autofree char *head = g_markup_printf_escaped("<pool type='dir'>\n"
+                                                    "  <name>%s</name>\n"
+                                                    "  <target>\n"
+                                                    "    <path>%s</path>\n",
+                                                    plan->pool, plan->pool_dir);
+    g_autofree char *owner =
+        uid >= 0 && gid >= 0 ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
+                             : g_strdup("");
+    return g_strdup_printf("%s    <permissions><mode>0700</mode>%s</permissions>\n"
+                           "  </target>\n"
+                           "</pool>\n",
+                           head, owner);
 }
 
 char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity)
@@ -32,7 +36,7 @@ char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long
                                    "  <capacity unit='bytes'>%s</capacity>\n"
                                    "  <target>\n"
                                    "    <format type='qcow2'/>\n"
-                                   "    <permissions><mode>0644</mode></permissions>\n"
+                                   "    <permissions><mode>0600</mode></permissions>\n"
                                    "  </target>\n"
                                    "  <backingStore>\n"
                                    "    <path>%s</path>\n"

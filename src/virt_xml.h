@@ -10,8 +10,12 @@
 /* An isolated bridge: no <ip>, no <forward>, so the host gets no address and
  * no route and the lab's traffic never leaves the bridge. */
 char *ml_xml_network(const struct ml_plan *plan);
-char *ml_xml_pool(const struct ml_plan *plan);
-/* A qcow2 overlay on the image's base. */
+/* The pool's directory holds the overlays, seeds and consoles, and the
+ * overlays hold the guests' secrets (private keys, nebula's CA key, Headscale's
+ * database): mode 0700, owned by the user QEMU runs as (uid/gid; -1: leave
+ * it to libvirt, which makes it root's). */
+char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid);
+/* A qcow2 overlay on the image's base, mode 0600. */
 char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity);
 
 struct ml_domain_paths {

@@ -30,7 +30,7 @@ int main(void)
     /* Names derive from the lab name alone, so down can find them without the file. */
     CHECK_STR(plan->network, "meshlab-three-guest");
     CHECK_STR(plan->pool, "meshlab-three-guest");
-    CHECK_STR(plan->guests[0].domain, "meshlab-three-guest-hub");
+    CHECK_STR(plan->guests[0].domain, "meshlab-three-guest.hub");
     CHECK(strlen(plan->bridge) <= 15 && strlen(plan->guests[2].tap) <= 15);
     CHECK(strcmp(plan->guests[0].mac, plan->guests[1].mac) != 0);
 
@@ -40,8 +40,12 @@ int main(void)
     CHECK(strstr(net, "<ip") == NULL);
     CHECK(strstr(net, "<forward") == NULL);
 
-    g_autofree char *pool = ml_xml_pool(plan);
+    g_autofree char *pool = ml_xml_pool(plan, 64055, 64055);
     CHECK(strstr(pool, "<name>meshlab-three-guest</name>") != NULL);
+    /* The pool directory holds the guests' secrets: QEMU's user alone may enter it. */
+    CHECK(strstr(pool, "<mode>0700</mode><owner>64055</owner><group>64055</group>") != NULL);
+    g_autofree char *pool_root = ml_xml_pool(plan, -1, -1);
+    CHECK(strstr(pool_root, "<mode>0700</mode></permissions>") != NULL);
 
     g_autofree char *vol = ml_xml_overlay_volume("hub.qcow2", "/cache/base.qcow2", 2147483648ULL);
     check_golden("overlay-volume.xml", vol);

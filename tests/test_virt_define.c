@@ -65,7 +65,7 @@ int main(void)
     }
     /* A domain named like the lab's but without its tag is not the lab's. */
     virDomainPtr foreign = virDomainDefineXML(
-        conn, "<domain type='test'><name>meshlab-three-guest-impostor</name>"
+        conn, "<domain type='test'><name>meshlab-three-guest.impostor</name>"
               "<memory>1024</memory><os><type>hvm</type></os></domain>");
     CHECK(foreign != NULL);
 
@@ -84,7 +84,7 @@ int main(void)
     CHECK(virDomainLookupByName(conn, plan->guests[0].domain) == NULL);
     CHECK(virNetworkLookupByName(conn, plan->network) == NULL);
     CHECK(virStoragePoolLookupByName(conn, plan->pool) == NULL);
-    virDomainPtr still = virDomainLookupByName(conn, "meshlab-three-guest-impostor");
+    virDomainPtr still = virDomainLookupByName(conn, "meshlab-three-guest.impostor");
     CHECK(still != NULL);
     if (still)
         virDomainFree(still);

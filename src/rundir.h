@@ -1,0 +1,31 @@
+/* The run directory: results.json, report.md, the rulesets and the guests'
+ * logs of one run. meshlab runs as root and the directory is often inside a
+ * tree a user owns (runs/ in a checkout, or --out), so it is checked before
+ * anything is created, opened once, and every write below it goes through that
+ * descriptor: no link is followed, and files are created with O_EXCL under a
+ * random name and renamed into place. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+/* The file that marks a directory as one meshlab run: {"lab", "run_id"}. */
+#define ML_RUNDIR_MARKER ".meshlab-run"
+
+/* Opens (creating it if needed) the run directory at path for run run_id of
+ * lab. Refuses a directory owned by another user than the caller or root, or
+ * writable by group or others, and a non-empty one, unless it is a run
+ * directory of the same lab and force is set: then the old run is removed
+ * first, so runs are never mixed. Returns the directory's descriptor, or -1
+ * with err set. */
+int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force,
+                   GError **err);
+
+/* Removes everything below the directory dirfd without following links;
+ * shown names it in messages. */
+bool ml_rundir_clear(int dirfd, const char *shown, GError **err);
+
+/* Writes rel (e.g. "guests/hub-console.log") below the directory dirfd,
+ * creating the directories on the way, never following a link. */
+bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, int mode,
+                     GError **err);

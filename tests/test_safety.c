@@ -1,0 +1,310 @@
+/* meshlab runs as root: what it writes, where, and what it leaves must never
+ * be steered by another local user, and two meshlabs must never work on one
+ * lab. Issue 6, items 7, 9 and 11. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "leftovers.h"
+#include "lock.h"
+#include "plan.h"
+#include "rundir.h"
+#include "util.h"
+
+static char *tmp_root;
+
+static char *path_in(const char *name)
+{
+    return g_build_filename(tmp_root, name, NULL);
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return g_strdup("(unreadable)");
+    return text;
+}
+
+static void write_text(const char *path, const char *text, int mode)
+{
+    CHECK(g_file_set_contents(path, text, -1, NULL));
+    chmod(path, (mode_t)mode);
+}
+
+/* Item 7: ml_write_file never follows a link planted at the file or at the
+ * name its temporary file used to have. */
+static void test_write_file_no_follow(void)
+{
+    g_autofree char *victim = path_in("victim");
+    g_autofree char *target = path_in("state.json");
+    write_text(victim, "victim\n", 0600);
+    CHECK(symlink(victim, target) == 0);
+    g_autofree char *old_tmp = g_strdup_printf("%s.tmp.%d", target, (int)getpid());
+    CHECK(symlink(victim, old_tmp) == 0);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_write_file(target, "{}\n", -1, 0644, &err));
+    g_autofree char *v = read_text(victim);
+    CHECK_STR(v, "victim\n");
+    struct stat st;
+    CHECK(stat(victim, &st) == 0 && (st.st_mode & 07777) == 0600);
+    CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode));
+    g_autofree char *t = read_text(target);
+    CHECK_STR(t, "{}\n");
+    unlink(old_tmp);
+}
+
+/* Item 7: a run directory that another user controls is refused before
+ * anything is written into it; a planted link's target stays untouched. */
+static void test_rundir_foreign(void)
+{
+    if (geteuid() != 0) {
+        printf("rundir ownership checks: not run (they need root to chown a directory to "
+               "another user)\n");
+        return;
+    }
+    g_autofree char *victim = path_in("victim-foreign");
+    write_text(victim, "victim\n", 0600);
+    g_autofree char *dir = path_in("foreign-out");
+    CHECK(mkdir(dir, 0777) == 0);
+    CHECK(chmod(dir, 0777) == 0);
+    CHECK(chown(dir, 65534, 65534) == 0);
+    g_autofree char *planted = g_build_filename(dir, "results.json", NULL);
+    CHECK(symlink(victim, planted) == 0);
+    g_autoptr(GError) err = NULL;
+    int fd = ml_rundir_open(dir, "three-guest", "20261130-000000-abcdef", true, &err);
+    CHECK(fd < 0);
+    CHECK(err && err->code == ML_ERR_INPUT && strstr(err->message, "uid 65534"));
+    g_autofree char *v = read_text(victim);
+    CHECK_STR(v, "victim\n");
+    g_autofree char *marker = g_build_filename(dir, ML_RUNDIR_MARKER, NULL);
+    CHECK(!g_file_test(marker, G_FILE_TEST_EXISTS));
+
+    /* Ours, but writable by everyone: refused too. */
+    g_autofree char *open_dir = path_in("world-writable");
+    CHECK(mkdir(open_dir, 0777) == 0 && chmod(open_dir, 0777) == 0);
+    g_clear_error(&err);
+    CHECK(ml_rundir_open(open_dir, "three-guest", "r", false, &err) < 0);
+    CHECK(err && strstr(err->message, "writable by everyone"));
+
+    /* A link as the run directory itself is refused. */
+    g_autofree char *link = path_in("link-out");
+    CHECK(symlink(tmp_root, link) == 0);
+    g_clear_error(&err);
+    CHECK(ml_rundir_open(link, "three-guest", "r", false, &err) < 0);
+    CHECK(err && strstr(err->message, "symbolic link"));
+}
+
+/* Item 7: runs are never mixed; writes below the run directory never follow a link. */
+static void test_rundir_reuse_and_links(void)
+{
+    g_autofree char *dir = path_in("runs/three-guest-1");
+    g_autoptr(GError) err = NULL;
+    int fd = ml_rundir_open(dir, "three-guest", "run-1", false, &err);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    CHECK(ml_rundir_write(fd, "guests/hub-console.log", "boot\n", -1, 0644, &err));
+    g_autofree char *console = g_build_filename(dir, "guests", "hub-console.log", NULL);
+    g_autofree char *c = read_text(console);
+    CHECK_STR(c, "boot\n");
+
+    /* A link planted where a subdirectory goes: the write fails, nothing lands outside. */
+    g_autofree char *elsewhere = path_in("elsewhere");
+    CHECK(mkdir(elsewhere, 0755) == 0);
+    g_autofree char *rules = g_build_filename(dir, "rulesets", NULL);
+    CHECK(symlink(elsewhere, rules) == 0);
+    CHECK(!ml_rundir_write(fd, "rulesets/plain/hub.nft", "x", -1, 0644, &err));
+    g_clear_error(&err);
+    g_autofree char *escaped = g_build_filename(elsewhere, "plain", NULL);
+    CHECK(!g_file_test(escaped, G_FILE_TEST_EXISTS));
+
+    /* A link planted at the file's name is replaced, its target untouched. */
+    g_autofree char *victim = path_in("victim-report");
+    write_text(victim, "victim\n", 0600);
+    g_autofree char *report = g_build_filename(dir, "report.md", NULL);
+    CHECK(symlink(victim, report) == 0);
+    CHECK(ml_rundir_write(fd, "report.md", "# report\n", -1, 0644, &err));
+    g_autofree char *v = read_text(victim);
+    CHECK_STR(v, "victim\n");
+    struct stat st;
+    CHECK(lstat(report, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK(!ml_rundir_write(fd, "../escape", "x", -1, 0644, &err));
+    g_clear_error(&err);
+    close(fd);
+
+    /* The same directory again: refused without --force, cleared with it. */
+    CHECK(ml_rundir_open(dir, "three-guest", "run-2", false, &err) < 0);
+    CHECK(err && strstr(err->message, "--force"));
+    g_clear_error(&err);
+    CHECK(ml_rundir_open(dir, "other-lab", "run-2", true, &err) < 0);
+    CHECK(err && strstr(err->message, "run of lab three-guest"));
+    g_clear_error(&err);
+    fd = ml_rundir_open(dir, "three-guest", "run-2", true, &err);
+    CHECK(fd >= 0);
+    CHECK(!g_file_test(console, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(elsewhere, G_FILE_TEST_IS_DIR)); /* the link went, not its target */
+    if (fd >= 0)
+        close(fd);
+
+    /* A directory with someone else's files is never taken, not even with --force. */
+    g_autofree char *foreign = path_in("not-a-run");
+    CHECK(mkdir(foreign, 0755) == 0);
+    g_autofree char *doc = g_build_filename(foreign, "thesis.tex", NULL);
+    write_text(doc, "precious\n", 0644);
+    g_clear_error(&err);
+    CHECK(ml_rundir_open(foreign, "three-guest", "r", true, &err) < 0);
+    CHECK(err && strstr(err->message, "holds no meshlab run"));
+    CHECK(g_file_test(doc, G_FILE_TEST_EXISTS));
+}
+
+/* Item 9: one meshlab per lab; the refusal names the holder. */
+static void test_lock(void)
+{
+    g_autoptr(GError) err = NULL;
+    int a = ml_lock_lab("three-guest", "up", &err);
+    CHECK(a >= 0);
+    int b = ml_lock_lab("three-guest", "run", &err);
+    CHECK(b < 0);
+    g_autofree char *pid = g_strdup_printf("meshlab pid %d ('meshlab up')", (int)getpid());
+    CHECK(err && strstr(err->message, "three-guest is busy") && strstr(err->message, pid) &&
+          strstr(err->message, "since 20"));
+    g_clear_error(&err);
+    /* Another lab is not affected. */
+    int other = ml_lock_lab("e2e-detour", "up", &err);
+    CHECK(other >= 0);
+    ml_lock_release("e2e-detour", other, false);
+
+    /* A child process is refused too, and gets it once the holder is gone. */
+    pid_t child = fork();
+    if (child == 0) {
+        GError *e = NULL;
+        _exit(ml_lock_lab("three-guest", "down", &e) < 0 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ml_lock_release("three-guest", a, true);
+    g_autofree char *path = ml_lock_path("three-guest");
+    CHECK(!g_file_test(path, G_FILE_TEST_EXISTS));
+    int again = ml_lock_lab("three-guest", "up", &err);
+    CHECK(again >= 0);
+    ml_lock_release("three-guest", again, false);
+}
+
+/* Item 9: two labs never map to one libvirt name. */
+static void test_names_unambiguous(void)
+{
+    struct ml_topology t1 = {.n_nodes = 1}, t2 = {.n_nodes = 1};
+    g_strlcpy(t1.name, "a", sizeof(t1.name));
+    g_strlcpy(t1.nodes[0].name, "b-c", sizeof(t1.nodes[0].name));
+    g_strlcpy(t2.name, "a-b", sizeof(t2.name));
+    g_strlcpy(t2.nodes[0].name, "c", sizeof(t2.nodes[0].name));
+    g_autoptr(MlPlan) p1 = ml_plan_new(&t1, "r");
+    g_autoptr(MlPlan) p2 = ml_plan_new(&t2, "r");
+    CHECK(strcmp(p1->guests[0].domain, p2->guests[0].domain) != 0);
+    CHECK(strcmp(p1->network, p2->network) != 0 && strcmp(p1->pool, p2->pool) != 0);
+    g_autofree char *prefix = ml_plan_domain_prefix("a");
+    CHECK(!g_str_has_prefix(p2->guests[0].domain, prefix));
+}
+
+static int dead_pid(void)
+{
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    return (int)child;
+}
+
+static void count_left(const char *path, void *opaque)
+{
+    (void)path;
+    (*(int *)opaque)++;
+}
+
+/* Item 11: what a killed meshlab leaves is found and removed; what a live one
+ * is writing, and anything else, is not. */
+static void test_leftovers(void)
+{
+    CHECK(ml_leftover_pid("meshlab-seed-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid(".build-debian-12-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("base.qcow2.tmp.4242") == 4242);
+    CHECK(ml_leftover_pid("known-hashes.tmp.4242.AbC123") == 4242);
+    CHECK(ml_leftover_pid("debian-12-0123abcd") == 0);
+    CHECK(ml_leftover_pid("tailscale_1.104.4_amd64.tgz.part") == 0);
+
+    int gone = dead_pid();
+    g_autofree char *cache = g_strdup(g_getenv("MESHLAB_CACHE_DIR"));
+    g_autofree char *tmp = g_strdup(g_get_tmp_dir());
+    g_autofree char *build = g_strdup_printf("%s/.build-debian-12-%d-AbC123", cache, gone);
+    g_autofree char *rootfs = g_build_filename(build, "rootfs", NULL);
+    CHECK(g_mkdir_with_parents(rootfs, 0755) == 0);
+    g_autofree char *outside = path_in("outside");
+    write_text(outside, "keep\n", 0644);
+    g_autofree char *inner_link = g_build_filename(rootfs, "link", NULL);
+    CHECK(symlink(outside, inner_link) == 0);
+    g_autofree char *img_dir = g_build_filename(cache, "ubuntu-24.04-abc", NULL);
+    CHECK(g_mkdir_with_parents(img_dir, 0755) == 0);
+    g_autofree char *half = g_strdup_printf("%s/base.qcow2.tmp.%d", img_dir, gone);
+    write_text(half, "half", 0644);
+    g_autofree char *live = g_strdup_printf("%s/base.qcow2.tmp.%d", img_dir, (int)getpid());
+    write_text(live, "mine", 0644);
+    g_autofree char *seed = g_strdup_printf("%s/meshlab-seed-%d-AbC123", tmp, gone);
+    CHECK(g_mkdir_with_parents(seed, 0700) == 0);
+    g_autofree char *ud = g_build_filename(seed, "user-data", NULL);
+    write_text(ud, "#cloud-config\n", 0600);
+    g_autofree char *labs = g_build_filename(g_getenv("MESHLAB_STATE_DIR"), "labs", NULL);
+    CHECK(g_mkdir_with_parents(labs, 0700) == 0);
+    g_autofree char *state_tmp = g_strdup_printf("%s/three-guest.json.tmp.%d.AbC123", labs, gone);
+    write_text(state_tmp, "{", 0600);
+
+    int seen = 0;
+    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 4);
+    CHECK(seen == 4);
+    CHECK(g_file_test(build, G_FILE_TEST_IS_DIR)); /* a dry run removes nothing */
+    seen = 0;
+    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 4);
+    CHECK(!g_file_test(build, G_FILE_TEST_EXISTS));
+    CHECK(!g_file_test(half, G_FILE_TEST_EXISTS));
+    CHECK(!g_file_test(seed, G_FILE_TEST_EXISTS));
+    CHECK(!g_file_test(state_tmp, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(live, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(img_dir, G_FILE_TEST_IS_DIR));
+    g_autofree char *o = read_text(outside);
+    CHECK_STR(o, "keep\n");
+}
+
+int main(void)
+{
+    /* Not g_dir_make_tmp: GLib would remember $TMPDIR before it is set below. */
+    const char *t = getenv("TMPDIR");
+    tmp_root = g_strdup_printf("%s/meshlab-test-safety-XXXXXX", t && *t ? t : "/tmp");
+    if (!g_mkdtemp(tmp_root))
+        return 1;
+    chmod(tmp_root, 0755);
+    g_autofree char *state = path_in("state");
+    g_autofree char *cache = path_in("cache");
+    g_autofree char *tmpdir = path_in("tmp");
+    g_mkdir_with_parents(tmpdir, 0700);
+    g_setenv("MESHLAB_STATE_DIR", state, TRUE);
+    g_setenv("MESHLAB_CACHE_DIR", cache, TRUE);
+    g_setenv("TMPDIR", tmpdir, TRUE);
+
+    test_write_file_no_follow();
+    test_rundir_foreign();
+    test_rundir_reuse_and_links();
+    test_lock();
+    test_names_unambiguous();
+    test_leftovers();
+
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp_root);
+    if (system(rm) != 0)
+        fprintf(stderr, "could not remove %s\n", tmp_root);
+    g_free(tmp_root);
+    return check_finish();
+}
