@@ -68,7 +68,7 @@ int cmd_down_main(int argc, char **argv)
         return cmd_fail(err);
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
     if (!conn) {
-        ml_lock_release(lab, lock, false);
+        ml_lock_release(lab, lock);
         return cmd_fail(err);
     }
     int removed = 0;
@@ -83,7 +83,7 @@ int cmd_down_main(int argc, char **argv)
             bool cleared = ml_rundir_clear(fd, pool_dir, &err);
             close(fd);
             if (!cleared || rmdir(pool_dir) < 0) {
-                ml_lock_release(lab, lock, false);
+                ml_lock_release(lab, lock);
                 if (!err)
                     g_set_error(&err, ML_ERROR, ML_ERR_HOST, "cannot remove '%s': %s", pool_dir,
                                 g_strerror(errno));
@@ -94,7 +94,7 @@ int cmd_down_main(int argc, char **argv)
         }
         ml_leftovers_sweep(true, print_leftover, &removed);
     }
-    ml_lock_release(lab, lock, n >= 0);
+    ml_lock_release(lab, lock);
     if (n < 0)
         return cmd_fail(err);
     if (removed == 0)

@@ -535,7 +535,7 @@ void ml_lab_clear(struct ml_lab *lab)
     if (lab->run_open)
         close(lab->run_fd);
     if (lab->locked)
-        ml_lock_release(lab->topo ? lab->topo->name : "", lab->lock_fd, false);
+        ml_lock_release(lab->topo ? lab->topo->name : "", lab->lock_fd);
     g_free(lab->up_run_id);
     for (size_t k = 0; k < ML_PATH_COUNT; k++)
         g_free(lab->setup_failed[k]);

@@ -23,7 +23,7 @@ static char *holder(int fd)
     char buf[256];
     ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
     if (n <= 0)
-        return g_strdup("another meshlab (it has not said which yet)");
+        return g_strdup("another process holds its lock and has not said which");
     buf[n] = '\0';
     return g_strdup(g_strstrip(buf));
 }
@@ -81,13 +81,11 @@ int ml_lock_lab(const char *lab, const char *verb, GError **err)
     return -1;
 }
 
-void ml_lock_release(const char *lab, int fd, bool remove)
+void ml_lock_release(const char *lab, int fd)
 {
     if (fd < 0)
         return;
-    if (remove) {
-        g_autofree char *path = ml_lock_path(lab);
-        unlink(path);
-    }
+    g_autofree char *path = ml_lock_path(lab);
+    unlink(path);
     close(fd);
 }

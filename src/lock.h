@@ -12,8 +12,10 @@
  * holds it, since when and doing what. */
 int ml_lock_lab(const char *lab, const char *verb, GError **err);
 
-/* Releases the lock; with remove, also deletes the lock file (down). */
-void ml_lock_release(const char *lab, int fd, bool remove);
+/* Deletes the lock file and releases the lock, so no lock file outlives its
+ * holder; a taker that opened the old file notices that it is gone and starts
+ * again. */
+void ml_lock_release(const char *lab, int fd);
 
 /* The lock file's path. */
 char *ml_lock_path(const char *lab);

@@ -40,6 +40,9 @@ leftovers() {
         virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
         ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
         ls -d /var/lib/meshlab/pools/* 2>/dev/null
+        ls -d /var/lib/meshlab/labs/* 2>/dev/null
+        ls -d "${TMPDIR:-/tmp}"/meshlab-seed-* 2>/dev/null
+        find /var/lib/meshlab /var/cache/meshlab -maxdepth 3 \( -name '.build-*' -o -name '*.tmp.*' \) 2>/dev/null
     } | sed '/^$/d'
 }
 
@@ -48,7 +51,8 @@ echo "e2e: run directory $out"
 start=$(date +%s)
 "$bin" run "$topo" --quick --out "$out/run" 2>&1 | tee "$out/run.log"
 rc=${PIPESTATUS[0]}
-echo "e2e: meshlab run took $(( $(date +%s) - start )) s"
+took=$(( $(date +%s) - start ))
+echo "e2e: meshlab run took $took s"
 if [ -n "$(ls /var/cache/meshlab/tailscale-* 2>/dev/null)" ]; then
     check "meshlab run exits 0" "[ $rc = 0 ]"
 else
@@ -59,7 +63,7 @@ check "results.json written" "[ -s '$out/run/results.json' ]"
 check "report.md written" "[ -s '$out/run/report.md' ]"
 
 if [ -s "$out/run/results.json" ]; then
-    python3 - "$out/run/results.json" <<'PY' > "$out/asserts.txt"
+    python3 - "$out/run/results.json" "$took" "$out/run/.meshlab-run" <<'PY' > "$out/asserts.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
 paths = {p["name"]: p for p in r["paths"]}
@@ -101,7 +105,17 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay"):
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-hub: key-to-first-ping time recorded (%s s)" % p["setup_s"])
     say(len(p["passes"]) == r["profile"]["passes"] and p["median_bits_per_second"] > 0, "%s: %d passes and a median" % (name, len(p["passes"])))
 phases = [x["name"] for x in r["phases"]]
-say(all(n in phases for n in ("image", "define", "boot", "wireguard", "nebula", "measure", "teardown")), "phases recorded: %s" % phases)
+say(all(n in phases for n in ("image", "kvm-probe", "define", "boot", "firewall", "setup wireguard-hub",
+                              "setup nebula-direct", "measure", "logs", "teardown")), "phases recorded: %s" % phases)
+# The phases cover the whole command: they add up to its wall time (within 2 %),
+# and that wall time is what the clock outside saw.
+total = sum(x["seconds"] for x in r["phases"])
+wall, outside = r["wall_s"], float(sys.argv[2])
+say(abs(total - wall) <= 0.02 * wall, "phases add up to %.1f s of %.1f s wall time" % (total, wall))
+say(abs(wall - outside) <= max(2.0, 0.02 * outside), "wall time %.1f s matches the %d s measured outside" % (wall, outside))
+# One run, one id: results and the run directory's marker agree.
+marker = json.load(open(sys.argv[3]))
+say(r["run_id"] == r["lab_run_id"] == marker["run_id"], "one run id: %s, %s, %s" % (r["run_id"], r["lab_run_id"], marker["run_id"]))
 PY
     while read -r verdict what; do
         if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
@@ -137,9 +151,9 @@ agent() { # agent DOMAIN SHELL-COMMAND: run it in the guest, wait, fail on error
 }
 "$bin" up "$detour" --out "$out/detour-up" > "$out/detour-up.log" 2>&1
 check "detour lab up" "[ $? = 0 ]"
-agent meshlab-e2e-detour-hub "sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.eth0.send_redirects=0"
+agent meshlab-e2e-detour.hub "sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.eth0.send_redirects=0"
 check "hub forwards without redirects" "[ $? = 0 ]"
-agent meshlab-e2e-detour-client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0"
+agent meshlab-e2e-detour.client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0"
 check "client-a routes to client-b through the hub" "[ $? = 0 ]"
 "$bin" run "$detour" --quick --out "$out/detour" > "$out/detour.log" 2>&1
 rc=$?
@@ -164,13 +178,36 @@ check "the report shows the failure, not a number" \
 left=$(leftovers)
 check "nothing left of the detour lab (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 
-# Ctrl-C while the guests boot: everything created so far must go.
+# While a lab boots: its secrets are readable by nobody but root and QEMU, and
+# a second meshlab on it is refused at once without harming it. Then a Ctrl-C
+# must leave nothing behind.
+wait_started() { # wait_started LOG: until the guests were started
+    for _ in $(seq 1 240); do
+        grep -q 'guests started' "$1" && return 0
+        sleep 1
+    done
+    return 1
+}
 "$bin" up "$topo" --out "$out/interrupted" > "$out/up.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 120); do
-    grep -q 'guests started' "$out/up.log" && break
-    sleep 1
-done
+wait_started "$out/up.log"
+check "up reached the boot" "[ $? = 0 ]"
+pool=/var/lib/meshlab/pools/$lab
+check "pool directory is 0700 ($(stat -c '%a %U' "$pool"))" "[ \"\$(stat -c %a '$pool')\" = 700 ]"
+open_files=$(find "$pool" /var/lib/meshlab/labs -type f -perm /077 2>/dev/null)
+check "no file of the running lab is open to group or others (${open_files//$'\n'/ })" "[ -z \"\$open_files\" ]"
+check "another user cannot read a guest's overlay" \
+    "! setpriv --reuid=65534 --regid=65534 --clear-groups cat '$pool/hub.qcow2' >/dev/null 2>&1"
+check "another user cannot read the lab's state" \
+    "! setpriv --reuid=65534 --regid=65534 --clear-groups cat /var/lib/meshlab/labs/$lab.json >/dev/null 2>&1"
+t0=$(date +%s)
+"$bin" up "$topo" > "$out/second-up.log" 2>&1
+rc=$?
+check "a second up of the busy lab exits 1 within seconds (rc $rc, $(( $(date +%s) - t0 )) s)" \
+    "[ $rc = 1 ] && [ $(( $(date +%s) - t0 )) -le 10 ]"
+check "it names the holder: $(head -c 200 "$out/second-up.log")" "grep -q \"meshlab pid $pid ('meshlab up')\" '$out/second-up.log'"
+running=$(virsh -c "$uri" list --state-running --name | grep -c "^meshlab-$lab\\.")
+check "the first lab is unharmed: $running guests running" "[ $running = 3 ]"
 sleep 3
 kill -INT "$pid"
 wait "$pid"
@@ -179,6 +216,19 @@ cat "$out/up.log"
 check "interrupted up exits 130" "[ $rc = 130 ]"
 left=$(leftovers)
 check "nothing left after Ctrl-C (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+
+# SIGKILL while the guests boot: nothing runs meshlab's teardown, so down must
+# find everything, inside libvirt and out.
+"$bin" up "$topo" --out "$out/killed" > "$out/killed.log" 2>&1 &
+pid=$!
+wait_started "$out/killed.log"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+check "killed meshlab left its lab behind" "[ -n \"\$(leftovers)\" ]"
+"$bin" down "$lab" > "$out/down-after-kill.log" 2>&1
+check "down after SIGKILL exits 0" "[ $? = 0 ]"
+left=$(leftovers)
+check "nothing left after SIGKILL and down (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 check "down of a lab that is gone is fine" "'$bin' down '$lab' >/dev/null"
 
 # Leave no trace for a rerun, even when an assertion failed.

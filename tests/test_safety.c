@@ -177,7 +177,7 @@ static void test_lock(void)
     /* Another lab is not affected. */
     int other = ml_lock_lab("e2e-detour", "up", &err);
     CHECK(other >= 0);
-    ml_lock_release("e2e-detour", other, false);
+    ml_lock_release("e2e-detour", other);
 
     /* A child process is refused too, and gets it once the holder is gone. */
     pid_t child = fork();
@@ -188,12 +188,12 @@ static void test_lock(void)
     int status = 0;
     waitpid(child, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ml_lock_release("three-guest", a, true);
+    ml_lock_release("three-guest", a);
     g_autofree char *path = ml_lock_path("three-guest");
     CHECK(!g_file_test(path, G_FILE_TEST_EXISTS));
     int again = ml_lock_lab("three-guest", "up", &err);
     CHECK(again >= 0);
-    ml_lock_release("three-guest", again, false);
+    ml_lock_release("three-guest", again);
 }
 
 /* Item 9: two labs never map to one libvirt name. */
