@@ -2,7 +2,7 @@
 # Installs what meshlab needs on Debian 12 and starts libvirt's daemons (these
 # hosts may have no systemd, so the daemons are started by hand when needed).
 set -euo pipefail
-[ "$(id -u)" = 0 ] || { echo "deps.sh: run as root (it installs packages and starts libvirtd)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "deps.sh: run as root (it installs packages and starts libvirtd); as a normal user: su -c $0 root" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
 packages=(
     # build

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's commands work as written for the reader it names (issue 6, item
+# 17): on a fresh Debian 12 you are root and sudo is usually missing, so the
+# quick start and the test command are given without sudo, and the scripts say
+# plainly what to do when a normal user runs them.
+set -u
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+# The indented command lines of the README's quick start and tests sections.
+cmds=$(awk '/^## Quick start/,/^## Commands/' README.md | grep -E '^    [a-z]' | sed 's/^    //')
+check "the README gives commands in its quick start and tests sections" "[ -n \"\$cmds\" ]"
+check "no README command needs sudo" "! grep -q '^sudo' <<<\"\$cmds\""
+while read -r cmd _; do
+    [ -n "$cmd" ] || continue
+    check "README command $cmd exists and is executable" "[ -x '$cmd' ]"
+done <<<"$cmds"
+check "the README tells a normal user what to run" "grep -q 'su -c scripts/quickstart.sh root' README.md"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups bash scripts/deps.sh 2>&1)
+    rc=$?
+    check "deps.sh as a normal user exits 1 and says to run as root ($out)" \
+        "[ $rc = 1 ] && grep -q 'run as root' <<<\"\$out\""
+else
+    echo "not run: the normal-user check needs root and setpriv"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
