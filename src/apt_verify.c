@@ -32,14 +32,6 @@ static gssize read_head(const char *path, char *buf)
     return (gssize)n;
 }
 
-/* What browsers would render: a captive portal's or a proxy's page answered with 200. */
-static bool looks_like_html(const char *buf, gssize len)
-{
-    g_autofree char *head = g_ascii_strdown(buf, len);
-    return strstr(head, "<!doctype html") || strstr(head, "<html") || strstr(head, "<head") ||
-           strstr(head, "<body") || strstr(head, "<title");
-}
-
 static const char *kind_name(enum ml_apt_kind kind)
 {
     switch (kind) {
@@ -87,7 +79,7 @@ bool ml_apt_check_form(const char *path, enum ml_apt_kind kind, const char *url,
     if (ok)
         return true;
     unlink(path);
-    if (looks_like_html(buf, n)) {
+    if (ml_fetch_looks_like_html(buf, (size_t)n)) {
         set_html_error(path, url, kind_name(kind), err);
         return false;
     }
@@ -455,7 +447,7 @@ bool ml_apt_check_file(const char *path, const struct ml_apt_sum *sum, const cha
     }
     char head[SNIFF_BYTES + 1] = "";
     gssize n = read_head(path, head);
-    bool html = n > 0 && looks_like_html(head, n);
+    bool html = n > 0 && ml_fetch_looks_like_html(head, (size_t)n);
     unlink(path);
     g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                 "%s does not match %s: expected %" G_GUINT64_FORMAT " bytes with SHA-256 %s, "

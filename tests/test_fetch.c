@@ -146,6 +146,25 @@ static void test_mismatch(const char *big_hash)
     g_autoptr(GError) err2 = NULL;
     CHECK(!ml_fetch(&req2, &err2));
     CHECK(!exists(dest));
+
+    /* A captive portal's page answered with 200 says so, for a pinned file and for a
+     * checksum list alike. */
+    g_autofree char *portal = www_file("portal.html");
+    g_file_set_contents(portal,
+                        "<!DOCTYPE html>\n<html><head><title>Hotel WiFi</title></head>"
+                        "<body>Log in</body></html>\n",
+                        -1, NULL);
+    g_autofree char *pu = url("portal.html");
+    struct ml_fetch_request req3 = {.url = pu, .dest = dest, .expected_sha256 = big_hash};
+    g_autoptr(GError) err3 = NULL;
+    CHECK(!ml_fetch(&req3, &err3));
+    CHECK(err3 && strstr(err3->message, "HTML page") && strstr(err3->message, "captive portal"));
+    CHECK(!exists(dest));
+    struct ml_fetch_request req4 = {.url = u, .dest = dest, .sums_url = pu, .sums_name = "big.bin"};
+    g_autoptr(GError) err4 = NULL;
+    CHECK(!ml_fetch(&req4, &err4));
+    CHECK(err4 && strstr(err4->message, "is an HTML page") && strstr(err4->message, pu));
+    CHECK(!exists(dest));
 }
 
 static void test_404(void)
