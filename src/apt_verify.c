@@ -94,7 +94,8 @@ bool ml_apt_check_form(const char *path, enum ml_apt_kind kind, const char *url,
 
 /* The file must be one clearsigned message and nothing else: gpgv's output is then exactly
  * the signed text, and nothing unsigned around it can be mistaken for part of it. */
-static bool one_clearsigned_message(const char *text, gsize len, const char *url, GError **err)
+static bool one_clearsigned_message(const char *text, gsize len, const char *path, const char *url,
+                                    GError **err)
 {
     int begins = 0, signatures = 0, ends = 0;
     bool after_end = false;
@@ -116,9 +117,9 @@ static bool one_clearsigned_message(const char *text, gsize len, const char *url
         return true;
     g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                 "%s is not one clearsigned message with its signature (found %d signed "
-                "messages, %d signatures, %s after them); the archive publishes exactly one. "
-                "Delete the file and run the command again",
-                url, begins, signatures, ends == 1 ? "nothing" : "other text");
+                "messages, %d signatures, %s after them), as the archive publishes it; '%s' was "
+                "deleted. Run the command again to download it afresh",
+                url, begins, signatures, ends == 1 ? "nothing" : "other text", path);
     return false;
 }
 
@@ -219,8 +220,10 @@ char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char 
                     read_err->message);
         return NULL;
     }
-    if (!one_clearsigned_message(text, len, url, err))
+    if (!one_clearsigned_message(text, len, path, url, err)) {
+        unlink(path);
         return NULL;
+    }
 
     /* Status lines go to stderr with gpgv's own messages; the signed text alone to stdout. */
     const char *argv[] = {gpgv,        "--status-fd", "2",  "--output", "-",

@@ -373,6 +373,8 @@ static void test_unsigned_text_appended(void)
     g_autoptr(GError) verr = NULL;
     CHECK(!ml_image_ubuntu_verify_packages(cache, keyring, &verr));
     CHECK(verr && strstr(verr->message, "not one clearsigned message"));
+    g_autofree char *inrelease = cached(cache, INRELEASE);
+    CHECK(!exists(inrelease));
 }
 
 /* A captive portal answers every URL with the same HTML page and status 200. */
