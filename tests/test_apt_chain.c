@@ -398,6 +398,45 @@ static void test_html_page(const char *rel, const char *what, const char *local)
     CHECK(!exists(kept));
 }
 
+/* A catalogue whose packages could not be verified is refused when it is read. */
+static void test_catalogue_rules(void)
+{
+    g_autofree char *path = g_build_filename(images, "ubuntu-24.04.conf", NULL);
+    g_autofree char *img_hash = ml_sha256_hex("image", 5);
+    g_autofree char *base = g_strdup_printf("name = ubuntu-24.04\n"
+                                            "image_url = http://127.0.0.1:%d/release/fake.img\n"
+                                            "sums_file = SHA256SUMS\n"
+                                            "image_sha256 = %s\n",
+                                            port, img_hash);
+    g_autofree char *cache = g_build_filename(tmp, "cache-rules", NULL);
+
+    g_autofree char *no_source =
+        g_strconcat(base, "deb = http://x.invalid/ubuntu/" DEB_MAIN "\n", NULL);
+    g_file_set_contents(path, no_source, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_image_ubuntu_download(cache, &err));
+    CHECK(err && err->code == ML_ERR_IMAGE && strstr(err->message, "lacks one of apt_source"));
+
+    g_autofree char *outside = g_strconcat(base,
+                                           "apt_source = http://x.invalid/ubuntu noble main\n"
+                                           "apt_arch = amd64\n"
+                                           "apt_keyring = /usr/share/keyrings/k.gpg\n"
+                                           "deb = http://y.invalid/ubuntu/" DEB_MAIN "\n",
+                                           NULL);
+    g_file_set_contents(path, outside, -1, NULL);
+    g_autoptr(GError) err2 = NULL;
+    CHECK(!ml_image_ubuntu_download(cache, &err2));
+    CHECK(err2 && err2->code == ML_ERR_IMAGE && strstr(err2->message, "http://y.invalid/") &&
+          strstr(err2->message, "not in the archive http://x.invalid/ubuntu/"));
+
+    g_autofree char *bad_suite =
+        g_strconcat(base, "apt_source = http://x.invalid/ubuntu ../x main\n", NULL);
+    g_file_set_contents(path, bad_suite, -1, NULL);
+    g_autoptr(GError) err3 = NULL;
+    CHECK(!ml_image_ubuntu_download(cache, &err3));
+    CHECK(err3 && strstr(err3->message, ":5: expected 'apt_source = "));
+}
+
 static bool make_keys(void)
 {
     g_autofree char *home = g_build_filename(tmp, "gnupg", NULL);
@@ -452,6 +491,7 @@ int main(void)
     GPid pid = http_server_start(www, NULL, &port);
     CHECK(pid != 0);
     if (pid && keyring) {
+        test_catalogue_rules();
         test_good_chain();
         test_second_unknown_signature();
         test_tampered_deb();
