@@ -84,6 +84,7 @@ int cmd_check_main(int argc, char **argv)
     tool("qemu-img", "qemu-utils");
     tool("cloud-localds", "cloud-image-utils");
     tool("genisoimage", "genisoimage");
+    tool("gpgv", "gpgv"); /* checks the Ubuntu archive's signature before its packages go in */
 
     gint64 disk = ml_host_free_bytes(g_file_test(ml_cache_dir(), G_FILE_TEST_IS_DIR)
                                          ? ml_cache_dir()

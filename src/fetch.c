@@ -230,6 +230,27 @@ char *ml_fetch_sha256_file(const char *path, GError **err)
     return g_strdup(g_checksum_get_string(sum));
 }
 
+bool ml_fetch_looks_like_html(const char *head, size_t len)
+{
+    g_autofree char *low = g_ascii_strdown(head, (gssize)MIN(len, 1024));
+    return strstr(low, "<!doctype html") || strstr(low, "<html") || strstr(low, "<head") ||
+           strstr(low, "<body") || strstr(low, "<title");
+}
+
+/* " (an HTML page: ...)" when the file at path is one, else "". */
+static const char *html_hint(const char *path)
+{
+    char head[1024];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+    if (f)
+        fclose(f);
+    return n && ml_fetch_looks_like_html(head, n)
+               ? " (it is an HTML page: a captive portal, a login page or a proxy answered in "
+                 "place of the file; log in to the network or get past the proxy first)"
+               : "";
+}
+
 /* What the file must hash to, from each source that has an opinion. */
 struct expectations {
     char *pinned;
@@ -264,6 +285,14 @@ static bool gather_expectations(const struct ml_fetch_request *req, struct expec
         if (!text)
             return false;
         e->sums = lookup_hash(text, name, true);
+        if (!e->sums && ml_fetch_looks_like_html(text, strlen(text))) {
+            g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                        "the checksum list %s is an HTML page: a captive portal, a login page or "
+                        "a proxy answered in its place; log in to the network or get past the "
+                        "proxy, then run the command again",
+                        req->sums_url);
+            return false;
+        }
         if (!e->sums) {
             g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                         "the checksum list %s has no entry for '%s'; the release directory does "
@@ -313,13 +342,14 @@ static bool verify_file(const struct ml_fetch_request *req, const struct expecta
         what = g_strdup_printf("the entry for '%s' in %s", req->sums_name, req->sums_url);
     }
     if (want) {
+        const char *hint = html_hint(path);
         unlink(path);
         unlink(other);
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
-                    "SHA-256 of %s does not match %s: expected %s, got %s; the file was deleted. "
-                    "Run the command again to download it afresh; if it fails again, the mirror "
-                    "serves another file than the one pinned",
-                    req->url, what, want, got);
+                    "SHA-256 of %s does not match %s: expected %s, got %s%s; the file was "
+                    "deleted. Run the command again to download it afresh; if it fails again, "
+                    "the mirror serves another file than the one pinned",
+                    req->url, what, want, got, hint);
         return false;
     }
     if (e->known && strcmp(got, e->known) != 0) {

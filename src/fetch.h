@@ -22,5 +22,9 @@ struct ml_fetch_request {
  * a file that does not verify is deleted. Errors: ML_ERR_FETCH, or ML_ERR_INTERRUPTED. */
 bool ml_fetch(const struct ml_fetch_request *req, GError **err);
 
+/* Whether the start of a file reads like an HTML page: what a captive portal, a login page or a
+ * proxy's error page answers, with status 200, in place of the file asked for. */
+bool ml_fetch_looks_like_html(const char *head, size_t len);
+
 /* Lower-case hex SHA-256 of a file's contents. */
 char *ml_fetch_sha256_file(const char *path, GError **err);

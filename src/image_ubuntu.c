@@ -1,5 +1,6 @@
 #include "image_ubuntu.h"
 
+#include "apt_verify.h"
 #include "fetch.h"
 #include "util.h"
 
@@ -13,14 +14,23 @@
 #include <unistd.h>
 
 /* Bump when the customisation below changes, so cached images built the old way are not reused. */
-#define RECIPE_VERSION "1"
+#define RECIPE_VERSION "2" /* 2: packages verified against the signed archive */
 #define DEB_DIR_IN_GUEST "/var/tmp/meshlab-debs"
 
 struct download {
     char *url;
     char *mirror; /* tried when url fails, or NULL */
-    char *sha256; /* pinned, or NULL (then trust on first use via known-hashes) */
+    char *sha256; /* pinned, or NULL (a deb then has only its signed index) */
     char *file;   /* name in cache_dir/downloads */
+};
+
+/* Where the packages come from, as a sources.list line names it, and whose keys sign it. */
+struct apt_source {
+    char *uri;         /* the archive root, e.g. http://archive.ubuntu.com/ubuntu */
+    char *suite;       /* dists/SUITE */
+    char **components; /* main universe */
+    char *arch;        /* binary-ARCH */
+    char *keyring;     /* the archive keyring's path inside the cloud image */
 };
 
 struct catalogue {
@@ -28,6 +38,7 @@ struct catalogue {
     char *name;
     char *sums_file;
     struct download image;
+    struct apt_source apt;
     GPtrArray *debs; /* struct download * */
 };
 
@@ -55,6 +66,11 @@ static void catalogue_free(struct catalogue *c)
     g_free(c->name);
     g_free(c->sums_file);
     download_free(&c->image);
+    g_free(c->apt.uri);
+    g_free(c->apt.suite);
+    g_strfreev(c->apt.components);
+    g_free(c->apt.arch);
+    g_free(c->apt.keyring);
     if (c->debs)
         g_ptr_array_unref(c->debs);
     g_free(c);
@@ -121,6 +137,78 @@ static bool parse_download(struct download *d, const char *value, const char *pa
     return true;
 }
 
+/* A suite or component: it becomes part of a URL and of a file name in the cache. */
+static bool valid_apt_word(const char *s)
+{
+    return *s && *s != '.' && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-_") == strlen(s);
+}
+
+/* "URI SUITE COMPONENT...", as in a sources.list line. */
+static bool parse_apt_source(struct apt_source *a, const char *value, const char *path, int lineno,
+                             GError **err)
+{
+    g_auto(GStrv) words = g_strsplit_set(value, " \t", -1);
+    g_autoptr(GPtrArray) parts = g_ptr_array_new();
+    for (char **w = words; *w; w++)
+        if (**w)
+            g_ptr_array_add(parts, *w);
+    bool ok = parts->len >= 3;
+    const char *uri = ok ? g_ptr_array_index(parts, 0) : "";
+    ok = ok && (g_str_has_prefix(uri, "http://") || g_str_has_prefix(uri, "https://")) &&
+         !strpbrk(uri, "?#");
+    for (guint i = 1; ok && i < parts->len; i++)
+        ok = valid_apt_word(g_ptr_array_index(parts, i));
+    if (!ok) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                    "%s:%d: expected 'apt_source = http(s)://ARCHIVE SUITE COMPONENT...', got "
+                    "'%s'",
+                    path, lineno, value);
+        return false;
+    }
+    g_free(a->uri);
+    g_free(a->suite);
+    g_strfreev(a->components);
+    a->uri = g_strndup(uri, strlen(uri) - (g_str_has_suffix(uri, "/") ? 1 : 0));
+    a->suite = g_strdup(g_ptr_array_index(parts, 1));
+    a->components = g_new0(char *, parts->len - 1);
+    for (guint i = 2; i < parts->len; i++)
+        a->components[i - 2] = g_strdup(g_ptr_array_index(parts, i));
+    return true;
+}
+
+/* The part of a deb URL below the archive root: what the Packages index calls Filename. */
+static const char *pool_path(const struct catalogue *c, const struct download *d)
+{
+    return d->url + strlen(c->apt.uri) + 1;
+}
+
+/* Every package is checked against the archive's signed indexes, so it must come from there. */
+static bool check_apt_source(const struct catalogue *c, GError **err)
+{
+    if (c->debs->len == 0)
+        return true;
+    if (!c->apt.uri || !c->apt.arch || !c->apt.keyring) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                    "%s lists packages but lacks one of apt_source, apt_arch, apt_keyring: "
+                    "without them the packages cannot be verified",
+                    c->path);
+        return false;
+    }
+    for (guint i = 0; i < c->debs->len; i++) {
+        const struct download *d = g_ptr_array_index(c->debs, i);
+        size_t n = strlen(c->apt.uri);
+        if (strncmp(d->url, c->apt.uri, n) != 0 || d->url[n] != '/' || strstr(d->url, "/../")) {
+            g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                        "%s: the package %s is not in the archive %s/ named by apt_source; "
+                        "packages are verified against that archive's signed index, so each "
+                        "must come from it",
+                        c->path, d->url, c->apt.uri);
+            return false;
+        }
+    }
+    return true;
+}
+
 static struct catalogue *catalogue_load(const char *name, GError **err)
 {
     g_autofree char *dir = ml_image_catalogue_dir();
@@ -172,6 +260,27 @@ static struct catalogue *catalogue_load(const char *name, GError **err)
         } else if (strcmp(key, "sums_file") == 0) {
             g_free(c->sums_file);
             c->sums_file = g_strdup(value);
+        } else if (strcmp(key, "apt_source") == 0) {
+            if (!parse_apt_source(&c->apt, value, c->path, i + 1, err))
+                return NULL;
+        } else if (strcmp(key, "apt_arch") == 0) {
+            if (!valid_apt_word(value)) {
+                g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                            "%s:%d: apt_arch '%s' is not an architecture name", c->path, i + 1,
+                            value);
+                return NULL;
+            }
+            g_free(c->apt.arch);
+            c->apt.arch = g_strdup(value);
+        } else if (strcmp(key, "apt_keyring") == 0) {
+            if (*value != '/') {
+                g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                            "%s:%d: apt_keyring '%s' must be an absolute path inside the image",
+                            c->path, i + 1, value);
+                return NULL;
+            }
+            g_free(c->apt.keyring);
+            c->apt.keyring = g_strdup(value);
         } else if (strcmp(key, "deb") == 0) {
             struct download *d = g_new0(struct download, 1);
             g_ptr_array_add(c->debs, d);
@@ -189,6 +298,8 @@ static struct catalogue *catalogue_load(const char *name, GError **err)
         return NULL;
     }
     c->image.file = url_file_name(c->image.url);
+    if (!check_apt_source(c, err))
+        return NULL;
     return g_steal_pointer(&c);
 }
 
@@ -207,6 +318,7 @@ struct paths {
     char *known;
     char *sums; /* local copy of the checksum list */
     char *sums_uri;
+    char *keyring; /* the archive keyring, as read out of the verified image */
 };
 
 static void paths_clear(struct paths *p)
@@ -215,6 +327,27 @@ static void paths_clear(struct paths *p)
     g_free(p->known);
     g_free(p->sums);
     g_free(p->sums_uri);
+    g_free(p->keyring);
+}
+
+/* The archive's files below dists/SUITE/: the signed InRelease and one Packages index per
+ * component ("main/binary-amd64/Packages.gz"). */
+static char *index_name(const struct catalogue *c, const char *component)
+{
+    return g_strdup_printf("%s/binary-%s/Packages.gz", component, c->apt.arch);
+}
+
+static char *dists_url(const struct catalogue *c, const char *rel)
+{
+    return g_strdup_printf("%s/dists/%s/%s", c->apt.uri, c->apt.suite, rel);
+}
+
+/* Named like apt's lists: NAME.SUITE_main_binary-amd64_Packages.gz. */
+static char *dists_local(const struct catalogue *c, const struct paths *p, const char *rel)
+{
+    g_autofree char *flat = g_strdup_printf("%s.%s_%s", c->name, c->apt.suite, rel);
+    g_strdelimit(flat, "/", '_');
+    return g_build_filename(p->downloads, flat, NULL);
 }
 
 static bool paths_init(struct paths *p, const struct catalogue *c, const char *cache_dir,
@@ -226,6 +359,8 @@ static bool paths_init(struct paths *p, const struct catalogue *c, const char *c
     p->known = g_build_filename(p->downloads, "known-hashes", NULL);
     g_autofree char *sums_name = g_strconcat(c->name, ".", c->sums_file, NULL);
     p->sums = g_build_filename(p->downloads, sums_name, NULL);
+    g_autofree char *keyring_name = g_strconcat(c->name, ".archive-keyring.gpg", NULL);
+    p->keyring = g_build_filename(p->downloads, keyring_name, NULL);
     p->sums_uri = g_filename_to_uri(p->sums, NULL, err);
     return p->sums_uri != NULL;
 }
@@ -247,9 +382,31 @@ static bool fetch_with_mirror(const struct download *d, struct ml_fetch_request 
     return ml_fetch(&req, err);
 }
 
+/* The archive's signed indexes: InRelease first, then one Packages index per component. */
+static GPtrArray *index_files(const struct catalogue *c)
+{
+    GPtrArray *rel = g_ptr_array_new_with_free_func(g_free);
+    if (c->debs->len == 0)
+        return rel;
+    g_ptr_array_add(rel, g_strdup("InRelease"));
+    for (char **comp = c->apt.components; *comp; comp++)
+        g_ptr_array_add(rel, index_name(c, *comp));
+    return rel;
+}
+
+/* Fetches a file of the archive and checks that it is the kind of file asked for. Nothing
+ * here is trusted yet: verify_packages checks the whole chain before anything is installed. */
+static bool fetch_archive_file(const char *url, const char *dest, const char *pinned,
+                               enum ml_apt_kind kind, GError **err)
+{
+    struct ml_fetch_request req = {.url = url, .dest = dest, .expected_sha256 = pinned};
+    return ml_fetch(&req, err) && ml_apt_check_form(dest, kind, url, err);
+}
+
 static bool fetch_all(const struct catalogue *c, const struct paths *p, bool allow_network,
                       GError **err)
 {
+    g_autoptr(GPtrArray) indexes = index_files(c);
     if (!ml_mkdir_p(p->downloads, 0755, err))
         return false;
 
@@ -258,6 +415,13 @@ static bool fetch_all(const struct catalogue *c, const struct paths *p, bool all
         g_autofree char *img = g_build_filename(p->downloads, c->image.file, NULL);
         if (!g_file_test(img, G_FILE_TEST_EXISTS))
             g_string_append_printf(missing, " %s", c->image.file);
+        for (guint i = 0; i < indexes->len; i++) {
+            g_autofree char *local = dists_local(c, p, g_ptr_array_index(indexes, i));
+            if (!g_file_test(local, G_FILE_TEST_EXISTS)) {
+                g_autofree char *base = g_path_get_basename(local);
+                g_string_append_printf(missing, " %s", base);
+            }
+        }
         for (guint i = 0; i < c->debs->len; i++) {
             const struct download *d = g_ptr_array_index(c->debs, i);
             g_autofree char *deb = g_build_filename(p->downloads, d->file, NULL);
@@ -296,12 +460,71 @@ static bool fetch_all(const struct catalogue *c, const struct paths *p, bool all
     if (!fetch_with_mirror(&c->image, req, err))
         return false;
 
+    for (guint i = 0; i < indexes->len; i++) {
+        const char *rel = g_ptr_array_index(indexes, i);
+        g_autofree char *url = dists_url(c, rel);
+        g_autofree char *local = dists_local(c, p, rel);
+        if (!fetch_archive_file(url, local, NULL, i == 0 ? ML_APT_INRELEASE : ML_APT_GZIP, err))
+            return false;
+    }
     for (guint i = 0; i < c->debs->len; i++) {
         const struct download *d = g_ptr_array_index(c->debs, i);
         g_autofree char *deb = g_build_filename(p->downloads, d->file, NULL);
-        struct ml_fetch_request deb_req = {
-            .dest = deb, .expected_sha256 = d->sha256, .known_hashes = p->known};
-        if (!fetch_with_mirror(d, deb_req, err))
+        if (!fetch_archive_file(d->url, deb, d->sha256, ML_APT_DEB, err))
+            return false;
+    }
+    return true;
+}
+
+/* apt's chain of trust, on the files in the cache: InRelease signed by a key in keyring, each
+ * Packages index as InRelease lists it, each package as its Packages stanza lists it (and as
+ * its pin says, when the catalogue pins one). A file that fails is deleted. */
+static bool verify_packages(const struct catalogue *c, const struct paths *p, const char *keyring,
+                            GError **err)
+{
+    if (c->debs->len == 0)
+        return true;
+    ml_progress("image", "verifying the packages against %s %s", c->apt.uri, c->apt.suite);
+    g_autofree char *inrelease_url = dists_url(c, "InRelease");
+    g_autofree char *inrelease = dists_local(c, p, "InRelease");
+    g_autofree char *release = ml_apt_inrelease_verify(inrelease, keyring, inrelease_url, err);
+    if (!release)
+        return false;
+
+    g_autoptr(GHashTable) wanted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    for (guint i = 0; i < c->debs->len; i++)
+        g_hash_table_insert(wanted, g_strdup(pool_path(c, g_ptr_array_index(c->debs, i))), NULL);
+    for (char **comp = c->apt.components; *comp; comp++) {
+        g_autofree char *rel = index_name(c, *comp);
+        g_autofree char *url = dists_url(c, rel);
+        g_autofree char *local = dists_local(c, p, rel);
+        struct ml_apt_sum sum;
+        /* The index is parsed only once its hash is known good. */
+        if (!ml_apt_release_lookup(release, c->apt.suite, rel, &sum, err) ||
+            !ml_apt_check_file(local, &sum, url, "the signed InRelease", err) ||
+            !ml_apt_packages_collect(local, wanted, err))
+            return false;
+    }
+    for (guint i = 0; i < c->debs->len; i++) {
+        const struct download *d = g_ptr_array_index(c->debs, i);
+        const struct ml_apt_sum *sum = g_hash_table_lookup(wanted, pool_path(c, d));
+        g_autofree char *deb = g_build_filename(p->downloads, d->file, NULL);
+        if (!sum) {
+            g_autofree char *comps = g_strjoinv(" ", c->apt.components);
+            g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                        "%s is not listed in the Packages index of %s %s (%s): the catalogue "
+                        "names a package that suite does not hold; fix the deb line in %s",
+                        d->url, c->apt.suite, comps, c->apt.arch, c->path);
+            return false;
+        }
+        if (d->sha256 && strcmp(d->sha256, sum->sha256) != 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                        "the pinned SHA-256 %s of %s disagrees with the archive's signed index, "
+                        "which lists %s; fix the pin in %s",
+                        d->sha256, d->url, sum->sha256, c->path);
+            return false;
+        }
+        if (!ml_apt_check_file(deb, sum, d->url, "its entry in the signed Packages index", err))
             return false;
     }
     return true;
@@ -432,6 +655,25 @@ static bool install_debs(guestfs_h *g, const struct catalogue *c, const char *do
     return true;
 }
 
+/* The keys apt in this very image trusts: the image's own hash is verified, so its keyring is
+ * the root of trust for the packages installed into it. */
+static bool extract_keyring(guestfs_h *g, const char *in_image, const char *dest, GError **err)
+{
+    /* A regular file, never a link: a link would resolve inside the appliance, not the image. */
+    if (guestfs_is_file(g, in_image) != 1) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                    "the cloud image has no archive keyring at %s; check apt_keyring in the "
+                    "catalogue",
+                    in_image);
+        return false;
+    }
+    unlink(dest);
+    g_autofree char *what = g_strdup_printf("reading the archive keyring %s", in_image);
+    if (guestfs_download(g, in_image, dest) < 0)
+        return gfs_fail(g, what, err);
+    return true;
+}
+
 static bool configure_guest(guestfs_h *g, GError **err)
 {
     /* udev starts the agent when libvirt's channel appears; the explicit want also covers a
@@ -454,7 +696,7 @@ static bool configure_guest(guestfs_h *g, GError **err)
                        0644, err);
 }
 
-static bool customise(const struct catalogue *c, const char *downloads, const char *disk,
+static bool customise(const struct catalogue *c, const struct paths *p, const char *disk,
                       bool force_tcg, GError **err)
 {
     guestfs_h *g = guestfs_create();
@@ -486,7 +728,10 @@ static bool customise(const struct catalogue *c, const char *downloads, const ch
         }
     }
     ok = ok && !ml_check_interrupted(err) && mount_root(g, err);
-    ok = ok && install_debs(g, c, downloads, err) && !ml_check_interrupted(err);
+    if (ok && c->debs->len > 0)
+        ok = extract_keyring(g, c->apt.keyring, p->keyring, err) &&
+             verify_packages(c, p, p->keyring, err);
+    ok = ok && install_debs(g, c, p->downloads, err) && !ml_check_interrupted(err);
     ok = ok && configure_guest(g, err);
     /* shutdown reports write-back errors that close would swallow. */
     if (ok && guestfs_shutdown(g) < 0)
@@ -523,7 +768,7 @@ static bool build_image(const struct catalogue *c, const struct paths *p, const 
                     copy_err->message);
         return false;
     }
-    bool ok = customise(c, p->downloads, tmp, force_tcg, err);
+    bool ok = customise(c, p, tmp, force_tcg, err);
     /* QEMU runs as libvirt-qemu and only needs to read the base; overlays do the writing. */
     if (ok && (chmod(tmp, 0644) != 0 || rename(tmp, qcow2) != 0)) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the image to '%s': %s", qcow2,
@@ -574,4 +819,15 @@ bool ml_image_ubuntu_prepare(const char *cache_dir, bool allow_network, bool for
 bool ml_image_ubuntu_download(const char *cache_dir, GError **err)
 {
     return prepare(cache_dir, true, false, false, NULL, err);
+}
+
+bool ml_image_ubuntu_verify_packages(const char *cache_dir, const char *keyring, GError **err)
+{
+    g_autoptr(catalogue) c = catalogue_load(ML_IMAGE_UBUNTU_NAME, err);
+    if (!c)
+        return false;
+    struct paths p = {0};
+    bool ok = paths_init(&p, c, cache_dir, err) && verify_packages(c, &p, keyring, err);
+    paths_clear(&p);
+    return ok;
 }

@@ -19,6 +19,12 @@ bool ml_image_ubuntu_prepare(const char *cache_dir, bool allow_network, bool for
  * customising: for filling a cache on a networked host that will be carried elsewhere. */
 bool ml_image_ubuntu_download(const char *cache_dir, GError **err);
 
+/* Checks the cached packages the way apt would before installing them: the archive's InRelease
+ * signed by a key in keyring, the Packages indexes listed in it, the packages listed in those.
+ * The image build runs this with the keyring read out of the verified cloud image; tests pass
+ * their own. A file that fails is deleted. Errors: ML_ERR_FETCH, ML_ERR_HOST without gpgv. */
+bool ml_image_ubuntu_verify_packages(const char *cache_dir, const char *keyring, GError **err);
+
 /* The directory holding the image catalogue (*.conf): $MESHLAB_IMAGES_DIR, else the source
  * tree's images/, else the installed share/meshlab/images. */
 char *ml_image_catalogue_dir(void);
