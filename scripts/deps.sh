@@ -11,8 +11,11 @@ packages=(
     # run: libvirt and QEMU, the image builder, seeds
     libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
     mmdebstrap e2fsprogs cloud-image-utils genisoimage libguestfs-tools
+    # the Ubuntu image's package verification (gpgv), and its test key (gpg)
+    gpgv gpg
     # tests: the local HTTP server for the download tests, the e2e checks
-    python3 iproute2
+    # (setpriv and flock are util-linux's)
+    python3 iproute2 util-linux
 )
 need=()
 for p in "${packages[@]}"; do
