@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "guest_value.h"
 #include "util.h"
 
 #define NEBULA_SUBNET "10.42.0.0"
@@ -97,6 +98,18 @@ char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *
     return g_string_free(c, FALSE);
 }
 
+/* Banners as nebula's cert package writes them (slackhq/nebula cert/cert.go: CertBanner
+ * "NEBULA CERTIFICATE", X25519PublicKeyBanner "NEBULA X25519 PUBLIC KEY", 32-byte keys). */
+bool ml_nebula_pubkey_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA X25519 PUBLIC KEY", 32);
+}
+
+bool ml_nebula_cert_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA CERTIFICATE", 0);
+}
+
 bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
@@ -178,10 +191,18 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                   "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
                   "cat host.pub; echo '@@'; cat admin_key.pub";
     bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
+    /* The public keys travel to the hub's signing script and the admin key into a config:
+     * each must be exactly one key of its kind (nothing that could shift awk's count of keys
+     * and get a node signed for another's key). */
     for (size_t i = 0; ok && i < n; i++) {
-        if (!strstr(pub[i], "@@")) {
+        char *sep = strstr(pub[i], "@@");
+        if (sep)
+            *sep = '\0';
+        if (!sep || !ml_nebula_pubkey_valid(pub[i]) || !ml_guest_ssh_ed25519(sep + 2)) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned its nebula key without an admin key", t->nodes[i].name);
+                        "%s returned something that is not one nebula public key and one ssh "
+                        "ed25519 admin key",
+                        t->nodes[i].name);
             ok = false;
         }
     }
@@ -191,8 +212,7 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
         GString *pubs = g_string_new(NULL);
         char addr[16];
         for (size_t i = 0; i < n; i++) {
-            char *sep = strstr(pub[i], "@@");
-            g_autofree char *hostpub = g_strstrip(g_strndup(pub[i], (gsize)(sep - pub[i])));
+            g_autofree char *hostpub = g_strstrip(g_strdup(pub[i]));
             g_string_append_printf(pubs, "%s\n", hostpub);
         }
         /* All public keys arrive on one stdin, in node order; awk splits them. */
@@ -224,6 +244,15 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                             "the hub returned %u certificates for "
                             "%zu nodes",
                             g_strv_length(parts) - 1, n);
+            for (size_t i = 0; ok && i < n + 1; i++) {
+                if (!ml_nebula_cert_valid(parts[i])) {
+                    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                                "the hub returned something that is not one nebula certificate "
+                                "as %s",
+                                i == 0 ? "the CA certificate" : t->nodes[i - 1].name);
+                    ok = false;
+                }
+            }
             for (size_t i = 0; ok && i < n; i++)
                 crt[i] =
                     g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
@@ -241,8 +270,7 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
     }
     if (ok) {
         for (size_t i = 0; i < n; i++) {
-            char *sep = strstr(pub[i], "@@");
-            g_autofree char *admin = g_strstrip(g_strdup(sep + 2));
+            g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
             conf[i] = ml_nebula_config(t, i, admin);
             inputs[i] = conf[i];
             cmds[i] = start_cmd;

@@ -20,6 +20,11 @@ struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node);
  * sshd admin console, through which meshlab reads nebula's view of a tunnel. */
 char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey);
 
+/* A node's `nebula-cert keygen -out-pub` file: one PEM block of a 32-byte X25519 key. */
+bool ml_nebula_pubkey_valid(const char *pem);
+/* One PEM "NEBULA CERTIFICATE" block and nothing else. */
+bool ml_nebula_cert_valid(const char *pem);
+
 /* What nebula's `print-tunnel` says of a peer: a direct tunnel names the
  * peer's underlay address as currentRemote; a relayed one has none. */
 struct ml_nebula_tunnel {

@@ -186,7 +186,13 @@ static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GE
         g_autofree char *ip = NULL;
         if (!run_on(lab, i, "tailscale ip -4", NULL, 30, &ip, err))
             return false;
-        g_strlcpy(lab->ts_ip[i], g_strstrip(ip), sizeof(lab->ts_ip[i]));
+        /* The address goes into commands on the other client: only a checked one. */
+        char checked[INET_ADDRSTRLEN];
+        if (!ml_tailscale_ip_parse(ip, checked, err)) {
+            g_prefix_error(err, "%s: ", node);
+            return false;
+        }
+        g_strlcpy(lab->ts_ip[i], checked, sizeof(lab->ts_ip[i]));
         ml_progress("tailscale", "%s joined as %s", node, lab->ts_ip[i]);
     }
     return true;

@@ -1,7 +1,9 @@
 #include "tailscale.h"
 
+#include "guest_value.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -184,24 +186,10 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
         hostname, hostname, hub_ip, hostname);
 }
 
-/* One certificate and nothing else: the text goes into a here-document. */
-static bool single_pem_certificate(const char *pem)
-{
-    static const char begin[] = "-----BEGIN CERTIFICATE-----";
-    static const char end[] = "-----END CERTIFICATE-----";
-    g_autofree char *s = g_strstrip(g_strdup(pem ? pem : ""));
-    if (strlen(s) <= strlen(begin) + strlen(end) || !g_str_has_prefix(s, begin) ||
-        !g_str_has_suffix(s, end))
-        return false;
-    size_t body_len = strlen(s) - strlen(begin) - strlen(end);
-    const char *body = s + strlen(begin);
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r";
-    return body_len > 0 && strspn(body, b64) == body_len;
-}
-
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip)
 {
-    if (!single_pem_certificate(ca_pem) || !valid_hostname(hostname) || !valid_ipv4(hub_ip))
+    /* One certificate and nothing else: the text goes into a here-document. */
+    if (!ml_guest_pem(ca_pem, "CERTIFICATE", 0) || !valid_hostname(hostname) || !valid_ipv4(hub_ip))
         return NULL;
     g_autofree char *pem = g_strstrip(g_strdup(ca_pem));
     g_autofree char *escaped = g_regex_escape_string(hostname, -1);
@@ -218,6 +206,21 @@ char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const ch
         "sed -i '/[[:space:]]%s$/d' /etc/hosts\n"
         "printf '%%s\\t%%s\\n' %s %s >> /etc/hosts\n",
         hostname, pem, escaped, hub_ip, hostname);
+}
+
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err)
+{
+    struct in_addr a;
+    if (!ml_guest_ipv4(out, &a) || (ntohl(a.s_addr) & 0xffc00000u) != 0x64400000u) {
+        g_autofree char *shown = g_strescape(out ? out : "", NULL);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "'tailscale ip -4' printed \"%.80s\", not one address in Headscale's "
+                    "100.64.0.0/10",
+                    shown);
+        return false;
+    }
+    inet_ntop(AF_INET, &a, ret, INET_ADDRSTRLEN);
+    return true;
 }
 
 /* ---- tailscale ping ----------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
@@ -49,6 +50,11 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip);
  * hostname resolve to hub_ip in /etc/hosts. Idempotent. Returns NULL if ca_pem is not one PEM
  * certificate (so nothing else can be smuggled into the script). */
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip);
+
+/* What `tailscale ip -4` printed (tailscale cmd/tailscale/cli/ip.go: one address per line):
+ * exactly one canonical IPv4 address inside Headscale's prefixes.v4, 100.64.0.0/10, written to
+ * ret. Anything else fails (ML_ERR_GUEST): the address goes into commands on other guests. */
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err);
 
 /* What `tailscale ping PEER` printed. The last "pong from" line decides the path: tailscale
  * stops at the first direct pong, and without one the last pong is the relay's. */
