@@ -9,7 +9,9 @@
 
 #include "lab.h"
 
-#define ML_NEBULA_PORT 4242
+#include "ports.h"
+
+#define ML_NEBULA_PORT ML_PORT_NEBULA
 #define ML_NEBULA_DEV "nebula1"
 #define ML_NEBULA_ADMIN "127.0.0.1:2222"
 

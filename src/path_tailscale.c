@@ -11,6 +11,7 @@
 #include "artifacts.h"
 #include "path.h"
 #include "plan.h"
+#include "ports.h"
 #include "tailscale.h"
 #include "util.h"
 
@@ -180,7 +181,7 @@ static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GE
                     "reset-failed meshlab-tailscaled 2>/dev/null; mkdir -p /var/lib/tailscale; "
                     "systemd-run --unit=meshlab-tailscaled --quiet /usr/local/sbin/tailscaled "
                     "--state=/var/lib/tailscale/tailscaled.state --socket=" TS_SOCKET
-                    " --port=41641", NULL, 30, NULL, err) ||
+                    " --port=" G_STRINGIFY(ML_PORT_TAILSCALED), NULL, 30, NULL, err) ||
             !run_on(lab, i, join, NULL, 120, NULL, err))
             return false;
         g_autofree char *ip = NULL;

@@ -40,7 +40,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
     return g_strdup_printf(
         "# Written by meshlab for headscale 0.29; key names follow its config-example.yaml.\n"
         "server_url: %s\n"
-        "listen_addr: 0.0.0.0:443\n"
+        "listen_addr: 0.0.0.0:%d\n"
         "metrics_listen_addr: 127.0.0.1:9090\n"
         "grpc_listen_addr: 127.0.0.1:50443\n"
         "grpc_allow_insecure: false\n"
@@ -58,7 +58,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "    region_id: %d\n"
         "    region_code: \"%s\"\n"
         "    region_name: \"meshlab hub\"\n"
-        "    stun_listen_addr: \"0.0.0.0:3478\"\n"
+        "    stun_listen_addr: \"0.0.0.0:%d\"\n"
         "    private_key_path: /var/lib/headscale/derp_server_private.key\n"
         "    automatically_add_embedded_derp_region: true\n"
         "    ipv4: %s\n"
@@ -97,7 +97,8 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "logtail:\n"
         "  enabled: false\n"
         "randomize_client_port: false\n",
-        server_url, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION, hub_ip);
+        server_url, ML_PORT_HTTPS, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION,
+        ML_PORT_STUN, hub_ip);
 }
 
 char *ml_headscale_policy(void)

@@ -7,8 +7,10 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
+#include "ports.h"
+
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
-#define ML_HEADSCALE_URL "https://headscale.lab:443"
+#define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
 #define ML_HEADSCALE_DERP_REGION "headscale"
 #define ML_HEADSCALE_DERP_REGION_ID 999
 #define ML_HEADSCALE_CONFIG_PATH "/etc/headscale/config.yaml"

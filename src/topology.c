@@ -1,4 +1,5 @@
 #include "topology.h"
+#include "ports.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -484,7 +485,7 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
     yaml_node_t *v[MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
 
-    t->wireguard.listen_port = 51820;
+    t->wireguard.listen_port = ML_PORT_WIREGUARD_DEFAULT;
     t->wireguard.persistent_keepalive = 25;
     if (!read_mapping(c, n, "wireguard", keys, v) ||
         !get_subnet(c, v[0], "wireguard.subnet", &t->wireguard.subnet) ||
@@ -492,6 +493,12 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
         return false;
     if (v[2] && !get_uint(c, v[2], "wireguard.listen_port", 1, 65535, &t->wireguard.listen_port))
         return false;
+    /* Two dataplanes on one port would take each other's packets, and the firewall could no
+     * longer tell their transports apart. */
+    const struct ml_port *taken = ml_port_fixed(ML_PROTO_UDP, t->wireguard.listen_port);
+    if (v[2] && taken)
+        return fail(c, v[2], "wireguard.listen_port %u collides with %s (UDP %u); choose another "
+                    "port", t->wireguard.listen_port, taken->what, taken->port);
     if (v[3] && !get_uint(c, v[3], "wireguard.persistent_keepalive", 0, 65535,
                           &t->wireguard.persistent_keepalive))
         return false;
