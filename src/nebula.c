@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "daemon.h"
 #include "guest_value.h"
 #include "util.h"
 
@@ -157,28 +158,43 @@ static void free_all(char **v)
         g_clear_pointer(&v[i], g_free);
 }
 
+/* nebula logs to stderr, which systemd-run hands to the journal under the unit's name; it makes
+ * its tun device before it serves. */
+static const struct ml_daemon nebula_daemon = {
+    .name = "nebula",
+    .unit = "meshlab-nebula",
+    .prepare = "umask 077; cat > /etc/nebula/config.yml && nebula -test -config "
+               "/etc/nebula/config.yml",
+    .command = "$(command -v nebula) -config /etc/nebula/config.yml",
+    .ready = "ip link show " ML_NEBULA_DEV " >/dev/null 2>&1",
+    .timeout_s = 30,
+};
+
+/* The client reaching the server through the overlay; when it does not, a nebula that stopped
+ * on the way (client, server or the hub) is the reason, with its log. */
 static bool wait_overlay(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    return ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err);
+    if (ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err))
+        return true;
+    if (err && *err && (*err)->code == ML_ERR_INTERRUPTED)
+        return false;
+    size_t nodes[] = {t->measure.client, t->measure.server, t->wireguard.hub};
+    for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++)
+        if (!ml_daemon_alive(lab, nodes[k], &nebula_daemon, err))
+            break;
+    return false;
 }
-
-static const char start_cmd[] =
-    "set -e; umask 077; cat > /etc/nebula/config.yml; nebula -test -config /etc/nebula/config.yml; "
-    "systemctl stop meshlab-nebula 2>/dev/null || true; systemctl reset-failed meshlab-nebula "
-    "2>/dev/null || true; systemd-run --unit=meshlab-nebula --quiet "
-    "$(command -v nebula) -config /etc/nebula/config.yml";
 
 bool ml_nebula_setup(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     size_t n = lab->plan->n_guests, hub = t->wireguard.hub;
-    bool all[ML_MAX_NODES] = {0}, only_hub[ML_MAX_NODES] = {0};
-    const char *cmds[ML_MAX_NODES] = {0}, *inputs[ML_MAX_NODES] = {0};
+    bool all[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
     char *pub[ML_MAX_NODES] = {0}, *crt[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < n; i++)
         all[i] = true;
-    only_hub[hub] = true;
     double t0 = ml_now();
 
     /* Each node makes its own keys; only public halves leave the guest. */
@@ -272,15 +288,12 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
         for (size_t i = 0; i < n; i++) {
             g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
             conf[i] = ml_nebula_config(t, i, admin);
-            inputs[i] = conf[i];
-            cmds[i] = start_cmd;
         }
         /* The lighthouse first, then the others. */
-        ok = ml_lab_run_parallel(lab, only_hub, cmds, inputs, 60, NULL, "nebula setup", err);
-        bool clients[ML_MAX_NODES] = {0};
-        for (size_t i = 0; i < n; i++)
-            clients[i] = i != hub;
-        ok = ok && ml_lab_run_parallel(lab, clients, cmds, inputs, 60, NULL, "nebula setup", err);
+        ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
+        for (size_t i = 0; ok && i < n; i++)
+            if (i != hub)
+                ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
     }
     ok = ok && wait_overlay(lab, err);
     free_all(pub);

@@ -95,8 +95,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "unix_socket: /var/run/headscale/headscale.sock\n"
         "unix_socket_permission: \"0770\"\n"
         "logtail:\n"
-        "  enabled: false\n"
-        "randomize_client_port: false\n",
+        "  enabled: false\n",
         server_url, ML_PORT_HTTPS, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION,
         ML_PORT_STUN, hub_ip);
 }
@@ -110,29 +109,6 @@ char *ml_headscale_policy(void)
                     "    { \"action\": \"accept\", \"src\": [\"*\"], \"dst\": [\"*:*\"] }\n"
                     "  ]\n"
                     "}\n");
-}
-
-char *ml_headscale_derp_map(const char *hub_ip, const char *hostname)
-{
-    g_return_val_if_fail(hub_ip && hostname, NULL);
-    return g_strdup_printf("# Written by meshlab: the DERP map a lab client should hold, one "
-                           "region on the hub.\n"
-                           "regions:\n"
-                           "  %d:\n"
-                           "    regionid: %d\n"
-                           "    regioncode: %s\n"
-                           "    regionname: meshlab hub\n"
-                           "    nodes:\n"
-                           "      - name: \"%d\"\n"
-                           "        regionid: %d\n"
-                           "        hostname: %s\n"
-                           "        ipv4: %s\n"
-                           "        stunport: 3478\n"
-                           "        stunonly: false\n"
-                           "        derpport: 443\n",
-                           ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION_ID,
-                           ML_HEADSCALE_DERP_REGION, ML_HEADSCALE_DERP_REGION_ID,
-                           ML_HEADSCALE_DERP_REGION_ID, hostname, hub_ip);
 }
 
 char *ml_tailscale_up_command(const char *login_server, const char *hostname,
@@ -542,4 +518,23 @@ bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **
     json_object_put(root);
     *ret_nodes = nodes;
     return true;
+}
+
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err)
+{
+    for (guint i = 0; nodes && i < nodes->len; i++) {
+        const struct ml_hs_node *n = g_ptr_array_index(nodes, i);
+        if (g_strcmp0(n->name, name) != 0 && g_strcmp0(n->given_name, name) != 0)
+            continue;
+        if (g_strcmp0(n->ipv4, ipv4) == 0)
+            return true;
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "Headscale lists %s with %s, but the node itself says %s ('tailscale ip -4')",
+                    name, n->ipv4 ? n->ipv4 : "no IPv4 address", ipv4);
+        return false;
+    }
+    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                "'headscale nodes list' does not list %s, though it joined as %s", name, ipv4);
+    return false;
 }

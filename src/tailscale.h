@@ -28,13 +28,6 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url);
 /* The policy (HuJSON): one rule accepting every source to every destination and port. */
 char *ml_headscale_policy(void);
 
-/* The DERP map a client should receive: one region, the embedded server, reached at hub_ip on
- * 443 with STUN on 3478, and nothing else. headscale builds it itself
- * (automatically_add_embedded_derp_region); this rendering, in headscale's derp.paths YAML
- * format, is what the path check compares a client's `tailscale debug derp-map` against, and
- * can replace the automatic entry if ever needed. hostname is normally ML_HEADSCALE_HOSTNAME. */
-char *ml_headscale_derp_map(const char *hub_ip, const char *hostname);
-
 /* The client's join command. The key is read from authkey_file with tailscale's "file:"
  * prefix, so it never appears on a command line, in a process list or in a log. Values are
  * shell-quoted where needed. */
@@ -116,3 +109,9 @@ void ml_hs_node_free(struct ml_hs_node *n);
  * the CLI's snake_case keys and the REST API's camelCase ones. Fails (ML_ERR_GUEST) on bad
  * JSON; *ret_nodes is untouched then. */
 bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **err);
+
+/* After the clients joined: the node named name (its name or given_name) is in nodes with
+ * exactly the IPv4 address ipv4 that the client reported. Fails (ML_ERR_GUEST) saying what
+ * Headscale has instead. */
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err);
