@@ -9,12 +9,17 @@
 
 char *ml_daemon_script(const struct ml_daemon *d)
 {
-    GString *s = g_string_new("exec 2>&1\n");
+    /* The old unit goes first, so the check never runs beside a daemon on the same files. */
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s,
+                           "exec 2>&1\n"
+                           "systemctl stop %1$s >/dev/null 2>&1; "
+                           "systemctl reset-failed %1$s >/dev/null 2>&1\n",
+                           d->unit);
     if (d->prepare)
         g_string_append_printf(s, "( %s ) || exit %d\n", d->prepare, ML_DAEMON_PREPARE);
     g_string_append_printf(
         s,
-        "systemctl stop %1$s >/dev/null 2>&1; systemctl reset-failed %1$s >/dev/null 2>&1\n"
         "systemd-run --unit=%1$s --quiet %2$s </dev/null || exit %3$d\n"
         "n=0\n"
         "until %4$s; do\n"
