@@ -3,7 +3,17 @@
  * stops before anything starts, and the report lands in the run directory. systemd is not PID 1
  * on the build machines, so systemd-run and systemctl are small stand-ins here that start the
  * command in the background and answer ActiveState from its pid; the script under test is the
- * one meshlab sends to the guests, unchanged. */
+ * one meshlab sends to the guests, unchanged.
+ *
+ * Where the daemons' own words go when meshlab starts them with systemd-run (their stdout and
+ * stderr become the unit's journal, read back with journalctl -u UNIT):
+ * - headscale v0.29.2 cmd/headscale/headscale.go: log.Logger = log.Output(zerolog.ConsoleWriter{
+ *   Out: os.Stderr, ...}); only log.format json switches to os.Stdout (cli/root.go). Fatal
+ *   config errors (hscontrol/types/config.go deprecator.Log: log.Fatal) land there too, and
+ *   `headscale configtest` (cli/configtest.go) returns them as "configuration error: ...".
+ * - tailscaled (tailscale 1.103 main, logpolicy/logpolicy.go): stderrWriter writes every log
+ *   line to os.Stderr; its flags --state, --socket and --port are cmd/tailscaled/tailscaled.go's.
+ * - nebula logs through logrus, whose default output is stderr. */
 #include "check.h"
 
 #include <glib/gstdio.h>

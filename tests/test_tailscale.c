@@ -202,7 +202,12 @@ static void test_headscale(void)
     CHECK(empty && empty->len == 0);
     if (empty)
         g_ptr_array_unref(empty);
-    /* After the joins: Headscale's list must hold each client with the address it reported. */
+    /* After the joins: Headscale's list must hold each client with the address it reported.
+     * `headscale nodes list -o json` (v0.29.2 cmd/headscale/cli/nodes.go listNodesCmd ->
+     * printListOutput -> json.MarshalIndent of the gRPC []*v1.Node) uses the protobuf json tags
+     * of gen/go/headscale/v1/node.pb.go: "name", "given_name", "ip_addresses", "online"; nil
+     * nodes marshal as null. `preauthkeys create` takes --user as a uint64 ID, --reusable and
+     * --expiration (cli/preauthkeys.go), as start_headscale passes them. */
     GPtrArray *two = NULL;
     CHECK(ml_headscale_nodes_parse(list, &two, NULL));
     CHECK(ml_headscale_nodes_check(two, "client-a", "100.64.0.1", NULL));
