@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "agent.h"
+#include "daemon.h"
+#include "guest_value.h"
 #include "util.h"
 
 #define NEBULA_SUBNET "10.42.0.0"
@@ -97,6 +99,18 @@ char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *
     return g_string_free(c, FALSE);
 }
 
+/* Banners as nebula's cert package writes them (slackhq/nebula cert/cert.go: CertBanner
+ * "NEBULA CERTIFICATE", X25519PublicKeyBanner "NEBULA X25519 PUBLIC KEY", 32-byte keys). */
+bool ml_nebula_pubkey_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA X25519 PUBLIC KEY", 32);
+}
+
+bool ml_nebula_cert_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA CERTIFICATE", 0);
+}
+
 bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
@@ -144,28 +158,43 @@ static void free_all(char **v)
         g_clear_pointer(&v[i], g_free);
 }
 
+/* nebula logs to stderr, which systemd-run hands to the journal under the unit's name; it makes
+ * its tun device before it serves. */
+static const struct ml_daemon nebula_daemon = {
+    .name = "nebula",
+    .unit = "meshlab-nebula",
+    .prepare = "umask 077; cat > /etc/nebula/config.yml && nebula -test -config "
+               "/etc/nebula/config.yml",
+    .command = "$(command -v nebula) -config /etc/nebula/config.yml",
+    .ready = "ip link show " ML_NEBULA_DEV " >/dev/null 2>&1",
+    .timeout_s = 30,
+};
+
+/* The client reaching the server through the overlay; when it does not, a nebula that stopped
+ * on the way (client, server or the hub) is the reason, with its log. */
 static bool wait_overlay(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    return ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err);
+    if (ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err))
+        return true;
+    if (err && *err && (*err)->code == ML_ERR_INTERRUPTED)
+        return false;
+    size_t nodes[] = {t->measure.client, t->measure.server, t->wireguard.hub};
+    for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++)
+        if (!ml_daemon_alive(lab, nodes[k], &nebula_daemon, err))
+            break;
+    return false;
 }
-
-static const char start_cmd[] =
-    "set -e; umask 077; cat > /etc/nebula/config.yml; nebula -test -config /etc/nebula/config.yml; "
-    "systemctl stop meshlab-nebula 2>/dev/null || true; systemctl reset-failed meshlab-nebula "
-    "2>/dev/null || true; systemd-run --unit=meshlab-nebula --quiet "
-    "$(command -v nebula) -config /etc/nebula/config.yml";
 
 bool ml_nebula_setup(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     size_t n = lab->plan->n_guests, hub = t->wireguard.hub;
-    bool all[ML_MAX_NODES] = {0}, only_hub[ML_MAX_NODES] = {0};
-    const char *cmds[ML_MAX_NODES] = {0}, *inputs[ML_MAX_NODES] = {0};
+    bool all[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
     char *pub[ML_MAX_NODES] = {0}, *crt[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < n; i++)
         all[i] = true;
-    only_hub[hub] = true;
     double t0 = ml_now();
 
     /* Each node makes its own keys; only public halves leave the guest. */
@@ -178,10 +207,18 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                   "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
                   "cat host.pub; echo '@@'; cat admin_key.pub";
     bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
+    /* The public keys travel to the hub's signing script and the admin key into a config:
+     * each must be exactly one key of its kind (nothing that could shift awk's count of keys
+     * and get a node signed for another's key). */
     for (size_t i = 0; ok && i < n; i++) {
-        if (!strstr(pub[i], "@@")) {
+        char *sep = strstr(pub[i], "@@");
+        if (sep)
+            *sep = '\0';
+        if (!sep || !ml_nebula_pubkey_valid(pub[i]) || !ml_guest_ssh_ed25519(sep + 2)) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned its nebula key without an admin key", t->nodes[i].name);
+                        "%s returned something that is not one nebula public key and one ssh "
+                        "ed25519 admin key",
+                        t->nodes[i].name);
             ok = false;
         }
     }
@@ -191,8 +228,7 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
         GString *pubs = g_string_new(NULL);
         char addr[16];
         for (size_t i = 0; i < n; i++) {
-            char *sep = strstr(pub[i], "@@");
-            g_autofree char *hostpub = g_strstrip(g_strndup(pub[i], (gsize)(sep - pub[i])));
+            g_autofree char *hostpub = g_strstrip(g_strdup(pub[i]));
             g_string_append_printf(pubs, "%s\n", hostpub);
         }
         /* All public keys arrive on one stdin, in node order; awk splits them. */
@@ -224,6 +260,15 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                             "the hub returned %u certificates for "
                             "%zu nodes",
                             g_strv_length(parts) - 1, n);
+            for (size_t i = 0; ok && i < n + 1; i++) {
+                if (!ml_nebula_cert_valid(parts[i])) {
+                    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                                "the hub returned something that is not one nebula certificate "
+                                "as %s",
+                                i == 0 ? "the CA certificate" : t->nodes[i - 1].name);
+                    ok = false;
+                }
+            }
             for (size_t i = 0; ok && i < n; i++)
                 crt[i] =
                     g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
@@ -241,18 +286,14 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
     }
     if (ok) {
         for (size_t i = 0; i < n; i++) {
-            char *sep = strstr(pub[i], "@@");
-            g_autofree char *admin = g_strstrip(g_strdup(sep + 2));
+            g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
             conf[i] = ml_nebula_config(t, i, admin);
-            inputs[i] = conf[i];
-            cmds[i] = start_cmd;
         }
         /* The lighthouse first, then the others. */
-        ok = ml_lab_run_parallel(lab, only_hub, cmds, inputs, 60, NULL, "nebula setup", err);
-        bool clients[ML_MAX_NODES] = {0};
-        for (size_t i = 0; i < n; i++)
-            clients[i] = i != hub;
-        ok = ok && ml_lab_run_parallel(lab, clients, cmds, inputs, 60, NULL, "nebula setup", err);
+        ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
+        for (size_t i = 0; ok && i < n; i++)
+            if (i != hub)
+                ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
     }
     ok = ok && wait_overlay(lab, err);
     free_all(pub);

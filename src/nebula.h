@@ -9,7 +9,9 @@
 
 #include "lab.h"
 
-#define ML_NEBULA_PORT 4242
+#include "ports.h"
+
+#define ML_NEBULA_PORT ML_PORT_NEBULA
 #define ML_NEBULA_DEV "nebula1"
 #define ML_NEBULA_ADMIN "127.0.0.1:2222"
 
@@ -19,6 +21,11 @@ struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node);
 /* config.yml of node i; admin_pubkey is the node's own key for the local
  * sshd admin console, through which meshlab reads nebula's view of a tunnel. */
 char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey);
+
+/* A node's `nebula-cert keygen -out-pub` file: one PEM block of a 32-byte X25519 key. */
+bool ml_nebula_pubkey_valid(const char *pem);
+/* One PEM "NEBULA CERTIFICATE" block and nothing else. */
+bool ml_nebula_cert_valid(const char *pem);
 
 /* What nebula's `print-tunnel` says of a peer: a direct tunnel names the
  * peer's underlay address as currentRemote; a relayed one has none. */

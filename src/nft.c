@@ -3,33 +3,88 @@
 #include <stdio.h>
 
 #include "plan.h"
+#include "ports.h"
 
 const char *ml_policy_name(enum ml_policy p)
 {
     return p == ML_POLICY_RELAY ? "relay" : "direct";
 }
 
-char *ml_nft_firewall(void)
+/* "udp dport { 51820, 3478 }" for the transports of proto, or nothing when there are none. */
+static void transport_rule(GString *s, const struct ml_port *ports, size_t n, enum ml_proto proto,
+                           const char *field)
 {
-    return g_strdup(
-        "# meshlab guest firewall (the seed's), loaded for the whole run\n"
-        "table inet meshlab_fw\n"
-        "delete table inet meshlab_fw\n"
-        "table inet meshlab_fw {\n"
-        "    chain input {\n"
-        "        type filter hook input priority 0; policy drop;\n"
-        "        iifname != \"" ML_LAB_NIC "\" accept\n"
-        "        ct state established,related accept\n"
-        "        icmp type echo-request accept\n"
-        "        tcp dport 22 accept\n"
-        "        udp dport 51820 accept\n"
-        "        tcp dport 443 accept\n"
-        "        udp dport 3478 accept\n"
-        "        # meshlab's additions: iperf3 on the plain path, the nebula lighthouse\n"
-        "        tcp dport 5201 accept\n"
-        "        udp dport 4242 accept\n"
-        "    }\n"
-        "}\n");
+    GString *set = g_string_new(NULL);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ports[i].dataplane || ports[i].proto != proto)
+            continue;
+        g_string_append_printf(set, "%s%u", count ? ", " : "", ports[i].port);
+        count++;
+    }
+    if (count == 1)
+        g_string_append_printf(s, "        %s %s %s counter drop\n", ml_proto_name(proto), field,
+                               set->str);
+    else if (count > 1)
+        g_string_append_printf(s, "        %s %s { %s } counter drop\n", ml_proto_name(proto),
+                               field, set->str);
+    g_string_free(set, TRUE);
+}
+
+char *ml_nft_firewall(const struct ml_topology *topo)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_ports(topo, ports);
+    GString *s = g_string_new("# meshlab guest firewall (the seed's), loaded for the whole run\n"
+                              "table inet meshlab_fw\n"
+                              "delete table inet meshlab_fw\n"
+                              "table inet meshlab_fw {\n");
+    g_string_append(
+        s, "    # Isolation: a dataplane's own transport uses the lab NIC only, never a tunnel:\n");
+    for (size_t i = 0; i < n; i++)
+        if (ports[i].dataplane)
+            g_string_append_printf(s, "    #   %s %u: %s (%s)\n", ml_proto_name(ports[i].proto),
+                                   ports[i].port, ports[i].what, ports[i].dataplane);
+    g_string_append(s,
+                    "    # Dropped on the way in and through, not out: a local drop on output is\n"
+                    "    # EPERM to the sender, and tailscaled rebinds and re-STUNs on EPERM.\n"
+                    "    chain transport {\n");
+    transport_rule(s, ports, n, ML_PROTO_UDP, "dport");
+    transport_rule(s, ports, n, ML_PROTO_UDP, "sport");
+    transport_rule(s, ports, n, ML_PROTO_TCP, "dport");
+    transport_rule(s, ports, n, ML_PROTO_TCP, "sport");
+    g_string_append(s, "    }\n"
+                       "    chain input {\n"
+                       "        type filter hook input priority 0; policy drop;\n"
+                       "        iifname \"lo\" accept\n"
+                       "        iifname != \"" ML_LAB_NIC "\" jump transport\n"
+                       "        iifname != \"" ML_LAB_NIC "\" accept\n"
+                       "        ct state established,related accept\n"
+                       "        icmp type echo-request accept\n");
+    for (size_t i = 0; i < n; i++)
+        if (ports[i].open)
+            g_string_append_printf(s, "        %s dport %u accept comment \"%s\"\n",
+                                   ml_proto_name(ports[i].proto), ports[i].port, ports[i].what);
+    g_string_append(s, "    }\n"
+                       "    chain forward {\n"
+                       "        type filter hook forward priority 0; policy accept;\n"
+                       "        iifname != \"" ML_LAB_NIC "\" jump transport\n"
+                       "        oifname != \"" ML_LAB_NIC "\" jump transport\n"
+                       "    }\n"
+                       "}\n");
+    return g_string_free(s, FALSE);
+}
+
+char *ml_nft_firewall_summary(const struct ml_topology *topo)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_ports(topo, ports);
+    GString *s = g_string_new("policy drop on " ML_LAB_NIC " except established, ICMP echo");
+    for (size_t i = 0; i < n; i++)
+        if (ports[i].open)
+            g_string_append_printf(s, ", %s %u", ml_proto_name(ports[i].proto), ports[i].port);
+    g_string_append(s, "; dataplane transports kept off the tunnels");
+    return g_string_free(s, FALSE);
 }
 
 char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy policy)
@@ -44,22 +99,19 @@ char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy 
         return g_string_free(s, FALSE);
     char hub[16];
     ml_ip_str(topo->nodes[topo->wireguard.hub].address, hub);
-    /* Both directions: the input drop is silent, the output drop makes the
-     * daemon see EPERM at once instead of waiting for a timeout. STUN and the
-     * relay on the hub stay reachable. */
+    /* Every client drops the others' UDP as it arrives, so no direct path can form in either
+     * direction. Nothing is dropped on output: tailscaled takes EPERM on a send as a reason to
+     * rebind and re-STUN every 5 s (magicsock maybeRebindOnError), which would add control
+     * traffic to the hub during the measurement; nebula would log each failed send. STUN and
+     * the relays on the hub stay reachable. */
     g_string_append_printf(s,
                            "table inet meshlab_path {\n"
-                           "    chain output {\n"
-                           "        type filter hook output priority 0; policy accept;\n"
-                           "        oifname \"" ML_LAB_NIC "\" ip daddr != %s meta l4proto udp "
-                           "counter drop\n"
-                           "    }\n"
                            "    chain input {\n"
                            "        type filter hook input priority 0; policy accept;\n"
                            "        iifname \"" ML_LAB_NIC "\" ip saddr != %s meta l4proto udp "
                            "counter drop\n"
                            "    }\n"
                            "}\n",
-                           hub, hub);
+                           hub);
     return g_string_free(s, FALSE);
 }

@@ -11,16 +11,18 @@
 
 enum ml_policy {
     ML_POLICY_DIRECT,  /* the firewall alone: peers may talk UDP to each other */
-    ML_POLICY_RELAY,   /* clients drop UDP on the lab NIC except to and from the hub */
+    ML_POLICY_RELAY,   /* clients drop UDP arriving on the lab NIC except from the hub */
 };
 const char *ml_policy_name(enum ml_policy p);
 
-/* The seed's guest firewall, table inet meshlab_fw, for every guest: policy
- * drop on the lab NIC, then established traffic, ICMP echo, TCP 22, UDP 51820,
- * TCP 443, UDP 3478; plus what meshlab's own measurements and the nebula
- * lighthouse need (TCP 5201 for iperf3, UDP 4242). Tunnel interfaces are
- * trusted: their traffic already passed the lab NIC as ciphertext. */
-char *ml_nft_firewall(void);
+/* The guest firewall, table inet meshlab_fw, for every guest, from the port table (ports.h):
+ * policy drop on the lab NIC, then established traffic, ICMP echo and each open port (ssh,
+ * WireGuard's listen_port, Headscale's HTTPS and STUN, iperf3, nebula). Tunnel interfaces are
+ * trusted, except that no dataplane's transport may arrive or be forwarded through anything
+ * but the lab NIC: chain transport drops them, from the input and forward hooks. */
+char *ml_nft_firewall(const struct ml_topology *topo);
+/* One line for the progress output: what the firewall lets in. */
+char *ml_nft_firewall_summary(const struct ml_topology *topo);
 
 /* The path policy for node i, table inet meshlab_path, replacing any earlier
  * one: a script for `nft -f -`. For the hub and for DIRECT it only clears. */

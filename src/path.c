@@ -28,7 +28,7 @@ const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind)
 bool ml_policy_firewall(struct ml_lab *lab, GError **err)
 {
     size_t n = lab->plan->n_guests;
-    g_autofree char *fw = ml_nft_firewall();
+    g_autofree char *fw = ml_nft_firewall(lab->topo);
     const char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
     for (size_t i = 0; i < n; i++) {
         cmds[i] = "nft -f -";
@@ -36,8 +36,8 @@ bool ml_policy_firewall(struct ml_lab *lab, GError **err)
     }
     if (!ml_lab_run_parallel(lab, NULL, cmds, inputs, 60, NULL, "loading the firewall", err))
         return false;
-    ml_progress("firewall", "guest firewall loaded on %zu guests: policy drop on %s except "
-                "established, ICMP echo, TCP 22/443/5201, UDP 51820/3478/4242", n, ML_LAB_NIC);
+    g_autofree char *summary = ml_nft_firewall_summary(lab->topo);
+    ml_progress("firewall", "guest firewall loaded on %zu guests: %s", n, summary);
     return true;
 }
 

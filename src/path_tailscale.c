@@ -9,13 +9,39 @@
 
 #include "agent.h"
 #include "artifacts.h"
+#include "daemon.h"
 #include "path.h"
 #include "plan.h"
+#include "ports.h"
 #include "tailscale.h"
 #include "util.h"
 
 #define AUTHKEY_GUEST "/run/meshlab/authkey"
 #define TS_SOCKET "/run/tailscale/tailscaled.sock"
+#define HS_SOCKET "/var/run/headscale/headscale.sock"
+#define HS "headscale -c " ML_HEADSCALE_CONFIG_PATH
+
+/* Both daemons log to stderr, which systemd-run hands to the journal under the unit's name.
+ * `headscale configtest` loads the config as serve would and exits non-zero with the reason
+ * (headscale cmd/headscale/cli/configtest.go; -c is the root command's --config flag). */
+static const struct ml_daemon headscale_daemon = {
+    .name = "headscale",
+    .unit = "meshlab-headscale",
+    .prepare = "mkdir -p /var/run/headscale && " HS " configtest",
+    .command = "/usr/local/bin/headscale serve -c " ML_HEADSCALE_CONFIG_PATH,
+    .ready = "[ -S " HS_SOCKET " ] && " HS " users list >/dev/null 2>&1",
+    .timeout_s = 60,
+};
+
+static const struct ml_daemon tailscaled_daemon = {
+    .name = "tailscaled",
+    .unit = "meshlab-tailscaled",
+    .prepare = "mkdir -p /var/lib/tailscale",
+    .command = "/usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+               "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED),
+    .ready = "[ -S " TS_SOCKET " ]",
+    .timeout_s = 60,
+};
 
 static char *describe_direct(const struct ml_topology *t)
 {
@@ -107,21 +133,16 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
         !run_on(lab, hub, "set -e; umask 022; mkdir -p /etc/headscale /var/lib/headscale; "
                 "cat > " ML_HEADSCALE_CONFIG_PATH, config, 30, NULL, err) ||
         !run_on(lab, hub, "umask 022; cat > " ML_HEADSCALE_POLICY_PATH, policy, 30, NULL, err) ||
-        !run_on(lab, hub, "systemctl stop meshlab-headscale 2>/dev/null; systemctl reset-failed "
-                "meshlab-headscale 2>/dev/null; systemd-run --unit=meshlab-headscale --quiet "
-                "/usr/local/bin/headscale serve -c " ML_HEADSCALE_CONFIG_PATH, NULL, 30, NULL,
-                err))
+        !ml_daemon_start(lab, hub, &headscale_daemon, NULL, err))
         return false;
     ml_progress("tailscale", "headscale %s serving %s on the hub", ML_HEADSCALE_VERSION,
                 ML_HEADSCALE_URL);
-    /* The database and socket appear a moment after start. */
     g_autofree char *users = NULL;
-    if (!run_on(lab, hub, "for i in $(seq 1 60); do headscale -c " ML_HEADSCALE_CONFIG_PATH
-                " users list -o json >/dev/null 2>&1 && break; sleep 1; done; "
-                "headscale -c " ML_HEADSCALE_CONFIG_PATH " users create lab >/dev/null 2>&1; "
-                "headscale -c " ML_HEADSCALE_CONFIG_PATH " users list -o json",
-                NULL, 90, &users, err))
+    if (!run_on(lab, hub, HS " users create lab >/dev/null 2>&1; " HS " users list -o json", NULL,
+                60, &users, err)) {
+        ml_daemon_alive(lab, hub, &headscale_daemon, err);
         return false;
+    }
     long id = 0;
     if (!ml_headscale_user_id(users, "lab", &id, err))
         return false;
@@ -152,6 +173,29 @@ static bool keep_key(const struct ml_lab *lab, const char *key, GError **err)
     return ml_write_file(path, key, -1, 0600, err);
 }
 
+/* Headscale's own list of nodes (headscale nodes list -o json: the CLI marshals the gRPC
+ * ListNodes reply with its snake_case json tags, name, given_name, ip_addresses) must hold every
+ * client with the address the client reported. */
+static bool check_nodes(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    g_autofree char *json = NULL;
+    GPtrArray *nodes = NULL;
+    if (!run_on(lab, hub, HS " nodes list -o json", NULL, 30, &json, err) ||
+        !ml_headscale_nodes_parse(json, &nodes, err))
+        return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
+        if (i != hub)
+            ok = ml_headscale_nodes_check(nodes, t->nodes[i].name, lab->ts_ip[i], err);
+    if (ok)
+        ml_progress("tailscale", "headscale lists %u nodes, each with the address it reported",
+                    nodes->len);
+    g_ptr_array_unref(nodes);
+    return ok;
+}
+
 static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GError **err)
 {
     const struct ml_topology *t = lab->topo;
@@ -169,27 +213,32 @@ static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GE
         const char *node = t->nodes[i].name;
         g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, node, AUTHKEY_GUEST);
         /* The key file goes whatever happens to tailscale up. */
-        g_autofree char *join = g_strdup_printf(
-            "trap 'rm -f " AUTHKEY_GUEST "' EXIT; set -e; for i in $(seq 1 60); do "
-            "[ -S " TS_SOCKET " ] && break; sleep 1; done; %s --timeout=60s", up);
+        g_autofree char *join =
+            g_strdup_printf("trap 'rm -f " AUTHKEY_GUEST "' EXIT; set -e; %s --timeout=60s", up);
+        /* The key is written only once tailscaled is up, and goes whatever tailscale up does. */
         if (!run_on(lab, i, install_cmd, NULL, 60, NULL, err) ||
             !run_on(lab, i, "sh -s", trust, 60, NULL, err) ||
+            !ml_daemon_start(lab, i, &tailscaled_daemon, NULL, err) ||
             !run_on(lab, i, "set -e; umask 077; mkdir -p /run/meshlab; cat > " AUTHKEY_GUEST, key,
-                    30, NULL, err) ||
-            !run_on(lab, i, "systemctl stop meshlab-tailscaled 2>/dev/null; systemctl "
-                    "reset-failed meshlab-tailscaled 2>/dev/null; mkdir -p /var/lib/tailscale; "
-                    "systemd-run --unit=meshlab-tailscaled --quiet /usr/local/sbin/tailscaled "
-                    "--state=/var/lib/tailscale/tailscaled.state --socket=" TS_SOCKET
-                    " --port=41641", NULL, 30, NULL, err) ||
-            !run_on(lab, i, join, NULL, 120, NULL, err))
+                    30, NULL, err))
             return false;
+        if (!run_on(lab, i, join, NULL, 120, NULL, err)) {
+            ml_daemon_alive(lab, i, &tailscaled_daemon, err);
+            return false;
+        }
         g_autofree char *ip = NULL;
         if (!run_on(lab, i, "tailscale ip -4", NULL, 30, &ip, err))
             return false;
-        g_strlcpy(lab->ts_ip[i], g_strstrip(ip), sizeof(lab->ts_ip[i]));
+        /* The address goes into commands on the other client: only a checked one. */
+        char checked[INET_ADDRSTRLEN];
+        if (!ml_tailscale_ip_parse(ip, checked, err)) {
+            g_prefix_error(err, "%s: ", node);
+            return false;
+        }
+        g_strlcpy(lab->ts_ip[i], checked, sizeof(lab->ts_ip[i]));
         ml_progress("tailscale", "%s joined as %s", node, lab->ts_ip[i]);
     }
-    return true;
+    return check_nodes(lab, err);
 }
 
 /* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. */

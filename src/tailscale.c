@@ -1,7 +1,9 @@
 #include "tailscale.h"
 
+#include "guest_value.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -38,7 +40,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
     return g_strdup_printf(
         "# Written by meshlab for headscale 0.29; key names follow its config-example.yaml.\n"
         "server_url: %s\n"
-        "listen_addr: 0.0.0.0:443\n"
+        "listen_addr: 0.0.0.0:%d\n"
         "metrics_listen_addr: 127.0.0.1:9090\n"
         "grpc_listen_addr: 127.0.0.1:50443\n"
         "grpc_allow_insecure: false\n"
@@ -56,7 +58,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "    region_id: %d\n"
         "    region_code: \"%s\"\n"
         "    region_name: \"meshlab hub\"\n"
-        "    stun_listen_addr: \"0.0.0.0:3478\"\n"
+        "    stun_listen_addr: \"0.0.0.0:%d\"\n"
         "    private_key_path: /var/lib/headscale/derp_server_private.key\n"
         "    automatically_add_embedded_derp_region: true\n"
         "    ipv4: %s\n"
@@ -93,9 +95,9 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "unix_socket: /var/run/headscale/headscale.sock\n"
         "unix_socket_permission: \"0770\"\n"
         "logtail:\n"
-        "  enabled: false\n"
-        "randomize_client_port: false\n",
-        server_url, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION, hub_ip);
+        "  enabled: false\n",
+        server_url, ML_PORT_HTTPS, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION,
+        ML_PORT_STUN, hub_ip);
 }
 
 char *ml_headscale_policy(void)
@@ -107,29 +109,6 @@ char *ml_headscale_policy(void)
                     "    { \"action\": \"accept\", \"src\": [\"*\"], \"dst\": [\"*:*\"] }\n"
                     "  ]\n"
                     "}\n");
-}
-
-char *ml_headscale_derp_map(const char *hub_ip, const char *hostname)
-{
-    g_return_val_if_fail(hub_ip && hostname, NULL);
-    return g_strdup_printf("# Written by meshlab: the DERP map a lab client should hold, one "
-                           "region on the hub.\n"
-                           "regions:\n"
-                           "  %d:\n"
-                           "    regionid: %d\n"
-                           "    regioncode: %s\n"
-                           "    regionname: meshlab hub\n"
-                           "    nodes:\n"
-                           "      - name: \"%d\"\n"
-                           "        regionid: %d\n"
-                           "        hostname: %s\n"
-                           "        ipv4: %s\n"
-                           "        stunport: 3478\n"
-                           "        stunonly: false\n"
-                           "        derpport: 443\n",
-                           ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION_ID,
-                           ML_HEADSCALE_DERP_REGION, ML_HEADSCALE_DERP_REGION_ID,
-                           ML_HEADSCALE_DERP_REGION_ID, hostname, hub_ip);
 }
 
 char *ml_tailscale_up_command(const char *login_server, const char *hostname,
@@ -184,24 +163,10 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
         hostname, hostname, hub_ip, hostname);
 }
 
-/* One certificate and nothing else: the text goes into a here-document. */
-static bool single_pem_certificate(const char *pem)
-{
-    static const char begin[] = "-----BEGIN CERTIFICATE-----";
-    static const char end[] = "-----END CERTIFICATE-----";
-    g_autofree char *s = g_strstrip(g_strdup(pem ? pem : ""));
-    if (strlen(s) <= strlen(begin) + strlen(end) || !g_str_has_prefix(s, begin) ||
-        !g_str_has_suffix(s, end))
-        return false;
-    size_t body_len = strlen(s) - strlen(begin) - strlen(end);
-    const char *body = s + strlen(begin);
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r";
-    return body_len > 0 && strspn(body, b64) == body_len;
-}
-
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip)
 {
-    if (!single_pem_certificate(ca_pem) || !valid_hostname(hostname) || !valid_ipv4(hub_ip))
+    /* One certificate and nothing else: the text goes into a here-document. */
+    if (!ml_guest_pem(ca_pem, "CERTIFICATE", 0) || !valid_hostname(hostname) || !valid_ipv4(hub_ip))
         return NULL;
     g_autofree char *pem = g_strstrip(g_strdup(ca_pem));
     g_autofree char *escaped = g_regex_escape_string(hostname, -1);
@@ -218,6 +183,21 @@ char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const ch
         "sed -i '/[[:space:]]%s$/d' /etc/hosts\n"
         "printf '%%s\\t%%s\\n' %s %s >> /etc/hosts\n",
         hostname, pem, escaped, hub_ip, hostname);
+}
+
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err)
+{
+    struct in_addr a;
+    if (!ml_guest_ipv4(out, &a) || (ntohl(a.s_addr) & 0xffc00000u) != 0x64400000u) {
+        g_autofree char *shown = g_strescape(out ? out : "", NULL);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "'tailscale ip -4' printed \"%.80s\", not one address in Headscale's "
+                    "100.64.0.0/10",
+                    shown);
+        return false;
+    }
+    inet_ntop(AF_INET, &a, ret, INET_ADDRSTRLEN);
+    return true;
 }
 
 /* ---- tailscale ping ----------------------------------------------------------------------- */
@@ -538,4 +518,23 @@ bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **
     json_object_put(root);
     *ret_nodes = nodes;
     return true;
+}
+
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err)
+{
+    for (guint i = 0; nodes && i < nodes->len; i++) {
+        const struct ml_hs_node *n = g_ptr_array_index(nodes, i);
+        if (g_strcmp0(n->name, name) != 0 && g_strcmp0(n->given_name, name) != 0)
+            continue;
+        if (g_strcmp0(n->ipv4, ipv4) == 0)
+            return true;
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "Headscale lists %s with %s, but the node itself says %s ('tailscale ip -4')",
+                    name, n->ipv4 ? n->ipv4 : "no IPv4 address", ipv4);
+        return false;
+    }
+    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                "'headscale nodes list' does not list %s, though it joined as %s", name, ipv4);
+    return false;
 }

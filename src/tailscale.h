@@ -4,10 +4,13 @@
 #pragma once
 
 #include <glib.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 
+#include "ports.h"
+
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
-#define ML_HEADSCALE_URL "https://headscale.lab:443"
+#define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
 #define ML_HEADSCALE_DERP_REGION "headscale"
 #define ML_HEADSCALE_DERP_REGION_ID 999
 #define ML_HEADSCALE_CONFIG_PATH "/etc/headscale/config.yaml"
@@ -24,13 +27,6 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url);
 
 /* The policy (HuJSON): one rule accepting every source to every destination and port. */
 char *ml_headscale_policy(void);
-
-/* The DERP map a client should receive: one region, the embedded server, reached at hub_ip on
- * 443 with STUN on 3478, and nothing else. headscale builds it itself
- * (automatically_add_embedded_derp_region); this rendering, in headscale's derp.paths YAML
- * format, is what the path check compares a client's `tailscale debug derp-map` against, and
- * can replace the automatic entry if ever needed. hostname is normally ML_HEADSCALE_HOSTNAME. */
-char *ml_headscale_derp_map(const char *hub_ip, const char *hostname);
 
 /* The client's join command. The key is read from authkey_file with tailscale's "file:"
  * prefix, so it never appears on a command line, in a process list or in a log. Values are
@@ -49,6 +45,11 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip);
  * hostname resolve to hub_ip in /etc/hosts. Idempotent. Returns NULL if ca_pem is not one PEM
  * certificate (so nothing else can be smuggled into the script). */
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip);
+
+/* What `tailscale ip -4` printed (tailscale cmd/tailscale/cli/ip.go: one address per line):
+ * exactly one canonical IPv4 address inside Headscale's prefixes.v4, 100.64.0.0/10, written to
+ * ret. Anything else fails (ML_ERR_GUEST): the address goes into commands on other guests. */
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err);
 
 /* What `tailscale ping PEER` printed. The last "pong from" line decides the path: tailscale
  * stops at the first direct pong, and without one the last pong is the relay's. */
@@ -108,3 +109,9 @@ void ml_hs_node_free(struct ml_hs_node *n);
  * the CLI's snake_case keys and the REST API's camelCase ones. Fails (ML_ERR_GUEST) on bad
  * JSON; *ret_nodes is untouched then. */
 bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **err);
+
+/* After the clients joined: the node named name (its name or given_name) is in nodes with
+ * exactly the IPv4 address ipv4 that the client reported. Fails (ML_ERR_GUEST) saying what
+ * Headscale has instead. */
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err);

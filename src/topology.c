@@ -1,4 +1,5 @@
 #include "topology.h"
+#include "ports.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -484,7 +485,7 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
     yaml_node_t *v[MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
 
-    t->wireguard.listen_port = 51820;
+    t->wireguard.listen_port = ML_PORT_WIREGUARD_DEFAULT;
     t->wireguard.persistent_keepalive = 25;
     if (!read_mapping(c, n, "wireguard", keys, v) ||
         !get_subnet(c, v[0], "wireguard.subnet", &t->wireguard.subnet) ||
@@ -492,6 +493,12 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
         return false;
     if (v[2] && !get_uint(c, v[2], "wireguard.listen_port", 1, 65535, &t->wireguard.listen_port))
         return false;
+    /* Two dataplanes on one port would take each other's packets, and the firewall could no
+     * longer tell their transports apart. */
+    const struct ml_port *taken = ml_port_fixed(ML_PROTO_UDP, t->wireguard.listen_port);
+    if (v[2] && taken)
+        return fail(c, v[2], "wireguard.listen_port %u collides with %s (UDP %u); choose another "
+                    "port", t->wireguard.listen_port, taken->what, taken->port);
     if (v[3] && !get_uint(c, v[3], "wireguard.persistent_keepalive", 0, 65535,
                           &t->wireguard.persistent_keepalive))
         return false;
@@ -744,8 +751,25 @@ static void syntax_error(const char *name, const yaml_parser_t *parser, const ch
                     column + 1, problem);
 }
 
+/* The anchor an event declares, or NULL. */
+static const unsigned char *event_anchor(const yaml_event_t *e)
+{
+    switch (e->type) {
+    case YAML_SCALAR_EVENT:
+        return e->data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT:
+        return e->data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT:
+        return e->data.mapping_start.anchor;
+    default:
+        return NULL;
+    }
+}
+
 /* libyaml's scanner slows down with each flow level (half a megabyte of '[' takes minutes), so
- * nesting is bounded before a document is built; the schema itself needs four levels. */
+ * nesting is bounded before a document is built; the schema itself needs four levels. Anchors
+ * and aliases are refused here too: the loader checks each new anchor against all earlier
+ * ones (a megabyte of anchors costs 20 s), and a topology has no use for them. */
 static bool check_depth(const char *name, const char *text, size_t len, GError **err)
 {
     yaml_parser_t parser;
@@ -766,7 +790,14 @@ static bool check_depth(const char *name, const char *text, size_t len, GError *
             depth++;
         else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
             depth--;
-        if (depth > MAX_DEPTH) {
+        if (event.type == YAML_ALIAS_EVENT || event_anchor(&event)) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s:%zu:%zu: YAML %s are not allowed in a topology; write the value out",
+                        name, (size_t)event.start_mark.line + 1,
+                        (size_t)event.start_mark.column + 1,
+                        event.type == YAML_ALIAS_EVENT ? "aliases" : "anchors");
+            ok = false;
+        } else if (depth > MAX_DEPTH) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                         "%s:%zu:%zu: nesting is deeper than %d levels; a topology needs at most 4",
                         name, (size_t)event.start_mark.line + 1,

@@ -6,6 +6,7 @@
 #include "image.h"
 #include "nebula.h"
 #include "nft.h"
+#include "path.h"
 #include "plan.h"
 #include "topology.h"
 #include "util.h"
@@ -98,18 +99,65 @@ int main(void)
     CHECK(strstr(hub, "masquerade") != NULL && strstr(hub, "ip_forward=1") != NULL);
 
     /* The guest firewall and the path policies. */
-    g_autofree char *fw = ml_nft_firewall();
+    g_autofree char *fw = ml_nft_firewall(topo);
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
+    /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
+    CHECK(strstr(fw, "udp dport { 51820, 3478, 4242, 41641 } counter drop") != NULL);
+    CHECK(strstr(fw, "udp sport { 51820, 3478, 4242, 41641 } counter drop") != NULL);
+    CHECK(strstr(fw, "tcp dport 443 counter drop") != NULL);
+    CHECK(strstr(fw, "iifname != \"eth0\" jump transport") != NULL);
+    CHECK(strstr(fw, "oifname != \"eth0\" jump transport") != NULL);
+    /* iperf3 measures through the tunnels: it is no transport. */
+    CHECK(strstr(fw, "5201 counter drop") == NULL && strstr(fw, "5201,") == NULL);
+    /* tailscaled's port is not opened: peers punch their way in, as in the seed. */
+    CHECK(strstr(fw, "udp dport 41641 accept") == NULL);
+    /* The policies in force while each path is measured, node by node. */
+    for (int k = 0; k < ML_PATH_COUNT; k++) {
+        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+        GString *all = g_string_new(NULL);
+        for (size_t i = 0; i < topo->n_nodes; i++) {
+            g_autofree char *p = ml_nft_policy(topo, i, ops->policy);
+            g_string_append(all, p);
+        }
+        g_autofree char *name = g_strdup_printf("nft-path-%s.nft", ml_path_name(ops->kind));
+        check_golden(name, all->str);
+        g_string_free(all, TRUE);
+    }
     g_autofree char *relay_a = ml_nft_policy(topo, 1, ML_POLICY_RELAY);
     check_golden("nft-relay-client-a.nft", relay_a);
-    CHECK(strstr(relay_a, "ip daddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
     CHECK(strstr(relay_a, "ip saddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
+    /* No drop on output: tailscaled rebinds and re-STUNs on EPERM. */
+    CHECK(strstr(relay_a, "hook output") == NULL && strstr(relay_a, "daddr") == NULL);
     g_autofree char *relay_hub = ml_nft_policy(topo, 0, ML_POLICY_RELAY);
     CHECK(strstr(relay_hub, "drop") == NULL);  /* the hub is the relay: it drops nothing */
     g_autofree char *direct_a = ml_nft_policy(topo, 1, ML_POLICY_DIRECT);
     CHECK(strstr(direct_a, "delete table inet meshlab_path") != NULL &&
           strstr(direct_a, "drop") == NULL);
+
+    /* WireGuard's port is the topology's, everywhere it appears. */
+    {
+        g_autofree char *text = NULL;
+        CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+        GString *yaml = g_string_new(text);
+        CHECK(g_string_replace(yaml, "listen_port: 51820", "listen_port: 51999", 1) == 1);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) other = ml_topology_parse("other.yaml", yaml->str, yaml->len, &e);
+        g_string_free(yaml, TRUE);
+        CHECK(other != NULL);
+        if (other) {
+            g_autofree char *ofw = ml_nft_firewall(other);
+            CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
+            CHECK(strstr(ofw, "{ 51999, 3478, 4242, 41641 }") != NULL);
+            CHECK(strstr(ofw, "51820") == NULL);
+            g_autofree char *summary = ml_nft_firewall_summary(other);
+            CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);
+            g_autofree char *ohub = ml_wg_render_hub(other, keys);
+            CHECK(strstr(ohub, "ListenPort = 51999") != NULL);
+            g_autofree char *oclient = ml_wg_render_client(other, 1, keys[0]);
+            CHECK(strstr(oclient, "Endpoint = 192.0.2.10:51999") != NULL);
+        }
+    }
 
     /* Nebula: the hub is lighthouse and relay, clients use it as both. */
     char na[16];

@@ -231,6 +231,44 @@ static void test_bad_inputs(void)
     }
 }
 
+/* WireGuard's port may not be another dataplane's on the same protocol; iperf3's TCP 5201 is
+ * no collision for a UDP port. */
+static void test_listen_port(void)
+{
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    static const struct {
+        unsigned port;
+        bool ok;
+    } cases[] = {{51999, true}, {5201, true},  {22, true},
+                 {4242, false}, {3478, false}, {41641, false}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GString *yaml = g_string_new(text);
+        g_autofree char *line = g_strdup_printf("listen_port: %u", cases[i].port);
+        CHECK(g_string_replace(yaml, "listen_port: 51820", line, 1) == 1);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("t.yaml", yaml->str, yaml->len, &err);
+        CHECK((t != NULL) == cases[i].ok);
+        CHECK(cases[i].ok || (err && strstr(err->message, "collides with")));
+        g_string_free(yaml, TRUE);
+    }
+}
+
+/* A megabyte of anchors (libyaml's loader compares each new anchor with every earlier one: 20 s of
+ * CPU) is refused at the first anchor, before a document is built. */
+static void test_many_anchors(void)
+{
+    GString *text = g_string_new("name: lab\nx:\n");
+    for (unsigned i = 0; text->len < 1000 * 1000; i++)
+        g_string_append_printf(text, "  - &a%u %u\n", i, i);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("anchors.yaml", text->str, text->len, &err);
+    CHECK(t == NULL);
+    CHECK_STR(err ? err->message : NULL,
+              "anchors.yaml:3:5: YAML anchors are not allowed in a topology; write the value out");
+    g_string_free(text, TRUE);
+}
+
 int main(void)
 {
     test_seed();
@@ -239,5 +277,7 @@ int main(void)
     test_defaults_and_overrides();
     test_limits();
     test_bad_inputs();
+    test_many_anchors();
+    test_listen_port();
     return check_finish();
 }

@@ -4,7 +4,7 @@
 set -eu
 cat > /usr/local/share/ca-certificates/meshlab-lab-ca.crt <<'MESHLAB_CA'
 -----BEGIN CERTIFICATE-----
-MIIBdzCCAR2gAwIBAgIUTESTONLYTESTONLYTESTONLYTESTONLYwCgYIKoZIzj0E
+MIIBdzCCAR2gAwIBAgIUTESTONLYTESTONLYTESTONLYTESTONLYwCgYIKoZIzj0
 -----END CERTIFICATE-----
 MESHLAB_CA
 chmod 0644 /usr/local/share/ca-certificates/meshlab-lab-ca.crt
