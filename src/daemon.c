@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "rundir.h"
 #include "util.h"
 
 #define LOG_LINES 20
@@ -37,19 +38,18 @@ char *ml_daemon_script(const struct ml_daemon *d)
     return g_string_free(s, FALSE);
 }
 
-void ml_daemon_report(const char *run_dir, const char *node_name, const struct ml_daemon *d,
-                      const char *what, const char *lines, GError **err)
+void ml_daemon_report(int run_fd, const char *run_dir, const char *node_name,
+                      const struct ml_daemon *d, const char *what, const char *lines,
+                      GError **err)
 {
     g_autofree char *text = g_strstrip(g_strdup(lines && *lines ? lines : "(nothing logged)"));
     g_autofree char *saved = NULL;
-    if (run_dir) {
-        g_autofree char *dir = g_build_filename(run_dir, "guests", NULL);
-        g_autofree char *base = g_strdup_printf("%s-%s.log", node_name, d->name);
-        g_autofree char *path = g_build_filename(dir, base, NULL);
+    if (run_fd >= 0) {
+        g_autofree char *rel = g_strdup_printf("guests/%s-%s.log", node_name, d->name);
         g_autofree char *body =
             g_strdup_printf("# %s on %s: %s\n%s\n", d->name, node_name, what, text);
-        if (ml_mkdir_p(dir, 0755, NULL) && ml_write_file(path, body, -1, 0644, NULL))
-            saved = g_steal_pointer(&path);
+        if (ml_rundir_write(run_fd, rel, body, -1, 0644, NULL))
+            saved = g_build_filename(run_dir, rel, NULL);
     }
     g_auto(GStrv) split = g_strsplit(text, "\n", -1);
     g_autofree char *indented = g_strjoinv("\n    ", split);
@@ -62,7 +62,8 @@ void ml_daemon_report(const char *run_dir, const char *node_name, const struct m
 static void report(struct ml_lab *lab, size_t node, const struct ml_daemon *d, const char *what,
                    const char *lines, GError **err)
 {
-    ml_daemon_report(lab->run_dir, lab->topo->nodes[node].name, d, what, lines, err);
+    ml_daemon_report(lab->run_open ? lab->run_fd : -1, lab->run_dir,
+                     lab->topo->nodes[node].name, d, what, lines, err);
 }
 
 static char *journal(struct ml_lab *lab, size_t node, const struct ml_daemon *d)

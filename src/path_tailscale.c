@@ -166,13 +166,6 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
 }
 
 /* The run's private copy of the key: 0600, beside the lab's state, removed by down. */
-static bool keep_key(const struct ml_lab *lab, const char *key, GError **err)
-{
-    g_autofree char *name = g_strdup_printf("%s.authkey", lab->topo->name);
-    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
-    return ml_write_file(path, key, -1, 0600, err);
-}
-
 /* Headscale's own list of nodes (headscale nodes list -o json: the CLI marshals the gRPC
  * ListNodes reply with its snake_case json tags, name, given_name, ip_addresses) must hold every
  * client with the address the client reported. */
@@ -279,8 +272,9 @@ static bool setup(struct ml_lab *lab, GError **err)
     double t0 = ml_now();
     g_autofree char *ca = NULL;
     g_autofree char *key = NULL;
-    bool ok = start_headscale(lab, &ca, &key, err) && keep_key(lab, key, err) &&
-              join_clients(lab, ca, key, err);
+    /* The key lives in this process's memory only: nothing on the host reads it
+     * back, so no host file ever holds it. */
+    bool ok = start_headscale(lab, &ca, &key, err) && join_clients(lab, ca, key, err);
     if (key)
         memset(key, 0, strlen(key));
     if (!ok)

@@ -18,6 +18,7 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -118,7 +119,9 @@ static void test_report(void)
     const struct ml_daemon d = {"headscale", "meshlab-headscale", NULL, "x", "true", 1};
     g_autoptr(GError) err = NULL;
     g_set_error(&err, ML_ERROR, ML_ERR_GUEST, "an earlier error");
-    ml_daemon_report(dir, "hub", &d, "exited before it was ready",
+    int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(dir_fd >= 0);
+    ml_daemon_report(dir_fd, dir, "hub", &d, "exited before it was ready",
                      "line 1\nFTL The \"randomize_client_port\" configuration key has been "
                      "removed.\n",
                      &err);
@@ -133,6 +136,8 @@ static void test_report(void)
     g_autofree char *saved = NULL;
     CHECK(g_file_get_contents(log, &saved, NULL, NULL));
     CHECK(saved && strstr(saved, "randomize_client_port") != NULL);
+    if (dir_fd >= 0)
+        close(dir_fd);
 }
 
 int main(void)
