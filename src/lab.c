@@ -180,7 +180,7 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     for (guint k = 0; k < files->len; k++)
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
-    if (!ml_spawn((const char *const *)argv->pdata, NULL, err))
+    if (!ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err))
         return false;
     chmod(path, 0644);
     ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
