@@ -15,6 +15,7 @@
 #include "virt_xml.h"
 
 #define BOOT_TIMEOUT_S 600
+#define BOOT_TIMEOUT_MAX_S 86400
 #define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name, double seconds)
@@ -265,12 +266,16 @@ bool ml_lab_boot_timeout(double *ret, GError **err)
     if (!env)
         return true;
     char *end = NULL;
-    *ret = g_ascii_strtod(env, &end);
-    if (end == env || *end || *ret <= 0) {
+    double v = g_ascii_strtod(env, &end);
+    /* nan and inf parse as numbers, and either would make every wait endless. */
+    if (end == env || *end || !isfinite(v) || v <= 0 || v > BOOT_TIMEOUT_MAX_S) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds, not '%s'", env);
+                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds greater than 0 and at "
+                    "most %d, not '%s'; unset it for the default of %d s",
+                    BOOT_TIMEOUT_MAX_S, env, BOOT_TIMEOUT_S);
         return false;
     }
+    *ret = v;
     return true;
 }
 
@@ -448,8 +453,10 @@ void ml_lab_collect_logs(struct ml_lab *lab)
     g_autofree char *dir = g_build_filename(lab->run_dir, "guests", NULL);
     if (!ml_mkdir_p(dir, 0755, NULL))
         return;
-    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout. */
+    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout,
+     * and a second Ctrl-C skips what is left of them. */
     ml_agent_set_interruptible(false);
+    bool skipped = false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
@@ -459,6 +466,15 @@ void ml_lab_collect_logs(struct ml_lab *lab)
             g_autofree char *f = g_strdup_printf("%s-console.log", node);
             g_autofree char *dst = g_build_filename(dir, f, NULL);
             ml_write_file(dst, text, (gssize)len, 0644, NULL);
+        }
+        if (ml_interrupt_count() >= 2) {
+            if (!skipped)
+                ml_progress("logs",
+                            "interrupted again: cloud-init logs skipped from guest %s "
+                            "on; tearing down",
+                            node);
+            skipped = true;
+            continue;
         }
         if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
             continue;
