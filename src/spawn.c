@@ -32,14 +32,18 @@ static void child_setup(gpointer data)
     signal(SIGPIPE, SIG_DFL);
 }
 
-/* Reads what is there; false at end of file or on an error. */
-static bool drain(int fd, GString *into)
+/* Reads what is there, keeping up to ML_PROC_MAX_OUTPUT bytes; false at end
+ * of file or on an error. */
+static bool drain(int fd, GString *into, bool *cut)
 {
-    char buf[8192];
+    char buf[1 << 16];
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
         if (n > 0) {
-            g_string_append_len(into, buf, n);
+            gsize room = ML_PROC_MAX_OUTPUT - MIN(into->len, ML_PROC_MAX_OUTPUT);
+            if ((gsize)n > room)
+                *cut = true;
+            g_string_append_len(into, buf, (gssize)MIN((gsize)n, room));
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -83,6 +87,7 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
         return false;
     }
     GString *text[2] = {g_string_new(NULL), g_string_new(NULL)};
+    bool *cut[2] = {&ret->out_cut, &ret->err_cut};
     for (int k = 0; k < 2; k++)
         fcntl(fds[k], F_SETFL, fcntl(fds[k], F_GETFL) | O_NONBLOCK);
     bool reaped = false;
@@ -119,7 +124,7 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
         else
             g_usleep(20 * 1000);
         for (int k = 0; k < 2; k++) {
-            if (fds[k] >= 0 && !drain(fds[k], text[k])) {
+            if (fds[k] >= 0 && !drain(fds[k], text[k], cut[k])) {
                 close(fds[k]);
                 fds[k] = -1;
             }
@@ -129,7 +134,7 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
         status = stop_group(pid);
     for (int k = 0; k < 2; k++) {
         if (fds[k] >= 0) {
-            drain(fds[k], text[k]);
+            drain(fds[k], text[k], cut[k]);
             close(fds[k]);
         }
     }
@@ -178,6 +183,10 @@ bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdo
     } else if (!WIFEXITED(proc.status) || WEXITSTATUS(proc.status) != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' failed (status %d): %s", argv[0],
                     WIFEXITED(proc.status) ? WEXITSTATUS(proc.status) : -1, tail);
+    } else if (ret_stdout && proc.out_cut) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "'%s' printed more than %u MiB; meshlab reads no more than that", argv[0],
+                    ML_PROC_MAX_OUTPUT >> 20);
     } else {
         ok = true;
         if (ret_stdout)

@@ -9,6 +9,8 @@
 
 /* The default deadline of ml_spawn: generous, but a hang still ends. */
 #define ML_SPAWN_TIMEOUT_S 600.0
+/* Bytes of each stream kept; the rest is read and dropped. */
+#define ML_PROC_MAX_OUTPUT (64u << 20)
 
 /* What a finished child left behind. */
 struct ml_proc {
@@ -16,8 +18,10 @@ struct ml_proc {
     bool timed_out;   /* stopped at its deadline */
     bool interrupted; /* stopped because of a Ctrl-C or SIGTERM that arrived while it ran */
     double seconds;   /* start to end, including the stopping */
-    char *out;        /* all of its stdout, NUL-terminated */
-    char *err;        /* all of its stderr */
+    char *out;        /* its stdout, NUL-terminated */
+    char *err;        /* its stderr */
+    bool out_cut;     /* stdout went past ML_PROC_MAX_OUTPUT; out holds the start */
+    bool err_cut;     /* the same for stderr */
 };
 void ml_proc_clear(struct ml_proc *proc);
 
@@ -27,7 +31,8 @@ void ml_proc_clear(struct ml_proc *proc);
  * after a first Ctrl-C still get to finish, unless a further one comes. */
 bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret, GError **err);
 
-/* ml_proc_run that fails unless the program exits 0: the message names the
+/* ml_proc_run that fails unless the program exits 0 (and, when ret_stdout is
+ * wanted, printed no more than ML_PROC_MAX_OUTPUT): the message names the
  * program and carries the last lines of its stderr. ML_ERR_INTERRUPTED when
  * it was interrupted, ML_ERR_HOST otherwise. ret_stdout may be NULL. */
 bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdout, GError **err);

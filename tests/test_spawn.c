@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -73,6 +74,24 @@ static void test_plain(void)
     g_autoptr(GError) merr = NULL;
     CHECK(!ml_spawn(missing, NULL, &merr));
     CHECK(merr && strstr(merr->message, "cannot run 'meshlab-no-such-program'"));
+}
+
+/* A program that prints without end cannot fill meshlab's memory, and a cut
+ * output is not passed off as the whole. */
+static void test_output_cap(void)
+{
+    const char *flood[] = {"head", "-c", "70000000", "/dev/zero", NULL};
+    struct ml_proc proc;
+    CHECK(ml_proc_run(flood, 30, &proc, NULL));
+    CHECK(proc.out_cut && !proc.err_cut);
+    CHECK(WIFEXITED(proc.status) && WEXITSTATUS(proc.status) == 0);
+    ml_proc_clear(&proc);
+    g_autofree char *out = NULL;
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_spawn_timeout(flood, 30, &out, &err));
+    CHECK(out == NULL);
+    CHECK(err && strstr(err->message, "'head' printed more than 64 MiB"));
+    CHECK(ml_spawn_timeout(flood, 30, NULL, NULL));
 }
 
 /* The child leads a process group of its own: Ctrl-C on the terminal reaches
@@ -203,6 +222,7 @@ int main(void)
     ml_log_init();
     tmpdir = g_dir_make_tmp("meshlab-test-spawn-XXXXXX", NULL);
     test_plain();
+    test_output_cap();
     test_own_group();
     test_leftover_holds_pipes();
     test_timeout();
