@@ -113,6 +113,36 @@ static char *decode_field(struct json_object *r, const char *key)
     return s;
 }
 
+bool ml_agent_exec_status_parse(struct json_object *r, bool *ret_exited, struct ml_exec *ret,
+                                GError **err)
+{
+    struct json_object *exited = NULL;
+    *ret_exited = false;
+    if (!json_object_object_get_ex(r, "exited", &exited) || !json_object_get_boolean(exited))
+        return true;
+    /* qemu-ga keeps at most 16 MiB of each stream and says so; a short answer
+     * taken for the whole one would be a wrong measurement or a wrong key. */
+    static const char *const truncated[] = {"out-truncated", "err-truncated"};
+    for (size_t i = 0; i < G_N_ELEMENTS(truncated); i++) {
+        struct json_object *t = NULL;
+        if (json_object_object_get_ex(r, truncated[i], &t) && json_object_get_boolean(t)) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "the guest agent cut the command's %s short (%s); make the command "
+                        "print less, or write to a file in the guest and read that",
+                        i == 0 ? "output" : "error output", truncated[i]);
+            return false;
+        }
+    }
+    struct json_object *code = NULL;
+    memset(ret, 0, sizeof(*ret));
+    ret->exit_code =
+        json_object_object_get_ex(r, "exitcode", &code) ? json_object_get_int(code) : -1;
+    ret->out = decode_field(r, "out-data");
+    ret->err = decode_field(r, "err-data");
+    *ret_exited = true;
+    return true;
+}
+
 bool ml_agent_wait(virDomainPtr dom, long long pid, double timeout_s, struct ml_exec *ret,
                    GError **err)
 {
@@ -128,21 +158,20 @@ bool ml_agent_wait(virDomainPtr dom, long long pid, double timeout_s, struct ml_
         json_object_put(req);
         if (!r)
             return false;
-        struct json_object *exited = NULL;
-        if (json_object_object_get_ex(r, "exited", &exited) && json_object_get_boolean(exited)) {
-            struct json_object *code = NULL;
-            memset(ret, 0, sizeof(*ret));
-            ret->exit_code = json_object_object_get_ex(r, "exitcode", &code)
-                                 ? json_object_get_int(code)
-                                 : -1;
-            ret->out = decode_field(r, "out-data");
-            ret->err = decode_field(r, "err-data");
-            json_object_put(r);
-            return true;
-        }
+        bool exited = false;
+        bool parsed = ml_agent_exec_status_parse(r, &exited, ret, err);
         json_object_put(r);
-        if (interruptible && ml_check_interrupted(err))
+        if (!parsed) {
+            g_prefix_error(err, "in '%s': ", domain_name(dom));
             return false;
+        }
+        if (exited)
+            return true;
+        /* Collecting logs after a Ctrl-C still gives up at the second one. */
+        if (ml_interrupt_count() >= (interruptible ? 1u : 2u)) {
+            g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED, "interrupted");
+            return false;
+        }
         if (ml_now() > deadline) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
                         "a command in '%s' did not finish within %.0f s", domain_name(dom),

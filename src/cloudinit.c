@@ -118,7 +118,7 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
               ml_write_file(nc, seed->network_config, -1, 0600, err);
     if (ok) {
         const char *argv[] = {"cloud-localds", "-N", nc, path, ud, md, NULL};
-        ok = ml_spawn(argv, NULL, err);
+        ok = ml_spawn_timeout(argv, 60, NULL, err);
         if (ok)
             chmod(path, 0600);
     }

@@ -17,7 +17,10 @@ static const char check_usage[] =
     "Checks that this host can run a lab, and says what to do about each problem:\n"
     "libvirt reachable, QEMU present, whether KVM really runs a guest (otherwise guests\n"
     "run under TCG and libguestfs needs force_tcg), the host tools meshlab calls, free\n"
-    "disk and memory, and the image cache. Exits 1 if a lab cannot run here.\n";
+    "disk and memory, and the image cache. Exits 1 if a lab cannot run here.\n\n"
+    "The KVM verdict (a probe of up to 20 s) is kept in CACHE/kvm-probe.json for this\n"
+    "host kernel, QEMU binary and CPU model; a change of any of them probes again, and\n"
+    "so does MESHLAB_KVM_REPROBE=1 (for 'check', 'up' and 'run' alike).\n";
 
 static int problems;
 
@@ -74,6 +77,9 @@ int cmd_check_main(int argc, char **argv)
     struct ml_host_accel accel;
     ml_host_probe_accel(kernel, &accel);
     printf("%-5s %-22s %s: %s\n", "info", "accelerator", accel.kvm ? "KVM" : "TCG", accel.reason);
+    g_autofree char *origin = ml_host_accel_origin(&accel);
+    if (origin)
+        printf("      %-22s    %s\n", "", origin);
     if (!accel.kvm)
         printf("      %-22s    guests run as libvirt domain type 'qemu' (slow but exact byte "
                "ratios);\n      %-22s    libguestfs gets backend setting force_tcg\n", "", "");

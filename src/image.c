@@ -17,6 +17,9 @@
 #define DEBIAN_BUILDER_VERSION "meshlab-debian-builder/1"
 #define DEBIAN_SUITE "bookworm"
 #define DEBIAN_IMAGE_SIZE "2G"
+/* Deadlines of the build's steps: a slow mirror or disk is waited for, a hang is not. */
+#define MMDEBSTRAP_TIMEOUT_S (30 * 60.0)
+#define IMAGE_STEP_TIMEOUT_S (10 * 60.0)
 /* ipv6.disable_ipv6 keeps the lab IPv4-only on the wire while AF_INET6 sockets still
  * work (nebula opens its UDP listener as one). */
 #define DEBIAN_CMDLINE                                                                            \
@@ -147,13 +150,15 @@ static bool assemble_debian(const char *tmpl, GError **err)
                 debian_mirror());
     const char *mm[] = {"mmdebstrap", "--quiet", "--variant=important", include, hook,
                         DEBIAN_SUITE, rootfs, debian_mirror(), NULL};
-    if (!ml_spawn(mm, NULL, err))
+    if (!ml_spawn_timeout(mm, MMDEBSTRAP_TIMEOUT_S, NULL, err))
         return false;
     ml_progress("image", "root file system ready; making the ext4 image");
     const char *trunc[] = {"truncate", "-s", DEBIAN_IMAGE_SIZE, raw, NULL};
     const char *mkfs[] = {"mkfs.ext4", "-q", "-L", "meshlab-root", "-d", rootfs, raw, NULL};
     const char *conv[] = {"qemu-img", "convert", "-O", "qcow2", raw, qcow, NULL};
-    if (!ml_spawn(trunc, NULL, err) || !ml_spawn(mkfs, NULL, err) || !ml_spawn(conv, NULL, err))
+    if (!ml_spawn_timeout(trunc, 60, NULL, err) ||
+        !ml_spawn_timeout(mkfs, IMAGE_STEP_TIMEOUT_S, NULL, err) ||
+        !ml_spawn_timeout(conv, IMAGE_STEP_TIMEOUT_S, NULL, err))
         return false;
     g_autofree char *kernel = find_boot_file(rootfs, "vmlinuz-");
     g_autofree char *initrd = find_boot_file(rootfs, "initrd.img-");
@@ -183,7 +188,7 @@ static bool assemble_debian(const char *tmpl, GError **err)
     chmod(qcow, 0644);
     unlink(raw);
     const char *rm[] = {"rm", "-rf", "--one-file-system", rootfs, NULL};
-    return ml_spawn(rm, NULL, err);
+    return ml_spawn_timeout(rm, IMAGE_STEP_TIMEOUT_S, NULL, err);
 }
 
 static bool build_debian(const char *dir, GError **err)
@@ -205,7 +210,7 @@ static bool build_debian(const char *dir, GError **err)
     }
     if (!ok) {
         const char *rmall[] = {"rm", "-rf", "--one-file-system", tmpl, NULL};
-        ml_spawn(rmall, NULL, NULL);
+        ml_spawn_timeout(rmall, IMAGE_STEP_TIMEOUT_S, NULL, NULL);
     }
     return ok;
 }

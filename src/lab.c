@@ -17,6 +17,7 @@
 #include "virt_xml.h"
 
 #define BOOT_TIMEOUT_S 600
+#define BOOT_TIMEOUT_MAX_S 86400
 #define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name)
@@ -211,7 +212,7 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     for (guint k = 0; k < files->len; k++)
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
-    if (!ml_spawn((const char *const *)argv->pdata, NULL, err))
+    if (!ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err))
         return false;
     chmod(path, 0600);
     ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
@@ -295,12 +296,16 @@ bool ml_lab_boot_timeout(double *ret, GError **err)
     if (!env)
         return true;
     char *end = NULL;
-    *ret = g_ascii_strtod(env, &end);
-    if (end == env || *end || *ret <= 0) {
+    double v = g_ascii_strtod(env, &end);
+    /* nan and inf parse as numbers, and either would make every wait endless. */
+    if (end == env || *end || !isfinite(v) || v <= 0 || v > BOOT_TIMEOUT_MAX_S) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds, not '%s'", env);
+                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds greater than 0 and at "
+                    "most %d, not '%s'; unset it for the default of %d s",
+                    BOOT_TIMEOUT_MAX_S, env, BOOT_TIMEOUT_S);
         return false;
     }
+    *ret = v;
     return true;
 }
 
@@ -474,8 +479,10 @@ void ml_lab_collect_logs(struct ml_lab *lab)
 {
     if (!lab->plan || !lab->run_open)
         return;
-    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout. */
+    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout,
+     * and a second Ctrl-C skips what is left of them. */
     ml_agent_set_interruptible(false);
+    bool skipped = false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
@@ -484,6 +491,15 @@ void ml_lab_collect_logs(struct ml_lab *lab)
         if (g_file_get_contents(src, &text, &len, NULL)) {
             g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
             ml_lab_write(lab, f, text, (gssize)len, NULL);
+        }
+        if (ml_interrupt_count() >= 2) {
+            if (!skipped)
+                ml_progress("logs",
+                            "interrupted again: cloud-init logs skipped from guest %s "
+                            "on; tearing down",
+                            node);
+            skipped = true;
+            continue;
         }
         if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
             continue;

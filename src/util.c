@@ -15,7 +15,7 @@ G_DEFINE_QUARK(meshlab-error-quark, ml_error)
 
 static double start_time;
 static bool quiet;
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupts;
 
 double ml_now(void)
 {
@@ -63,14 +63,19 @@ void ml_warn(const char *fmt, ...)
 static void on_signal(int sig)
 {
     (void)sig;
-    if (interrupted) {
-        /* A second Ctrl-C while tearing down is ignored: leaving half a lab
-         * behind is worse than waiting a few more seconds. */
-        static const char msg[] = "\nmeshlab: still cleaning up, please wait\n";
-        ssize_t r = write(2, msg, sizeof(msg) - 1);
-        (void)r;
-    }
-    interrupted = 1;
+    /* A teardown is never cut short: leaving half a lab behind is worse than
+     * waiting a few more seconds. */
+    static const char skip[] = "\nmeshlab: interrupted again: skipping the guests' logs, "
+                               "tearing down now\n";
+    static const char still[] = "\nmeshlab: still tearing down, please wait\n";
+    ssize_t r = 0;
+    if (interrupts == 1)
+        r = write(2, skip, sizeof(skip) - 1);
+    else if (interrupts > 1)
+        r = write(2, still, sizeof(still) - 1);
+    (void)r;
+    if (interrupts < 1000)
+        interrupts++;
 }
 
 void ml_signals_install(void)
@@ -88,61 +93,20 @@ void ml_signals_install(void)
 
 bool ml_interrupted(void)
 {
-    return interrupted != 0;
+    return interrupts != 0;
 }
 
 bool ml_check_interrupted(GError **err)
 {
-    if (!interrupted)
+    if (!interrupts)
         return false;
     g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED, "interrupted");
     return true;
 }
 
-static char *last_lines(const char *text, int n)
+unsigned ml_interrupt_count(void)
 {
-    if (!text)
-        return g_strdup("");
-    g_autofree char *copy = g_strstrip(g_strdup(text));
-    const char *p = copy + strlen(copy);
-    while (p > copy && n > 0) {
-        p--;
-        if (*p == '\n')
-            n--;
-    }
-    if (*p == '\n')
-        p++;
-    return g_strdup(p);
-}
-
-bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err)
-{
-    g_autofree char *out = NULL;
-    g_autofree char *errout = NULL;
-    int status = 0;
-    g_autoptr(GError) spawn_err = NULL;
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &errout,
-                      &status, &spawn_err)) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot run '%s': %s", argv[0],
-                    spawn_err->message);
-        return false;
-    }
-    if (!g_spawn_check_wait_status(status, NULL)) {
-        if (ml_check_interrupted(err))
-            return false;
-        if (WIFSIGNALED(status)) {
-            g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' was killed by signal %d", argv[0],
-                        WTERMSIG(status));
-            return false;
-        }
-        g_autofree char *tail = last_lines(errout && *errout ? errout : out, 6);
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "'%s' failed (status %d): %s", argv[0],
-                    WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);
-        return false;
-    }
-    if (ret_stdout)
-        *ret_stdout = g_steal_pointer(&out);
-    return true;
+    return (unsigned)interrupts;
 }
 
 bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err)

@@ -33,15 +33,19 @@ void ml_log_set_quiet(bool quiet);
 void ml_progress(const char *phase, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 void ml_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
-/* Installs SIGINT/SIGTERM handlers that only raise a flag; long waits poll it. */
+/* Installs SIGINT/SIGTERM handlers that only count; long waits poll the count.
+ * The first interrupt stops the work and starts the cleanup, the second skips
+ * what the cleanup does besides tearing down (the guests' logs), and no number
+ * of them stops a teardown. */
 void ml_signals_install(void);
 bool ml_interrupted(void);
+/* How many times the user has interrupted (SIGINT, SIGTERM, SIGHUP). */
+unsigned ml_interrupt_count(void);
 /* Sets err to ML_ERR_INTERRUPTED and returns true when the user asked to stop. */
 bool ml_check_interrupted(GError **err);
 
-/* Runs a host program (no shell), capturing stdout and stderr. Fails with a
- * message that names the program and carries the last lines of its stderr. */
-bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err);
+/* Host programs: ml_spawn and ml_spawn_timeout. */
+#include "spawn.h"
 
 /* Writes a file atomically with the given mode: a new temp file PATH.tmp.PID.XXXXXX
  * created with O_EXCL (no link is followed), then renamed over PATH. */

@@ -114,7 +114,7 @@ bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size
     unsigned long long capacity = 0;
     const char *info[] = {"qemu-img", "info", "--output=json", image->base, NULL};
     g_autofree char *json = NULL;
-    if (!ml_spawn(info, &json, err)) {
+    if (!ml_spawn_timeout(info, 60, &json, err)) {
         virStoragePoolFree(pool);
         return false;
     }

@@ -19,6 +19,8 @@ for verb in up run down status validate check fetch; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
     grep -q "^Usage: meshlab $verb" /tmp/cli_usage.out && ok || bad "$verb --help prints its usage"
 done
+expect 0 "check --help" -- "$bin" check --help
+grep -q "MESHLAB_KVM_REPROBE=1" /tmp/cli_usage.out && ok || bad "check --help says how to re-probe KVM"
 expect 0 "--help" -- "$bin" --help
 for verb in up run down status validate check; do
     grep -q "^  $verb " /tmp/cli_usage.out && ok || bad "--help lists $verb"
