@@ -13,6 +13,8 @@ packages=(
     mmdebstrap e2fsprogs cloud-image-utils genisoimage libguestfs-tools
     # the Ubuntu image's package verification (gpgv), and its test key (gpg)
     gpgv gpg
+    # the guest firewall's rulesets checked by the real nft in a throwaway netns
+    nftables
     # tests: the local HTTP server for the download tests, the e2e checks
     # (setpriv and flock are util-linux's)
     python3 iproute2 util-linux

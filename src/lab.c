@@ -146,6 +146,10 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     json_object_object_add(s, "accelerator_kvm", json_object_new_boolean(lab->accel.kvm));
     if (lab->accel.reason)
         json_object_object_add(s, "accelerator_reason", json_object_new_string(lab->accel.reason));
+    json_object_object_add(s, "accelerator_source", json_object_new_int((int)lab->accel.source));
+    if (lab->accel.probed_at)
+        json_object_object_add(s, "accelerator_probed_at",
+                               json_object_new_string(lab->accel.probed_at));
     struct json_object *img = json_object_new_object();
     const char *fields[][2] = {{"name", lab->image.name},
                                {"requested", lab->image.requested},
@@ -427,6 +431,10 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
         lab->accel.kvm = json_object_get_boolean(v);
     if (json_object_object_get_ex(state, "accelerator_reason", &v))
         lab->accel.reason = g_strdup(json_object_get_string(v));
+    if (json_object_object_get_ex(state, "accelerator_source", &v))
+        lab->accel.source = (enum ml_accel_source)json_object_get_int(v);
+    if (json_object_object_get_ex(state, "accelerator_probed_at", &v))
+        lab->accel.probed_at = g_strdup(json_object_get_string(v));
     struct json_object *img = NULL;
     if (json_object_object_get_ex(state, "image", &img)) {
         char **dst[] = {&lab->image.name, &lab->image.requested, &lab->image.fallback_reason,

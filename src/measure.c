@@ -463,6 +463,10 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     json_object_object_add(env, "accelerator",
                            json_object_new_string(lab->accel.kvm ? "kvm" : "tcg"));
     add_str(env, "accelerator_reason", g_strdup(lab->accel.reason));
+    /* Whether the verdict was probed by this run or taken from an earlier probe. */
+    json_object_object_add(env, "accelerator_source",
+                           json_object_new_string(ml_host_accel_source_name(lab->accel.source)));
+    add_str(env, "accelerator_probed_at", g_strdup(lab->accel.probed_at));
     struct json_object *img = json_object_new_object();
     add_str(img, "name", g_strdup(lab->image.name));
     add_str(img, "requested",

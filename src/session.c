@@ -100,7 +100,9 @@ static void probe_accelerator(struct ml_lab *lab)
     }
     ml_host_probe_accel(kernel, &lab->accel);
     ml_image_clear(&tmp);
-    ml_progress("host", "accelerator %s: %s", lab->accel.kvm ? "KVM" : "TCG", lab->accel.reason);
+    g_autofree char *origin = ml_host_accel_origin(&lab->accel);
+    ml_progress("host", "accelerator %s: %s%s%s", lab->accel.kvm ? "KVM" : "TCG",
+                lab->accel.reason, origin ? "; " : "", origin ? origin : "");
     ml_lab_phase(lab, "kvm-probe");
 }
 

@@ -6,29 +6,31 @@ set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 [ -x "$bin" ] || { echo "cli_usage: skipped: $bin not built"; exit 77; }
 passed=0 failed=0
+# Private files: parallel test runs must not read each other's output.
+tmp=$(mktemp -d)
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
 expect() { # expect RC DESCRIPTION -- command...
     local want=$1 what=$2; shift 3
-    "$@" >/tmp/cli_usage.out 2>/tmp/cli_usage.err
+    "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; fi
 }
 
 for verb in up run down status validate check fetch; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
-    grep -q "^Usage: meshlab $verb" /tmp/cli_usage.out && ok || bad "$verb --help prints its usage"
+    grep -q "^Usage: meshlab $verb" "$tmp/out" && ok || bad "$verb --help prints its usage"
 done
 expect 0 "check --help" -- "$bin" check --help
-grep -q "MESHLAB_KVM_REPROBE=1" /tmp/cli_usage.out && ok || bad "check --help says how to re-probe KVM"
+grep -q "MESHLAB_KVM_REPROBE=1" "$tmp/out" && ok || bad "check --help says how to re-probe KVM"
 expect 0 "--help" -- "$bin" --help
 for verb in up run down status validate check; do
-    grep -q "^  $verb " /tmp/cli_usage.out && ok || bad "--help lists $verb"
+    grep -q "^  $verb " "$tmp/out" && ok || bad "--help lists $verb"
 done
 expect 0 "--version" -- "$bin" --version
 expect 2 "no command" -- "$bin"
 expect 2 "unknown command" -- "$bin" frobnicate
-grep -q "unknown command 'frobnicate'" /tmp/cli_usage.err && ok || bad "unknown command is named"
+grep -q "unknown command 'frobnicate'" "$tmp/err" && ok || bad "unknown command is named"
 expect 2 "validate without a file" -- "$bin" validate
 expect 2 "status with an operand" -- "$bin" status extra
 expect 2 "run with an unknown option" -- "$bin" run --bogus topologies/three-guest.yaml
@@ -39,14 +41,14 @@ bad_topo=$(ls tests/data/bad/*.yaml | head -1)
 for verb in up run; do
     MESHLAB_URI=test:///nonexistent-should-not-be-opened \
         expect 2 "$verb with a malformed topology" -- "$bin" "$verb" "$bad_topo"
-    grep -q "^meshlab: $bad_topo:[0-9]*:[0-9]*: " /tmp/cli_usage.err && ok ||
+    grep -q "^meshlab: $bad_topo:[0-9]*:[0-9]*: " "$tmp/err" && ok ||
         bad "$verb names file:line:col"
 done
 MESHLAB_BOOT_TIMEOUT=soon expect 2 "up with a bad MESHLAB_BOOT_TIMEOUT" -- \
     "$bin" up topologies/three-guest.yaml
-grep -q "MESHLAB_BOOT_TIMEOUT must be a number of seconds" /tmp/cli_usage.err && ok ||
+grep -q "MESHLAB_BOOT_TIMEOUT must be a number of seconds" "$tmp/err" && ok ||
     bad "bad MESHLAB_BOOT_TIMEOUT is explained"
 
-rm -f /tmp/cli_usage.out /tmp/cli_usage.err
+rm -rf "$tmp"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
