@@ -16,6 +16,8 @@
 /* Bump when the customisation below changes, so cached images built the old way are not reused. */
 #define RECIPE_VERSION "2" /* 2: packages verified against the signed archive */
 #define DEB_DIR_IN_GUEST "/var/tmp/meshlab-debs"
+/* A TCG appliance, the package checks and the installs take minutes; an hour is a hang. */
+#define CUSTOMISE_TIMEOUT_S 3600.0
 
 struct download {
     char *url;
@@ -740,6 +742,19 @@ static bool customise(const struct catalogue *c, const struct paths *p, const ch
     return ok;
 }
 
+struct customise_args {
+    const struct catalogue *c;
+    const struct paths *p;
+    const char *disk;
+    bool force_tcg;
+};
+
+static bool customise_in_group(void *data, GError **err)
+{
+    const struct customise_args *a = data;
+    return customise(a->c, a->p, a->disk, a->force_tcg, err);
+}
+
 static bool build_image(const struct catalogue *c, const struct paths *p, const char *qcow2,
                         bool force_tcg, GError **err)
 {
@@ -768,7 +783,12 @@ static bool build_image(const struct catalogue *c, const struct paths *p, const 
                     copy_err->message);
         return false;
     }
-    bool ok = customise(c, p, tmp, force_tcg, err);
+    /* libguestfs starts its appliance from inside the library: run the whole
+     * customisation in a process group of its own, so a Ctrl-C or a hang stops
+     * the appliance too. */
+    struct customise_args args = {c, p, tmp, force_tcg};
+    bool ok = ml_run_in_group("customising the image with libguestfs", CUSTOMISE_TIMEOUT_S,
+                              customise_in_group, &args, err);
     /* QEMU runs as libvirt-qemu and only needs to read the base; overlays do the writing. */
     if (ok && (chmod(tmp, 0644) != 0 || rename(tmp, qcow2) != 0)) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the image to '%s': %s", qcow2,

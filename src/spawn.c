@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -199,4 +200,119 @@ bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdo
 bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err)
 {
     return ml_spawn_timeout(argv, ML_SPAWN_TIMEOUT_S, ret_stdout, err);
+}
+
+/* The child's side of ml_run_in_group: the error travels as "CODE\nMESSAGE". */
+static G_GNUC_NORETURN void run_child(int fd, bool (*fn)(void *, GError **), void *data)
+{
+    setpgid(0, 0);
+    /* The parent stops this group with SIGTERM: it must end it, not only set
+     * meshlab's interrupt flag. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    g_autoptr(GError) e = NULL;
+    bool ok = fn(data, &e);
+    if (!ok) {
+        g_autofree char *msg = g_strdup_printf("%d\n%s", e ? e->code : ML_ERR_HOST,
+                                               e ? e->message : "failed without saying why");
+        size_t len = strlen(msg), off = 0;
+        while (off < len) {
+            ssize_t w = write(fd, msg + off, len - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+    }
+    close(fd);
+    fflush(stderr);
+    _exit(ok ? 0 : 1);
+}
+
+bool ml_run_in_group(const char *what, double timeout_s, bool (*fn)(void *data, GError **err),
+                     void *data, GError **err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot start %s: %s", what, g_strerror(errno));
+        return false;
+    }
+    unsigned interrupts_at_start = ml_interrupt_count();
+    double deadline = timeout_s > 0 ? ml_now() + timeout_s : 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot start %s: %s", what, g_strerror(e));
+        return false;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        run_child(p[1], fn, data);
+    }
+    close(p[1]);
+    /* Both sides set the group, so that a kill right after fork reaches it. */
+    setpgid(pid, pid);
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    GString *msg = g_string_new(NULL);
+    bool cut = false, reaped = false, interrupted = false, timed_out = false;
+    int status = 0, fd = p[0];
+    while (!reaped || fd >= 0) {
+        if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = true;
+            kill(-pid, SIGKILL); /* an appliance left behind has no business going on */
+        }
+        if (ml_interrupt_count() != interrupts_at_start) {
+            interrupted = true;
+            break;
+        }
+        if (deadline && ml_now() >= deadline) {
+            timed_out = true;
+            break;
+        }
+        if (fd >= 0) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            poll(&pfd, 1, 100);
+            if (!drain(fd, msg, &cut)) {
+                close(fd);
+                fd = -1;
+            }
+        } else {
+            g_usleep(20 * 1000);
+        }
+    }
+    if (!reaped)
+        status = stop_group(pid);
+    if (fd >= 0) {
+        drain(fd, msg, &cut);
+        close(fd);
+    }
+    g_autofree char *text = g_string_free(msg, FALSE);
+    if (interrupted) {
+        g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED, "interrupted; %s was stopped", what);
+        return false;
+    }
+    if (timed_out) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "%s did not finish within %.0f s and was stopped with everything it "
+                    "started",
+                    what, timeout_s);
+        return false;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return true;
+    char *nl = strchr(text, '\n');
+    if (nl) {
+        *nl = '\0';
+        g_set_error(err, ML_ERROR, (int)g_ascii_strtoll(text, NULL, 10), "%s", nl + 1);
+    } else if (WIFSIGNALED(status)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "%s was killed by signal %d", what,
+                    WTERMSIG(status));
+    } else {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "%s failed without saying why", what);
+    }
+    return false;
 }

@@ -36,5 +36,14 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
  * program and carries the last lines of its stderr. ML_ERR_INTERRUPTED when
  * it was interrupted, ML_ERR_HOST otherwise. ret_stdout may be NULL. */
 bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdout, GError **err);
+/* Runs fn(data) in a forked copy of meshlab that leads a process group of its
+ * own, so that everything fn starts (libguestfs launches its QEMU appliance
+ * from inside the library, where no argv reaches) is stopped with it, at the
+ * deadline or on an interrupt, like a program under ml_proc_run. fn's error
+ * comes back as err; what fn changes in memory does not (the work must leave
+ * its result in files). what names the work in messages. */
+bool ml_run_in_group(const char *what, double timeout_s, bool (*fn)(void *data, GError **err),
+                     void *data, GError **err);
+
 /* ml_spawn_timeout with ML_SPAWN_TIMEOUT_S. */
 bool ml_spawn(const char *const *argv, char **ret_stdout, GError **err);

@@ -217,6 +217,88 @@ static void test_interrupts(void)
     CHECK(strstr(third, "still tearing down, please wait"));
 }
 
+/* Work done inside the library, like libguestfs's appliance: a program it
+ * starts with no argv of meshlab's, then a long wait. */
+static bool start_and_wait(void *data, GError **err)
+{
+    const char *pidfile = data;
+    g_autofree char *script = g_strdup_printf("echo $$ > '%s'; exec sleep 30", pidfile);
+    const char *argv[] = {"sh", "-c", script, NULL};
+    if (!g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, err))
+        return false;
+    g_usleep(30 * G_USEC_PER_SEC);
+    return true;
+}
+
+static bool fail_in_child(void *data, GError **err)
+{
+    (void)data;
+    g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "the appliance could not mount /");
+    return false;
+}
+
+static bool succeed_in_child(void *data, GError **err)
+{
+    (void)err;
+    return g_file_set_contents(data, "done", -1, NULL);
+}
+
+static long pid_in(const char *pidfile)
+{
+    for (int i = 0; i < 100; i++) {
+        g_autofree char *text = NULL;
+        if (g_file_get_contents(pidfile, &text, NULL, NULL) && *text)
+            return strtol(text, NULL, 10);
+        g_usleep(20 * 1000);
+    }
+    return 0;
+}
+
+/* SIGINT once the work has started its program (the file names its pid). */
+static gpointer interrupt_once_started(gpointer pidfile)
+{
+    for (int i = 0; i < 500 && !g_file_test(pidfile, G_FILE_TEST_EXISTS); i++)
+        g_usleep(20 * 1000);
+    g_usleep(100 * 1000);
+    kill(getpid(), SIGINT);
+    return NULL;
+}
+
+static void test_in_group(void)
+{
+    g_autofree char *done = g_build_filename(tmpdir, "in-group.done", NULL);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_run_in_group("a test", 10, succeed_in_child, done, &err));
+    CHECK(g_file_test(done, G_FILE_TEST_EXISTS));
+
+    /* Its error comes back with its code and message. */
+    CHECK(!ml_run_in_group("a test", 10, fail_in_child, NULL, &err));
+    CHECK(err && err->code == ML_ERR_IMAGE);
+    CHECK_STR(err ? err->message : NULL, "the appliance could not mount /");
+    g_clear_error(&err);
+
+    /* A hang: stopped at the deadline, with what it started. */
+    g_autofree char *pidfile = g_build_filename(tmpdir, "in-group-timeout.pid", NULL);
+    double t0 = ml_now();
+    CHECK(!ml_run_in_group("a test", 1, start_and_wait, pidfile, &err));
+    CHECK(ml_now() - t0 < 8);
+    CHECK(err && strstr(err->message, "a test did not finish within 1 s"));
+    long started = pid_in(pidfile);
+    CHECK(started > 0 && gone_soon(started));
+    g_clear_error(&err);
+
+    /* Ctrl-C: stopped at once, with what it started. */
+    g_autofree char *pidfile2 = g_build_filename(tmpdir, "in-group-interrupt.pid", NULL);
+    GThread *thread = g_thread_new("interrupt", interrupt_once_started, pidfile2);
+    t0 = ml_now();
+    CHECK(!ml_run_in_group("a test", 30, start_and_wait, pidfile2, &err));
+    CHECK(ml_now() - t0 < 15);
+    g_thread_join(thread);
+    CHECK(err && err->code == ML_ERR_INTERRUPTED);
+    started = pid_in(pidfile2);
+    CHECK(started > 0 && gone_soon(started));
+}
+
 int main(void)
 {
     ml_log_init();
@@ -227,6 +309,7 @@ int main(void)
     test_leftover_holds_pipes();
     test_timeout();
     test_interrupts();
+    test_in_group();
     g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
     CHECK(system(cmd) == 0);
     g_free(tmpdir);
