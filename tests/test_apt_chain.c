@@ -24,8 +24,8 @@
  *    images/ubuntu-24.04.conf's apt_keyring names. */
 #include "check.h"
 #include "http_fixture.h"
-#include "image_ubuntu.h"
-#include "util.h"
+#include "cache/image_ubuntu.h"
+#include "core/util.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -2,10 +2,10 @@
  * publishers ($MESHLAB_ARTIFACT_MIRROR): a good fetch verified by the checksum files, the
  * tailscale archive extracted, a mismatch refused, a changed file refused by known-hashes, a
  * cache filled by hand verified offline, and the list of missing files. */
-#include "artifacts.h"
+#include "cache/artifacts.h"
 #include "check.h"
 #include "http_fixture.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -21,8 +21,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "util.h"
+#include "dataplanes/daemon.h"
+#include "core/util.h"
 
 static char *dir;
 

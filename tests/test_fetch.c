@@ -2,9 +2,9 @@
  * SHA256SUMS, mismatches, errors, resume after a cut transfer, and known-hashes. */
 #include "check.h"
 #include "http_fixture.h"
-#include "fetch.h"
-#include "image_ubuntu.h"
-#include "util.h"
+#include "cache/fetch.h"
+#include "cache/image_ubuntu.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <signal.h>

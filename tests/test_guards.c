@@ -2,10 +2,10 @@
  * MESHLAB_BOOT_TIMEOUT, and guest-exec results the agent cut short. */
 #include <json-c/json.h>
 
-#include "agent.h"
+#include "virt/agent.h"
 #include "check.h"
-#include "lab.h"
-#include "util.h"
+#include "virt/lab.h"
+#include "core/util.h"
 
 static bool boot_timeout(const char *value, double *ret, GError **err)
 {

@@ -1,11 +1,11 @@
 /* The checks that stand between one guest's output and another guest's root shell: every
  * validator accepts the real shape and refuses hostile text. */
 #include "check.h"
-#include "guest_value.h"
-#include "nebula.h"
-#include "tailscale.h"
-#include "util.h"
-#include "wireguard.h"
+#include "dataplanes/guest_value.h"
+#include "dataplanes/nebula.h"
+#include "dataplanes/tailscale.h"
+#include "core/util.h"
+#include "dataplanes/wireguard.h"
 
 #define NEBULA_PUB                                                                                 \
     "-----BEGIN NEBULA X25519 PUBLIC KEY-----\n"                                                   \

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "host.h"
-#include "util.h"
+#include "virt/host.h"
+#include "core/util.h"
 
 static char *tmpdir;
 static char *runs_file;

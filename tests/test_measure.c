@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "measure.h"
+#include "measure/measure.h"
 
 int main(void)
 {

@@ -6,10 +6,10 @@
 
 #include <unistd.h>
 
-#include "nft.h"
-#include "path.h"
-#include "topology.h"
-#include "util.h"
+#include "dataplanes/nft.h"
+#include "dataplanes/path.h"
+#include "topology/topology.h"
+#include "core/util.h"
 
 static char *netns;
 

@@ -2,9 +2,9 @@
 #include <math.h>
 
 #include "check.h"
-#include "parse_iperf.h"
-#include "parse_ping.h"
-#include "util.h"
+#include "measure/parse_iperf.h"
+#include "measure/parse_ping.h"
+#include "core/util.h"
 
 #define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
 

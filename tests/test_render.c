@@ -2,16 +2,16 @@
  * libvirt XML, cloud-init seeds and WireGuard configurations. */
 #include "check.h"
 
-#include "cloudinit.h"
-#include "image.h"
-#include "nebula.h"
-#include "nft.h"
-#include "path.h"
-#include "plan.h"
-#include "topology.h"
-#include "util.h"
-#include "virt_xml.h"
-#include "wireguard.h"
+#include "virt/cloudinit.h"
+#include "cache/image.h"
+#include "dataplanes/nebula.h"
+#include "dataplanes/nft.h"
+#include "dataplanes/path.h"
+#include "topology/plan.h"
+#include "topology/topology.h"
+#include "core/util.h"
+#include "virt/virt_xml.h"
+#include "dataplanes/wireguard.h"
 
 static const char *const keys[] = {
     "HUBhubHUBhubHUBhubHUBhubHUBhubHUBhubHUBhub0=",

@@ -2,8 +2,8 @@
 #include <json-c/json.h>
 
 #include "check.h"
-#include "report.h"
-#include "util.h"
+#include "report/report.h"
+#include "core/util.h"
 
 static struct json_object *load(const char *name)
 {

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "leftovers.h"
-#include "lock.h"
-#include "plan.h"
-#include "rundir.h"
-#include "util.h"
+#include "core/leftovers.h"
+#include "core/lock.h"
+#include "topology/plan.h"
+#include "core/rundir.h"
+#include "core/util.h"
 
 static char *tmp_root;
 

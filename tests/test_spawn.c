@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "spawn.h"
-#include "util.h"
+#include "core/spawn.h"
+#include "core/util.h"
 
 static char *tmpdir;
 

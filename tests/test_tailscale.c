@@ -1,8 +1,8 @@
 /* The files meshlab writes for Headscale and Tailscale (against golden files), and the readers of
  * what tailscale and headscale print, on real output (tests/data/samples/tailscale/README). */
 #include "check.h"
-#include "tailscale.h"
-#include "util.h"
+#include "dataplanes/tailscale.h"
+#include "core/util.h"
 
 #define SAMPLES "tests/data/samples/tailscale/"
 

@@ -1,8 +1,8 @@
 /* Topology loading: the shipped lab, good variations, and every bad input in
  * tests/data/bad/ against its golden .expected error line. */
 #include "check.h"
-#include "topology.h"
-#include "util.h"
+#include "topology/topology.h"
+#include "core/util.h"
 
 #include <arpa/inet.h>
 

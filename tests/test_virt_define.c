@@ -6,11 +6,11 @@
 #include <libvirt/libvirt.h>
 #include <unistd.h>
 
-#include "plan.h"
-#include "topology.h"
-#include "util.h"
-#include "virt.h"
-#include "virt_xml.h"
+#include "topology/plan.h"
+#include "topology/topology.h"
+#include "core/util.h"
+#include "virt/virt.h"
+#include "virt/virt_xml.h"
 
 static void count(const char *what, void *opaque)
 {

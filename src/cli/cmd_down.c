@@ -1,0 +1,103 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "virt/lab.h"
+#include "core/leftovers.h"
+#include "core/lock.h"
+#include "topology/plan.h"
+#include "core/rundir.h"
+#include "topology/topology.h"
+#include "core/util.h"
+#include "virt/virt.h"
+
+static const char down_usage[] =
+    "Usage: meshlab down NAME|FILE\n\n"
+    "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
+    "meshlab metadata), its network, its storage pool and the volumes in it, and its\n"
+    "state file. Nothing else is touched. Works without the topology file (give the\n"
+    "lab's name), and is safe to run again: a lab that is gone is reported as such.\n"
+    "It also removes what a meshlab that was killed (SIGKILL, a crash) left outside\n"
+    "libvirt: the lab's pool directory, its stale lock, seed directories in $TMPDIR,\n"
+    "half-built images and half-written files in the cache and state directories\n"
+    "(only those whose process is gone). While another meshlab works on the lab, down\n"
+    "is refused and says which process that is.\n";
+
+static void print_removed(const char *what, void *opaque)
+{
+    int *n = opaque;
+    printf("removed %s\n", what);
+    (*n)++;
+}
+
+static void print_leftover(const char *path, void *opaque)
+{
+    g_autofree char *what = g_strdup_printf("%s (left by a meshlab that was killed)", path);
+    print_removed(what, opaque);
+}
+
+int cmd_down_main(int argc, char **argv)
+{
+    int status;
+    if (!cmd_simple_args(argc, argv, down_usage, 1, &status))
+        return status;
+    const char *arg = argv[optind];
+    g_autoptr(GError) err = NULL;
+    g_autofree char *lab = NULL;
+    if (g_file_test(arg, G_FILE_TEST_IS_REGULAR)) {
+        g_autoptr(MlTopology) topo = ml_topology_load(arg, &err);
+        if (!topo)
+            return cmd_fail(err);
+        lab = g_strdup(topo->name);
+    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") ||
+               g_str_has_suffix(arg, ".yml")) {
+        fprintf(stderr,
+                "meshlab: '%s' is not a file; give the lab's name instead "
+                "('meshlab status' lists them)\n",
+                arg);
+        return ML_EXIT_USAGE;
+    } else {
+        lab = g_strdup(arg);
+    }
+    int lock = ml_lock_lab(lab, "down", &err);
+    if (lock < 0)
+        return cmd_fail(err);
+    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    if (!conn) {
+        ml_lock_release(lab, lock);
+        return cmd_fail(err);
+    }
+    int removed = 0;
+    int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
+    virConnectClose(conn);
+    if (n >= 0) {
+        ml_lab_state_remove(lab, print_removed, &removed);
+        /* A meshlab killed before libvirt knew the pool leaves its directory. */
+        g_autofree char *pool_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
+        int fd = open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            bool cleared = ml_rundir_clear(fd, pool_dir, &err);
+            close(fd);
+            if (!cleared || rmdir(pool_dir) < 0) {
+                ml_lock_release(lab, lock);
+                if (!err)
+                    g_set_error(&err, ML_ERROR, ML_ERR_HOST, "cannot remove '%s': %s", pool_dir,
+                                g_strerror(errno));
+                return cmd_fail(err);
+            }
+            g_autofree char *what = g_strdup_printf("pool directory %s", pool_dir);
+            print_removed(what, &removed);
+        }
+        ml_leftovers_sweep(true, print_leftover, &removed);
+    }
+    ml_lock_release(lab, lock);
+    if (n < 0)
+        return cmd_fail(err);
+    if (removed == 0)
+        printf("lab %s: nothing to remove\n", lab);
+    return ML_EXIT_OK;
+}

@@ -1,0 +1,216 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <math.h>
+
+#include "cli/commands.h"
+#include "measure/measure.h"
+#include "report/report.h"
+#include "cli/session.h"
+#include "core/util.h"
+
+static const char run_usage[] =
+    "Usage: meshlab run [--quick] [--out DIR] [--force] [--keep] [--keep-on-failure] FILE\n\n"
+    "Measures every path FILE names. If the lab is not up, brings it up first and tears it\n"
+    "down afterwards (unless --keep). For each path: a check that traffic takes the path\n"
+    "its name says, ping, a transfer with the hub NIC's byte counters, the throughput\n"
+    "passes, and the check again. A path whose check fails is reported as failed, with\n"
+    "the evidence, and no numbers. Writes results.json and report.md to the run directory.\n"
+    "Exits 0 when every path was measured, 1 when any was not (the report says why),\n"
+    "2 for bad input, 130 when interrupted. One meshlab at a time works on a lab: a\n"
+    "second up, run or down of it is refused while this one runs.\n\n"
+    "  --quick              the topology's quick profile (short transfers, few pings)\n"
+    "  --out DIR            run directory (default runs/LAB-RUNID); it must be new, empty,\n"
+    "                       or an earlier run of the same lab with --force, and writable\n"
+    "                       by you alone\n"
+    "  --force              replace the earlier run of this lab in --out DIR\n"
+    "  --keep               leave the lab up afterwards\n"
+    "  --keep-on-failure    leave the lab up if anything fails\n";
+
+static char *iso_now(void)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char buf[32];
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return g_strdup(buf);
+}
+
+static struct json_object *profile_json(const char *name, const struct ml_profile *p)
+{
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "name", json_object_new_string(name));
+    json_object_object_add(o, "transfer_s", json_object_new_int((int)p->transfer_s));
+    json_object_object_add(o, "passes", json_object_new_int((int)p->passes));
+    json_object_object_add(o, "pass_s", json_object_new_int((int)p->pass_s));
+    json_object_object_add(o, "ping_count", json_object_new_int((int)p->ping_count));
+    return o;
+}
+
+static struct json_object *guests_json(const struct ml_lab *lab)
+{
+    struct json_object *a = json_object_new_array();
+    char addr[16];
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        struct json_object *g = json_object_new_object();
+        const struct ml_node *n = lab->plan->guests[i].node;
+        json_object_object_add(g, "name", json_object_new_string(n->name));
+        json_object_object_add(g, "address", json_object_new_string(ml_ip_str(n->address, addr)));
+        json_object_object_add(
+            g, "boot_s",
+            lab->boot_s[i] > 0 ? json_object_new_double(round(lab->boot_s[i] * 10) / 10) : NULL);
+        json_object_object_add(
+            g, "ready_s",
+            lab->ready_s[i] > 0 ? json_object_new_double(round(lab->ready_s[i] * 10) / 10) : NULL);
+        json_object_array_add(a, g);
+    }
+    return a;
+}
+
+int cmd_run_main(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
+                                            {"quick", no_argument, NULL, 'q'},
+                                            {"out", required_argument, NULL, 'o'},
+                                            {"force", no_argument, NULL, 'f'},
+                                            {"keep", no_argument, NULL, 'K'},
+                                            {"keep-on-failure", no_argument, NULL, 'k'},
+                                            {0}};
+    struct ml_session_opts opts = {.verb = "run"};
+    bool quick = false, keep = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            fputs(run_usage, stdout);
+            return ML_EXIT_OK;
+        case 'q':
+            quick = true;
+            break;
+        case 'o':
+            opts.out_dir = optarg;
+            break;
+        case 'K':
+            keep = true;
+            break;
+        case 'k':
+            opts.keep_on_failure = true;
+            break;
+        case 'f':
+            opts.force = true;
+            break;
+        default:
+            fputs(run_usage, stderr);
+            return ML_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(run_usage, stderr);
+        return ML_EXIT_USAGE;
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    if (!topo)
+        return cmd_fail(err);
+    ml_signals_install();
+    g_autofree char *started = iso_now();
+    const struct ml_profile *profile = quick ? &topo->measure.quick : &topo->measure.full;
+
+    /* A lab left up by 'meshlab up' is measured as it is and left up. */
+    struct ml_lab lab = {0};
+    bool brought_up = false;
+    if (!ml_session_open(&lab, topo, &opts, &err)) {
+        ml_lab_clear(&lab);
+        return cmd_fail(err);
+    }
+    if (ml_lab_state_exists(topo->name)) {
+        if (!ml_lab_attach(&lab, &err) || !ml_session_rundir(&lab, &opts, &err)) {
+            ml_lab_clear(&lab);
+            return cmd_fail(err);
+        }
+        ml_progress("run", "lab %s is up (built by run %s); measuring it as it is, into %s",
+                    topo->name, lab.up_run_id, lab.run_dir);
+        ml_lab_phase(&lab, "attach");
+    } else {
+        if (!ml_session_up(&lab, &opts, &err)) {
+            ml_lab_clear(&lab);
+            return cmd_fail(err);
+        }
+        brought_up = true;
+    }
+
+    ml_progress("run", "profile %s: %u s transfer, %u passes of %u s, %u pings",
+                quick ? "quick" : "full", profile->transfer_s, profile->passes, profile->pass_s,
+                profile->ping_count);
+    struct json_object *paths = ml_measure_paths(&lab, profile, &err);
+    ml_lab_phase(&lab, "measure");
+    struct json_object *results = NULL;
+    if (paths) {
+        results = json_object_new_object();
+        json_object_object_add(results, "schema", json_object_new_string(ML_RESULTS_SCHEMA));
+        json_object_object_add(results, "lab", json_object_new_string(topo->name));
+        json_object_object_add(results, "topology", json_object_new_string(argv[optind]));
+        json_object_object_add(results, "run_id", json_object_new_string(lab.run_id));
+        json_object_object_add(
+            results, "lab_run_id",
+            json_object_new_string(lab.up_run_id ? lab.up_run_id : lab.run_id));
+        json_object_object_add(results, "started", json_object_new_string(started));
+        json_object_object_add(results, "profile", profile_json(quick ? "quick" : "full", profile));
+        json_object_object_add(results, "environment", ml_measure_environment(&lab));
+        json_object_object_add(results, "guests", guests_json(&lab));
+        json_object_object_add(results, "paths", paths);
+    }
+
+    bool ok = paths != NULL;
+    int unmeasured = 0;
+    for (size_t i = 0; paths && i < json_object_array_length(paths); i++)
+        if (strcmp(json_object_get_string(
+                       json_object_object_get(json_object_array_get_idx(paths, i), "status")),
+                   "measured"))
+            unmeasured++;
+    if (!ok) {
+        ml_session_fail_teardown(&lab, &opts);
+    } else if (brought_up && !keep) {
+        ml_lab_collect_logs(&lab);
+        ml_lab_phase(&lab, "logs");
+        g_autoptr(GError) derr = NULL;
+        if (!ml_lab_destroy(&lab, &derr)) {
+            ml_warn("teardown incomplete: %s; run 'meshlab down %s'", derr->message, topo->name);
+            ok = false;
+            if (!err)
+                err = g_steal_pointer(&derr);
+        }
+    }
+    if (results) {
+        g_autofree char *finished = iso_now();
+        json_object_object_add(results, "finished", json_object_new_string(finished));
+        ml_lab_phase(&lab, "results");
+        /* The phases are contiguous from the start of the command: they add up
+         * to its wall time, which is recorded beside them. */
+        json_object_object_add(results, "wall_s",
+                               json_object_new_double(round(ml_elapsed() * 100) / 100));
+        json_object_object_add(results, "phases", json_object_get(lab.phases));
+        if (lab.up_phases)
+            json_object_object_add(results, "lab_up_phases", json_object_get(lab.up_phases));
+        g_autoptr(GError) werr = NULL;
+        if (!ml_results_write(&lab, results, &werr)) {
+            ok = false;
+            if (!err)
+                err = g_steal_pointer(&werr);
+        } else {
+            printf("results: %s/results.json\nreport:  %s/report.md\n", lab.run_dir, lab.run_dir);
+            fflush(stdout);
+        }
+        json_object_put(results);
+    }
+    ml_lab_clear(&lab);
+    if (!ok)
+        return cmd_fail(err);
+    if (unmeasured) {
+        fprintf(stderr, "meshlab: %d path(s) not measured; the report says why\n", unmeasured);
+        return ML_EXIT_FAIL;
+    }
+    return ML_EXIT_OK;
+}

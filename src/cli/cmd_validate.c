@@ -1,0 +1,53 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "topology/topology.h"
+#include "core/util.h"
+
+int cmd_fail(const GError *err)
+{
+    fprintf(stderr, "meshlab: %s\n", err->message);
+    if (err->domain == ML_ERROR && err->code == ML_ERR_INPUT)
+        return ML_EXIT_USAGE;
+    if (err->domain == ML_ERROR && err->code == ML_ERR_INTERRUPTED)
+        return ML_EXIT_INTERRUPTED;
+    return ML_EXIT_FAIL;
+}
+
+bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int *ret_status)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        bool help = opt == 'h';
+        fputs(usage, help ? stdout : stderr);
+        *ret_status = help ? ML_EXIT_OK : ML_EXIT_USAGE;
+        return false;
+    }
+    if (argc - optind != operands) {
+        fputs(usage, stderr);
+        *ret_status = ML_EXIT_USAGE;
+        return false;
+    }
+    return true;
+}
+
+static const char validate_usage[] =
+    "Usage: meshlab validate FILE\n\n"
+    "Checks a topology file without touching libvirt. Prints nothing and exits 0 when it\n"
+    "is valid; otherwise prints one line, FILE:LINE:COLUMN: the rule broken, and exits 2.\n";
+
+int cmd_validate_main(int argc, char **argv)
+{
+    int status;
+    if (!cmd_simple_args(argc, argv, validate_usage, 1, &status))
+        return status;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    if (!topo)
+        return cmd_fail(err);
+    return ML_EXIT_OK;
+}

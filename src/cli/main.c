@@ -1,0 +1,58 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/util.h"
+
+static const struct {
+    const char *name;
+    int (*main)(int argc, char **argv);
+    const char *summary;
+} verbs[] = {
+    {"up", cmd_up_main, "Build the lab's guests on an isolated bridge and bring up its tunnels"},
+    {"run", cmd_run_main,
+     "Measure every path (bringing the lab up and down if needed); write a report"},
+    {"down", cmd_down_main, "Remove everything a lab created, by lab name or topology file"},
+    {"status", cmd_status_main, "List labs that exist on this host and what they hold"},
+    {"validate", cmd_validate_main, "Check a topology file without touching libvirt"},
+    {"check", cmd_check_main,
+     "Check the host: libvirt, QEMU, KVM or TCG, disk, memory, image cache"},
+    {"fetch", cmd_fetch_main, "Download and prepare guest images into the cache"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: meshlab COMMAND [ARGS]\n\n"
+               "Builds a lab of QEMU guests on an isolated libvirt bridge, brings up WireGuard\n"
+               "paths between them, measures each path and writes results.json and report.md.\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(verbs); i++)
+        fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "\n'meshlab COMMAND --help' describes a command. Environment:\n"
+               "  MESHLAB_CACHE_DIR  image cache (default /var/cache/meshlab)\n"
+               "  MESHLAB_STATE_DIR  lab state and storage pools (default /var/lib/meshlab)\n"
+               "  MESHLAB_URI        libvirt connection (default qemu:///system)\n");
+}
+
+int main(int argc, char **argv)
+{
+    ml_log_init();
+    if (argc < 2) {
+        usage(stderr);
+        return ML_EXIT_USAGE;
+    }
+    const char *verb = argv[1];
+    if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+        usage(stdout);
+        return ML_EXIT_OK;
+    }
+    if (!strcmp(verb, "--version")) {
+        printf("meshlab %s\n", MESHLAB_VERSION);
+        return ML_EXIT_OK;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(verbs); i++)
+        if (!strcmp(verb, verbs[i].name))
+            return verbs[i].main(argc - 1, argv + 1);
+    fprintf(stderr, "meshlab: unknown command '%s'; 'meshlab --help' lists the commands\n", verb);
+    return ML_EXIT_USAGE;
+}

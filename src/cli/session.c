@@ -1,0 +1,193 @@
+#include "cli/session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/lock.h"
+#include "dataplanes/path.h"
+#include "core/rundir.h"
+#include "report/report.h"
+#include "core/util.h"
+#include "virt/virt.h"
+
+bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
+                     const struct ml_session_opts *opts, GError **err)
+{
+    memset(lab, 0, sizeof(*lab));
+    lab->topo = topo;
+    double boot_timeout;
+    if (!ml_lab_boot_timeout(&boot_timeout, err))
+        return false;
+    lab->lock_fd = ml_lock_lab(topo->name, opts->verb ? opts->verb : "up", err);
+    if (lab->lock_fd < 0)
+        return false;
+    lab->locked = true;
+    lab->plan = ml_plan_new(topo, NULL);
+    /* One run, one id: the run directory's name, results' run_id, and the tags
+     * of what this run creates. */
+    g_strlcpy(lab->run_id, lab->plan->run_id, sizeof(lab->run_id));
+    if (opts->out_dir) {
+        lab->run_dir = g_strdup(opts->out_dir);
+    } else {
+        g_autofree char *name = g_strdup_printf("%s-%s", topo->name, lab->plan->run_id);
+        lab->run_dir = g_build_filename("runs", name, NULL);
+    }
+    if (!g_path_is_absolute(lab->run_dir)) {
+        g_autofree char *cwd = g_get_current_dir();
+        char *abs = g_build_filename(cwd, lab->run_dir, NULL);
+        g_free(lab->run_dir);
+        lab->run_dir = abs;
+    }
+    lab->conn = ml_virt_connect(ml_virt_uri(), err);
+    ml_lab_phase(lab, "start");
+    return lab->conn != NULL;
+}
+
+bool ml_session_rundir(struct ml_lab *lab, const struct ml_session_opts *opts, GError **err)
+{
+    lab->run_fd = ml_rundir_open(lab->run_dir, lab->topo->name, lab->run_id, opts->force, err);
+    lab->run_open = lab->run_fd >= 0;
+    return lab->run_open;
+}
+
+void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *opts)
+{
+    if (!lab->created)
+        return;
+    ml_progress("logs", "keeping the guests' consoles and cloud-init logs in %s/guests",
+                lab->run_dir);
+    ml_lab_collect_logs(lab);
+    ml_lab_phase(lab, "logs");
+    if (opts->keep_on_failure) {
+        ml_progress("down", "--keep-on-failure: lab %s left as it is; remove it with "
+                    "'meshlab down %s'", lab->topo->name, lab->topo->name);
+        return;
+    }
+    g_autoptr(GError) e = NULL;
+    if (!ml_lab_destroy(lab, &e))
+        ml_warn("teardown incomplete: %s; run 'meshlab down %s' to finish it", e->message,
+                lab->topo->name);
+}
+
+static bool refuse_existing(struct ml_lab *lab, GError **err)
+{
+    const char *name = lab->topo->name;
+    bool exists = ml_lab_state_exists(name);
+    g_autoptr(GPtrArray) labs = ml_virt_list_labs(lab->conn);
+    for (guint i = 0; i < labs->len; i++)
+        if (!strcmp(g_ptr_array_index(labs, i), name))
+            exists = true;
+    if (exists)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "lab %s already exists on this host; 'meshlab down %s' removes it", name,
+                    name);
+    return !exists;
+}
+
+/* The KVM probe boots the guest kernel; with a fresh cache there is none yet,
+ * so the image is built first. */
+static void probe_accelerator(struct ml_lab *lab)
+{
+    g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
+    struct ml_image tmp = {0};
+    if (!kernel && g_file_test("/dev/kvm", G_FILE_TEST_EXISTS)) {
+        g_autoptr(GError) ie = NULL;
+        if (ml_image_debian_prepare(ml_cache_dir(), &tmp, &ie))
+            kernel = g_strdup(tmp.kernel);
+        else
+            ml_warn("cannot build the image the KVM probe boots: %s", ie->message);
+        ml_lab_phase(lab, "image");
+    }
+    ml_host_probe_accel(kernel, &lab->accel);
+    ml_image_clear(&tmp);
+    g_autofree char *origin = ml_host_accel_origin(&lab->accel);
+    ml_progress("host", "accelerator %s: %s%s%s", lab->accel.kvm ? "KVM" : "TCG",
+                lab->accel.reason, origin ? "; " : "", origin ? origin : "");
+    ml_lab_phase(lab, "kvm-probe");
+}
+
+/* Each dataplane once, even when several paths share it. A dataplane that
+ * cannot come up fails its own paths, not the whole run. */
+static bool setup_dataplanes(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    bool (*done[ML_PATH_COUNT])(struct ml_lab *, GError **) = {0};
+    size_t n_done = 0;
+    for (int k = 0; k < ML_PATH_COUNT; k++) {
+        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+        g_autofree char *why_not = NULL;
+        if (!topo->measure.paths[k] || !ops->setup)
+            continue;
+        if (ops->available && !ops->available(lab, &why_not)) {
+            ml_progress("up", "%s: %s", ml_path_name(ops->kind), why_not);
+            continue;
+        }
+        bool already = false;
+        for (size_t d = 0; d < n_done; d++)
+            already |= done[d] == ops->setup;
+        if (already)
+            continue;
+        done[n_done++] = ops->setup;
+        if (ml_check_interrupted(err))
+            return false;
+        g_autoptr(GError) serr = NULL;
+        bool ok = ops->setup(lab, &serr);
+        g_autofree char *phase = g_strdup_printf("setup %s", ml_path_name(ops->kind));
+        ml_lab_phase(lab, phase);
+        if (ok)
+            continue;
+        if (!serr)
+            g_set_error(&serr, ML_ERROR, ML_ERR_GUEST, "unknown error");
+        if (serr->code == ML_ERR_INTERRUPTED) {
+            g_propagate_error(err, g_steal_pointer(&serr));
+            return false;
+        }
+        ml_warn("%s could not be set up: %s", ml_path_name(ops->kind), serr->message);
+        for (int j = 0; j < ML_PATH_COUNT; j++)
+            if (topo->measure.paths[j] && ml_path_ops((enum ml_path_kind)j)->setup == ops->setup)
+                lab->setup_failed[j] = g_strdup_printf("its dataplane could not be set up: %s",
+                                                       serr->message);
+    }
+    return !ml_check_interrupted(err);
+}
+
+bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    /* Every input is checked before anything is created. */
+    if (!refuse_existing(lab, err) || !ml_session_rundir(lab, opts, err))
+        return false;
+    ml_progress("up", "lab %s, run %s, results in %s", topo->name, lab->run_id, lab->run_dir);
+    probe_accelerator(lab);
+
+    /* What each guest's artifacts CD carries is the dataplanes' business; the lab
+     * only burns it. */
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        lab->artifacts[i] = ml_path_artifacts(lab, i);
+    bool ok = ml_lab_create(lab, err) && ml_policy_firewall(lab, err);
+    if (ok)
+        ml_lab_phase(lab, "firewall");
+    ok = ok && setup_dataplanes(lab, err);
+    if (ok) {
+        lab->complete = true;
+        ok = ml_lab_state_write(lab, err);
+    }
+    if (!ok) {
+        ml_session_fail_teardown(lab, opts);
+        return false;
+    }
+    ml_progress("up", "lab %s is up (%.0f s)", topo->name, ml_elapsed());
+    return true;
+}
+
+bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GError **err)
+{
+    const char *text =
+        json_object_to_json_string_ext(results, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
+    g_autofree char *with_nl = g_strdup_printf("%s\n", text);
+    if (!ml_lab_write(lab, "results.json", with_nl, -1, err))
+        return false;
+    g_autofree char *md = ml_report_render_markdown(results, err);
+    return md && ml_lab_write(lab, "report.md", md, -1, err);
+}

@@ -1,0 +1,33 @@
+/* What up and run share: bringing a lab up with every dataplane, and tearing
+ * it down again on failure or Ctrl-C unless asked to keep it. */
+#pragma once
+
+#include "virt/lab.h"
+
+struct ml_session_opts {
+    const char *verb;         /* "up" or "run": recorded in the lab's lock */
+    const char *out_dir;      /* run directory; NULL: runs/<lab>-<run id> */
+    bool force;               /* --force: replace an earlier run of the same lab in out_dir */
+    bool keep_on_failure;     /* leave a failed lab for diagnosis */
+};
+
+/* Takes the lab's lock (held until ml_lab_clear), makes the plan with a new
+ * run id and opens the connection. Creates nothing. */
+bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
+                     const struct ml_session_opts *opts, GError **err);
+
+/* Checks and opens the run directory (see rundir.h); nothing else is created. */
+bool ml_session_rundir(struct ml_lab *lab, const struct ml_session_opts *opts, GError **err);
+
+/* On a lab opened by ml_session_open: refuses a lab that already exists,
+ * opens the run directory, probes the accelerator, resolves the image, creates
+ * and boots the lab and sets up every dataplane the topology's paths need. On
+ * failure it collects the guests' logs and tears down what it created (unless
+ * keep_on_failure); err says what went wrong. */
+bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GError **err);
+
+/* Tears down after a failure; honours keep_on_failure. */
+void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *opts);
+
+/* Writes the results document and the report into the run directory. */
+bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GError **err);

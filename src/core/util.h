@@ -1,0 +1,66 @@
+/* Shared conventions: errors travel as GError in the ML_ERROR domain, only the
+ * command layer prints them; progress lines carry the elapsed time. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#define ML_ERROR ml_error_quark()
+GQuark ml_error_quark(void);
+
+enum ml_error_code {
+    ML_ERR_INPUT = 1,    /* the user's file or arguments; exit status 2 */
+    ML_ERR_HOST,         /* the host lacks something (package, daemon, disk) */
+    ML_ERR_LIBVIRT,      /* libvirt refused or failed */
+    ML_ERR_GUEST,        /* a guest did not do what was asked */
+    ML_ERR_IMAGE,        /* building, downloading or verifying an image */
+    ML_ERR_FETCH,        /* a download failed or did not verify */
+    ML_ERR_MEASURE,      /* a measurement failed */
+    ML_ERR_INTERRUPTED,  /* Ctrl-C or SIGTERM */
+};
+
+/* Exit statuses of the command layer. */
+enum { ML_EXIT_OK = 0, ML_EXIT_FAIL = 1, ML_EXIT_USAGE = 2, ML_EXIT_INTERRUPTED = 130 };
+
+/* Monotonic seconds since an arbitrary origin. */
+double ml_now(void);
+/* Seconds since ml_log_init(). */
+double ml_elapsed(void);
+void ml_log_init(void);
+void ml_log_set_quiet(bool quiet);
+
+/* "[  12.3s] phase        message" on stderr. */
+void ml_progress(const char *phase, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+void ml_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* Installs SIGINT/SIGTERM handlers that only count; long waits poll the count.
+ * The first interrupt stops the work and starts the cleanup, the second skips
+ * what the cleanup does besides tearing down (the guests' logs), and no number
+ * of them stops a teardown. */
+void ml_signals_install(void);
+bool ml_interrupted(void);
+/* How many times the user has interrupted (SIGINT, SIGTERM, SIGHUP). */
+unsigned ml_interrupt_count(void);
+/* Sets err to ML_ERR_INTERRUPTED and returns true when the user asked to stop. */
+bool ml_check_interrupted(GError **err);
+
+/* Host programs: ml_spawn and ml_spawn_timeout. */
+#include "core/spawn.h"
+
+/* Writes a file atomically with the given mode: a new temp file PATH.tmp.PID.XXXXXX
+ * created with O_EXCL (no link is followed), then renamed over PATH. */
+bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err);
+
+/* Creates a directory and its parents with the given mode. */
+bool ml_mkdir_p(const char *path, int mode, GError **err);
+
+/* Lower-case hex SHA-256 of a buffer. */
+char *ml_sha256_hex(const void *data, size_t len);
+
+/* Directories, overridable for tests. */
+const char *ml_state_dir(void);  /* MESHLAB_STATE_DIR or /var/lib/meshlab */
+const char *ml_cache_dir(void);  /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
+
+/* A directory of meshlab's data (images, cloud-init): $MESHLAB_DATA_DIR/SUB,
+ * else the source tree's SUB, else the installed share/meshlab/SUB. */
+char *ml_data_dir(const char *sub);

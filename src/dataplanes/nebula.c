@@ -1,0 +1,333 @@
+#include "dataplanes/nebula.h"
+
+#include <arpa/inet.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "virt/agent.h"
+#include "dataplanes/daemon.h"
+#include "dataplanes/guest_value.h"
+#include "core/util.h"
+
+#define NEBULA_SUBNET "10.42.0.0"
+#define NEBULA_PREFIX 24
+#define CA_DIR "/etc/nebula/ca"
+
+struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node)
+{
+    (void)topo;
+    struct in_addr a;
+    inet_pton(AF_INET, NEBULA_SUBNET, &a);
+    a.s_addr = htonl(ntohl(a.s_addr) + (uint32_t)node + 1);
+    return a;
+}
+
+char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey)
+{
+    size_t hub = topo->wireguard.hub;
+    bool is_hub = node == hub;
+    char hub_overlay[16], hub_lab[16];
+    ml_ip_str(ml_nebula_address(topo, hub), hub_overlay);
+    ml_ip_str(topo->nodes[hub].address, hub_lab);
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "# meshlab lab %s: nebula on %s\n"
+                           "pki:\n"
+                           "  ca: /etc/nebula/ca.crt\n"
+                           "  cert: /etc/nebula/host.crt\n"
+                           "  key: /etc/nebula/host.key\n"
+                           "static_host_map:\n"
+                           "  \"%s\": [\"%s:%d\"]\n"
+                           "lighthouse:\n"
+                           "  am_lighthouse: %s\n"
+                           "  interval: 60\n",
+                           topo->name, topo->nodes[node].name, hub_overlay, hub_lab, ML_NEBULA_PORT,
+                           is_hub ? "true" : "false");
+    if (is_hub)
+        g_string_append(c, "  hosts: []\n");
+    else
+        g_string_append_printf(c, "  hosts: [\"%s\"]\n", hub_overlay);
+    /* Only the lab bridge is an underlay. Without this, nebula happily learns a
+     * peer's WireGuard address and "goes direct" through the hub's tunnel: the
+     * relay check caught exactly that. */
+    char lab_net[16];
+    ml_ip_str(topo->lab_subnet.net, lab_net);
+    g_string_append_printf(c,
+                           "  local_allow_list:\n"
+                           "    \"0.0.0.0/0\": false\n"
+                           "    \"::/0\": false\n"
+                           "    \"%s/%u\": true\n"
+                           "  remote_allow_list:\n"
+                           "    \"0.0.0.0/0\": false\n"
+                           "    \"::/0\": false\n"
+                           "    \"%s/%u\": true\n",
+                           lab_net, topo->lab_subnet.prefix, lab_net, topo->lab_subnet.prefix);
+    g_string_append_printf(c,
+                           "listen:\n"
+                           "  host: 0.0.0.0\n"
+                           "  port: %d\n"
+                           "punchy:\n"
+                           "  punch: true\n"
+                           "  respond: true\n"
+                           "relay:\n",
+                           ML_NEBULA_PORT);
+    if (is_hub)
+        g_string_append(c, "  am_relay: true\n  use_relays: false\n");
+    else
+        g_string_append_printf(c, "  am_relay: false\n  use_relays: true\n  relays: [\"%s\"]\n",
+                               hub_overlay);
+    g_string_append_printf(c,
+                           "tun:\n"
+                           "  dev: " ML_NEBULA_DEV "\n"
+                           "  mtu: 1300\n"
+                           "logging:\n"
+                           "  level: info\n"
+                           "sshd:\n"
+                           "  enabled: true\n"
+                           "  listen: " ML_NEBULA_ADMIN "\n"
+                           "  host_key: /etc/nebula/ssh_host_ed25519_key\n"
+                           "  authorized_users:\n"
+                           "    - user: meshlab\n"
+                           "      keys: [\"%s\"]\n"
+                           "firewall:\n"
+                           "  outbound:\n"
+                           "    - {port: any, proto: any, host: any}\n"
+                           "  inbound:\n"
+                           "    - {port: any, proto: any, host: any}\n",
+                           admin_pubkey);
+    return g_string_free(c, FALSE);
+}
+
+/* Banners as nebula's cert package writes them (slackhq/nebula cert/cert.go: CertBanner
+ * "NEBULA CERTIFICATE", X25519PublicKeyBanner "NEBULA X25519 PUBLIC KEY", 32-byte keys). */
+bool ml_nebula_pubkey_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA X25519 PUBLIC KEY", 32);
+}
+
+bool ml_nebula_cert_valid(const char *pem)
+{
+    return ml_guest_pem(pem, "NEBULA CERTIFICATE", 0);
+}
+
+bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GError **err)
+{
+    memset(ret, 0, sizeof(*ret));
+    const char *brace = text ? strchr(text, '{') : NULL;
+    if (!brace) {
+        /* nebula answers "Unable to find tunnel for vpn ip: …" when there is none. */
+        return true;
+    }
+    struct json_object *o = json_tokener_parse(brace);
+    if (!o) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "nebula print-tunnel returned no JSON: %.80s",
+                    text);
+        return false;
+    }
+    ret->found = true;
+    struct json_object *cur = NULL, *relays = NULL;
+    if (!json_object_object_get_ex(o, "currentRemote", &cur)) {
+        /* Not the print-tunnel this parser knows: claim neither path. */
+        ret->found = false;
+    } else if (cur && json_object_get_type(cur) != json_type_null) {
+        const char *s = json_object_get_string(cur);
+        struct json_object *ip = NULL, *port = NULL;
+        if (json_object_get_type(cur) == json_type_object &&
+            json_object_object_get_ex(cur, "ip", &ip)) {
+            json_object_object_get_ex(cur, "port", &port);
+            snprintf(ret->remote, sizeof(ret->remote), "%s:%d", json_object_get_string(ip),
+                     port ? json_object_get_int(port) : 0);
+        } else {
+            g_strlcpy(ret->remote, s, sizeof(ret->remote));
+        }
+    } else if (json_object_object_get_ex(o, "currentRelaysToMe", &relays) &&
+               json_object_get_type(relays) == json_type_array &&
+               json_object_array_length(relays) > 0) {
+        ret->relayed = true;
+        g_strlcpy(ret->relay, json_object_get_string(json_object_array_get_idx(relays, 0)),
+                  sizeof(ret->relay));
+    }
+    json_object_put(o);
+    return true;
+}
+
+static void free_all(char **v)
+{
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_clear_pointer(&v[i], g_free);
+}
+
+/* nebula logs to stderr, which systemd-run hands to the journal under the unit's name; it makes
+ * its tun device before it serves. */
+static const struct ml_daemon nebula_daemon = {
+    .name = "nebula",
+    .unit = "meshlab-nebula",
+    .prepare = "umask 077; cat > /etc/nebula/config.yml && nebula -test -config "
+               "/etc/nebula/config.yml",
+    .command = "$(command -v nebula) -config /etc/nebula/config.yml",
+    .ready = "ip link show " ML_NEBULA_DEV " >/dev/null 2>&1",
+    .timeout_s = 30,
+};
+
+/* The client reaching the server through the overlay; when it does not, a nebula that stopped
+ * on the way (client, server or the hub) is the reason, with its log. */
+static bool wait_overlay(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    if (ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err))
+        return true;
+    if (err && *err && (*err)->code == ML_ERR_INTERRUPTED)
+        return false;
+    size_t nodes[] = {t->measure.client, t->measure.server, t->wireguard.hub};
+    for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++)
+        if (!ml_daemon_alive(lab, nodes[k], &nebula_daemon, err))
+            break;
+    return false;
+}
+
+bool ml_nebula_setup(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t n = lab->plan->n_guests, hub = t->wireguard.hub;
+    bool all[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *pub[ML_MAX_NODES] = {0}, *crt[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < n; i++)
+        all[i] = true;
+    double t0 = ml_now();
+
+    /* Each node makes its own keys; only public halves leave the guest. */
+    ml_progress("nebula", "generating host and admin keys inside each guest");
+    for (size_t i = 0; i < n; i++)
+        cmds[i] = "set -e; umask 077; mkdir -p /etc/nebula; cd /etc/nebula; "
+                  "rm -f host.key host.pub admin_key admin_key.pub ssh_host_ed25519_key*; "
+                  "nebula-cert keygen -out-key host.key -out-pub host.pub; "
+                  "ssh-keygen -q -t ed25519 -N '' -f admin_key; "
+                  "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
+                  "cat host.pub; echo '@@'; cat admin_key.pub";
+    bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
+    /* The public keys travel to the hub's signing script and the admin key into a config:
+     * each must be exactly one key of its kind (nothing that could shift awk's count of keys
+     * and get a node signed for another's key). */
+    for (size_t i = 0; ok && i < n; i++) {
+        char *sep = strstr(pub[i], "@@");
+        if (sep)
+            *sep = '\0';
+        if (!sep || !ml_nebula_pubkey_valid(pub[i]) || !ml_guest_ssh_ed25519(sep + 2)) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s returned something that is not one nebula public key and one ssh "
+                        "ed25519 admin key",
+                        t->nodes[i].name);
+            ok = false;
+        }
+    }
+
+    /* The hub holds the CA; it signs each node's public key. */
+    if (ok) {
+        GString *pubs = g_string_new(NULL);
+        char addr[16];
+        for (size_t i = 0; i < n; i++) {
+            g_autofree char *hostpub = g_strstrip(g_strdup(pub[i]));
+            g_string_append_printf(pubs, "%s\n", hostpub);
+        }
+        /* All public keys arrive on one stdin, in node order; awk splits them. */
+        GString *script = g_string_new("set -e; umask 077; mkdir -p " CA_DIR "/signed; cd " CA_DIR
+                                       "; rm -rf signed/* keys; [ -f ca.key ] || nebula-cert ca "
+                                       "-name meshlab -out-crt ca.crt -out-key ca.key; "
+                                       "cat > keys; ");
+        for (size_t i = 0; i < n; i++) {
+            g_string_append_printf(
+                script,
+                "awk '/BEGIN NEBULA/{k++} k==%zu' keys > %s.pub; nebula-cert sign -ca-crt ca.crt "
+                "-ca-key ca.key -name %s -ip %s/%d -in-pub %s.pub -out-crt signed/%s.crt; ",
+                i + 1, t->nodes[i].name, t->nodes[i].name, ml_ip_str(ml_nebula_address(t, i), addr),
+                NEBULA_PREFIX, t->nodes[i].name, t->nodes[i].name);
+        }
+        g_string_append(script, "cat ca.crt; for f in");
+        for (size_t i = 0; i < n; i++)
+            g_string_append_printf(script, " %s", t->nodes[i].name);
+        g_string_append(script, "; do echo '@@'; cat signed/$f.crt; done");
+        g_autofree char *signed_out = ml_agent_run(lab->dom[hub], script->str, pubs->str, 60, err);
+        g_string_free(script, TRUE);
+        g_string_free(pubs, TRUE);
+        ok = signed_out != NULL;
+        if (ok) {
+            g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
+            ok = g_strv_length(parts) == n + 1;
+            if (!ok)
+                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                            "the hub returned %u certificates for "
+                            "%zu nodes",
+                            g_strv_length(parts) - 1, n);
+            for (size_t i = 0; ok && i < n + 1; i++) {
+                if (!ml_nebula_cert_valid(parts[i])) {
+                    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                                "the hub returned something that is not one nebula certificate "
+                                "as %s",
+                                i == 0 ? "the CA certificate" : t->nodes[i - 1].name);
+                    ok = false;
+                }
+            }
+            for (size_t i = 0; ok && i < n; i++)
+                crt[i] =
+                    g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
+        }
+    }
+    /* Certificates and the CA certificate go to every node; configs start the daemons. */
+    if (ok) {
+        for (size_t i = 0; i < n; i++)
+            cmds[i] = "set -e; umask 077; cd /etc/nebula; cat > certs; "
+                      "awk '/@@/{p=1;next} !p' certs > ca.crt; "
+                      "awk '/@@/{p=1;next} p' certs > host.crt; rm certs; "
+                      "nebula-cert print -path host.crt >/dev/null";
+        ok = ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup",
+                                 err);
+    }
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
+            conf[i] = ml_nebula_config(t, i, admin);
+        }
+        /* The lighthouse first, then the others. */
+        ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
+        for (size_t i = 0; ok && i < n; i++)
+            if (i != hub)
+                ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
+    }
+    ok = ok && wait_overlay(lab, err);
+    free_all(pub);
+    free_all(crt);
+    free_all(conf);
+    if (!ok)
+        return false;
+    lab->nebula_setup_s = ml_now() - t0;
+    ml_progress("nebula", "overlay up, %.1f s after the first key", lab->nebula_setup_s);
+    return true;
+}
+
+bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
+{
+    size_t n = lab->plan->n_guests, hub = lab->topo->wireguard.hub;
+    bool clients[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES];
+    for (size_t i = 0; i < n; i++) {
+        clients[i] = i != hub;
+        cmds[i] = "systemctl restart meshlab-nebula";
+    }
+    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "nebula setup", err) &&
+           wait_overlay(lab, err);
+}
+
+bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    char target[16];
+    ml_ip_str(ml_nebula_address(t, t->measure.server), target);
+    g_autofree char *cmd = g_strdup_printf(
+        "ssh -q -p %s -i /etc/nebula/admin_key -o StrictHostKeyChecking=no "
+        "-o UserKnownHostsFile=/dev/null -o BatchMode=yes meshlab@127.0.0.1 print-tunnel %s",
+        strchr(ML_NEBULA_ADMIN, ':') + 1, target);
+    g_autofree char *out = ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
+    return out && ml_nebula_tunnel_parse(out, ret, err);
+}

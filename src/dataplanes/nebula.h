@@ -1,0 +1,47 @@
+/* Nebula (Debian's nebula package) as an offline mesh with a relay: the hub is
+ * lighthouse and relay, every node's key is generated in its own guest, and
+ * certificates are signed on the hub, where the CA key stays. */
+#pragma once
+
+#include <glib.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+
+#include "virt/lab.h"
+
+#include "topology/ports.h"
+
+#define ML_NEBULA_PORT ML_PORT_NEBULA
+#define ML_NEBULA_DEV "nebula1"
+#define ML_NEBULA_ADMIN "127.0.0.1:2222"
+
+/* Node i's overlay address: host i + 1 of nebula's subnet (10.42.0.0/24 by default). */
+struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node);
+
+/* config.yml of node i; admin_pubkey is the node's own key for the local
+ * sshd admin console, through which meshlab reads nebula's view of a tunnel. */
+char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey);
+
+/* A node's `nebula-cert keygen -out-pub` file: one PEM block of a 32-byte X25519 key. */
+bool ml_nebula_pubkey_valid(const char *pem);
+/* One PEM "NEBULA CERTIFICATE" block and nothing else. */
+bool ml_nebula_cert_valid(const char *pem);
+
+/* What nebula's `print-tunnel` says of a peer: a direct tunnel names the
+ * peer's underlay address as currentRemote; a relayed one has none. */
+struct ml_nebula_tunnel {
+    bool found;
+    bool relayed;      /* currentRemote is present and null, and a relay carries it */
+    char remote[64];   /* "192.0.2.12:4242" when direct */
+    char relay[16];    /* the first of currentRelaysToMe, when relayed */
+};
+bool ml_nebula_tunnel_parse(const char *json, struct ml_nebula_tunnel *ret, GError **err);
+
+/* Keys, certificates, configs and the daemons on every guest; waits for the
+ * client to reach the server through the overlay. */
+bool ml_nebula_setup(struct ml_lab *lab, GError **err);
+/* Restarts nebula on the clients (after a policy change) and waits for the
+ * overlay to answer again. */
+bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err);
+/* nebula's own view of the client's tunnel to the server. */
+bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err);

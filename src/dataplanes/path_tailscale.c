@@ -1,0 +1,406 @@
+/* tailscale-direct and tailscale-relay: tailscaled on the clients, Headscale
+ * with its embedded DERP server on the hub, the relay policy forcing DERP.
+ * The binaries come from the host's verified cache on each guest's artifacts
+ * CD; the guests never download anything. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "virt/agent.h"
+#include "cache/artifacts.h"
+#include "dataplanes/daemon.h"
+#include "dataplanes/path.h"
+#include "topology/plan.h"
+#include "topology/ports.h"
+#include "dataplanes/tailscale.h"
+#include "core/util.h"
+
+#define AUTHKEY_GUEST "/run/meshlab/authkey"
+#define TS_SOCKET "/run/tailscale/tailscaled.sock"
+#define HS_SOCKET "/var/run/headscale/headscale.sock"
+#define HS "headscale -c " ML_HEADSCALE_CONFIG_PATH
+
+/* Both daemons log to stderr, which systemd-run hands to the journal under the unit's name.
+ * `headscale configtest` loads the config as serve would and exits non-zero with the reason
+ * (headscale cmd/headscale/cli/configtest.go; -c is the root command's --config flag). */
+static const struct ml_daemon headscale_daemon = {
+    .name = "headscale",
+    .unit = "meshlab-headscale",
+    .prepare = "mkdir -p /var/run/headscale && " HS " configtest",
+    .command = "/usr/local/bin/headscale serve -c " ML_HEADSCALE_CONFIG_PATH,
+    .ready = "[ -S " HS_SOCKET " ] && " HS " users list >/dev/null 2>&1",
+    .timeout_s = 60,
+};
+
+static const struct ml_daemon tailscaled_daemon = {
+    .name = "tailscaled",
+    .unit = "meshlab-tailscaled",
+    .prepare = "mkdir -p /var/lib/tailscale",
+    .command = "/usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+               "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED),
+    .ready = "[ -S " TS_SOCKET " ]",
+    .timeout_s = 60,
+};
+
+static char *describe_direct(const struct ml_topology *t)
+{
+    return g_strdup_printf("tailscaled, %s to %s directly (Headscale on %s)",
+                           t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
+                           t->nodes[t->wireguard.hub].name);
+}
+
+static char *describe_relay(const struct ml_topology *t)
+{
+    return g_strdup_printf("tailscaled, %s to %s through Headscale's DERP relay on %s (UDP "
+                           "between the clients dropped)",
+                           t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
+                           t->nodes[t->wireguard.hub].name);
+}
+
+/* Headscale assigns the addresses when the nodes join. */
+static struct in_addr target(const struct ml_lab *lab)
+{
+    struct in_addr a = {0};
+    inet_pton(AF_INET, lab->ts_ip[lab->topo->measure.server], &a);
+    return a;
+}
+
+static bool available(const struct ml_lab *lab, char **ret_reason)
+{
+    (void)lab;
+    g_autoptr(GString) missing = g_string_new(NULL);
+    if (!ml_artifacts_missing(ml_cache_dir(), missing))
+        return true;
+    g_strchomp(missing->str);
+    g_auto(GStrv) files = g_strsplit(missing->str, "\n", -1);
+    g_autofree char *list = g_strjoinv(", ", files);
+    *ret_reason = g_strdup_printf("artifacts missing: Tailscale " ML_TAILSCALE_VERSION
+                                  " and Headscale " ML_HEADSCALE_VERSION " need %s; run "
+                                  "'meshlab fetch tailscale headscale' where there is network, "
+                                  "or copy the files there by hand (docs/tailscale.md)",
+                                  list);
+    return false;
+}
+
+static void artifacts(const struct ml_lab *lab, size_t node, GPtrArray *files)
+{
+    const char *cache = ml_cache_dir();
+    if (node == lab->topo->wireguard.hub) {
+        g_ptr_array_add(files, ml_artifact_path(cache, "headscale"));
+        return;
+    }
+    g_autofree char *dir = ml_artifact_path(cache, "tailscale");
+    g_ptr_array_add(files, g_build_filename(dir, "tailscale", NULL));
+    g_ptr_array_add(files, g_build_filename(dir, "tailscaled", NULL));
+}
+
+/* Copies the binaries from the artifacts CD into the guest. */
+static const char install_cmd[] =
+    "set -e; mkdir -p /mnt/meshlab; mountpoint -q /mnt/meshlab || "
+    "mount -o ro LABEL=MESHLAB /mnt/meshlab; for f in /mnt/meshlab/*; do "
+    "case \"$(basename \"$f\")\" in headscale*) install -m 0755 \"$f\" /usr/local/bin/headscale;; "
+    "tailscaled) install -m 0755 \"$f\" /usr/local/sbin/tailscaled;; "
+    "tailscale) install -m 0755 \"$f\" /usr/local/bin/tailscale;; esac; done; "
+    "umount /mnt/meshlab";
+
+static bool run_on(struct ml_lab *lab, size_t node, const char *cmd, const char *input,
+                   double timeout, char **ret_out, GError **err)
+{
+    char *out = ml_agent_run(lab->dom[node], cmd, input, timeout, err);
+    if (!out)
+        return false;
+    if (ret_out)
+        *ret_out = out;
+    else
+        g_free(out);
+    return true;
+}
+
+/* Headscale on the hub: the lab CA and certificate, config, policy, the daemon,
+ * the user and a pre-auth key. The key goes to *ret_key only. */
+static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    char hub_ip[16];
+    ml_ip_str(t->nodes[hub].address, hub_ip);
+    g_autofree char *ca_script = ml_lab_ca_hub_script(ML_HEADSCALE_HOSTNAME, hub_ip);
+    g_autofree char *config = ml_headscale_config(hub_ip, ML_HEADSCALE_URL);
+    g_autofree char *policy = ml_headscale_policy();
+    if (!run_on(lab, hub, install_cmd, NULL, 60, NULL, err) ||
+        !run_on(lab, hub, "sh -s", ca_script, 60, ret_ca, err) ||
+        !run_on(lab, hub, "set -e; umask 022; mkdir -p /etc/headscale /var/lib/headscale; "
+                "cat > " ML_HEADSCALE_CONFIG_PATH, config, 30, NULL, err) ||
+        !run_on(lab, hub, "umask 022; cat > " ML_HEADSCALE_POLICY_PATH, policy, 30, NULL, err) ||
+        !ml_daemon_start(lab, hub, &headscale_daemon, NULL, err))
+        return false;
+    ml_progress("tailscale", "headscale %s serving %s on the hub", ML_HEADSCALE_VERSION,
+                ML_HEADSCALE_URL);
+    g_autofree char *users = NULL;
+    if (!run_on(lab, hub, HS " users create lab >/dev/null 2>&1; " HS " users list -o json", NULL,
+                60, &users, err)) {
+        ml_daemon_alive(lab, hub, &headscale_daemon, err);
+        return false;
+    }
+    long id = 0;
+    if (!ml_headscale_user_id(users, "lab", &id, err))
+        return false;
+    g_autofree char *cmd = g_strdup_printf("headscale -c " ML_HEADSCALE_CONFIG_PATH
+                                           " preauthkeys create --user %ld --reusable "
+                                           "--expiration 2h -o json",
+                                           id);
+    /* The reply carries the key: it is parsed here and never logged. */
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[hub], cmd, NULL, 30, &ex, err))
+        return false;
+    if (ex.exit_code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "headscale could not create a pre-auth key "
+                    "(status %d)", ex.exit_code);
+        ml_exec_clear(&ex);
+        return false;
+    }
+    *ret_key = ml_headscale_preauthkey_parse(ex.out, err);
+    ml_exec_clear(&ex);
+    return *ret_key != NULL;
+}
+
+/* The run's private copy of the key: 0600, beside the lab's state, removed by down. */
+/* Headscale's own list of nodes (headscale nodes list -o json: the CLI marshals the gRPC
+ * ListNodes reply with its snake_case json tags, name, given_name, ip_addresses) must hold every
+ * client with the address the client reported. */
+static bool check_nodes(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    g_autofree char *json = NULL;
+    GPtrArray *nodes = NULL;
+    if (!run_on(lab, hub, HS " nodes list -o json", NULL, 30, &json, err) ||
+        !ml_headscale_nodes_parse(json, &nodes, err))
+        return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
+        if (i != hub)
+            ok = ml_headscale_nodes_check(nodes, t->nodes[i].name, lab->ts_ip[i], err);
+    if (ok)
+        ml_progress("tailscale", "headscale lists %u nodes, each with the address it reported",
+                    nodes->len);
+    g_ptr_array_unref(nodes);
+    return ok;
+}
+
+static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    char hub_ip[16];
+    ml_ip_str(t->nodes[hub].address, hub_ip);
+    g_autofree char *trust = ml_lab_ca_client_script(ca, ML_HEADSCALE_HOSTNAME, hub_ip);
+    if (!trust) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the hub returned no usable lab CA certificate");
+        return false;
+    }
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (i == hub)
+            continue;
+        const char *node = t->nodes[i].name;
+        g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, node, AUTHKEY_GUEST);
+        /* The key file goes whatever happens to tailscale up. */
+        g_autofree char *join =
+            g_strdup_printf("trap 'rm -f " AUTHKEY_GUEST "' EXIT; set -e; %s --timeout=60s", up);
+        /* The key is written only once tailscaled is up, and goes whatever tailscale up does. */
+        if (!run_on(lab, i, install_cmd, NULL, 60, NULL, err) ||
+            !run_on(lab, i, "sh -s", trust, 60, NULL, err) ||
+            !ml_daemon_start(lab, i, &tailscaled_daemon, NULL, err) ||
+            !run_on(lab, i, "set -e; umask 077; mkdir -p /run/meshlab; cat > " AUTHKEY_GUEST, key,
+                    30, NULL, err))
+            return false;
+        if (!run_on(lab, i, join, NULL, 120, NULL, err)) {
+            ml_daemon_alive(lab, i, &tailscaled_daemon, err);
+            return false;
+        }
+        g_autofree char *ip = NULL;
+        if (!run_on(lab, i, "tailscale ip -4", NULL, 30, &ip, err))
+            return false;
+        /* The address goes into commands on the other client: only a checked one. */
+        char checked[INET_ADDRSTRLEN];
+        if (!ml_tailscale_ip_parse(ip, checked, err)) {
+            g_prefix_error(err, "%s: ", node);
+            return false;
+        }
+        g_strlcpy(lab->ts_ip[i], checked, sizeof(lab->ts_ip[i]));
+        ml_progress("tailscale", "%s joined as %s", node, lab->ts_ip[i]);
+    }
+    return check_nodes(lab, err);
+}
+
+/* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. */
+static struct json_object *observe(struct ml_lab *lab)
+{
+    const struct ml_topology *t = lab->topo;
+    struct json_object *o = json_object_new_object();
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        bool hub = i == t->wireguard.hub;
+        g_autoptr(GError) e = NULL;
+        g_autofree char *out = ml_agent_run(
+            lab->dom[i],
+            hub ? "ps -o rss= -C headscale | head -1; free -m | awk '/^Mem:/{print $3}'"
+                : "ps -o rss= -C tailscaled | head -1; free -m | awk '/^Mem:/{print $3}'; "
+                  "ip -d -o link show tailscale0 | grep -o 'mtu [0-9]*\\|tun' | tr '\\n' ' '; "
+                  "echo; tailscale ip | tr '\\n' ' '",
+            NULL, 30, &e);
+        struct json_object *g = json_object_new_object();
+        g_auto(GStrv) lines = g_strsplit(out ? out : "", "\n", -1);
+        guint nl = g_strv_length(lines);
+        if (nl > 0 && *g_strstrip(lines[0]))
+            json_object_object_add(g, hub ? "headscale_rss_kb" : "tailscaled_rss_kb",
+                                   json_object_new_int64(g_ascii_strtoll(lines[0], NULL, 10)));
+        if (nl > 1 && *g_strstrip(lines[1]))
+            json_object_object_add(g, "memory_used_mib",
+                                   json_object_new_int64(g_ascii_strtoll(lines[1], NULL, 10)));
+        if (!hub && nl > 2)
+            json_object_object_add(g, "tailscale0", json_object_new_string(g_strstrip(lines[2])));
+        if (!hub && nl > 3)
+            json_object_object_add(g, "addresses", json_object_new_string(g_strstrip(lines[3])));
+        json_object_object_add(o, t->nodes[i].name, g);
+    }
+    return o;
+}
+
+static bool setup(struct ml_lab *lab, GError **err)
+{
+    double t0 = ml_now();
+    g_autofree char *ca = NULL;
+    g_autofree char *key = NULL;
+    /* The key lives in this process's memory only: nothing on the host reads it
+     * back, so no host file ever holds it. */
+    bool ok = start_headscale(lab, &ca, &key, err) && join_clients(lab, ca, key, err);
+    if (key)
+        memset(key, 0, strlen(key));
+    if (!ok)
+        return false;
+    lab->ts_setup_s = ml_now() - t0;
+    ml_progress("tailscale", "both clients up %.1f s after the installs began", lab->ts_setup_s);
+    return true;
+}
+
+/* tailscale ping by the client, and the client's status view of the server. */
+static bool view(struct ml_lab *lab, struct ml_ts_ping *ping, struct ml_ts_peer *peer,
+                 GString *ev)
+{
+    const struct ml_topology *t = lab->topo;
+    virDomainPtr client = lab->dom[t->measure.client];
+    const char *server = t->nodes[t->measure.server].name;
+    g_autofree char *cmd = g_strdup_printf("tailscale ping -c 5 %s 2>&1",
+                                           lab->ts_ip[t->measure.server]);
+    struct ml_exec ex = {0};
+    g_autoptr(GError) e = NULL;
+    bool ok = ml_agent_exec(client, cmd, NULL, 60, &ex, &e) &&
+              ml_tailscale_ping_parse(ex.out, ping, &e);
+    ml_exec_clear(&ex);
+    g_autofree char *status = ok ? ml_agent_run(client, "tailscale status --json", NULL, 30, &e)
+                                 : NULL;
+    ok = ok && status && ml_tailscale_status_parse(status, server, peer, &e);
+    if (!ok) {
+        g_string_append_printf(ev, "cannot read tailscale's view: %s; ", e ? e->message : "?");
+        return false;
+    }
+    if (ping->direct)
+        g_string_append_printf(ev, "tailscale ping: pong via %s in %.1f ms; ", ping->endpoint,
+                               ping->latency_ms);
+    else if (ping->answered)
+        g_string_append_printf(ev, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
+                               ping->derp_region, ping->latency_ms);
+    else
+        g_string_append(ev, "tailscale ping: no pong; ");
+    g_string_append_printf(ev, "tailscale status: CurAddr \"%s\", relay \"%s\"; ", peer->cur_addr,
+                           peer->relay);
+    return true;
+}
+
+static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+{
+    struct ml_ts_ping ping = {0};
+    struct ml_ts_peer peer = {0};
+    bool seen = view(lab, &ping, &peer, ev);
+    char server[16];
+    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
+    bool direct = seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
+                  ping.endpoint[strlen(server)] == ':' && peer.direct;
+    bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
+    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
+                           "probe bytes (must be under 5%%)",
+                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
+    return direct && p->received > 0 && hub_quiet;
+}
+
+static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+{
+    struct ml_ts_ping ping = {0};
+    struct ml_ts_peer peer = {0};
+    bool seen = view(lab, &ping, &peer, ev);
+    bool relayed = seen && ping.answered && !ping.direct &&
+                   !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
+                   !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
+    bool hub_carried = p->hub_bytes * 2 >= p->probe_bytes * 3;
+    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
+                           "probe bytes (must be at least 1.5 times)",
+                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
+    return relayed && p->received > 0 && hub_carried;
+}
+
+/* After a policy change tailscale finds its new path by itself; wait until its
+ * own ping says so (or give up after a minute and let the check decide). */
+static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
+    g_autofree char *cmd = g_strdup_printf(
+        "timeout 90 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
+        "do sleep 1; done'",
+        lab->ts_ip[t->measure.server], want_direct ? "pong from .* via [0-9]" : "via DERP(");
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 120, &ex, err))
+        return false;
+    if (ex.exit_code != 0)
+        ml_progress("tailscale", "still not on the %s path after 90 s; the check decides",
+                    want_direct ? "direct" : "relay");
+    ml_exec_clear(&ex);
+    if (want_direct && !lab->ts_extra)
+        lab->ts_extra = observe(lab);
+    return true;
+}
+
+static bool settle_direct(struct ml_lab *lab, GError **err)
+{
+    return settle_on(lab, true, err);
+}
+
+static bool settle_relay(struct ml_lab *lab, GError **err)
+{
+    return settle_on(lab, false, err);
+}
+
+const struct ml_path_ops ml_path_tailscale_direct = {
+    .kind = ML_PATH_TAILSCALE_DIRECT,
+    .policy = ML_POLICY_DIRECT,
+    .describe = describe_direct,
+    .target = target,
+    .available = available,
+    .artifacts = artifacts,
+    .setup = setup,
+    .settle = settle_direct,
+    .verify = verify_direct,
+};
+
+const struct ml_path_ops ml_path_tailscale_relay = {
+    .kind = ML_PATH_TAILSCALE_RELAY,
+    .policy = ML_POLICY_RELAY,
+    .describe = describe_relay,
+    .target = target,
+    .available = available,
+    .artifacts = artifacts,
+    .setup = setup,
+    .settle = settle_relay,
+    .verify = verify_relay,
+};

@@ -1,0 +1,540 @@
+#include "dataplanes/tailscale.h"
+
+#include "dataplanes/guest_value.h"
+#include "core/util.h"
+
+#include <arpa/inet.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- rendering ---------------------------------------------------------------------------- */
+
+static bool valid_hostname(const char *s)
+{
+    return s && *s && strlen(s) < 254 &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") ==
+               strlen(s) &&
+           *s != '-' && *s != '.';
+}
+
+static bool valid_ipv4(const char *s)
+{
+    return s && g_hostname_is_ip_address(s) && !strchr(s, ':');
+}
+
+/* Words made only of these need no quoting in sh; anything else is quoted. */
+static char *sh_word(const char *s)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                               "@%+=:,./_-";
+    if (*s && strspn(s, safe) == strlen(s))
+        return g_strdup(s);
+    return g_shell_quote(s);
+}
+
+char *ml_headscale_config(const char *hub_ip, const char *server_url)
+{
+    g_return_val_if_fail(hub_ip && server_url, NULL);
+    return g_strdup_printf(
+        "# Written by meshlab for headscale 0.29; key names follow its config-example.yaml.\n"
+        "server_url: %s\n"
+        "listen_addr: 0.0.0.0:%d\n"
+        "metrics_listen_addr: 127.0.0.1:9090\n"
+        "grpc_listen_addr: 127.0.0.1:50443\n"
+        "grpc_allow_insecure: false\n"
+        "noise:\n"
+        "  private_key_path: /var/lib/headscale/noise_private.key\n"
+        "prefixes:\n"
+        "  v4: 100.64.0.0/10\n"
+        "  v6: fd7a:115c:a1e0::/48\n"
+        "  allocation: sequential\n"
+        "# The only relay on offer is the one on the hub: with Tailscale's public DERP map left\n"
+        "# in, a blocked direct path would leave the lab and come back through their relays.\n"
+        "derp:\n"
+        "  server:\n"
+        "    enabled: true\n"
+        "    region_id: %d\n"
+        "    region_code: \"%s\"\n"
+        "    region_name: \"meshlab hub\"\n"
+        "    stun_listen_addr: \"0.0.0.0:%d\"\n"
+        "    private_key_path: /var/lib/headscale/derp_server_private.key\n"
+        "    automatically_add_embedded_derp_region: true\n"
+        "    ipv4: %s\n"
+        "  urls: []\n"
+        "  paths: []\n"
+        "  auto_update_enabled: false\n"
+        "  update_frequency: 24h\n"
+        "# The guests have no internet to check for updates on.\n"
+        "disable_check_updates: true\n"
+        "database:\n"
+        "  type: sqlite\n"
+        "  sqlite:\n"
+        "    path: /var/lib/headscale/db.sqlite\n"
+        "    write_ahead_log: true\n"
+        "tls_letsencrypt_hostname: \"\"\n"
+        "tls_cert_path: " ML_HEADSCALE_TLS_DIR "/server.crt\n"
+        "tls_key_path: " ML_HEADSCALE_TLS_DIR "/server.key\n"
+        "log:\n"
+        "  format: text\n"
+        "  level: info\n"
+        "policy:\n"
+        "  mode: file\n"
+        "  path: " ML_HEADSCALE_POLICY_PATH "\n"
+        "# MagicDNS is on as in the seed; clients run with --accept-dns=false, so the guests keep\n"
+        "# resolving through the lab NIC and no nameserver is handed out.\n"
+        "dns:\n"
+        "  magic_dns: true\n"
+        "  base_domain: tailnet.example.com\n"
+        "  override_local_dns: false\n"
+        "  nameservers:\n"
+        "    global: []\n"
+        "  search_domains: []\n"
+        "  extra_records: []\n"
+        "unix_socket: /var/run/headscale/headscale.sock\n"
+        "unix_socket_permission: \"0770\"\n"
+        "logtail:\n"
+        "  enabled: false\n",
+        server_url, ML_PORT_HTTPS, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION,
+        ML_PORT_STUN, hub_ip);
+}
+
+char *ml_headscale_policy(void)
+{
+    return g_strdup("// Written by meshlab: as in the seed, every node may reach every node on "
+                    "every port.\n"
+                    "{\n"
+                    "  \"acls\": [\n"
+                    "    { \"action\": \"accept\", \"src\": [\"*\"], \"dst\": [\"*:*\"] }\n"
+                    "  ]\n"
+                    "}\n");
+}
+
+char *ml_tailscale_up_command(const char *login_server, const char *hostname,
+                              const char *authkey_file)
+{
+    g_return_val_if_fail(login_server && hostname && authkey_file, NULL);
+    g_autofree char *key_arg = g_strconcat("--auth-key=file:", authkey_file, NULL);
+    g_autofree char *login_arg = g_strconcat("--login-server=", login_server, NULL);
+    g_autofree char *host_arg = g_strconcat("--hostname=", hostname, NULL);
+    g_autofree char *k = sh_word(key_arg);
+    g_autofree char *l = sh_word(login_arg);
+    g_autofree char *h = sh_word(host_arg);
+    return g_strdup_printf("tailscale up %s %s %s --accept-dns=false", l, k, h);
+}
+
+char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
+{
+    if (!valid_hostname(hostname) || !valid_ipv4(hub_ip))
+        return NULL;
+    return g_strdup_printf(
+        "#!/bin/sh\n"
+        "# Written by meshlab: a CA made for this lab only, and a certificate for %s signed by\n"
+        "# it. The CA key stays here (0600, root); only the CA certificate is printed.\n"
+        "set -eu\n"
+        "umask 077\n"
+        "mkdir -p " ML_HEADSCALE_TLS_DIR "\n"
+        "cd " ML_HEADSCALE_TLS_DIR "\n"
+        "if [ ! -s ca.key ] || [ ! -s ca.crt ]; then\n"
+        "    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \\\n"
+        "        -keyout ca.key -out ca.crt -days 30 -subj '/CN=meshlab lab CA' \\\n"
+        "        -addext 'basicConstraints=critical,CA:TRUE' \\\n"
+        "        -addext 'keyUsage=critical,keyCertSign,cRLSign'\n"
+        "fi\n"
+        "cat > server.ext <<'MESHLAB_EXT'\n"
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=serverAuth\n"
+        "subjectAltName=DNS:%s,IP:%s\n"
+        "MESHLAB_EXT\n"
+        "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \\\n"
+        "    -keyout server.key -out server.csr -subj '/CN=%s'\n"
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \\\n"
+        "    -extfile server.ext -out server.crt\n"
+        "rm -f server.csr server.ext\n"
+        "chmod 0600 ca.key server.key\n"
+        "chmod 0644 ca.crt server.crt\n"
+        "# The Debian package runs headscale as its own user, which must read its key.\n"
+        "if id headscale >/dev/null 2>&1; then\n"
+        "    chown headscale: server.key server.crt\n"
+        "fi\n"
+        "cat ca.crt\n",
+        hostname, hostname, hub_ip, hostname);
+}
+
+char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip)
+{
+    /* One certificate and nothing else: the text goes into a here-document. */
+    if (!ml_guest_pem(ca_pem, "CERTIFICATE", 0) || !valid_hostname(hostname) || !valid_ipv4(hub_ip))
+        return NULL;
+    g_autofree char *pem = g_strstrip(g_strdup(ca_pem));
+    g_autofree char *escaped = g_regex_escape_string(hostname, -1);
+    return g_strdup_printf(
+        "#!/bin/sh\n"
+        "# Written by meshlab: trust the lab CA (tailscaled's TLS reads the system store) and\n"
+        "# resolve %s to the hub.\n"
+        "set -eu\n"
+        "cat > " ML_LAB_CA_CLIENT_PATH " <<'MESHLAB_CA'\n"
+        "%s\n"
+        "MESHLAB_CA\n"
+        "chmod 0644 " ML_LAB_CA_CLIENT_PATH "\n"
+        "update-ca-certificates >/dev/null\n"
+        "sed -i '/[[:space:]]%s$/d' /etc/hosts\n"
+        "printf '%%s\\t%%s\\n' %s %s >> /etc/hosts\n",
+        hostname, pem, escaped, hub_ip, hostname);
+}
+
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err)
+{
+    struct in_addr a;
+    if (!ml_guest_ipv4(out, &a) || (ntohl(a.s_addr) & 0xffc00000u) != 0x64400000u) {
+        g_autofree char *shown = g_strescape(out ? out : "", NULL);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "'tailscale ip -4' printed \"%.80s\", not one address in Headscale's "
+                    "100.64.0.0/10",
+                    shown);
+        return false;
+    }
+    inet_ntop(AF_INET, &a, ret, INET_ADDRSTRLEN);
+    return true;
+}
+
+/* ---- tailscale ping ----------------------------------------------------------------------- */
+
+/* A Go time.Duration as String() prints it ("65ms", "1.2s", "1m2.003s", "850µs", "0s"). */
+static bool parse_go_duration_ms(const char *s, double *ret_ms)
+{
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"\xce\xbcs", 1e-3},
+                 {"ms", 1.0},  {"s", 1e3},   {"m", 60e3},         {"h", 3600e3}};
+    double total = 0;
+    if (!*s)
+        return false;
+    while (*s) {
+        char *end = NULL;
+        double v = g_ascii_strtod(s, &end);
+        if (end == s || v < 0)
+            return false;
+        s = end;
+        size_t best = 0, best_len = 0;
+        for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+            size_t len = strlen(units[i].unit);
+            if (strncmp(s, units[i].unit, len) == 0 && len > best_len) {
+                best = i;
+                best_len = len;
+            }
+        }
+        if (!best_len)
+            return false;
+        total += v * units[best].ms;
+        s += best_len;
+    }
+    *ret_ms = total;
+    return true;
+}
+
+bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **err)
+{
+    struct ml_ts_ping r = {0};
+    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+    for (char **p = lines; *p; p++) {
+        const char *line = g_strchomp(*p);
+        if (!g_str_has_prefix(line, "pong from "))
+            continue;
+        const char *via = strstr(line, " via ");
+        const char *in = g_strrstr(line, " in ");
+        if (!via || !in || in <= via + 5) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "cannot read the tailscale ping line '%s': expected 'pong from NAME "
+                        "(IP) via PATH in TIME'",
+                        line);
+            return false;
+        }
+        g_autofree char *path = g_strndup(via + 5, (gsize)(in - via - 5));
+        double ms = 0;
+        if (!parse_go_duration_ms(in + 4, &ms)) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "cannot read the time '%s' in the tailscale ping line '%s'", in + 4, line);
+            return false;
+        }
+        r.answered = true;
+        r.pongs++;
+        r.latency_ms = ms;
+        r.direct = false;
+        r.endpoint[0] = r.derp_region[0] = '\0';
+        size_t plen = strlen(path);
+        if (g_str_has_prefix(path, "DERP(") && plen > 6 && path[plen - 1] == ')') {
+            g_strlcpy(r.derp_region, path + 5, MIN(sizeof(r.derp_region), plen - 5));
+        } else if (strchr(path, ':') && !strchr(path, '(') && plen < sizeof(r.endpoint)) {
+            r.direct = true;
+            g_strlcpy(r.endpoint, path, sizeof(r.endpoint));
+        }
+        /* Anything else (a peer relay, a TSMP/ICMP ping) is answered but neither direct nor
+         * through our DERP region, which is what the path check needs to know. */
+    }
+    *ret = r;
+    return true;
+}
+
+/* ---- tailscale status --json -------------------------------------------------------------- */
+
+static const char *obj_string(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return "";
+    return json_object_get_string(v);
+}
+
+static bool obj_bool(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
+           json_object_get_boolean(v);
+}
+
+static struct json_object *parse_json(const char *json, const char *what, int code, GError **err)
+{
+    enum json_tokener_error jerr = json_tokener_success;
+    struct json_object *root = json_tokener_parse_verbose(json ? json : "", &jerr);
+    if (!root) {
+        g_set_error(err, ML_ERROR, code, "cannot read %s: %s", what,
+                    jerr == json_tokener_success ? "it is null" : json_tokener_error_desc(jerr));
+    }
+    return root;
+}
+
+static bool dns_label_is(const char *dns_name, const char *label)
+{
+    size_t n = strlen(label);
+    return n && g_ascii_strncasecmp(dns_name, label, n) == 0 &&
+           (dns_name[n] == '.' || dns_name[n] == '\0');
+}
+
+static void fill_peer(struct json_object *p, struct ml_ts_peer *r)
+{
+    memset(r, 0, sizeof(*r));
+    g_strlcpy(r->host_name, obj_string(p, "HostName"), sizeof(r->host_name));
+    g_strlcpy(r->dns_name, obj_string(p, "DNSName"), sizeof(r->dns_name));
+    g_strlcpy(r->cur_addr, obj_string(p, "CurAddr"), sizeof(r->cur_addr));
+    g_strlcpy(r->relay, obj_string(p, "Relay"), sizeof(r->relay));
+    g_strlcpy(r->peer_relay, obj_string(p, "PeerRelay"), sizeof(r->peer_relay));
+    r->online = obj_bool(p, "Online");
+    r->active = obj_bool(p, "Active");
+    r->direct = r->cur_addr[0] != '\0';
+    struct json_object *ips = NULL;
+    if (json_object_object_get_ex(p, "TailscaleIPs", &ips) &&
+        json_object_is_type(ips, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(ips); i++) {
+            const char *ip = json_object_get_string(json_object_array_get_idx(ips, i));
+            if (!ip)
+                continue;
+            if (strchr(ip, ':') && !r->ipv6[0])
+                g_strlcpy(r->ipv6, ip, sizeof(r->ipv6));
+            else if (!strchr(ip, ':') && !r->ipv4[0])
+                g_strlcpy(r->ipv4, ip, sizeof(r->ipv4));
+        }
+    }
+}
+
+bool ml_tailscale_status_parse(const char *json, const char *peer_hostname,
+                               struct ml_ts_peer *ret, GError **err)
+{
+    struct json_object *root = parse_json(json, "tailscale status --json", ML_ERR_MEASURE, err);
+    if (!root)
+        return false;
+    struct json_object *peers = NULL;
+    struct json_object *by_dns = NULL, *by_host = NULL;
+    g_autoptr(GString) names = g_string_new(NULL);
+    if (json_object_object_get_ex(root, "Peer", &peers) &&
+        json_object_is_type(peers, json_type_object)) {
+        json_object_object_foreach(peers, key, p)
+        {
+            (void)key;
+            if (!json_object_is_type(p, json_type_object))
+                continue;
+            const char *host = obj_string(p, "HostName"), *dns = obj_string(p, "DNSName");
+            g_string_append_printf(names, "%s%s", names->len ? ", " : "", *dns ? dns : host);
+            if (!by_dns && dns_label_is(dns, peer_hostname))
+                by_dns = p;
+            if (!by_host && g_ascii_strcasecmp(host, peer_hostname) == 0)
+                by_host = p;
+        }
+    }
+    struct json_object *match = by_dns ? by_dns : by_host;
+    if (!match) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "tailscale status lists no peer named '%s' (peers: %s)", peer_hostname,
+                    names->len ? names->str : "none");
+        json_object_put(root);
+        return false;
+    }
+    fill_peer(match, ret);
+    json_object_put(root);
+    return true;
+}
+
+/* ---- headscale -o json -------------------------------------------------------------------- */
+
+/* headscale prints ids as JSON numbers; releases before 0.23 printed them as strings. */
+static bool read_id(struct json_object *o, long *ret)
+{
+    struct json_object *v = NULL;
+    if (!json_object_object_get_ex(o, "id", &v))
+        return false;
+    if (json_object_is_type(v, json_type_int)) {
+        int64_t n = json_object_get_int64(v);
+        if (n <= 0 || n > LONG_MAX)
+            return false;
+        *ret = (long)n;
+        return true;
+    }
+    if (json_object_is_type(v, json_type_string)) {
+        const char *s = json_object_get_string(v);
+        char *end = NULL;
+        long n = strtol(s, &end, 10);
+        if (!*s || *end || n <= 0)
+            return false;
+        *ret = n;
+        return true;
+    }
+    return false;
+}
+
+bool ml_headscale_user_id(const char *json, const char *user, long *ret_id, GError **err)
+{
+    struct json_object *root = parse_json(json, "headscale users list -o json", ML_ERR_GUEST,
+                                          err);
+    if (!root)
+        return false;
+    bool array = json_object_is_type(root, json_type_array);
+    size_t n = array ? json_object_array_length(root) : 1;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *u = array ? json_object_array_get_idx(root, i) : root;
+        long id = 0;
+        if (json_object_is_type(u, json_type_object) &&
+            strcmp(obj_string(u, "name"), user) == 0 && read_id(u, &id)) {
+            *ret_id = id;
+            json_object_put(root);
+            return true;
+        }
+    }
+    json_object_put(root);
+    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                "headscale users list has no user '%s' with a numeric id; was 'headscale users "
+                "create %s' run?",
+                user, user);
+    return false;
+}
+
+char *ml_headscale_preauthkey_parse(const char *json, GError **err)
+{
+    /* The message must not quote the input: it holds the key. */
+    struct json_object *root = json_tokener_parse(json ? json : "");
+    const char *key = root && json_object_is_type(root, json_type_object)
+                          ? obj_string(root, "key")
+                          : "";
+    /* Keys are "hskey-auth-PREFIX-SECRET" (0.28+) or hex (older): anything else is not one. */
+    static const char key_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789-_";
+    if (!*key || strspn(key, key_chars) != strlen(key)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "headscale preauthkeys create printed no usable \"key\" in its JSON output");
+        if (root)
+            json_object_put(root);
+        return NULL;
+    }
+    char *copy = g_strdup(key);
+    json_object_put(root);
+    return copy;
+}
+
+void ml_hs_node_free(struct ml_hs_node *n)
+{
+    if (!n)
+        return;
+    g_free(n->name);
+    g_free(n->given_name);
+    g_free(n->ipv4);
+    g_free(n->ipv6);
+    g_free(n);
+}
+
+static struct json_object *either(struct json_object *o, const char *snake, const char *camel)
+{
+    struct json_object *v = NULL;
+    if (json_object_object_get_ex(o, snake, &v) || json_object_object_get_ex(o, camel, &v))
+        return v;
+    return NULL;
+}
+
+bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **err)
+{
+    /* With no nodes the Go CLI marshals a nil slice: "null", not "[]". */
+    g_autofree char *trimmed = g_strstrip(g_strdup(json ? json : ""));
+    if (strcmp(trimmed, "null") == 0) {
+        *ret_nodes = g_ptr_array_new_with_free_func((GDestroyNotify)ml_hs_node_free);
+        return true;
+    }
+    struct json_object *root = parse_json(json, "headscale nodes list -o json", ML_ERR_GUEST,
+                                          err);
+    if (!root)
+        return false;
+    if (!json_object_is_type(root, json_type_array)) {
+        json_object_put(root);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "headscale nodes list -o json did not print a list of nodes");
+        return false;
+    }
+    GPtrArray *nodes = g_ptr_array_new_with_free_func((GDestroyNotify)ml_hs_node_free);
+    for (size_t i = 0; i < json_object_array_length(root); i++) {
+        struct json_object *o = json_object_array_get_idx(root, i);
+        if (!json_object_is_type(o, json_type_object))
+            continue;
+        struct ml_hs_node *n = g_new0(struct ml_hs_node, 1);
+        n->name = g_strdup(obj_string(o, "name"));
+        struct json_object *given = either(o, "given_name", "givenName");
+        n->given_name = g_strdup(given && json_object_is_type(given, json_type_string)
+                                     ? json_object_get_string(given)
+                                     : n->name);
+        n->online = obj_bool(o, "online");
+        struct json_object *ips = either(o, "ip_addresses", "ipAddresses");
+        if (ips && json_object_is_type(ips, json_type_array)) {
+            for (size_t k = 0; k < json_object_array_length(ips); k++) {
+                const char *ip = json_object_get_string(json_object_array_get_idx(ips, k));
+                if (!ip)
+                    continue;
+                if (strchr(ip, ':') && !n->ipv6)
+                    n->ipv6 = g_strdup(ip);
+                else if (!strchr(ip, ':') && !n->ipv4)
+                    n->ipv4 = g_strdup(ip);
+            }
+        }
+        g_ptr_array_add(nodes, n);
+    }
+    json_object_put(root);
+    *ret_nodes = nodes;
+    return true;
+}
+
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err)
+{
+    for (guint i = 0; nodes && i < nodes->len; i++) {
+        const struct ml_hs_node *n = g_ptr_array_index(nodes, i);
+        if (g_strcmp0(n->name, name) != 0 && g_strcmp0(n->given_name, name) != 0)
+            continue;
+        if (g_strcmp0(n->ipv4, ipv4) == 0)
+            return true;
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "Headscale lists %s with %s, but the node itself says %s ('tailscale ip -4')",
+                    name, n->ipv4 ? n->ipv4 : "no IPv4 address", ipv4);
+        return false;
+    }
+    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                "'headscale nodes list' does not list %s, though it joined as %s", name, ipv4);
+    return false;
+}

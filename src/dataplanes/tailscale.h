@@ -1,0 +1,117 @@
+/* Tailscale clients and Headscale on the hub, as the seed ran them: the files meshlab writes
+ * into the guests, and readers for what `tailscale` and `headscale` print. Nothing here runs
+ * either program. docs/tailscale.md explains the setup and how secrets are kept. */
+#pragma once
+
+#include <glib.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+
+#include "topology/ports.h"
+
+#define ML_HEADSCALE_HOSTNAME "headscale.lab"
+#define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
+#define ML_HEADSCALE_DERP_REGION "headscale"
+#define ML_HEADSCALE_DERP_REGION_ID 999
+#define ML_HEADSCALE_CONFIG_PATH "/etc/headscale/config.yaml"
+#define ML_HEADSCALE_POLICY_PATH "/etc/headscale/policy.hujson"
+#define ML_HEADSCALE_TLS_DIR "/etc/headscale/tls"
+#define ML_LAB_CA_CLIENT_PATH "/usr/local/share/ca-certificates/meshlab-lab-ca.crt"
+
+/* /etc/headscale/config.yaml for headscale 0.29, key names as in its config-example.yaml:
+ * listens on 0.0.0.0:443 with the lab certificate, embedded DERP region "headscale" (id 999) at
+ * hub_ip with STUN on UDP 3478, no other DERP map (urls: []), MagicDNS with base domain
+ * tailnet.example.com, the policy file, state in /var/lib/headscale/db.sqlite.
+ * hub_ip is the hub's IPv4 address, server_url normally ML_HEADSCALE_URL. */
+char *ml_headscale_config(const char *hub_ip, const char *server_url);
+
+/* The policy (HuJSON): one rule accepting every source to every destination and port. */
+char *ml_headscale_policy(void);
+
+/* The client's join command. The key is read from authkey_file with tailscale's "file:"
+ * prefix, so it never appears on a command line, in a process list or in a log. Values are
+ * shell-quoted where needed. */
+char *ml_tailscale_up_command(const char *login_server, const char *hostname,
+                              const char *authkey_file);
+
+/* Shell script (run as root on the hub through the guest agent) that makes a lab CA and a
+ * certificate for hostname (SAN DNS:hostname and IP:hub_ip), for headscale under
+ * ML_HEADSCALE_TLS_DIR. The CA private key is created there with mode 0600 and never leaves the
+ * hub. The script prints only the CA certificate (public, PEM) on stdout, for the clients. */
+char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip);
+
+/* Shell script (run as root on a client) that trusts ca_pem system-wide
+ * (ML_LAB_CA_CLIENT_PATH + update-ca-certificates, which Go's TLS in tailscaled reads) and makes
+ * hostname resolve to hub_ip in /etc/hosts. Idempotent. Returns NULL if ca_pem is not one PEM
+ * certificate (so nothing else can be smuggled into the script). */
+char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip);
+
+/* What `tailscale ip -4` printed (tailscale cmd/tailscale/cli/ip.go: one address per line):
+ * exactly one canonical IPv4 address inside Headscale's prefixes.v4, 100.64.0.0/10, written to
+ * ret. Anything else fails (ML_ERR_GUEST): the address goes into commands on other guests. */
+bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **err);
+
+/* What `tailscale ping PEER` printed. The last "pong from" line decides the path: tailscale
+ * stops at the first direct pong, and without one the last pong is the relay's. */
+struct ml_ts_ping {
+    bool answered;         /* at least one pong */
+    bool direct;           /* the last pong came over a direct UDP path */
+    char endpoint[64];     /* direct: "192.0.2.12:41641" or "[2001:db8::1]:41641" */
+    char derp_region[32];  /* relayed through DERP: the region code, e.g. "headscale" */
+    double latency_ms;     /* of the last pong */
+    unsigned pongs;        /* how many pong lines */
+};
+
+/* Reads `tailscale ping` output. No pong at all (timeouts, "no reply") is a result: answered
+ * false. Fails (ML_ERR_MEASURE) on a pong line it cannot read; ret is untouched on failure. */
+bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **err);
+
+/* One peer in `tailscale status --json`. */
+struct ml_ts_peer {
+    char host_name[64];   /* HostName */
+    char dns_name[256];   /* DNSName, with its trailing dot */
+    bool online, active;  /* Online, Active */
+    char cur_addr[64];    /* CurAddr: set while a direct path is in use, "" otherwise */
+    char relay[32];       /* Relay: the peer's home DERP region code */
+    char peer_relay[64];  /* PeerRelay (newer clients): "" unless a peer relay carries it */
+    char ipv4[16];        /* first IPv4 of TailscaleIPs, or "" */
+    char ipv6[48];        /* first IPv6 of TailscaleIPs, or "" */
+    bool direct;          /* cur_addr is set */
+};
+
+/* Finds the peer whose HostName, or the first label of whose DNSName, is peer_hostname
+ * (case-insensitive; the DNS label wins when both match different peers). Fails
+ * (ML_ERR_MEASURE) on bad JSON or when no peer matches, naming the peers that exist. */
+bool ml_tailscale_status_parse(const char *json, const char *peer_hostname,
+                               struct ml_ts_peer *ret, GError **err);
+
+/* The numeric id of user in `headscale users list -o json` (an array of users; a single user
+ * object is accepted too). headscale prints ids as numbers or, in older releases, as strings;
+ * both are read. Fails (ML_ERR_GUEST) when the user is absent. */
+bool ml_headscale_user_id(const char *json, const char *user, long *ret_id, GError **err);
+
+/* The key from `headscale preauthkeys create ... -o json`. The caller stores it with mode 0600
+ * and never logs it; error messages here never contain it. Fails (ML_ERR_GUEST). */
+char *ml_headscale_preauthkey_parse(const char *json, GError **err);
+
+/* One node in `headscale nodes list -o json`. */
+struct ml_hs_node {
+    char *name;       /* "name": the node's hostname */
+    char *given_name; /* "given_name": its MagicDNS name; may equal name */
+    char *ipv4;       /* from "ip_addresses", or NULL */
+    char *ipv6;
+    bool online;
+};
+
+void ml_hs_node_free(struct ml_hs_node *n);
+
+/* Reads the node list into *ret_nodes (struct ml_hs_node *, freed with the array). Accepts
+ * the CLI's snake_case keys and the REST API's camelCase ones. Fails (ML_ERR_GUEST) on bad
+ * JSON; *ret_nodes is untouched then. */
+bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **err);
+
+/* After the clients joined: the node named name (its name or given_name) is in nodes with
+ * exactly the IPv4 address ipv4 that the client reported. Fails (ML_ERR_GUEST) saying what
+ * Headscale has instead. */
+bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
+                              GError **err);

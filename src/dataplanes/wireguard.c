@@ -1,0 +1,165 @@
+#include "dataplanes/wireguard.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "virt/agent.h"
+#include "core/util.h"
+
+static GString *interface_section(const struct ml_topology *topo, size_t node, unsigned prefix)
+{
+    char addr[16];
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "# meshlab lab %s: %s\n"
+                           "[Interface]\n"
+                           "Address = %s/%u\n",
+                           topo->name, topo->nodes[node].name,
+                           ml_ip_str(topo->nodes[node].tunnel_address, addr), prefix);
+    /* The private key stays in the guest's own file; this text carries none. */
+    g_string_append(c, "PostUp = wg set %i private-key " ML_WG_KEY_FILE "\n");
+    return c;
+}
+
+char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys)
+{
+    size_t hub = topo->wireguard.hub;
+    GString *c = interface_section(topo, hub, topo->wireguard.subnet.prefix);
+    g_string_append_printf(c,
+                           "ListenPort = %u\n"
+                           "PostUp = sysctl -q -w net.ipv4.ip_forward=1\n"
+                           "PostUp = nft add table ip wgmasq\n"
+                           "PostUp = nft 'add chain ip wgmasq postrouting { type nat hook "
+                           "postrouting priority 100; policy accept; }'\n"
+                           "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
+                           "masquerade\n"
+                           "PostDown = nft delete table ip wgmasq\n",
+                           topo->wireguard.listen_port, ML_WG_LAB_NIC);
+    char addr[16];
+    for (size_t i = 0; i < topo->n_nodes; i++) {
+        if (i == hub)
+            continue;
+        g_string_append_printf(c,
+                               "\n[Peer]\n"
+                               "# %s\n"
+                               "PublicKey = %s\n"
+                               "AllowedIPs = %s/32\n",
+                               topo->nodes[i].name, pubkeys[i],
+                               ml_ip_str(topo->nodes[i].tunnel_address, addr));
+    }
+    return g_string_free(c, FALSE);
+}
+
+char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const char *hub_pubkey)
+{
+    const struct ml_node *hub = &topo->nodes[topo->wireguard.hub];
+    GString *c = interface_section(topo, node, 32);
+    char endpoint[16], net[16];
+    g_string_append_printf(c,
+                           "\n[Peer]\n"
+                           "# %s\n"
+                           "PublicKey = %s\n"
+                           "Endpoint = %s:%u\n"
+                           "AllowedIPs = %s/%u\n",
+                           hub->name, hub_pubkey, ml_ip_str(hub->address, endpoint),
+                           topo->wireguard.listen_port, ml_ip_str(topo->wireguard.subnet.net, net),
+                           topo->wireguard.subnet.prefix);
+    if (topo->wireguard.persistent_keepalive)
+        g_string_append_printf(c, "PersistentKeepalive = %u\n",
+                               topo->wireguard.persistent_keepalive);
+    return g_string_free(c, FALSE);
+}
+
+bool ml_wg_key_valid(const char *key)
+{
+    if (!key || strlen(key) != 44 || key[43] != '=')
+        return false;
+    for (size_t i = 0; i < 43; i++)
+        if (!g_ascii_isalnum(key[i]) && key[i] != '+' && key[i] != '/')
+            return false;
+    gsize len = 0;
+    g_autofree guchar *raw = g_base64_decode(key, &len);
+    return len == 32;
+}
+
+/* Generates a key in every guest at once; only the public keys come back. */
+static bool generate_keys(struct ml_lab *lab, char **pub, GError **err)
+{
+    const char *cmds[ML_MAX_NODES];
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
+                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
+    if (!ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, pub, "generating a WireGuard key", err))
+        return false;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_strstrip(pub[i]);
+        if (!ml_wg_key_valid(pub[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s returned something that is not a WireGuard public key",
+                        lab->topo->nodes[i].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool bring_up(struct ml_lab *lab, size_t i, const char *conf, GError **err)
+{
+    static const char up[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
+                             "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
+    g_autofree char *out = ml_agent_run(lab->dom[i], up, conf, 60, err);
+    return out != NULL;
+}
+
+static bool first_tunnel_ping(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    return ml_lab_wait_ping(lab, t->nodes[t->measure.server].tunnel_address, 120,
+                            "the WireGuard tunnel", err);
+}
+
+static bool configure(struct ml_lab *lab, char **pub, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t hub = topo->wireguard.hub;
+    char addr[16];
+    /* The hub first: the clients' first handshakes then find it listening. */
+    g_autofree char *hub_conf = ml_wg_render_hub(topo, (const char *const *)pub);
+    if (!bring_up(lab, hub, hub_conf, err))
+        return false;
+    ml_progress("wireguard", "hub %s: wg0 %s/%u listening on %u", topo->nodes[hub].name,
+                ml_ip_str(topo->nodes[hub].tunnel_address, addr), topo->wireguard.subnet.prefix,
+                topo->wireguard.listen_port);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (i == hub)
+            continue;
+        g_autofree char *conf = ml_wg_render_client(topo, i, pub[hub]);
+        if (!bring_up(lab, i, conf, err))
+            return false;
+        ml_progress("wireguard", "client %s: wg0 %s, endpoint %s:%u, keepalive %u",
+                    topo->nodes[i].name, ml_ip_str(topo->nodes[i].tunnel_address, addr),
+                    inet_ntoa(topo->nodes[hub].address), topo->wireguard.listen_port,
+                    topo->wireguard.persistent_keepalive);
+    }
+    return true;
+}
+
+bool ml_wg_setup(struct ml_lab *lab, GError **err)
+{
+    char *pub[ML_MAX_NODES] = {0};
+    double t0 = ml_now();
+    ml_progress("wireguard", "generating keys inside each guest");
+    bool ok = generate_keys(lab, pub, err) && configure(lab, pub, err) &&
+              first_tunnel_ping(lab, err);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(pub[i]);
+    if (!ok)
+        return false;
+    lab->wg_setup_s = ml_now() - t0;
+    char target[16];
+    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].tunnel_address, target);
+    ml_progress("wireguard", "%s answered through the hub %.1f s after the first key", target,
+                lab->wg_setup_s);
+    return true;
+}

@@ -1,0 +1,24 @@
+/* Kernel WireGuard through the hub, as the seed built it: keys generated in
+ * each guest (a private key never leaves it), wg-quick configurations that
+ * load the key from the guest's own file, the hub forwarding and masquerading. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "virt/lab.h"
+
+#define ML_WG_KEY_FILE "/etc/wireguard/wg0.key"
+#define ML_WG_LAB_NIC "eth0"
+
+/* wg0.conf of the hub; pubkeys[i] is node i's public key (the hub's is unused). */
+char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys);
+/* wg0.conf of client node i. */
+char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const char *hub_pubkey);
+
+/* True for a well-formed WireGuard public key (44 base64 characters, 32 bytes). */
+bool ml_wg_key_valid(const char *key);
+
+/* Generates keys in every guest, writes the configurations, brings wg0 up and
+ * waits for the first tunnel ping; records lab->wg_setup_s. */
+bool ml_wg_setup(struct ml_lab *lab, GError **err);

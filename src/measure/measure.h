@@ -1,0 +1,21 @@
+/* The measurement matrix: for each path, a verification probe before, ping,
+ * the byte-counting transfer, the throughput passes, a probe after. A path
+ * whose checks fail yields no numbers, only the evidence. */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "virt/lab.h"
+
+/* Measures every path the topology names with the given profile and returns
+ * the paths[] array of the results document. Fails only when the lab itself
+ * broke (a guest stopped answering, Ctrl-C); a path that fails its checks is
+ * recorded as failed and the next one is measured. */
+struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
+                                     GError **err);
+
+/* The environment object: host, hypervisor, accelerator, image, guest OS and tools. */
+struct json_object *ml_measure_environment(struct ml_lab *lab);
+
+/* Median of n values (sorted in place). */
+double ml_median(double *v, size_t n);

@@ -1,0 +1,151 @@
+#include "measure/parse_iperf.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* A long run with per-second intervals stays far below this; anything larger is not iperf3. */
+#define IPERF_JSON_MAX (16 * 1024 * 1024)
+
+static struct json_object *get_section(struct json_object *end, const char *key, GError **err)
+{
+    struct json_object *o = NULL;
+    if (!json_object_object_get_ex(end, key, &o) || !json_object_is_type(o, json_type_object)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "iperf3 output has no end.%s object; was it run as a client with -J?", key);
+        return NULL;
+    }
+    return o;
+}
+
+static bool get_count(struct json_object *sec, const char *sec_name, const char *key, uint64_t *ret,
+                      GError **err)
+{
+    struct json_object *o = NULL;
+    if (!json_object_object_get_ex(sec, key, &o) || !json_object_is_type(o, json_type_int)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has no integer end.%s.%s",
+                    sec_name, key);
+        return false;
+    }
+    /* json-c parses into int64 and flags values beyond it; bytes are never negative. */
+    int64_t v = json_object_get_int64(o);
+    if (v < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has a negative end.%s.%s",
+                    sec_name, key);
+        return false;
+    }
+    *ret = (uint64_t)v;
+    return true;
+}
+
+static bool get_number(struct json_object *sec, const char *sec_name, const char *key, double *ret,
+                       GError **err)
+{
+    struct json_object *o = NULL;
+    /* iperf3 writes whole values such as 0 without a fraction, which json-c types as int. */
+    if (!json_object_object_get_ex(sec, key, &o) ||
+        !(json_object_is_type(o, json_type_double) || json_object_is_type(o, json_type_int))) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has no number end.%s.%s",
+                    sec_name, key);
+        return false;
+    }
+    double v = json_object_get_double(o);
+    if (!isfinite(v) || v < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has an invalid end.%s.%s: %g",
+                    sec_name, key, v);
+        return false;
+    }
+    *ret = v;
+    return true;
+}
+
+static struct json_object *parse_document(const char *text, GError **err)
+{
+    size_t len = strlen(text);
+    if (len > IPERF_JSON_MAX) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "iperf3 output is %zu bytes, more than the %d accepted", len, IPERF_JSON_MAX);
+        return NULL;
+    }
+    if (strspn(text, " \t\r\n") == len) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 printed nothing; expected JSON (-J)");
+        return NULL;
+    }
+
+    struct json_tokener *tok = json_tokener_new();
+    struct json_object *doc = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+
+    if (!doc || jerr != json_tokener_success) {
+        const char *why =
+            jerr == json_tokener_continue ? "it ends too early" : json_tokener_error_desc(jerr);
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output is not JSON: %s", why);
+        json_object_put(doc);
+        return NULL;
+    }
+    if (strspn(text + used, " \t\r\n") != len - used) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "iperf3 output has text after its JSON document (at byte %zu)", used);
+        json_object_put(doc);
+        return NULL;
+    }
+    if (!json_object_is_type(doc, json_type_object)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output is JSON but not an object");
+        json_object_put(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError **err)
+{
+    g_return_val_if_fail(json_text != NULL, false);
+    g_return_val_if_fail(ret != NULL, false);
+
+    struct json_object *doc = parse_document(json_text, err);
+    if (!doc)
+        return false;
+
+    bool ok = false;
+    struct ml_iperf_result r = {.retransmits = -1};
+    struct json_object *o = NULL, *end, *recv, *sent;
+
+    if (json_object_object_get_ex(doc, "error", &o)) {
+        const char *msg =
+            json_object_is_type(o, json_type_string) ? json_object_get_string(o) : "(no message)";
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 failed: %s", msg);
+        goto out;
+    }
+    if (!json_object_object_get_ex(doc, "end", &end) ||
+        !json_object_is_type(end, json_type_object)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has no \"end\" object");
+        goto out;
+    }
+    if (!(recv = get_section(end, "sum_received", err)) ||
+        !(sent = get_section(end, "sum_sent", err)))
+        goto out;
+    if (!get_count(recv, "sum_received", "bytes", &r.bytes_received, err) ||
+        !get_number(recv, "sum_received", "bits_per_second", &r.bits_per_second_received, err) ||
+        !get_number(recv, "sum_received", "seconds", &r.seconds, err) ||
+        !get_count(sent, "sum_sent", "bytes", &r.bytes_sent, err))
+        goto out;
+
+    if (json_object_object_get_ex(sent, "retransmits", &o)) {
+        if (!json_object_is_type(o, json_type_int) || json_object_get_int64(o) < 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "iperf3 output has an invalid end.sum_sent.retransmits");
+            goto out;
+        }
+        r.retransmits = json_object_get_int64(o);
+    }
+
+    *ret = r;
+    ok = true;
+out:
+    json_object_put(doc);
+    return ok;
+}

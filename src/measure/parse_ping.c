@@ -1,0 +1,151 @@
+#include "measure/parse_ping.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* Longer than any ping summary we parse; keeps error messages short. */
+#define LAST_LINE_MAX 200
+
+static bool parse_unsigned(const char **p, unsigned *ret)
+{
+    if (!g_ascii_isdigit(**p))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(*p, &end, 10);
+    if (errno || v > G_MAXUINT)
+        return false;
+    *ret = (unsigned)v;
+    *p = end;
+    return true;
+}
+
+static bool skip(const char **p, const char *word)
+{
+    size_t n = strlen(word);
+    if (strncmp(*p, word, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* "5 packets transmitted, 5 received, +4 duplicates, +1 errors, 0% packet loss, time 813ms"
+ * (iputils) or "5 packets transmitted, 5 packets received, 0% packet loss" (busybox). The
+ * "+N" parts come in either order depending on the iputils version, so they are read by name. */
+static bool parse_counts(const char *line, struct ml_ping_result *r)
+{
+    const char *p = line;
+    if (!parse_unsigned(&p, &r->transmitted) || !skip(&p, " packets transmitted, ") ||
+        !parse_unsigned(&p, &r->received))
+        return false;
+    if (!skip(&p, " received") && !skip(&p, " packets received"))
+        return false;
+    while (skip(&p, ", +")) {
+        unsigned n;
+        if (!parse_unsigned(&p, &n))
+            return false;
+        if (skip(&p, " errors") || skip(&p, " error"))
+            r->errors = n;
+        else if (skip(&p, " duplicates") || skip(&p, " duplicate"))
+            r->duplicates = n;
+        else if (skip(&p, " corrupted"))
+            continue; /* iputils' damaged replies; nothing here uses them */
+        else
+            return false;
+    }
+    return true;
+}
+
+/* "rtt min/avg/max/mdev = 0.036/0.069/0.196/0.063 ms" (iputils),
+ * "round-trip min/avg/max = 0.040/0.052/0.063 ms" (busybox),
+ * "round-trip min/avg/max/stddev = ..." (BSD). */
+static bool parse_rtt(const char *line, struct ml_ping_result *r)
+{
+    const char *eq = strstr(line, " = ");
+    if (!eq)
+        return false;
+    const char *names = strchr(line, ' ');
+    if (!names || names >= eq)
+        return false;
+    names++;
+    bool has_mdev = g_str_has_prefix(names, "min/avg/max/");
+    if (!has_mdev && !g_str_has_prefix(names, "min/avg/max "))
+        return false;
+
+    double v[4] = {0, 0, 0, -1};
+    int want = has_mdev ? 4 : 3;
+    const char *p = eq + 3;
+    for (int i = 0; i < want; i++) {
+        char *end;
+        /* g_ascii_strtod ignores the locale: ping prints a '.' whatever LC_NUMERIC says. */
+        v[i] = g_ascii_strtod(p, &end);
+        if (end == p || !isfinite(v[i]) || v[i] < 0)
+            return false;
+        p = end;
+        if (i + 1 < want && *p++ != '/')
+            return false;
+    }
+    if (!g_str_has_prefix(p, " ms"))
+        return false;
+    r->min_ms = v[0];
+    r->avg_ms = v[1];
+    r->max_ms = v[2];
+    r->mdev_ms = v[3];
+    r->have_rtt = true;
+    return true;
+}
+
+bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err)
+{
+    g_return_val_if_fail(text != NULL, false);
+    g_return_val_if_fail(ret != NULL, false);
+
+    struct ml_ping_result r = {.mdev_ms = -1};
+    bool have_counts = false;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    const char *last = NULL;
+
+    for (char **l = lines; *l; l++) {
+        g_strchomp(*l); /* also drops a '\r' */
+        const char *line = *l;
+        if (!*line)
+            continue;
+        last = line;
+        if (!have_counts && strstr(line, " packets transmitted, ")) {
+            if (!parse_counts(line, &r)) {
+                g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                            "Cannot read ping's statistics line: \"%.*s\"", LAST_LINE_MAX, line);
+                return false;
+            }
+            have_counts = true;
+        } else if (have_counts &&
+                   (g_str_has_prefix(line, "rtt ") || g_str_has_prefix(line, "round-trip "))) {
+            if (!parse_rtt(line, &r)) {
+                g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                            "Cannot read ping's round-trip line: \"%.*s\"", LAST_LINE_MAX, line);
+                return false;
+            }
+        }
+    }
+
+    if (!have_counts) {
+        if (last)
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "ping printed no statistics; its last line was \"%.*s\"", LAST_LINE_MAX,
+                        last);
+        else
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "ping printed nothing");
+        return false;
+    }
+    if (r.received > 0 && !r.have_rtt) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "ping counted %u replies but printed no round-trip times", r.received);
+        return false;
+    }
+    *ret = r;
+    return true;
+}

@@ -1,0 +1,42 @@
+/* Every port a dataplane or a measurement uses, in one table: the guest firewall, the
+ * dataplanes' isolation rules, the renderers and topology validation all read it, so a new
+ * dataplane is one more entry here. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "topology/topology.h"
+
+#define ML_PORT_SSH 22
+#define ML_PORT_HTTPS 443        /* Headscale's control server and embedded DERP relay */
+#define ML_PORT_STUN 3478        /* Headscale's embedded STUN server */
+#define ML_PORT_NEBULA 4242      /* nebula on every node, the lighthouse and relay included */
+#define ML_PORT_IPERF3 5201      /* iperf3's default, which the measurements use */
+#define ML_PORT_TAILSCALED 41641 /* tailscaled --port */
+#define ML_PORT_WIREGUARD_DEFAULT 51820 /* wireguard.listen_port unless the topology says */
+
+#define ML_PORTS_MAX 16
+
+enum ml_proto { ML_PROTO_UDP, ML_PROTO_TCP };
+const char *ml_proto_name(enum ml_proto p); /* "udp", "tcp" */
+
+struct ml_port {
+    const char *what; /* "WireGuard", "nebula", "tailscaled", "STUN", ... */
+    enum ml_proto proto;
+    unsigned port;
+    /* The guest firewall accepts new connections to it on the lab NIC. tailscaled's port is
+     * not open, as in the seed: peers reach it through the holes their own packets punch. */
+    bool open;
+    /* The dataplane whose own transport this is (its tunnel packets, relay or control
+     * connections), or NULL for a port that is not a transport (ssh, iperf3). A transport
+     * may use the lab NIC only, never another dataplane's tunnel. */
+    const char *dataplane;
+};
+
+/* The lab's ports, in the order the firewall lists them; returns how many. */
+size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
+
+/* The fixed port (everything but WireGuard's, which the topology chooses) that uses proto and
+ * port, or NULL. */
+const struct ml_port *ml_port_fixed(enum ml_proto proto, unsigned port);

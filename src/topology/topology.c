@@ -1,0 +1,909 @@
+#include "topology/topology.h"
+#include "topology/ports.h"
+#include "core/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+#define MAX_FILE_BYTES (1024 * 1024)
+/* libvirt objects are named "meshlab-<lab>-<node>"; keep them short enough to be safe as
+ * domain, volume and file names everywhere. */
+#define DOMAIN_NAME_MAX 64
+#define SHOWN_MAX 48
+#define MAX_KEYS 8
+#define MAX_DEPTH 16
+
+static const char *const path_names[ML_PATH_COUNT + 1] = {
+    [ML_PATH_PLAIN] = "plain",
+    [ML_PATH_WIREGUARD_HUB] = "wireguard-hub",
+    [ML_PATH_TAILSCALE_DIRECT] = "tailscale-direct",
+    [ML_PATH_TAILSCALE_RELAY] = "tailscale-relay",
+    [ML_PATH_NEBULA_DIRECT] = "nebula-direct",
+    [ML_PATH_NEBULA_RELAY] = "nebula-relay",
+};
+
+static const struct ml_profile default_full = {
+    .transfer_s = 10, .passes = 3, .pass_s = 30, .ping_count = 30};
+static const struct ml_profile default_quick = {
+    .transfer_s = 4, .passes = 3, .pass_s = 5, .ping_count = 5};
+
+const char *ml_path_name(enum ml_path_kind kind)
+{
+    if ((unsigned)kind >= ML_PATH_COUNT)
+        return "unknown";
+    return path_names[kind];
+}
+
+int ml_path_from_name(const char *name)
+{
+    for (int i = 0; i < ML_PATH_COUNT; i++)
+        if (name && strcmp(name, path_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int ml_topology_find_node(const struct ml_topology *topo, const char *name)
+{
+    for (size_t i = 0; i < topo->n_nodes; i++)
+        if (strcmp(topo->nodes[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void ml_topology_free(struct ml_topology *topo)
+{
+    if (!topo)
+        return;
+    g_free(topo->path);
+    g_free(topo);
+}
+
+struct key {
+    const char *name;
+    bool required;
+};
+
+struct ctx {
+    const char *file;
+    yaml_document_t *doc;
+    GError **err;
+    GPtrArray *scratch; /* message fragments, freed with the context */
+    struct ml_topology *topo;
+    /* Where things were written, for messages about how they relate to each other. */
+    struct {
+        yaml_node_t *name, *address, *tunnel_address;
+    } at[ML_MAX_NODES];
+    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *paths_at;
+    const char *hub, *client, *server;
+};
+
+static bool fail(struct ctx *c, const yaml_node_t *at, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static bool fail(struct ctx *c, const yaml_node_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *rule = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(c->err, ML_ERROR, ML_ERR_INPUT, "%s:%zu:%zu: %s", c->file,
+                (size_t)at->start_mark.line + 1, (size_t)at->start_mark.column + 1, rule);
+    return false;
+}
+
+static const char *keep(struct ctx *c, char *s)
+{
+    g_ptr_array_add(c->scratch, s);
+    return s;
+}
+
+static const char *fmt(struct ctx *c, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static const char *fmt(struct ctx *c, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    char *s = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    return keep(c, s);
+}
+
+/* A user's value as it may appear inside a one-line message: control characters escaped,
+ * long values cut short. */
+static const char *shown(struct ctx *c, const char *s)
+{
+    GString *out = g_string_new(NULL);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool utf8_continuation = (*p & 0xc0) == 0x80;
+        if (out->len >= SHOWN_MAX && !utf8_continuation) {
+            g_string_append(out, "...");
+            break;
+        }
+        if (*p == '\\')
+            g_string_append(out, "\\\\");
+        else if (*p == '\n')
+            g_string_append(out, "\\n");
+        else if (*p == '\t')
+            g_string_append(out, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            g_string_append_printf(out, "\\x%02x", *p);
+        else
+            g_string_append_c(out, (char)*p);
+    }
+    return keep(c, g_string_free(out, FALSE));
+}
+
+static const char *value(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+static bool is_null(const yaml_node_t *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(nulls); i++)
+        if (strcmp(value(n), nulls[i]) == 0)
+            return true;
+    return false;
+}
+
+/* What was found where something else was expected, for "X must be Y, not Z". */
+static const char *found(struct ctx *c, const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    case YAML_SEQUENCE_NODE:
+        return "a sequence";
+    case YAML_SCALAR_NODE:
+        return is_null(n) ? "an empty value" : fmt(c, "'%s'", shown(c, value(n)));
+    default:
+        return "nothing";
+    }
+}
+
+static bool has_nul(const yaml_node_t *n)
+{
+    return strlen(value(n)) != n->data.scalar.length;
+}
+
+static const char *join_keys(struct ctx *c, const struct key *keys)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; keys[i].name; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", keys[i].name);
+    return keep(c, g_string_free(s, FALSE));
+}
+
+/* Checks a mapping against its allowed keys and hands back each key's value (or NULL),
+ * in the order of keys. libyaml keeps duplicate keys, so they are caught here. */
+static bool read_mapping(struct ctx *c, yaml_node_t *node, const char *what, const struct key *keys,
+                         yaml_node_t **ret_values)
+{
+    yaml_node_t *key_at[MAX_KEYS] = {0};
+    const char *prefix = what ? fmt(c, "%s: ", what) : "";
+    size_t n_keys = 0;
+
+    while (keys[n_keys].name)
+        n_keys++;
+    g_assert(n_keys <= MAX_KEYS);
+    if (node->type != YAML_MAPPING_NODE)
+        return fail(c, node, "%s must be a mapping (keys: %s), not %s",
+                    what ? what : "the topology", join_keys(c, keys), found(c, node));
+
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        size_t i = 0;
+
+        if (k->type != YAML_SCALAR_NODE || has_nul(k))
+            return fail(c, k, "%skeys must be plain names, not %s", prefix, found(c, k));
+        while (i < n_keys && strcmp(keys[i].name, value(k)) != 0)
+            i++;
+        if (i == n_keys)
+            return fail(c, k, "%sunknown key '%s'; allowed keys are %s", prefix, shown(c, value(k)),
+                        join_keys(c, keys));
+        if (key_at[i])
+            return fail(c, k, "%skey '%s' is given twice (first at line %zu)", prefix, keys[i].name,
+                        (size_t)key_at[i]->start_mark.line + 1);
+        key_at[i] = k;
+        ret_values[i] = yaml_document_get_node(c->doc, p->value);
+    }
+    for (size_t i = 0; i < n_keys; i++)
+        if (keys[i].required && !key_at[i])
+            return fail(c, node, "%smissing required key '%s'", prefix, keys[i].name);
+    return true;
+}
+
+static bool get_string(struct ctx *c, yaml_node_t *n, const char *what, const char **ret)
+{
+    if (n->type != YAML_SCALAR_NODE || is_null(n))
+        return fail(c, n, "%s must be a string, not %s", what, found(c, n));
+    if (has_nul(n))
+        return fail(c, n, "%s must not contain NUL characters", what);
+    *ret = value(n);
+    return true;
+}
+
+static bool get_uint(struct ctx *c, yaml_node_t *n, const char *what, unsigned min, unsigned max,
+                     unsigned *ret)
+{
+    const char *s, *digits;
+    uint64_t v = 0;
+
+    if (n->type != YAML_SCALAR_NODE || is_null(n))
+        return fail(c, n, "%s must be an integer, not %s", what, found(c, n));
+    s = value(n);
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return fail(c, n, "%s must be an integer, not the quoted string '%s'", what, shown(c, s));
+    digits = s[0] == '-' ? s + 1 : s;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits) ||
+        (digits[0] == '0' && digits[1]))
+        return fail(c, n, "%s must be a decimal integer, not '%s'", what, shown(c, s));
+    for (const char *p = digits; *p && v <= UINT32_MAX; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (s[0] == '-' || v < min || v > max)
+        return fail(c, n, "%s %s is out of range %u..%u", what, shown(c, s), min, max);
+    *ret = (unsigned)v;
+    return true;
+}
+
+/* Names become parts of file names and libvirt object names. */
+static bool check_name(struct ctx *c, yaml_node_t *n, const char *what, const char *s,
+                       bool allow_dot)
+{
+    size_t len = strlen(s);
+    const char *chars = allow_dot ? "abcdefghijklmnopqrstuvwxyz0123456789.-"
+                                  : "abcdefghijklmnopqrstuvwxyz0123456789-";
+
+    if (len >= ML_NAME_MAX)
+        return fail(c, n,
+                    "%s '%s' is %zu characters long; names are at most %d characters because "
+                    "they become parts of file and libvirt names",
+                    what, shown(c, s), len, ML_NAME_MAX - 1);
+    if (!g_ascii_islower(s[0]) || strspn(s, chars) != len || s[len - 1] == '-' ||
+        s[len - 1] == '.') {
+        if (allow_dot)
+            return fail(c, n,
+                        "%s '%s' is not allowed: a name starts with a lowercase letter, has only "
+                        "lowercase letters, digits, '.' and '-', and does not end with '.' or "
+                        "'-' (names become parts of file names)",
+                        what, shown(c, s));
+        return fail(c, n,
+                    "%s '%s' is not allowed: a name starts with a lowercase letter, has only "
+                    "lowercase letters, digits and '-', and does not end with '-' (names "
+                    "become parts of file and libvirt names)",
+                    what, shown(c, s));
+    }
+    return true;
+}
+
+static bool get_name(struct ctx *c, yaml_node_t *n, const char *what, bool allow_dot,
+                     char ret[ML_NAME_MAX])
+{
+    const char *s;
+    if (!get_string(c, n, what, &s) || !check_name(c, n, what, s, allow_dot))
+        return false;
+    g_strlcpy(ret, s, ML_NAME_MAX);
+    return true;
+}
+
+/* Only the canonical dotted quad: inet_pton plus a round trip rules out other spellings. */
+static bool parse_ipv4(const char *s, struct in_addr *ret)
+{
+    char back[INET_ADDRSTRLEN];
+    struct in_addr a;
+    if (inet_pton(AF_INET, s, &a) != 1 || !inet_ntop(AF_INET, &a, back, sizeof(back)) ||
+        strcmp(back, s) != 0)
+        return false;
+    *ret = a;
+    return true;
+}
+
+static const char *ip_str(struct ctx *c, struct in_addr a)
+{
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a, buf, sizeof(buf));
+    return fmt(c, "%s", buf);
+}
+
+static const char *subnet_str(struct ctx *c, const struct ml_subnet *s)
+{
+    return fmt(c, "%s/%u", ip_str(c, s->net), s->prefix);
+}
+
+static uint32_t prefix_mask(unsigned prefix)
+{
+    return prefix ? UINT32_MAX << (32 - prefix) : 0;
+}
+
+static bool get_address(struct ctx *c, yaml_node_t *n, const char *what, struct in_addr *ret)
+{
+    const char *s;
+    if (!get_string(c, n, what, &s))
+        return false;
+    if (!parse_ipv4(s, ret))
+        return fail(c, n,
+                    "%s '%s' is not an IPv4 address in canonical form (four decimal numbers "
+                    "0-255 without leading zeros, like 192.0.2.10)",
+                    what, shown(c, s));
+    return true;
+}
+
+static bool get_subnet(struct ctx *c, yaml_node_t *n, const char *what, struct ml_subnet *ret)
+{
+    const char *s, *slash, *prefix;
+    g_autofree char *addr = NULL;
+    struct in_addr a;
+    uint32_t host;
+    unsigned p = 0;
+
+    if (!get_string(c, n, what, &s))
+        return false;
+    slash = strchr(s, '/');
+    prefix = slash ? slash + 1 : "";
+    if (slash)
+        addr = g_strndup(s, (size_t)(slash - s));
+    if (!slash || !parse_ipv4(addr, &a) || !*prefix || strlen(prefix) > 2 ||
+        strspn(prefix, "0123456789") != strlen(prefix) || (prefix[0] == '0' && prefix[1]))
+        return fail(c, n, "%s '%s' is not an IPv4 network in CIDR form, like 192.0.2.0/24", what,
+                    shown(c, s));
+    for (const char *q = prefix; *q; q++)
+        p = p * 10 + (unsigned)(*q - '0');
+    if (p < 8 || p > 30)
+        return fail(c, n, "%s %s: prefix /%u is out of range /8../30", what, shown(c, s), p);
+    host = ntohl(a.s_addr);
+    if (host & ~prefix_mask(p)) {
+        struct ml_subnet net = {.net.s_addr = htonl(host & prefix_mask(p)), .prefix = p};
+        return fail(c, n, "%s %s has host bits set; the network is %s", what, shown(c, s),
+                    subnet_str(c, &net));
+    }
+    ret->net = a;
+    ret->prefix = p;
+    return true;
+}
+
+static bool parse_image(struct ctx *c, yaml_node_t *n)
+{
+    static const struct key keys[] = {{"use", true}, {"fallback", false}, {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    struct ml_topology *t = c->topo;
+
+    if (!read_mapping(c, n, "image", keys, v) || !get_name(c, v[0], "image.use", true, t->image))
+        return false;
+    if (v[1]) {
+        if (!get_name(c, v[1], "image.fallback", true, t->image_fallback))
+            return false;
+        if (strcmp(t->image, t->image_fallback) == 0)
+            return fail(c, v[1], "image.fallback '%s' is the same as image.use", t->image);
+    }
+    return true;
+}
+
+static bool parse_bridge(struct ctx *c, yaml_node_t *n)
+{
+    static const struct key keys[] = {{"subnet", true}, {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+
+    if (!read_mapping(c, n, "bridge", keys, v) ||
+        !get_subnet(c, v[0], "bridge.subnet", &c->topo->lab_subnet))
+        return false;
+    c->lab_subnet_at = v[0];
+    return true;
+}
+
+static bool parse_defaults(struct ctx *c, yaml_node_t *n, unsigned *vcpus, unsigned *memory_mib)
+{
+    static const struct key keys[] = {{"vcpus", false}, {"memory_mib", false}, {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+
+    if (!read_mapping(c, n, "defaults", keys, v))
+        return false;
+    if (v[0] && !get_uint(c, v[0], "defaults.vcpus", 1, 16, vcpus))
+        return false;
+    if (v[1] && !get_uint(c, v[1], "defaults.memory_mib", 256, 65536, memory_mib))
+        return false;
+    return true;
+}
+
+/* How messages name a node: by its name when it has one that can be shown. */
+static const char *node_label(struct ctx *c, yaml_node_t *n, size_t index)
+{
+    if (n->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+            yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+            if (k->type == YAML_SCALAR_NODE && strcmp(value(k), "name") == 0 &&
+                v->type == YAML_SCALAR_NODE && !is_null(v))
+                return fmt(c, "node '%s'", shown(c, value(v)));
+        }
+    }
+    return fmt(c, "node %zu", index + 1);
+}
+
+static bool parse_node(struct ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
+                       unsigned memory_mib)
+{
+    static const struct key keys[] = {{"name", true},           {"address", true},
+                                      {"tunnel_address", true}, {"vcpus", false},
+                                      {"memory_mib", false},    {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    struct ml_node *node = &c->topo->nodes[index];
+    const char *label = node_label(c, n, index);
+
+    if (!read_mapping(c, n, label, keys, v) || !get_name(c, v[0], "node name", false, node->name) ||
+        !get_address(c, v[1], fmt(c, "%s: address", label), &node->address) ||
+        !get_address(c, v[2], fmt(c, "%s: tunnel_address", label), &node->tunnel_address))
+        return false;
+    node->vcpus = vcpus;
+    node->memory_mib = memory_mib;
+    if (v[3] && !get_uint(c, v[3], fmt(c, "%s: vcpus", label), 1, 16, &node->vcpus))
+        return false;
+    if (v[4] && !get_uint(c, v[4], fmt(c, "%s: memory_mib", label), 256, 65536, &node->memory_mib))
+        return false;
+    node->line = (int)n->start_mark.line + 1;
+    node->column = (int)n->start_mark.column + 1;
+    c->at[index].name = v[0];
+    c->at[index].address = v[1];
+    c->at[index].tunnel_address = v[2];
+    return true;
+}
+
+static bool parse_nodes(struct ctx *c, yaml_node_t *n, unsigned vcpus, unsigned memory_mib)
+{
+    size_t count;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n, "nodes must be a sequence of nodes, not %s", found(c, n));
+    count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (count < 2)
+        return fail(c, n, "nodes lists %zu node%s; a lab needs at least 2", count,
+                    count == 1 ? "" : "s");
+    if (count > ML_MAX_NODES)
+        return fail(c, n, "nodes lists %zu nodes; at most %d are allowed", count, ML_MAX_NODES);
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *item = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
+        if (!parse_node(c, item, i, vcpus, memory_mib))
+            return false;
+        c->topo->n_nodes = i + 1;
+    }
+    return true;
+}
+
+static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
+{
+    static const struct key keys[] = {{"subnet", true},
+                                      {"hub", true},
+                                      {"listen_port", false},
+                                      {"persistent_keepalive", false},
+                                      {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    struct ml_topology *t = c->topo;
+
+    t->wireguard.listen_port = ML_PORT_WIREGUARD_DEFAULT;
+    t->wireguard.persistent_keepalive = 25;
+    if (!read_mapping(c, n, "wireguard", keys, v) ||
+        !get_subnet(c, v[0], "wireguard.subnet", &t->wireguard.subnet) ||
+        !get_string(c, v[1], "wireguard.hub", &c->hub))
+        return false;
+    if (v[2] && !get_uint(c, v[2], "wireguard.listen_port", 1, 65535, &t->wireguard.listen_port))
+        return false;
+    /* Two dataplanes on one port would take each other's packets, and the firewall could no
+     * longer tell their transports apart. */
+    const struct ml_port *taken = ml_port_fixed(ML_PROTO_UDP, t->wireguard.listen_port);
+    if (v[2] && taken)
+        return fail(c, v[2], "wireguard.listen_port %u collides with %s (UDP %u); choose another "
+                    "port", t->wireguard.listen_port, taken->what, taken->port);
+    if (v[3] && !get_uint(c, v[3], "wireguard.persistent_keepalive", 0, 65535,
+                          &t->wireguard.persistent_keepalive))
+        return false;
+    c->wg_subnet_at = v[0];
+    c->hub_at = v[1];
+    return true;
+}
+
+static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *what, struct ml_profile *p)
+{
+    static const struct key keys[] = {{"transfer_s", true},
+                                      {"passes", true},
+                                      {"pass_s", true},
+                                      {"ping_count", true},
+                                      {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+
+    return read_mapping(c, n, what, keys, v) &&
+           get_uint(c, v[0], fmt(c, "%s.transfer_s", what), 1, 600, &p->transfer_s) &&
+           get_uint(c, v[1], fmt(c, "%s.passes", what), 1, 20, &p->passes) &&
+           get_uint(c, v[2], fmt(c, "%s.pass_s", what), 1, 600, &p->pass_s) &&
+           get_uint(c, v[3], fmt(c, "%s.ping_count", what), 1, 1000, &p->ping_count);
+}
+
+static bool parse_paths(struct ctx *c, yaml_node_t *n)
+{
+    g_autofree char *joined = g_strjoinv(", ", (char **)path_names);
+    const char *known = fmt(c, "%s", joined);
+    bool *paths = c->topo->measure.paths;
+    yaml_node_item_t *items;
+    size_t count;
+
+    c->paths_at = n;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n, "measure.paths must be a sequence of path names (%s), not %s", known,
+                    found(c, n));
+    items = n->data.sequence.items.start;
+    count = (size_t)(n->data.sequence.items.top - items);
+    if (count == 0)
+        return fail(c, n, "measure.paths is empty; list at least one of %s", known);
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *item = yaml_document_get_node(c->doc, items[i]);
+        const char *s;
+        int kind;
+
+        if (!get_string(c, item, "a measure.paths entry", &s))
+            return false;
+        kind = ml_path_from_name(s);
+        if (kind < 0)
+            return fail(c, item, "measure.paths: unknown path '%s'; known paths are %s",
+                        shown(c, s), known);
+        if (paths[kind])
+            return fail(c, item, "measure.paths: '%s' is listed twice", s);
+        paths[kind] = true;
+    }
+    return true;
+}
+
+static bool parse_measure(struct ctx *c, yaml_node_t *n)
+{
+    static const struct key keys[] = {
+        {"client", true}, {"server", true}, {"paths", true}, {"profiles", false}, {NULL, false}};
+    static const struct key profile_keys[] = {{"full", false}, {"quick", false}, {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0}, *p[MAX_KEYS] = {0};
+    struct ml_topology *t = c->topo;
+
+    t->measure.full = default_full;
+    t->measure.quick = default_quick;
+    if (!read_mapping(c, n, "measure", keys, v) ||
+        !get_string(c, v[0], "measure.client", &c->client) ||
+        !get_string(c, v[1], "measure.server", &c->server) || !parse_paths(c, v[2]))
+        return false;
+    c->client_at = v[0];
+    c->server_at = v[1];
+    if (!v[3])
+        return true;
+    if (!read_mapping(c, v[3], "measure.profiles", profile_keys, p))
+        return false;
+    if (p[0] && !parse_profile(c, p[0], "measure.profiles.full", &t->measure.full))
+        return false;
+    if (p[1] && !parse_profile(c, p[1], "measure.profiles.quick", &t->measure.quick))
+        return false;
+    return true;
+}
+
+static bool subnets_overlap(const struct ml_subnet *a, const struct ml_subnet *b)
+{
+    uint32_t mask = prefix_mask(MIN(a->prefix, b->prefix));
+    return (ntohl(a->net.s_addr) & mask) == (ntohl(b->net.s_addr) & mask);
+}
+
+/* An address must be a host of its subnet, and no other node may have it. */
+static bool check_address(struct ctx *c, size_t index, bool tunnel)
+{
+    const struct ml_topology *t = c->topo;
+    const struct ml_node *node = &t->nodes[index];
+    const struct ml_subnet *net = tunnel ? &t->wireguard.subnet : &t->lab_subnet;
+    const char *key = tunnel ? "tunnel_address" : "address";
+    const char *net_name = tunnel ? "wireguard subnet" : "lab subnet";
+    struct in_addr a = tunnel ? node->tunnel_address : node->address;
+    yaml_node_t *at = tunnel ? c->at[index].tunnel_address : c->at[index].address;
+    uint32_t host = ntohl(a.s_addr), mask = prefix_mask(net->prefix);
+
+    if ((host & mask) != ntohl(net->net.s_addr))
+        return fail(c, at, "node '%s': %s %s is outside the %s %s", node->name, key, ip_str(c, a),
+                    net_name, subnet_str(c, net));
+    if ((host & ~mask) == 0 || (host & ~mask) == ~mask)
+        return fail(c, at, "node '%s': %s %s is the %s address of the %s %s", node->name, key,
+                    ip_str(c, a), (host & ~mask) ? "broadcast" : "network", net_name,
+                    subnet_str(c, net));
+    for (size_t j = 0; j < index; j++) {
+        struct in_addr b = tunnel ? t->nodes[j].tunnel_address : t->nodes[j].address;
+        if (a.s_addr == b.s_addr)
+            return fail(c, at, "node '%s': %s %s is already used by node '%s' (line %d)",
+                        node->name, key, ip_str(c, a), t->nodes[j].name, t->nodes[j].line);
+    }
+    return true;
+}
+
+static bool check_nodes(struct ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const struct ml_node *node = &t->nodes[i];
+        size_t domain_len = strlen("meshlab-.") + strlen(t->name) + strlen(node->name);
+
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(node->name, t->nodes[j].name) == 0)
+                return fail(c, c->at[i].name,
+                            "node name '%s' is already used by the node at line %d", node->name,
+                            t->nodes[j].line);
+        if (domain_len > DOMAIN_NAME_MAX)
+            return fail(c, c->at[i].name,
+                        "node name '%s' makes the libvirt domain name 'meshlab-%s.%s' %zu "
+                        "characters long; the limit is %d, so shorten the lab or node name",
+                        node->name, t->name, node->name, domain_len, DOMAIN_NAME_MAX);
+        if (!check_address(c, i, false) || !check_address(c, i, true))
+            return false;
+    }
+    return true;
+}
+
+static const char *node_names(struct ctx *c)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < c->topo->n_nodes; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", c->topo->nodes[i].name);
+    return keep(c, g_string_free(s, FALSE));
+}
+
+static bool find_role(struct ctx *c, yaml_node_t *at, const char *what, const char *name,
+                      size_t *ret)
+{
+    int i = ml_topology_find_node(c->topo, name);
+    if (i < 0)
+        return fail(c, at, "%s '%s' is not a node; the nodes are %s", what, shown(c, name),
+                    node_names(c));
+    *ret = (size_t)i;
+    return true;
+}
+
+static bool check_roles(struct ctx *c)
+{
+    struct ml_topology *t = c->topo;
+
+    if (!find_role(c, c->hub_at, "wireguard.hub", c->hub, &t->wireguard.hub) ||
+        !find_role(c, c->client_at, "measure.client", c->client, &t->measure.client) ||
+        !find_role(c, c->server_at, "measure.server", c->server, &t->measure.server))
+        return false;
+    if (t->measure.server == t->measure.client)
+        return fail(c, c->server_at,
+                    "measure.server '%s' is the same node as measure.client; they must differ",
+                    c->server);
+    if (t->wireguard.hub == t->measure.client || t->wireguard.hub == t->measure.server)
+        return fail(c, c->hub_at,
+                    "wireguard.hub '%s' is also measure.%s; the hub must be a third node that "
+                    "relays between client and server",
+                    c->hub, t->wireguard.hub == t->measure.client ? "client" : "server");
+    return true;
+}
+
+static bool parse_root(struct ctx *c, yaml_node_t *root)
+{
+    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, WIREGUARD, MEASURE };
+    static const struct key keys[] = {[NAME] = {"name", true},
+                                      [DESCRIPTION] = {"description", false},
+                                      [IMAGE] = {"image", true},
+                                      [BRIDGE] = {"bridge", true},
+                                      [DEFAULTS] = {"defaults", false},
+                                      [NODES] = {"nodes", true},
+                                      [WIREGUARD] = {"wireguard", true},
+                                      [MEASURE] = {"measure", true},
+                                      {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    struct ml_topology *t = c->topo;
+    unsigned vcpus = 1, memory_mib = 1024;
+    const char *description;
+
+    if (!read_mapping(c, root, NULL, keys, v) || !get_name(c, v[NAME], "lab name", false, t->name))
+        return false;
+    if (v[DESCRIPTION] && !get_string(c, v[DESCRIPTION], "description", &description))
+        return false;
+    if (!parse_image(c, v[IMAGE]) || !parse_bridge(c, v[BRIDGE]))
+        return false;
+    if (v[DEFAULTS] && !parse_defaults(c, v[DEFAULTS], &vcpus, &memory_mib))
+        return false;
+    if (!parse_nodes(c, v[NODES], vcpus, memory_mib) || !parse_wireguard(c, v[WIREGUARD]) ||
+        !parse_measure(c, v[MEASURE]))
+        return false;
+    if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
+        return fail(c, c->wg_subnet_at, "wireguard.subnet %s overlaps the lab subnet %s",
+                    subnet_str(c, &t->wireguard.subnet), subnet_str(c, &t->lab_subnet));
+    if (t->measure.paths[ML_PATH_NEBULA_DIRECT] || t->measure.paths[ML_PATH_NEBULA_RELAY]) {
+        struct ml_subnet overlay = {.prefix = 24};
+        inet_pton(AF_INET, "10.42.0.0", &overlay.net);
+        const struct ml_subnet *mine[] = {&t->lab_subnet, &t->wireguard.subnet};
+        for (size_t i = 0; i < G_N_ELEMENTS(mine); i++)
+            if (subnets_overlap(mine[i], &overlay))
+                return fail(c, c->paths_at, "the nebula paths use the overlay 10.42.0.0/24, which "
+                            "overlaps %s %s; move that subnet elsewhere",
+                            i == 0 ? "the lab subnet" : "wireguard.subnet",
+                            subnet_str(c, mine[i]));
+    }
+    return check_nodes(c) && check_roles(c);
+}
+
+static void syntax_error(const char *name, const yaml_parser_t *parser, const char *text,
+                         size_t len, GError **err)
+{
+    size_t line = parser->problem_mark.line, column = parser->problem_mark.column;
+    const char *problem = parser->problem ? parser->problem : "out of memory";
+
+    if (parser->error == YAML_READER_ERROR) {
+        line = column = 0;
+        for (size_t i = 0; i < parser->problem_offset && i < len; i++) {
+            column++;
+            if (text[i] == '\n')
+                line++, column = 0;
+        }
+    }
+    if (parser->context)
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%zu:%zu: invalid YAML: %s (%s at line %zu, column %zu)", name, line + 1,
+                    column + 1, problem, parser->context, (size_t)parser->context_mark.line + 1,
+                    (size_t)parser->context_mark.column + 1);
+    else
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%zu:%zu: invalid YAML: %s", name, line + 1,
+                    column + 1, problem);
+}
+
+/* The anchor an event declares, or NULL. */
+static const unsigned char *event_anchor(const yaml_event_t *e)
+{
+    switch (e->type) {
+    case YAML_SCALAR_EVENT:
+        return e->data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT:
+        return e->data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT:
+        return e->data.mapping_start.anchor;
+    default:
+        return NULL;
+    }
+}
+
+/* libyaml's scanner slows down with each flow level (half a megabyte of '[' takes minutes), so
+ * nesting is bounded before a document is built; the schema itself needs four levels. Anchors
+ * and aliases are refused here too: the loader checks each new anchor against all earlier
+ * ones (a megabyte of anchors costs 20 s), and a topology has no use for them. */
+static bool check_depth(const char *name, const char *text, size_t len, GError **err)
+{
+    yaml_parser_t parser;
+    yaml_event_t event;
+    unsigned depth = 0;
+    bool ok = true, done = false;
+
+    if (!yaml_parser_initialize(&parser))
+        g_error("out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (ok && !done) {
+        if (!yaml_parser_parse(&parser, &event)) {
+            syntax_error(name, &parser, text, len, err);
+            ok = false;
+            break;
+        }
+        if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT)
+            depth++;
+        else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (event.type == YAML_ALIAS_EVENT || event_anchor(&event)) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s:%zu:%zu: YAML %s are not allowed in a topology; write the value out",
+                        name, (size_t)event.start_mark.line + 1,
+                        (size_t)event.start_mark.column + 1,
+                        event.type == YAML_ALIAS_EVENT ? "aliases" : "anchors");
+            ok = false;
+        } else if (depth > MAX_DEPTH) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s:%zu:%zu: nesting is deeper than %d levels; a topology needs at most 4",
+                        name, (size_t)event.start_mark.line + 1,
+                        (size_t)event.start_mark.column + 1, MAX_DEPTH);
+            ok = false;
+        }
+        done = event.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return ok;
+}
+
+/* Loads the one document of the text; a second document is an error too. */
+static bool load_document(const char *name, const char *text, size_t len, yaml_document_t *doc,
+                          GError **err)
+{
+    yaml_parser_t parser;
+    yaml_document_t extra;
+    yaml_node_t *extra_root;
+    bool ok = false;
+
+    if (!check_depth(name, text, len, err))
+        return false;
+    if (!yaml_parser_initialize(&parser))
+        g_error("out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, doc)) {
+        syntax_error(name, &parser, text, len, err);
+        goto out;
+    }
+    if (!yaml_parser_load(&parser, &extra)) {
+        syntax_error(name, &parser, text, len, err);
+        yaml_document_delete(doc);
+        goto out;
+    }
+    extra_root = yaml_document_get_root_node(&extra);
+    if (extra_root) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%zu:%zu: a second YAML document starts here; a topology file holds one",
+                    name, (size_t)extra_root->start_mark.line + 1,
+                    (size_t)extra_root->start_mark.column + 1);
+        yaml_document_delete(doc);
+    }
+    yaml_document_delete(&extra);
+    ok = !extra_root;
+out:
+    yaml_parser_delete(&parser);
+    return ok;
+}
+
+struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    g_autoptr(MlTopology) topo = NULL;
+    yaml_document_t doc;
+    yaml_node_t *root;
+    struct ctx c = {.file = name, .doc = &doc, .err = err};
+    bool ok;
+
+    if (len > MAX_FILE_BYTES) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s: the file is larger than 1 MiB, the limit for a topology", name);
+        return NULL;
+    }
+    if (!load_document(name, text, len, &doc, err))
+        return NULL;
+    root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:1:1: the file is empty; a topology is a mapping with the keys name, "
+                    "image, bridge, nodes, wireguard and measure",
+                    name);
+        yaml_document_delete(&doc);
+        return NULL;
+    }
+    topo = g_new0(struct ml_topology, 1);
+    topo->path = g_strdup(name);
+    c.topo = topo;
+    c.scratch = g_ptr_array_new_with_free_func(g_free);
+    ok = parse_root(&c, root);
+    g_ptr_array_unref(c.scratch);
+    yaml_document_delete(&doc);
+    return ok ? g_steal_pointer(&topo) : NULL;
+}
+
+struct ml_topology *ml_topology_load(const char *path, GError **err)
+{
+    g_autofree char *text = g_malloc(MAX_FILE_BYTES + 1);
+    FILE *f = fopen(path, "rb");
+    size_t len;
+    int saved;
+
+    if (!f) {
+        saved = errno;
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: cannot open the topology file: %s", path,
+                    g_strerror(saved));
+        return NULL;
+    }
+    len = fread(text, 1, MAX_FILE_BYTES + 1, f);
+    saved = errno;
+    if (ferror(f)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: cannot read the topology file: %s", path,
+                    g_strerror(saved));
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return ml_topology_parse(path, text, len, err);
+}

@@ -1,0 +1,130 @@
+#include "virt/cloudinit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+void ml_seed_clear(struct ml_seed *seed)
+{
+    g_free(seed->user_data);
+    g_free(seed->meta_data);
+    g_free(seed->network_config);
+    memset(seed, 0, sizeof(*seed));
+}
+
+static const char *lookup(const char *const *vars, const char *name, size_t len)
+{
+    for (size_t i = 0; vars[i]; i += 2)
+        if (strlen(vars[i]) == len && !strncmp(vars[i], name, len))
+            return vars[i + 1];
+    return NULL;
+}
+
+char *ml_template_expand(const char *text, const char *const *vars, GError **err)
+{
+    GString *out = g_string_new(NULL);
+    const char *p = text;
+    const char *open;
+    while ((open = strstr(p, "{{"))) {
+        const char *close = strstr(open + 2, "}}");
+        if (!close) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "template has '{{' without '}}'");
+            g_string_free(out, TRUE);
+            return NULL;
+        }
+        const char *name = open + 2;
+        const char *value = lookup(vars, name, (size_t)(close - name));
+        if (!value) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "template uses unknown placeholder '%.*s'",
+                        (int)(close - name), name);
+            g_string_free(out, TRUE);
+            return NULL;
+        }
+        g_string_append_len(out, p, open - p);
+        g_string_append(out, value);
+        p = close + 2;
+    }
+    g_string_append(out, p);
+    return g_string_free(out, FALSE);
+}
+
+static char *render_file(const char *file, const char *const *vars, GError **err)
+{
+    g_autofree char *dir = ml_data_dir("cloud-init");
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    g_autofree char *text = NULL;
+    g_autoptr(GError) e = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &e)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot read the cloud-init template '%s': %s; set MESHLAB_DATA_DIR to "
+                    "meshlab's source directory",
+                    path, e->message);
+        return NULL;
+    }
+    g_autoptr(GError) te = NULL;
+    char *out = ml_template_expand(text, vars, &te);
+    if (!out)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "%s: %s", path, te->message);
+    return out;
+}
+
+bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *ret, GError **err)
+{
+    const struct ml_topology *t = plan->topo;
+    const struct ml_plan_guest *g = &plan->guests[guest];
+    char addr[16], buf[16];
+    ml_ip_str(g->node->address, addr);
+    g_autofree char *prefix = g_strdup_printf("%u", t->lab_subnet.prefix);
+    GString *hosts = g_string_new(NULL);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        g_string_append_printf(hosts, "      %s %s\n", ml_ip_str(t->nodes[i].address, buf),
+                               t->nodes[i].name);
+    g_string_truncate(hosts, hosts->len ? hosts->len - 1 : 0);
+    g_autofree char *hosts_text = g_string_free(hosts, FALSE);
+    const char *vars[] = {"lab",    t->name,    "node",   g->node->name, "run_id", plan->run_id,
+                          "address", addr,      "prefix", prefix,        "mac",    g->mac,
+                          "hosts",  hosts_text, NULL};
+    memset(ret, 0, sizeof(*ret));
+    ret->user_data = render_file("user-data", vars, err);
+    if (ret->user_data)
+        ret->meta_data = render_file("meta-data", vars, err);
+    if (ret->meta_data)
+        ret->network_config = render_file("network-config", vars, err);
+    if (!ret->network_config) {
+        ml_seed_clear(ret);
+        return false;
+    }
+    return true;
+}
+
+bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err)
+{
+    /* The pid in the name lets 'meshlab down' tell a killed meshlab's leftovers
+     * from the seeds another meshlab is writing right now. */
+    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
+    if (!dir) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create a temporary directory");
+        return false;
+    }
+    g_autofree char *ud = g_build_filename(dir, "user-data", NULL);
+    g_autofree char *md = g_build_filename(dir, "meta-data", NULL);
+    g_autofree char *nc = g_build_filename(dir, "network-config", NULL);
+    bool ok = ml_write_file(ud, seed->user_data, -1, 0600, err) &&
+              ml_write_file(md, seed->meta_data, -1, 0600, err) &&
+              ml_write_file(nc, seed->network_config, -1, 0600, err);
+    if (ok) {
+        const char *argv[] = {"cloud-localds", "-N", nc, path, ud, md, NULL};
+        ok = ml_spawn_timeout(argv, 60, NULL, err);
+        if (ok)
+            chmod(path, 0600);
+    }
+    unlink(ud);
+    unlink(md);
+    unlink(nc);
+    rmdir(dir);
+    return ok;
+}

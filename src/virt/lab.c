@@ -1,0 +1,571 @@
+#include "virt/lab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "virt/agent.h"
+#include "virt/cloudinit.h"
+#include "core/lock.h"
+#include "core/rundir.h"
+#include "core/util.h"
+#include "virt/virt.h"
+#include "virt/virt_xml.h"
+
+#define BOOT_TIMEOUT_S 600
+#define BOOT_TIMEOUT_MAX_S 86400
+#define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
+
+void ml_lab_phase(struct ml_lab *lab, const char *name)
+{
+    double now = ml_elapsed();
+    double seconds = now - lab->phase_mark;
+    lab->phase_mark = now;
+    if (!lab->phases)
+        lab->phases = json_object_new_array();
+    for (size_t i = 0; i < json_object_array_length(lab->phases); i++) {
+        struct json_object *p = json_object_array_get_idx(lab->phases, i);
+        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")), name)) {
+            seconds += json_object_get_double(json_object_object_get(p, "seconds"));
+            json_object_object_add(p, "seconds",
+                                   json_object_new_double(round(seconds * 100) / 100));
+            return;
+        }
+    }
+    struct json_object *p = json_object_new_object();
+    json_object_object_add(p, "name", json_object_new_string(name));
+    json_object_object_add(p, "seconds", json_object_new_double(round(seconds * 100) / 100));
+    json_object_array_add(lab->phases, p);
+}
+
+bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
+                  GError **err)
+{
+    g_autoptr(GError) e = NULL;
+    if (!lab->run_open) {
+        g_set_error(&e, ML_ERROR, ML_ERR_HOST, "no run directory is open for '%s'", rel);
+    } else if (ml_rundir_write(lab->run_fd, rel, data, len, 0644, &e)) {
+        return true;
+    }
+    if (err)
+        g_propagate_error(err, g_steal_pointer(&e));
+    else
+        ml_warn("%s", e->message);
+    return false;
+}
+
+bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *const *cmds,
+                         const char *const *inputs, double timeout, char **out, const char *what,
+                         GError **err)
+{
+    long long pids[ML_MAX_NODES];
+    size_t n = lab->plan->n_guests;
+    for (size_t i = 0; i < n; i++)
+        if ((!which || which[i]) &&
+            !ml_agent_spawn(lab->dom[i], cmds[i], inputs ? inputs[i] : NULL, &pids[i], err))
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        if (which && !which[i])
+            continue;
+        struct ml_exec ex = {0};
+        if (!ml_agent_wait(lab->dom[i], pids[i], timeout, &ex, err))
+            return false;
+        int code = ex.exit_code;
+        if (code != 0) {
+            g_autofree char *why = g_strstrip(g_strdup(*ex.err ? ex.err : ex.out));
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "%s on %s failed (status %d): %s", what,
+                        lab->topo->nodes[i].name, code, why);
+        } else if (out) {
+            out[i] = g_steal_pointer(&ex.out);
+        }
+        ml_exec_clear(&ex);
+        if (code != 0)
+            return false;
+    }
+    return true;
+}
+
+bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
+                      const char *through, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    char addr[16];
+    ml_ip_str(target, addr);
+    g_autofree char *cmd = g_strdup_printf(
+        "for i in $(seq 1 %u); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
+        tries, addr);
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, tries * 1.5 + 30, &ex, err))
+        return false;
+    int code = ex.exit_code;
+    ml_exec_clear(&ex);
+    if (code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "no answer through %s from %s to %s within %u tries; the guests' logs are "
+                    "kept in the run directory",
+                    through, t->nodes[t->measure.client].name, addr, tries);
+        return false;
+    }
+    return true;
+}
+
+virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)
+{
+    return lab->dom[i];
+}
+
+static char *console_path(const struct ml_lab *lab, size_t i)
+{
+    g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
+    return g_build_filename(lab->plan->pool_dir, file, NULL);
+}
+
+bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
+{
+    /* QEMU runs as libvirt-qemu and must pass through to the pools below the
+     * state directory (each pool is its alone, 0700); the lab records beside
+     * them are root's alone. */
+    g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
+    g_autofree char *pools = g_build_filename(ml_state_dir(), "pools", NULL);
+    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0711, err) ||
+        !ml_mkdir_p(dir, 0700, err))
+        return false;
+    chmod(ml_state_dir(), 0755);
+    chmod(pools, 0711);
+    struct json_object *s = json_object_new_object();
+    json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
+    json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
+    json_object_object_add(s, "topology", json_object_new_string(lab->topo->path));
+    json_object_object_add(s, "run_dir", json_object_new_string(lab->run_dir));
+    json_object_object_add(s, "uri", json_object_new_string(ml_virt_uri()));
+    json_object_object_add(s, "complete", json_object_new_boolean(lab->complete));
+    json_object_object_add(s, "accelerator_kvm", json_object_new_boolean(lab->accel.kvm));
+    if (lab->accel.reason)
+        json_object_object_add(s, "accelerator_reason", json_object_new_string(lab->accel.reason));
+    json_object_object_add(s, "accelerator_source", json_object_new_int((int)lab->accel.source));
+    if (lab->accel.probed_at)
+        json_object_object_add(s, "accelerator_probed_at",
+                               json_object_new_string(lab->accel.probed_at));
+    struct json_object *img = json_object_new_object();
+    const char *fields[][2] = {{"name", lab->image.name},
+                               {"requested", lab->image.requested},
+                               {"fallback_reason", lab->image.fallback_reason},
+                               {"sha256", lab->image.sha256}};
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (fields[i][1])
+            json_object_object_add(img, fields[i][0], json_object_new_string(fields[i][1]));
+    json_object_object_add(s, "image", img);
+    json_object_object_add(s, "wireguard_setup_s", json_object_new_double(lab->wg_setup_s));
+    json_object_object_add(s, "nebula_setup_s", json_object_new_double(lab->nebula_setup_s));
+    json_object_object_add(s, "tailscale_setup_s", json_object_new_double(lab->ts_setup_s));
+    struct json_object *failed = json_object_new_object();
+    for (size_t k = 0; k < ML_PATH_COUNT; k++)
+        if (lab->setup_failed[k])
+            json_object_object_add(failed, ml_path_name((enum ml_path_kind)k),
+                                   json_object_new_string(lab->setup_failed[k]));
+    json_object_object_add(s, "setup_failed", failed);
+    if (lab->phases)
+        json_object_object_add(s, "phases", json_object_get(lab->phases));
+    struct json_object *boot = json_object_new_array();
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        struct json_object *g = json_object_new_object();
+        json_object_object_add(g, "boot_s", json_object_new_double(lab->boot_s[i]));
+        json_object_object_add(g, "ready_s", json_object_new_double(lab->ready_s[i]));
+        json_object_object_add(g, "tailscale_ip", json_object_new_string(lab->ts_ip[i]));
+        json_object_array_add(boot, g);
+    }
+    json_object_object_add(s, "guests", boot);
+    const char *text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY);
+    bool ok = ml_write_file(lab->plan->state_file, text, -1, 0600, err);
+    json_object_put(s);
+    return ok;
+}
+
+bool ml_lab_state_exists(const char *lab_name)
+{
+    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
+    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    return g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
+struct json_object *ml_lab_state_read(const char *lab_name)
+{
+    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
+    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    return json_object_from_file(path);
+}
+
+/* Binaries the guests may not download (Tailscale, Headscale) reach them on a
+ * CD of their own, labelled MESHLAB, built from the host's verified cache. */
+static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError **err)
+{
+    const GPtrArray *files = lab->artifacts[i];
+    *ret_path = NULL;
+    if (!files || files->len == 0)
+        return true;
+    g_autofree char *name = g_strdup_printf("%s-artifacts.iso", lab->plan->guests[i].node->name);
+    g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", path};
+    for (size_t k = 0; k < G_N_ELEMENTS(head); k++)
+        g_ptr_array_add(argv, (gpointer)head[k]);
+    for (guint k = 0; k < files->len; k++)
+        g_ptr_array_add(argv, g_ptr_array_index(files, k));
+    g_ptr_array_add(argv, NULL);
+    if (!ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err))
+        return false;
+    chmod(path, 0600);
+    ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
+                lab->plan->guests[i].node->name, files->len);
+    *ret_path = g_steal_pointer(&path);
+    return true;
+}
+
+void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),
+                         void *opaque)
+{
+    static const char *const suffixes[] = {".json", ".authkey"};
+    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        g_autofree char *name = g_strdup_printf("%s%s", lab_name, suffixes[i]);
+        g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+        if (unlink(path) == 0 && cb) {
+            g_autofree char *what = g_strdup_printf("state %s", path);
+            cb(what, opaque);
+        }
+    }
+}
+
+static bool create_objects(struct ml_lab *lab, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    ml_progress("define", "network %s (bridge %s, no host address, no forwarding)", plan->network,
+                plan->bridge);
+    if (!ml_virt_define_network(lab->conn, plan, err))
+        return false;
+    ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
+    if (!ml_virt_define_pool(lab->conn, plan, err))
+        return false;
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        if (ml_check_interrupted(err))
+            return false;
+        const struct ml_plan_guest *g = &plan->guests[i];
+        g_autofree char *overlay = NULL;
+        if (!ml_virt_create_overlay(lab->conn, plan, i, &lab->image, &overlay, err))
+            return false;
+        struct ml_seed seed = {0};
+        if (!ml_seed_render(plan, i, &seed, err))
+            return false;
+        g_autofree char *seed_path = g_build_filename(plan->pool_dir, g->seed_vol, NULL);
+        bool ok = ml_seed_write_iso(&seed, seed_path, err);
+        ml_seed_clear(&seed);
+        if (!ok)
+            return false;
+        g_autofree char *console = console_path(lab, i);
+        g_autofree char *artifacts = NULL;
+        if (!artifacts_iso(lab, i, &artifacts, err))
+            return false;
+        struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
+        g_autofree char *xml = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
+        lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, xml, err);
+        if (!lab->dom[i])
+            return false;
+        ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name, g->domain,
+                    g->overlay_vol, g->seed_vol);
+    }
+    ml_lab_phase(lab, "define");
+    return true;
+}
+
+static char *file_tail(const char *path, int lines)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return g_strdup("(no console output)");
+    g_strchomp(text);
+    const char *p = text + strlen(text);
+    while (p > text && lines > 0)
+        if (*--p == '\n')
+            lines--;
+    return g_strdup(p);
+}
+
+bool ml_lab_boot_timeout(double *ret, GError **err)
+{
+    const char *env = g_getenv("MESHLAB_BOOT_TIMEOUT");
+    *ret = BOOT_TIMEOUT_S;
+    if (!env)
+        return true;
+    char *end = NULL;
+    double v = g_ascii_strtod(env, &end);
+    /* nan and inf parse as numbers, and either would make every wait endless. */
+    if (end == env || *end || !isfinite(v) || v <= 0 || v > BOOT_TIMEOUT_MAX_S) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "MESHLAB_BOOT_TIMEOUT must be a number of seconds greater than 0 and at "
+                    "most %d, not '%s'; unset it for the default of %d s",
+                    BOOT_TIMEOUT_MAX_S, env, BOOT_TIMEOUT_S);
+        return false;
+    }
+    *ret = v;
+    return true;
+}
+
+static bool boot_guests(struct ml_lab *lab, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    double t0 = ml_now();
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        if (virDomainCreate(lab->dom[i]) < 0) {
+            ml_virt_error(err, "cannot start guest '%s'", plan->guests[i].domain);
+            return false;
+        }
+        lab->boot_s[i] = lab->ready_s[i] = 0;
+    }
+    ml_progress("boot", "%zu guests started under %s; waiting for their agents and cloud-init",
+                plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
+    double timeout = 0;
+    if (!ml_lab_boot_timeout(&timeout, err))
+        return false;
+    size_t ready = 0;
+    double last_note = ml_now();
+    while (ready < plan->n_guests) {
+        if (ml_check_interrupted(err))
+            return false;
+        for (size_t i = 0; i < plan->n_guests; i++) {
+            if (lab->ready_s[i] > 0)
+                continue;
+            const char *node = plan->guests[i].node->name;
+            if (virDomainIsActive(lab->dom[i]) != 1) {
+                g_autofree char *c = console_path(lab, i);
+                g_autofree char *tail = file_tail(c, 5);
+                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                            "guest %s stopped while booting; the end of its console:\n%s", node,
+                            tail);
+                return false;
+            }
+            if (lab->boot_s[i] == 0) {
+                if (!ml_agent_ping(lab->dom[i], 1))
+                    continue;
+                lab->boot_s[i] = ml_now() - t0;
+                ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
+            }
+            struct ml_exec ex = {0};
+            g_autoptr(GError) e = NULL;
+            /* Ready once cloud-init's init stage (network, files, hostname) is done. */
+            if (ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) && ex.exit_code == 0) {
+                lab->ready_s[i] = ml_now() - t0;
+                ready++;
+                ml_progress("boot", "guest %s: ready (cloud-init init stage done) after %.1f s",
+                            node, lab->ready_s[i]);
+            }
+            ml_exec_clear(&ex);
+        }
+        if (ready == plan->n_guests)
+            break;
+        if (ml_now() - t0 > timeout) {
+            GString *late = g_string_new(NULL);
+            for (size_t i = 0; i < plan->n_guests; i++)
+                if (lab->ready_s[i] == 0)
+                    g_string_append_printf(
+                        late, "%s%s (%s)", late->len ? ", " : "", plan->guests[i].node->name,
+                        lab->boot_s[i] ? "cloud-init unfinished" : "agent silent");
+            g_autofree char *l = g_string_free(late, FALSE);
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "guests not ready after %.0f s: %s; their consoles are kept in the run "
+                        "directory (raise MESHLAB_BOOT_TIMEOUT on a slow host)",
+                        timeout, l);
+            return false;
+        }
+        if (ml_now() - last_note > 15) {
+            ml_progress("boot", "%zu of %zu guests ready", ready, plan->n_guests);
+            last_note = ml_now();
+        }
+        g_usleep(500 * 1000);
+    }
+    ml_lab_phase(lab, "boot");
+    return true;
+}
+
+bool ml_lab_create(struct ml_lab *lab, GError **err)
+{
+    if (!ml_image_resolve(lab->topo, !lab->accel.kvm, &lab->image, err))
+        return false;
+    ml_lab_phase(lab, "image");
+    if (ml_check_interrupted(err))
+        return false;
+    /* Recorded first, so that even a crash mid-way leaves a record that down can use. */
+    lab->created = true;
+    if (!ml_lab_state_write(lab, err))
+        return false;
+    return create_objects(lab, err) && boot_guests(lab, err);
+}
+
+bool ml_lab_attach(struct ml_lab *lab, GError **err)
+{
+    struct json_object *state = ml_lab_state_read(lab->topo->name);
+    struct json_object *v = NULL;
+    if (!state || !json_object_object_get_ex(state, "run_id", &v)) {
+        json_object_put(state);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "lab %s is not up", lab->topo->name);
+        return false;
+    }
+    /* The lab's objects carry the run id of the `up` that made them; this run
+     * keeps its own id and run directory for what it measures. */
+    lab->up_run_id = g_strdup(json_object_get_string(v));
+    ml_plan_free(lab->plan);
+    lab->plan = ml_plan_new(lab->topo, lab->up_run_id);
+    struct json_object *done = NULL;
+    if (!json_object_object_get_ex(state, "complete", &done) || !json_object_get_boolean(done)) {
+        json_object_put(state);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "lab %s did not finish coming up (kept after a failure, or its meshlab was "
+                    "killed); run 'meshlab down %s' and try again",
+                    lab->topo->name, lab->topo->name);
+        return false;
+    }
+    lab->complete = true;
+    if (json_object_object_get_ex(state, "accelerator_kvm", &v))
+        lab->accel.kvm = json_object_get_boolean(v);
+    if (json_object_object_get_ex(state, "accelerator_reason", &v))
+        lab->accel.reason = g_strdup(json_object_get_string(v));
+    if (json_object_object_get_ex(state, "accelerator_source", &v))
+        lab->accel.source = (enum ml_accel_source)json_object_get_int(v);
+    if (json_object_object_get_ex(state, "accelerator_probed_at", &v))
+        lab->accel.probed_at = g_strdup(json_object_get_string(v));
+    struct json_object *img = NULL;
+    if (json_object_object_get_ex(state, "image", &img)) {
+        char **dst[] = {&lab->image.name, &lab->image.requested, &lab->image.fallback_reason,
+                        &lab->image.sha256};
+        const char *keys[] = {"name", "requested", "fallback_reason", "sha256"};
+        for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+            if (json_object_object_get_ex(img, keys[i], &v))
+                *dst[i] = g_strdup(json_object_get_string(v));
+    }
+    if (json_object_object_get_ex(state, "wireguard_setup_s", &v))
+        lab->wg_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "nebula_setup_s", &v))
+        lab->nebula_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "tailscale_setup_s", &v))
+        lab->ts_setup_s = json_object_get_double(v);
+    if (json_object_object_get_ex(state, "setup_failed", &v))
+        for (size_t k = 0; k < ML_PATH_COUNT; k++) {
+            struct json_object *why = NULL;
+            if (json_object_object_get_ex(v, ml_path_name((enum ml_path_kind)k), &why))
+                lab->setup_failed[k] = g_strdup(json_object_get_string(why));
+        }
+    if (json_object_object_get_ex(state, "phases", &v))
+        lab->up_phases = json_object_get(v);
+    struct json_object *guests = NULL;
+    if (json_object_object_get_ex(state, "guests", &guests))
+        for (size_t i = 0; i < lab->plan->n_guests && i < json_object_array_length(guests); i++) {
+            struct json_object *g = json_object_array_get_idx(guests, i), *b = NULL;
+            if (json_object_object_get_ex(g, "boot_s", &b))
+                lab->boot_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "ready_s", &b))
+                lab->ready_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "tailscale_ip", &b))
+                g_strlcpy(lab->ts_ip[i], json_object_get_string(b), sizeof(lab->ts_ip[i]));
+        }
+    json_object_put(state);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        lab->dom[i] = virDomainLookupByName(lab->conn, lab->plan->guests[i].domain);
+        if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "lab %s is recorded as up but guest %s is not running; run "
+                        "'meshlab down %s' and try again",
+                        lab->topo->name, lab->plan->guests[i].domain, lab->topo->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+void ml_lab_collect_logs(struct ml_lab *lab)
+{
+    if (!lab->plan || !lab->run_open)
+        return;
+    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout,
+     * and a second Ctrl-C skips what is left of them. */
+    ml_agent_set_interruptible(false);
+    bool skipped = false;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        const char *node = lab->plan->guests[i].node->name;
+        g_autofree char *src = console_path(lab, i);
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        if (g_file_get_contents(src, &text, &len, NULL)) {
+            g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
+            ml_lab_write(lab, f, text, (gssize)len, NULL);
+        }
+        if (ml_interrupt_count() >= 2) {
+            if (!skipped)
+                ml_progress("logs",
+                            "interrupted again: cloud-init logs skipped from guest %s "
+                            "on; tearing down",
+                            node);
+            skipped = true;
+            continue;
+        }
+        if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
+            continue;
+        g_autoptr(GError) e = NULL;
+        g_autofree char *log = ml_agent_run(
+            lab->dom[i],
+            "cloud-init status --long 2>&1; echo; echo '--- cloud-init.log'; "
+            "tail -n 300 /var/log/cloud-init.log 2>&1; echo '--- cloud-init-output.log'; "
+            "tail -n 200 /var/log/cloud-init-output.log 2>&1; echo '--- journal'; "
+            "journalctl -b --no-pager -n 200 2>&1",
+            NULL, 30, &e);
+        if (log) {
+            g_autofree char *f = g_strdup_printf("guests/%s-cloud-init.log", node);
+            ml_lab_write(lab, f, log, -1, NULL);
+        }
+    }
+    ml_agent_set_interruptible(true);
+}
+
+static void print_removed(const char *what, void *opaque)
+{
+    (void)opaque;
+    ml_progress("down", "removed %s", what);
+}
+
+bool ml_lab_destroy(struct ml_lab *lab, GError **err)
+{
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_clear_pointer(&lab->dom[i], virDomainFree);
+    int n = ml_virt_teardown(lab->conn, lab->topo->name, print_removed, NULL, err);
+    if (n < 0)
+        return false;
+    ml_lab_state_remove(lab->topo->name, print_removed, NULL);
+    ml_lab_phase(lab, "teardown");
+    return true;
+}
+
+void ml_lab_clear(struct ml_lab *lab)
+{
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_clear_pointer(&lab->dom[i], virDomainFree);
+    ml_plan_free(lab->plan);
+    ml_image_clear(&lab->image);
+    ml_host_accel_clear(&lab->accel);
+    g_free(lab->run_dir);
+    json_object_put(lab->phases);
+    json_object_put(lab->up_phases);
+    json_object_put(lab->ts_extra);
+    if (lab->run_open)
+        close(lab->run_fd);
+    if (lab->locked)
+        ml_lock_release(lab->topo ? lab->topo->name : "", lab->lock_fd);
+    g_free(lab->up_run_id);
+    for (size_t k = 0; k < ML_PATH_COUNT; k++)
+        g_free(lab->setup_failed[k]);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        if (lab->artifacts[i])
+            g_ptr_array_unref(lab->artifacts[i]);
+    if (lab->conn)
+        virConnectClose(lab->conn);
+    memset(lab, 0, sizeof(*lab));
+}

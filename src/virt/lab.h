@@ -1,0 +1,89 @@
+/* A lab on this host: its plan, image, libvirt objects and guests, from
+ * creation through boot to teardown. Every phase's duration is recorded. */
+#pragma once
+
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
+
+#include "virt/host.h"
+#include "cache/image.h"
+#include "topology/plan.h"
+#include "topology/topology.h"
+
+struct ml_lab {
+    virConnectPtr conn;
+    const struct ml_topology *topo;
+    struct ml_plan *plan;
+    struct ml_image image;
+    struct ml_host_accel accel;
+    GPtrArray *artifacts[ML_MAX_NODES]; /* host files each guest's artifacts CD carries (the
+                                         * dataplanes' choice, handed down by the session) */
+    char run_id[40];                 /* this invocation's run id (the plan's, unless attached) */
+    char *run_dir;                   /* results, logs and the guests' consoles end up here */
+    virDomainPtr dom[ML_MAX_NODES];
+    double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
+    double ready_s[ML_MAX_NODES];    /* start to cloud-init finished */
+    double wg_setup_s;               /* first key generated to first tunnel ping answered */
+    double ts_setup_s;               /* start of the Tailscale installs to both nodes up */
+    double nebula_setup_s;           /* first nebula key generated to the overlay answering */
+    char ts_ip[ML_MAX_NODES][16];    /* the IPv4 address Headscale gave each node */
+    struct json_object *ts_extra;    /* daemons' memory, tailscale0, assigned addresses */
+    char *setup_failed[ML_PATH_COUNT]; /* why a path's dataplane could not be set up */
+    struct json_object *phases;      /* [{name, seconds}], contiguous: they add up to wall time */
+    double phase_mark;               /* ml_elapsed() when the current phase began */
+    struct json_object *up_phases;   /* on attach: the phases of the `up` that built the lab */
+    int run_fd;                      /* the run directory, opened once (see rundir.h) */
+    bool run_open;
+    int lock_fd;                     /* the lab's lock (see lock.h), held until ml_lab_clear */
+    bool locked;
+    bool created;                    /* this process created the lab's objects */
+    bool complete;                   /* every phase of up finished */
+    char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
+};
+
+/* MESHLAB_BOOT_TIMEOUT (seconds) or the default; an unusable value is an input error. */
+bool ml_lab_boot_timeout(double *ret, GError **err);
+
+/* Everything up to running guests: accelerator probe, image, network, pool,
+ * overlays, seeds, domains, boot. On failure the caller tears down. */
+bool ml_lab_create(struct ml_lab *lab, GError **err);
+/* Finds a lab that `meshlab up` left running (state file and domains). */
+bool ml_lab_attach(struct ml_lab *lab, GError **err);
+/* Copies consoles and cloud-init logs of every guest into run_dir/guests/. */
+void ml_lab_collect_logs(struct ml_lab *lab);
+/* Removes the lab's objects and state file; prints what went. */
+bool ml_lab_destroy(struct ml_lab *lab, GError **err);
+void ml_lab_clear(struct ml_lab *lab);
+
+/* Ends the current phase under name and starts the next: phases are contiguous
+ * from the start of the command, so they add up to its wall time. A name used
+ * again adds to the earlier entry. */
+void ml_lab_phase(struct ml_lab *lab, const char *name);
+/* Writes rel below the run directory (see rundir.h); false, with a warning
+ * when err is NULL, if it cannot. */
+bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
+                  GError **err);
+/* Runs cmds[i], with inputs[i] (may be NULL) on its stdin, in every guest i
+ * that `which` selects (NULL: all) at once, and collects each stdout into
+ * out[i] (out may be NULL). Fails on the first command that exits non-zero,
+ * naming the guest and `what`. */
+bool ml_lab_run_parallel(struct ml_lab *lab, const bool *which, const char *const *cmds,
+                         const char *const *inputs, double timeout, char **out, const char *what,
+                         GError **err);
+
+/* Pings target from the measuring client, once a second, until it answers or
+ * `tries` pings went unanswered; `through` names the dataplane for the error. */
+bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
+                      const char *through, GError **err);
+
+/* The guest running node index i of the topology. */
+virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
+
+/* The lab's state file: written before anything is created, removed by down. */
+bool ml_lab_state_write(const struct ml_lab *lab, GError **err);
+struct json_object *ml_lab_state_read(const char *lab_name);
+bool ml_lab_state_exists(const char *lab_name);
+/* Removes the lab's state file and its private secrets (the pre-auth key);
+ * calls cb for each file removed. */
+void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),
+                         void *opaque);

@@ -1,0 +1,414 @@
+#include "virt/virt.h"
+
+#include <errno.h>
+#include <libvirt/virterror.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+const char *ml_virt_uri(void)
+{
+    const char *u = g_getenv("MESHLAB_URI");
+    return u && *u ? u : "qemu:///system";
+}
+
+static void quiet_handler(void *opaque, virErrorPtr e)
+{
+    (void)opaque;
+    (void)e;
+}
+
+virConnectPtr ml_virt_connect(const char *uri, GError **err)
+{
+    /* libvirt prints every error to stderr by default; meshlab reports its own. */
+    virSetErrorFunc(NULL, quiet_handler);
+    virConnectPtr conn = virConnectOpen(uri);
+    if (!conn) {
+        const char *m = virGetLastErrorMessage();
+        g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                    "cannot connect to libvirt at %s: %s; is libvirtd running? (start it with "
+                    "'libvirtd -d', or run 'meshlab check')",
+                    uri, m ? m : "unknown error");
+    }
+    return conn;
+}
+
+void ml_virt_error(GError **err, const char *what_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, what_fmt);
+    g_autofree char *what = g_strdup_vprintf(what_fmt, ap);
+    va_end(ap);
+    const char *m = virGetLastErrorMessage();
+    g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT, "%s: %s", what, m ? m : "unknown libvirt error");
+}
+
+#include "virt/virt_xml.h"
+
+bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GError **err)
+{
+    g_autofree char *xml = ml_xml_network(plan);
+    virNetworkPtr net = virNetworkDefineXML(conn, xml);
+    if (!net) {
+        ml_virt_error(err, "cannot define network '%s'", plan->network);
+        return false;
+    }
+    bool ok = virNetworkCreate(net) == 0;
+    if (!ok)
+        ml_virt_error(err, "cannot start network '%s'", plan->network);
+    virNetworkFree(net);
+    return ok;
+}
+
+bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid)
+{
+    *ret_uid = *ret_gid = -1;
+    g_autofree char *caps = virConnectGetCapabilities(conn);
+    /* <secmodel><model>dac</model>...<baselabel type='qemu'>+64055:+64055</baselabel> */
+    const char *dac = caps ? strstr(caps, "<model>dac</model>") : NULL;
+    const char *label = dac ? strstr(dac, "<baselabel type='qemu'>") : NULL;
+    const char *end = dac ? strstr(dac, "</secmodel>") : NULL;
+    if (!label || (end && label > end)) {
+        virResetLastError();
+        return false;
+    }
+    label += strlen("<baselabel type='qemu'>");
+    long uid = -1, gid = -1;
+    if (sscanf(label, "+%ld:+%ld", &uid, &gid) != 2 || uid < 0 || gid < 0)
+        return false;
+    *ret_uid = uid;
+    *ret_gid = gid;
+    return true;
+}
+
+bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err)
+{
+    long uid, gid;
+    ml_virt_qemu_owner(conn, &uid, &gid);
+    g_autofree char *xml = ml_xml_pool(plan, uid, gid);
+    virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
+    if (!pool) {
+        ml_virt_error(err, "cannot define storage pool '%s'", plan->pool);
+        return false;
+    }
+    bool ok = virStoragePoolBuild(pool, 0) == 0 && virStoragePoolCreate(pool, 0) == 0;
+    if (!ok)
+        ml_virt_error(err, "cannot build storage pool '%s' in %s", plan->pool, plan->pool_dir);
+    virStoragePoolFree(pool);
+    return ok;
+}
+
+bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
+                            const struct ml_image *image, char **ret_path, GError **err)
+{
+    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, plan->pool);
+    if (!pool) {
+        ml_virt_error(err, "storage pool '%s' is gone", plan->pool);
+        return false;
+    }
+    const struct ml_plan_guest *g = &plan->guests[guest];
+    /* The overlay's size must match the base's virtual size; qemu-img knows it. */
+    unsigned long long capacity = 0;
+    const char *info[] = {"qemu-img", "info", "--output=json", image->base, NULL};
+    g_autofree char *json = NULL;
+    if (!ml_spawn_timeout(info, 60, &json, err)) {
+        virStoragePoolFree(pool);
+        return false;
+    }
+    const char *vs = strstr(json, "\"virtual-size\":");
+    if (vs)
+        capacity = g_ascii_strtoull(vs + strlen("\"virtual-size\":"), NULL, 10);
+    if (!capacity)
+        capacity = 2ULL << 30;
+    g_autofree char *xml = ml_xml_overlay_volume(g->overlay_vol, image->base, capacity);
+    virStorageVolPtr vol = virStorageVolCreateXML(pool, xml, 0);
+    virStoragePoolFree(pool);
+    if (!vol) {
+        ml_virt_error(err, "cannot create overlay '%s' on %s", g->overlay_vol, image->base);
+        return false;
+    }
+    *ret_path = virStorageVolGetPath(vol);
+    virStorageVolFree(vol);
+    if (!*ret_path)
+        ml_virt_error(err, "cannot get the path of overlay '%s'", g->overlay_vol);
+    return *ret_path != NULL;
+}
+
+virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const char *xml,
+                                   GError **err)
+{
+    virDomainPtr dom = virDomainDefineXML(conn, xml);
+    if (!dom)
+        ml_virt_error(err, "cannot define domain '%s'", name);
+    return dom;
+}
+
+struct tag_parse {
+    const char *current;
+    char *lab;
+    char *run;
+};
+
+static const char *local_name(const char *name)
+{
+    const char *colon = strrchr(name, ':');
+    return colon ? colon + 1 : name;
+}
+
+static void tag_start(GMarkupParseContext *ctx, const char *name, const char **an,
+                      const char **av, gpointer data, GError **err)
+{
+    struct tag_parse *tp = data;
+    tp->current = local_name(name);
+}
+
+static void tag_end(GMarkupParseContext *ctx, const char *name, gpointer data, GError **err)
+{
+    ((struct tag_parse *)data)->current = NULL;
+}
+
+static void tag_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data,
+                     GError **err)
+{
+    struct tag_parse *tp = data;
+    if (!tp->current)
+        return;
+    if (!strcmp(tp->current, "name") && !tp->lab)
+        tp->lab = g_strndup(text, len);
+    else if (!strcmp(tp->current, "run") && !tp->run)
+        tp->run = g_strndup(text, len);
+}
+
+bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
+{
+    char *md = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, ML_TAG_NS,
+                                    VIR_DOMAIN_AFFECT_CONFIG);
+    virResetLastError();
+    if (!md)
+        return false;
+    static const GMarkupParser parser = {tag_start, tag_end, tag_text, NULL, NULL};
+    struct tag_parse tp = {0};
+    GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &tp, NULL);
+    bool ok = g_markup_parse_context_parse(ctx, md, -1, NULL) &&
+              g_markup_parse_context_end_parse(ctx, NULL) && tp.lab;
+    g_markup_parse_context_free(ctx);
+    free(md);
+    if (ok && ret_lab)
+        *ret_lab = g_steal_pointer(&tp.lab);
+    if (ok && ret_run)
+        *ret_run = g_steal_pointer(&tp.run);
+    g_free(tp.lab);
+    g_free(tp.run);
+    return ok;
+}
+
+static char *pool_path(virStoragePoolPtr pool)
+{
+    char *xml = virStoragePoolGetXMLDesc(pool, 0);
+    if (!xml)
+        return NULL;
+    const char *a = strstr(xml, "<path>");
+    const char *b = a ? strstr(a, "</path>") : NULL;
+    char *path = b ? g_strndup(a + strlen("<path>"), (gsize)(b - a - strlen("<path>"))) : NULL;
+    free(xml);
+    return path;
+}
+
+static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...)
+{
+    if (!cb)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *s = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    cb(s, opaque);
+}
+
+int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                     GError **err)
+{
+    int removed = 0;
+    bool failed = false;
+    g_autofree char *prefix = ml_plan_domain_prefix(lab);
+
+    virDomainPtr *doms = NULL;
+    int n = virConnectListAllDomains(conn, &doms, 0);
+    if (n < 0) {
+        ml_virt_error(err, "cannot list domains");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *name = virDomainGetName(doms[i]);
+        g_autofree char *tag_lab = NULL;
+        if (g_str_has_prefix(name, prefix) && ml_virt_domain_tag(doms[i], &tag_lab, NULL) &&
+            !strcmp(tag_lab, lab)) {
+            if (virDomainIsActive(doms[i]) == 1 && virDomainDestroy(doms[i]) < 0) {
+                if (!failed)
+                    ml_virt_error(err, "cannot stop domain '%s'", name);
+                failed = true;
+            } else if (virDomainUndefine(doms[i]) < 0) {
+                if (!failed)
+                    ml_virt_error(err, "cannot undefine domain '%s'", name);
+                failed = true;
+            } else {
+                note(cb, opaque, "domain %s", name);
+                removed++;
+            }
+        }
+        virDomainFree(doms[i]);
+    }
+    free(doms);
+
+    g_autofree char *netname = ml_plan_network_name(lab);
+    virNetworkPtr net = virNetworkLookupByName(conn, netname);
+    /* Only the lab's own network: its bridge carries the lab's hash. */
+    char hash[9];
+    ml_plan_lab_hash(lab, hash);
+    g_autofree char *bridge = g_strdup_printf("mlb%s", hash);
+    char *net_bridge = net ? virNetworkGetBridgeName(net) : NULL;
+    if (net && (!net_bridge || strcmp(net_bridge, bridge) != 0)) {
+        if (!failed)
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by "
+                        "meshlab and is left alone (remove it with virsh if you are sure)",
+                        netname, net_bridge ? net_bridge : "?", bridge);
+        failed = true;
+        virNetworkFree(net);
+        net = NULL;
+    }
+    free(net_bridge);
+    if (net) {
+        if (virNetworkIsActive(net) == 1 && virNetworkDestroy(net) < 0) {
+            if (!failed)
+                ml_virt_error(err, "cannot stop network '%s'", netname);
+            failed = true;
+        } else if (virNetworkUndefine(net) < 0) {
+            if (!failed)
+                ml_virt_error(err, "cannot undefine network '%s'", netname);
+            failed = true;
+        } else {
+            note(cb, opaque, "network %s", netname);
+            removed++;
+        }
+        virNetworkFree(net);
+    }
+
+    g_autofree char *poolname = ml_plan_pool_name(lab);
+    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, poolname);
+    /* Only the lab's own pool: its directory is the one meshlab gives it. */
+    g_autofree char *want_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
+    g_autofree char *pool_dir = pool ? pool_path(pool) : NULL;
+    if (pool && g_strcmp0(pool_dir, want_dir) != 0) {
+        if (!failed)
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by "
+                        "meshlab and is left alone with its volumes",
+                        poolname, pool_dir ? pool_dir : "?", want_dir);
+        failed = true;
+        virStoragePoolFree(pool);
+        pool = NULL;
+    }
+    if (pool) {
+        if (virStoragePoolIsActive(pool) != 1)
+            virStoragePoolCreate(pool, 0);
+        virStoragePoolRefresh(pool, 0);
+        virStorageVolPtr *vols = NULL;
+        int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
+        for (int i = 0; i < nv; i++) {
+            const char *vname = virStorageVolGetName(vols[i]);
+            if (virStorageVolDelete(vols[i], 0) < 0) {
+                if (!failed)
+                    ml_virt_error(err, "cannot delete volume '%s' of pool '%s'", vname, poolname);
+                failed = true;
+            } else {
+                note(cb, opaque, "volume %s/%s", poolname, vname);
+                removed++;
+            }
+            virStorageVolFree(vols[i]);
+        }
+        free(vols);
+        if (virStoragePoolIsActive(pool) == 1)
+            virStoragePoolDestroy(pool);
+        /* Removes the pool's directory; fails harmlessly if something foreign is in it. */
+        virStoragePoolDelete(pool, VIR_STORAGE_POOL_DELETE_NORMAL);
+        if (virStoragePoolUndefine(pool) < 0) {
+            if (!failed)
+                ml_virt_error(err, "cannot undefine storage pool '%s'", poolname);
+            failed = true;
+        } else {
+            note(cb, opaque, "storage pool %s", poolname);
+            removed++;
+        }
+        virStoragePoolFree(pool);
+        if (pool_dir && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0) {
+            if (!failed)
+                g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                            "the pool directory '%s' could not be removed (%s); look inside, "
+                            "remove it by hand, and run down again",
+                            pool_dir, g_strerror(errno));
+            failed = true;
+        }
+    }
+    virResetLastError();
+    return failed ? -1 : removed;
+}
+
+static void add_unique(GPtrArray *labs, const char *lab)
+{
+    for (guint i = 0; i < labs->len; i++)
+        if (!strcmp(g_ptr_array_index(labs, i), lab))
+            return;
+    g_ptr_array_add(labs, g_strdup(lab));
+}
+
+GPtrArray *ml_virt_list_labs(virConnectPtr conn)
+{
+    GPtrArray *labs = g_ptr_array_new_with_free_func(g_free);
+    virDomainPtr *doms = NULL;
+    int n = virConnectListAllDomains(conn, &doms, 0);
+    for (int i = 0; i < n; i++) {
+        g_autofree char *lab = NULL;
+        if (ml_virt_domain_tag(doms[i], &lab, NULL))
+            add_unique(labs, lab);
+        virDomainFree(doms[i]);
+    }
+    free(doms);
+    virNetworkPtr *nets = NULL;
+    n = virConnectListAllNetworks(conn, &nets, 0);
+    for (int i = 0; i < n; i++) {
+        const char *name = virNetworkGetName(nets[i]);
+        if (g_str_has_prefix(name, ML_OBJ_PREFIX))
+            add_unique(labs, name + strlen(ML_OBJ_PREFIX));
+        virNetworkFree(nets[i]);
+    }
+    free(nets);
+    virStoragePoolPtr *pools = NULL;
+    n = virConnectListAllStoragePools(conn, &pools, 0);
+    for (int i = 0; i < n; i++) {
+        const char *name = virStoragePoolGetName(pools[i]);
+        if (g_str_has_prefix(name, ML_OBJ_PREFIX))
+            add_unique(labs, name + strlen(ML_OBJ_PREFIX));
+        virStoragePoolFree(pools[i]);
+    }
+    free(pools);
+    virResetLastError();
+    return labs;
+}
+
+bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, long long *ret_tx,
+                       GError **err)
+{
+    virDomainInterfaceStatsStruct st;
+    if (virDomainInterfaceStats(dom, tap, &st, sizeof(st)) < 0) {
+        ml_virt_error(err, "cannot read the counters of %s", tap);
+        return false;
+    }
+    *ret_rx = st.rx_bytes;
+    *ret_tx = st.tx_bytes;
+    return true;
+}

@@ -1,0 +1,46 @@
+/* libvirt: creating a lab's objects, and finding and removing them again by
+ * their tag alone (lab name in every object's name, lab and run id in each
+ * domain's metadata), so down works without the topology file. */
+#pragma once
+
+#include <glib.h>
+#include <libvirt/libvirt.h>
+#include <stdbool.h>
+
+#include "cache/image.h"
+#include "topology/plan.h"
+
+/* MESHLAB_URI or qemu:///system. */
+const char *ml_virt_uri(void);
+virConnectPtr ml_virt_connect(const char *uri, GError **err);
+
+/* Sets err from libvirt's last error, prefixed with what was being done. */
+void ml_virt_error(GError **err, const char *what_fmt, ...) G_GNUC_PRINTF(2, 3);
+
+bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+/* The uid and gid QEMU runs as (libvirt's DAC base label); false, with -1,
+ * when the driver has none (test:///default, or a QEMU that runs as root). */
+bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid);
+bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
+                            const struct ml_image *image, char **ret_path, GError **err);
+virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const char *xml,
+                                   GError **err);
+
+/* Lab and run of a domain from its meshlab metadata; false if it has none. */
+bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run);
+
+/* What down removed, one line each, for the user. */
+typedef void (*ml_teardown_cb)(const char *what, void *opaque);
+/* Removes every object of lab: domains whose tag names it, the network and the
+ * pool with its volumes. Idempotent; returns the number of objects removed or
+ * -1 when something could not be removed (err says what). */
+int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                     GError **err);
+
+/* Names of labs that have at least one object on this connection. */
+GPtrArray *ml_virt_list_labs(virConnectPtr conn);
+
+/* The hub-side counters of a guest's lab NIC (tap), as libvirt reports them. */
+bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, long long *ret_tx,
+                       GError **err);

@@ -1,0 +1,136 @@
+#include "virt/virt_xml.h"
+
+#include <stdio.h>
+#include <string.h>
+
+char *ml_xml_network(const struct ml_plan *plan)
+{
+    return g_markup_printf_escaped("<network>\n"
+                                   "  <name>%s</name>\n"
+                                   "  <bridge name='%s' stp='off' delay='0'/>\n"
+                                   "</network>\n",
+                                   plan->network, plan->bridge);
+}
+
+char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid)
+{
+    g_autofree char *head = g_markup_printf_escaped("<pool type='dir'>\n"
+                                                    "  <name>%s</name>\n"
+                                                    "  <target>\n"
+                                                    "    <path>%s</path>\n",
+                                                    plan->pool, plan->pool_dir);
+    g_autofree char *owner =
+        uid >= 0 && gid >= 0 ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
+                             : g_strdup("");
+    return g_strdup_printf("%s    <permissions><mode>0700</mode>%s</permissions>\n"
+                           "  </target>\n"
+                           "</pool>\n",
+                           head, owner);
+}
+
+char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity)
+{
+    g_autofree char *cap = g_strdup_printf("%llu", capacity);
+    return g_markup_printf_escaped("<volume>\n"
+                                   "  <name>%s</name>\n"
+                                   "  <capacity unit='bytes'>%s</capacity>\n"
+                                   "  <target>\n"
+                                   "    <format type='qcow2'/>\n"
+                                   "    <permissions><mode>0600</mode></permissions>\n"
+                                   "  </target>\n"
+                                   "  <backingStore>\n"
+                                   "    <path>%s</path>\n"
+                                   "    <format type='qcow2'/>\n"
+                                   "  </backingStore>\n"
+                                   "</volume>\n",
+                                   name, cap, backing);
+}
+
+char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
+                    bool kvm, const struct ml_domain_paths *paths)
+{
+    const struct ml_plan_guest *g = &plan->guests[guest];
+    const struct ml_node *n = g->node;
+    GString *x = g_string_new(NULL);
+    g_autofree char *head = g_markup_printf_escaped(
+        "<domain type='%s'>\n"
+        "  <name>%s</name>\n"
+        "  <title>meshlab lab %s, guest %s</title>\n"
+        "  <metadata>\n"
+        "    <meshlab:lab xmlns:meshlab='" ML_TAG_NS "'>\n"
+        "      <meshlab:name>%s</meshlab:name>\n"
+        "      <meshlab:run>%s</meshlab:run>\n"
+        "      <meshlab:node>%s</meshlab:node>\n"
+        "    </meshlab:lab>\n"
+        "  </metadata>\n",
+        kvm ? "kvm" : "qemu", g->domain, plan->topo->name, n->name, plan->topo->name,
+        plan->run_id, n->name);
+    g_string_append(x, head);
+    g_string_append_printf(x, "  <memory unit='MiB'>%u</memory>\n  <vcpu>%u</vcpu>\n",
+                           n->memory_mib, n->vcpus);
+    g_string_append(x, "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n");
+    if (image->kernel) {
+        g_autofree char *boot = g_markup_printf_escaped("    <kernel>%s</kernel>\n"
+                                                        "    <initrd>%s</initrd>\n"
+                                                        "    <cmdline>%s</cmdline>\n",
+                                                        image->kernel, image->initrd,
+                                                        image->cmdline);
+        g_string_append(x, boot);
+    } else {
+        g_string_append(x, "    <boot dev='hd'/>\n");
+    }
+    g_string_append(x, "  </os>\n  <features><acpi/><apic/></features>\n");
+    if (kvm)
+        g_string_append(x, "  <cpu mode='host-passthrough'/>\n");
+    g_string_append(x, "  <clock offset='utc'/>\n"
+                       "  <on_poweroff>destroy</on_poweroff>\n"
+                       "  <on_reboot>restart</on_reboot>\n"
+                       "  <on_crash>destroy</on_crash>\n");
+    g_autofree char *devices = g_markup_printf_escaped(
+        "  <devices>\n"
+        "    <disk type='file' device='disk'>\n"
+        "      <driver name='qemu' type='qcow2' discard='unmap'/>\n"
+        "      <source file='%s'/>\n"
+        "      <target dev='vda' bus='virtio'/>\n"
+        "    </disk>\n"
+        "    <disk type='file' device='cdrom'>\n"
+        "      <driver name='qemu' type='raw'/>\n"
+        "      <source file='%s'/>\n"
+        "      <target dev='hdc' bus='ide'/>\n"
+        "      <readonly/>\n"
+        "    </disk>\n"
+        "    <interface type='network'>\n"
+        "      <source network='%s'/>\n"
+        "      <mac address='%s'/>\n"
+        "      <target dev='%s'/>\n"
+        "      <model type='virtio'/>\n"
+        "    </interface>\n"
+        "    <serial type='file'>\n"
+        "      <source path='%s'/>\n"
+        "      <target port='0'/>\n"
+        "    </serial>\n"
+        "    <channel type='unix'>\n"
+        "      <target type='virtio' name='org.qemu.guest_agent.0'/>\n"
+        "    </channel>\n"
+        "    <rng model='virtio'>\n"
+        "      <backend model='random'>/dev/urandom</backend>\n"
+        "    </rng>\n"
+        "    <memballoon model='none'/>\n"
+        "  </devices>\n"
+        "</domain>\n",
+        paths->overlay, paths->seed, plan->network, g->mac, g->tap, paths->console);
+    g_string_append(x, devices);
+    if (paths->artifacts) {
+        /* A second CD for the binaries the guests may not download themselves. */
+        g_autofree char *cd = g_markup_printf_escaped(
+            "    <disk type='file' device='cdrom'>\n"
+            "      <driver name='qemu' type='raw'/>\n"
+            "      <source file='%s'/>\n"
+            "      <target dev='hdd' bus='ide'/>\n"
+            "      <readonly/>\n"
+            "    </disk>\n",
+            paths->artifacts);
+        g_string_insert(x, x->len - strlen("  </devices>\n</domain>\n"), cd);
+    }
+    return g_string_free(x, FALSE);
+}
