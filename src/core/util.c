@@ -40,25 +40,54 @@ double ml_elapsed(void)
     return ml_now() - start_time;
 }
 
+static struct ml_log_sink sink = {ml_log_stderr, NULL};
+
+struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *next)
+{
+    struct ml_log_sink before = sink;
+    sink = next && next->fn ? *next : (struct ml_log_sink){ml_log_stderr, NULL};
+    return before;
+}
+
+char *ml_log_format(const struct ml_log_event *e)
+{
+    if (e->kind == ML_LOG_WARN)
+        return g_strdup_printf("meshlab: warning: %s", e->message);
+    return g_strdup_printf("[%6.1fs] %-10s %s", e->elapsed, e->phase, e->message);
+}
+
+void ml_log_stderr(const struct ml_log_event *e, void *data)
+{
+    (void)data;
+    g_autofree char *line = ml_log_format(e);
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+static G_GNUC_PRINTF(3, 0) void emit(enum ml_log_kind kind, const char *phase, const char *fmt,
+                                     va_list ap)
+{
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    struct ml_log_event e = {kind, ml_elapsed(), phase, msg};
+    sink.fn(&e, sink.data);
+}
+
 void ml_progress(const char *phase, const char *fmt, ...)
 {
     if (quiet)
         return;
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    emit(ML_LOG_PROGRESS, phase, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "[%6.1fs] %-10s %s\n", ml_elapsed(), phase, msg);
-    fflush(stderr);
 }
 
 void ml_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    emit(ML_LOG_WARN, "warning", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "meshlab: warning: %s\n", msg);
 }
 
 static void on_signal(int sig)

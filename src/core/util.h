@@ -29,8 +29,31 @@ double ml_elapsed(void);
 void ml_log_init(void);
 void ml_log_set_quiet(bool quiet);
 
-/* "[  12.3s] phase        message" on stderr. */
+/* Progress and warnings are events handed to one sink; library code never
+ * writes to stderr itself, so tests can capture what it says and a command can
+ * show it as text or JSON. */
+enum ml_log_kind { ML_LOG_PROGRESS, ML_LOG_WARN };
+struct ml_log_event {
+    enum ml_log_kind kind;
+    double elapsed;      /* seconds since ml_log_init() */
+    const char *phase;   /* "boot", "measure", ...; "warning" for ML_LOG_WARN */
+    const char *message; /* one line, no newline */
+};
+struct ml_log_sink {
+    void (*fn)(const struct ml_log_event *event, void *data);
+    void *data;
+};
+/* Installs sink (NULL: the default, ml_log_stderr) and returns the one before. */
+struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *sink);
+/* The text of an event: "[  12.3s] phase      message" for progress,
+ * "meshlab: warning: message" for a warning. */
+char *ml_log_format(const struct ml_log_event *event);
+/* The default sink: ml_log_format's line on stderr. */
+void ml_log_stderr(const struct ml_log_event *event, void *data);
+
+/* A progress event; dropped while quiet. */
 void ml_progress(const char *phase, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* A warning event; never dropped. */
 void ml_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 /* Installs SIGINT/SIGTERM handlers that only count; long waits poll the count.
