@@ -23,6 +23,13 @@ for verb in up run down status validate check fetch; do
 done
 expect 0 "check --help" -- "$bin" check --help
 grep -q "MESHLAB_KVM_REPROBE=1" "$tmp/out" && ok || bad "check --help says how to re-probe KVM"
+for verb in status check; do
+    expect 0 "$verb --help" -- "$bin" "$verb" --help
+    grep -q "^Usage: meshlab $verb \[--json\]" "$tmp/out" && ok || bad "$verb --help shows --json"
+    grep -q "^  -j, --json " "$tmp/out" && ok || bad "$verb --help describes --json"
+    expect 2 "$verb --json with an operand" -- "$bin" "$verb" --json extra
+    expect 2 "$verb with an unknown option" -- "$bin" "$verb" --bogus
+done
 expect 0 "--help" -- "$bin" --help
 for verb in up run down status validate check; do
     grep -q "^  $verb " "$tmp/out" && ok || bad "--help lists $verb"

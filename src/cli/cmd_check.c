@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/print.h"
 #include "cache/artifacts.h"
 #include "virt/host.h"
 #include "cache/image.h"
@@ -13,134 +14,347 @@
 #include "virt/virt.h"
 
 static const char check_usage[] =
-    "Usage: meshlab check\n\n"
+    "Usage: meshlab check [--json]\n\n"
     "Checks that this host can run a lab, and says what to do about each problem:\n"
     "libvirt reachable, QEMU present, whether KVM really runs a guest (otherwise guests\n"
     "run under TCG and libguestfs needs force_tcg), the host tools meshlab calls, free\n"
     "disk and memory, and the image cache. Exits 1 if a lab cannot run here.\n\n"
     "The KVM verdict (a probe of up to 20 s) is kept in CACHE/kvm-probe.json for this\n"
     "host kernel, QEMU binary and CPU model; a change of any of them probes again, and\n"
-    "so does MESHLAB_KVM_REPROBE=1 (for 'check', 'up' and 'run' alike).\n";
+    "so does MESHLAB_KVM_REPROBE=1 (for 'check', 'up' and 'run' alike).\n\n"
+    "  -j, --json  print one JSON object instead: \"ok\" (a lab can run here), \"problems\"\n"
+    "              (the checks that failed), and one member per check: \"libvirt\",\n"
+    "              \"qemu\", \"accelerator\" {\"kvm\", \"reason\", \"source\"}, \"tools\" "
+    "[{\"name\",\n"
+    "              \"path\", \"ok\"}], \"disk\", \"memory\", \"image_cache\", \"artifacts\",\n"
+    "              \"leftovers\"; a failed check has \"ok\": false and \"advice\"\n";
 
-static int problems;
+/* Each check is an object with "ok" (or, for what only informs, none) and,
+ * when it failed, "advice": what to do. The document's "problems" names the
+ * checks that failed and "ok" says whether a lab can run here. */
 
-static void line(bool ok, const char *what, const char *detail, const char *advice)
+static struct json_object *str_or_null(const char *s)
 {
-    printf("%-5s %-22s %s\n", ok ? "ok" : "FAIL", what, detail);
+    return s ? json_object_new_string(s) : NULL;
+}
+
+static void verdict(struct json_object *doc, const char *what, struct json_object *item, bool ok,
+                    const char *advice)
+{
+    json_object_object_add(item, "ok", json_object_new_boolean(ok));
     if (!ok) {
-        problems++;
-        if (advice)
-            printf("      %-22s -> %s\n", "", advice);
+        json_object_object_add(item, "advice", str_or_null(advice));
+        json_object_array_add(cmd_json_get(doc, "problems"), json_object_new_string(what));
     }
 }
 
-static void tool(const char *name, const char *package)
+static void version_add(struct json_object *o, const char *key, unsigned long v)
 {
-    g_autofree char *path = g_find_program_in_path(name);
-    g_autofree char *advice = g_strdup_printf("apt-get install %s", package);
-    line(path != NULL, name, path ? path : "not found", advice);
+    g_autofree char *s = g_strdup_printf("%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
+    json_object_object_add(o, key, json_object_new_string(s));
 }
 
-static void print_leftover(const char *path, void *opaque)
+static struct json_object *check_libvirt(struct json_object *doc)
 {
-    (void)opaque;
-    printf("%-5s %-22s %s\n", "info", "leftover", path);
-}
-
-int cmd_check_main(int argc, char **argv)
-{
-    int status;
-    if (!cmd_simple_args(argc, argv, check_usage, 0, &status))
-        return status;
-    problems = 0;
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "uri", json_object_new_string(ml_virt_uri()));
     g_autoptr(GError) err = NULL;
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
     if (conn) {
         unsigned long lib = 0, hv = 0;
         virConnectGetLibVersion(conn, &lib);
         virConnectGetVersion(conn, &hv);
-        g_autofree char *d = g_strdup_printf("%s: libvirt %lu.%lu.%lu, QEMU %lu.%lu.%lu",
-                                             ml_virt_uri(), lib / 1000000, lib / 1000 % 1000,
-                                             lib % 1000, hv / 1000000, hv / 1000 % 1000, hv % 1000);
-        line(true, "libvirt", d, NULL);
+        version_add(o, "version", lib);
+        version_add(o, "qemu_version", hv);
         virConnectClose(conn);
     } else {
-        line(false, "libvirt", err->message,
-             "apt-get install libvirt-daemon-system; then start the daemons: mkdir -p "
-             "/run/libvirt; virtlogd -d; libvirtd -d");
+        json_object_object_add(o, "error", json_object_new_string(err->message));
     }
-    const char *qemu = ml_host_qemu_binary();
-    line(qemu != NULL, "qemu", qemu ? qemu : "no qemu-system-x86_64",
-         "apt-get install qemu-system-x86");
+    verdict(doc, "libvirt", o, conn != NULL,
+            "apt-get install libvirt-daemon-system; then start the daemons: mkdir -p "
+            "/run/libvirt; virtlogd -d; libvirtd -d");
+    return o;
+}
 
+static struct json_object *check_qemu(struct json_object *doc)
+{
+    const char *qemu = ml_host_qemu_binary();
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "path", str_or_null(qemu));
+    verdict(doc, "qemu", o, qemu != NULL, "apt-get install qemu-system-x86");
+    return o;
+}
+
+static struct json_object *check_accelerator(void)
+{
     g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
     struct ml_host_accel accel;
     ml_host_probe_accel(kernel, &accel);
-    printf("%-5s %-22s %s: %s\n", "info", "accelerator", accel.kvm ? "KVM" : "TCG", accel.reason);
     g_autofree char *origin = ml_host_accel_origin(&accel);
-    if (origin)
-        printf("      %-22s    %s\n", "", origin);
-    if (!accel.kvm)
-        printf("      %-22s    guests run as libvirt domain type 'qemu' (slow but exact byte "
-               "ratios);\n      %-22s    libguestfs gets backend setting force_tcg\n", "", "");
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "kvm", json_object_new_boolean(accel.kvm));
+    json_object_object_add(o, "reason", str_or_null(accel.reason));
+    json_object_object_add(o, "source",
+                           json_object_new_string(ml_host_accel_source_name(accel.source)));
+    json_object_object_add(o, "origin", str_or_null(origin));
     ml_host_accel_clear(&accel);
+    return o;
+}
 
-    tool("mmdebstrap", "mmdebstrap");
-    tool("mkfs.ext4", "e2fsprogs");
-    tool("qemu-img", "qemu-utils");
-    tool("cloud-localds", "cloud-image-utils");
-    tool("genisoimage", "genisoimage");
-    tool("gpgv", "gpgv"); /* checks the Ubuntu archive's signature before its packages go in */
+static struct json_object *check_tools(struct json_object *doc)
+{
+    static const struct {
+        const char *name, *package;
+    } tools[] = {
+        {"mmdebstrap", "mmdebstrap"},
+        {"mkfs.ext4", "e2fsprogs"},
+        {"qemu-img", "qemu-utils"},
+        {"cloud-localds", "cloud-image-utils"},
+        {"genisoimage", "genisoimage"},
+        {"gpgv", "gpgv"}, /* checks the Ubuntu archive's signature before its packages go in */
+    };
+    struct json_object *list = json_object_new_array();
+    for (size_t i = 0; i < G_N_ELEMENTS(tools); i++) {
+        g_autofree char *path = g_find_program_in_path(tools[i].name);
+        g_autofree char *advice = g_strdup_printf("apt-get install %s", tools[i].package);
+        struct json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(tools[i].name));
+        json_object_object_add(o, "path", str_or_null(path));
+        json_object_object_add(o, "package", json_object_new_string(tools[i].package));
+        verdict(doc, tools[i].name, o, path != NULL, advice);
+        json_object_array_add(list, o);
+    }
+    return list;
+}
 
-    gint64 disk = ml_host_free_bytes(g_file_test(ml_cache_dir(), G_FILE_TEST_IS_DIR)
-                                         ? ml_cache_dir()
-                                         : "/var");
-    g_autofree char *dd = g_strdup_printf("%.1f GiB free for %s", disk / 1073741824.0,
-                                          ml_cache_dir());
-    line(disk > 4LL << 30, "disk", dd, "free at least 4 GiB: an image is ~0.5 GiB, a build ~3 GiB");
+static struct json_object *check_disk(struct json_object *doc)
+{
+    bool have_cache = g_file_test(ml_cache_dir(), G_FILE_TEST_IS_DIR);
+    const char *where = have_cache ? ml_cache_dir() : "/var";
+    gint64 free_bytes = ml_host_free_bytes(where);
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "cache_dir", json_object_new_string(ml_cache_dir()));
+    json_object_object_add(o, "measured_at", json_object_new_string(where));
+    json_object_object_add(o, "free_bytes", json_object_new_int64(free_bytes));
+    json_object_object_add(o, "needed_bytes", json_object_new_int64(4LL << 30));
+    verdict(doc, "disk", o, free_bytes > 4LL << 30,
+            "free at least 4 GiB: an image is ~0.5 GiB, a build ~3 GiB");
+    return o;
+}
+
+static struct json_object *check_memory(struct json_object *doc)
+{
     gint64 mem = ml_host_mem_available();
-    g_autofree char *md = g_strdup_printf("%.1f GiB available", mem / 1073741824.0);
-    line(mem > 4LL << 30, "memory", md, "three 1 GiB guests need about 4 GiB available");
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "available_bytes", json_object_new_int64(mem));
+    json_object_object_add(o, "needed_bytes", json_object_new_int64(4LL << 30));
+    verdict(doc, "memory", o, mem > 4LL << 30, "three 1 GiB guests need about 4 GiB available");
+    return o;
+}
 
+static struct json_object *check_image_cache(struct json_object *doc)
+{
+    struct json_object *o = json_object_new_object();
     g_autoptr(GError) kerr = NULL;
     g_autofree char *key = ml_image_debian_key(&kerr);
-    if (key) {
-        g_autofree char *name = g_strdup_printf("debian-12-%s", key);
-        g_autofree char *dir = g_build_filename(ml_cache_dir(), name, "manifest", NULL);
-        bool cached = g_file_test(dir, G_FILE_TEST_EXISTS);
-        g_autofree char *d = g_strdup_printf("%s (%s)", cached ? "cached" : "not built yet", name);
-        printf("%-5s %-22s %s\n", "info", "image debian-12", d);
-        if (!cached)
-            printf("      %-22s    the first 'meshlab up' builds it from the Debian mirror "
-                   "(about a minute)\n", "");
-        /* Builds of earlier recipes stay behind; say where the space went. */
-        g_autoptr(GDir) cache = g_dir_open(ml_cache_dir(), 0, NULL);
-        const char *entry;
-        while (cache && (entry = g_dir_read_name(cache))) {
-            if (!g_str_has_prefix(entry, "debian-12-") || !strcmp(entry, name))
-                continue;
-            g_autofree char *old = g_build_filename(ml_cache_dir(), entry, NULL);
-            printf("%-5s %-22s %s is from an earlier recipe; unless a lab still running uses "
-                   "it, 'rm -r %s' frees about 0.5 GiB\n",
-                   "info", "image cache", entry, old);
-        }
-    } else {
-        line(false, "image debian-12", kerr->message, NULL);
+    if (!key) {
+        json_object_object_add(o, "error", json_object_new_string(kerr->message));
+        verdict(doc, "image debian-12", o, false, NULL);
+        return o;
     }
+    g_autofree char *name = g_strdup_printf("debian-12-%s", key);
+    g_autofree char *manifest = g_build_filename(ml_cache_dir(), name, "manifest", NULL);
+    json_object_object_add(o, "name", json_object_new_string(name));
+    json_object_object_add(o, "cached",
+                           json_object_new_boolean(g_file_test(manifest, G_FILE_TEST_EXISTS)));
+    /* Builds of earlier recipes stay behind; say where the space went. */
+    struct json_object *stale = json_object_new_array();
+    g_autoptr(GDir) cache = g_dir_open(ml_cache_dir(), 0, NULL);
+    const char *entry;
+    while (cache && (entry = g_dir_read_name(cache))) {
+        if (!g_str_has_prefix(entry, "debian-12-") || !strcmp(entry, name))
+            continue;
+        g_autofree char *old = g_build_filename(ml_cache_dir(), entry, NULL);
+        json_object_array_add(stale, json_object_new_string(old));
+    }
+    json_object_object_add(o, "stale", stale);
+    verdict(doc, "image debian-12", o, true, NULL);
+    return o;
+}
+
+static struct json_object *check_artifacts(void)
+{
     g_autoptr(GString) missing = g_string_new(NULL);
-    if (ml_artifacts_missing(ml_cache_dir(), missing))
-        printf("%-5s %-22s %s\n      %-22s    the Tailscale paths will be reported as not run; "
-               "'meshlab fetch tailscale headscale' fetches them\n",
-               "info", "tailscale, headscale", "not in the cache", "");
+    bool absent = ml_artifacts_missing(ml_cache_dir(), missing);
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "cached", json_object_new_boolean(!absent));
+    json_object_object_add(o, "tailscale", json_object_new_string(ML_TAILSCALE_VERSION));
+    json_object_object_add(o, "headscale", json_object_new_string(ML_HEADSCALE_VERSION));
+    struct json_object *list = json_object_new_array();
+    g_auto(GStrv) paths = g_strsplit(missing->str, "\n", -1);
+    for (size_t i = 0; paths[i]; i++)
+        if (*paths[i])
+            json_object_array_add(list, json_object_new_string(paths[i]));
+    json_object_object_add(o, "missing", list);
+    return o;
+}
+
+static void add_leftover(const char *path, void *opaque)
+{
+    json_object_array_add(opaque, json_object_new_string(path));
+}
+
+struct json_object *cmd_check_collect(void)
+{
+    struct json_object *doc = json_object_new_object();
+    json_object_object_add(doc, "ok", json_object_new_boolean(false)); /* first; set below */
+    json_object_object_add(doc, "problems", json_object_new_array());
+    json_object_object_add(doc, "libvirt", check_libvirt(doc));
+    json_object_object_add(doc, "qemu", check_qemu(doc));
+    json_object_object_add(doc, "accelerator", check_accelerator());
+    json_object_object_add(doc, "tools", check_tools(doc));
+    json_object_object_add(doc, "disk", check_disk(doc));
+    json_object_object_add(doc, "memory", check_memory(doc));
+    json_object_object_add(doc, "image_cache", check_image_cache(doc));
+    json_object_object_add(doc, "artifacts", check_artifacts());
+    struct json_object *leftovers = json_object_new_array();
+    ml_leftovers_sweep(false, add_leftover, leftovers);
+    json_object_object_add(doc, "leftovers", leftovers);
+    bool ok = json_object_array_length(cmd_json_get(doc, "problems")) == 0;
+    json_object_object_add(doc, "ok", json_object_new_boolean(ok));
+    return doc;
+}
+
+/* The text form: "ok", "FAIL" or "info", what, and a detail; then, indented,
+ * what to do. */
+static void line(FILE *f, const char *mark, const char *what, const char *detail)
+{
+    fprintf(f, "%-5s %-22s %s\n", mark, what, detail);
+}
+
+static void more(FILE *f, const char *text)
+{
+    fprintf(f, "      %-22s    %s\n", "", text);
+}
+
+static void verdict_line(FILE *f, struct json_object *o, const char *what, const char *detail)
+{
+    bool ok = cmd_json_bool(o, "ok");
+    line(f, ok ? "ok" : "FAIL", what, detail);
+    if (!ok && cmd_json_str(o, "advice"))
+        fprintf(f, "      %-22s -> %s\n", "", cmd_json_str(o, "advice"));
+}
+
+static void text_libvirt(FILE *f, struct json_object *o)
+{
+    g_autofree char *d = NULL;
+    if (cmd_json_bool(o, "ok"))
+        d = g_strdup_printf("%s: libvirt %s, QEMU %s", cmd_json_str(o, "uri"),
+                            cmd_json_str(o, "version"), cmd_json_str(o, "qemu_version"));
     else
-        printf("%-5s %-22s %s\n", "info", "tailscale, headscale",
-               "cached and verified (" ML_TAILSCALE_VERSION ", " ML_HEADSCALE_VERSION ")");
-    int left = ml_leftovers_sweep(false, print_leftover, NULL);
-    if (left)
-        printf("      %-22s    %d leftover(s) of killed meshlab runs; 'meshlab down LAB' (any lab "
-               "name) removes them\n",
-               "", left);
-    printf("%s\n", problems ? "some checks failed: a lab cannot run here until they are fixed"
-                            : "this host can run a lab");
-    return problems ? ML_EXIT_FAIL : ML_EXIT_OK;
+        d = g_strdup(cmd_json_str(o, "error"));
+    verdict_line(f, o, "libvirt", d);
+}
+
+static void text_accelerator(FILE *f, struct json_object *o)
+{
+    bool kvm = cmd_json_bool(o, "kvm");
+    g_autofree char *d = g_strdup_printf("%s: %s", kvm ? "KVM" : "TCG", cmd_json_str(o, "reason"));
+    line(f, "info", "accelerator", d);
+    if (cmd_json_str(o, "origin"))
+        more(f, cmd_json_str(o, "origin"));
+    if (!kvm) {
+        more(f, "guests run as libvirt domain type 'qemu' (slow but exact byte ratios);");
+        more(f, "libguestfs gets backend setting force_tcg");
+    }
+}
+
+static void text_image_cache(FILE *f, struct json_object *o)
+{
+    if (!cmd_json_bool(o, "ok")) {
+        verdict_line(f, o, "image debian-12", cmd_json_str(o, "error"));
+        return;
+    }
+    bool cached = cmd_json_bool(o, "cached");
+    g_autofree char *d =
+        g_strdup_printf("%s (%s)", cached ? "cached" : "not built yet", cmd_json_str(o, "name"));
+    line(f, "info", "image debian-12", d);
+    if (!cached)
+        more(f, "the first 'meshlab up' builds it from the Debian mirror (about a minute)");
+    struct json_object *stale = cmd_json_get(o, "stale");
+    for (size_t i = 0; stale && i < json_object_array_length(stale); i++) {
+        const char *old = json_object_get_string(json_object_array_get_idx(stale, i));
+        g_autofree char *base = g_path_get_basename(old);
+        g_autofree char *d2 = g_strdup_printf("%s is from an earlier recipe; unless a lab still "
+                                              "running uses it, 'rm -r %s' frees about 0.5 GiB",
+                                              base, old);
+        line(f, "info", "image cache", d2);
+    }
+}
+
+void cmd_check_text(FILE *f, struct json_object *doc)
+{
+    text_libvirt(f, cmd_json_get(doc, "libvirt"));
+    struct json_object *qemu = cmd_json_get(doc, "qemu");
+    verdict_line(f, qemu, "qemu",
+                 cmd_json_str(qemu, "path") ? cmd_json_str(qemu, "path") : "no qemu-system-x86_64");
+    text_accelerator(f, cmd_json_get(doc, "accelerator"));
+    struct json_object *tools = cmd_json_get(doc, "tools");
+    for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
+        struct json_object *t = json_object_array_get_idx(tools, i);
+        const char *path = cmd_json_str(t, "path");
+        verdict_line(f, t, cmd_json_str(t, "name"), path ? path : "not found");
+    }
+    struct json_object *disk = cmd_json_get(doc, "disk");
+    const char *cache_dir = cmd_json_str(disk, "cache_dir");
+    const char *measured = cmd_json_str(disk, "measured_at");
+    double gib = (double)cmd_json_int(disk, "free_bytes") / 1073741824.0;
+    g_autofree char *dd = g_strcmp0(cache_dir, measured)
+                              ? g_strdup_printf("%.1f GiB free on %s (%s does not exist yet)", gib,
+                                                measured, cache_dir)
+                              : g_strdup_printf("%.1f GiB free for %s", gib, cache_dir);
+    verdict_line(f, disk, "disk", dd);
+    struct json_object *mem = cmd_json_get(doc, "memory");
+    g_autofree char *md = g_strdup_printf(
+        "%.1f GiB available", (double)cmd_json_int(mem, "available_bytes") / 1073741824.0);
+    verdict_line(f, mem, "memory", md);
+    text_image_cache(f, cmd_json_get(doc, "image_cache"));
+    struct json_object *art = cmd_json_get(doc, "artifacts");
+    if (cmd_json_bool(art, "cached")) {
+        g_autofree char *d =
+            g_strdup_printf("cached and verified (%s, %s)", cmd_json_str(art, "tailscale"),
+                            cmd_json_str(art, "headscale"));
+        line(f, "info", "tailscale, headscale", d);
+    } else {
+        line(f, "info", "tailscale, headscale", "not in the cache");
+        more(f, "the Tailscale paths will be reported as not run; 'meshlab fetch tailscale "
+                "headscale' fetches them");
+    }
+    struct json_object *left = cmd_json_get(doc, "leftovers");
+    size_t n_left = left ? json_object_array_length(left) : 0;
+    for (size_t i = 0; i < n_left; i++)
+        line(f, "info", "leftover", json_object_get_string(json_object_array_get_idx(left, i)));
+    if (n_left) {
+        g_autofree char *d = g_strdup_printf("%zu leftover(s) of killed meshlab runs; 'meshlab "
+                                             "down LAB' (any lab name) removes them",
+                                             n_left);
+        more(f, d);
+    }
+    fprintf(f, "%s\n",
+            cmd_json_bool(doc, "ok")
+                ? "this host can run a lab"
+                : "some checks failed: a lab cannot run here until they are fixed");
+}
+
+int cmd_check_main(int argc, char **argv)
+{
+    int status;
+    enum cmd_format format;
+    if (!cmd_print_args(argc, argv, check_usage, 0, &format, &status))
+        return status;
+    struct json_object *doc = cmd_check_collect();
+    cmd_print(stdout, format, doc, cmd_check_text);
+    bool ok = cmd_json_bool(doc, "ok");
+    json_object_put(doc);
+    return ok ? ML_EXIT_OK : ML_EXIT_FAIL;
 }

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <glib.h>
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 int cmd_validate_main(int argc, char **argv);
 int cmd_up_main(int argc, char **argv);
@@ -19,3 +22,10 @@ bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int
 
 /* Prints "meshlab: MESSAGE" and returns the exit status that fits the error. */
 int cmd_fail(const GError *err);
+
+/* What status and check find, as one object each, and their text renderers
+ * (cli/print.h): the verbs print one or the other, tests read both. */
+struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri);
+void cmd_status_text(FILE *f, struct json_object *doc);
+struct json_object *cmd_check_collect(void);
+void cmd_check_text(FILE *f, struct json_object *doc);

@@ -1,0 +1,65 @@
+#include "cli/print.h"
+
+#include <getopt.h>
+
+#include "core/util.h"
+
+bool cmd_print_args(int argc, char **argv, const char *usage, int operands,
+                    enum cmd_format *ret_format, int *ret_status)
+{
+    static const struct option options[] = {
+        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {0}};
+    int opt;
+    *ret_format = CMD_TEXT;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "hj", options, NULL)) != -1) {
+        if (opt == 'j') {
+            *ret_format = CMD_JSON;
+            continue;
+        }
+        bool help = opt == 'h';
+        fputs(usage, help ? stdout : stderr);
+        *ret_status = help ? ML_EXIT_OK : ML_EXIT_USAGE;
+        return false;
+    }
+    if (argc - optind != operands) {
+        fputs(usage, stderr);
+        *ret_status = ML_EXIT_USAGE;
+        return false;
+    }
+    return true;
+}
+
+void cmd_print(FILE *f, enum cmd_format format, struct json_object *doc, cmd_text_fn text)
+{
+    if (format == CMD_JSON)
+        fprintf(f, "%s\n",
+                json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                        JSON_C_TO_STRING_SPACED |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
+    else
+        text(f, doc);
+    fflush(f);
+}
+
+struct json_object *cmd_json_get(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+const char *cmd_json_str(struct json_object *o, const char *key)
+{
+    struct json_object *v = cmd_json_get(o, key);
+    return v ? json_object_get_string(v) : NULL;
+}
+
+bool cmd_json_bool(struct json_object *o, const char *key)
+{
+    return json_object_get_boolean(cmd_json_get(o, key));
+}
+
+int64_t cmd_json_int(struct json_object *o, const char *key)
+{
+    return json_object_get_int64(cmd_json_get(o, key));
+}
