@@ -30,6 +30,7 @@ for verb in status check; do
     expect 2 "$verb --json with an operand" -- "$bin" "$verb" --json extra
     expect 2 "$verb with an unknown option" -- "$bin" "$verb" --bogus
 done
+expect 2 "validate refuses --json" -- "$bin" validate --json topologies/three-guest.yaml
 expect 0 "--help" -- "$bin" --help
 for verb in up run down status validate check; do
     grep -q "^  $verb " "$tmp/out" && ok || bad "--help lists $verb"

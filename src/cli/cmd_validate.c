@@ -1,8 +1,8 @@
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/print.h"
 #include "topology/topology.h"
 #include "core/util.h"
 
@@ -18,21 +18,7 @@ int cmd_fail(const GError *err)
 
 bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int *ret_status)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        bool help = opt == 'h';
-        fputs(usage, help ? stdout : stderr);
-        *ret_status = help ? ML_EXIT_OK : ML_EXIT_USAGE;
-        return false;
-    }
-    if (argc - optind != operands) {
-        fputs(usage, stderr);
-        *ret_status = ML_EXIT_USAGE;
-        return false;
-    }
-    return true;
+    return cmd_print_args(argc, argv, usage, operands, NULL, ret_status);
 }
 
 static const char validate_usage[] =

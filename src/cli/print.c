@@ -7,13 +7,16 @@
 bool cmd_print_args(int argc, char **argv, const char *usage, int operands,
                     enum cmd_format *ret_format, int *ret_status)
 {
-    static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {0}};
+    static const struct option with_json[] = {
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    /* Without ret_format, the table starts past --json. */
+    const struct option *options = ret_format ? with_json : with_json + 1;
     int opt;
-    *ret_format = CMD_TEXT;
+    if (ret_format)
+        *ret_format = CMD_TEXT;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "hj", options, NULL)) != -1) {
-        if (opt == 'j') {
+    while ((opt = getopt_long(argc, argv, ret_format ? "hj" : "h", options, NULL)) != -1) {
+        if (opt == 'j' && ret_format) {
             *ret_format = CMD_JSON;
             continue;
         }

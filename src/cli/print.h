@@ -12,7 +12,8 @@ enum cmd_format { CMD_TEXT, CMD_JSON };
 
 /* Option parsing for verbs whose options are --help and --json: true when the
  * verb should go on with exactly `operands` arguments at argv[optind];
- * otherwise *ret_status is the exit status (help printed, or usage on stderr). */
+ * otherwise *ret_status is the exit status (help printed, or usage on stderr).
+ * With ret_format NULL, --json is refused like any unknown option. */
 bool cmd_print_args(int argc, char **argv, const char *usage, int operands,
                     enum cmd_format *ret_format, int *ret_status);
 
