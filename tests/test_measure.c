@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "measure/measure.h"
+#include "measure/metrics.h"
 
 int main(void)
 {
