@@ -287,14 +287,26 @@ static bool collected_before(const struct ml_metric *table, size_t i)
     return false;
 }
 
-static void progress_summary(const struct ml_collect_ctx *c, const struct ml_metric *m,
-                             struct json_object *v)
+static void progress_summary(const char *path, const struct ml_metric *m, struct json_object *v)
 {
     double x;
     if (number(v, &x))
-        ml_progress("measure", "%s: %s %.4g %s", c->path, m->name, x, m->unit);
+        ml_progress("measure", "%s: %s %.4g %s", path, m->name, x, m->unit);
     else
-        ml_progress("measure", "%s: %s not obtained", c->path, m->name);
+        ml_progress("measure", "%s: %s not obtained", path, m->name);
+}
+
+void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *path,
+                          struct json_object *figures)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_metric *m = &table[i];
+        if (!m->summarise)
+            continue;
+        struct json_object *v = m->summarise(figures, m);
+        progress_summary(path, m, v);
+        put_at(figures, m->name, v);
+    }
 }
 
 struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
@@ -313,14 +325,7 @@ struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
         if (record)
             json_object_object_add(figures, col->key, record);
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct ml_metric *m = &table[i];
-        if (!m->summarise)
-            continue;
-        struct json_object *v = m->summarise(figures, m);
-        progress_summary(c, m, v);
-        put_at(figures, m->name, v);
-    }
+    ml_metrics_summarise(table, n, c->path, figures);
     return figures;
 }
 

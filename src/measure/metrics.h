@@ -42,6 +42,11 @@ extern const struct ml_report_table ml_table_comparison, ml_table_passes, ml_tab
 struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
                                        struct ml_collect_ctx *c, GError **err);
 
+/* Computes every summarised metric of the table from the records in figures (a path's object)
+ * and writes it at its name. Part of ml_metrics_collect. */
+void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *path,
+                          struct json_object *figures);
+
 /* Puts what a path without a result has in place of every metric of the table into path. */
 void ml_metrics_withhold(const struct ml_metric *table, size_t n, struct json_object *path);
 
