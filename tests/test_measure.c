@@ -257,7 +257,8 @@ static void test_a_failed_path_has_no_numbers(void)
     g_autofree char *md = ml_report_render_markdown(r, table, n, &err);
     CHECK(md != NULL);
     if (md) {
-        const char *hidden[] = {"1,080,164,352", "1,188,825,276", "722.1", "739.0", "0.860", "4.242"};
+        const char *hidden[] = {"1,080,164,352", "1,188,825,276", "722.1",
+                                "739.0",         "0.860",         "4.242"};
         for (size_t i = 0; i < G_N_ELEMENTS(hidden); i++) {
             if (strstr(md, hidden[i]))
                 fprintf(stderr, "report shows \"%s\" from a path that failed\n", hidden[i]);

@@ -228,20 +228,28 @@ static char *start_iperf_server(struct ctx *c, GError **err)
                         NULL, 30, err);
 }
 
-static double setup_seconds(const struct ml_lab *lab, const struct ml_path_ops *ops)
+/* How long the path's dataplane took to come up, to 0.1 s; null for one without a tunnel. */
+static void record_setup_time(const struct ml_lab *lab, const struct ml_path_ops *ops,
+                              struct json_object *o)
 {
+    double setup = 0;
     switch (ops->kind) {
     case ML_PATH_WIREGUARD_HUB:
-        return lab->wg_setup_s;
+        setup = lab->wg_setup_s;
+        break;
     case ML_PATH_TAILSCALE_DIRECT:
     case ML_PATH_TAILSCALE_RELAY:
-        return lab->ts_setup_s;
+        setup = lab->ts_setup_s;
+        break;
     case ML_PATH_NEBULA_DIRECT:
     case ML_PATH_NEBULA_RELAY:
-        return lab->nebula_setup_s;
+        setup = lab->nebula_setup_s;
+        break;
     default:
-        return 0;
+        break;
     }
+    json_object_object_add(o, "setup_s",
+                           setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
 }
 
 /* Whatever stands between the path and its measurement: the lab broke earlier, no iperf3
@@ -304,9 +312,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         json_object_array_add(paths, o);
         if (!ready_to_measure(&c, ops, o, srv ? NULL : no_server->message, &broken, err))
             continue;
-        double setup = setup_seconds(lab, ops);
-        json_object_object_add(o, "setup_s",
-                               setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
+        record_setup_time(lab, ops, o);
         if (!measure_path(&c, ops, profile, o, err)) {
             broken = true;
             mark_unmeasured(o, "not-run", "interrupted while measuring");
