@@ -116,7 +116,8 @@ static void test_table_is_complete(void)
 static int widget_runs;
 static bool widget_fails;
 
-static bool collect_widgets(struct ml_collect_ctx *c, struct json_object **ret, GError **err)
+static bool collect_widgets(struct ml_collect_ctx *c, const struct ml_collector *self,
+                            struct json_object **ret, GError **err)
 {
     widget_runs++;
     if (widget_fails) {
@@ -133,11 +134,15 @@ static bool collect_widgets(struct ml_collect_ctx *c, struct json_object **ret, 
     }
     json_object_object_add(o, "samples", rates);
     json_object_object_add(o, "target", json_object_new_string(c->target));
+    json_object_object_add(o, "options", json_object_new_string(self->options));
     *ret = o;
     return true;
 }
 
-static const struct ml_collector widgets = {"widgets", collect_widgets, ML_WITHHELD_NULL};
+static const struct ml_collector widgets = {.key = "widgets",
+                                            .collect = collect_widgets,
+                                            .withheld = ML_WITHHELD_NULL,
+                                            .options = "--fast"};
 
 static const struct ml_report_table widget_table = {
     .title = "Widgets", .place = 15, .intro = "Counted for {profile.transfer_s} s."};
@@ -186,6 +191,9 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
     g_autoptr(GPtrArray) rates =
         ml_metric_values(figures, "widgets.samples.widgets_per_second", NULL);
     CHECK(rates->len == 3);
+    CHECK_STR(json_object_get_string(
+                  json_object_object_get(json_object_object_get(figures, "widgets"), "options")),
+              "--fast");
 
     /* Into a measured path of a results document, and so into report.md. */
     struct json_object *r = load("results-all-measured.json");

@@ -12,12 +12,14 @@
 
 /* ---- collectors: what runs on a path ---- */
 
-static bool collect_ping(struct ml_collect_ctx *c, struct json_object **ret, GError **err)
+static bool collect_ping(struct ml_collect_ctx *c, const struct ml_collector *self,
+                         struct json_object **ret, GError **err)
 {
     const struct ml_profile *prof = c->profile;
     ml_progress("measure", "%s: ping %s, %u packets", c->path, c->target, prof->ping_count);
     g_autofree char *cmd =
-        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, c->target);
+        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s%s%s", prof->ping_count,
+                        self->options ? self->options : "", self->options ? " " : "", c->target);
     struct ml_exec ex = {0};
     if (!ml_agent_exec(c->client, cmd, NULL, prof->ping_count * 0.2 + 30, &ex, err))
         return false;
@@ -42,10 +44,12 @@ static bool collect_ping(struct ml_collect_ctx *c, struct json_object **ret, GEr
     return true;
 }
 
-static bool iperf(struct ml_collect_ctx *c, unsigned seconds, struct ml_iperf_result *ret,
-                  GError **err)
+static bool iperf(struct ml_collect_ctx *c, const struct ml_collector *self, unsigned seconds,
+                  struct ml_iperf_result *ret, GError **err)
 {
-    g_autofree char *cmd = g_strdup_printf("iperf3 -J -c %s -t %u", c->target, seconds);
+    g_autofree char *cmd =
+        g_strdup_printf("iperf3 -J -c %s -t %u%s%s", c->target, seconds, self->options ? " " : "",
+                        self->options ? self->options : "");
     struct ml_exec ex = {0};
     if (!ml_agent_exec(c->client, cmd, NULL, seconds + 60.0, &ex, err))
         return false;
@@ -54,13 +58,15 @@ static bool iperf(struct ml_collect_ctx *c, unsigned seconds, struct ml_iperf_re
     return ok;
 }
 
-static bool collect_transfer(struct ml_collect_ctx *c, struct json_object **ret, GError **err)
+static bool collect_transfer(struct ml_collect_ctx *c, const struct ml_collector *self,
+                             struct json_object **ret, GError **err)
 {
     unsigned seconds = c->profile->transfer_s;
     ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", c->path, seconds);
     long long rx0, tx0, rx1, tx1;
     struct ml_iperf_result tr;
-    if (!ml_virt_nic_bytes(c->hub, c->hub_tap, &rx0, &tx0, err) || !iperf(c, seconds, &tr, err) ||
+    if (!ml_virt_nic_bytes(c->hub, c->hub_tap, &rx0, &tx0, err) ||
+        !iperf(c, self, seconds, &tr, err) ||
         !ml_virt_nic_bytes(c->hub, c->hub_tap, &rx1, &tx1, err))
         return false;
     struct json_object *t = json_object_new_object();
@@ -76,7 +82,8 @@ static bool collect_transfer(struct ml_collect_ctx *c, struct json_object **ret,
     return true;
 }
 
-static bool collect_passes(struct ml_collect_ctx *c, struct json_object **ret, GError **err)
+static bool collect_passes(struct ml_collect_ctx *c, const struct ml_collector *self,
+                           struct json_object **ret, GError **err)
 {
     const struct ml_profile *prof = c->profile;
     struct json_object *passes = json_object_new_array();
@@ -84,7 +91,7 @@ static bool collect_passes(struct ml_collect_ctx *c, struct json_object **ret, G
         ml_progress("measure", "%s: pass %u of %u, %u s", c->path, i + 1, prof->passes,
                     prof->pass_s);
         struct ml_iperf_result r;
-        if (!iperf(c, prof->pass_s, &r, err)) {
+        if (!iperf(c, self, prof->pass_s, &r, err)) {
             json_object_put(passes);
             return false;
         }
@@ -105,18 +112,24 @@ static bool collect_passes(struct ml_collect_ctx *c, struct json_object **ret, G
 
 /* What the seed recorded beside the Tailscale numbers (daemons' memory, tailscale0, the
  * addresses), observed once when the direct path settled, and reported with that path. */
-static bool collect_observed(struct ml_collect_ctx *c, struct json_object **ret, GError **err)
+static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector *self,
+                             struct json_object **ret, GError **err)
 {
+    (void)self;
     (void)err;
     bool applies = c->lab && c->lab->ts_extra && strcmp(c->path, "tailscale-direct") == 0;
     *ret = applies ? json_object_get(c->lab->ts_extra) : NULL;
     return true;
 }
 
-static const struct ml_collector ping = {"ping", collect_ping, ML_WITHHELD_NULL};
-static const struct ml_collector transfer = {"transfer", collect_transfer, ML_WITHHELD_NULL};
-static const struct ml_collector passes = {"passes", collect_passes, ML_WITHHELD_EMPTY_ARRAY};
-static const struct ml_collector observed = {"observed", collect_observed, ML_WITHHELD_ABSENT};
+static const struct ml_collector ping = {
+    .key = "ping", .collect = collect_ping, .withheld = ML_WITHHELD_NULL};
+static const struct ml_collector transfer = {
+    .key = "transfer", .collect = collect_transfer, .withheld = ML_WITHHELD_NULL};
+static const struct ml_collector passes = {
+    .key = "passes", .collect = collect_passes, .withheld = ML_WITHHELD_EMPTY_ARRAY};
+static const struct ml_collector observed = {
+    .key = "observed", .collect = collect_observed, .withheld = ML_WITHHELD_ABSENT};
 
 /* ---- summaries ---- */
 
@@ -318,7 +331,7 @@ struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
         if (!col || collected_before(table, i))
             continue;
         struct json_object *record = NULL;
-        if (!col->collect(c, &record, err)) {
+        if (!col->collect(c, col, &record, err)) {
             json_object_put(figures);
             return NULL;
         }

@@ -26,8 +26,12 @@ enum ml_withheld { ML_WITHHELD_NULL, ML_WITHHELD_EMPTY_ARRAY, ML_WITHHELD_ABSENT
 struct ml_collector {
     const char *key; /* the path object's key its record goes under: "ping" */
     /* Runs it; *ret is the record, or NULL where it does not apply to this path (key absent). */
-    bool (*collect)(struct ml_collect_ctx *c, struct json_object **ret, GError **err);
+    bool (*collect)(struct ml_collect_ctx *c, const struct ml_collector *self,
+                    struct json_object **ret, GError **err);
     enum ml_withheld withheld;
+    /* Extra arguments for the command it runs, so that one collect function serves several
+     * collectors (passes with iperf3's "-R" beside the forward ones); NULL for none. */
+    const char *options;
 };
 
 extern const struct ml_metric ml_metrics[];
