@@ -111,6 +111,25 @@ static void test_table_is_complete(void)
     }
 }
 
+/* Keys reach one value, one per element of an array, or one per member of an object ("*"). */
+static void test_values_of_a_key(void)
+{
+    struct json_object *o = json_tokener_parse(
+        "{\"passes\": [{\"bps\": 1}, {\"x\": 0}, {\"bps\": 3}], \"observed\": {\"hub\": "
+        "{\"mib\": 180}, \"client-a\": {\"mib\": 95}}, \"one\": {\"two\": 2}}");
+    bool list = true;
+    g_autoptr(GPtrArray) one = ml_metric_values(o, "one.two", &list);
+    CHECK(one->len == 1 && !list && json_object_get_int(g_ptr_array_index(one, 0)) == 2);
+    g_autoptr(GPtrArray) passes = ml_metric_values(o, "passes.bps", &list);
+    CHECK(passes->len == 3 && list && g_ptr_array_index(passes, 1) == NULL);
+    g_autoptr(GPtrArray) guests = ml_metric_values(o, "observed.*.mib", &list);
+    CHECK(guests->len == 2 && list && json_object_get_int(g_ptr_array_index(guests, 0)) == 180 &&
+          json_object_get_int(g_ptr_array_index(guests, 1)) == 95);
+    g_autoptr(GPtrArray) none = ml_metric_values(o, "missing.key", &list);
+    CHECK(none->len == 1 && !list && g_ptr_array_index(none, 0) == NULL);
+    json_object_put(o);
+}
+
 /* ---- a metric that exists only in this test ---- */
 
 static int widget_runs;
@@ -282,6 +301,7 @@ int main(void)
     test_median();
     test_summaries_of_the_table();
     test_table_is_complete();
+    test_values_of_a_key();
     test_a_new_descriptor_reaches_results_and_report();
     test_a_failed_path_has_no_numbers();
     return check_finish();

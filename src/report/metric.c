@@ -1,5 +1,7 @@
 #include "report/metric.h"
 
+#include <string.h>
+
 static void walk(struct json_object *o, char **parts, GPtrArray *out, bool *list)
 {
     if (!*parts) {
@@ -10,6 +12,15 @@ static void walk(struct json_object *o, char **parts, GPtrArray *out, bool *list
         *list = true;
         for (size_t i = 0; i < json_object_array_length(o); i++)
             walk(json_object_array_get_idx(o, i), parts, out, list);
+        return;
+    }
+    if (strcmp(*parts, "*") == 0 && json_object_is_type(o, json_type_object)) {
+        *list = true;
+        json_object_object_foreach(o, name, each)
+        {
+            (void)name;
+            walk(each, parts + 1, out, list);
+        }
         return;
     }
     struct json_object *v = NULL;

@@ -29,7 +29,8 @@ struct ml_report_table {
 
 struct ml_metric {
     /* Where the value lies in a path's object: "transfer.payload_bytes". A key that runs through
-     * an array ("passes.bits_per_second") has one value per element. */
+     * an array ("passes.bits_per_second") has one value per element; "*" stands for every member
+     * of an object ("observed.*.memory_used_mib": one per guest). */
     const char *name;
     const char *unit; /* "byte", "bit/s", "ms", "%", "byte/byte", "packet" */
     /* What runs on the path to obtain the record that holds it (or that it is summarised from). */
@@ -48,6 +49,7 @@ struct ml_metric {
 };
 
 /* The values of a key in a JSON object: one for a plain key, one per element where the key runs
- * through an array (*ret_list is then true). A missing value is a NULL entry. The values are
+ * through an array, one per member where a part is "*" ("cpu.*.user_s": each guest's), and
+ * *ret_list is then true. A missing value is a NULL entry. The values are
  * borrowed from o. */
 GPtrArray *ml_metric_values(struct json_object *o, const char *key, bool *ret_list);
