@@ -1,18 +1,308 @@
-/* The arithmetic behind the reported figures. */
+/* The arithmetic behind the reported figures, and the metrics table: a figure added as one
+ * descriptor reaches results.json and report.md with no other change, and is withheld like every
+ * other figure when its path failed. */
 #include "check.h"
 
 #include <math.h>
 
-#include "measure/measure.h"
+#include "core/util.h"
+#include "measure/metrics.h"
+#include "report/report.h"
 
-int main(void)
+static struct json_object *load(const char *name)
+{
+    g_autofree char *path = g_build_filename("tests", "data", name, NULL);
+    struct json_object *o = json_object_from_file(path);
+    if (!o) {
+        fprintf(stderr, "cannot read %s: %s\n", path, json_util_get_last_err());
+        exit(1);
+    }
+    return o;
+}
+
+static struct json_object *path_named(struct json_object *results, const char *name)
+{
+    struct json_object *paths = json_object_object_get(results, "paths");
+    for (size_t i = 0; i < json_object_array_length(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")), name))
+            return p;
+    }
+    return NULL;
+}
+
+static double num(struct json_object *o, const char *key)
+{
+    g_autoptr(GPtrArray) v = ml_metric_values(o, key, NULL);
+    struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    return json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int)
+               ? json_object_get_double(x)
+               : NAN;
+}
+
+static void test_median(void)
 {
     double odd[] = {739.0, 696.4, 722.1};
-    CHECK(ml_median(odd, 3) == 722.1);  /* the seed's kernel WireGuard passes */
+    CHECK(ml_median(odd, 3) == 722.1); /* the seed's kernel WireGuard passes */
     double even[] = {4, 1, 3, 2};
     CHECK(ml_median(even, 4) == 2.5);
     double one[] = {42};
     CHECK(ml_median(one, 1) == 42);
     CHECK(isnan(ml_median(NULL, 0)));
+}
+
+/* The real table's summaries, run on the records of the seed's figures with the summarised
+ * values removed, give those figures back. */
+static void test_summaries_of_the_table(void)
+{
+    struct json_object *r = load("results-all-measured.json");
+    struct json_object *wg = path_named(r, "wireguard-hub");
+    json_object_object_del(wg, "median_bits_per_second");
+    json_object_object_del(json_object_object_get(wg, "transfer"), "hub_bytes_per_payload_byte");
+    json_object_object_del(json_object_object_get(wg, "ping"), "loss_percent");
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", wg);
+    CHECK(num(wg, "median_bits_per_second") == 722.1e6);
+    double factor = num(wg, "transfer.hub_bytes_per_payload_byte");
+    CHECK(fabs(factor - (1188825276.0 + 1188470260.0) / 1080164352.0) < 1e-12);
+    CHECK(num(wg, "ping.loss_percent") == 0);
+
+    /* No payload: the factor is null, not infinite; 1 of 4 pings answered: 75 % lost. */
+    json_object_object_add(json_object_object_get(wg, "transfer"), "payload_bytes",
+                           json_object_new_int64(0));
+    json_object_object_add(json_object_object_get(wg, "ping"), "transmitted",
+                           json_object_new_int(4));
+    json_object_object_add(json_object_object_get(wg, "ping"), "received", json_object_new_int(1));
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", wg);
+    struct json_object *v = NULL;
+    CHECK(json_object_object_get_ex(json_object_object_get(wg, "transfer"),
+                                    "hub_bytes_per_payload_byte", &v) &&
+          v == NULL);
+    CHECK(num(wg, "ping.loss_percent") == 75);
+    json_object_put(r);
+}
+
+/* Every descriptor of the table is complete and documented: the keys the e2e test reads are
+ * among them, and docs/results.md names each. */
+static void test_table_is_complete(void)
+{
+    g_autofree char *doc = NULL;
+    CHECK(g_file_get_contents("docs/results.md", &doc, NULL, NULL));
+    const char *e2e_keys[] = {"transfer.hub_bytes_per_payload_byte", "median_bits_per_second",
+                              "passes.bits_per_second", "ping.received", "ping.transmitted"};
+    for (size_t k = 0; k < G_N_ELEMENTS(e2e_keys); k++) {
+        bool found = false;
+        for (size_t i = 0; i < ml_metrics_count; i++)
+            found = found || !strcmp(ml_metrics[i].name, e2e_keys[k]);
+        CHECK(found);
+    }
+    for (size_t i = 0; i < ml_metrics_count; i++) {
+        const struct ml_metric *m = &ml_metrics[i];
+        CHECK(m->unit && *m->unit);
+        CHECK(m->collector != NULL);
+        CHECK(!m->shown_in[0] || (m->header && *m->header));
+        CHECK(!m->summarise == !m->of);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(m->name, ml_metrics[j].name) != 0);
+        const char *leaf = strrchr(m->name, '.') ? strrchr(m->name, '.') + 1 : m->name;
+        g_autofree char *quoted = g_strdup_printf("`%s`", leaf);
+        if (!doc || !strstr(doc, quoted))
+            fprintf(stderr, "docs/results.md does not describe %s\n", m->name);
+        CHECK(doc && strstr(doc, quoted));
+    }
+}
+
+/* Keys reach one value, one per element of an array, or one per member of an object ("*"). */
+static void test_values_of_a_key(void)
+{
+    struct json_object *o = json_tokener_parse(
+        "{\"passes\": [{\"bps\": 1}, {\"x\": 0}, {\"bps\": 3}], \"observed\": {\"hub\": "
+        "{\"mib\": 180}, \"client-a\": {\"mib\": 95}}, \"one\": {\"two\": 2}}");
+    bool list = true;
+    g_autoptr(GPtrArray) one = ml_metric_values(o, "one.two", &list);
+    CHECK(one->len == 1 && !list && json_object_get_int(g_ptr_array_index(one, 0)) == 2);
+    g_autoptr(GPtrArray) passes = ml_metric_values(o, "passes.bps", &list);
+    CHECK(passes->len == 3 && list && g_ptr_array_index(passes, 1) == NULL);
+    g_autoptr(GPtrArray) guests = ml_metric_values(o, "observed.*.mib", &list);
+    CHECK(guests->len == 2 && list && json_object_get_int(g_ptr_array_index(guests, 0)) == 180 &&
+          json_object_get_int(g_ptr_array_index(guests, 1)) == 95);
+    g_autoptr(GPtrArray) none = ml_metric_values(o, "missing.key", &list);
+    CHECK(none->len == 1 && !list && g_ptr_array_index(none, 0) == NULL);
+    json_object_put(o);
+}
+
+/* ---- a metric that exists only in this test ---- */
+
+static int widget_runs;
+static bool widget_fails;
+
+static bool collect_widgets(struct ml_collect_ctx *c, const struct ml_collector *self,
+                            struct json_object **ret, GError **err)
+{
+    widget_runs++;
+    if (widget_fails) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "the widget meter on %s broke", c->path);
+        return false;
+    }
+    struct json_object *o = json_object_new_object();
+    struct json_object *rates = json_object_new_array();
+    const double r[] = {1250.5, 1111.25, 1500.75};
+    for (size_t i = 0; i < G_N_ELEMENTS(r); i++) {
+        struct json_object *x = json_object_new_object();
+        json_object_object_add(x, "widgets_per_second", json_object_new_double(r[i]));
+        json_object_array_add(rates, x);
+    }
+    json_object_object_add(o, "samples", rates);
+    json_object_object_add(o, "target", json_object_new_string(c->target));
+    json_object_object_add(o, "options", json_object_new_string(self->options));
+    *ret = o;
+    return true;
+}
+
+static const struct ml_collector widgets = {.key = "widgets",
+                                            .collect = collect_widgets,
+                                            .withheld = ML_WITHHELD_NULL,
+                                            .options = "--fast"};
+
+static const struct ml_report_table widget_table = {
+    .title = "Widgets", .place = 15, .intro = "Counted for {profile.transfer_s} s."};
+
+static const struct ml_metric widget_metrics[] = {
+    {.name = "widgets.samples.widgets_per_second",
+     .unit = "widget/s",
+     .collector = &widgets,
+     .shown_in = {&widget_table},
+     .header = "Widget rates",
+     .decimals = 2},
+    {.name = "widget_median_per_second",
+     .unit = "widget/s",
+     .collector = &widgets,
+     .summarise = ml_summary_median,
+     .of = "widgets.samples.widgets_per_second",
+     .shown_in = {&ml_table_comparison, &widget_table},
+     .header = "Median kwidget/s",
+     .scale = 1e-3,
+     .decimals = 3},
+};
+
+/* The real table with the test's metrics added at its end: no other change. */
+static struct ml_metric *table_with_widgets(size_t *ret_n)
+{
+    *ret_n = ml_metrics_count + G_N_ELEMENTS(widget_metrics);
+    struct ml_metric *t = g_new(struct ml_metric, *ret_n);
+    memcpy(t, ml_metrics, ml_metrics_count * sizeof(*t));
+    memcpy(t + ml_metrics_count, widget_metrics, sizeof(widget_metrics));
+    return t;
+}
+
+static void test_a_new_descriptor_reaches_results_and_report(void)
+{
+    struct ml_profile prof = {.transfer_s = 10, .passes = 3, .pass_s = 30, .ping_count = 30};
+    struct ml_collect_ctx c = {.path = "plain", .target = "192.0.2.12", .profile = &prof};
+
+    /* Collected once for its two metrics, summarised, under its own key. */
+    widget_runs = 0;
+    g_autoptr(GError) err = NULL;
+    struct json_object *figures =
+        ml_metrics_collect(widget_metrics, G_N_ELEMENTS(widget_metrics), &c, &err);
+    CHECK(figures != NULL);
+    CHECK(widget_runs == 1);
+    CHECK(num(figures, "widget_median_per_second") == 1250.5);
+    g_autoptr(GPtrArray) rates =
+        ml_metric_values(figures, "widgets.samples.widgets_per_second", NULL);
+    CHECK(rates->len == 3);
+    CHECK_STR(json_object_get_string(
+                  json_object_object_get(json_object_object_get(figures, "widgets"), "options")),
+              "--fast");
+
+    /* Into a measured path of a results document, and so into report.md. */
+    struct json_object *r = load("results-all-measured.json");
+    json_object_object_foreach(figures, key, value)
+    {
+        json_object_object_add(path_named(r, "plain"), key, json_object_get(value));
+    }
+    json_object_put(figures);
+    size_t n;
+    g_autofree struct ml_metric *table = table_with_widgets(&n);
+    g_autofree char *md = ml_report_render_markdown(r, table, n, &err);
+    CHECK(md != NULL);
+    if (md) {
+        if (getenv("SHOW_MD"))
+            fputs(md, stderr);
+        /* its own table, placed between the comparison and the passes, with its columns */
+        const char *own = strstr(md, "## Widgets\n\nCounted for 10 s.\n\n"
+                                     "| Path | Widget rates | Median kwidget/s |\n"
+                                     "|---|---:|---:|\n"
+                                     "| plain | 1,250.50, 1,111.25, 1,500.75 | 1.250 |\n"
+                                     "| wireguard-hub | — | — |\n");
+        CHECK(own != NULL);
+        CHECK(own && strstr(md, "## Comparison") < own && own < strstr(md, "## Throughput"));
+        /* a column added to an existing table, after that table's own columns */
+        CHECK(strstr(md, "| Hub bytes per payload byte | Median Mbit/s | Median kwidget/s |\n"
+                         "|---|---|---:|---:|---:|---:|---:|---:|\n"
+                         "| plain | ok | 34,118,123,520 | 66 | 66 | 0.00 | 27,438.0 | 1.250 |\n"));
+    }
+    json_object_put(r);
+
+    /* A collector that fails yields no figures at all, not the ones before it. */
+    widget_fails = true;
+    g_clear_error(&err);
+    figures = ml_metrics_collect(widget_metrics, G_N_ELEMENTS(widget_metrics), &c, &err);
+    CHECK(figures == NULL);
+    CHECK_STR(err ? err->message : NULL, "the widget meter on plain broke");
+    widget_fails = false;
+}
+
+/* The trust rule covers every metric of the table, the new one too: a failed path keeps no
+ * number in results.json and shows none in report.md. */
+static void test_a_failed_path_has_no_numbers(void)
+{
+    struct json_object *r = load("results-all-measured.json");
+    struct json_object *p = path_named(r, "wireguard-hub");
+    json_object_object_add(p, "observed", json_object_new_object());
+    struct json_object *w = json_object_new_object();
+    json_object_object_add(w, "samples", json_object_new_array());
+    json_object_object_add(p, "widgets", w);
+    json_object_object_add(p, "widget_median_per_second", json_object_new_double(4242.0));
+    size_t n;
+    g_autofree struct ml_metric *table = table_with_widgets(&n);
+
+    json_object_object_add(p, "status", json_object_new_string("failed"));
+    json_object_object_add(p, "reason", json_object_new_string("the path check after failed"));
+    ml_metrics_withhold(table, n, p);
+
+    const char *nulls[] = {"ping", "transfer", "median_bits_per_second", "widgets",
+                           "widget_median_per_second"};
+    for (size_t i = 0; i < G_N_ELEMENTS(nulls); i++) {
+        struct json_object *v = (struct json_object *)1;
+        CHECK(json_object_object_get_ex(p, nulls[i], &v) && v == NULL);
+    }
+    struct json_object *passes = json_object_object_get(p, "passes");
+    CHECK(json_object_is_type(passes, json_type_array) && json_object_array_length(passes) == 0);
+    CHECK(!json_object_object_get_ex(p, "observed", NULL));
+
+    g_autoptr(GError) err = NULL;
+    g_autofree char *md = ml_report_render_markdown(r, table, n, &err);
+    CHECK(md != NULL);
+    if (md) {
+        const char *hidden[] = {"1,080,164,352", "1,188,825,276", "722.1",
+                                "739.0",         "0.860",         "4.242"};
+        for (size_t i = 0; i < G_N_ELEMENTS(hidden); i++) {
+            if (strstr(md, hidden[i]))
+                fprintf(stderr, "report shows \"%s\" from a path that failed\n", hidden[i]);
+            CHECK(strstr(md, hidden[i]) == NULL);
+        }
+        CHECK(strstr(md, "| wireguard-hub | failed: the path check after failed | — |\n"));
+    }
+    json_object_put(r);
+}
+
+int main(void)
+{
+    test_median();
+    test_summaries_of_the_table();
+    test_table_is_complete();
+    test_values_of_a_key();
+    test_a_new_descriptor_reaches_results_and_report();
+    test_a_failed_path_has_no_numbers();
     return check_finish();
 }

@@ -5,6 +5,7 @@
 
 #include "core/lock.h"
 #include "dataplanes/path.h"
+#include "measure/metrics.h"
 #include "core/rundir.h"
 #include "report/report.h"
 #include "core/util.h"
@@ -188,6 +189,6 @@ bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GEr
     g_autofree char *with_nl = g_strdup_printf("%s\n", text);
     if (!ml_lab_write(lab, "results.json", with_nl, -1, err))
         return false;
-    g_autofree char *md = ml_report_render_markdown(results, err);
+    g_autofree char *md = ml_report_render_markdown(results, ml_metrics, ml_metrics_count, err);
     return md && ml_lab_write(lab, "report.md", md, -1, err);
 }

@@ -7,7 +7,7 @@
 
 #include "virt/agent.h"
 #include "virt/host.h"
-#include "measure/parse_iperf.h"
+#include "measure/metrics.h"
 #include "measure/parse_ping.h"
 #include "dataplanes/path.h"
 #include "core/util.h"
@@ -16,20 +16,6 @@
 #define PROBE_COUNT 20
 #define PROBE_SIZE 1000
 #define IPERF_PIDFILE "/run/meshlab-iperf3.pid"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double ml_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct ctx {
     struct ml_lab *lab;
@@ -120,131 +106,26 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     return o;
 }
 
-static bool iperf(struct ctx *c, const char *target, unsigned seconds, struct ml_iperf_result *ret,
-                  GError **err)
+static struct ml_collect_ctx collect_ctx(struct ctx *c, const struct ml_path_ops *ops,
+                                         const char *target, const struct ml_profile *prof)
 {
-    g_autofree char *cmd = g_strdup_printf("iperf3 -J -c %s -t %u", target, seconds);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(c->client, cmd, NULL, seconds + 60.0, &ex, err))
-        return false;
-    bool ok = ml_iperf_parse(ex.out, ret, err);
-    ml_exec_clear(&ex);
-    return ok;
-}
-
-static struct json_object *num_or_null(double v)
-{
-    return isfinite(v) ? json_object_new_double(v) : NULL;
-}
-
-static struct json_object *ping_json(const char *target, unsigned count,
-                                     const struct ml_ping_result *p)
-{
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "target", json_object_new_string(target));
-    json_object_object_add(o, "count", json_object_new_int((int)count));
-    json_object_object_add(o, "transmitted", json_object_new_int((int)p->transmitted));
-    json_object_object_add(o, "received", json_object_new_int((int)p->received));
-    json_object_object_add(o, "errors", json_object_new_int((int)p->errors));
-    json_object_object_add(o, "duplicates", json_object_new_int((int)p->duplicates));
-    json_object_object_add(o, "min_ms", p->have_rtt ? json_object_new_double(p->min_ms) : NULL);
-    json_object_object_add(o, "avg_ms", p->have_rtt ? json_object_new_double(p->avg_ms) : NULL);
-    json_object_object_add(o, "max_ms", p->have_rtt ? json_object_new_double(p->max_ms) : NULL);
-    json_object_object_add(
-        o, "mdev_ms", p->have_rtt && p->mdev_ms >= 0 ? json_object_new_double(p->mdev_ms) : NULL);
-    return o;
-}
-
-struct path_numbers {
-    struct json_object *ping;
-    struct json_object *transfer;
-    struct json_object *passes;
-    double median;
-};
-
-static void numbers_clear(struct path_numbers *n)
-{
-    json_object_put(n->ping);
-    json_object_put(n->transfer);
-    json_object_put(n->passes);
-    memset(n, 0, sizeof(*n));
-}
-
-static bool measure_ping(struct ctx *c, const char *name, const char *target,
-                         const struct ml_profile *prof, struct path_numbers *num, GError **err)
-{
-    ml_progress("measure", "%s: ping %s, %u packets", name, target, prof->ping_count);
-    g_autofree char *cmd =
-        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s", prof->ping_count, target);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(c->client, cmd, NULL, prof->ping_count * 0.2 + 30, &ex, err))
-        return false;
-    struct ml_ping_result pr = {0};
-    bool parsed = ml_ping_parse(ex.out, &pr, err);
-    ml_exec_clear(&ex);
-    if (parsed)
-        num->ping = ping_json(target, prof->ping_count, &pr);
-    return parsed;
-}
-
-static bool measure_transfer(struct ctx *c, const char *name, const char *target,
-                             const struct ml_profile *prof, struct path_numbers *num, GError **err)
-{
-    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", name, prof->transfer_s);
-    long long rx0, tx0, rx1, tx1;
-    struct ml_iperf_result tr;
-    if (!hub_bytes(c, &rx0, &tx0, err) || !iperf(c, target, prof->transfer_s, &tr, err) ||
-        !hub_bytes(c, &rx1, &tx1, err))
-        return false;
-    long long hub = (rx1 - rx0) + (tx1 - tx0);
-    double factor = tr.bytes_received ? (double)hub / (double)tr.bytes_received : NAN;
-    struct json_object *t = json_object_new_object();
-    json_object_object_add(t, "seconds", json_object_new_double(tr.seconds));
-    json_object_object_add(t, "payload_bytes", json_object_new_int64((int64_t)tr.bytes_received));
-    json_object_object_add(t, "hub_rx_bytes", json_object_new_int64(rx1 - rx0));
-    json_object_object_add(t, "hub_tx_bytes", json_object_new_int64(tx1 - tx0));
-    json_object_object_add(t, "hub_bytes_per_payload_byte", num_or_null(factor));
-    json_object_object_add(t, "bits_per_second",
-                           json_object_new_double(tr.bits_per_second_received));
-    num->transfer = t;
-    ml_progress("measure", "%s: %llu payload bytes, hub %lld in / %lld out, factor %.4f", name,
-                (unsigned long long)tr.bytes_received, rx1 - rx0, tx1 - tx0, factor);
-    return true;
-}
-
-static bool measure_passes(struct ctx *c, const char *name, const char *target,
-                           const struct ml_profile *prof, struct path_numbers *num, GError **err)
-{
-    double bps[32];
-    num->passes = json_object_new_array();
-    for (unsigned i = 0; i < prof->passes && i < G_N_ELEMENTS(bps); i++) {
-        ml_progress("measure", "%s: pass %u of %u, %u s", name, i + 1, prof->passes, prof->pass_s);
-        struct ml_iperf_result r;
-        if (!iperf(c, target, prof->pass_s, &r, err))
-            return false;
-        struct json_object *p = json_object_new_object();
-        json_object_object_add(p, "seconds", json_object_new_double(r.seconds));
-        json_object_object_add(p, "bytes", json_object_new_int64((int64_t)r.bytes_received));
-        json_object_object_add(p, "bits_per_second",
-                               json_object_new_double(r.bits_per_second_received));
-        json_object_object_add(p, "retransmits",
-                               r.retransmits >= 0 ? json_object_new_int64(r.retransmits) : NULL);
-        json_object_array_add(num->passes, p);
-        bps[i] = r.bits_per_second_received;
-        ml_progress("measure", "%s: pass %u: %.1f Mbit/s, %lld retransmits", name, i + 1,
-                    r.bits_per_second_received / 1e6, (long long)r.retransmits);
-    }
-    num->median = ml_median(bps, json_object_array_length(num->passes));
-    return true;
+    return (struct ml_collect_ctx){
+        .lab = c->lab,
+        .client = c->client,
+        .hub = c->hub,
+        .hub_tap = c->hub_tap,
+        .path = ml_path_name(ops->kind),
+        .target = target,
+        .profile = prof,
+    };
 }
 
 /* Check, measure, check. Returns false with err set when a step could not run;
- * *ret_failure names a check that ran and failed. */
+ * *ret_failure names a check that ran and failed. *ret_figures holds what was measured. */
 static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct ml_profile *prof,
-                     struct json_object *checks, struct path_numbers *num, char **ret_failure,
-                     GError **err)
+                     struct json_object *checks, struct json_object **ret_figures,
+                     char **ret_failure, GError **err)
 {
-    const char *name = ml_path_name(ops->kind);
     char target[16];
     ml_ip_str(ops->target(c->lab), target);
     bool ok = false;
@@ -257,9 +138,9 @@ static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct 
                                 "take this path");
         return true;
     }
-    if (!measure_ping(c, name, target, prof, num, err) ||
-        !measure_transfer(c, name, target, prof, num, err) ||
-        !measure_passes(c, name, target, prof, num, err))
+    struct ml_collect_ctx cc = collect_ctx(c, ops, target, prof);
+    *ret_figures = ml_metrics_collect(ml_metrics, ml_metrics_count, &cc, err);
+    if (!*ret_figures)
         return false;
     chk = check(c, ops, "after", target, &ok, err);
     if (!chk)
@@ -279,10 +160,7 @@ static void mark_unmeasured(struct json_object *o, const char *status, const cha
     json_object_object_add(o, "reason", json_object_new_string(reason));
     if (!json_object_object_get_ex(o, "checks", NULL))
         json_object_object_add(o, "checks", json_object_new_array());
-    json_object_object_add(o, "transfer", NULL);
-    json_object_object_add(o, "passes", json_object_new_array());
-    json_object_object_add(o, "median_bits_per_second", NULL);
-    json_object_object_add(o, "ping", NULL);
+    ml_metrics_withhold(ml_metrics, ml_metrics_count, o);
     json_object_object_add(o, "setup_s", NULL);
 }
 
@@ -293,12 +171,12 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
 {
     struct json_object *checks = json_object_new_array();
     json_object_object_add(obj, "checks", checks);
-    struct path_numbers num = {.median = NAN};
+    struct json_object *figures = NULL;
     g_autofree char *failure = NULL;
     g_autoptr(GError) step = NULL;
-    if (!run_path(c, ops, prof, checks, &num, &failure, &step)) {
+    if (!run_path(c, ops, prof, checks, &figures, &failure, &step)) {
         if (step && step->code == ML_ERR_INTERRUPTED) {
-            numbers_clear(&num);
+            json_object_put(figures);
             g_propagate_error(err, g_steal_pointer(&step));
             return false;
         }
@@ -309,16 +187,17 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
         /* A number from a path that was not verified is not a result. */
         ml_progress("measure", "%s: FAILED, no numbers reported: %s", ml_path_name(ops->kind),
                     failure);
-        numbers_clear(&num);
+        json_object_put(figures);
         mark_unmeasured(obj, "failed", failure);
         return true;
     }
     json_object_object_add(obj, "status", json_object_new_string("measured"));
     json_object_object_add(obj, "reason", NULL);
-    json_object_object_add(obj, "transfer", num.transfer);
-    json_object_object_add(obj, "passes", num.passes);
-    json_object_object_add(obj, "median_bits_per_second", num_or_null(num.median));
-    json_object_object_add(obj, "ping", num.ping);
+    json_object_object_foreach(figures, key, value)
+    {
+        json_object_object_add(obj, key, json_object_get(value));
+    }
+    json_object_put(figures);
     return true;
 }
 
@@ -339,19 +218,91 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     return o;
 }
 
+/* One iperf3 server for the whole matrix, on every address of the server guest. */
+static char *start_iperf_server(struct ctx *c, GError **err)
+{
+    return ml_agent_run(c->server,
+                        "[ -f " IPERF_PIDFILE " ] && kill -0 $(cat " IPERF_PIDFILE
+                        ") 2>/dev/null || "
+                        "iperf3 -s -D --pidfile " IPERF_PIDFILE,
+                        NULL, 30, err);
+}
+
+/* How long the path's dataplane took to come up, to 0.1 s; null for one without a tunnel. */
+static void record_setup_time(const struct ml_lab *lab, const struct ml_path_ops *ops,
+                              struct json_object *o)
+{
+    double setup = 0;
+    switch (ops->kind) {
+    case ML_PATH_WIREGUARD_HUB:
+        setup = lab->wg_setup_s;
+        break;
+    case ML_PATH_TAILSCALE_DIRECT:
+    case ML_PATH_TAILSCALE_RELAY:
+        setup = lab->ts_setup_s;
+        break;
+    case ML_PATH_NEBULA_DIRECT:
+    case ML_PATH_NEBULA_RELAY:
+        setup = lab->nebula_setup_s;
+        break;
+    default:
+        break;
+    }
+    json_object_object_add(o, "setup_s",
+                           setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
+}
+
+/* Whatever stands between the path and its measurement: the lab broke earlier, no iperf3
+ * server, artifacts missing, its dataplane failed to set up, its policy could not be put in
+ * force. Returns false and marks the path when it is not to be measured; *ret_broken when
+ * the run was interrupted (err set). */
+static bool ready_to_measure(struct ctx *c, const struct ml_path_ops *ops, struct json_object *o,
+                             const char *no_server, bool *ret_broken, GError **err)
+{
+    struct ml_lab *lab = c->lab;
+    if (*ret_broken) {
+        mark_unmeasured(o, "not-run",
+                        "not run: the run was interrupted or the lab broke before it");
+        return false;
+    }
+    if (no_server) {
+        mark_unmeasured(o, "not-run", no_server);
+        return false;
+    }
+    g_autofree char *why_not = NULL;
+    if (ops->available && !ops->available(lab, &why_not)) {
+        ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
+        mark_unmeasured(o, "not-run", why_not);
+        return false;
+    }
+    ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
+                json_object_get_string(json_object_object_get(o, "description")));
+    if (lab->setup_failed[ops->kind]) {
+        mark_unmeasured(o, "failed", lab->setup_failed[ops->kind]);
+        return false;
+    }
+    g_autoptr(GError) perr = NULL;
+    if (ml_policy_enter(lab, ops, &perr))
+        return true;
+    if (perr->code == ML_ERR_INTERRUPTED) {
+        g_propagate_error(err, g_steal_pointer(&perr));
+        *ret_broken = true;
+        mark_unmeasured(o, "not-run", "interrupted while switching the path policy");
+        return false;
+    }
+    g_autofree char *why = g_strdup_printf("the path could not be prepared: %s", perr->message);
+    mark_unmeasured(o, "failed", why);
+    return false;
+}
+
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
                                      GError **err)
 {
     const struct ml_topology *t = lab->topo;
     struct ctx c = ctx_for(lab);
     struct json_object *paths = json_object_new_array();
-    g_autoptr(GError) e = NULL;
-    /* One iperf3 server for the whole matrix, on every address of the server guest. */
-    g_autofree char *srv =
-        ml_agent_run(c.server,
-                     "[ -f " IPERF_PIDFILE " ] && kill -0 $(cat " IPERF_PIDFILE ") 2>/dev/null || "
-                     "iperf3 -s -D --pidfile " IPERF_PIDFILE,
-                     NULL, 30, &e);
+    g_autoptr(GError) no_server = NULL;
+    g_autofree char *srv = start_iperf_server(&c, &no_server);
     bool broken = false;
     for (int k = 0; k < ML_PATH_COUNT; k++) {
         if (!t->measure.paths[k])
@@ -359,70 +310,13 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
         struct json_object *o = path_skeleton(lab, ops);
         json_object_array_add(paths, o);
-        if (broken) {
-            mark_unmeasured(o, "not-run",
-                            "not run: the run was interrupted or the lab broke before it");
+        if (!ready_to_measure(&c, ops, o, srv ? NULL : no_server->message, &broken, err))
             continue;
-        }
-        if (!srv) {
-            mark_unmeasured(o, "not-run", e->message);
-            continue;
-        }
-        g_autofree char *why_not = NULL;
-        if (ops->available && !ops->available(lab, &why_not)) {
-            ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
-            mark_unmeasured(o, "not-run", why_not);
-            continue;
-        }
-        ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
-                    json_object_get_string(json_object_object_get(o, "description")));
-        if (lab->setup_failed[k]) {
-            mark_unmeasured(o, "failed", lab->setup_failed[k]);
-            continue;
-        }
-        g_autoptr(GError) perr = NULL;
-        if (!ml_policy_enter(lab, ops, &perr)) {
-            if (perr->code == ML_ERR_INTERRUPTED) {
-                g_propagate_error(err, g_steal_pointer(&perr));
-                broken = true;
-                mark_unmeasured(o, "not-run", "interrupted while switching the path policy");
-                continue;
-            }
-            g_autofree char *why =
-                g_strdup_printf("the path could not be prepared: %s", perr->message);
-            mark_unmeasured(o, "failed", why);
-            continue;
-        }
-        double setup = 0;
-        switch (ops->kind) {
-        case ML_PATH_WIREGUARD_HUB:
-            setup = lab->wg_setup_s;
-            break;
-        case ML_PATH_TAILSCALE_DIRECT:
-        case ML_PATH_TAILSCALE_RELAY:
-            setup = lab->ts_setup_s;
-            break;
-        case ML_PATH_NEBULA_DIRECT:
-        case ML_PATH_NEBULA_RELAY:
-            setup = lab->nebula_setup_s;
-            break;
-        default:
-            break;
-        }
-        json_object_object_add(o, "setup_s",
-                               setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
+        record_setup_time(lab, ops, o);
         if (!measure_path(&c, ops, profile, o, err)) {
             broken = true;
             mark_unmeasured(o, "not-run", "interrupted while measuring");
         }
-    }
-    /* What the seed recorded beside the Tailscale numbers, once, on the direct path. */
-    for (size_t i = 0; lab->ts_extra && i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")),
-                    "tailscale-direct") &&
-            !strcmp(json_object_get_string(json_object_object_get(p, "status")), "measured"))
-            json_object_object_add(p, "observed", json_object_get(lab->ts_extra));
     }
     if (broken) {
         json_object_put(paths);

@@ -1,5 +1,6 @@
-/* The measurement matrix: for each path, a verification probe before, ping,
- * the byte-counting transfer, the throughput passes, a probe after. A path
+/* The measurement matrix: for each path, a verification probe before, every
+ * metric of the table (measure/metrics.h: ping, the byte-counting transfer, the
+ * throughput passes), a probe after. A path
  * whose checks fail yields no numbers, only the evidence. */
 #pragma once
 
@@ -16,6 +17,3 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
 
 /* The environment object: host, hypervisor, accelerator, image, guest OS and tools. */
 struct json_object *ml_measure_environment(struct ml_lab *lab);
-
-/* Median of n values (sorted in place). */
-double ml_median(double *v, size_t n);

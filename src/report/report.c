@@ -123,15 +123,6 @@ static void put_num(GString *s, struct json_object *o, const char *key, int deci
         g_string_append(s, DASH);
 }
 
-static void put_mbits(GString *s, struct json_object *o, const char *key)
-{
-    double v;
-    if (get_num(o, key, &v))
-        put_fixed(s, v / 1e6, 1);
-    else
-        g_string_append(s, DASH);
-}
-
 /* ---- the sections ---- */
 
 enum path_status { PATH_MEASURED, PATH_FAILED, PATH_NOT_RUN };
@@ -272,48 +263,194 @@ static void put_path_list(GString *s, struct json_object *paths)
     g_string_append(s, "\n");
 }
 
-static void put_comparison(GString *s, struct json_object *paths, const enum path_status *st)
+/* One value of a metric: a number times its scale with its decimals, or text. */
+static void put_value(GString *s, const struct ml_metric *m, struct json_object *v,
+                      const char *missing)
 {
-    g_string_append(s,
-                    "## Comparison\n\n"
-                    "Payload bytes are what iperf3 delivered during the transfer "
-                    "(sum_received.bytes); hub bytes\n"
-                    "are the hub NIC's counters over the same transfer, as the hub guest "
-                    "sees them.\n\n"
-                    "| Path | Path check | Payload bytes (transfer) | Hub bytes in | Hub bytes out "
-                    "| Hub bytes per payload byte | Median Mbit/s |\n"
-                    "|---|---|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        struct json_object *t = get_obj(p, "transfer");
-        g_string_append(s, "| ");
-        put_text(s, get_str(p, "name"));
-        g_string_append(s, " | ");
-        put_check_summary(s, p);
-        g_string_append(s, " | ");
-        if (st[i] != PATH_MEASURED) {
-            put_not_measured(s, p, st[i]);
-            g_string_append(s, " | " DASH " | " DASH " | " DASH " | " DASH " |\n");
+    double x;
+    if (json_object_is_type(v, json_type_string))
+        put_text(s, json_object_get_string(v));
+    else if ((json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
+             isfinite(x = json_object_get_double(v)))
+        put_fixed(s, x * (m->scale ? m->scale : 1), m->decimals);
+    else
+        g_string_append(s, missing);
+}
+
+/* A metric's values in a path: one, or a list where its key runs through an array (a missing
+ * element is "n/a", so that the others keep their places). */
+static void put_metric(GString *s, const struct ml_metric *m, struct json_object *path)
+{
+    bool list = false;
+    g_autoptr(GPtrArray) v = ml_metric_values(path, m->name, &list);
+    if (v->len == 0)
+        g_string_append(s, DASH);
+    for (guint i = 0; i < v->len; i++) {
+        if (i)
+            g_string_append(s, ", ");
+        put_value(s, m, g_ptr_array_index(v, i), list ? "n/a" : DASH);
+    }
+}
+
+static bool shown_in(const struct ml_metric *m, const struct ml_report_table *t)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(m->shown_in) && m->shown_in[i]; i++)
+        if (m->shown_in[i] == t)
+            return true;
+    return false;
+}
+
+/* The metrics of one table, in the metrics table's order. */
+static GPtrArray *columns_of(const struct ml_metric *metrics, size_t n,
+                             const struct ml_report_table *t)
+{
+    GPtrArray *cols = g_ptr_array_new();
+    for (size_t i = 0; i < n; i++)
+        if (shown_in(&metrics[i], t))
+            g_ptr_array_add(cols, (gpointer)&metrics[i]);
+    return cols;
+}
+
+/* Whether column i starts a cell: the metrics next to it with the same header share it. */
+static bool starts_cell(GPtrArray *cols, guint i)
+{
+    const struct ml_metric *m = g_ptr_array_index(cols, i);
+    return i == 0 || g_strcmp0(((const struct ml_metric *)g_ptr_array_index(cols, i - 1))->header,
+                               m->header) != 0;
+}
+
+/* The intro with each {key} replaced by that value of the results document. */
+static void put_intro(GString *s, const char *intro, struct json_object *r)
+{
+    for (const char *p = intro; *p; p++) {
+        const char *end = *p == '{' ? strchr(p, '}') : NULL;
+        if (!end) {
+            g_string_append_c(s, *p);
             continue;
         }
-        put_count(s, t, "payload_bytes");
-        g_string_append(s, " | ");
-        put_count(s, t, "hub_rx_bytes");
-        g_string_append(s, " | ");
-        put_count(s, t, "hub_tx_bytes");
-        g_string_append(s, " | ");
-        put_num(s, t, "hub_bytes_per_payload_byte", 2);
-        g_string_append(s, " | ");
-        put_mbits(s, p, "median_bits_per_second");
-        g_string_append(s, " |\n");
+        g_autofree char *key = g_strndup(p + 1, (size_t)(end - p - 1));
+        g_autoptr(GPtrArray) v = ml_metric_values(r, key, NULL);
+        const struct ml_metric plain = {.decimals = 0};
+        put_value(s, &plain, v->len == 1 ? g_ptr_array_index(v, 0) : NULL, DASH);
+        p = end;
     }
-    g_string_append(s, "\n");
+    g_string_append(s, "\n\n");
+}
+
+static void put_table_head(GString *s, const struct ml_report_table *t, GPtrArray *cols)
+{
+    GString *rule = g_string_new("|---|");
+    g_string_append(s, "| Path |");
+    if (t->check_column) {
+        g_string_append(s, " Path check |");
+        g_string_append(rule, "---|");
+    }
+    if (t->target_column) {
+        g_string_append(s, " Target |");
+        g_string_append(rule, "---|");
+    }
+    for (guint i = 0; i < cols->len; i++) {
+        if (!starts_cell(cols, i))
+            continue;
+        const struct ml_metric *m = g_ptr_array_index(cols, i);
+        g_string_append_c(s, ' ');
+        put_text(s, m->header ? m->header : m->name);
+        g_string_append(s, " |");
+        g_string_append(rule, "---:|");
+    }
+    g_string_append_printf(s, "\n%s\n", rule->str);
+    g_string_free(rule, TRUE);
+}
+
+/* One cell of a measured path: the values of the metrics that share it, "a / b / c", or one
+ * dash when it has none of them. */
+static void put_cell(GString *s, GPtrArray *cols, guint from, guint to, struct json_object *p)
+{
+    g_autoptr(GString) cell = g_string_new(NULL);
+    bool any = false;
+    for (guint i = from; i < to; i++) {
+        const struct ml_metric *m = g_ptr_array_index(cols, i);
+        g_autoptr(GPtrArray) v = ml_metric_values(p, m->name, NULL);
+        for (guint j = 0; j < v->len; j++)
+            any = any || g_ptr_array_index(v, j) != NULL;
+        if (i > from)
+            g_string_append(cell, " / ");
+        put_metric(cell, m, p);
+    }
+    g_string_append(s, any ? cell->str : DASH);
+}
+
+/* One row per path. A path that was not measured shows why in place of its first figure and
+ * dashes for the rest: its numbers, if any reached the document, are not results. */
+static void put_table_row(GString *s, const struct ml_report_table *t, GPtrArray *cols,
+                          struct json_object *p, enum path_status st)
+{
+    g_string_append(s, "| ");
+    put_text(s, get_str(p, "name"));
+    g_string_append(s, " |");
+    if (t->check_column) {
+        g_string_append_c(s, ' ');
+        put_check_summary(s, p);
+        g_string_append(s, " |");
+    }
+    if (t->target_column) {
+        g_string_append_c(s, ' ');
+        put_text(s, str_or(p, "target", DASH));
+        g_string_append(s, " |");
+    }
+    for (guint i = 0; i < cols->len;) {
+        guint end = i + 1;
+        while (end < cols->len && !starts_cell(cols, end))
+            end++;
+        g_string_append_c(s, ' ');
+        if (st == PATH_MEASURED)
+            put_cell(s, cols, i, end, p);
+        else if (i == 0)
+            put_not_measured(s, p, st);
+        else
+            g_string_append(s, DASH);
+        g_string_append(s, " |");
+        i = end;
+    }
+    g_string_append_c(s, '\n');
+}
+
+static gint by_place(gconstpointer a, gconstpointer b)
+{
+    const struct ml_report_table *x = *(const struct ml_report_table *const *)a;
+    const struct ml_report_table *y = *(const struct ml_report_table *const *)b;
+    return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* Every table the metrics are shown in, by place. */
+static void put_metric_tables(GString *s, struct json_object *r, struct json_object *paths,
+                              const enum path_status *st, const struct ml_metric *metrics, size_t n)
+{
+    g_autoptr(GPtrArray) tables = g_ptr_array_new();
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < G_N_ELEMENTS(metrics[i].shown_in) && metrics[i].shown_in[j]; j++)
+            if (!g_ptr_array_find(tables, metrics[i].shown_in[j], NULL))
+                g_ptr_array_add(tables, (gpointer)metrics[i].shown_in[j]);
+    g_ptr_array_sort(tables, by_place); /* stable: equal places keep the metrics' order */
+    for (guint k = 0; k < tables->len; k++) {
+        const struct ml_report_table *t = g_ptr_array_index(tables, k);
+        g_autoptr(GPtrArray) cols = columns_of(metrics, n, t);
+        g_string_append(s, "## ");
+        put_text(s, t->title);
+        g_string_append(s, "\n\n");
+        if (t->intro)
+            put_intro(s, t->intro, r);
+        put_table_head(s, t, cols);
+        for (size_t i = 0; i < json_object_array_length(paths); i++)
+            put_table_row(s, t, cols, json_object_array_get_idx(paths, i), st[i]);
+        g_string_append(s, "\n");
+    }
 }
 
 /* The evidence is what makes a path's numbers believable, or shows why they were withheld. */
 static void put_checks(GString *s, struct json_object *paths)
 {
-    g_string_append(s, "### Path checks\n\n");
+    g_string_append(s, "## Path checks\n\n");
     for (size_t i = 0; i < json_object_array_length(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
         struct json_object *checks = get_array(p, "checks");
@@ -333,102 +470,6 @@ static void put_checks(GString *s, struct json_object *paths)
             put_text(s, str_or(c, "evidence", "no evidence recorded"));
             g_string_append(s, "\n");
         }
-    }
-    g_string_append(s, "\n");
-}
-
-static void put_passes(GString *s, struct json_object *r, struct json_object *paths,
-                       const enum path_status *st)
-{
-    struct json_object *profile = get_obj(r, "profile");
-    g_string_append(s, "## Throughput passes\n\niperf3, TCP, one stream, passes of ");
-    put_num(s, profile, "pass_s", 0);
-    g_string_append(s, " s; each number is sum_received.bits_per_second.\n\n"
-                       "| Path | passes, Mbit/s | Median | Retransmits |\n"
-                       "|---|---|---:|---|\n");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        g_string_append(s, "| ");
-        put_text(s, get_str(p, "name"));
-        g_string_append(s, " | ");
-        if (st[i] != PATH_MEASURED) {
-            put_not_measured(s, p, st[i]);
-            g_string_append(s, " | " DASH " | " DASH " |\n");
-            continue;
-        }
-        struct json_object *passes = get_array(p, "passes");
-        size_t n = passes ? json_object_array_length(passes) : 0;
-        for (size_t j = 0; j < n; j++) {
-            if (j)
-                g_string_append(s, ", ");
-            put_mbits(s, json_object_array_get_idx(passes, j), "bits_per_second");
-        }
-        if (n == 0)
-            g_string_append(s, DASH);
-        g_string_append(s, " | ");
-        put_mbits(s, p, "median_bits_per_second");
-        g_string_append(s, " | ");
-        for (size_t j = 0; j < n; j++) {
-            uint64_t rt;
-            if (j)
-                g_string_append(s, ", ");
-            if (get_count(json_object_array_get_idx(passes, j), "retransmits", &rt))
-                put_bytes(s, rt);
-            else
-                g_string_append(s, "n/a");
-        }
-        if (n == 0)
-            g_string_append(s, DASH);
-        g_string_append(s, " |\n");
-    }
-    g_string_append(s, "\n");
-}
-
-static void put_ping(GString *s, struct json_object *paths, const enum path_status *st)
-{
-    g_string_append(s, "## Ping\n\n"
-                       "| Path | Target | Packets | min/avg/max ms |\n"
-                       "|---|---|---|---|\n");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        struct json_object *ping = get_obj(p, "ping");
-        g_string_append(s, "| ");
-        put_text(s, get_str(p, "name"));
-        g_string_append(s, " | ");
-        put_text(s, str_or(ping, "target", str_or(p, "target", DASH)));
-        g_string_append(s, " | ");
-        if (st[i] != PATH_MEASURED) {
-            put_not_measured(s, p, st[i]);
-            g_string_append(s, " | " DASH " |\n");
-            continue;
-        }
-        if (!ping) {
-            g_string_append(s, "not measured | " DASH " |\n");
-            continue;
-        }
-        uint64_t received = 0, extra;
-        put_count(s, ping, "transmitted");
-        g_string_append(s, " sent, ");
-        put_count(s, ping, "received");
-        g_string_append(s, " received");
-        if (get_count(ping, "duplicates", &extra) && extra > 0)
-            g_string_append_printf(s, ", +%" PRIu64 " duplicates", extra);
-        if (get_count(ping, "errors", &extra) && extra > 0)
-            g_string_append_printf(s, ", +%" PRIu64 " errors", extra);
-        g_string_append(s, " | ");
-        double v;
-        if (get_count(ping, "received", &received) && received == 0) {
-            g_string_append(s, "no replies");
-        } else if (get_num(ping, "min_ms", &v)) {
-            put_fixed(s, v, 3);
-            g_string_append(s, " / ");
-            put_num(s, ping, "avg_ms", 3);
-            g_string_append(s, " / ");
-            put_num(s, ping, "max_ms", 3);
-        } else {
-            g_string_append(s, DASH);
-        }
-        g_string_append(s, " |\n");
     }
     g_string_append(s, "\n");
 }
@@ -540,7 +581,8 @@ static void put_environment(GString *s, struct json_object *r)
     }
 }
 
-char *ml_report_render_markdown(struct json_object *results, GError **err)
+char *ml_report_render_markdown(struct json_object *results, const struct ml_metric *metrics,
+                                size_t n_metrics, GError **err)
 {
     if (!json_object_is_type(results, json_type_object)) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document is not a JSON object.");
@@ -568,10 +610,8 @@ char *ml_report_render_markdown(struct json_object *results, GError **err)
     GString *s = g_string_new(NULL);
     put_header(s, results);
     put_path_list(s, paths);
-    put_comparison(s, paths, st);
+    put_metric_tables(s, results, paths, st, metrics, n_metrics);
     put_checks(s, paths);
-    put_passes(s, results, paths, st);
-    put_ping(s, paths, st);
     put_setup(s, results, paths, st);
     put_environment(s, results);
     return g_string_free(s, false);

@@ -1,0 +1,64 @@
+/* The metrics table: every figure meshlab measures on a path, as one descriptor each
+ * (report/metric.h), and the loops that collect, summarise and withhold them. Adding a figure
+ * is adding a line to ml_metrics (and, for a new kind of measurement, its collector). */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "report/metric.h"
+#include "virt/lab.h"
+
+/* What a collector runs on: one path of the lab, with the profile's lengths and counts. */
+struct ml_collect_ctx {
+    struct ml_lab *lab;
+    virDomainPtr client; /* runs ping and the iperf3 client */
+    virDomainPtr hub;    /* whose NIC counts the bytes that cross it */
+    const char *hub_tap;
+    const char *path;   /* the path's name */
+    const char *target; /* the address the client sends to */
+    const struct ml_profile *profile;
+};
+
+/* What a failed or unrun path has in place of a collector's record (the trust rule: a path that
+ * was not verified has no numbers, not even zeros). */
+enum ml_withheld { ML_WITHHELD_NULL, ML_WITHHELD_EMPTY_ARRAY, ML_WITHHELD_ABSENT };
+
+struct ml_collector {
+    const char *key; /* the path object's key its record goes under: "ping" */
+    /* Runs it; *ret is the record, or NULL where it does not apply to this path (key absent). */
+    bool (*collect)(struct ml_collect_ctx *c, const struct ml_collector *self,
+                    struct json_object **ret, GError **err);
+    enum ml_withheld withheld;
+    /* Extra arguments for the command it runs, so that one collect function serves several
+     * collectors (passes with iperf3's "-R" beside the forward ones); NULL for none. */
+    const char *options;
+};
+
+extern const struct ml_metric ml_metrics[];
+extern const size_t ml_metrics_count;
+
+/* The report tables the metrics above are shown in. */
+extern const struct ml_report_table ml_table_comparison, ml_table_passes, ml_table_ping;
+
+/* Runs each collector of the table once, in the order the table first names it, then each
+ * summary; returns an object with the path's figures under their keys. Fails with the first
+ * collector that fails (nothing is returned then: no partial figures). */
+struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
+                                       struct ml_collect_ctx *c, GError **err);
+
+/* Computes every summarised metric of the table from the records in figures (a path's object)
+ * and writes it at its name. Part of ml_metrics_collect. */
+void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *path,
+                          struct json_object *figures);
+
+/* Puts what a path without a result has in place of every metric of the table into path. */
+void ml_metrics_withhold(const struct ml_metric *table, size_t n, struct json_object *path);
+
+/* Summaries any metric may use: the median of the values at `of`, the percentage of pings lost
+ * (`of` names the ping record), the hub's bytes per payload byte (`of`: the transfer record). */
+struct json_object *ml_summary_median(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_loss(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_hub_factor(struct json_object *path, const struct ml_metric *m);
+
+/* Median of n values (sorted in place); NAN for none. */
+double ml_median(double *v, size_t n);

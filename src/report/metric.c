@@ -1,0 +1,41 @@
+#include "report/metric.h"
+
+#include <string.h>
+
+static void walk(struct json_object *o, char **parts, GPtrArray *out, bool *list)
+{
+    if (!*parts) {
+        g_ptr_array_add(out, o);
+        return;
+    }
+    if (json_object_is_type(o, json_type_array)) {
+        *list = true;
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            walk(json_object_array_get_idx(o, i), parts, out, list);
+        return;
+    }
+    if (strcmp(*parts, "*") == 0 && json_object_is_type(o, json_type_object)) {
+        *list = true;
+        json_object_object_foreach(o, name, each)
+        {
+            (void)name;
+            walk(each, parts + 1, out, list);
+        }
+        return;
+    }
+    struct json_object *v = NULL;
+    if (json_object_is_type(o, json_type_object))
+        json_object_object_get_ex(o, *parts, &v);
+    walk(v, parts + 1, out, list);
+}
+
+GPtrArray *ml_metric_values(struct json_object *o, const char *key, bool *ret_list)
+{
+    g_auto(GStrv) parts = g_strsplit(key, ".", -1);
+    GPtrArray *out = g_ptr_array_new();
+    bool list = false;
+    walk(o, parts, out, &list);
+    if (ret_list)
+        *ret_list = list;
+    return out;
+}

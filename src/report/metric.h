@@ -1,0 +1,55 @@
+/* A metric is one descriptor: its name (where its value lies in a path of results.json), its
+ * unit, what runs on a path to collect it, how it is summarised, and how report.md shows it.
+ * measure/ and report/ loop over a table of them (src/measure/metrics.c) and name none: a new
+ * figure is a new line in that table. The type lives here, in the lowest room that reads it;
+ * what collects lives in measure/, which fills in the table. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <json-c/json.h>
+
+/* What runs on a path to obtain a record (a ping, a timed transfer, the passes): defined in
+ * measure/metrics.h. Several metrics read the same record; it runs once per path. */
+struct ml_collector;
+
+struct ml_metric;
+
+/* Computes a metric's value from the records of one path (NULL: not obtained). */
+typedef struct json_object *(*ml_summarise_fn)(struct json_object *path, const struct ml_metric *m);
+
+/* A table of report.md: one row per path, one column per metric shown in it. */
+struct ml_report_table {
+    const char *title;  /* "## title" */
+    unsigned place;     /* where in report.md, among the tables: lower comes first */
+    const char *intro;  /* the paragraph under the title; {profile.pass_s} names a results value */
+    bool check_column;  /* a "Path check" column: did the path checks pass */
+    bool target_column; /* a "Target" column: the address the client sent to */
+};
+
+struct ml_metric {
+    /* Where the value lies in a path's object: "transfer.payload_bytes". A key that runs through
+     * an array ("passes.bits_per_second") has one value per element; "*" stands for every member
+     * of an object ("observed.*.memory_used_mib": one per guest). */
+    const char *name;
+    const char *unit; /* "byte", "bit/s", "ms", "%", "byte/byte", "packet" */
+    /* What runs on the path to obtain the record that holds it (or that it is summarised from). */
+    const struct ml_collector *collector;
+    /* NULL: the collector records the value itself. Otherwise computed from the path's records
+     * once every collector ran, and written at name. `of` is the key it reads, where generic. */
+    ml_summarise_fn summarise;
+    const char *of;
+    /* How report.md shows it: the tables it is a column of (NULL-terminated; none: results.json
+     * only), the column's header (metrics next to each other with the same header share one
+     * cell, "a / b / c"), and the number's form: value times scale (0 means 1), decimals. */
+    const struct ml_report_table *shown_in[4];
+    const char *header;
+    double scale;
+    int decimals;
+};
+
+/* The values of a key in a JSON object: one for a plain key, one per element where the key runs
+ * through an array, one per member where a part is "*" ("cpu.*.user_s": each guest's), and
+ * *ret_list is then true. A missing value is a NULL entry. The values are
+ * borrowed from o. */
+GPtrArray *ml_metric_values(struct json_object *o, const char *key, bool *ret_list);
