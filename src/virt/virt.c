@@ -301,7 +301,7 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
     g_autofree char *poolname = ml_plan_pool_name(lab);
     virStoragePoolPtr pool = virStoragePoolLookupByName(conn, poolname);
     /* Only the lab's own pool: its directory is the one meshlab gives it. */
-    g_autofree char *want_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
+    g_autofree char *want_dir = ml_lab_pool_dir(lab);
     g_autofree char *pool_dir = pool ? pool_path(pool) : NULL;
     if (pool && g_strcmp0(pool_dir, want_dir) != 0) {
         if (!failed)
