@@ -1,6 +1,7 @@
 #include "cache/image_ubuntu.h"
 
 #include "cache/apt_verify.h"
+#include "cache/checksum.h"
 #include "cache/fetch.h"
 #include "core/util.h"
 
@@ -104,11 +105,6 @@ static char *url_file_name(const char *url)
     return g_strndup(slash, (gsize)(end - slash));
 }
 
-static bool valid_sha256(const char *s)
-{
-    return strlen(s) == 64 && strspn(s, "0123456789abcdefABCDEF") == 64;
-}
-
 static bool parse_download(struct download *d, const char *value, const char *path, int lineno,
                            GError **err)
 {
@@ -127,7 +123,7 @@ static bool parse_download(struct download *d, const char *value, const char *pa
     if (count > 2)
         url = NULL;
     g_autofree char *file = url ? url_file_name(url) : NULL;
-    if (!url || !*file || (hash && !valid_sha256(hash)) ||
+    if (!url || !*file || (hash && !ml_sha256_hex_valid(hash)) ||
         !(g_str_has_prefix(url, "http://") || g_str_has_prefix(url, "https://"))) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
                     "%s:%d: expected 'http(s)://.../FILE [SHA256]', got '%s'", path, lineno, value);
@@ -252,7 +248,7 @@ static struct catalogue *catalogue_load(const char *name, GError **err)
             g_free(c->image.mirror);
             c->image.mirror = g_strdup(value);
         } else if (strcmp(key, "image_sha256") == 0) {
-            if (!valid_sha256(value)) {
+            if (!ml_sha256_hex_valid(value)) {
                 g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
                             "%s:%d: image_sha256 '%s' is not 64 hex digits", c->path, i + 1, value);
                 return NULL;
