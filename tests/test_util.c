@@ -2,6 +2,9 @@
  * tail of a command's or a console's output. */
 #include "check.h"
 
+#include <glib/gstdio.h>
+
+#include "cache/image_ubuntu.h"
 #include "core/util.h"
 
 static void test_last_lines(void)
@@ -32,8 +35,32 @@ static void test_state_paths(void)
     g_unsetenv("MESHLAB_STATE_DIR");
 }
 
+/* The image catalogue is found by the same search as every other data directory. */
+static void test_data_dirs(void)
+{
+    g_autofree char *root = g_dir_make_tmp("ml-data-XXXXXX", NULL);
+    g_autofree char *images = g_build_filename(root, "images", NULL);
+    CHECK(g_mkdir(images, 0700) == 0);
+    g_setenv("MESHLAB_DATA_DIR", root, TRUE);
+    g_autofree char *data = ml_data_dir("images");
+    CHECK_STR(data, images);
+    g_autofree char *catalogue = ml_image_catalogue_dir();
+    CHECK_STR(catalogue, images);
+    g_setenv("MESHLAB_IMAGES_DIR", "/elsewhere", TRUE);
+    g_autofree char *pinned = ml_image_catalogue_dir();
+    CHECK_STR(pinned, "/elsewhere");
+    g_unsetenv("MESHLAB_IMAGES_DIR");
+    /* A root without the directory is passed over for the source tree's. */
+    CHECK(g_rmdir(images) == 0);
+    g_autofree char *fallback = ml_image_catalogue_dir();
+    CHECK_STR(fallback, MESHLAB_SOURCE_DIR "/images");
+    g_unsetenv("MESHLAB_DATA_DIR");
+    g_rmdir(root);
+}
+
 int main(void)
 {
+    test_data_dirs();
     test_last_lines();
     test_state_paths();
     return check_finish();

@@ -86,13 +86,7 @@ char *ml_image_catalogue_dir(void)
     const char *env = getenv("MESHLAB_IMAGES_DIR");
     if (env && *env)
         return g_strdup(env);
-    const char *candidates[] = {MESHLAB_SOURCE_DIR "/images", "/usr/local/share/meshlab/images",
-                                "/usr/share/meshlab/images"};
-    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
-        if (g_file_test(candidates[i], G_FILE_TEST_IS_DIR))
-            return g_strdup(candidates[i]);
-    }
-    return g_strdup(candidates[0]);
+    return ml_data_dir("images");
 }
 
 /* The last path component of a URL, which is also its name in the cache. */
