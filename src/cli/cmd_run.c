@@ -181,12 +181,9 @@ static bool write_results(struct ml_lab *lab, struct json_object *results, GErro
 
 int cmd_run_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
+    static const struct option options[] = {ML_SESSION_LONG_OPTIONS,
                                             {"quick", no_argument, NULL, 'q'},
-                                            {"out", required_argument, NULL, 'o'},
-                                            {"force", no_argument, NULL, 'f'},
                                             {"keep", no_argument, NULL, 'K'},
-                                            {"keep-on-failure", no_argument, NULL, 'k'},
                                             {0}};
     struct ml_session_opts opts = {.verb = "run"};
     int status;

@@ -22,11 +22,7 @@ static const char up_usage[] =
 
 int cmd_up_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
-                                            {"out", required_argument, NULL, 'o'},
-                                            {"force", no_argument, NULL, 'f'},
-                                            {"keep-on-failure", no_argument, NULL, 'k'},
-                                            {0}};
+    static const struct option options[] = {ML_SESSION_LONG_OPTIONS, {0}};
     struct ml_session_opts opts = {.verb = "up"};
     int status;
     if (!ml_session_args(argc, argv, options, up_usage, &opts, &status))

@@ -15,8 +15,16 @@ struct ml_session_opts {
     bool keep;                /* run --keep: leave a lab this run brought up */
 };
 
-/* The option loop up and run share: options is the verb's table of the long options
- * ("help", "out", "force", "keep-on-failure", and for run "quick", "keep"). True when
+/* The long options up and run share; run adds "quick" ('q') and "keep" ('K'). */
+// clang-format off
+#define ML_SESSION_LONG_OPTIONS                          \
+    {"help", no_argument, NULL, 'h'},                    \
+    {"out", required_argument, NULL, 'o'},               \
+    {"force", no_argument, NULL, 'f'},                   \
+    {"keep-on-failure", no_argument, NULL, 'k'}
+// clang-format on
+
+/* The option loop up and run share, over the verb's own table of long options. True when
  * the verb should go on with its FILE at argv[optind]; otherwise *ret_status is the exit
  * status (help printed, or usage on stderr). */
 bool ml_session_args(int argc, char **argv, const struct option *options, const char *usage,

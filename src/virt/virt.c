@@ -256,17 +256,13 @@ static void libvirt_failed(struct teardown *td, const char *fmt, ...)
     td->failed = true;
 }
 
-static void failed(struct teardown *td, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void failed(struct teardown *td, int code, const char *fmt, ...)
+/* meshlab would not remove something, or the host would not let it: msg says why. */
+static void refused(struct teardown *td, int code, char *msg)
 {
-    if (!td->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-        va_end(ap);
+    if (!td->failed)
         g_set_error_literal(td->err, ML_ERROR, code, msg);
-    }
     td->failed = true;
+    g_free(msg);
 }
 
 /* The lab's domains: named with its prefix and tagged with its name. */
@@ -309,10 +305,12 @@ static virNetworkPtr own_network(struct teardown *td, const char *netname)
     g_autofree char *bridge = g_strdup_printf("mlb%s", hash);
     char *net_bridge = virNetworkGetBridgeName(net);
     if (!net_bridge || strcmp(net_bridge, bridge) != 0) {
-        failed(td, ML_ERR_LIBVIRT,
-               "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by meshlab and "
-               "is left alone (remove it with virsh if you are sure)",
-               netname, net_bridge ? net_bridge : "?", bridge);
+        refused(
+            td, ML_ERR_LIBVIRT,
+            g_strdup_printf(
+                "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by meshlab and "
+                "is left alone (remove it with virsh if you are sure)",
+                netname, net_bridge ? net_bridge : "?", bridge));
         virNetworkFree(net);
         net = NULL;
     }
@@ -346,10 +344,12 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
     g_autofree char *want_dir = ml_lab_pool_dir(td->lab);
     g_autofree char *pool_dir = pool_path(pool);
     if (g_strcmp0(pool_dir, want_dir) != 0) {
-        failed(td, ML_ERR_LIBVIRT,
-               "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by meshlab "
-               "and is left alone with its volumes",
-               poolname, pool_dir ? pool_dir : "?", want_dir);
+        refused(
+            td, ML_ERR_LIBVIRT,
+            g_strdup_printf(
+                "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by meshlab "
+                "and is left alone with its volumes",
+                poolname, pool_dir ? pool_dir : "?", want_dir));
         virStoragePoolFree(pool);
         return NULL;
     }
@@ -393,10 +393,11 @@ static void remove_pool(struct teardown *td)
         removed(td, "storage pool %s", poolname);
     virStoragePoolFree(pool);
     if (g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0)
-        failed(td, ML_ERR_HOST,
-               "the pool directory '%s' could not be removed (%s); look inside, remove it by "
-               "hand, and run down again",
-               pool_dir, g_strerror(errno));
+        refused(td, ML_ERR_HOST,
+                g_strdup_printf(
+                    "the pool directory '%s' could not be removed (%s); look inside, remove it by "
+                    "hand, and run down again",
+                    pool_dir, g_strerror(errno)));
 }
 
 int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
