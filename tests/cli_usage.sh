@@ -42,6 +42,10 @@ grep -q "unknown command 'frobnicate'" "$tmp/err" && ok || bad "unknown command 
 expect 2 "validate without a file" -- "$bin" validate
 expect 2 "status with an operand" -- "$bin" status extra
 expect 2 "run with an unknown option" -- "$bin" run --bogus topologies/three-guest.yaml
+# up and run share one option loop; each verb still takes only its own options.
+expect 2 "up with run's --quick" -- "$bin" up --quick topologies/three-guest.yaml
+grep -q "^Usage: meshlab up" "$tmp/err" && ok || bad "up --quick prints up's usage"
+expect 2 "run with two files" -- "$bin" run topologies/three-guest.yaml topologies/three-guest.yaml
 expect 2 "down of a path that is not a file" -- "$bin" down no/such/lab.yaml
 
 # Bad input to up and run stops before libvirt is even contacted.

@@ -435,6 +435,27 @@ static void test_catalogue_rules(void)
     g_autoptr(GError) err3 = NULL;
     CHECK(!ml_image_ubuntu_download(cache, &err3));
     CHECK(err3 && strstr(err3->message, ":5: expected 'apt_source = "));
+
+    /* Each broken line is named by its file and line number, blank and comment lines
+     * counted. */
+    static const struct {
+        const char *line, *says;
+    } broken[] = {
+        {"image_sha256 = 0123", "ubuntu-24.04.conf:7: image_sha256 '0123' is not 64 hex digits"},
+        {"apt_arch = am d64", "ubuntu-24.04.conf:7: apt_arch 'am d64' is not an architecture"},
+        {"apt_keyring = k.gpg", "ubuntu-24.04.conf:7: apt_keyring 'k.gpg' must be an absolute"},
+        {"colour = blue", "ubuntu-24.04.conf:7: unknown key 'colour'"},
+        {"no equals sign", "ubuntu-24.04.conf:7: expected 'key = value', got 'no equals sign'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(broken); i++) {
+        g_autofree char *text = g_strconcat(base, "\n# a comment\n", broken[i].line, "\n", NULL);
+        g_file_set_contents(path, text, -1, NULL);
+        g_autoptr(GError) e = NULL;
+        CHECK(!ml_image_ubuntu_download(cache, &e));
+        CHECK(e && e->code == ML_ERR_IMAGE && strstr(e->message, broken[i].says));
+        if (e && !strstr(e->message, broken[i].says))
+            fprintf(stderr, "got: %s\n", e->message);
+    }
 }
 
 static bool make_keys(void)

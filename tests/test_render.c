@@ -63,6 +63,13 @@ int main(void)
                                     "/pools/three-guest/hub-console.log", NULL};
     g_autofree char *dom = ml_xml_domain(plan, 0, &img, false, &paths);
     check_golden("domain-hub-tcg.xml", dom);
+    /* With KVM, a disk-booted image and the artifacts CD after the other devices. */
+    struct ml_image disk_img = {.name = "ubuntu-24.04", .base = "/cache/ubuntu/base.qcow2"};
+    struct ml_domain_paths with_cd = {
+        "/pools/three-guest/client-a.qcow2", "/pools/three-guest/client-a-seed.iso",
+        "/pools/three-guest/client-a-console.log", "/pools/three-guest/client-a-artifacts.iso"};
+    g_autofree char *dom_cd = ml_xml_domain(plan, 1, &disk_img, true, &with_cd);
+    check_golden("domain-client-kvm-artifacts.xml", dom_cd);
     CHECK(strstr(dom, "<domain type='qemu'>") != NULL);
     g_autofree char *domk = ml_xml_domain(plan, 0, &img, true, &paths);
     CHECK(strstr(domk, "<domain type='kvm'>") != NULL);

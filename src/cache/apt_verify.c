@@ -1,5 +1,6 @@
 #include "cache/apt_verify.h"
 
+#include "cache/checksum.h"
 #include "cache/fetch.h"
 #include "core/util.h"
 
@@ -288,7 +289,7 @@ static char *parse_sum_line(const char *line, struct ml_apt_sum *ret)
             tok[count] = *p;
         count++;
     }
-    if (count != 3 || strlen(tok[0]) != 64 || strspn(tok[0], "0123456789abcdefABCDEF") != 64 ||
+    if (count != 3 || !ml_sha256_hex_valid(tok[0]) ||
         strspn(tok[1], "0123456789") != strlen(tok[1]))
         return NULL;
     for (int i = 0; i < 65; i++)
@@ -419,7 +420,7 @@ bool ml_apt_packages_collect(const char *path, GHashTable *wanted, GError **err)
             g_free(s.filename);
             s.filename = g_strdup(value);
         } else if (field_is(line, "SHA256", &value)) {
-            s.has_sha256 = strlen(value) == 64 && strspn(value, "0123456789abcdefABCDEF") == 64;
+            s.has_sha256 = ml_sha256_hex_valid(value);
             if (s.has_sha256)
                 for (int i = 0; i < 65; i++)
                     s.sum.sha256[i] = g_ascii_tolower(value[i]);

@@ -1,5 +1,6 @@
 #include "cache/artifacts.h"
 
+#include "cache/checksum.h"
 #include "cache/fetch.h"
 #include "core/util.h"
 
@@ -10,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { SHA256_HEX_LEN = 64, SUMS_MAX_BYTES = 1 << 20 };
+enum { SUMS_MAX_BYTES = 1 << 20 };
 
 /* One pinned download. No SHA-256 is pinned yet: no public source this project could read lists
  * the hashes of these two files, so the first verified download records them (trust on first
@@ -183,33 +184,6 @@ bool ml_artifacts_missing(const char *cache_dir, GString *ret_missing)
     return missing;
 }
 
-static bool is_hex64(const char *s)
-{
-    return strspn(s, "0123456789abcdefABCDEF") == SHA256_HEX_LEN;
-}
-
-/* The hash the checksum file gives for entry: tailscale's FILE.sha256 holds the bare hash,
- * headscale's checksums.txt holds "HASH  NAME" lines (sha256sum's format, "*NAME" in binary
- * mode). Returns the lower-case hash or NULL. */
-static char *sums_lookup(const char *text, const char *entry)
-{
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    for (char **p = lines; *p; p++) {
-        char *line = g_strstrip(*p);
-        if (!is_hex64(line))
-            continue;
-        const char *rest = line + SHA256_HEX_LEN;
-        if (*rest && *rest != ' ' && *rest != '\t')
-            continue;
-        rest += strspn(rest, " \t");
-        if (*rest == '*')
-            rest++;
-        if (!entry || strcmp(rest, entry) == 0)
-            return g_ascii_strdown(line, SHA256_HEX_LEN);
-    }
-    return NULL;
-}
-
 static char *read_expected_hash(const struct artifact *a, const struct layout *l,
                                 const char *sums_url, GError **err)
 {
@@ -228,7 +202,9 @@ static char *read_expected_hash(const struct artifact *a, const struct layout *l
                     read_err->message);
         return NULL;
     }
-    char *hash = sums_lookup(text, a->sums_entry);
+    /* tailscale's FILE.sha256 holds the bare hash (no entry), headscale's checksums.txt
+     * a "HASH  NAME" line per file. */
+    char *hash = ml_sha256_list_lookup(text, a->sums_entry);
     if (!hash) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "the checksum file %s (copy in '%s') has no SHA-256 for '%s'; the release "

@@ -1,5 +1,6 @@
 #include "cache/fetch.h"
 
+#include "cache/checksum.h"
 #include "core/util.h"
 
 #include <curl/curl.h>
@@ -16,7 +17,6 @@ enum {
     LOW_SPEED_BYTES = 1024,
     LOW_SPEED_TIME_S = 60,
     SUMS_MAX_BYTES = 1 << 20,
-    SHA256_HEX_LEN = 64,
 };
 
 struct transfer {
@@ -184,30 +184,6 @@ static char *fetch_small(const char *url, GError **err)
     return g_strdup(mem->str);
 }
 
-static bool is_sha256_hex(const char *s)
-{
-    return strspn(s, "0123456789abcdefABCDEF") == SHA256_HEX_LEN;
-}
-
-/* Finds "HASH<space>rest" in a line-oriented list where rest equals key; "HASH *name" is the
- * binary-mode form sha256sum writes. Returns the lower-case hash. */
-static char *lookup_hash(const char *text, const char *key, bool strip_star)
-{
-    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
-    for (char **l = lines; *l; l++) {
-        char *line = g_strchomp(*l);
-        if (!is_sha256_hex(line) || (line[SHA256_HEX_LEN] != ' ' && line[SHA256_HEX_LEN] != '\t'))
-            continue;
-        const char *rest = line + SHA256_HEX_LEN;
-        rest += strspn(rest, " \t");
-        if (strip_star && *rest == '*')
-            rest++;
-        if (strcmp(rest, key) == 0)
-            return g_ascii_strdown(line, SHA256_HEX_LEN);
-    }
-    return NULL;
-}
-
 char *ml_fetch_sha256_file(const char *path, GError **err)
 {
     FILE *f = fopen(path, "rb");
@@ -271,7 +247,7 @@ static bool gather_expectations(const struct ml_fetch_request *req, struct expec
                                 GError **err)
 {
     if (req->expected_sha256) {
-        if (!is_sha256_hex(req->expected_sha256) || req->expected_sha256[SHA256_HEX_LEN]) {
+        if (!ml_sha256_hex_valid(req->expected_sha256)) {
             g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                         "the pinned hash '%s' for %s is not a SHA-256 (64 hex digits)",
                         req->expected_sha256, req->url);
@@ -284,7 +260,7 @@ static bool gather_expectations(const struct ml_fetch_request *req, struct expec
         g_autofree char *text = fetch_small(req->sums_url, err);
         if (!text)
             return false;
-        e->sums = lookup_hash(text, name, true);
+        e->sums = ml_sha256_list_lookup(text, name);
         if (!e->sums && ml_fetch_looks_like_html(text, strlen(text))) {
             g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                         "the checksum list %s is an HTML page: a captive portal, a login page or "
@@ -319,7 +295,7 @@ static bool gather_expectations(const struct ml_fetch_request *req, struct expec
             }
             e->known_text = g_strdup("");
         }
-        e->known = lookup_hash(e->known_text, req->url, false);
+        e->known = ml_sha256_list_lookup(e->known_text, req->url);
     }
     return true;
 }

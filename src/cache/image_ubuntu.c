@@ -1,6 +1,7 @@
 #include "cache/image_ubuntu.h"
 
 #include "cache/apt_verify.h"
+#include "cache/checksum.h"
 #include "cache/fetch.h"
 #include "core/util.h"
 
@@ -85,13 +86,7 @@ char *ml_image_catalogue_dir(void)
     const char *env = getenv("MESHLAB_IMAGES_DIR");
     if (env && *env)
         return g_strdup(env);
-    const char *candidates[] = {MESHLAB_SOURCE_DIR "/images", "/usr/local/share/meshlab/images",
-                                "/usr/share/meshlab/images"};
-    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
-        if (g_file_test(candidates[i], G_FILE_TEST_IS_DIR))
-            return g_strdup(candidates[i]);
-    }
-    return g_strdup(candidates[0]);
+    return ml_data_dir("images");
 }
 
 /* The last path component of a URL, which is also its name in the cache. */
@@ -102,11 +97,6 @@ static char *url_file_name(const char *url)
     while (slash > url && slash[-1] != '/')
         slash--;
     return g_strndup(slash, (gsize)(end - slash));
-}
-
-static bool valid_sha256(const char *s)
-{
-    return strlen(s) == 64 && strspn(s, "0123456789abcdefABCDEF") == 64;
 }
 
 static bool parse_download(struct download *d, const char *value, const char *path, int lineno,
@@ -127,7 +117,7 @@ static bool parse_download(struct download *d, const char *value, const char *pa
     if (count > 2)
         url = NULL;
     g_autofree char *file = url ? url_file_name(url) : NULL;
-    if (!url || !*file || (hash && !valid_sha256(hash)) ||
+    if (!url || !*file || (hash && !ml_sha256_hex_valid(hash)) ||
         !(g_str_has_prefix(url, "http://") || g_str_has_prefix(url, "https://"))) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
                     "%s:%d: expected 'http(s)://.../FILE [SHA256]', got '%s'", path, lineno, value);
@@ -211,6 +201,87 @@ static bool check_apt_source(const struct catalogue *c, GError **err)
     return true;
 }
 
+static void replace(char **field, const char *value)
+{
+    g_free(*field);
+    *field = g_strdup(value);
+}
+
+/* One "key = value" line of a catalogue entry; at is "PATH:LINE" for the error. */
+static bool catalogue_set(struct catalogue *c, const char *key, const char *value, const char *at,
+                          int lineno, GError **err)
+{
+    if (strcmp(key, "name") == 0) {
+        replace(&c->name, value);
+    } else if (strcmp(key, "image_url") == 0) {
+        replace(&c->image.url, value);
+    } else if (strcmp(key, "image_mirror") == 0) {
+        replace(&c->image.mirror, value);
+    } else if (strcmp(key, "image_sha256") == 0) {
+        if (!ml_sha256_hex_valid(value)) {
+            g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "%s: image_sha256 '%s' is not 64 hex digits",
+                        at, value);
+            return false;
+        }
+        g_free(c->image.sha256);
+        c->image.sha256 = g_ascii_strdown(value, -1);
+    } else if (strcmp(key, "sums_file") == 0) {
+        replace(&c->sums_file, value);
+    } else if (strcmp(key, "apt_source") == 0) {
+        return parse_apt_source(&c->apt, value, c->path, lineno, err);
+    } else if (strcmp(key, "apt_arch") == 0) {
+        if (!valid_apt_word(value)) {
+            g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                        "%s: apt_arch '%s' is not an architecture name", at, value);
+            return false;
+        }
+        replace(&c->apt.arch, value);
+    } else if (strcmp(key, "apt_keyring") == 0) {
+        if (*value != '/') {
+            g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                        "%s: apt_keyring '%s' must be an absolute path inside the image", at,
+                        value);
+            return false;
+        }
+        replace(&c->apt.keyring, value);
+    } else if (strcmp(key, "deb") == 0) {
+        struct download *d = g_new0(struct download, 1);
+        g_ptr_array_add(c->debs, d);
+        return parse_download(d, value, c->path, lineno, err);
+    } else {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "%s: unknown key '%s'", at, key);
+        return false;
+    }
+    return true;
+}
+
+/* The entry's lines: "key = value", blank lines and '#' comments skipped. */
+static bool catalogue_parse(struct catalogue *c, char *text, GError **err)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        char *line = g_strstrip(lines[i]);
+        if (!*line || *line == '#')
+            continue;
+        g_autofree char *at = g_strdup_printf("%s:%d", c->path, i + 1);
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "%s: expected 'key = value', got '%s'", at,
+                        line);
+            return false;
+        }
+        *eq = '\0';
+        if (!catalogue_set(c, g_strstrip(line), g_strstrip(eq + 1), at, i + 1, err))
+            return false;
+    }
+    if (!c->name || !c->image.url || !c->image.sha256 || !c->sums_file) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
+                    "%s lacks one of name, image_url, image_sha256, sums_file", c->path);
+        return false;
+    }
+    return true;
+}
+
 static struct catalogue *catalogue_load(const char *name, GError **err)
 {
     g_autofree char *dir = ml_image_catalogue_dir();
@@ -228,77 +299,8 @@ static struct catalogue *catalogue_load(const char *name, GError **err)
                     read_err->message, conf);
         return NULL;
     }
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    for (int i = 0; lines[i]; i++) {
-        char *line = g_strstrip(lines[i]);
-        if (!*line || *line == '#')
-            continue;
-        char *eq = strchr(line, '=');
-        if (!eq) {
-            g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "%s:%d: expected 'key = value', got '%s'",
-                        c->path, i + 1, line);
-            return NULL;
-        }
-        *eq = '\0';
-        const char *key = g_strstrip(line);
-        const char *value = g_strstrip(eq + 1);
-        if (strcmp(key, "name") == 0) {
-            g_free(c->name);
-            c->name = g_strdup(value);
-        } else if (strcmp(key, "image_url") == 0) {
-            g_free(c->image.url);
-            c->image.url = g_strdup(value);
-        } else if (strcmp(key, "image_mirror") == 0) {
-            g_free(c->image.mirror);
-            c->image.mirror = g_strdup(value);
-        } else if (strcmp(key, "image_sha256") == 0) {
-            if (!valid_sha256(value)) {
-                g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
-                            "%s:%d: image_sha256 '%s' is not 64 hex digits", c->path, i + 1, value);
-                return NULL;
-            }
-            g_free(c->image.sha256);
-            c->image.sha256 = g_ascii_strdown(value, -1);
-        } else if (strcmp(key, "sums_file") == 0) {
-            g_free(c->sums_file);
-            c->sums_file = g_strdup(value);
-        } else if (strcmp(key, "apt_source") == 0) {
-            if (!parse_apt_source(&c->apt, value, c->path, i + 1, err))
-                return NULL;
-        } else if (strcmp(key, "apt_arch") == 0) {
-            if (!valid_apt_word(value)) {
-                g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
-                            "%s:%d: apt_arch '%s' is not an architecture name", c->path, i + 1,
-                            value);
-                return NULL;
-            }
-            g_free(c->apt.arch);
-            c->apt.arch = g_strdup(value);
-        } else if (strcmp(key, "apt_keyring") == 0) {
-            if (*value != '/') {
-                g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
-                            "%s:%d: apt_keyring '%s' must be an absolute path inside the image",
-                            c->path, i + 1, value);
-                return NULL;
-            }
-            g_free(c->apt.keyring);
-            c->apt.keyring = g_strdup(value);
-        } else if (strcmp(key, "deb") == 0) {
-            struct download *d = g_new0(struct download, 1);
-            g_ptr_array_add(c->debs, d);
-            if (!parse_download(d, value, c->path, i + 1, err))
-                return NULL;
-        } else {
-            g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "%s:%d: unknown key '%s'", c->path, i + 1,
-                        key);
-            return NULL;
-        }
-    }
-    if (!c->name || !c->image.url || !c->image.sha256 || !c->sums_file) {
-        g_set_error(err, ML_ERROR, ML_ERR_IMAGE,
-                    "%s lacks one of name, image_url, image_sha256, sums_file", c->path);
+    if (!catalogue_parse(c, text, err))
         return NULL;
-    }
     c->image.file = url_file_name(c->image.url);
     if (!check_apt_source(c, err))
         return NULL;

@@ -25,6 +25,6 @@ bool ml_image_ubuntu_download(const char *cache_dir, GError **err);
  * their own. A file that fails is deleted. Errors: ML_ERR_FETCH, ML_ERR_HOST without gpgv. */
 bool ml_image_ubuntu_verify_packages(const char *cache_dir, const char *keyring, GError **err);
 
-/* The directory holding the image catalogue (*.conf): $MESHLAB_IMAGES_DIR, else the source
- * tree's images/, else the installed share/meshlab/images. */
+/* The directory holding the image catalogue (*.conf): $MESHLAB_IMAGES_DIR, else
+ * ml_data_dir("images"): $MESHLAB_DATA_DIR/images, the source tree's, the installed one. */
 char *ml_image_catalogue_dir(void);

@@ -77,7 +77,7 @@ int cmd_down_main(int argc, char **argv)
     if (n >= 0) {
         ml_lab_state_remove(lab, print_removed, &removed);
         /* A meshlab killed before libvirt knew the pool leaves its directory. */
-        g_autofree char *pool_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
+        g_autofree char *pool_dir = ml_lab_pool_dir(lab);
         int fd = open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
             bool cleared = ml_rundir_clear(fd, pool_dir, &err);

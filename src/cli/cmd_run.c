@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,143 +68,154 @@ static struct json_object *guests_json(const struct ml_lab *lab)
     return a;
 }
 
-int cmd_run_main(int argc, char **argv)
+/* A lab left up by 'meshlab up' is measured as it is and left up; otherwise this run
+ * brings one up (*ret_brought_up) and takes it down afterwards. */
+static bool attach_or_bring_up(struct ml_lab *lab, const struct ml_topology *topo,
+                               const struct ml_session_opts *opts, bool *ret_brought_up,
+                               GError **err)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
-                                            {"quick", no_argument, NULL, 'q'},
-                                            {"out", required_argument, NULL, 'o'},
-                                            {"force", no_argument, NULL, 'f'},
-                                            {"keep", no_argument, NULL, 'K'},
-                                            {"keep-on-failure", no_argument, NULL, 'k'},
-                                            {0}};
-    struct ml_session_opts opts = {.verb = "run"};
-    bool quick = false, keep = false;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(run_usage, stdout);
-            return ML_EXIT_OK;
-        case 'q':
-            quick = true;
-            break;
-        case 'o':
-            opts.out_dir = optarg;
-            break;
-        case 'K':
-            keep = true;
-            break;
-        case 'k':
-            opts.keep_on_failure = true;
-            break;
-        case 'f':
-            opts.force = true;
-            break;
-        default:
-            fputs(run_usage, stderr);
-            return ML_EXIT_USAGE;
-        }
+    *ret_brought_up = false;
+    if (!ml_session_open(lab, topo, opts, err))
+        return false;
+    if (!ml_lab_state_exists(topo->name)) {
+        *ret_brought_up = ml_session_up(lab, opts, err);
+        return *ret_brought_up;
     }
-    if (optind != argc - 1) {
-        fputs(run_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
-    g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
-    if (!topo)
-        return cmd_fail(err);
-    ml_signals_install();
-    g_autofree char *started = iso_now();
-    const struct ml_profile *profile = quick ? &topo->measure.quick : &topo->measure.full;
+    if (!ml_lab_attach(lab, err) || !ml_session_rundir(lab, opts, err))
+        return false;
+    ml_progress("run", "lab %s is up (built by run %s); measuring it as it is, into %s", topo->name,
+                lab->up_run_id, lab->run_dir);
+    ml_lab_phase(lab, "attach");
+    return true;
+}
 
-    /* A lab left up by 'meshlab up' is measured as it is and left up. */
-    struct ml_lab lab = {0};
-    bool brought_up = false;
-    if (!ml_session_open(&lab, topo, &opts, &err)) {
-        ml_lab_clear(&lab);
-        return cmd_fail(err);
-    }
-    if (ml_lab_state_exists(topo->name)) {
-        if (!ml_lab_attach(&lab, &err) || !ml_session_rundir(&lab, &opts, &err)) {
-            ml_lab_clear(&lab);
-            return cmd_fail(err);
-        }
-        ml_progress("run", "lab %s is up (built by run %s); measuring it as it is, into %s",
-                    topo->name, lab.up_run_id, lab.run_dir);
-        ml_lab_phase(&lab, "attach");
-    } else {
-        if (!ml_session_up(&lab, &opts, &err)) {
-            ml_lab_clear(&lab);
-            return cmd_fail(err);
-        }
-        brought_up = true;
-    }
+static struct json_object *measure(struct ml_lab *lab, const char *profile_name,
+                                   const struct ml_profile *profile, GError **err)
+{
+    ml_progress("run", "profile %s: %u s transfer, %u passes of %u s, %u pings", profile_name,
+                profile->transfer_s, profile->passes, profile->pass_s, profile->ping_count);
+    struct json_object *paths = ml_measure_paths(lab, profile, err);
+    ml_lab_phase(lab, "measure");
+    return paths;
+}
 
-    ml_progress("run", "profile %s: %u s transfer, %u passes of %u s, %u pings",
-                quick ? "quick" : "full", profile->transfer_s, profile->passes, profile->pass_s,
-                profile->ping_count);
-    struct json_object *paths = ml_measure_paths(&lab, profile, &err);
-    ml_lab_phase(&lab, "measure");
-    struct json_object *results = NULL;
-    if (paths) {
-        results = json_object_new_object();
-        json_object_object_add(results, "schema", json_object_new_string(ML_RESULTS_SCHEMA));
-        json_object_object_add(results, "lab", json_object_new_string(topo->name));
-        json_object_object_add(results, "topology", json_object_new_string(argv[optind]));
-        json_object_object_add(results, "run_id", json_object_new_string(lab.run_id));
-        json_object_object_add(
-            results, "lab_run_id",
-            json_object_new_string(lab.up_run_id ? lab.up_run_id : lab.run_id));
-        json_object_object_add(results, "started", json_object_new_string(started));
-        json_object_object_add(results, "profile", profile_json(quick ? "quick" : "full", profile));
-        json_object_object_add(results, "environment", ml_measure_environment(&lab));
-        json_object_object_add(results, "guests", guests_json(&lab));
-        json_object_object_add(results, "paths", paths);
-    }
+/* The results document up to its paths; finish_results adds what the end of the run knows. */
+static struct json_object *results_new(struct ml_lab *lab, const char *file, const char *started,
+                                       const char *profile_name, const struct ml_profile *profile,
+                                       struct json_object *paths)
+{
+    struct json_object *results = json_object_new_object();
+    json_object_object_add(results, "schema", json_object_new_string(ML_RESULTS_SCHEMA));
+    json_object_object_add(results, "lab", json_object_new_string(lab->topo->name));
+    json_object_object_add(results, "topology", json_object_new_string(file));
+    json_object_object_add(results, "run_id", json_object_new_string(lab->run_id));
+    json_object_object_add(results, "lab_run_id",
+                           json_object_new_string(lab->up_run_id ? lab->up_run_id : lab->run_id));
+    json_object_object_add(results, "started", json_object_new_string(started));
+    json_object_object_add(results, "profile", profile_json(profile_name, profile));
+    json_object_object_add(results, "environment", ml_measure_environment(lab));
+    json_object_object_add(results, "guests", guests_json(lab));
+    json_object_object_add(results, "paths", paths);
+    return results;
+}
 
-    bool ok = paths != NULL;
+static int count_unmeasured(struct json_object *paths)
+{
     int unmeasured = 0;
     for (size_t i = 0; paths && i < json_object_array_length(paths); i++)
         if (strcmp(json_object_get_string(
                        json_object_object_get(json_object_array_get_idx(paths, i), "status")),
                    "measured"))
             unmeasured++;
-    if (!ok) {
-        ml_session_fail_teardown(&lab, &opts);
-    } else if (brought_up && !keep) {
-        ml_lab_collect_logs(&lab);
-        ml_lab_phase(&lab, "logs");
-        g_autoptr(GError) derr = NULL;
-        if (!ml_lab_destroy(&lab, &derr)) {
-            ml_warn("teardown incomplete: %s; run 'meshlab down %s'", derr->message, topo->name);
-            ok = false;
-            if (!err)
-                err = g_steal_pointer(&derr);
-        }
+    return unmeasured;
+}
+
+/* The first error of the run is the one reported; later ones are only warned about. */
+static bool keep_first_error(GError **err, GError **later)
+{
+    if (!*err)
+        *err = g_steal_pointer(later);
+    return false;
+}
+
+/* After a failed measurement the lab goes as after a failed up; after a good one, a lab
+ * this run brought up goes down again unless --keep. */
+static bool finish_lab(struct ml_lab *lab, const struct ml_session_opts *opts, bool measured,
+                       bool brought_up, GError **err)
+{
+    if (!measured) {
+        ml_session_fail_teardown(lab, opts);
+        return false;
     }
+    if (!brought_up || opts->keep)
+        return true;
+    ml_lab_collect_logs(lab);
+    ml_lab_phase(lab, "logs");
+    g_autoptr(GError) derr = NULL;
+    if (ml_lab_destroy(lab, &derr))
+        return true;
+    ml_warn("teardown incomplete: %s; run 'meshlab down %s'", derr->message, lab->topo->name);
+    return keep_first_error(err, &derr);
+}
+
+/* Adds the end time and the phases, writes results.json and report.md, and says where. */
+static bool write_results(struct ml_lab *lab, struct json_object *results, GError **err)
+{
+    g_autofree char *finished = iso_now();
+    json_object_object_add(results, "finished", json_object_new_string(finished));
+    ml_lab_phase(lab, "results");
+    /* The phases are contiguous from the start of the command: they add up
+     * to its wall time, which is recorded beside them. */
+    json_object_object_add(results, "wall_s",
+                           json_object_new_double(round(ml_elapsed() * 100) / 100));
+    json_object_object_add(results, "phases", json_object_get(lab->phases));
+    if (lab->up_phases)
+        json_object_object_add(results, "lab_up_phases", json_object_get(lab->up_phases));
+    g_autoptr(GError) werr = NULL;
+    if (!ml_results_write(lab, results, &werr))
+        return keep_first_error(err, &werr);
+    printf("results: %s/results.json\nreport:  %s/report.md\n", lab->run_dir, lab->run_dir);
+    fflush(stdout);
+    return true;
+}
+
+int cmd_run_main(int argc, char **argv)
+{
+    static const struct option options[] = {ML_SESSION_LONG_OPTIONS,
+                                            {"quick", no_argument, NULL, 'q'},
+                                            {"keep", no_argument, NULL, 'K'},
+                                            {0}};
+    struct ml_session_opts opts = {.verb = "run"};
+    int status;
+    if (!ml_session_args(argc, argv, options, run_usage, &opts, &status))
+        return status;
+    const char *file = argv[optind];
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load(file, &err);
+    if (!topo)
+        return cmd_fail(err);
+    ml_signals_install();
+    g_autofree char *started = iso_now();
+    const char *profile_name = opts.quick ? "quick" : "full";
+    const struct ml_profile *profile = opts.quick ? &topo->measure.quick : &topo->measure.full;
+
+    struct ml_lab lab = {0};
+    bool brought_up;
+    if (!attach_or_bring_up(&lab, topo, &opts, &brought_up, &err)) {
+        ml_lab_clear(&lab);
+        return cmd_fail(err);
+    }
+    struct json_object *paths = measure(&lab, profile_name, profile, &err);
+    struct json_object *results =
+        paths ? results_new(&lab, file, started, profile_name, profile, paths) : NULL;
+    int unmeasured = count_unmeasured(paths);
+    bool ok = finish_lab(&lab, &opts, paths != NULL, brought_up, &err);
     if (results) {
-        g_autofree char *finished = iso_now();
-        json_object_object_add(results, "finished", json_object_new_string(finished));
-        ml_lab_phase(&lab, "results");
-        /* The phases are contiguous from the start of the command: they add up
-         * to its wall time, which is recorded beside them. */
-        json_object_object_add(results, "wall_s",
-                               json_object_new_double(round(ml_elapsed() * 100) / 100));
-        json_object_object_add(results, "phases", json_object_get(lab.phases));
-        if (lab.up_phases)
-            json_object_object_add(results, "lab_up_phases", json_object_get(lab.up_phases));
-        g_autoptr(GError) werr = NULL;
-        if (!ml_results_write(&lab, results, &werr)) {
-            ok = false;
-            if (!err)
-                err = g_steal_pointer(&werr);
-        } else {
-            printf("results: %s/results.json\nreport:  %s/report.md\n", lab.run_dir, lab.run_dir);
-            fflush(stdout);
-        }
+        ok = write_results(&lab, results, &err) && ok;
         json_object_put(results);
     }
     ml_lab_clear(&lab);
+
     if (!ok)
         return cmd_fail(err);
     if (unmeasured) {

@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/commands.h"
@@ -23,36 +22,11 @@ static const char up_usage[] =
 
 int cmd_up_main(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"force", no_argument, NULL, 'f'},
-                                             {"keep-on-failure", no_argument, NULL, 'k'},
-                                             {0}};
+    static const struct option options[] = {ML_SESSION_LONG_OPTIONS, {0}};
     struct ml_session_opts opts = {.verb = "up"};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            fputs(up_usage, stdout);
-            return ML_EXIT_OK;
-        case 'o':
-            opts.out_dir = optarg;
-            break;
-        case 'k':
-            opts.keep_on_failure = true;
-            break;
-        case 'f':
-            opts.force = true;
-            break;
-        default:
-            fputs(up_usage, stderr);
-            return ML_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(up_usage, stderr);
-        return ML_EXIT_USAGE;
-    }
+    int status;
+    if (!ml_session_args(argc, argv, options, up_usage, &opts, &status))
+        return status;
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
     if (!topo)
@@ -63,7 +37,7 @@ int cmd_up_main(int argc, char **argv)
     ml_lab_clear(&lab);
     if (!ok)
         return cmd_fail(err);
-    printf("lab %s is up; 'meshlab run %s' measures it, 'meshlab down %s' removes it\n",
-           topo->name, argv[optind], topo->name);
+    printf("lab %s is up; 'meshlab run %s' measures it, 'meshlab down %s' removes it\n", topo->name,
+           argv[optind], topo->name);
     return ML_EXIT_OK;
 }

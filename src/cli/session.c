@@ -11,6 +11,44 @@
 #include "core/util.h"
 #include "virt/virt.h"
 
+bool ml_session_args(int argc, char **argv, const struct option *options, const char *usage,
+                     struct ml_session_opts *opts, int *ret_status)
+{
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            opts->out_dir = optarg;
+            break;
+        case 'f':
+            opts->force = true;
+            break;
+        case 'k':
+            opts->keep_on_failure = true;
+            break;
+        case 'q':
+            opts->quick = true;
+            break;
+        case 'K':
+            opts->keep = true;
+            break;
+        default: {
+            bool help = opt == 'h';
+            fputs(usage, help ? stdout : stderr);
+            *ret_status = help ? ML_EXIT_OK : ML_EXIT_USAGE;
+            return false;
+        }
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        *ret_status = ML_EXIT_USAGE;
+        return false;
+    }
+    return true;
+}
+
 bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
                      const struct ml_session_opts *opts, GError **err)
 {

@@ -2,6 +2,8 @@
  * it down again on failure or Ctrl-C unless asked to keep it. */
 #pragma once
 
+#include <getopt.h>
+
 #include "virt/lab.h"
 
 struct ml_session_opts {
@@ -9,7 +11,24 @@ struct ml_session_opts {
     const char *out_dir;      /* run directory; NULL: runs/<lab>-<run id> */
     bool force;               /* --force: replace an earlier run of the same lab in out_dir */
     bool keep_on_failure;     /* leave a failed lab for diagnosis */
+    bool quick;               /* run --quick: the topology's quick profile */
+    bool keep;                /* run --keep: leave a lab this run brought up */
 };
+
+/* The long options up and run share; run adds "quick" ('q') and "keep" ('K'). */
+// clang-format off
+#define ML_SESSION_LONG_OPTIONS                          \
+    {"help", no_argument, NULL, 'h'},                    \
+    {"out", required_argument, NULL, 'o'},               \
+    {"force", no_argument, NULL, 'f'},                   \
+    {"keep-on-failure", no_argument, NULL, 'k'}
+// clang-format on
+
+/* The option loop up and run share, over the verb's own table of long options. True when
+ * the verb should go on with its FILE at argv[optind]; otherwise *ret_status is the exit
+ * status (help printed, or usage on stderr). */
+bool ml_session_args(int argc, char **argv, const struct option *options, const char *usage,
+                     struct ml_session_opts *opts, int *ret_status);
 
 /* Takes the lab's lock (held until ml_lab_clear), makes the plan with a new
  * run id and opens the connection. Creates nothing. */

@@ -13,8 +13,7 @@
 
 char *ml_lock_path(const char *lab)
 {
-    g_autofree char *name = g_strdup_printf("%s.lock", lab);
-    return g_build_filename(ml_state_dir(), "labs", name, NULL);
+    return ml_lab_state_path(lab, ".lock");
 }
 
 static char *holder(int fd)

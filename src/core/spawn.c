@@ -147,22 +147,6 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
     return true;
 }
 
-static char *last_lines(const char *text, int n)
-{
-    if (!text)
-        return g_strdup("");
-    g_autofree char *copy = g_strstrip(g_strdup(text));
-    const char *p = copy + strlen(copy);
-    while (p > copy && n > 0) {
-        p--;
-        if (*p == '\n')
-            n--;
-    }
-    if (*p == '\n')
-        p++;
-    return g_strdup(p);
-}
-
 bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdout, GError **err)
 {
     struct ml_proc proc;
@@ -170,7 +154,7 @@ bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdo
         return false;
     bool ok = false;
     const char *said = *proc.err ? proc.err : proc.out;
-    g_autofree char *tail = last_lines(said, 6);
+    g_autofree char *tail = ml_last_lines(said, 6);
     if (proc.interrupted) {
         g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED, "interrupted; '%s' was stopped", argv[0]);
     } else if (proc.timed_out) {

@@ -217,3 +217,30 @@ const char *ml_cache_dir(void)
     const char *d = getenv("MESHLAB_CACHE_DIR");
     return d && *d ? d : "/var/cache/meshlab";
 }
+
+char *ml_lab_state_path(const char *lab, const char *suffix)
+{
+    g_autofree char *name = g_strconcat(lab, suffix, NULL);
+    return g_build_filename(ml_state_dir(), "labs", name, NULL);
+}
+
+char *ml_lab_pool_dir(const char *lab)
+{
+    return g_build_filename(ml_state_dir(), "pools", lab, NULL);
+}
+
+char *ml_last_lines(const char *text, int n)
+{
+    if (!text)
+        return g_strdup("");
+    g_autofree char *copy = g_strstrip(g_strdup(text));
+    const char *p = copy + strlen(copy);
+    while (p > copy && n > 0) {
+        p--;
+        if (*p == '\n')
+            n--;
+    }
+    if (*p == '\n')
+        p++;
+    return g_strdup(p);
+}

@@ -84,6 +84,16 @@ char *ml_sha256_hex(const void *data, size_t len);
 const char *ml_state_dir(void);  /* MESHLAB_STATE_DIR or /var/lib/meshlab */
 const char *ml_cache_dir(void);  /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
 
+/* A lab's file in the state directory: STATE/labs/LAB SUFFIX (".json" is its
+ * state, ".lock" its lock). */
+char *ml_lab_state_path(const char *lab, const char *suffix);
+
+/* The directory of a lab's storage pool: STATE/pools/LAB. */
+char *ml_lab_pool_dir(const char *lab);
+
+/* The last n lines of text, leading and trailing white space trimmed; "" for NULL. */
+char *ml_last_lines(const char *text, int n);
+
 /* A directory of meshlab's data (images, cloud-init): $MESHLAB_DATA_DIR/SUB,
  * else the source tree's SUB, else the installed share/meshlab/SUB. */
 char *ml_data_dir(const char *sub);

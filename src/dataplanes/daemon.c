@@ -81,18 +81,11 @@ static char *journal(struct ml_lab *lab, size_t node, const struct ml_daemon *d)
     return out;
 }
 
-/* The last LOG_LINES lines of text. */
+/* The last LOG_LINES lines of text, each ending in a newline (the journal's lines follow). */
 static char *tail(const char *text)
 {
-    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
-    guint n = g_strv_length(lines);
-    while (n > 0 && !*g_strstrip(lines[n - 1]))
-        n--;
-    guint from = n > LOG_LINES ? n - LOG_LINES : 0;
-    GString *s = g_string_new(NULL);
-    for (guint i = from; i < n; i++)
-        g_string_append_printf(s, "%s\n", lines[i]);
-    return g_string_free(s, FALSE);
+    g_autofree char *last = ml_last_lines(text, LOG_LINES);
+    return *last ? g_strconcat(last, "\n", NULL) : g_strdup("");
 }
 
 bool ml_daemon_start(struct ml_lab *lab, size_t node, const struct ml_daemon *d, const char *input,

@@ -58,9 +58,8 @@ struct ml_plan *ml_plan_new(const struct ml_topology *topo, const char *run_id)
     plan->network = ml_plan_network_name(topo->name);
     plan->pool = ml_plan_pool_name(topo->name);
     snprintf(plan->bridge, sizeof(plan->bridge), "mlb%s", plan->hash);
-    plan->pool_dir = g_build_filename(ml_state_dir(), "pools", topo->name, NULL);
-    g_autofree char *state_name = g_strdup_printf("%s.json", topo->name);
-    plan->state_file = g_build_filename(ml_state_dir(), "labs", state_name, NULL);
+    plan->pool_dir = ml_lab_pool_dir(topo->name);
+    plan->state_file = ml_lab_state_path(topo->name, ".json");
     plan->n_guests = topo->n_nodes;
     for (size_t i = 0; i < topo->n_nodes; i++) {
         struct ml_plan_guest *g = &plan->guests[i];

@@ -186,15 +186,13 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 
 bool ml_lab_state_exists(const char *lab_name)
 {
-    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
-    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
 struct json_object *ml_lab_state_read(const char *lab_name)
 {
-    g_autofree char *name = g_strdup_printf("%s.json", lab_name);
-    g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+    g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return json_object_from_file(path);
 }
 
@@ -229,8 +227,7 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
 {
     static const char *const suffixes[] = {".json", ".authkey"};
     for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
-        g_autofree char *name = g_strdup_printf("%s%s", lab_name, suffixes[i]);
-        g_autofree char *path = g_build_filename(ml_state_dir(), "labs", name, NULL);
+        g_autofree char *path = ml_lab_state_path(lab_name, suffixes[i]);
         if (unlink(path) == 0 && cb) {
             g_autofree char *what = g_strdup_printf("state %s", path);
             cb(what, opaque);
@@ -284,12 +281,7 @@ static char *file_tail(const char *path, int lines)
     g_autofree char *text = NULL;
     if (!g_file_get_contents(path, &text, NULL, NULL))
         return g_strdup("(no console output)");
-    g_strchomp(text);
-    const char *p = text + strlen(text);
-    while (p > text && lines > 0)
-        if (*--p == '\n')
-            lines--;
-    return g_strdup(p);
+    return ml_last_lines(text, lines);
 }
 
 bool ml_lab_boot_timeout(double *ret, GError **err)

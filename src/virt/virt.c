@@ -217,145 +217,199 @@ static char *pool_path(virStoragePoolPtr pool)
     return path;
 }
 
-static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void note(ml_teardown_cb cb, void *opaque, const char *fmt, ...)
+/* A teardown in progress: what it removed, and whether anything failed. The first
+ * failure is the error reported; the teardown goes on and removes what it still can. */
+struct teardown {
+    virConnectPtr conn;
+    const char *lab;
+    ml_teardown_cb cb;
+    void *opaque;
+    GError **err;
+    int removed;
+    bool failed;
+};
+
+static void removed(struct teardown *td, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void removed(struct teardown *td, const char *fmt, ...)
 {
-    if (!cb)
+    td->removed++;
+    if (!td->cb)
         return;
     va_list ap;
     va_start(ap, fmt);
     g_autofree char *s = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    cb(s, opaque);
+    td->cb(s, td->opaque);
 }
 
-int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
-                     GError **err)
+/* A libvirt call failed: its own message follows ours. */
+static void libvirt_failed(struct teardown *td, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void libvirt_failed(struct teardown *td, const char *fmt, ...)
 {
-    int removed = 0;
-    bool failed = false;
-    g_autofree char *prefix = ml_plan_domain_prefix(lab);
+    if (!td->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        g_autofree char *what = g_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        ml_virt_error(td->err, "%s", what);
+    }
+    td->failed = true;
+}
 
+/* meshlab would not remove something, or the host would not let it: msg says why. */
+static void refused(struct teardown *td, int code, char *msg)
+{
+    if (!td->failed)
+        g_set_error_literal(td->err, ML_ERROR, code, msg);
+    td->failed = true;
+    g_free(msg);
+}
+
+/* The lab's domains: named with its prefix and tagged with its name. */
+static bool remove_domains(struct teardown *td)
+{
+    g_autofree char *prefix = ml_plan_domain_prefix(td->lab);
     virDomainPtr *doms = NULL;
-    int n = virConnectListAllDomains(conn, &doms, 0);
+    int n = virConnectListAllDomains(td->conn, &doms, 0);
     if (n < 0) {
-        ml_virt_error(err, "cannot list domains");
-        return -1;
+        ml_virt_error(td->err, "cannot list domains");
+        return false;
     }
     for (int i = 0; i < n; i++) {
         const char *name = virDomainGetName(doms[i]);
         g_autofree char *tag_lab = NULL;
         if (g_str_has_prefix(name, prefix) && ml_virt_domain_tag(doms[i], &tag_lab, NULL) &&
-            !strcmp(tag_lab, lab)) {
-            if (virDomainIsActive(doms[i]) == 1 && virDomainDestroy(doms[i]) < 0) {
-                if (!failed)
-                    ml_virt_error(err, "cannot stop domain '%s'", name);
-                failed = true;
-            } else if (virDomainUndefine(doms[i]) < 0) {
-                if (!failed)
-                    ml_virt_error(err, "cannot undefine domain '%s'", name);
-                failed = true;
-            } else {
-                note(cb, opaque, "domain %s", name);
-                removed++;
-            }
+            !strcmp(tag_lab, td->lab)) {
+            if (virDomainIsActive(doms[i]) == 1 && virDomainDestroy(doms[i]) < 0)
+                libvirt_failed(td, "cannot stop domain '%s'", name);
+            else if (virDomainUndefine(doms[i]) < 0)
+                libvirt_failed(td, "cannot undefine domain '%s'", name);
+            else
+                removed(td, "domain %s", name);
         }
         virDomainFree(doms[i]);
     }
     free(doms);
+    return true;
+}
 
-    g_autofree char *netname = ml_plan_network_name(lab);
-    virNetworkPtr net = virNetworkLookupByName(conn, netname);
-    /* Only the lab's own network: its bridge carries the lab's hash. */
+/* Only the lab's own network: its bridge carries the lab's hash. NULL when there is none,
+ * or when the network of that name is someone else's. */
+static virNetworkPtr own_network(struct teardown *td, const char *netname)
+{
+    virNetworkPtr net = virNetworkLookupByName(td->conn, netname);
+    if (!net)
+        return NULL;
     char hash[9];
-    ml_plan_lab_hash(lab, hash);
+    ml_plan_lab_hash(td->lab, hash);
     g_autofree char *bridge = g_strdup_printf("mlb%s", hash);
-    char *net_bridge = net ? virNetworkGetBridgeName(net) : NULL;
-    if (net && (!net_bridge || strcmp(net_bridge, bridge) != 0)) {
-        if (!failed)
-            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
-                        "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by "
-                        "meshlab and is left alone (remove it with virsh if you are sure)",
-                        netname, net_bridge ? net_bridge : "?", bridge);
-        failed = true;
+    char *net_bridge = virNetworkGetBridgeName(net);
+    if (!net_bridge || strcmp(net_bridge, bridge) != 0) {
+        refused(
+            td, ML_ERR_LIBVIRT,
+            g_strdup_printf(
+                "network '%s' has bridge '%s', not meshlab's '%s'; it was not made by meshlab and "
+                "is left alone (remove it with virsh if you are sure)",
+                netname, net_bridge ? net_bridge : "?", bridge));
         virNetworkFree(net);
         net = NULL;
     }
     free(net_bridge);
-    if (net) {
-        if (virNetworkIsActive(net) == 1 && virNetworkDestroy(net) < 0) {
-            if (!failed)
-                ml_virt_error(err, "cannot stop network '%s'", netname);
-            failed = true;
-        } else if (virNetworkUndefine(net) < 0) {
-            if (!failed)
-                ml_virt_error(err, "cannot undefine network '%s'", netname);
-            failed = true;
-        } else {
-            note(cb, opaque, "network %s", netname);
-            removed++;
-        }
-        virNetworkFree(net);
-    }
+    return net;
+}
 
-    g_autofree char *poolname = ml_plan_pool_name(lab);
-    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, poolname);
-    /* Only the lab's own pool: its directory is the one meshlab gives it. */
-    g_autofree char *want_dir = g_build_filename(ml_state_dir(), "pools", lab, NULL);
-    g_autofree char *pool_dir = pool ? pool_path(pool) : NULL;
-    if (pool && g_strcmp0(pool_dir, want_dir) != 0) {
-        if (!failed)
-            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
-                        "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by "
-                        "meshlab and is left alone with its volumes",
-                        poolname, pool_dir ? pool_dir : "?", want_dir);
-        failed = true;
+static void remove_network(struct teardown *td)
+{
+    g_autofree char *netname = ml_plan_network_name(td->lab);
+    virNetworkPtr net = own_network(td, netname);
+    if (!net)
+        return;
+    if (virNetworkIsActive(net) == 1 && virNetworkDestroy(net) < 0)
+        libvirt_failed(td, "cannot stop network '%s'", netname);
+    else if (virNetworkUndefine(net) < 0)
+        libvirt_failed(td, "cannot undefine network '%s'", netname);
+    else
+        removed(td, "network %s", netname);
+    virNetworkFree(net);
+}
+
+/* Only the lab's own pool: its directory is the one meshlab gives it. NULL when there is
+ * none, or when the pool of that name is someone else's. */
+static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, char **ret_dir)
+{
+    *ret_dir = NULL;
+    virStoragePoolPtr pool = virStoragePoolLookupByName(td->conn, poolname);
+    if (!pool)
+        return NULL;
+    g_autofree char *want_dir = ml_lab_pool_dir(td->lab);
+    g_autofree char *pool_dir = pool_path(pool);
+    if (g_strcmp0(pool_dir, want_dir) != 0) {
+        refused(
+            td, ML_ERR_LIBVIRT,
+            g_strdup_printf(
+                "storage pool '%s' lives in '%s', not meshlab's '%s'; it was not made by meshlab "
+                "and is left alone with its volumes",
+                poolname, pool_dir ? pool_dir : "?", want_dir));
         virStoragePoolFree(pool);
-        pool = NULL;
+        return NULL;
     }
-    if (pool) {
-        if (virStoragePoolIsActive(pool) != 1)
-            virStoragePoolCreate(pool, 0);
-        virStoragePoolRefresh(pool, 0);
-        virStorageVolPtr *vols = NULL;
-        int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
-        for (int i = 0; i < nv; i++) {
-            const char *vname = virStorageVolGetName(vols[i]);
-            if (virStorageVolDelete(vols[i], 0) < 0) {
-                if (!failed)
-                    ml_virt_error(err, "cannot delete volume '%s' of pool '%s'", vname, poolname);
-                failed = true;
-            } else {
-                note(cb, opaque, "volume %s/%s", poolname, vname);
-                removed++;
-            }
-            virStorageVolFree(vols[i]);
-        }
-        free(vols);
-        if (virStoragePoolIsActive(pool) == 1)
-            virStoragePoolDestroy(pool);
-        /* Removes the pool's directory; fails harmlessly if something foreign is in it. */
-        virStoragePoolDelete(pool, VIR_STORAGE_POOL_DELETE_NORMAL);
-        if (virStoragePoolUndefine(pool) < 0) {
-            if (!failed)
-                ml_virt_error(err, "cannot undefine storage pool '%s'", poolname);
-            failed = true;
-        } else {
-            note(cb, opaque, "storage pool %s", poolname);
-            removed++;
-        }
-        virStoragePoolFree(pool);
-        if (pool_dir && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0) {
-            if (!failed)
-                g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                            "the pool directory '%s' could not be removed (%s); look inside, "
-                            "remove it by hand, and run down again",
-                            pool_dir, g_strerror(errno));
-            failed = true;
-        }
+    *ret_dir = g_steal_pointer(&pool_dir);
+    return pool;
+}
+
+static void remove_volumes(struct teardown *td, virStoragePoolPtr pool, const char *poolname)
+{
+    if (virStoragePoolIsActive(pool) != 1)
+        virStoragePoolCreate(pool, 0);
+    virStoragePoolRefresh(pool, 0);
+    virStorageVolPtr *vols = NULL;
+    int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
+    for (int i = 0; i < nv; i++) {
+        const char *vname = virStorageVolGetName(vols[i]);
+        if (virStorageVolDelete(vols[i], 0) < 0)
+            libvirt_failed(td, "cannot delete volume '%s' of pool '%s'", vname, poolname);
+        else
+            removed(td, "volume %s/%s", poolname, vname);
+        virStorageVolFree(vols[i]);
     }
+    free(vols);
+}
+
+static void remove_pool(struct teardown *td)
+{
+    g_autofree char *poolname = ml_plan_pool_name(td->lab);
+    g_autofree char *pool_dir = NULL;
+    virStoragePoolPtr pool = own_pool(td, poolname, &pool_dir);
+    if (!pool)
+        return;
+    remove_volumes(td, pool, poolname);
+    if (virStoragePoolIsActive(pool) == 1)
+        virStoragePoolDestroy(pool);
+    /* Removes the pool's directory; fails harmlessly if something foreign is in it. */
+    virStoragePoolDelete(pool, VIR_STORAGE_POOL_DELETE_NORMAL);
+    if (virStoragePoolUndefine(pool) < 0)
+        libvirt_failed(td, "cannot undefine storage pool '%s'", poolname);
+    else
+        removed(td, "storage pool %s", poolname);
+    virStoragePoolFree(pool);
+    if (g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0)
+        refused(td, ML_ERR_HOST,
+                g_strdup_printf(
+                    "the pool directory '%s' could not be removed (%s); look inside, remove it by "
+                    "hand, and run down again",
+                    pool_dir, g_strerror(errno)));
+}
+
+int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                     GError **err)
+{
+    struct teardown td = {.conn = conn, .lab = lab, .cb = cb, .opaque = opaque, .err = err};
+    if (!remove_domains(&td))
+        return -1;
+    remove_network(&td);
+    remove_pool(&td);
     virResetLastError();
-    return failed ? -1 : removed;
+    return td.failed ? -1 : td.removed;
 }
 
 static void add_unique(GPtrArray *labs, const char *lab)

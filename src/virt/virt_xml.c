@@ -46,12 +46,11 @@ char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long
                                    name, cap, backing);
 }
 
-char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
-                    bool kvm, const struct ml_domain_paths *paths)
+/* The name, and the tag by which meshlab finds what it made. */
+static void put_identity(GString *x, const struct ml_plan *plan, const struct ml_plan_guest *g,
+                         bool kvm)
 {
-    const struct ml_plan_guest *g = &plan->guests[guest];
-    const struct ml_node *n = g->node;
-    GString *x = g_string_new(NULL);
+    const char *lab = plan->topo->name, *node = g->node->name;
     g_autofree char *head = g_markup_printf_escaped(
         "<domain type='%s'>\n"
         "  <name>%s</name>\n"
@@ -63,18 +62,22 @@ char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_im
         "      <meshlab:node>%s</meshlab:node>\n"
         "    </meshlab:lab>\n"
         "  </metadata>\n",
-        kvm ? "kvm" : "qemu", g->domain, plan->topo->name, n->name, plan->topo->name,
-        plan->run_id, n->name);
+        kvm ? "kvm" : "qemu", g->domain, lab, node, lab, plan->run_id, node);
     g_string_append(x, head);
+}
+
+/* Memory, CPUs, how it boots (the image's kernel when it has one), and its life cycle. */
+static void put_machine(GString *x, const struct ml_node *n, const struct ml_image *image, bool kvm)
+{
     g_string_append_printf(x, "  <memory unit='MiB'>%u</memory>\n  <vcpu>%u</vcpu>\n",
                            n->memory_mib, n->vcpus);
     g_string_append(x, "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n");
     if (image->kernel) {
-        g_autofree char *boot = g_markup_printf_escaped("    <kernel>%s</kernel>\n"
-                                                        "    <initrd>%s</initrd>\n"
-                                                        "    <cmdline>%s</cmdline>\n",
-                                                        image->kernel, image->initrd,
-                                                        image->cmdline);
+        g_autofree char *boot =
+            g_markup_printf_escaped("    <kernel>%s</kernel>\n"
+                                    "    <initrd>%s</initrd>\n"
+                                    "    <cmdline>%s</cmdline>\n",
+                                    image->kernel, image->initrd, image->cmdline);
         g_string_append(x, boot);
     } else {
         g_string_append(x, "    <boot dev='hd'/>\n");
@@ -86,6 +89,13 @@ char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_im
                        "  <on_poweroff>destroy</on_poweroff>\n"
                        "  <on_reboot>restart</on_reboot>\n"
                        "  <on_crash>destroy</on_crash>\n");
+}
+
+/* Disk, seed CD, the lab's network, console file, guest agent channel; then the
+ * artifacts CD, when the guest has one. */
+static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_plan_guest *g,
+                        const struct ml_domain_paths *paths)
+{
     g_autofree char *devices = g_markup_printf_escaped(
         "  <devices>\n"
         "    <disk type='file' device='disk'>\n"
@@ -115,22 +125,31 @@ char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_im
         "    <rng model='virtio'>\n"
         "      <backend model='random'>/dev/urandom</backend>\n"
         "    </rng>\n"
-        "    <memballoon model='none'/>\n"
-        "  </devices>\n"
-        "</domain>\n",
+        "    <memballoon model='none'/>\n",
         paths->overlay, paths->seed, plan->network, g->mac, g->tap, paths->console);
     g_string_append(x, devices);
     if (paths->artifacts) {
         /* A second CD for the binaries the guests may not download themselves. */
-        g_autofree char *cd = g_markup_printf_escaped(
-            "    <disk type='file' device='cdrom'>\n"
-            "      <driver name='qemu' type='raw'/>\n"
-            "      <source file='%s'/>\n"
-            "      <target dev='hdd' bus='ide'/>\n"
-            "      <readonly/>\n"
-            "    </disk>\n",
-            paths->artifacts);
-        g_string_insert(x, x->len - strlen("  </devices>\n</domain>\n"), cd);
+        g_autofree char *cd = g_markup_printf_escaped("    <disk type='file' device='cdrom'>\n"
+                                                      "      <driver name='qemu' type='raw'/>\n"
+                                                      "      <source file='%s'/>\n"
+                                                      "      <target dev='hdd' bus='ide'/>\n"
+                                                      "      <readonly/>\n"
+                                                      "    </disk>\n",
+                                                      paths->artifacts);
+        g_string_append(x, cd);
     }
+    g_string_append(x, "  </devices>\n");
+}
+
+char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
+                    bool kvm, const struct ml_domain_paths *paths)
+{
+    const struct ml_plan_guest *g = &plan->guests[guest];
+    GString *x = g_string_new(NULL);
+    put_identity(x, plan, g, kvm);
+    put_machine(x, g->node, image, kvm);
+    put_devices(x, plan, g, paths);
+    g_string_append(x, "</domain>\n");
     return g_string_free(x, FALSE);
 }
