@@ -2,6 +2,7 @@
  * descriptor reaches results.json and report.md with no other change, and is withheld like every
  * other figure when its path failed. */
 #include "check.h"
+#include "fixtures.h"
 
 #include <math.h>
 
@@ -9,16 +10,6 @@
 #include "measure/metrics.h"
 #include "report/report.h"
 
-static struct json_object *load(const char *name)
-{
-    g_autofree char *path = g_build_filename("tests", "data", name, NULL);
-    struct json_object *o = json_object_from_file(path);
-    if (!o) {
-        fprintf(stderr, "cannot read %s: %s\n", path, json_util_get_last_err());
-        exit(1);
-    }
-    return o;
-}
 
 static struct json_object *path_named(struct json_object *results, const char *name)
 {
@@ -55,7 +46,7 @@ static void test_median(void)
  * values removed, give those figures back. */
 static void test_summaries_of_the_table(void)
 {
-    struct json_object *r = load("results-all-measured.json");
+    struct json_object *r = fixture_json("results-all-measured.json");
     struct json_object *wg = path_named(r, "wireguard-hub");
     json_object_object_del(wg, "median_bits_per_second");
     json_object_object_del(json_object_object_get(wg, "transfer"), "hub_bytes_per_payload_byte");
@@ -215,7 +206,7 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
               "--fast");
 
     /* Into a measured path of a results document, and so into report.md. */
-    struct json_object *r = load("results-all-measured.json");
+    struct json_object *r = fixture_json("results-all-measured.json");
     json_object_object_foreach(figures, key, value)
     {
         json_object_object_add(path_named(r, "plain"), key, json_object_get(value));
@@ -256,7 +247,7 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
  * number in results.json and shows none in report.md. */
 static void test_a_failed_path_has_no_numbers(void)
 {
-    struct json_object *r = load("results-all-measured.json");
+    struct json_object *r = fixture_json("results-all-measured.json");
     struct json_object *p = path_named(r, "wireguard-hub");
     json_object_object_add(p, "observed", json_object_new_object());
     struct json_object *w = json_object_new_object();

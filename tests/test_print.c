@@ -2,6 +2,7 @@
  * that json-c parses, with the fields the text form shows; and the text form is
  * rendered from that same document. */
 #include "check.h"
+#include "fixtures.h"
 
 #include <json-c/json.h>
 #include <libvirt/libvirt.h>
@@ -196,20 +197,6 @@ static void test_check_text(void)
     json_object_put(doc);
 }
 
-/* A tagged domain of the lab, as test_virt_define.c makes it. */
-static char *domain_xml(const struct ml_plan *plan, size_t i)
-{
-    struct ml_image img = {.base = "/nonexistent/base.qcow2",
-                           .kernel = "/nonexistent/vmlinuz",
-                           .initrd = "/nonexistent/initrd.img",
-                           .cmdline = "console=ttyS0"};
-    struct ml_domain_paths paths = {"/nonexistent/o.qcow2", "/nonexistent/s.iso",
-                                    "/nonexistent/c.log", NULL};
-    g_autofree char *xml = ml_xml_domain(plan, i, &img, false, &paths);
-    GString *s = g_string_new(xml);
-    g_string_replace(s, "<domain type='qemu'>", "<domain type='test'>", 1);
-    return g_string_free(s, FALSE);
-}
 
 /* status in process, against a lab defined in the test driver: the document
  * lists its domains, network, pool and run, and the text shows the same. */
@@ -227,7 +214,7 @@ static void test_status_lab(const char *state)
         return;
     CHECK(ml_virt_define_network(conn, plan, &err));
     CHECK(ml_virt_define_pool(conn, plan, &err));
-    g_autofree char *xml = domain_xml(plan, 0);
+    g_autofree char *xml = fixture_test_domain_xml(plan, 0);
     virDomainPtr d = ml_virt_define_domain(conn, plan->guests[0].domain, xml, &err);
     CHECK(d != NULL);
     if (d)

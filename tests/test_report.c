@@ -2,20 +2,11 @@
 #include <json-c/json.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "measure/metrics.h"
 #include "report/report.h"
 #include "core/util.h"
 
-static struct json_object *load(const char *name)
-{
-    g_autofree char *path = g_build_filename("tests", "data", name, NULL);
-    struct json_object *o = json_object_from_file(path);
-    if (!o) {
-        fprintf(stderr, "cannot read %s: %s\n", path, json_util_get_last_err());
-        exit(1);
-    }
-    return o;
-}
 
 static char *render(struct json_object *results)
 {
@@ -29,7 +20,7 @@ static char *render(struct json_object *results)
 
 static void test_all_measured(void)
 {
-    struct json_object *r = load("results-all-measured.json");
+    struct json_object *r = fixture_json("results-all-measured.json");
     g_autofree char *md = render(r);
     if (md) {
         check_golden("report-all-measured.md", md);
@@ -46,7 +37,7 @@ static void test_all_measured(void)
 
 static void test_failed_and_not_run(void)
 {
-    struct json_object *r = load("results-failed-check.json");
+    struct json_object *r = fixture_json("results-failed-check.json");
     g_autofree char *md = render(r);
     if (md) {
         check_golden("report-failed-check.md", md);

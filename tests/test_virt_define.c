@@ -2,6 +2,7 @@
  * their tag, teardown finds them by it, leaves foreign objects alone, and is
  * idempotent. */
 #include "check.h"
+#include "fixtures.h"
 
 #include <libvirt/libvirt.h>
 #include <unistd.h>
@@ -18,20 +19,6 @@ static void count(const char *what, void *opaque)
     (*(int *)opaque)++;
 }
 
-static char *test_domain_xml(const struct ml_plan *plan, size_t i)
-{
-    struct ml_image img = {.base = "/nonexistent/base.qcow2",
-                           .kernel = "/nonexistent/vmlinuz",
-                           .initrd = "/nonexistent/initrd.img",
-                           .cmdline = "console=ttyS0"};
-    struct ml_domain_paths paths = {"/nonexistent/o.qcow2", "/nonexistent/s.iso",
-                                    "/nonexistent/c.log", NULL};
-    g_autofree char *xml = ml_xml_domain(plan, i, &img, false, &paths);
-    /* The test driver only runs domains of its own type. */
-    GString *s = g_string_new(xml);
-    g_string_replace(s, "<domain type='qemu'>", "<domain type='test'>", 1);
-    return g_string_free(s, FALSE);
-}
 
 int main(void)
 {
@@ -52,7 +39,7 @@ int main(void)
     CHECK(ml_virt_define_network(conn, plan, &err));
     CHECK(ml_virt_define_pool(conn, plan, &err));
     for (size_t i = 0; i < plan->n_guests; i++) {
-        g_autofree char *xml = test_domain_xml(plan, i);
+        g_autofree char *xml = fixture_test_domain_xml(plan, i);
         virDomainPtr d = ml_virt_define_domain(conn, plan->guests[i].domain, xml, &err);
         CHECK(d != NULL);
         if (d) {
