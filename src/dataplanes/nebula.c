@@ -319,7 +319,7 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
            wait_overlay(lab, err);
 }
 
-bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err)
+char *ml_nebula_view(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     char target[16];
@@ -328,6 +328,5 @@ bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **e
         "ssh -q -p %s -i /etc/nebula/admin_key -o StrictHostKeyChecking=no "
         "-o UserKnownHostsFile=/dev/null -o BatchMode=yes meshlab@127.0.0.1 print-tunnel %s",
         strchr(ML_NEBULA_ADMIN, ':') + 1, target);
-    g_autofree char *out = ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
-    return out && ml_nebula_tunnel_parse(out, ret, err);
+    return ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
 }

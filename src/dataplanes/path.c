@@ -6,10 +6,30 @@
 #include "virt/agent.h"
 #include "core/util.h"
 
-void ml_probe_clear(struct ml_probe *p)
+void ml_evidence_clear(struct ml_evidence *e)
 {
-    g_free(p->route);
-    p->route = NULL;
+    g_free(e->route);
+    for (size_t i = 0; i < ML_EVIDENCE_OWN_MAX; i++)
+        g_free(e->own[i]);
+    g_free(e->own_error);
+    memset(e, 0, sizeof(*e));
+}
+
+bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                     const struct ml_evidence *ev, GString *sentence)
+{
+    bool own = ops->verify(topo, ev, sentence);
+    bool answered = ev->received > 0;
+    bool quiet = ops->hub == ML_HUB_QUIET;
+    bool hub_ok = quiet ? ev->hub_bytes * 20 < ev->probe_bytes
+                        : ev->hub_bytes * 2 >= ev->probe_bytes * 3;
+    g_string_append_printf(sentence,
+                           "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
+                           "for %lld probe bytes (must be %s)",
+                           ev->route ? ev->route : "?", ev->received, ev->transmitted,
+                           ev->hub_bytes, ev->probe_bytes,
+                           quiet ? "under 5%" : "at least 1.5 times");
+    return own && answered && hub_ok;
 }
 
 const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind)

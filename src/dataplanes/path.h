@@ -10,20 +10,34 @@
 #include "virt/lab.h"
 #include "dataplanes/nft.h"
 
-/* What one verification probe saw: a short burst of pings from the client to
- * the path's target while the hub's NIC counters were read from the host. */
-struct ml_probe {
-    long long hub_bytes;     /* hub NIC bytes in + out during the burst */
-    long long probe_bytes;   /* ICMP payload + headers sent and answered */
+/* Whether the hub's NIC may see the path's traffic. A bystander hub moves under
+ * 5% of the probe's bytes; a hub that relays moves every byte at least twice,
+ * so at least 1.5 times the probe's bytes (WireGuard's and DERP's overhead
+ * included, the seed measured 2.2 to 2.5). */
+enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES };
+
+#define ML_EVIDENCE_OWN_MAX 4
+
+/* What a check recorded, as data: the probe's burst of pings from the client
+ * to the path's target while the hub's NIC counters were read from the host,
+ * and the dataplane's own view in the raw text its tools printed. verify reads
+ * nothing else, so it can be tested on recorded evidence without guests. */
+struct ml_evidence {
+    long long hub_bytes;   /* hub NIC bytes in + out during the burst */
+    long long probe_bytes; /* ICMP payload + headers sent and answered */
     unsigned transmitted, received;
-    char *route;             /* the client's `ip route get TARGET` */
+    char *route;                      /* the client's `ip -o route get TARGET`, squashed */
+    char *own[ML_EVIDENCE_OWN_MAX];   /* the dataplane's observations, in its own order */
+    char *own_error;                  /* why they could not be read, or NULL */
 };
-void ml_probe_clear(struct ml_probe *p);
+void ml_evidence_clear(struct ml_evidence *e);
 
 struct ml_path_ops {
     enum ml_path_kind kind;
     /* The nftables path policy in force while this path is measured. */
     enum ml_policy policy;
+    /* What the hub's NIC must show during the probe. */
+    enum ml_hub_role hub;
     /* One line for the report, with the client, server and target filled in. */
     char *(*describe)(const struct ml_topology *topo);
     /* The address iperf3 and ping aim at (0.0.0.0 while the dataplane has not
@@ -38,10 +52,21 @@ struct ml_path_ops {
     bool (*setup)(struct ml_lab *lab, GError **err);
     /* After the policy changed: lets the dataplane find its path again (NULL: nothing). */
     bool (*settle)(struct ml_lab *lab, GError **err);
-    /* True when what the probe (and the path's own state) shows is this path.
-     * evidence receives a sentence of what was seen, for the results. */
-    bool (*verify)(struct ml_lab *lab, const struct ml_probe *probe, GString *evidence);
+    /* Records the dataplane's own view of the path into ev->own[] (NULL: it has
+     * none). A view that cannot be read is evidence too: ev->own_error. */
+    void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
+    /* Pure: true when the recorded evidence shows this path, beyond what every
+     * path shares (an answered probe and the hub's role, see ml_path_verdict).
+     * Appends what it saw to sentence. */
+    bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev,
+                   GString *sentence);
 };
+
+/* Pure: the verdict on one check. The path's own verify, then what every path
+ * shares, written once: the route, the probe pings answered, and the hub's
+ * bytes against its role's threshold. */
+bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                     const struct ml_evidence *ev, GString *sentence);
 
 const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind);
 
@@ -62,5 +87,3 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
  * that can run here; empty when it needs none. */
 GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node);
 
-/* The common probe, for verify functions that need more than one. */
-bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err);

@@ -284,69 +284,72 @@ static bool setup(struct ml_lab *lab, GError **err)
     return true;
 }
 
-/* tailscale ping by the client, and the client's status view of the server. */
-static bool view(struct ml_lab *lab, struct ml_ts_ping *ping, struct ml_ts_peer *peer,
-                 GString *ev)
+/* tailscale ping by the client, then the client's status: own[0], own[1]. */
+static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
 {
     const struct ml_topology *t = lab->topo;
     virDomainPtr client = lab->dom[t->measure.client];
-    const char *server = t->nodes[t->measure.server].name;
     g_autofree char *cmd = g_strdup_printf("tailscale ping -c 5 %s 2>&1",
                                            lab->ts_ip[t->measure.server]);
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
-    bool ok = ml_agent_exec(client, cmd, NULL, 60, &ex, &e) &&
-              ml_tailscale_ping_parse(ex.out, ping, &e);
+    if (ml_agent_exec(client, cmd, NULL, 60, &ex, &e)) {
+        ev->own[0] = g_strdup(ex.out ? ex.out : "");
+        ev->own[1] = ml_agent_run(client, "tailscale status --json", NULL, 30, &e);
+    }
     ml_exec_clear(&ex);
-    g_autofree char *status = ok ? ml_agent_run(client, "tailscale status --json", NULL, 30, &e)
-                                 : NULL;
-    ok = ok && status && ml_tailscale_status_parse(status, server, peer, &e);
-    if (!ok) {
-        g_string_append_printf(ev, "cannot read tailscale's view: %s; ", e ? e->message : "?");
+    if (!ev->own[1])
+        ev->own_error = g_strdup_printf("cannot read tailscale's view: %s", e ? e->message : "?");
+}
+
+/* The recorded ping and status of the server's peer entry, as a sentence. */
+static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
+                 struct ml_ts_ping *ping, struct ml_ts_peer *peer, GString *sentence)
+{
+    g_autoptr(GError) e = NULL;
+    if (ev->own_error || !ev->own[0] || !ev->own[1]) {
+        g_string_append_printf(sentence, "%s; ", ev->own_error ? ev->own_error : "no view");
+        return false;
+    }
+    if (!ml_tailscale_ping_parse(ev->own[0], ping, &e) ||
+        !ml_tailscale_status_parse(ev->own[1], t->nodes[t->measure.server].name, peer, &e)) {
+        g_string_append_printf(sentence, "cannot read tailscale's view: %s; ", e->message);
         return false;
     }
     if (ping->direct)
-        g_string_append_printf(ev, "tailscale ping: pong via %s in %.1f ms; ", ping->endpoint,
-                               ping->latency_ms);
+        g_string_append_printf(sentence, "tailscale ping: pong via %s in %.1f ms; ",
+                               ping->endpoint, ping->latency_ms);
     else if (ping->answered)
-        g_string_append_printf(ev, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
+        g_string_append_printf(sentence, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
                                ping->derp_region, ping->latency_ms);
     else
-        g_string_append(ev, "tailscale ping: no pong; ");
-    g_string_append_printf(ev, "tailscale status: CurAddr \"%s\", relay \"%s\"; ", peer->cur_addr,
-                           peer->relay);
+        g_string_append(sentence, "tailscale ping: no pong; ");
+    g_string_append_printf(sentence, "tailscale status: CurAddr \"%s\", relay \"%s\"; ",
+                           peer->cur_addr, peer->relay);
     return true;
 }
 
-static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
+                          GString *sentence)
 {
     struct ml_ts_ping ping = {0};
     struct ml_ts_peer peer = {0};
-    bool seen = view(lab, &ping, &peer, ev);
+    bool seen = view(t, ev, &ping, &peer, sentence);
     char server[16];
-    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
-    bool direct = seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
-                  ping.endpoint[strlen(server)] == ':' && peer.direct;
-    bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
-    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
-                           "probe bytes (must be under 5%%)",
-                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
-    return direct && p->received > 0 && hub_quiet;
+    ml_ip_str(t->nodes[t->measure.server].address, server);
+    return seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
+           ping.endpoint[strlen(server)] == ':' && peer.direct;
 }
 
-static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                         GString *sentence)
 {
     struct ml_ts_ping ping = {0};
     struct ml_ts_peer peer = {0};
-    bool seen = view(lab, &ping, &peer, ev);
-    bool relayed = seen && ping.answered && !ping.direct &&
-                   !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
-                   !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
-    bool hub_carried = p->hub_bytes * 2 >= p->probe_bytes * 3;
-    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
-                           "probe bytes (must be at least 1.5 times)",
-                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
-    return relayed && p->received > 0 && hub_carried;
+    bool seen = view(t, ev, &ping, &peer, sentence);
+    return seen && ping.answered && !ping.direct &&
+           !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
+           !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
 }
 
 /* After a policy change tailscale finds its new path by itself; wait until its
@@ -384,23 +387,27 @@ static bool settle_relay(struct ml_lab *lab, GError **err)
 const struct ml_path_ops ml_path_tailscale_direct = {
     .kind = ML_PATH_TAILSCALE_DIRECT,
     .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_QUIET,
     .describe = describe_direct,
     .target = target,
     .available = available,
     .artifacts = artifacts,
     .setup = setup,
     .settle = settle_direct,
+    .observe = observe_path,
     .verify = verify_direct,
 };
 
 const struct ml_path_ops ml_path_tailscale_relay = {
     .kind = ML_PATH_TAILSCALE_RELAY,
     .policy = ML_POLICY_RELAY,
+    .hub = ML_HUB_CARRIES,
     .describe = describe_relay,
     .target = target,
     .available = available,
     .artifacts = artifacts,
     .setup = setup,
     .settle = settle_relay,
+    .observe = observe_path,
     .verify = verify_relay,
 };

@@ -163,3 +163,37 @@ bool ml_wg_setup(struct ml_lab *lab, GError **err)
                 lab->wg_setup_s);
     return true;
 }
+
+bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
+                            unsigned want_peers, long long max_age_s, GString *sentence)
+{
+    if (error || !out) {
+        g_string_append_printf(sentence, "%s; ", error ? error : "no handshakes recorded");
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    long long now = lines[0] ? g_ascii_strtoll(lines[0], NULL, 10) : 0;
+    long long oldest = 0;
+    unsigned peers = 0;
+    for (char **l = lines + (lines[0] ? 1 : 0); *l; l++) {
+        char *tab = strchr(*l, '\t');
+        if (!tab)
+            continue;
+        long long t = g_ascii_strtoll(tab + 1, NULL, 10);
+        peers++;
+        if (t == 0)
+            oldest = -1;
+        else if (oldest >= 0 && now - t > oldest)
+            oldest = now - t;
+    }
+    if (peers == 0)
+        oldest = -1;
+    if (oldest < 0)
+        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake never; ", who,
+                               peers, want_peers);
+    else
+        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake %lld s ago "
+                               "(must be at most %lld); ",
+                               who, peers, want_peers, oldest, max_age_s);
+    return now > 0 && peers >= want_peers && oldest >= 0 && oldest <= max_age_s;
+}

@@ -22,3 +22,9 @@ bool ml_wg_key_valid(const char *key);
 /* Generates keys in every guest, writes the configurations, brings wg0 up and
  * waits for the first tunnel ping; records lab->wg_setup_s. */
 bool ml_wg_setup(struct ml_lab *lab, GError **err);
+
+/* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
+ * `who` (error: why it could not be read). True when at least want_peers peers
+ * each shook hands within max_age_s; appends what it saw to sentence. */
+bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
+                            unsigned want_peers, long long max_age_s, GString *sentence);

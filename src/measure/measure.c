@@ -54,7 +54,7 @@ static bool hub_bytes(struct ctx *c, long long *rx, long long *tx, GError **err)
     return ml_virt_nic_bytes(c->hub, c->hub_tap, rx, tx, err);
 }
 
-static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GError **err)
+static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
     g_autofree char *route_cmd = g_strdup_printf("ip -o route get %s", target);
@@ -93,23 +93,19 @@ static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GErro
     return true;
 }
 
-bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err)
-{
-    struct ctx c = ctx_for(lab);
-    return probe(&c, target, ret, err);
-}
-
 static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, const char *when,
                                  const char *target, bool *ret_ok, GError **err)
 {
-    struct ml_probe p;
+    struct ml_evidence p;
     if (!probe(c, target, &p, err)) {
-        ml_probe_clear(&p);
+        ml_evidence_clear(&p);
         return NULL;
     }
+    if (ops->observe)
+        ops->observe(c->lab, &p);
     GString *ev = g_string_new(NULL);
-    *ret_ok = ops->verify(c->lab, &p, ev);
-    ml_probe_clear(&p);
+    *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);
+    ml_evidence_clear(&p);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));

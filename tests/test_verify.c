@@ -1,0 +1,207 @@
+/* The trust claim without guests: every path's verdict on recorded evidence.
+ * Routes are `ip -o route get` lines as the probe squashes them; the nebula
+ * views are real print-tunnel output (tests/data/samples/nebula/README); the
+ * tailscale lines follow ping.go's format and status --json's field names. */
+#include "check.h"
+#include "dataplanes/path.h"
+#include "core/util.h"
+
+#define PROBE_BYTES 41120 /* 20 answered pings of 1000 bytes, both ways */
+
+static struct ml_topology *topo;
+
+static char *sample(const char *rel)
+{
+    g_autofree char *path = g_build_filename("tests/data/samples", rel, NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        fprintf(stderr, "cannot read %s\n", path);
+    return text;
+}
+
+/* A probe: 20 of 20 pings answered, the hub's bytes as given. */
+static struct ml_evidence probe(const char *route, long long hub_bytes)
+{
+    return (struct ml_evidence){.hub_bytes = hub_bytes,
+                                .probe_bytes = PROBE_BYTES,
+                                .transmitted = 20,
+                                .received = 20,
+                                .route = g_strdup(route)};
+}
+
+/* The verdict, with the sentence checked to hold `needle` (NULL: anything). */
+static bool verdict(const struct ml_path_ops *ops, struct ml_evidence *ev, const char *needle)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    bool ok = ml_path_verdict(ops, topo, ev, s);
+    if (needle && !strstr(s->str, needle)) {
+        fprintf(stderr, "%s: sentence lacks \"%s\": %s\n", ml_path_name(ops->kind), needle, s->str);
+        ok = !ok; /* make the caller's CHECK fail either way */
+    }
+    ml_evidence_clear(ev);
+    return ok;
+}
+
+#define PLAIN_ROUTE "192.0.2.12 dev eth0 src 192.0.2.11 uid 0 cache"
+
+static void test_plain(void)
+{
+    struct ml_evidence ev = probe(PLAIN_ROUTE, 120);
+    CHECK(verdict(&ml_path_plain, &ev, "must be under 5%"));
+    /* Went through the hub: a gateway in the route, or the hub's NIC carrying the burst. */
+    ev = probe("192.0.2.12 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache", 120);
+    CHECK(!verdict(&ml_path_plain, &ev, " via 192.0.2.10"));
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
+    CHECK(!verdict(&ml_path_plain, &ev, "moved 82240 bytes"));
+    /* Just under the 5% line passes, on it fails. */
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 - 1);
+    CHECK(verdict(&ml_path_plain, &ev, NULL));
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 + 1);
+    CHECK(!verdict(&ml_path_plain, &ev, NULL));
+    /* No answer is no path. */
+    ev = probe(PLAIN_ROUTE, 0);
+    ev.received = 0;
+    CHECK(!verdict(&ml_path_plain, &ev, "0/20 probe pings answered"));
+}
+
+#define WG_ROUTE "10.8.0.3 dev wg0 src 10.8.0.2 uid 0 cache"
+#define WG_KEY_A "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd28="
+#define WG_KEY_B "Ym9uam91ciBsZSBtb25kZSBib25qb3VyIGxlIG1vbmQ="
+
+static void test_wireguard_hub(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479900\n";
+    struct ml_evidence ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(verdict(&ml_path_wireguard_hub, &ev, "hub has 2 of 2 peers, oldest handshake 100 s"));
+    /* Went direct: the hub's NIC did not carry the burst. */
+    ev = probe(WG_ROUTE, 300);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "must be at least 1.5 times"));
+    /* A stale handshake: one peer last shook hands 181 s ago. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479819\n");
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "oldest handshake 181 s ago"));
+    /* A peer that never shook hands. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t0\n");
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "handshake never"));
+    /* A missing peer: the hub knows only one client. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n");
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "hub has 1 of 2 peers"));
+    /* The route does not enter the tunnel. */
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, NULL));
+    /* The hub could not be asked. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read the hub's handshakes: guest agent timed out");
+    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "guest agent timed out"));
+}
+
+#define NEBULA_ROUTE "10.42.0.3 dev nebula1 src 10.42.0.2 uid 0 cache"
+
+static void test_nebula(void)
+{
+    struct ml_evidence ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(verdict(&ml_path_nebula_direct, &ev, "currentRemote 192.0.2.12:4242 (direct)"));
+    /* Direct that went through the relay: nebula says so, and so does the hub. */
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(!verdict(&ml_path_nebula_direct, &ev, "relayed by 10.42.0.1"));
+    /* nebula claims direct while the hub carried the burst. */
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(&ml_path_nebula_direct, &ev, NULL));
+    /* No tunnel at all. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-none.txt");
+    CHECK(!verdict(&ml_path_nebula_direct, &ev, NULL));
+
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(verdict(&ml_path_nebula_relay, &ev, "relayed by 10.42.0.1"));
+    /* Relay that went direct. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(&ml_path_nebula_relay, &ev, "(direct)"));
+    /* Relayed by nebula's account, yet the hub's NIC stayed quiet. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(!verdict(&ml_path_nebula_relay, &ev, NULL));
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read nebula's view: ssh: connection refused");
+    CHECK(!verdict(&ml_path_nebula_relay, &ev, "connection refused"));
+}
+
+#define TS_ROUTE "100.64.0.2 dev tailscale0 table 52 src 100.64.0.1 uid 0 cache"
+#define TS_PONG_DIRECT "pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n"
+#define TS_PONG_DERP "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n"
+
+static char *ts_status(const char *cur_addr)
+{
+    return g_strdup_printf("{\"Peer\": {\"nodekey:1\": {\"HostName\": \"client-b\", "
+                           "\"DNSName\": \"client-b.lab.meshlab.\", \"TailscaleIPs\": "
+                           "[\"100.64.0.2\"], \"CurAddr\": \"%s\", \"Relay\": \"headscale\", "
+                           "\"Online\": true, \"Active\": true}}}",
+                           cur_addr);
+}
+
+static struct ml_evidence ts(const char *pong, const char *cur_addr, long long hub_bytes)
+{
+    struct ml_evidence ev = probe(TS_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(pong);
+    ev.own[1] = ts_status(cur_addr);
+    return ev;
+}
+
+static void test_tailscale(void)
+{
+    struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    CHECK(verdict(&ml_path_tailscale_direct, &ev, "pong via 192.0.2.12:41641"));
+    /* Direct that went through DERP. */
+    ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
+    CHECK(!verdict(&ml_path_tailscale_direct, &ev, "DERP(headscale)"));
+    /* Direct, but to another address than the server's. */
+    ev = ts("pong from client-b (100.64.0.2) via 192.0.2.10:41641 in 1ms\n", "192.0.2.10:41641",
+            200);
+    CHECK(!verdict(&ml_path_tailscale_direct, &ev, NULL));
+    /* tailscale's view is direct but the hub carried the burst. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", PROBE_BYTES * 2);
+    CHECK(!verdict(&ml_path_tailscale_direct, &ev, NULL));
+    /* A missing peer: status lists no client-b. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    g_free(ev.own[1]);
+    ev.own[1] = g_strdup("{\"Peer\": {}}");
+    CHECK(!verdict(&ml_path_tailscale_direct, &ev, "'client-b'"));
+
+    ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
+    CHECK(verdict(&ml_path_tailscale_relay, &ev, "pong via DERP(headscale)"));
+    /* Relay that went direct. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    CHECK(!verdict(&ml_path_tailscale_relay, &ev, NULL));
+    /* Through some other DERP region than the hub's. */
+    ev = ts("pong from client-b (100.64.0.2) via DERP(sfo) in 60ms\n", "", PROBE_BYTES * 2);
+    CHECK(!verdict(&ml_path_tailscale_relay, &ev, "DERP(sfo)"));
+    /* No pong. */
+    ev = ts("ping \"100.64.0.2\" timed out\n", "", PROBE_BYTES * 2);
+    CHECK(!verdict(&ml_path_tailscale_relay, &ev, "no pong"));
+}
+
+int main(void)
+{
+    g_autoptr(GError) err = NULL;
+    topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    if (!topo) {
+        fprintf(stderr, "%s\n", err->message);
+        return 1;
+    }
+    test_plain();
+    test_wireguard_hub();
+    test_nebula();
+    test_tailscale();
+    ml_topology_free(topo);
+    return check_finish();
+}
