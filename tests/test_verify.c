@@ -10,6 +10,13 @@
 
 static struct ml_topology *topo;
 
+#define PLAIN ml_path_find("plain")
+#define WIREGUARD_HUB ml_path_find("wireguard-hub")
+#define TAILSCALE_DIRECT ml_path_find("tailscale-direct")
+#define TAILSCALE_RELAY ml_path_find("tailscale-relay")
+#define NEBULA_DIRECT ml_path_find("nebula-direct")
+#define NEBULA_RELAY ml_path_find("nebula-relay")
+
 static char *sample(const char *rel)
 {
     g_autofree char *path = g_build_filename("tests/data/samples", rel, NULL);
@@ -35,7 +42,7 @@ static bool verdict(const struct ml_path_ops *ops, struct ml_evidence *ev, const
     g_autoptr(GString) s = g_string_new(NULL);
     bool ok = ml_path_verdict(ops, topo, ev, s);
     if (needle && !strstr(s->str, needle)) {
-        fprintf(stderr, "%s: sentence lacks \"%s\": %s\n", ml_path_name(ops->kind), needle, s->str);
+        fprintf(stderr, "%s: sentence lacks \"%s\": %s\n", ops->name, needle, s->str);
         ok = !ok; /* make the caller's CHECK fail either way */
     }
     ml_evidence_clear(ev);
@@ -47,21 +54,21 @@ static bool verdict(const struct ml_path_ops *ops, struct ml_evidence *ev, const
 static void test_plain(void)
 {
     struct ml_evidence ev = probe(PLAIN_ROUTE, 120);
-    CHECK(verdict(&ml_path_plain, &ev, "must be under 5%"));
+    CHECK(verdict(PLAIN, &ev, "must be under 5%"));
     /* Went through the hub: a gateway in the route, or the hub's NIC carrying the burst. */
     ev = probe("192.0.2.12 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache", 120);
-    CHECK(!verdict(&ml_path_plain, &ev, " via 192.0.2.10"));
+    CHECK(!verdict(PLAIN, &ev, " via 192.0.2.10"));
     ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
-    CHECK(!verdict(&ml_path_plain, &ev, "moved 82240 bytes"));
+    CHECK(!verdict(PLAIN, &ev, "moved 82240 bytes"));
     /* Just under the 5% line passes, on it fails. */
     ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 - 1);
-    CHECK(verdict(&ml_path_plain, &ev, NULL));
+    CHECK(verdict(PLAIN, &ev, NULL));
     ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 + 1);
-    CHECK(!verdict(&ml_path_plain, &ev, NULL));
+    CHECK(!verdict(PLAIN, &ev, NULL));
     /* No answer is no path. */
     ev = probe(PLAIN_ROUTE, 0);
     ev.received = 0;
-    CHECK(!verdict(&ml_path_plain, &ev, "0/20 probe pings answered"));
+    CHECK(!verdict(PLAIN, &ev, "0/20 probe pings answered"));
 }
 
 #define WG_ROUTE "10.8.0.3 dev wg0 src 10.8.0.2 uid 0 cache"
@@ -73,31 +80,31 @@ static void test_wireguard_hub(void)
     const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479900\n";
     struct ml_evidence ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = g_strdup(fresh);
-    CHECK(verdict(&ml_path_wireguard_hub, &ev, "hub has 2 of 2 peers, oldest handshake 100 s"));
+    CHECK(verdict(WIREGUARD_HUB, &ev, "hub has 2 of 2 peers, oldest handshake 100 s"));
     /* Went direct: the hub's NIC did not carry the burst. */
     ev = probe(WG_ROUTE, 300);
     ev.own[0] = g_strdup(fresh);
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "must be at least 1.5 times"));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "must be at least 1.5 times"));
     /* A stale handshake: one peer last shook hands 181 s ago. */
     ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479819\n");
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "oldest handshake 181 s ago"));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "oldest handshake 181 s ago"));
     /* A peer that never shook hands. */
     ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t0\n");
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "handshake never"));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "handshake never"));
     /* A missing peer: the hub knows only one client. */
     ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n");
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "hub has 1 of 2 peers"));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "hub has 1 of 2 peers"));
     /* The route does not enter the tunnel. */
     ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = g_strdup(fresh);
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, NULL));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, NULL));
     /* The hub could not be asked. */
     ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own_error = g_strdup("cannot read the hub's handshakes: guest agent timed out");
-    CHECK(!verdict(&ml_path_wireguard_hub, &ev, "guest agent timed out"));
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "guest agent timed out"));
 }
 
 #define NEBULA_ROUTE "10.42.0.3 dev nebula1 src 10.42.0.2 uid 0 cache"
@@ -106,34 +113,34 @@ static void test_nebula(void)
 {
     struct ml_evidence ev = probe(NEBULA_ROUTE, 90);
     ev.own[0] = sample("nebula/print-tunnel-direct.json");
-    CHECK(verdict(&ml_path_nebula_direct, &ev, "currentRemote 192.0.2.12:4242 (direct)"));
+    CHECK(verdict(NEBULA_DIRECT, &ev, "currentRemote 192.0.2.12:4242 (direct)"));
     /* Direct that went through the relay: nebula says so, and so does the hub. */
     ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = sample("nebula/print-tunnel-relayed.json");
-    CHECK(!verdict(&ml_path_nebula_direct, &ev, "relayed by 10.42.0.1"));
+    CHECK(!verdict(NEBULA_DIRECT, &ev, "relayed by 10.42.0.1"));
     /* nebula claims direct while the hub carried the burst. */
     ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = sample("nebula/print-tunnel-direct.json");
-    CHECK(!verdict(&ml_path_nebula_direct, &ev, NULL));
+    CHECK(!verdict(NEBULA_DIRECT, &ev, NULL));
     /* No tunnel at all. */
     ev = probe(NEBULA_ROUTE, 90);
     ev.own[0] = sample("nebula/print-tunnel-none.txt");
-    CHECK(!verdict(&ml_path_nebula_direct, &ev, NULL));
+    CHECK(!verdict(NEBULA_DIRECT, &ev, NULL));
 
     ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
     ev.own[0] = sample("nebula/print-tunnel-relayed.json");
-    CHECK(verdict(&ml_path_nebula_relay, &ev, "relayed by 10.42.0.1"));
+    CHECK(verdict(NEBULA_RELAY, &ev, "relayed by 10.42.0.1"));
     /* Relay that went direct. */
     ev = probe(NEBULA_ROUTE, 90);
     ev.own[0] = sample("nebula/print-tunnel-direct.json");
-    CHECK(!verdict(&ml_path_nebula_relay, &ev, "(direct)"));
+    CHECK(!verdict(NEBULA_RELAY, &ev, "(direct)"));
     /* Relayed by nebula's account, yet the hub's NIC stayed quiet. */
     ev = probe(NEBULA_ROUTE, 90);
     ev.own[0] = sample("nebula/print-tunnel-relayed.json");
-    CHECK(!verdict(&ml_path_nebula_relay, &ev, NULL));
+    CHECK(!verdict(NEBULA_RELAY, &ev, NULL));
     ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
     ev.own_error = g_strdup("cannot read nebula's view: ssh: connection refused");
-    CHECK(!verdict(&ml_path_nebula_relay, &ev, "connection refused"));
+    CHECK(!verdict(NEBULA_RELAY, &ev, "connection refused"));
 }
 
 #define TS_ROUTE "100.64.0.2 dev tailscale0 table 52 src 100.64.0.1 uid 0 cache"
@@ -160,34 +167,34 @@ static struct ml_evidence ts(const char *pong, const char *cur_addr, long long h
 static void test_tailscale(void)
 {
     struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
-    CHECK(verdict(&ml_path_tailscale_direct, &ev, "pong via 192.0.2.12:41641"));
+    CHECK(verdict(TAILSCALE_DIRECT, &ev, "pong via 192.0.2.12:41641"));
     /* Direct that went through DERP. */
     ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
-    CHECK(!verdict(&ml_path_tailscale_direct, &ev, "DERP(headscale)"));
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "DERP(headscale)"));
     /* Direct, but to another address than the server's. */
     ev = ts("pong from client-b (100.64.0.2) via 192.0.2.10:41641 in 1ms\n", "192.0.2.10:41641",
             200);
-    CHECK(!verdict(&ml_path_tailscale_direct, &ev, NULL));
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, NULL));
     /* tailscale's view is direct but the hub carried the burst. */
     ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", PROBE_BYTES * 2);
-    CHECK(!verdict(&ml_path_tailscale_direct, &ev, NULL));
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, NULL));
     /* A missing peer: status lists no client-b. */
     ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
     g_free(ev.own[1]);
     ev.own[1] = g_strdup("{\"Peer\": {}}");
-    CHECK(!verdict(&ml_path_tailscale_direct, &ev, "'client-b'"));
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "'client-b'"));
 
     ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
-    CHECK(verdict(&ml_path_tailscale_relay, &ev, "pong via DERP(headscale)"));
+    CHECK(verdict(TAILSCALE_RELAY, &ev, "pong via DERP(headscale)"));
     /* Relay that went direct. */
     ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
-    CHECK(!verdict(&ml_path_tailscale_relay, &ev, NULL));
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, NULL));
     /* Through some other DERP region than the hub's. */
     ev = ts("pong from client-b (100.64.0.2) via DERP(sfo) in 60ms\n", "", PROBE_BYTES * 2);
-    CHECK(!verdict(&ml_path_tailscale_relay, &ev, "DERP(sfo)"));
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, "DERP(sfo)"));
     /* No pong. */
     ev = ts("ping \"100.64.0.2\" timed out\n", "", PROBE_BYTES * 2);
-    CHECK(!verdict(&ml_path_tailscale_relay, &ev, "no pong"));
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, "no pong"));
 }
 
 int main(void)
@@ -198,6 +205,9 @@ int main(void)
         fprintf(stderr, "%s\n", err->message);
         return 1;
     }
+    /* Every registered path with a check of its own is tested below. */
+    for (size_t i = 0; ml_paths[i]; i++)
+        CHECK(ml_paths[i]->verify != NULL);
     test_plain();
     test_wireguard_hub();
     test_nebula();

@@ -111,7 +111,7 @@ int cmd_run_main(int argc, char **argv)
         return ML_EXIT_USAGE;
     }
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    g_autoptr(MlTopology) topo = cmd_load_topology(argv[optind], &err);
     if (!topo)
         return cmd_fail(err);
     ml_signals_install();

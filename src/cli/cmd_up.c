@@ -54,7 +54,7 @@ int cmd_up_main(int argc, char **argv)
         return ML_EXIT_USAGE;
     }
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    g_autoptr(MlTopology) topo = cmd_load_topology(argv[optind], &err);
     if (!topo)
         return cmd_fail(err);
     ml_signals_install();

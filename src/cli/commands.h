@@ -19,3 +19,6 @@ bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int
 
 /* Prints "meshlab: MESSAGE" and returns the exit status that fits the error. */
 int cmd_fail(const GError *err);
+/* Loads a topology and resolves its path names through the dataplanes'
+ * registry: NULL with err set (FILE:LINE:COL: RULE) when either fails. */
+struct ml_topology *cmd_load_topology(const char *path, GError **err);

@@ -186,7 +186,7 @@ static bool wait_overlay(struct ml_lab *lab, GError **err)
     return false;
 }
 
-bool ml_nebula_setup(struct ml_lab *lab, GError **err)
+bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     size_t n = lab->plan->n_guests, hub = t->wireguard.hub;
@@ -301,8 +301,9 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
     free_all(conf);
     if (!ok)
         return false;
-    lab->nebula_setup_s = ml_now() - t0;
-    ml_progress("nebula", "overlay up, %.1f s after the first key", lab->nebula_setup_s);
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
+    ml_progress("nebula", "overlay up, %.1f s after the first key", setup_s);
     return true;
 }
 

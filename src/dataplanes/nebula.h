@@ -39,7 +39,7 @@ bool ml_nebula_tunnel_parse(const char *json, struct ml_nebula_tunnel *ret, GErr
 
 /* Keys, certificates, configs and the daemons on every guest; waits for the
  * client to reach the server through the overlay. */
-bool ml_nebula_setup(struct ml_lab *lab, GError **err);
+bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err);
 /* Restarts nebula on the clients (after a policy change) and waits for the
  * overlay to answer again. */
 bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err);

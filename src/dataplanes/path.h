@@ -4,11 +4,13 @@
 #pragma once
 
 #include <glib.h>
+#include <json-c/json.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 
 #include "virt/lab.h"
 #include "dataplanes/nft.h"
+#include "topology/ports.h"
 
 /* Whether the hub's NIC may see the path's traffic. A bystander hub moves under
  * 5% of the probe's bytes; a hub that relays moves every byte at least twice,
@@ -32,8 +34,29 @@ struct ml_evidence {
 };
 void ml_evidence_clear(struct ml_evidence *e);
 
+/* A dataplane: what it needs, how it comes up, what it remembers, how it sees
+ * its own paths. One file fills one in; its paths point at it. */
+struct ml_dataplane {
+    const char *name; /* its key in the lab's state file, "wireguard", "nebula", ... */
+    /* Its own transports, appended to the lab's port table (ports.h) so the
+     * firewall opens and isolates them (NULL: the fixed table has them). */
+    size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
+    /* False, with the reason, when it cannot run on this host (NULL: always can). */
+    bool (*available)(const struct ml_lab *lab, char **ret_reason);
+    /* Host files node needs on its artifacts CD (NULL: none), added to files. */
+    void (*artifacts)(const struct ml_lab *lab, size_t node, GPtrArray *files);
+    /* Brings it up on a freshly booted lab, once for all its paths (NULL:
+     * nothing to do). What it learns goes into state, its JSON object in the
+     * lab's state file, so a later `run` finds it. */
+    bool (*setup)(struct ml_lab *lab, struct json_object *state, GError **err);
+    /* Records its own view of the path being checked into ev->own[] (NULL: it
+     * has none). A view that cannot be read is evidence too: ev->own_error. */
+    void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
+};
+
 struct ml_path_ops {
-    enum ml_path_kind kind;
+    const char *name; /* as topologies and results name it */
+    const struct ml_dataplane *dataplane;
     /* The nftables path policy in force while this path is measured. */
     enum ml_policy policy;
     /* What the hub's NIC must show during the probe. */
@@ -43,18 +66,8 @@ struct ml_path_ops {
     /* The address iperf3 and ping aim at (0.0.0.0 while the dataplane has not
      * assigned it yet). */
     struct in_addr (*target)(const struct ml_lab *lab);
-    /* False, with the reason, when the path cannot run on this host (NULL: always can). */
-    bool (*available)(const struct ml_lab *lab, char **ret_reason);
-    /* Host files node needs on its artifacts CD (NULL: none), added to files. */
-    void (*artifacts)(const struct ml_lab *lab, size_t node, GPtrArray *files);
-    /* Brings the dataplane up on a freshly booted lab (NULL: nothing to do). Paths
-     * that share a dataplane share the function, and it runs once. */
-    bool (*setup)(struct ml_lab *lab, GError **err);
     /* After the policy changed: lets the dataplane find its path again (NULL: nothing). */
     bool (*settle)(struct ml_lab *lab, GError **err);
-    /* Records the dataplane's own view of the path into ev->own[] (NULL: it has
-     * none). A view that cannot be read is evidence too: ev->own_error. */
-    void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
     /* Pure: true when the recorded evidence shows this path, beyond what every
      * path shares (an answered probe and the hub's role, see ml_path_verdict).
      * Appends what it saw to sentence. */
@@ -62,20 +75,27 @@ struct ml_path_ops {
                    GString *sentence);
 };
 
+/* Every path, in the order they are measured and reported, NULL-terminated:
+ * the one list a new dataplane's paths join (path.c). */
+extern const struct ml_path_ops *const ml_paths[];
+/* The path by name, or NULL. */
+const struct ml_path_ops *ml_path_find(const char *name);
+/* Checks that every path the topology names is registered, and the dataplanes'
+ * own rules; the error is "FILE:LINE:COL: RULE" at the name, as the parser's. */
+bool ml_paths_resolve(const struct ml_topology *topo, GError **err);
+/* Whether the topology measures this path. */
+bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops);
+
+/* The dataplane's per-run state in the lab, created empty when missing. */
+struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp);
+/* The lab's whole port table: the fixed ports, then each dataplane's own. */
+size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
+
 /* Pure: the verdict on one check. The path's own verify, then what every path
  * shares, written once: the route, the probe pings answered, and the hub's
  * bytes against its role's threshold. */
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
-
-const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind);
-
-extern const struct ml_path_ops ml_path_plain;
-extern const struct ml_path_ops ml_path_wireguard_hub;
-extern const struct ml_path_ops ml_path_tailscale_direct;
-extern const struct ml_path_ops ml_path_tailscale_relay;
-extern const struct ml_path_ops ml_path_nebula_direct;
-extern const struct ml_path_ops ml_path_nebula_relay;
 
 /* Loads the seed's guest firewall into every guest. */
 bool ml_policy_firewall(struct ml_lab *lab, GError **err);

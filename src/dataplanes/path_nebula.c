@@ -85,13 +85,6 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
     return seen && v.found && v.relayed && !strcmp(v.relay, hub);
 }
 
-static bool available(const struct ml_lab *lab, char **ret_reason)
-{
-    (void)lab;
-    (void)ret_reason;
-    return true;
-}
-
 /* A restart with the policy already in place finds the new path at once;
  * otherwise nebula keeps the old tunnel until it times out. */
 static bool settle(struct ml_lab *lab, GError **err)
@@ -100,28 +93,30 @@ static bool settle(struct ml_lab *lab, GError **err)
     return ml_nebula_restart_clients(lab, err);
 }
 
+const struct ml_dataplane ml_dataplane_nebula = {
+    .name = "nebula",
+    .setup = ml_nebula_setup,
+    .observe = observe,
+};
+
 const struct ml_path_ops ml_path_nebula_direct = {
-    .kind = ML_PATH_NEBULA_DIRECT,
+    .name = "nebula-direct",
+    .dataplane = &ml_dataplane_nebula,
     .policy = ML_POLICY_DIRECT,
     .hub = ML_HUB_QUIET,
     .describe = describe_direct,
     .target = target,
-    .available = available,
-    .setup = ml_nebula_setup,
     .settle = settle,
-    .observe = observe,
     .verify = verify_direct,
 };
 
 const struct ml_path_ops ml_path_nebula_relay = {
-    .kind = ML_PATH_NEBULA_RELAY,
+    .name = "nebula-relay",
+    .dataplane = &ml_dataplane_nebula,
     .policy = ML_POLICY_RELAY,
     .hub = ML_HUB_CARRIES,
     .describe = describe_relay,
     .target = target,
-    .available = available,
-    .setup = ml_nebula_setup,
     .settle = settle,
-    .observe = observe,
     .verify = verify_relay,
 };

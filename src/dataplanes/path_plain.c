@@ -27,10 +27,9 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
 }
 
 const struct ml_path_ops ml_path_plain = {
-    .kind = ML_PATH_PLAIN,
+    .name = "plain",
     .hub = ML_HUB_QUIET,
     .describe = describe,
     .target = target,
-    .setup = NULL,
     .verify = verify,
 };

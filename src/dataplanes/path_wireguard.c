@@ -44,12 +44,17 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return fresh && ev->route && strstr(ev->route, "dev wg0");
 }
 
+const struct ml_dataplane ml_dataplane_wireguard = {
+    .name = "wireguard",
+    .setup = ml_wg_setup,
+    .observe = observe,
+};
+
 const struct ml_path_ops ml_path_wireguard_hub = {
-    .kind = ML_PATH_WIREGUARD_HUB,
+    .name = "wireguard-hub",
+    .dataplane = &ml_dataplane_wireguard,
     .hub = ML_HUB_CARRIES,
     .describe = describe,
     .target = target,
-    .setup = ml_wg_setup,
-    .observe = observe,
     .verify = verify,
 };

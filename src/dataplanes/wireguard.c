@@ -145,7 +145,7 @@ static bool configure(struct ml_lab *lab, char **pub, GError **err)
     return true;
 }
 
-bool ml_wg_setup(struct ml_lab *lab, GError **err)
+bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     char *pub[ML_MAX_NODES] = {0};
     double t0 = ml_now();
@@ -156,11 +156,12 @@ bool ml_wg_setup(struct ml_lab *lab, GError **err)
         g_free(pub[i]);
     if (!ok)
         return false;
-    lab->wg_setup_s = ml_now() - t0;
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
     char target[16];
     ml_ip_str(lab->topo->nodes[lab->topo->measure.server].tunnel_address, target);
     ml_progress("wireguard", "%s answered through the hub %.1f s after the first key", target,
-                lab->wg_setup_s);
+                setup_s);
     return true;
 }
 

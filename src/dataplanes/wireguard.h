@@ -20,8 +20,8 @@ char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const cha
 bool ml_wg_key_valid(const char *key);
 
 /* Generates keys in every guest, writes the configurations, brings wg0 up and
- * waits for the first tunnel ping; records lab->wg_setup_s. */
-bool ml_wg_setup(struct ml_lab *lab, GError **err);
+ * waits for the first tunnel ping; records setup_s in state. */
+bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err);
 
 /* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
  * `who` (error: why it could not be read). True when at least want_peers peers

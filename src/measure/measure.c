@@ -101,8 +101,8 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
         ml_evidence_clear(&p);
         return NULL;
     }
-    if (ops->observe)
-        ops->observe(c->lab, &p);
+    if (ops->dataplane && ops->dataplane->observe)
+        ops->dataplane->observe(c->lab, &p);
     GString *ev = g_string_new(NULL);
     *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);
     ml_evidence_clear(&p);
@@ -110,7 +110,7 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
-    ml_progress("check", "%s %s: %s — %s", ml_path_name(ops->kind), when, *ret_ok ? "ok" : "FAILED",
+    ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED",
                 ev->str);
     g_string_free(ev, TRUE);
     return o;
@@ -240,7 +240,7 @@ static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct 
                      struct json_object *checks, struct path_numbers *num, char **ret_failure,
                      GError **err)
 {
-    const char *name = ml_path_name(ops->kind);
+    const char *name = ops->name;
     char target[16];
     ml_ip_str(ops->target(c->lab), target);
     bool ok = false;
@@ -303,7 +303,7 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
     }
     if (failure) {
         /* A number from a path that was not verified is not a result. */
-        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ml_path_name(ops->kind),
+        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ops->name,
                     failure);
         numbers_clear(&num);
         mark_unmeasured(obj, "failed", failure);
@@ -324,7 +324,7 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     char target[16];
     struct json_object *o = json_object_new_object();
     g_autofree char *desc = ops->describe(t);
-    json_object_object_add(o, "name", json_object_new_string(ml_path_name(ops->kind)));
+    json_object_object_add(o, "name", json_object_new_string(ops->name));
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
@@ -349,10 +349,11 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
                      "iperf3 -s -D --pidfile " IPERF_PIDFILE,
                      NULL, 30, &e);
     bool broken = false;
-    for (int k = 0; k < ML_PATH_COUNT; k++) {
-        if (!t->measure.paths[k])
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_path_ops *ops = ml_paths[k];
+        const struct ml_dataplane *dp = ops->dataplane;
+        if (!ml_path_wanted(t, ops))
             continue;
-        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
         struct json_object *o = path_skeleton(lab, ops);
         json_object_array_add(paths, o);
         if (broken) {
@@ -365,15 +366,18 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             continue;
         }
         g_autofree char *why_not = NULL;
-        if (ops->available && !ops->available(lab, &why_not)) {
-            ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
+        if (dp && dp->available && !dp->available(lab, &why_not)) {
+            ml_progress("measure", "path %s: not run: %s", ops->name, why_not);
             mark_unmeasured(o, "not-run", why_not);
             continue;
         }
-        ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
+        ml_progress("measure", "path %s: %s", ops->name,
                     json_object_get_string(json_object_object_get(o, "description")));
-        if (lab->setup_failed[k]) {
-            mark_unmeasured(o, "failed", lab->setup_failed[k]);
+        struct json_object *state = dp ? ml_dataplane_state(lab, dp) : NULL, *v = NULL;
+        if (state && json_object_object_get_ex(state, "setup_failed", &v)) {
+            g_autofree char *why = g_strdup_printf("its dataplane could not be set up: %s",
+                                                   json_object_get_string(v));
+            mark_unmeasured(o, "failed", why);
             continue;
         }
         g_autoptr(GError) perr = NULL;
@@ -389,22 +393,9 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             mark_unmeasured(o, "failed", why);
             continue;
         }
-        double setup = 0;
-        switch (ops->kind) {
-        case ML_PATH_WIREGUARD_HUB:
-            setup = lab->wg_setup_s;
-            break;
-        case ML_PATH_TAILSCALE_DIRECT:
-        case ML_PATH_TAILSCALE_RELAY:
-            setup = lab->ts_setup_s;
-            break;
-        case ML_PATH_NEBULA_DIRECT:
-        case ML_PATH_NEBULA_RELAY:
-            setup = lab->nebula_setup_s;
-            break;
-        default:
-            break;
-        }
+        double setup = state && json_object_object_get_ex(state, "setup_s", &v)
+                           ? json_object_get_double(v)
+                           : 0;
         json_object_object_add(o, "setup_s",
                                setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
         if (!measure_path(&c, ops, profile, o, err)) {
@@ -412,13 +403,24 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             mark_unmeasured(o, "not-run", "interrupted while measuring");
         }
     }
-    /* What the seed recorded beside the Tailscale numbers, once, on the direct path. */
-    for (size_t i = 0; lab->ts_extra && i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")),
-                    "tailscale-direct") &&
-            !strcmp(json_object_get_string(json_object_object_get(p, "status")), "measured"))
-            json_object_object_add(p, "observed", json_object_get(lab->ts_extra));
+    /* What a dataplane observed beside its numbers (Tailscale's daemons), once,
+     * on its first measured path. */
+    const struct ml_dataplane *shown[ML_PATHS_MAX] = {0};
+    size_t n_shown = 0;
+    for (size_t i = 0, k = 0; ml_paths[k] && i < json_object_array_length(paths); k++) {
+        if (!ml_path_wanted(t, ml_paths[k]))
+            continue;
+        struct json_object *p = json_object_array_get_idx(paths, i++), *extra = NULL;
+        const struct ml_dataplane *dp = ml_paths[k]->dataplane;
+        bool done = !dp || n_shown == ML_PATHS_MAX;
+        for (size_t j = 0; j < n_shown; j++)
+            done |= shown[j] == dp;
+        if (done || strcmp(json_object_get_string(json_object_object_get(p, "status")),
+                           "measured") ||
+            !json_object_object_get_ex(ml_dataplane_state(lab, dp), "observed", &extra))
+            continue;
+        json_object_object_add(p, "observed", json_object_get(extra));
+        shown[n_shown++] = dp;
     }
     if (broken) {
         json_object_put(paths);
