@@ -16,6 +16,7 @@ static struct ml_topology *topo;
 #define TAILSCALE_RELAY ml_path_find("tailscale-relay")
 #define NEBULA_DIRECT ml_path_find("nebula-direct")
 #define NEBULA_RELAY ml_path_find("nebula-relay")
+#define WIREGUARD_DIRECT ml_path_find("wireguard-direct")
 
 static char *sample(const char *rel)
 {
@@ -197,6 +198,62 @@ static void test_tailscale(void)
     CHECK(!verdict(TAILSCALE_RELAY, &ev, "no pong"));
 }
 
+#define WGD_ROUTE "10.9.0.3 dev wg1 src 10.9.0.2 uid 0 cache"
+
+/* `date +%s; wg show wg1 latest-handshakes` and `wg show wg1 endpoints` on the client. */
+static struct ml_evidence wgd(const char *handshakes, const char *endpoints, long long hub_bytes)
+{
+    struct ml_evidence ev = probe(WGD_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(handshakes);
+    ev.own[1] = g_strdup(endpoints);
+    return ev;
+}
+
+static void test_wireguard_direct(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_B "\t1764479995\n";
+    struct ml_evidence ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    CHECK(verdict(WIREGUARD_DIRECT, &ev, "peer endpoint is 192.0.2.12:51821"));
+    /* Direct that went through the hub: its NIC carried the burst. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "must be under 5%"));
+    /* The peer is reached at the hub's address (a forward through it), not the server's. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.10:51821\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "endpoint is 192.0.2.10:51821"));
+    /* wireguard-hub's port, not this dataplane's. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51820\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    /* A stale handshake. */
+    ev = wgd("1764480000\n" WG_KEY_B "\t1764479000\n", WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "1000 s ago"));
+    /* A missing peer: wg1 has none, so no endpoint either. */
+    ev = wgd("1764480000\n", "", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "has 0 of 1 peers"));
+    /* An endpoint never learnt. */
+    ev = wgd(fresh, WG_KEY_B "\t(none)\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "(none)"));
+    /* The route does not enter wg1 (the hub's wg0 instead). */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    g_free(ev.route);
+    ev.route = g_strdup(WG_ROUTE);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    ev = probe(WGD_ROUTE, 60);
+    ev.own_error = g_strdup("cannot read the client's wg1: no such device");
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "no such device"));
+}
+
+/* Its port is in the lab's port table, open on the lab NIC and kept off the tunnels. */
+static void test_ports(void)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_dataplane_ports(topo, ports);
+    bool direct = false;
+    for (size_t i = 0; i < n; i++)
+        direct |= ports[i].port == 51821 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
+                  ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-direct");
+    CHECK(direct);
+}
+
 int main(void)
 {
     g_autoptr(GError) err = NULL;
@@ -212,6 +269,8 @@ int main(void)
     test_wireguard_hub();
     test_nebula();
     test_tailscale();
+    test_wireguard_direct();
+    test_ports();
     ml_topology_free(topo);
     return check_finish();
 }

@@ -35,7 +35,8 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
 /* The registry: each path file defines its ops (and its dataplane's), and
  * names them once here. */
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
-    ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay;
+    ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay,
+    ml_path_wireguard_direct;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -44,6 +45,7 @@ const struct ml_path_ops *const ml_paths[] = {
     &ml_path_tailscale_relay,
     &ml_path_nebula_direct,
     &ml_path_nebula_relay,
+    &ml_path_wireguard_direct,
     NULL,
 };
 
