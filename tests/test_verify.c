@@ -17,6 +17,7 @@ static struct ml_topology *topo;
 #define NEBULA_DIRECT ml_path_find("nebula-direct")
 #define NEBULA_RELAY ml_path_find("nebula-relay")
 #define WIREGUARD_DIRECT ml_path_find("wireguard-direct")
+#define WIREGUARD_GO_HUB ml_path_find("wireguard-go-hub")
 
 static char *sample(const char *rel)
 {
@@ -242,6 +243,63 @@ static void test_wireguard_direct(void)
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, "no such device"));
 }
 
+#define WGO_ROUTE "10.10.0.3 dev wgo0 src 10.10.0.2 uid 0 cache"
+/* `ip -d -o link show` of a tun device, iproute2 6.1 (bookworm's): captured on a build machine
+ * from `ip tuntap add mode tun`, the name then replaced. */
+#define WGO_TUN                                                                                    \
+    "89: wgo0: <POINTOPOINT,MULTICAST,NOARP> mtu 1500 qdisc noop state DOWN mode DEFAULT group "   \
+    "default qlen 500\\    link/none  promiscuity 0  allmulti 0 minmtu 68 maxmtu 65535 \\    "     \
+    "tun type tun pi off vnet_hdr off persist on addrgenmode eui64 numtxqueues 1 numrxqueues 1 "   \
+    "gso_max_size 65536 gso_max_segs 65535 tso_max_size 65536 tso_max_segs 65535 gro_max_size "    \
+    "65536 \n"
+/* A kernel WireGuard link, constructed: iplink prints the kind "wireguard" where a tun says "tun".
+ */
+#define WGO_KERNEL                                                                                 \
+    "7: wgo0: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1420 qdisc noqueue state UNKNOWN mode DEFAULT "  \
+    "group default qlen 1000\\    link/none  promiscuity 0  allmulti 0 minmtu 0 maxmtu "           \
+    "2147483552 "                                                                                  \
+    "\\    wireguard addrgenmode none numtxqueues 1 numrxqueues 1 gso_max_size 65536 \n"
+
+static struct ml_evidence wgo(const char *handshakes, const char *link, const char *pids,
+                              long long hub_bytes)
+{
+    struct ml_evidence ev = probe(WGO_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(handshakes);
+    ev.own[1] = g_strdup(link);
+    ev.own[2] = g_strdup(pids);
+    return ev;
+}
+
+static void test_wireguard_go_hub(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479950\n";
+    struct ml_evidence ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    CHECK(verdict(WIREGUARD_GO_HUB, &ev, "hub wgo0 is a tun device; wireguard-go runs (pid 1234)"));
+    /* The hub's wgo0 is the kernel module after all. */
+    ev = wgo(fresh, WGO_KERNEL, "1234\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "not a tun device"));
+    /* A tun device, but no wireguard-go behind it. */
+    ev = wgo(fresh, WGO_TUN, "", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "wireguard-go does not run"));
+    /* Relay that went direct: the hub's NIC stayed quiet. */
+    ev = wgo(fresh, WGO_TUN, "1234\n", 200);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "must be at least 1.5 times"));
+    /* A stale handshake, and a missing peer. */
+    ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479700\n", WGO_TUN, "1234\n",
+             PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "300 s ago"));
+    ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n", WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "hub has 1 of 2 peers"));
+    /* The client's route takes the kernel hub's wg0 instead. */
+    ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    g_free(ev.route);
+    ev.route = g_strdup(WG_ROUTE);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, NULL));
+    ev = probe(WGO_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read the hub's wgo0: Device \"wgo0\" does not exist.");
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "does not exist"));
+}
+
 /* Its port is in the lab's port table, open on the lab NIC and kept off the tunnels. */
 static void test_ports(void)
 {
@@ -252,6 +310,11 @@ static void test_ports(void)
         direct |= ports[i].port == 51821 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
                   ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-direct");
     CHECK(direct);
+    bool go = false;
+    for (size_t i = 0; i < n; i++)
+        go |= ports[i].port == 51822 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
+              ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-go-hub");
+    CHECK(go);
 }
 
 int main(void)
@@ -270,6 +333,7 @@ int main(void)
     test_nebula();
     test_tailscale();
     test_wireguard_direct();
+    test_wireguard_go_hub();
     test_ports();
     ml_topology_free(topo);
     return check_finish();

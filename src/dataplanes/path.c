@@ -36,7 +36,7 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
  * names them once here. */
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
     ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay,
-    ml_path_wireguard_direct;
+    ml_path_wireguard_direct, ml_path_wireguard_go_hub;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -46,6 +46,7 @@ const struct ml_path_ops *const ml_paths[] = {
     &ml_path_nebula_direct,
     &ml_path_nebula_relay,
     &ml_path_wireguard_direct,
+    &ml_path_wireguard_go_hub,
     NULL,
 };
 
