@@ -315,6 +315,32 @@ static void test_ports(void)
         go |= ports[i].port == 51822 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
               ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-go-hub");
     CHECK(go);
+
+    /* Ports derived from listen_port collide with a fixed one, or leave the range. */
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    static const struct {
+        const char *port, *error;
+    } cases[] = {{"4241", "udp 4242 is both nebula's and WireGuard direct's"},
+                 {"41639", "udp 41641 is both tailscaled's and WireGuard on wireguard-go's"},
+                 {"65534", "WireGuard on wireguard-go's port 65536 is out of range"},
+                 {"51830", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GString) yaml = g_string_new(text);
+        g_autofree char *with = g_strdup_printf("listen_port: %s", cases[i].port);
+        g_string_replace(yaml, "listen_port: 51820", with, 1);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("p.yaml", yaml->str, yaml->len, &err);
+        CHECK(t != NULL);
+        bool ok = t && ml_paths_resolve(t, &err);
+        CHECK(ok == (cases[i].error == NULL));
+        if (cases[i].error) {
+            CHECK(err && strstr(err->message, cases[i].error));
+            CHECK(err && g_str_has_prefix(err->message, "p.yaml:38:10: "));
+            if (err && !strstr(err->message, cases[i].error))
+                fprintf(stderr, "got: %s\n", err->message);
+        }
+    }
 }
 
 int main(void)

@@ -63,6 +63,31 @@ bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *op
     return ml_topology_has_path(topo, ops->name);
 }
 
+/* Dataplanes derive their ports from wireguard.listen_port; each must be a
+ * port, and no two the same. */
+static bool ports_distinct(const struct ml_topology *topo, GError **err)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_dataplane_ports(topo, ports);
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_port *a = &ports[i], *b = NULL;
+        for (size_t j = 0; !b && j < i; j++)
+            if (ports[j].proto == a->proto && ports[j].port == a->port)
+                b = &ports[j];
+        if (!b && a->port >= 1 && a->port <= 65535)
+            continue;
+        g_autofree char *what =
+            b ? g_strdup_printf("%s %u is both %s's and %s's", ml_proto_name(a->proto), a->port,
+                                b->what, a->what)
+              : g_strdup_printf("%s's port %u is out of range", a->what, a->port);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s (from wireguard.listen_port %u); "
+                    "choose another listen_port", topo->path, topo->measure.paths_line,
+                    topo->measure.paths_column, what, topo->wireguard.listen_port);
+        return false;
+    }
+    return true;
+}
+
 bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
 {
     g_autoptr(GString) known = g_string_new(NULL);
@@ -83,7 +108,7 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
                     "known paths are %s", topo->path, ref->line, ref->column, shown, known->str);
         return false;
     }
-    return true;
+    return ports_distinct(topo, err);
 }
 
 struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp)
