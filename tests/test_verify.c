@@ -343,6 +343,29 @@ static void test_ports(void)
     }
 }
 
+/* The new dataplanes' subnets may not overlap the topology's own. */
+static void test_conflicts(void)
+{
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    g_autoptr(GString) yaml = g_string_new(text);
+    CHECK(g_string_replace(yaml, "subnet: 10.8.0.0/24", "subnet: 10.8.0.0/14", 1) == 1);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("c.yaml", yaml->str, yaml->len, &err);
+    CHECK(t != NULL);
+    CHECK(t && !ml_paths_resolve(t, &err));
+    CHECK_STR(err ? err->message : NULL,
+              "c.yaml:38:10: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
+              "overlaps wireguard.subnet 10.8.0.0/14; move that subnet elsewhere");
+    /* Without that path, wireguard-go-hub's 10.10.0.0/24 is the one in the way. */
+    CHECK(g_string_replace(yaml, "          wireguard-direct, wireguard-go-hub]",
+                           "          wireguard-go-hub]", 1) == 1);
+    g_clear_error(&err);
+    g_autoptr(MlTopology) u = ml_topology_parse("c.yaml", yaml->str, yaml->len, &err);
+    CHECK(u && !ml_paths_resolve(u, &err));
+    CHECK(err && strstr(err->message, "the wireguard-go-hub path uses the overlay 10.10.0.0/24"));
+}
+
 int main(void)
 {
     g_autoptr(GError) err = NULL;
@@ -361,6 +384,7 @@ int main(void)
     test_wireguard_direct();
     test_wireguard_go_hub();
     test_ports();
+    test_conflicts();
     ml_topology_free(topo);
     return check_finish();
 }

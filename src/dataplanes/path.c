@@ -2,6 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+
+#include "topology/plan.h"
 
 #include "virt/agent.h"
 #include "core/util.h"
@@ -108,7 +111,41 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
                     "known paths are %s", topo->path, ref->line, ref->column, shown, known->str);
         return false;
     }
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_dataplane *dp = ml_paths[k]->dataplane;
+        bool first = true;
+        for (size_t j = 0; j < k; j++)
+            first &= !(ml_paths[j]->dataplane == dp && ml_path_wanted(topo, ml_paths[j]));
+        if (!dp || !dp->conflict || !first || !ml_path_wanted(topo, ml_paths[k]))
+            continue;
+        g_autofree char *rule = dp->conflict(topo);
+        if (rule) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s", topo->path,
+                        topo->measure.paths_line, topo->measure.paths_column, rule);
+            return false;
+        }
+    }
     return ports_distinct(topo, err);
+}
+
+char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
+                         unsigned prefix)
+{
+    struct in_addr a = {0};
+    inet_pton(AF_INET, net, &a);
+    const struct ml_subnet *mine[] = {&topo->lab_subnet, &topo->wireguard.subnet};
+    for (size_t i = 0; i < G_N_ELEMENTS(mine); i++) {
+        unsigned p = MIN(prefix, mine[i]->prefix);
+        uint32_t mask = p ? ~0u << (32 - p) : 0;
+        if ((ntohl(a.s_addr) & mask) != (ntohl(mine[i]->net.s_addr) & mask))
+            continue;
+        char other[16];
+        return g_strdup_printf("%s the overlay %s/%u, which overlaps %s %s/%u; move that "
+                               "subnet elsewhere",
+                               who, net, prefix, i == 0 ? "the lab subnet" : "wireguard.subnet",
+                               ml_ip_str(mine[i]->net, other), mine[i]->prefix);
+    }
+    return NULL;
 }
 
 struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp)

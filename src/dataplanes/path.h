@@ -41,6 +41,10 @@ struct ml_dataplane {
     /* Its own transports, appended to the lab's port table (ports.h) so the
      * firewall opens and isolates them (NULL: the fixed table has them). */
     size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
+    /* When the topology conflicts with it (its own subnet overlapping the lab's,
+     * say): the rule broken, for "FILE:LINE:COL: RULE" at measure.paths; NULL
+     * when none (the hook may be NULL). */
+    char *(*conflict)(const struct ml_topology *topo);
     /* False, with the reason, when it cannot run on this host (NULL: always can). */
     bool (*available)(const struct ml_lab *lab, char **ret_reason);
     /* Host files node needs on its artifacts CD (NULL: none), added to files. */
@@ -85,6 +89,13 @@ const struct ml_path_ops *ml_path_find(const char *name);
 bool ml_paths_resolve(const struct ml_topology *topo, GError **err);
 /* Whether the topology measures this path. */
 bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops);
+
+/* Pure: when subnet NET/PREFIX (a dotted quad) overlaps the lab subnet or
+ * wireguard.subnet, the rule for a dataplane's conflict hook ("WHO the overlay
+ * NET/PREFIX, which overlaps ...", who being "the nebula paths use"); NULL
+ * when it does not. */
+char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
+                         unsigned prefix);
 
 /* The dataplane's per-run state in the lab, created empty when missing. */
 struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp);

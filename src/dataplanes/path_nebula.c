@@ -93,8 +93,14 @@ static bool settle(struct ml_lab *lab, GError **err)
     return ml_nebula_restart_clients(lab, err);
 }
 
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24);
+}
+
 const struct ml_dataplane ml_dataplane_nebula = {
     .name = "nebula",
+    .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,
 };

@@ -162,7 +162,13 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return fresh && !strcmp(endpoint, want) && ev->route && strstr(ev->route, "dev " DEV);
 }
 
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the wireguard-direct path uses", SUBNET "0", 24);
+}
+
 const struct ml_dataplane ml_dataplane_wireguard_direct = {
+    .conflict = conflict,
     .name = "wireguard-direct",
     .ports = ports,
     .setup = setup,

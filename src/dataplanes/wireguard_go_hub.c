@@ -217,7 +217,13 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return fresh && tun && daemon && ev->route && strstr(ev->route, "dev " DEV);
 }
 
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the wireguard-go-hub path uses", SUBNET "0", 24);
+}
+
 const struct ml_dataplane ml_dataplane_wireguard_go_hub = {
+    .conflict = conflict,
     .name = "wireguard-go-hub",
     .ports = ports,
     .setup = setup,

@@ -64,7 +64,7 @@ struct ctx {
     struct {
         yaml_node_t *name, *address, *tunnel_address;
     } at[ML_MAX_NODES];
-    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *paths_at;
+    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at;
     const char *hub, *client, *server;
 };
 
@@ -515,7 +515,6 @@ static bool parse_paths(struct ctx *c, yaml_node_t *n)
     yaml_node_item_t *items;
     size_t count;
 
-    c->paths_at = n;
     t->measure.paths_line = (int)n->start_mark.line + 1;
     t->measure.paths_column = (int)n->start_mark.column + 1;
     if (n->type != YAML_SEQUENCE_NODE)
@@ -696,17 +695,6 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
         return fail(c, c->wg_subnet_at, "wireguard.subnet %s overlaps the lab subnet %s",
                     subnet_str(c, &t->wireguard.subnet), subnet_str(c, &t->lab_subnet));
-    if (ml_topology_has_path(t, "nebula-direct") || ml_topology_has_path(t, "nebula-relay")) {
-        struct ml_subnet overlay = {.prefix = 24};
-        inet_pton(AF_INET, "10.42.0.0", &overlay.net);
-        const struct ml_subnet *mine[] = {&t->lab_subnet, &t->wireguard.subnet};
-        for (size_t i = 0; i < G_N_ELEMENTS(mine); i++)
-            if (subnets_overlap(mine[i], &overlay))
-                return fail(c, c->paths_at, "the nebula paths use the overlay 10.42.0.0/24, which "
-                            "overlaps %s %s; move that subnet elsewhere",
-                            i == 0 ? "the lab subnet" : "wireguard.subnet",
-                            subnet_str(c, mine[i]));
-    }
     return check_nodes(c) && check_roles(c);
 }
 
