@@ -83,16 +83,20 @@ bool ml_wg_key_valid(const char *key)
     return len == 32;
 }
 
-/* Generates a key in every guest at once; only the public keys come back. */
-static bool generate_keys(struct ml_lab *lab, char **pub, GError **err)
+bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, char **pub,
+                GError **err)
 {
-    const char *cmds[ML_MAX_NODES];
+    g_autofree char *cmd = g_strdup_printf("set -e; umask 077; mkdir -p /etc/wireguard; "
+                                           "wg genkey > %s; wg pubkey < %s",
+                                           key_file, key_file);
+    const char *cmds[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++)
-        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
-    if (!ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, pub, "generating a WireGuard key", err))
+        cmds[i] = cmd;
+    if (!ml_lab_run_parallel(lab, which, cmds, NULL, 60, pub, "generating a WireGuard key", err))
         return false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (which && !which[i])
+            continue;
         g_strstrip(pub[i]);
         if (!ml_wg_key_valid(pub[i])) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
@@ -150,7 +154,7 @@ bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err)
     char *pub[ML_MAX_NODES] = {0};
     double t0 = ml_now();
     ml_progress("wireguard", "generating keys inside each guest");
-    bool ok = generate_keys(lab, pub, err) && configure(lab, pub, err) &&
+    bool ok = ml_wg_keys(lab, NULL, ML_WG_KEY_FILE, pub, err) && configure(lab, pub, err) &&
               first_tunnel_ping(lab, err);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_free(pub[i]);

@@ -19,6 +19,11 @@ char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const cha
 /* True for a well-formed WireGuard public key (44 base64 characters, 32 bytes). */
 bool ml_wg_key_valid(const char *key);
 
+/* Generates a key into key_file in every guest that which selects (NULL: all)
+ * at once; only the public keys come back, into pub[i], each checked. */
+bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, char **pub,
+                GError **err);
+
 /* Generates keys in every guest, writes the configurations, brings wg0 up and
  * waits for the first tunnel ping; records setup_s in state. */
 bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err);

@@ -76,22 +76,9 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     const char *inputs[ML_MAX_NODES] = {0};
     char *pub[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
     double t0 = ml_now();
-    for (size_t e = 0; e < 2; e++) {
+    for (size_t e = 0; e < 2; e++)
         which[ends[e]] = true;
-        cmds[ends[e]] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                        "wg genkey > " KEY_FILE "; wg pubkey < " KEY_FILE;
-    }
-    bool ok =
-        ml_lab_run_parallel(lab, which, cmds, NULL, 60, pub, "generating a WireGuard key", err);
-    for (size_t e = 0; ok && e < 2; e++) {
-        g_strstrip(pub[ends[e]]);
-        if (!ml_wg_key_valid(pub[ends[e]])) {
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned something that is not a WireGuard public key",
-                        t->nodes[ends[e]].name);
-            ok = false;
-        }
-    }
+    bool ok = ml_wg_keys(lab, which, KEY_FILE, pub, err);
     for (size_t e = 0; ok && e < 2; e++) {
         conf[ends[e]] = render(t, ends[e], ends[1 - e], pub[ends[1 - e]]);
         inputs[ends[e]] = conf[ends[e]];

@@ -98,26 +98,6 @@ static char *render_client(const struct ml_topology *t, size_t node, const char 
     return g_string_free(c, FALSE);
 }
 
-static bool keys(struct ml_lab *lab, char **pub, GError **err)
-{
-    const char *cmds[ML_MAX_NODES] = {0};
-    for (size_t i = 0; i < lab->plan->n_guests; i++)
-        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                  "wg genkey > " KEY_FILE "; wg pubkey < " KEY_FILE;
-    if (!ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, pub, "generating a WireGuard key", err))
-        return false;
-    for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        g_strstrip(pub[i]);
-        if (!ml_wg_key_valid(pub[i])) {
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s returned something that is not a WireGuard public key",
-                        lab->topo->nodes[i].name);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* The hub first, so the clients' first handshakes find it listening. */
 static bool configure(struct ml_lab *lab, char **pub, GError **err)
 {
@@ -149,7 +129,7 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     char *pub[ML_MAX_NODES] = {0};
     double t0 = ml_now();
-    bool ok = keys(lab, pub, err) && configure(lab, pub, err);
+    bool ok = ml_wg_keys(lab, NULL, KEY_FILE, pub, err) && configure(lab, pub, err);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_free(pub[i]);
     char target[16];
