@@ -84,7 +84,7 @@ for name in ("tailscale-direct", "tailscale-relay"):
             and "tailscale_1.104.4_amd64.tgz" in p["reason"] and "headscale_0.29.7_linux_amd64" in p["reason"]
             and p["transfer"] is None and p["passes"] == [],
             "%s: not run, artifacts missing, names the files" % name)
-for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay"):
+for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub"):
     p = paths.get(name)
     say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))
     if not p or p["status"] != "measured":
@@ -103,6 +103,13 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay"):
         say(2.0 <= f <= 2.5, "wireguard-hub: hub bytes per payload byte %.4f in [2.0, 2.5]" % f)
         say(p["ping"]["received"] > 0, "wireguard-hub: tunnel ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-hub: key-to-first-ping time recorded (%s s)" % p["setup_s"])
+    elif name == "wireguard-direct":
+        say(f < 0.01, "wireguard-direct: hub bytes per payload byte %.4f < 0.01" % f)
+        say(any("peer endpoint is 192.0.2.12:" in c["evidence"] for c in p["checks"]), "wireguard-direct: wg says the peer is client-b itself")
+        say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-direct: key-to-first-ping time recorded (%s s)" % p["setup_s"])
+    elif name == "wireguard-go-hub":
+        say(2.0 <= f <= 2.6, "wireguard-go-hub: hub bytes per payload byte %.4f in [2.0, 2.6]" % f)
+        say(all("a tun device; wireguard-go runs" in c["evidence"] for c in p["checks"]), "wireguard-go-hub: the hub's wgo0 is wireguard-go's tun")
     say(len(p["passes"]) == r["profile"]["passes"] and p["median_bits_per_second"] > 0, "%s: %d passes and a median" % (name, len(p["passes"])))
 phases = [x["name"] for x in r["phases"]]
 say(all(n in phases for n in ("image", "kvm-probe", "define", "boot", "firewall", "setup wireguard-hub",

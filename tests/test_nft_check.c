@@ -46,13 +46,13 @@ static void check_topology(const char *nft, const struct ml_topology *topo)
 {
     g_autofree char *fw = ml_nft_firewall(topo);
     CHECK(nft_check(nft, "the firewall", fw));
-    for (int k = 0; k < ML_PATH_COUNT; k++) {
-        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_path_ops *ops = ml_paths[k];
         for (size_t i = 0; i < topo->n_nodes; i++) {
             g_autofree char *policy = ml_nft_policy(topo, i, ops->policy);
             g_autofree char *both = g_strconcat(fw, policy, NULL);
             g_autofree char *what =
-                g_strdup_printf("%s on %s", ml_path_name(ops->kind), topo->nodes[i].name);
+                g_strdup_printf("%s on %s", ops->name, topo->nodes[i].name);
             CHECK(nft_check(nft, what, both));
         }
     }

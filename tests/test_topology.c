@@ -1,6 +1,7 @@
 /* Topology loading: the shipped lab, good variations, and every bad input in
  * tests/data/bad/ against its golden .expected error line. */
 #include "check.h"
+#include "dataplanes/path.h"
 #include "topology/topology.h"
 #include "core/util.h"
 
@@ -51,10 +52,11 @@ static void test_seed(void)
     CHECK(t->wireguard.persistent_keepalive == 25);
     CHECK(t->measure.client == 1);
     CHECK(t->measure.server == 2);
-    CHECK(t->measure.paths[ML_PATH_PLAIN]);
-    CHECK(t->measure.paths[ML_PATH_WIREGUARD_HUB]);
-    CHECK(t->measure.paths[ML_PATH_TAILSCALE_DIRECT] && t->measure.paths[ML_PATH_TAILSCALE_RELAY]);
-    CHECK(t->measure.paths[ML_PATH_NEBULA_DIRECT] && t->measure.paths[ML_PATH_NEBULA_RELAY]);
+    CHECK(ml_topology_has_path(t, "plain"));
+    CHECK(ml_topology_has_path(t, "wireguard-hub"));
+    CHECK(ml_topology_has_path(t, "tailscale-direct") && ml_topology_has_path(t, "tailscale-relay"));
+    CHECK(ml_topology_has_path(t, "nebula-direct") && ml_topology_has_path(t, "nebula-relay"));
+    CHECK(ml_paths_resolve(t, NULL));
     CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
     CHECK(t->measure.full.pass_s == 30 && t->measure.full.ping_count == 30);
     CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.passes == 3);
@@ -63,12 +65,11 @@ static void test_seed(void)
 
 static void test_path_names(void)
 {
-    CHECK_STR(ml_path_name(ML_PATH_PLAIN), "plain");
-    CHECK_STR(ml_path_name(ML_PATH_WIREGUARD_HUB), "wireguard-hub");
-    CHECK(ml_path_from_name("plain") == ML_PATH_PLAIN);
-    CHECK(ml_path_from_name("wireguard-hub") == ML_PATH_WIREGUARD_HUB);
-    CHECK(ml_path_from_name("tailscale") == -1);
-    CHECK(ml_path_from_name("") == -1);
+    CHECK_STR(ml_path_find("plain")->name, "plain");
+    CHECK_STR(ml_path_find("wireguard-hub")->name, "wireguard-hub");
+    CHECK(ml_path_find("tailscale") == NULL);
+    CHECK(ml_path_find("") == NULL);
+    CHECK(ml_path_find(NULL) == NULL);
 }
 
 static struct ml_topology *parse(const char *text, GError **err)
@@ -106,8 +107,8 @@ static void test_minimal(void)
     CHECK(t->nodes[1].line == 6 && t->nodes[1].column == 5);
     CHECK(t->wireguard.listen_port == 51820);
     CHECK(t->wireguard.persistent_keepalive == 25);
-    CHECK(!t->measure.paths[ML_PATH_PLAIN]);
-    CHECK(t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(!ml_topology_has_path(t, "plain"));
+    CHECK(ml_topology_has_path(t, "wireguard-hub"));
     CHECK(t->measure.full.transfer_s == 10 && t->measure.full.pass_s == 30);
     CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.ping_count == 5);
 }
@@ -148,7 +149,7 @@ static void test_defaults_and_overrides(void)
     CHECK(t->wireguard.listen_port == 1);
     CHECK(t->wireguard.persistent_keepalive == 0);
     CHECK(t->measure.client == 2 && t->measure.server == 1);
-    CHECK(t->measure.paths[ML_PATH_PLAIN] && !t->measure.paths[ML_PATH_WIREGUARD_HUB]);
+    CHECK(ml_topology_has_path(t, "plain") && !ml_topology_has_path(t, "wireguard-hub"));
     CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
     CHECK(t->measure.quick.transfer_s == 1 && t->measure.quick.passes == 20);
     CHECK(t->measure.quick.pass_s == 600 && t->measure.quick.ping_count == 1000);
@@ -223,7 +224,10 @@ static void test_bad_inputs(void)
             continue;
         }
         g_strchomp(expected);
+        /* As the commands load it: parsed, then the path names resolved. */
         t = ml_topology_load(path, &load_err);
+        if (t && !ml_paths_resolve(t, &load_err))
+            g_clear_pointer(&t, ml_topology_free);
         CHECK(t == NULL);
         CHECK(load_err && load_err->domain == ML_ERROR && load_err->code == ML_ERR_INPUT);
         CHECK(load_err && !strchr(load_err->message, '\n'));

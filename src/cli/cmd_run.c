@@ -191,7 +191,7 @@ int cmd_run_main(int argc, char **argv)
         return status;
     const char *file = argv[optind];
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(file, &err);
+    g_autoptr(MlTopology) topo = cmd_load_topology(file, &err);
     if (!topo)
         return cmd_fail(err);
     ml_signals_install();

@@ -28,7 +28,7 @@ int cmd_up_main(int argc, char **argv)
     if (!ml_session_args(argc, argv, options, up_usage, &opts, &status))
         return status;
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    g_autoptr(MlTopology) topo = cmd_load_topology(argv[optind], &err);
     if (!topo)
         return cmd_fail(err);
     ml_signals_install();

@@ -3,8 +3,17 @@
 
 #include "cli/commands.h"
 #include "cli/print.h"
+#include "dataplanes/path.h"
 #include "topology/topology.h"
 #include "core/util.h"
+
+struct ml_topology *cmd_load_topology(const char *path, GError **err)
+{
+    g_autoptr(MlTopology) topo = ml_topology_load(path, err);
+    if (!topo || !ml_paths_resolve(topo, err))
+        return NULL;
+    return g_steal_pointer(&topo);
+}
 
 int cmd_fail(const GError *err)
 {
@@ -32,7 +41,7 @@ int cmd_validate_main(int argc, char **argv)
     if (!cmd_simple_args(argc, argv, validate_usage, 1, &status))
         return status;
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load(argv[optind], &err);
+    g_autoptr(MlTopology) topo = cmd_load_topology(argv[optind], &err);
     if (!topo)
         return cmd_fail(err);
     return ML_EXIT_OK;

@@ -29,3 +29,7 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri);
 void cmd_status_text(FILE *f, struct json_object *doc);
 struct json_object *cmd_check_collect(void);
 void cmd_check_text(FILE *f, struct json_object *doc);
+
+/* Loads a topology and resolves its path names through the dataplanes'
+ * registry: NULL with err set (FILE:LINE:COL: RULE) when either fails. */
+struct ml_topology *cmd_load_topology(const char *path, GError **err);

@@ -150,28 +150,27 @@ static void probe_accelerator(struct ml_lab *lab)
 static bool setup_dataplanes(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *topo = lab->topo;
-    bool (*done[ML_PATH_COUNT])(struct ml_lab *, GError **) = {0};
-    size_t n_done = 0;
-    for (int k = 0; k < ML_PATH_COUNT; k++) {
-        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_path_ops *ops = ml_paths[k];
+        const struct ml_dataplane *dp = ops->dataplane;
         g_autofree char *why_not = NULL;
-        if (!topo->measure.paths[k] || !ops->setup)
+        if (!ml_path_wanted(topo, ops) || !dp || !dp->setup)
             continue;
-        if (ops->available && !ops->available(lab, &why_not)) {
-            ml_progress("up", "%s: %s", ml_path_name(ops->kind), why_not);
-            continue;
-        }
         bool already = false;
-        for (size_t d = 0; d < n_done; d++)
-            already |= done[d] == ops->setup;
+        for (size_t j = 0; j < k; j++)
+            already |= ml_paths[j]->dataplane == dp && ml_path_wanted(topo, ml_paths[j]);
         if (already)
             continue;
-        done[n_done++] = ops->setup;
+        if (dp->available && !dp->available(lab, &why_not)) {
+            ml_progress("up", "%s: %s", dp->name, why_not);
+            continue;
+        }
         if (ml_check_interrupted(err))
             return false;
         g_autoptr(GError) serr = NULL;
-        bool ok = ops->setup(lab, &serr);
-        g_autofree char *phase = g_strdup_printf("setup %s", ml_path_name(ops->kind));
+        struct json_object *state = ml_dataplane_state(lab, dp);
+        bool ok = dp->setup(lab, state, &serr);
+        g_autofree char *phase = g_strdup_printf("setup %s", ops->name);
         ml_lab_phase(lab, phase);
         if (ok)
             continue;
@@ -181,11 +180,8 @@ static bool setup_dataplanes(struct ml_lab *lab, GError **err)
             g_propagate_error(err, g_steal_pointer(&serr));
             return false;
         }
-        ml_warn("%s could not be set up: %s", ml_path_name(ops->kind), serr->message);
-        for (int j = 0; j < ML_PATH_COUNT; j++)
-            if (topo->measure.paths[j] && ml_path_ops((enum ml_path_kind)j)->setup == ops->setup)
-                lab->setup_failed[j] = g_strdup_printf("its dataplane could not be set up: %s",
-                                                       serr->message);
+        ml_warn("%s could not be set up: %s", dp->name, serr->message);
+        json_object_object_add(state, "setup_failed", json_object_new_string(serr->message));
     }
     return !ml_check_interrupted(err);
 }

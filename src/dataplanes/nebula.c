@@ -186,18 +186,13 @@ static bool wait_overlay(struct ml_lab *lab, GError **err)
     return false;
 }
 
-bool ml_nebula_setup(struct ml_lab *lab, GError **err)
+/* Each node makes its own keys; only public halves leave the guest: pub[i] is
+ * node i's nebula public key, then "@@", then its ssh admin public key. */
+static bool generate_keys(struct ml_lab *lab, const bool *all, char **pub, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t n = lab->plan->n_guests, hub = t->wireguard.hub;
-    bool all[ML_MAX_NODES] = {0};
+    size_t n = lab->plan->n_guests;
     const char *cmds[ML_MAX_NODES] = {0};
-    char *pub[ML_MAX_NODES] = {0}, *crt[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
-    for (size_t i = 0; i < n; i++)
-        all[i] = true;
-    double t0 = ml_now();
-
-    /* Each node makes its own keys; only public halves leave the guest. */
     ml_progress("nebula", "generating host and admin keys inside each guest");
     for (size_t i = 0; i < n; i++)
         cmds[i] = "set -e; umask 077; mkdir -p /etc/nebula; cd /etc/nebula; "
@@ -206,11 +201,12 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                   "ssh-keygen -q -t ed25519 -N '' -f admin_key; "
                   "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
                   "cat host.pub; echo '@@'; cat admin_key.pub";
-    bool ok = ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err);
+    if (!ml_lab_run_parallel(lab, all, cmds, NULL, 60, pub, "nebula setup", err))
+        return false;
     /* The public keys travel to the hub's signing script and the admin key into a config:
      * each must be exactly one key of its kind (nothing that could shift awk's count of keys
      * and get a node signed for another's key). */
-    for (size_t i = 0; ok && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         char *sep = strstr(pub[i], "@@");
         if (sep)
             *sep = '\0';
@@ -219,90 +215,117 @@ bool ml_nebula_setup(struct ml_lab *lab, GError **err)
                         "%s returned something that is not one nebula public key and one ssh "
                         "ed25519 admin key",
                         t->nodes[i].name);
-            ok = false;
+            return false;
         }
     }
+    return true;
+}
 
-    /* The hub holds the CA; it signs each node's public key. */
-    if (ok) {
-        GString *pubs = g_string_new(NULL);
-        char addr[16];
-        for (size_t i = 0; i < n; i++) {
-            g_autofree char *hostpub = g_strstrip(g_strdup(pub[i]));
-            g_string_append_printf(pubs, "%s\n", hostpub);
-        }
-        /* All public keys arrive on one stdin, in node order; awk splits them. */
-        GString *script = g_string_new("set -e; umask 077; mkdir -p " CA_DIR "/signed; cd " CA_DIR
-                                       "; rm -rf signed/* keys; [ -f ca.key ] || nebula-cert ca "
-                                       "-name meshlab -out-crt ca.crt -out-key ca.key; "
-                                       "cat > keys; ");
-        for (size_t i = 0; i < n; i++) {
-            g_string_append_printf(
-                script,
-                "awk '/BEGIN NEBULA/{k++} k==%zu' keys > %s.pub; nebula-cert sign -ca-crt ca.crt "
-                "-ca-key ca.key -name %s -ip %s/%d -in-pub %s.pub -out-crt signed/%s.crt; ",
-                i + 1, t->nodes[i].name, t->nodes[i].name, ml_ip_str(ml_nebula_address(t, i), addr),
-                NEBULA_PREFIX, t->nodes[i].name, t->nodes[i].name);
-        }
-        g_string_append(script, "cat ca.crt; for f in");
-        for (size_t i = 0; i < n; i++)
-            g_string_append_printf(script, " %s", t->nodes[i].name);
-        g_string_append(script, "; do echo '@@'; cat signed/$f.crt; done");
-        g_autofree char *signed_out = ml_agent_run(lab->dom[hub], script->str, pubs->str, 60, err);
-        g_string_free(script, TRUE);
-        g_string_free(pubs, TRUE);
-        ok = signed_out != NULL;
-        if (ok) {
-            g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
-            ok = g_strv_length(parts) == n + 1;
-            if (!ok)
-                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                            "the hub returned %u certificates for "
-                            "%zu nodes",
-                            g_strv_length(parts) - 1, n);
-            for (size_t i = 0; ok && i < n + 1; i++) {
-                if (!ml_nebula_cert_valid(parts[i])) {
-                    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                                "the hub returned something that is not one nebula certificate "
-                                "as %s",
-                                i == 0 ? "the CA certificate" : t->nodes[i - 1].name);
-                    ok = false;
-                }
-            }
-            for (size_t i = 0; ok && i < n; i++)
-                crt[i] =
-                    g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
+/* The hub's script: the CA once, then each node's public key (all on one stdin,
+ * in node order, split by awk) signed for its overlay address. */
+static char *signing_script(const struct ml_topology *t, size_t n)
+{
+    char addr[16];
+    GString *script = g_string_new("set -e; umask 077; mkdir -p " CA_DIR "/signed; cd " CA_DIR
+                                   "; rm -rf signed/* keys; [ -f ca.key ] || nebula-cert ca "
+                                   "-name meshlab -out-crt ca.crt -out-key ca.key; "
+                                   "cat > keys; ");
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(
+            script,
+            "awk '/BEGIN NEBULA/{k++} k==%zu' keys > %s.pub; nebula-cert sign -ca-crt ca.crt "
+            "-ca-key ca.key -name %s -ip %s/%d -in-pub %s.pub -out-crt signed/%s.crt; ",
+            i + 1, t->nodes[i].name, t->nodes[i].name, ml_ip_str(ml_nebula_address(t, i), addr),
+            NEBULA_PREFIX, t->nodes[i].name, t->nodes[i].name);
+    g_string_append(script, "cat ca.crt; for f in");
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(script, " %s", t->nodes[i].name);
+    g_string_append(script, "; do echo '@@'; cat signed/$f.crt; done");
+    return g_string_free(script, FALSE);
+}
+
+/* The hub holds the CA and signs every node's key: crt[i] is the CA
+ * certificate, "@@", node i's certificate. */
+static bool sign_on_hub(struct ml_lab *lab, char **pub, char **crt, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t n = lab->plan->n_guests;
+    g_autoptr(GString) pubs = g_string_new(NULL);
+    for (size_t i = 0; i < n; i++) {
+        g_autofree char *hostpub = g_strstrip(g_strdup(pub[i]));
+        g_string_append_printf(pubs, "%s\n", hostpub);
+    }
+    g_autofree char *script = signing_script(t, n);
+    g_autofree char *signed_out =
+        ml_agent_run(lab->dom[t->wireguard.hub], script, pubs->str, 60, err);
+    if (!signed_out)
+        return false;
+    g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
+    if (g_strv_length(parts) != n + 1) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the hub returned %u certificates for %zu nodes",
+                    g_strv_length(parts) - 1, n);
+        return false;
+    }
+    for (size_t i = 0; i < n + 1; i++) {
+        if (!ml_nebula_cert_valid(parts[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "the hub returned something that is not one nebula certificate as %s",
+                        i == 0 ? "the CA certificate" : t->nodes[i - 1].name);
+            return false;
         }
     }
-    /* Certificates and the CA certificate go to every node; configs start the daemons. */
-    if (ok) {
-        for (size_t i = 0; i < n; i++)
-            cmds[i] = "set -e; umask 077; cd /etc/nebula; cat > certs; "
-                      "awk '/@@/{p=1;next} !p' certs > ca.crt; "
-                      "awk '/@@/{p=1;next} p' certs > host.crt; rm certs; "
-                      "nebula-cert print -path host.crt >/dev/null";
-        ok = ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup",
-                                 err);
+    for (size_t i = 0; i < n; i++)
+        crt[i] = g_strdup_printf("%s\n@@\n%s", g_strstrip(parts[0]), g_strstrip(parts[i + 1]));
+    return true;
+}
+
+/* Certificates and the CA certificate go to every node. */
+static bool install_certs(struct ml_lab *lab, const bool *all, char **crt, GError **err)
+{
+    const char *cmds[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = "set -e; umask 077; cd /etc/nebula; cat > certs; "
+                  "awk '/@@/{p=1;next} !p' certs > ca.crt; "
+                  "awk '/@@/{p=1;next} p' certs > host.crt; rm certs; "
+                  "nebula-cert print -path host.crt >/dev/null";
+    return ml_lab_run_parallel(lab, all, cmds, (const char *const *)crt, 60, NULL, "nebula setup",
+                               err);
+}
+
+/* Configs start the daemons: the lighthouse first, then the others. */
+static bool start_daemons(struct ml_lab *lab, char **pub, char **conf, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
+        conf[i] = ml_nebula_config(t, i, admin);
     }
-    if (ok) {
-        for (size_t i = 0; i < n; i++) {
-            g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
-            conf[i] = ml_nebula_config(t, i, admin);
-        }
-        /* The lighthouse first, then the others. */
-        ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
-        for (size_t i = 0; ok && i < n; i++)
-            if (i != hub)
-                ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
-    }
-    ok = ok && wait_overlay(lab, err);
+    bool ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
+    for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
+        if (i != hub)
+            ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
+    return ok;
+}
+
+bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err)
+{
+    bool all[ML_MAX_NODES] = {0};
+    char *pub[ML_MAX_NODES] = {0}, *crt[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        all[i] = true;
+    double t0 = ml_now();
+    bool ok = generate_keys(lab, all, pub, err) && sign_on_hub(lab, pub, crt, err) &&
+              install_certs(lab, all, crt, err) && start_daemons(lab, pub, conf, err) &&
+              wait_overlay(lab, err);
     free_all(pub);
     free_all(crt);
     free_all(conf);
     if (!ok)
         return false;
-    lab->nebula_setup_s = ml_now() - t0;
-    ml_progress("nebula", "overlay up, %.1f s after the first key", lab->nebula_setup_s);
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
+    ml_progress("nebula", "overlay up, %.1f s after the first key", setup_s);
     return true;
 }
 
@@ -319,7 +342,7 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
            wait_overlay(lab, err);
 }
 
-bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err)
+char *ml_nebula_view(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     char target[16];
@@ -328,6 +351,5 @@ bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **e
         "ssh -q -p %s -i /etc/nebula/admin_key -o StrictHostKeyChecking=no "
         "-o UserKnownHostsFile=/dev/null -o BatchMode=yes meshlab@127.0.0.1 print-tunnel %s",
         strchr(ML_NEBULA_ADMIN, ':') + 1, target);
-    g_autofree char *out = ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
-    return out && ml_nebula_tunnel_parse(out, ret, err);
+    return ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
 }

@@ -39,9 +39,10 @@ bool ml_nebula_tunnel_parse(const char *json, struct ml_nebula_tunnel *ret, GErr
 
 /* Keys, certificates, configs and the daemons on every guest; waits for the
  * client to reach the server through the overlay. */
-bool ml_nebula_setup(struct ml_lab *lab, GError **err);
+bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err);
 /* Restarts nebula on the clients (after a policy change) and waits for the
  * overlay to answer again. */
 bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err);
-/* nebula's own view of the client's tunnel to the server. */
-bool ml_nebula_view(struct ml_lab *lab, struct ml_nebula_tunnel *ret, GError **err);
+/* nebula's own view of the client's tunnel to the server: print-tunnel's
+ * output on the admin console, unparsed. */
+char *ml_nebula_view(struct ml_lab *lab, GError **err);

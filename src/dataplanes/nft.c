@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "dataplanes/path.h"
+
 #include "topology/plan.h"
 #include "topology/ports.h"
 
@@ -34,7 +36,7 @@ static void transport_rule(GString *s, const struct ml_port *ports, size_t n, en
 char *ml_nft_firewall(const struct ml_topology *topo)
 {
     struct ml_port ports[ML_PORTS_MAX];
-    size_t n = ml_ports(topo, ports);
+    size_t n = ml_dataplane_ports(topo, ports);
     GString *s = g_string_new("# meshlab guest firewall (the seed's), loaded for the whole run\n"
                               "table inet meshlab_fw\n"
                               "delete table inet meshlab_fw\n"
@@ -78,7 +80,7 @@ char *ml_nft_firewall(const struct ml_topology *topo)
 char *ml_nft_firewall_summary(const struct ml_topology *topo)
 {
     struct ml_port ports[ML_PORTS_MAX];
-    size_t n = ml_ports(topo, ports);
+    size_t n = ml_dataplane_ports(topo, ports);
     GString *s = g_string_new("policy drop on " ML_LAB_NIC " except established, ICMP echo");
     for (size_t i = 0; i < n; i++)
         if (ports[i].open)

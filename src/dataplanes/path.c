@@ -2,27 +2,177 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+
+#include "topology/plan.h"
 
 #include "virt/agent.h"
 #include "core/util.h"
 
-void ml_probe_clear(struct ml_probe *p)
+void ml_evidence_clear(struct ml_evidence *e)
 {
-    g_free(p->route);
-    p->route = NULL;
+    g_free(e->route);
+    for (size_t i = 0; i < ML_EVIDENCE_OWN_MAX; i++)
+        g_free(e->own[i]);
+    g_free(e->own_error);
+    memset(e, 0, sizeof(*e));
 }
 
-const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind)
+bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                     const struct ml_evidence *ev, GString *sentence)
 {
-    static const struct ml_path_ops *const all[ML_PATH_COUNT] = {
-        [ML_PATH_PLAIN] = &ml_path_plain,
-        [ML_PATH_WIREGUARD_HUB] = &ml_path_wireguard_hub,
-        [ML_PATH_TAILSCALE_DIRECT] = &ml_path_tailscale_direct,
-        [ML_PATH_TAILSCALE_RELAY] = &ml_path_tailscale_relay,
-        [ML_PATH_NEBULA_DIRECT] = &ml_path_nebula_direct,
-        [ML_PATH_NEBULA_RELAY] = &ml_path_nebula_relay,
-    };
-    return (unsigned)kind < ML_PATH_COUNT ? all[kind] : NULL;
+    bool own = !ops->verify || ops->verify(topo, ev, sentence);
+    bool answered = ev->received > 0;
+    bool quiet = ops->hub == ML_HUB_QUIET;
+    bool hub_ok = quiet ? ev->hub_bytes * 20 < ev->probe_bytes
+                        : ev->hub_bytes * 2 >= ev->probe_bytes * 3;
+    g_string_append_printf(sentence,
+                           "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
+                           "for %lld probe bytes (must be %s)",
+                           ev->route ? ev->route : "?", ev->received, ev->transmitted,
+                           ev->hub_bytes, ev->probe_bytes,
+                           quiet ? "under 5%" : "at least 1.5 times");
+    return own && answered && hub_ok;
+}
+
+/* The registry: each path file defines its ops (and its dataplane's), and
+ * names them once here. */
+extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
+    ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay,
+    ml_path_wireguard_direct, ml_path_wireguard_go_hub;
+
+const struct ml_path_ops *const ml_paths[] = {
+    &ml_path_plain,
+    &ml_path_wireguard_hub,
+    &ml_path_tailscale_direct,
+    &ml_path_tailscale_relay,
+    &ml_path_nebula_direct,
+    &ml_path_nebula_relay,
+    &ml_path_wireguard_direct,
+    &ml_path_wireguard_go_hub,
+    NULL,
+};
+
+const struct ml_path_ops *ml_path_find(const char *name)
+{
+    for (size_t i = 0; name && ml_paths[i]; i++)
+        if (!strcmp(ml_paths[i]->name, name))
+            return ml_paths[i];
+    return NULL;
+}
+
+bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops)
+{
+    return ml_topology_has_path(topo, ops->name);
+}
+
+/* Dataplanes derive their ports from wireguard.listen_port; each must be a
+ * port, and no two the same. */
+static bool ports_distinct(const struct ml_topology *topo, GError **err)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_dataplane_ports(topo, ports);
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_port *a = &ports[i], *b = NULL;
+        for (size_t j = 0; !b && j < i; j++)
+            if (ports[j].proto == a->proto && ports[j].port == a->port)
+                b = &ports[j];
+        if (!b && a->port >= 1 && a->port <= 65535)
+            continue;
+        g_autofree char *what =
+            b ? g_strdup_printf("%s %u is both %s's and %s's", ml_proto_name(a->proto), a->port,
+                                b->what, a->what)
+              : g_strdup_printf("%s's port %u is out of range", a->what, a->port);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s (from wireguard.listen_port %u); "
+                    "choose another listen_port", topo->path, topo->measure.paths_line,
+                    topo->measure.paths_column, what, topo->wireguard.listen_port);
+        return false;
+    }
+    return true;
+}
+
+bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
+{
+    g_autoptr(GString) known = g_string_new(NULL);
+    for (size_t i = 0; ml_paths[i]; i++)
+        g_string_append_printf(known, "%s%s", i ? ", " : "", ml_paths[i]->name);
+    if (topo->measure.n_paths == 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: measure.paths is empty; list at "
+                    "least one of %s", topo->path, topo->measure.paths_line,
+                    topo->measure.paths_column, known->str);
+        return false;
+    }
+    for (size_t i = 0; i < topo->measure.n_paths; i++) {
+        const struct ml_path_ref *ref = &topo->measure.paths[i];
+        if (ml_path_find(ref->name))
+            continue;
+        g_autofree char *shown = g_strescape(ref->name, NULL);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: measure.paths: unknown path '%s'; "
+                    "known paths are %s", topo->path, ref->line, ref->column, shown, known->str);
+        return false;
+    }
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_dataplane *dp = ml_paths[k]->dataplane;
+        bool first = true;
+        for (size_t j = 0; j < k; j++)
+            first &= !(ml_paths[j]->dataplane == dp && ml_path_wanted(topo, ml_paths[j]));
+        if (!dp || !dp->conflict || !first || !ml_path_wanted(topo, ml_paths[k]))
+            continue;
+        g_autofree char *rule = dp->conflict(topo);
+        if (rule) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s", topo->path,
+                        topo->measure.paths_line, topo->measure.paths_column, rule);
+            return false;
+        }
+    }
+    return ports_distinct(topo, err);
+}
+
+char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
+                         unsigned prefix)
+{
+    struct in_addr a = {0};
+    inet_pton(AF_INET, net, &a);
+    const struct ml_subnet *mine[] = {&topo->lab_subnet, &topo->wireguard.subnet};
+    for (size_t i = 0; i < G_N_ELEMENTS(mine); i++) {
+        unsigned p = MIN(prefix, mine[i]->prefix);
+        uint32_t mask = p ? ~0u << (32 - p) : 0;
+        if ((ntohl(a.s_addr) & mask) != (ntohl(mine[i]->net.s_addr) & mask))
+            continue;
+        char other[16];
+        return g_strdup_printf("%s the overlay %s/%u, which overlaps %s %s/%u; move that "
+                               "subnet elsewhere",
+                               who, net, prefix, i == 0 ? "the lab subnet" : "wireguard.subnet",
+                               ml_ip_str(mine[i]->net, other), mine[i]->prefix);
+    }
+    return NULL;
+}
+
+struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp)
+{
+    if (!lab->dataplanes)
+        lab->dataplanes = json_object_new_object();
+    struct json_object *state = NULL;
+    if (!json_object_object_get_ex(lab->dataplanes, dp->name, &state) ||
+        !json_object_is_type(state, json_type_object)) {
+        state = json_object_new_object();
+        json_object_object_add(lab->dataplanes, dp->name, state);
+    }
+    return state;
+}
+
+size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX])
+{
+    size_t n = ml_ports(topo, ret);
+    for (size_t i = 0; ml_paths[i]; i++) {
+        const struct ml_dataplane *dp = ml_paths[i]->dataplane;
+        bool seen = false;
+        for (size_t j = 0; j < i; j++)
+            seen |= ml_paths[j]->dataplane == dp;
+        if (dp && dp->ports && !seen)
+            n += dp->ports(topo, ret + n, ML_PORTS_MAX - n);
+    }
+    return n;
 }
 
 bool ml_policy_firewall(struct ml_lab *lab, GError **err)
@@ -52,7 +202,7 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
     }
     bool ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
                                   "the path policy", err);
-    const char *path = ml_path_name(ops->kind);
+    const char *path = ops->name;
     for (size_t i = 0; ok && i < n; i++) {
         g_autofree char *rel = g_strdup_printf("rulesets/%s/%s.nft", path,
                                                lab->topo->nodes[i].name);
@@ -77,14 +227,14 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
 GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node)
 {
     GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-    for (int k = 0; k < ML_PATH_COUNT; k++) {
-        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_dataplane *dp = ml_paths[k]->dataplane;
         g_autofree char *why = NULL;
-        if (!lab->topo->measure.paths[k] || !ops->artifacts ||
-            (ops->available && !ops->available(lab, &why)))
+        if (!ml_path_wanted(lab->topo, ml_paths[k]) || !dp || !dp->artifacts ||
+            (dp->available && !dp->available(lab, &why)))
             continue;
         GPtrArray *mine = g_ptr_array_new_with_free_func(g_free);
-        ops->artifacts(lab, node, mine);
+        dp->artifacts(lab, node, mine);
         for (guint i = 0; i < mine->len; i++) {
             bool dup = false;
             for (guint j = 0; j < files->len; j++)

@@ -4,53 +4,109 @@
 #pragma once
 
 #include <glib.h>
+#include <json-c/json.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 
 #include "virt/lab.h"
 #include "dataplanes/nft.h"
+#include "topology/ports.h"
 
-/* What one verification probe saw: a short burst of pings from the client to
- * the path's target while the hub's NIC counters were read from the host. */
-struct ml_probe {
-    long long hub_bytes;     /* hub NIC bytes in + out during the burst */
-    long long probe_bytes;   /* ICMP payload + headers sent and answered */
+/* Whether the hub's NIC may see the path's traffic. A bystander hub moves under
+ * 5% of the probe's bytes; a hub that relays moves every byte at least twice,
+ * so at least 1.5 times the probe's bytes (WireGuard's and DERP's overhead
+ * included, the seed measured 2.2 to 2.5). */
+enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES };
+
+#define ML_EVIDENCE_OWN_MAX 4
+
+/* What a check recorded, as data: the probe's burst of pings from the client
+ * to the path's target while the hub's NIC counters were read from the host,
+ * and the dataplane's own view in the raw text its tools printed. verify reads
+ * nothing else, so it can be tested on recorded evidence without guests. */
+struct ml_evidence {
+    long long hub_bytes;   /* hub NIC bytes in + out during the burst */
+    long long probe_bytes; /* ICMP payload + headers sent and answered */
     unsigned transmitted, received;
-    char *route;             /* the client's `ip route get TARGET` */
+    char *route;                      /* the client's `ip -o route get TARGET`, squashed */
+    char *own[ML_EVIDENCE_OWN_MAX];   /* the dataplane's observations, in its own order */
+    char *own_error;                  /* why they could not be read, or NULL */
 };
-void ml_probe_clear(struct ml_probe *p);
+void ml_evidence_clear(struct ml_evidence *e);
+
+/* A dataplane: what it needs, how it comes up, what it remembers, how it sees
+ * its own paths. One file fills one in; its paths point at it. */
+struct ml_dataplane {
+    const char *name; /* its key in the lab's state file, "wireguard", "nebula", ... */
+    /* Its own transports, appended to the lab's port table (ports.h) so the
+     * firewall opens and isolates them (NULL: the fixed table has them). */
+    size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
+    /* When the topology conflicts with it (its own subnet overlapping the lab's,
+     * say): the rule broken, for "FILE:LINE:COL: RULE" at measure.paths; NULL
+     * when none (the hook may be NULL). */
+    char *(*conflict)(const struct ml_topology *topo);
+    /* False, with the reason, when it cannot run on this host (NULL: always can). */
+    bool (*available)(const struct ml_lab *lab, char **ret_reason);
+    /* Host files node needs on its artifacts CD (NULL: none), added to files. */
+    void (*artifacts)(const struct ml_lab *lab, size_t node, GPtrArray *files);
+    /* Brings it up on a freshly booted lab, once for all its paths (NULL:
+     * nothing to do). What it learns goes into state, its JSON object in the
+     * lab's state file, so a later `run` finds it. */
+    bool (*setup)(struct ml_lab *lab, struct json_object *state, GError **err);
+    /* Records its own view of the path being checked into ev->own[] (NULL: it
+     * has none). A view that cannot be read is evidence too: ev->own_error. */
+    void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
+};
 
 struct ml_path_ops {
-    enum ml_path_kind kind;
+    const char *name; /* as topologies and results name it */
+    const struct ml_dataplane *dataplane;
     /* The nftables path policy in force while this path is measured. */
     enum ml_policy policy;
+    /* What the hub's NIC must show during the probe. */
+    enum ml_hub_role hub;
     /* One line for the report, with the client, server and target filled in. */
     char *(*describe)(const struct ml_topology *topo);
     /* The address iperf3 and ping aim at (0.0.0.0 while the dataplane has not
      * assigned it yet). */
     struct in_addr (*target)(const struct ml_lab *lab);
-    /* False, with the reason, when the path cannot run on this host (NULL: always can). */
-    bool (*available)(const struct ml_lab *lab, char **ret_reason);
-    /* Host files node needs on its artifacts CD (NULL: none), added to files. */
-    void (*artifacts)(const struct ml_lab *lab, size_t node, GPtrArray *files);
-    /* Brings the dataplane up on a freshly booted lab (NULL: nothing to do). Paths
-     * that share a dataplane share the function, and it runs once. */
-    bool (*setup)(struct ml_lab *lab, GError **err);
     /* After the policy changed: lets the dataplane find its path again (NULL: nothing). */
     bool (*settle)(struct ml_lab *lab, GError **err);
-    /* True when what the probe (and the path's own state) shows is this path.
-     * evidence receives a sentence of what was seen, for the results. */
-    bool (*verify)(struct ml_lab *lab, const struct ml_probe *probe, GString *evidence);
+    /* Pure: true when the recorded evidence shows this path, beyond what every
+     * path shares (an answered probe and the hub's role, see ml_path_verdict).
+     * Appends what it saw to sentence. */
+    bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev,
+                   GString *sentence);
 };
 
-const struct ml_path_ops *ml_path_ops(enum ml_path_kind kind);
+/* Every path, in the order they are measured and reported, NULL-terminated:
+ * the one list a new dataplane's paths join (path.c). */
+extern const struct ml_path_ops *const ml_paths[];
+/* The path by name, or NULL. */
+const struct ml_path_ops *ml_path_find(const char *name);
+/* Checks that every path the topology names is registered, and the dataplanes'
+ * own rules; the error is "FILE:LINE:COL: RULE" at the name, as the parser's. */
+bool ml_paths_resolve(const struct ml_topology *topo, GError **err);
+/* Whether the topology measures this path. */
+bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops);
 
-extern const struct ml_path_ops ml_path_plain;
-extern const struct ml_path_ops ml_path_wireguard_hub;
-extern const struct ml_path_ops ml_path_tailscale_direct;
-extern const struct ml_path_ops ml_path_tailscale_relay;
-extern const struct ml_path_ops ml_path_nebula_direct;
-extern const struct ml_path_ops ml_path_nebula_relay;
+/* Pure: when subnet NET/PREFIX (a dotted quad) overlaps the lab subnet or
+ * wireguard.subnet, the rule for a dataplane's conflict hook ("WHO the overlay
+ * NET/PREFIX, which overlaps ...", who being "the nebula paths use"); NULL
+ * when it does not. */
+char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
+                         unsigned prefix);
+
+/* The dataplane's per-run state in the lab, created empty when missing. */
+struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp);
+/* The lab's whole port table: the fixed ports, then each dataplane's own. */
+size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
+
+/* Pure: the verdict on one check. The path's own verify, then what every path
+ * shares, written once: the route, the probe pings answered, and the hub's
+ * bytes against its role's threshold. */
+bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                     const struct ml_evidence *ev, GString *sentence);
 
 /* Loads the seed's guest firewall into every guest. */
 bool ml_policy_firewall(struct ml_lab *lab, GError **err);
@@ -62,5 +118,3 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
  * that can run here; empty when it needs none. */
 GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node);
 
-/* The common probe, for verify functions that need more than one. */
-bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err);

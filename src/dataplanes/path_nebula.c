@@ -32,55 +32,57 @@ static struct in_addr target(const struct ml_lab *lab)
     return ml_nebula_address(t, t->measure.server);
 }
 
-/* nebula's own view of the client's tunnel and the probe, as evidence; false
- * when nebula could not be asked. */
-static bool observe(struct ml_lab *lab, const struct ml_probe *p, const char *hub_rule,
-                    struct ml_nebula_tunnel *v, GString *ev)
+static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
-    bool viewed = ml_nebula_view(lab, v, &e);
-    if (!viewed)
-        g_string_append_printf(ev, "cannot read nebula's view: %s; ", e->message);
-    else if (!v->found)
-        g_string_append(ev, "nebula has no tunnel to the server; ");
+    ev->own[0] = ml_nebula_view(lab, &e);
+    if (!ev->own[0])
+        ev->own_error = g_strdup_printf("cannot read nebula's view: %s", e->message);
+}
+
+/* nebula's print-tunnel, read from the evidence, as a sentence; false when it
+ * shows no tunnel or the client's route does not enter the overlay. */
+static bool view(const struct ml_evidence *ev, struct ml_nebula_tunnel *v, GString *sentence)
+{
+    g_autoptr(GError) e = NULL;
+    if (ev->own_error || !ev->own[0]) {
+        g_string_append_printf(sentence, "%s; ", ev->own_error ? ev->own_error : "no view");
+        return false;
+    }
+    if (!ml_nebula_tunnel_parse(ev->own[0], v, &e)) {
+        g_string_append_printf(sentence, "cannot read nebula's view: %s; ", e->message);
+        return false;
+    }
+    if (!v->found)
+        g_string_append(sentence, "nebula has no tunnel to the server; ");
     else if (v->relayed)
-        g_string_append_printf(ev, "nebula print-tunnel: currentRemote null, relayed by %s; ",
-                               v->relay);
+        g_string_append_printf(sentence, "nebula print-tunnel: currentRemote null, relayed by "
+                               "%s; ", v->relay);
     else
-        g_string_append_printf(ev, "nebula print-tunnel: currentRemote %s (direct); ", v->remote);
-    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
-                           "for %lld probe bytes (%s)",
-                           p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
-                           p->probe_bytes, hub_rule);
-    return viewed && p->route && strstr(p->route, "dev " ML_NEBULA_DEV) && p->received > 0;
+        g_string_append_printf(sentence, "nebula print-tunnel: currentRemote %s (direct); ",
+                               v->remote);
+    return ev->route && strstr(ev->route, "dev " ML_NEBULA_DEV);
 }
 
-static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
+                          GString *sentence)
 {
     struct ml_nebula_tunnel v = {0};
-    bool seen = observe(lab, p, "must be under 5%", &v, ev);
+    bool seen = view(ev, &v, sentence);
     char server[16];
-    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
-    bool direct = v.found && !v.relayed && g_str_has_prefix(v.remote, server) &&
-                  v.remote[strlen(server)] == ':';
-    return seen && direct && p->hub_bytes * 20 < p->probe_bytes;
+    ml_ip_str(t->nodes[t->measure.server].address, server);
+    return seen && v.found && !v.relayed && g_str_has_prefix(v.remote, server) &&
+           v.remote[strlen(server)] == ':';
 }
 
-static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                         GString *sentence)
 {
     struct ml_nebula_tunnel v = {0};
-    bool seen = observe(lab, p, "must be at least 1.5 times", &v, ev);
+    bool seen = view(ev, &v, sentence);
     char hub[16];
-    ml_ip_str(ml_nebula_address(lab->topo, lab->topo->wireguard.hub), hub);
-    return seen && v.found && v.relayed && !strcmp(v.relay, hub) &&
-           p->hub_bytes * 2 >= p->probe_bytes * 3;
-}
-
-static bool available(const struct ml_lab *lab, char **ret_reason)
-{
-    (void)lab;
-    (void)ret_reason;
-    return true;
+    ml_ip_str(ml_nebula_address(t, t->wireguard.hub), hub);
+    return seen && v.found && v.relayed && !strcmp(v.relay, hub);
 }
 
 /* A restart with the policy already in place finds the new path at once;
@@ -91,24 +93,36 @@ static bool settle(struct ml_lab *lab, GError **err)
     return ml_nebula_restart_clients(lab, err);
 }
 
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24);
+}
+
+const struct ml_dataplane ml_dataplane_nebula = {
+    .name = "nebula",
+    .conflict = conflict,
+    .setup = ml_nebula_setup,
+    .observe = observe,
+};
+
 const struct ml_path_ops ml_path_nebula_direct = {
-    .kind = ML_PATH_NEBULA_DIRECT,
+    .name = "nebula-direct",
+    .dataplane = &ml_dataplane_nebula,
     .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_QUIET,
     .describe = describe_direct,
     .target = target,
-    .available = available,
-    .setup = ml_nebula_setup,
     .settle = settle,
     .verify = verify_direct,
 };
 
 const struct ml_path_ops ml_path_nebula_relay = {
-    .kind = ML_PATH_NEBULA_RELAY,
+    .name = "nebula-relay",
+    .dataplane = &ml_dataplane_nebula,
     .policy = ML_POLICY_RELAY,
+    .hub = ML_HUB_CARRIES,
     .describe = describe_relay,
     .target = target,
-    .available = available,
-    .setup = ml_nebula_setup,
     .settle = settle,
     .verify = verify_relay,
 };

@@ -58,11 +58,27 @@ static char *describe_relay(const struct ml_topology *t)
                            t->nodes[t->wireguard.hub].name);
 }
 
+extern const struct ml_dataplane ml_dataplane_tailscale;
+
+/* The address Headscale gave node, from the dataplane's state ("" before it joined):
+ * {"addresses": {NODE: IP}}. */
+static const char *ts_ip(const struct ml_lab *lab, size_t node)
+{
+    struct json_object *state = NULL, *addrs = NULL, *ip = NULL;
+    if (lab->dataplanes &&
+        json_object_object_get_ex(lab->dataplanes, ml_dataplane_tailscale.name, &state) &&
+        json_object_object_get_ex(state, "addresses", &addrs) &&
+        json_object_object_get_ex(addrs, lab->topo->nodes[node].name, &ip) &&
+        json_object_is_type(ip, json_type_string))
+        return json_object_get_string(ip);
+    return "";
+}
+
 /* Headscale assigns the addresses when the nodes join. */
 static struct in_addr target(const struct ml_lab *lab)
 {
     struct in_addr a = {0};
-    inet_pton(AF_INET, lab->ts_ip[lab->topo->measure.server], &a);
+    inet_pton(AF_INET, ts_ip(lab, lab->topo->measure.server), &a);
     return a;
 }
 
@@ -181,7 +197,7 @@ static bool check_nodes(struct ml_lab *lab, GError **err)
     bool ok = true;
     for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
         if (i != hub)
-            ok = ml_headscale_nodes_check(nodes, t->nodes[i].name, lab->ts_ip[i], err);
+            ok = ml_headscale_nodes_check(nodes, t->nodes[i].name, ts_ip(lab, i), err);
     if (ok)
         ml_progress("tailscale", "headscale lists %u nodes, each with the address it reported",
                     nodes->len);
@@ -189,7 +205,8 @@ static bool check_nodes(struct ml_lab *lab, GError **err)
     return ok;
 }
 
-static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GError **err)
+static bool join_clients(struct ml_lab *lab, struct json_object *state, const char *ca,
+                         const char *key, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     size_t hub = t->wireguard.hub;
@@ -228,8 +245,13 @@ static bool join_clients(struct ml_lab *lab, const char *ca, const char *key, GE
             g_prefix_error(err, "%s: ", node);
             return false;
         }
-        g_strlcpy(lab->ts_ip[i], checked, sizeof(lab->ts_ip[i]));
-        ml_progress("tailscale", "%s joined as %s", node, lab->ts_ip[i]);
+        struct json_object *addrs = NULL;
+        if (!json_object_object_get_ex(state, "addresses", &addrs)) {
+            addrs = json_object_new_object();
+            json_object_object_add(state, "addresses", addrs);
+        }
+        json_object_object_add(addrs, node, json_object_new_string(checked));
+        ml_progress("tailscale", "%s joined as %s", node, checked);
     }
     return check_nodes(lab, err);
 }
@@ -267,86 +289,90 @@ static struct json_object *observe(struct ml_lab *lab)
     return o;
 }
 
-static bool setup(struct ml_lab *lab, GError **err)
+static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     double t0 = ml_now();
     g_autofree char *ca = NULL;
     g_autofree char *key = NULL;
     /* The key lives in this process's memory only: nothing on the host reads it
      * back, so no host file ever holds it. */
-    bool ok = start_headscale(lab, &ca, &key, err) && join_clients(lab, ca, key, err);
+    bool ok = start_headscale(lab, &ca, &key, err) && join_clients(lab, state, ca, key, err);
     if (key)
         memset(key, 0, strlen(key));
     if (!ok)
         return false;
-    lab->ts_setup_s = ml_now() - t0;
-    ml_progress("tailscale", "both clients up %.1f s after the installs began", lab->ts_setup_s);
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
+    ml_progress("tailscale", "both clients up %.1f s after the installs began", setup_s);
     return true;
 }
 
-/* tailscale ping by the client, and the client's status view of the server. */
-static bool view(struct ml_lab *lab, struct ml_ts_ping *ping, struct ml_ts_peer *peer,
-                 GString *ev)
+/* tailscale ping by the client, then the client's status: own[0], own[1]. */
+static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
 {
     const struct ml_topology *t = lab->topo;
     virDomainPtr client = lab->dom[t->measure.client];
-    const char *server = t->nodes[t->measure.server].name;
     g_autofree char *cmd = g_strdup_printf("tailscale ping -c 5 %s 2>&1",
-                                           lab->ts_ip[t->measure.server]);
+                                           ts_ip(lab, t->measure.server));
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
-    bool ok = ml_agent_exec(client, cmd, NULL, 60, &ex, &e) &&
-              ml_tailscale_ping_parse(ex.out, ping, &e);
+    if (ml_agent_exec(client, cmd, NULL, 60, &ex, &e)) {
+        ev->own[0] = g_strdup(ex.out ? ex.out : "");
+        ev->own[1] = ml_agent_run(client, "tailscale status --json", NULL, 30, &e);
+    }
     ml_exec_clear(&ex);
-    g_autofree char *status = ok ? ml_agent_run(client, "tailscale status --json", NULL, 30, &e)
-                                 : NULL;
-    ok = ok && status && ml_tailscale_status_parse(status, server, peer, &e);
-    if (!ok) {
-        g_string_append_printf(ev, "cannot read tailscale's view: %s; ", e ? e->message : "?");
+    if (!ev->own[1])
+        ev->own_error = g_strdup_printf("cannot read tailscale's view: %s", e ? e->message : "?");
+}
+
+/* The recorded ping and status of the server's peer entry, as a sentence. */
+static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
+                 struct ml_ts_ping *ping, struct ml_ts_peer *peer, GString *sentence)
+{
+    g_autoptr(GError) e = NULL;
+    if (ev->own_error || !ev->own[0] || !ev->own[1]) {
+        g_string_append_printf(sentence, "%s; ", ev->own_error ? ev->own_error : "no view");
+        return false;
+    }
+    if (!ml_tailscale_ping_parse(ev->own[0], ping, &e) ||
+        !ml_tailscale_status_parse(ev->own[1], t->nodes[t->measure.server].name, peer, &e)) {
+        g_string_append_printf(sentence, "cannot read tailscale's view: %s; ", e->message);
         return false;
     }
     if (ping->direct)
-        g_string_append_printf(ev, "tailscale ping: pong via %s in %.1f ms; ", ping->endpoint,
-                               ping->latency_ms);
+        g_string_append_printf(sentence, "tailscale ping: pong via %s in %.1f ms; ",
+                               ping->endpoint, ping->latency_ms);
     else if (ping->answered)
-        g_string_append_printf(ev, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
+        g_string_append_printf(sentence, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
                                ping->derp_region, ping->latency_ms);
     else
-        g_string_append(ev, "tailscale ping: no pong; ");
-    g_string_append_printf(ev, "tailscale status: CurAddr \"%s\", relay \"%s\"; ", peer->cur_addr,
-                           peer->relay);
+        g_string_append(sentence, "tailscale ping: no pong; ");
+    g_string_append_printf(sentence, "tailscale status: CurAddr \"%s\", relay \"%s\"; ",
+                           peer->cur_addr, peer->relay);
     return true;
 }
 
-static bool verify_direct(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
+                          GString *sentence)
 {
     struct ml_ts_ping ping = {0};
     struct ml_ts_peer peer = {0};
-    bool seen = view(lab, &ping, &peer, ev);
+    bool seen = view(t, ev, &ping, &peer, sentence);
     char server[16];
-    ml_ip_str(lab->topo->nodes[lab->topo->measure.server].address, server);
-    bool direct = seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
-                  ping.endpoint[strlen(server)] == ':' && peer.direct;
-    bool hub_quiet = p->hub_bytes * 20 < p->probe_bytes;
-    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
-                           "probe bytes (must be under 5%%)",
-                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
-    return direct && p->received > 0 && hub_quiet;
+    ml_ip_str(t->nodes[t->measure.server].address, server);
+    return seen && ping.direct && g_str_has_prefix(ping.endpoint, server) &&
+           ping.endpoint[strlen(server)] == ':' && peer.direct;
 }
 
-static bool verify_relay(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                         GString *sentence)
 {
     struct ml_ts_ping ping = {0};
     struct ml_ts_peer peer = {0};
-    bool seen = view(lab, &ping, &peer, ev);
-    bool relayed = seen && ping.answered && !ping.direct &&
-                   !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
-                   !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
-    bool hub_carried = p->hub_bytes * 2 >= p->probe_bytes * 3;
-    g_string_append_printf(ev, "%u/%u probe pings answered; hub NIC moved %lld bytes for %lld "
-                           "probe bytes (must be at least 1.5 times)",
-                           p->received, p->transmitted, p->hub_bytes, p->probe_bytes);
-    return relayed && p->received > 0 && hub_carried;
+    bool seen = view(t, ev, &ping, &peer, sentence);
+    return seen && ping.answered && !ping.direct &&
+           !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
+           !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
 }
 
 /* After a policy change tailscale finds its new path by itself; wait until its
@@ -358,7 +384,7 @@ static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
     g_autofree char *cmd = g_strdup_printf(
         "timeout 90 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
         "do sleep 1; done'",
-        lab->ts_ip[t->measure.server], want_direct ? "pong from .* via [0-9]" : "via DERP(");
+        ts_ip(lab, t->measure.server), want_direct ? "pong from .* via [0-9]" : "via DERP(");
     struct ml_exec ex = {0};
     if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 120, &ex, err))
         return false;
@@ -366,8 +392,11 @@ static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
         ml_progress("tailscale", "still not on the %s path after 90 s; the check decides",
                     want_direct ? "direct" : "relay");
     ml_exec_clear(&ex);
-    if (want_direct && !lab->ts_extra)
-        lab->ts_extra = observe(lab);
+    /* What the seed recorded beside the numbers, once: the results show it with
+     * the first measured path of the dataplane. */
+    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
+    if (want_direct && !json_object_object_get_ex(state, "observed", NULL))
+        json_object_object_add(state, "observed", observe(lab));
     return true;
 }
 
@@ -381,26 +410,32 @@ static bool settle_relay(struct ml_lab *lab, GError **err)
     return settle_on(lab, false, err);
 }
 
-const struct ml_path_ops ml_path_tailscale_direct = {
-    .kind = ML_PATH_TAILSCALE_DIRECT,
-    .policy = ML_POLICY_DIRECT,
-    .describe = describe_direct,
-    .target = target,
+const struct ml_dataplane ml_dataplane_tailscale = {
+    .name = "tailscale",
     .available = available,
     .artifacts = artifacts,
     .setup = setup,
+    .observe = observe_path,
+};
+
+const struct ml_path_ops ml_path_tailscale_direct = {
+    .name = "tailscale-direct",
+    .dataplane = &ml_dataplane_tailscale,
+    .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_QUIET,
+    .describe = describe_direct,
+    .target = target,
     .settle = settle_direct,
     .verify = verify_direct,
 };
 
 const struct ml_path_ops ml_path_tailscale_relay = {
-    .kind = ML_PATH_TAILSCALE_RELAY,
+    .name = "tailscale-relay",
+    .dataplane = &ml_dataplane_tailscale,
     .policy = ML_POLICY_RELAY,
+    .hub = ML_HUB_CARRIES,
     .describe = describe_relay,
     .target = target,
-    .available = available,
-    .artifacts = artifacts,
-    .setup = setup,
     .settle = settle_relay,
     .verify = verify_relay,
 };

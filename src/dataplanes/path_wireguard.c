@@ -1,6 +1,5 @@
 /* wireguard-hub: kernel WireGuard, client -> hub -> server inside the tunnel. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "virt/agent.h"
@@ -25,60 +24,37 @@ static struct in_addr target(const struct ml_lab *lab)
     return t->nodes[t->measure.server].tunnel_address;
 }
 
-/* Oldest handshake age across the hub's peers, or -1 if any peer never shook hands. */
-static long long oldest_handshake(struct ml_lab *lab, GString *ev)
+/* The hub's own view: its clock, then one line per peer, "PUBKEY\tEPOCH". */
+static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
-    g_autofree char *out = ml_agent_run(ml_lab_dom(lab, lab->topo->wireguard.hub),
-                                        "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
-    if (!out) {
-        g_string_append_printf(ev, "cannot read the hub's handshakes: %s; ", e->message);
-        return -1;
-    }
-    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
-    long long now = lines[0] ? atoll(lines[0]) : 0;
-    long long oldest = 0;
-    unsigned peers = 0;
-    for (char **l = lines + (lines[0] ? 1 : 0); *l; l++) {
-        char *tab = strchr(*l, '\t');
-        if (!tab)
-            continue;
-        long long t = atoll(tab + 1);
-        peers++;
-        if (t == 0)
-            oldest = -1;
-        else if (oldest >= 0 && now - t > oldest)
-            oldest = now - t;
-    }
-    if (peers == 0)
-        oldest = -1;
-    if (oldest < 0)
-        g_string_append_printf(ev, "hub has %u peers, oldest handshake never; ", peers);
-    else
-        g_string_append_printf(ev, "hub has %u peers, oldest handshake %lld s ago; ", peers,
-                               oldest);
-    return oldest;
+    ev->own[0] = ml_agent_run(ml_lab_dom(lab, lab->topo->wireguard.hub),
+                              "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
+    if (!ev->own[0])
+        ev->own_error = g_strdup_printf("cannot read the hub's handshakes: %s", e->message);
 }
 
 /* Every payload byte crosses the hub's NIC twice (in from the client, out to
- * the server), each time inside a larger WireGuard packet. */
-static bool verify(struct ml_lab *lab, const struct ml_probe *p, GString *ev)
+ * the server), each time inside a larger WireGuard packet. The hub must hold a
+ * fresh handshake with every client, and the client route into wg0. */
+static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    long long age = oldest_handshake(lab, ev);
-    bool tunnel = p->route && strstr(p->route, "dev wg0");
-    bool answered = p->received > 0;
-    bool hub_carried = p->hub_bytes * 2 >= p->probe_bytes * 3;
-    g_string_append_printf(ev, "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
-                           "for %lld probe bytes (must be at least 1.5 times)",
-                           p->route ? p->route : "?", p->received, p->transmitted, p->hub_bytes,
-                           p->probe_bytes);
-    return age >= 0 && age <= HANDSHAKE_MAX_AGE_S && tunnel && answered && hub_carried;
+    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "hub", t->n_nodes - 1,
+                                        HANDSHAKE_MAX_AGE_S, sentence);
+    return fresh && ev->route && strstr(ev->route, "dev wg0");
 }
 
+const struct ml_dataplane ml_dataplane_wireguard = {
+    .name = "wireguard",
+    .setup = ml_wg_setup,
+    .observe = observe,
+};
+
 const struct ml_path_ops ml_path_wireguard_hub = {
-    .kind = ML_PATH_WIREGUARD_HUB,
+    .name = "wireguard-hub",
+    .dataplane = &ml_dataplane_wireguard,
+    .hub = ML_HUB_CARRIES,
     .describe = describe,
     .target = target,
-    .setup = ml_wg_setup,
     .verify = verify,
 };

@@ -83,16 +83,20 @@ bool ml_wg_key_valid(const char *key)
     return len == 32;
 }
 
-/* Generates a key in every guest at once; only the public keys come back. */
-static bool generate_keys(struct ml_lab *lab, char **pub, GError **err)
+bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, char **pub,
+                GError **err)
 {
-    const char *cmds[ML_MAX_NODES];
+    g_autofree char *cmd = g_strdup_printf("set -e; umask 077; mkdir -p /etc/wireguard; "
+                                           "wg genkey > %s; wg pubkey < %s",
+                                           key_file, key_file);
+    const char *cmds[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++)
-        cmds[i] = "set -e; umask 077; mkdir -p /etc/wireguard; "
-                  "wg genkey > " ML_WG_KEY_FILE "; wg pubkey < " ML_WG_KEY_FILE;
-    if (!ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, pub, "generating a WireGuard key", err))
+        cmds[i] = cmd;
+    if (!ml_lab_run_parallel(lab, which, cmds, NULL, 60, pub, "generating a WireGuard key", err))
         return false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (which && !which[i])
+            continue;
         g_strstrip(pub[i]);
         if (!ml_wg_key_valid(pub[i])) {
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
@@ -145,21 +149,56 @@ static bool configure(struct ml_lab *lab, char **pub, GError **err)
     return true;
 }
 
-bool ml_wg_setup(struct ml_lab *lab, GError **err)
+bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     char *pub[ML_MAX_NODES] = {0};
     double t0 = ml_now();
     ml_progress("wireguard", "generating keys inside each guest");
-    bool ok = generate_keys(lab, pub, err) && configure(lab, pub, err) &&
+    bool ok = ml_wg_keys(lab, NULL, ML_WG_KEY_FILE, pub, err) && configure(lab, pub, err) &&
               first_tunnel_ping(lab, err);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_free(pub[i]);
     if (!ok)
         return false;
-    lab->wg_setup_s = ml_now() - t0;
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
     char target[16];
     ml_ip_str(lab->topo->nodes[lab->topo->measure.server].tunnel_address, target);
     ml_progress("wireguard", "%s answered through the hub %.1f s after the first key", target,
-                lab->wg_setup_s);
+                setup_s);
     return true;
+}
+
+bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
+                            unsigned want_peers, long long max_age_s, GString *sentence)
+{
+    if (error || !out) {
+        g_string_append_printf(sentence, "%s; ", error ? error : "no handshakes recorded");
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    long long now = lines[0] ? g_ascii_strtoll(lines[0], NULL, 10) : 0;
+    long long oldest = 0;
+    unsigned peers = 0;
+    for (char **l = lines + (lines[0] ? 1 : 0); *l; l++) {
+        char *tab = strchr(*l, '\t');
+        if (!tab)
+            continue;
+        long long t = g_ascii_strtoll(tab + 1, NULL, 10);
+        peers++;
+        if (t == 0)
+            oldest = -1;
+        else if (oldest >= 0 && now - t > oldest)
+            oldest = now - t;
+    }
+    if (peers == 0)
+        oldest = -1;
+    if (oldest < 0)
+        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake never; ", who,
+                               peers, want_peers);
+    else
+        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake %lld s ago "
+                               "(must be at most %lld); ",
+                               who, peers, want_peers, oldest, max_age_s);
+    return now > 0 && peers >= want_peers && oldest >= 0 && oldest <= max_age_s;
 }

@@ -19,6 +19,17 @@ char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const cha
 /* True for a well-formed WireGuard public key (44 base64 characters, 32 bytes). */
 bool ml_wg_key_valid(const char *key);
 
+/* Generates a key into key_file in every guest that which selects (NULL: all)
+ * at once; only the public keys come back, into pub[i], each checked. */
+bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, char **pub,
+                GError **err);
+
 /* Generates keys in every guest, writes the configurations, brings wg0 up and
- * waits for the first tunnel ping; records lab->wg_setup_s. */
-bool ml_wg_setup(struct ml_lab *lab, GError **err);
+ * waits for the first tunnel ping; records setup_s in state. */
+bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err);
+
+/* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
+ * `who` (error: why it could not be read). True when at least want_peers peers
+ * each shook hands within max_age_s; appends what it saw to sentence. */
+bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
+                            unsigned want_peers, long long max_age_s, GString *sentence);

@@ -40,7 +40,7 @@ static bool hub_bytes(struct ctx *c, long long *rx, long long *tx, GError **err)
     return ml_virt_nic_bytes(c->hub, c->hub_tap, rx, tx, err);
 }
 
-static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GError **err)
+static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
     g_autofree char *route_cmd = g_strdup_printf("ip -o route get %s", target);
@@ -79,28 +79,24 @@ static bool probe(struct ctx *c, const char *target, struct ml_probe *ret, GErro
     return true;
 }
 
-bool ml_probe_run(struct ml_lab *lab, const char *target, struct ml_probe *ret, GError **err)
-{
-    struct ctx c = ctx_for(lab);
-    return probe(&c, target, ret, err);
-}
-
 static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, const char *when,
                                  const char *target, bool *ret_ok, GError **err)
 {
-    struct ml_probe p;
+    struct ml_evidence p;
     if (!probe(c, target, &p, err)) {
-        ml_probe_clear(&p);
+        ml_evidence_clear(&p);
         return NULL;
     }
+    if (ops->dataplane && ops->dataplane->observe)
+        ops->dataplane->observe(c->lab, &p);
     GString *ev = g_string_new(NULL);
-    *ret_ok = ops->verify(c->lab, &p, ev);
-    ml_probe_clear(&p);
+    *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);
+    ml_evidence_clear(&p);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
-    ml_progress("check", "%s %s: %s — %s", ml_path_name(ops->kind), when, *ret_ok ? "ok" : "FAILED",
+    ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED",
                 ev->str);
     g_string_free(ev, TRUE);
     return o;
@@ -114,7 +110,7 @@ static struct ml_collect_ctx collect_ctx(struct ctx *c, const struct ml_path_ops
         .client = c->client,
         .hub = c->hub,
         .hub_tap = c->hub_tap,
-        .path = ml_path_name(ops->kind),
+        .path = ops->name,
         .target = target,
         .profile = prof,
     };
@@ -185,7 +181,7 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
     }
     if (failure) {
         /* A number from a path that was not verified is not a result. */
-        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ml_path_name(ops->kind),
+        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ops->name,
                     failure);
         json_object_put(figures);
         mark_unmeasured(obj, "failed", failure);
@@ -207,7 +203,7 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     char target[16];
     struct json_object *o = json_object_new_object();
     g_autofree char *desc = ops->describe(t);
-    json_object_object_add(o, "name", json_object_new_string(ml_path_name(ops->kind)));
+    json_object_object_add(o, "name", json_object_new_string(ops->name));
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
@@ -228,26 +224,16 @@ static char *start_iperf_server(struct ctx *c, GError **err)
                         NULL, 30, err);
 }
 
-/* How long the path's dataplane took to come up, to 0.1 s; null for one without a tunnel. */
-static void record_setup_time(const struct ml_lab *lab, const struct ml_path_ops *ops,
+/* How long the path's dataplane took to come up, to 0.1 s, as the dataplane
+ * recorded it in its state; null for one without a tunnel. */
+static void record_setup_time(struct ml_lab *lab, const struct ml_path_ops *ops,
                               struct json_object *o)
 {
-    double setup = 0;
-    switch (ops->kind) {
-    case ML_PATH_WIREGUARD_HUB:
-        setup = lab->wg_setup_s;
-        break;
-    case ML_PATH_TAILSCALE_DIRECT:
-    case ML_PATH_TAILSCALE_RELAY:
-        setup = lab->ts_setup_s;
-        break;
-    case ML_PATH_NEBULA_DIRECT:
-    case ML_PATH_NEBULA_RELAY:
-        setup = lab->nebula_setup_s;
-        break;
-    default:
-        break;
-    }
+    struct json_object *state = ops->dataplane ? ml_dataplane_state(lab, ops->dataplane) : NULL;
+    struct json_object *v = NULL;
+    double setup = state && json_object_object_get_ex(state, "setup_s", &v)
+                       ? json_object_get_double(v)
+                       : 0;
     json_object_object_add(o, "setup_s",
                            setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
 }
@@ -269,16 +255,20 @@ static bool ready_to_measure(struct ctx *c, const struct ml_path_ops *ops, struc
         mark_unmeasured(o, "not-run", no_server);
         return false;
     }
+    const struct ml_dataplane *dp = ops->dataplane;
     g_autofree char *why_not = NULL;
-    if (ops->available && !ops->available(lab, &why_not)) {
-        ml_progress("measure", "path %s: not run: %s", ml_path_name(ops->kind), why_not);
+    if (dp && dp->available && !dp->available(lab, &why_not)) {
+        ml_progress("measure", "path %s: not run: %s", ops->name, why_not);
         mark_unmeasured(o, "not-run", why_not);
         return false;
     }
-    ml_progress("measure", "path %s: %s", ml_path_name(ops->kind),
+    ml_progress("measure", "path %s: %s", ops->name,
                 json_object_get_string(json_object_object_get(o, "description")));
-    if (lab->setup_failed[ops->kind]) {
-        mark_unmeasured(o, "failed", lab->setup_failed[ops->kind]);
+    struct json_object *state = dp ? ml_dataplane_state(lab, dp) : NULL, *v = NULL;
+    if (state && json_object_object_get_ex(state, "setup_failed", &v)) {
+        g_autofree char *why = g_strdup_printf("its dataplane could not be set up: %s",
+                                               json_object_get_string(v));
+        mark_unmeasured(o, "failed", why);
         return false;
     }
     g_autoptr(GError) perr = NULL;
@@ -304,10 +294,10 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     g_autoptr(GError) no_server = NULL;
     g_autofree char *srv = start_iperf_server(&c, &no_server);
     bool broken = false;
-    for (int k = 0; k < ML_PATH_COUNT; k++) {
-        if (!t->measure.paths[k])
+    for (size_t k = 0; ml_paths[k]; k++) {
+        const struct ml_path_ops *ops = ml_paths[k];
+        if (!ml_path_wanted(t, ops))
             continue;
-        const struct ml_path_ops *ops = ml_path_ops((enum ml_path_kind)k);
         struct json_object *o = path_skeleton(lab, ops);
         json_object_array_add(paths, o);
         if (!ready_to_measure(&c, ops, o, srv ? NULL : no_server->message, &broken, err))

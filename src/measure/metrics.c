@@ -1,5 +1,7 @@
 #include "measure/metrics.h"
 
+#include "dataplanes/path.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,15 +112,28 @@ static bool collect_passes(struct ml_collect_ctx *c, const struct ml_collector *
     return true;
 }
 
-/* What the seed recorded beside the Tailscale numbers (daemons' memory, tailscale0, the
- * addresses), observed once when the direct path settled, and reported with that path. */
+/* What a dataplane observed beside its numbers (Tailscale's daemons' memory, tailscale0, the
+ * addresses), recorded in its state once it came up, and reported with its first path in the
+ * registry (tailscale-direct). */
 static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector *self,
                              struct json_object **ret, GError **err)
 {
     (void)self;
     (void)err;
-    bool applies = c->lab && c->lab->ts_extra && strcmp(c->path, "tailscale-direct") == 0;
-    *ret = applies ? json_object_get(c->lab->ts_extra) : NULL;
+    *ret = NULL;
+    const struct ml_path_ops *ops = c->lab ? ml_path_find(c->path) : NULL;
+    const struct ml_dataplane *dp = ops ? ops->dataplane : NULL;
+    if (!dp)
+        return true;
+    for (size_t k = 0; ml_paths[k]; k++)
+        if (ml_paths[k]->dataplane == dp) {
+            if (ml_paths[k] != ops)
+                return true;
+            break;
+        }
+    struct json_object *extra = NULL;
+    if (json_object_object_get_ex(ml_dataplane_state(c->lab, dp), "observed", &extra))
+        *ret = json_object_get(extra);
     return true;
 }
 

@@ -18,33 +18,17 @@
 #define MAX_KEYS 8
 #define MAX_DEPTH 16
 
-static const char *const path_names[ML_PATH_COUNT + 1] = {
-    [ML_PATH_PLAIN] = "plain",
-    [ML_PATH_WIREGUARD_HUB] = "wireguard-hub",
-    [ML_PATH_TAILSCALE_DIRECT] = "tailscale-direct",
-    [ML_PATH_TAILSCALE_RELAY] = "tailscale-relay",
-    [ML_PATH_NEBULA_DIRECT] = "nebula-direct",
-    [ML_PATH_NEBULA_RELAY] = "nebula-relay",
-};
-
 static const struct ml_profile default_full = {
     .transfer_s = 10, .passes = 3, .pass_s = 30, .ping_count = 30};
 static const struct ml_profile default_quick = {
     .transfer_s = 4, .passes = 3, .pass_s = 5, .ping_count = 5};
 
-const char *ml_path_name(enum ml_path_kind kind)
+bool ml_topology_has_path(const struct ml_topology *topo, const char *path)
 {
-    if ((unsigned)kind >= ML_PATH_COUNT)
-        return "unknown";
-    return path_names[kind];
-}
-
-int ml_path_from_name(const char *name)
-{
-    for (int i = 0; i < ML_PATH_COUNT; i++)
-        if (name && strcmp(name, path_names[i]) == 0)
-            return i;
-    return -1;
+    for (size_t i = 0; i < topo->measure.n_paths; i++)
+        if (!strcmp(topo->measure.paths[i].name, path))
+            return true;
+    return false;
 }
 
 int ml_topology_find_node(const struct ml_topology *topo, const char *name)
@@ -60,6 +44,8 @@ void ml_topology_free(struct ml_topology *topo)
     if (!topo)
         return;
     g_free(topo->path);
+    for (size_t i = 0; i < topo->measure.n_paths; i++)
+        g_free(topo->measure.paths[i].name);
     g_free(topo);
 }
 
@@ -78,7 +64,7 @@ struct ctx {
     struct {
         yaml_node_t *name, *address, *tunnel_address;
     } at[ML_MAX_NODES];
-    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *paths_at;
+    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at;
     const char *hub, *client, *server;
 };
 
@@ -525,35 +511,31 @@ static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *what, struc
 
 static bool parse_paths(struct ctx *c, yaml_node_t *n)
 {
-    g_autofree char *joined = g_strjoinv(", ", (char **)path_names);
-    const char *known = fmt(c, "%s", joined);
-    bool *paths = c->topo->measure.paths;
+    struct ml_topology *t = c->topo;
     yaml_node_item_t *items;
     size_t count;
 
-    c->paths_at = n;
-
+    t->measure.paths_line = (int)n->start_mark.line + 1;
+    t->measure.paths_column = (int)n->start_mark.column + 1;
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail(c, n, "measure.paths must be a sequence of path names (%s), not %s", known,
-                    found(c, n));
+        return fail(c, n, "measure.paths must be a sequence of path names, not %s", found(c, n));
     items = n->data.sequence.items.start;
     count = (size_t)(n->data.sequence.items.top - items);
-    if (count == 0)
-        return fail(c, n, "measure.paths is empty; list at least one of %s", known);
+    if (count > ML_PATHS_MAX)
+        return fail(c, n, "measure.paths lists %zu paths; at most %d", count, ML_PATHS_MAX);
     for (size_t i = 0; i < count; i++) {
         yaml_node_t *item = yaml_document_get_node(c->doc, items[i]);
         const char *s;
-        int kind;
 
         if (!get_string(c, item, "a measure.paths entry", &s))
             return false;
-        kind = ml_path_from_name(s);
-        if (kind < 0)
-            return fail(c, item, "measure.paths: unknown path '%s'; known paths are %s",
-                        shown(c, s), known);
-        if (paths[kind])
-            return fail(c, item, "measure.paths: '%s' is listed twice", s);
-        paths[kind] = true;
+        if (ml_topology_has_path(t, s))
+            return fail(c, item, "measure.paths: '%s' is listed twice", shown(c, s));
+        t->measure.paths[t->measure.n_paths++] = (struct ml_path_ref){
+            .name = g_strdup(s),
+            .line = (int)item->start_mark.line + 1,
+            .column = (int)item->start_mark.column + 1,
+        };
     }
     return true;
 }
@@ -713,17 +695,6 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
         return fail(c, c->wg_subnet_at, "wireguard.subnet %s overlaps the lab subnet %s",
                     subnet_str(c, &t->wireguard.subnet), subnet_str(c, &t->lab_subnet));
-    if (t->measure.paths[ML_PATH_NEBULA_DIRECT] || t->measure.paths[ML_PATH_NEBULA_RELAY]) {
-        struct ml_subnet overlay = {.prefix = 24};
-        inet_pton(AF_INET, "10.42.0.0", &overlay.net);
-        const struct ml_subnet *mine[] = {&t->lab_subnet, &t->wireguard.subnet};
-        for (size_t i = 0; i < G_N_ELEMENTS(mine); i++)
-            if (subnets_overlap(mine[i], &overlay))
-                return fail(c, c->paths_at, "the nebula paths use the overlay 10.42.0.0/24, which "
-                            "overlaps %s %s; move that subnet elsewhere",
-                            i == 0 ? "the lab subnet" : "wireguard.subnet",
-                            subnet_str(c, mine[i]));
-    }
     return check_nodes(c) && check_roles(c);
 }
 

@@ -9,19 +9,16 @@
 #define ML_NAME_MAX 32   /* names become parts of libvirt object names */
 #define ML_MAX_NODES 16
 
-/* Paths that a measurement can take; a topology names the ones to measure. */
-enum ml_path_kind {
-    ML_PATH_PLAIN = 0,      /* client to server over the bridge, unencrypted */
-    ML_PATH_WIREGUARD_HUB,  /* kernel WireGuard, client -> hub -> server */
-    ML_PATH_TAILSCALE_DIRECT, /* tailscaled client to client, Headscale on the hub */
-    ML_PATH_TAILSCALE_RELAY,  /* the same, forced onto Headscale's embedded DERP relay */
-    ML_PATH_NEBULA_DIRECT,    /* nebula client to client, lighthouse on the hub */
-    ML_PATH_NEBULA_RELAY,     /* the same, forced onto the hub's nebula relay */
-    ML_PATH_COUNT
+#define ML_PATHS_MAX 16
+
+/* A path the topology asks to measure, by name, and where it was named. The
+ * names mean something only to the dataplanes' registry, which resolves them
+ * (dataplanes/path.h, ml_paths_resolve) in a step the command runs after
+ * loading. */
+struct ml_path_ref {
+    char *name;
+    int line, column; /* 1-based */
 };
-const char *ml_path_name(enum ml_path_kind kind);
-/* Returns -1 for an unknown name. */
-int ml_path_from_name(const char *name);
 
 struct ml_subnet {
     struct in_addr net;  /* network byte order, host bits zero */
@@ -62,7 +59,9 @@ struct ml_topology {
     struct {
         size_t client;                /* index into nodes: runs iperf3 -c and ping */
         size_t server;                /* index into nodes: runs iperf3 -s */
-        bool paths[ML_PATH_COUNT];    /* which paths to measure */
+        size_t n_paths;               /* which paths to measure, as listed */
+        struct ml_path_ref paths[ML_PATHS_MAX];
+        int paths_line, paths_column; /* where measure.paths was given */
         struct ml_profile full;
         struct ml_profile quick;
     } measure;
@@ -77,6 +76,9 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
 void ml_topology_free(struct ml_topology *topo);
 typedef struct ml_topology MlTopology;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlTopology, ml_topology_free)
+
+/* Whether measure.paths names path. */
+bool ml_topology_has_path(const struct ml_topology *topo, const char *path);
 
 /* Index of a node by name, or -1. */
 int ml_topology_find_node(const struct ml_topology *topo, const char *name);

@@ -158,15 +158,8 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
         if (fields[i][1])
             json_object_object_add(img, fields[i][0], json_object_new_string(fields[i][1]));
     json_object_object_add(s, "image", img);
-    json_object_object_add(s, "wireguard_setup_s", json_object_new_double(lab->wg_setup_s));
-    json_object_object_add(s, "nebula_setup_s", json_object_new_double(lab->nebula_setup_s));
-    json_object_object_add(s, "tailscale_setup_s", json_object_new_double(lab->ts_setup_s));
-    struct json_object *failed = json_object_new_object();
-    for (size_t k = 0; k < ML_PATH_COUNT; k++)
-        if (lab->setup_failed[k])
-            json_object_object_add(failed, ml_path_name((enum ml_path_kind)k),
-                                   json_object_new_string(lab->setup_failed[k]));
-    json_object_object_add(s, "setup_failed", failed);
+    if (lab->dataplanes)
+        json_object_object_add(s, "dataplanes", json_object_get(lab->dataplanes));
     if (lab->phases)
         json_object_object_add(s, "phases", json_object_get(lab->phases));
     struct json_object *boot = json_object_new_array();
@@ -174,7 +167,6 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
         struct json_object *g = json_object_new_object();
         json_object_object_add(g, "boot_s", json_object_new_double(lab->boot_s[i]));
         json_object_object_add(g, "ready_s", json_object_new_double(lab->ready_s[i]));
-        json_object_object_add(g, "tailscale_ip", json_object_new_string(lab->ts_ip[i]));
         json_object_array_add(boot, g);
     }
     json_object_object_add(s, "guests", boot);
@@ -435,18 +427,9 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
             if (json_object_object_get_ex(img, keys[i], &v))
                 *dst[i] = g_strdup(json_object_get_string(v));
     }
-    if (json_object_object_get_ex(state, "wireguard_setup_s", &v))
-        lab->wg_setup_s = json_object_get_double(v);
-    if (json_object_object_get_ex(state, "nebula_setup_s", &v))
-        lab->nebula_setup_s = json_object_get_double(v);
-    if (json_object_object_get_ex(state, "tailscale_setup_s", &v))
-        lab->ts_setup_s = json_object_get_double(v);
-    if (json_object_object_get_ex(state, "setup_failed", &v))
-        for (size_t k = 0; k < ML_PATH_COUNT; k++) {
-            struct json_object *why = NULL;
-            if (json_object_object_get_ex(v, ml_path_name((enum ml_path_kind)k), &why))
-                lab->setup_failed[k] = g_strdup(json_object_get_string(why));
-        }
+    if (json_object_object_get_ex(state, "dataplanes", &v) &&
+        json_object_is_type(v, json_type_object))
+        lab->dataplanes = json_object_get(v);
     if (json_object_object_get_ex(state, "phases", &v))
         lab->up_phases = json_object_get(v);
     struct json_object *guests = NULL;
@@ -457,8 +440,6 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->boot_s[i] = json_object_get_double(b);
             if (json_object_object_get_ex(g, "ready_s", &b))
                 lab->ready_s[i] = json_object_get_double(b);
-            if (json_object_object_get_ex(g, "tailscale_ip", &b))
-                g_strlcpy(lab->ts_ip[i], json_object_get_string(b), sizeof(lab->ts_ip[i]));
         }
     json_object_put(state);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
@@ -546,14 +527,12 @@ void ml_lab_clear(struct ml_lab *lab)
     g_free(lab->run_dir);
     json_object_put(lab->phases);
     json_object_put(lab->up_phases);
-    json_object_put(lab->ts_extra);
+    json_object_put(lab->dataplanes);
     if (lab->run_open)
         close(lab->run_fd);
     if (lab->locked)
         ml_lock_release(lab->topo ? lab->topo->name : "", lab->lock_fd);
     g_free(lab->up_run_id);
-    for (size_t k = 0; k < ML_PATH_COUNT; k++)
-        g_free(lab->setup_failed[k]);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         if (lab->artifacts[i])
             g_ptr_array_unref(lab->artifacts[i]);

@@ -23,12 +23,9 @@ struct ml_lab {
     virDomainPtr dom[ML_MAX_NODES];
     double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
     double ready_s[ML_MAX_NODES];    /* start to cloud-init finished */
-    double wg_setup_s;               /* first key generated to first tunnel ping answered */
-    double ts_setup_s;               /* start of the Tailscale installs to both nodes up */
-    double nebula_setup_s;           /* first nebula key generated to the overlay answering */
-    char ts_ip[ML_MAX_NODES][16];    /* the IPv4 address Headscale gave each node */
-    struct json_object *ts_extra;    /* daemons' memory, tailscale0, assigned addresses */
-    char *setup_failed[ML_PATH_COUNT]; /* why a path's dataplane could not be set up */
+    struct json_object *dataplanes;  /* each dataplane's per-run state, {name: {...}}: what
+                                      * it set up and learnt, saved in the state file; only
+                                      * the dataplanes read inside */
     struct json_object *phases;      /* [{name, seconds}], contiguous: they add up to wall time */
     double phase_mark;               /* ml_elapsed() when the current phase began */
     struct json_object *up_phases;   /* on attach: the phases of the `up` that built the lab */

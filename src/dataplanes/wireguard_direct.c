@@ -1,0 +1,173 @@
+/* wireguard-direct: kernel WireGuard between the two clients, peer to peer, the
+ * hub not involved: the encrypted ceiling that tailscale-direct is compared with.
+ * Its own interface, subnet and port, so it runs beside wireguard-hub. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "dataplanes/path.h"
+#include "dataplanes/wireguard.h"
+#include "topology/plan.h"
+#include "virt/agent.h"
+
+#define DEV "wg1"
+#define KEY_FILE "/etc/wireguard/" DEV ".key"
+#define SUBNET "10.9.0."        /* /24: each client keeps the last octet of its tunnel_address */
+#define HANDSHAKE_MAX_AGE_S 180 /* rekeyed every 2 minutes while traffic flows */
+
+extern const struct ml_dataplane ml_dataplane_wireguard_direct;
+
+/* wireguard.listen_port + 1, on both clients. */
+static unsigned port(const struct ml_topology *t)
+{
+    return t->wireguard.listen_port + 1;
+}
+
+static char *address(const struct ml_topology *t, size_t node, char buf[16])
+{
+    const unsigned char *b = (const unsigned char *)&t->nodes[node].tunnel_address.s_addr;
+    g_snprintf(buf, 16, SUBNET "%u", b[3]);
+    return buf;
+}
+
+static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
+{
+    if (max < 1)
+        return 0;
+    ret[0] = (struct ml_port){"WireGuard direct", ML_PROTO_UDP, port(t), true,
+                              ml_dataplane_wireguard_direct.name};
+    return 1;
+}
+
+/* wg1.conf of node, whose only peer is other, reached at its lab address. */
+static char *render(const struct ml_topology *t, size_t node, size_t other, const char *other_pub)
+{
+    char mine[16], theirs[16], endpoint[16];
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "# meshlab lab %s: %s, direct to %s\n"
+                           "[Interface]\n"
+                           "Address = %s/24\n"
+                           "ListenPort = %u\n"
+                           "PostUp = wg set %%i private-key " KEY_FILE "\n"
+                           "\n[Peer]\n"
+                           "# %s\n"
+                           "PublicKey = %s\n"
+                           "Endpoint = %s:%u\n"
+                           "AllowedIPs = %s/32\n",
+                           t->name, t->nodes[node].name, t->nodes[other].name,
+                           address(t, node, mine), port(t), t->nodes[other].name, other_pub,
+                           ml_ip_str(t->nodes[other].address, endpoint), port(t),
+                           address(t, other, theirs));
+    if (t->wireguard.persistent_keepalive)
+        g_string_append_printf(c, "PersistentKeepalive = %u\n", t->wireguard.persistent_keepalive);
+    return g_string_free(c, FALSE);
+}
+
+/* Keys made in both clients at once (only the public keys come back), then
+ * each client's wg1 up with the other as its one peer, then a first ping. */
+static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t ends[2] = {t->measure.client, t->measure.server};
+    bool which[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    const char *inputs[ML_MAX_NODES] = {0};
+    char *pub[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
+    double t0 = ml_now();
+    for (size_t e = 0; e < 2; e++)
+        which[ends[e]] = true;
+    bool ok = ml_wg_keys(lab, which, KEY_FILE, pub, err);
+    for (size_t e = 0; ok && e < 2; e++) {
+        conf[ends[e]] = render(t, ends[e], ends[1 - e], pub[ends[1 - e]]);
+        inputs[ends[e]] = conf[ends[e]];
+        cmds[ends[e]] = "set -e; umask 077; cat > /etc/wireguard/" DEV ".conf; "
+                        "wg-quick down " DEV " >/dev/null 2>&1 || true; wg-quick up " DEV " 2>&1";
+    }
+    ok = ok && ml_lab_run_parallel(lab, which, cmds, inputs, 60, NULL, "bringing up " DEV, err);
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
+        g_free(pub[i]);
+        g_free(conf[i]);
+    }
+    char target[16];
+    address(t, t->measure.server, target);
+    struct in_addr to;
+    inet_aton(target, &to);
+    if (!ok || !ml_lab_wait_ping(lab, to, 120, "the direct WireGuard tunnel", err))
+        return false;
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
+    ml_progress("wireguard-direct", "%s answered on " DEV " %.1f s after the first key", target,
+                setup_s);
+    return true;
+}
+
+/* The client's own view: its clock and handshakes, then its peer's endpoint. */
+static void observe(struct ml_lab *lab, struct ml_evidence *ev)
+{
+    g_autoptr(GError) e = NULL;
+    virDomainPtr client = ml_lab_dom(lab, lab->topo->measure.client);
+    ev->own[0] = ml_agent_run(client, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
+    if (ev->own[0])
+        ev->own[1] = ml_agent_run(client, "wg show " DEV " endpoints", NULL, 15, &e);
+    if (!ev->own[1])
+        ev->own_error = g_strdup_printf("cannot read the client's " DEV ": %s", e->message);
+}
+
+static char *describe(const struct ml_topology *t)
+{
+    char addr[16];
+    return g_strdup_printf("kernel WireGuard, %s to %s directly (" DEV ", UDP %u), the hub not "
+                           "involved",
+                           t->nodes[t->measure.client].name, address(t, t->measure.server, addr),
+                           port(t));
+}
+
+static struct in_addr target(const struct ml_lab *lab)
+{
+    char addr[16];
+    struct in_addr a = {0};
+    inet_aton(address(lab->topo, lab->topo->measure.server, addr), &a);
+    return a;
+}
+
+/* The client's one peer shook hands recently, at the server's lab address and
+ * this dataplane's port, and the route enters wg1. */
+static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
+{
+    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "the client", 1,
+                                        HANDSHAKE_MAX_AGE_S, sentence);
+    char server[16];
+    g_autofree char *want =
+        g_strdup_printf("%s:%u", ml_ip_str(t->nodes[t->measure.server].address, server), port(t));
+    const char *tab = ev->own[1] ? strchr(ev->own[1], '\t') : NULL;
+    g_autofree char *endpoint = g_strstrip(g_strdup(tab ? tab + 1 : "none"));
+    if (ev->own[1])
+        g_string_append_printf(sentence, "the client's peer endpoint is %s (must be %s); ",
+                               endpoint, want);
+    return fresh && !strcmp(endpoint, want) && ev->route && strstr(ev->route, "dev " DEV);
+}
+
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the wireguard-direct path uses", SUBNET "0", 24);
+}
+
+const struct ml_dataplane ml_dataplane_wireguard_direct = {
+    .conflict = conflict,
+    .name = "wireguard-direct",
+    .ports = ports,
+    .setup = setup,
+    .observe = observe,
+};
+
+const struct ml_path_ops ml_path_wireguard_direct = {
+    .name = "wireguard-direct",
+    .dataplane = &ml_dataplane_wireguard_direct,
+    .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_QUIET,
+    .describe = describe,
+    .target = target,
+    .verify = verify,
+};

@@ -1,0 +1,221 @@
+/* wireguard-go-hub: the seed's hub topology with wireguard-go (userspace,
+ * Debian's package) on the hub in place of the kernel module, the clients on
+ * kernel WireGuard: what a VPS without the module gets, and what userspace
+ * costs. Its own interface, subnet and port, so it runs beside wireguard-hub.
+ *
+ * Debian 12's wireguard-go 0.0.20220316 runs beside the kernel module: main.go
+ * only prints a warning when not in the foreground (the refusal gated by
+ * WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD went in wireguard-go commit
+ * 84b5a4d, "main: simplify warnings", first released in 0.0.20190908).
+ * `wireguard-go wgo0` opens /dev/net/tun (IFF_TUN), re-executes itself with
+ * WG_PROCESS_FOREGROUND=1 and its stdio on /dev/null, and the first process
+ * exits: the daemon outlives the guest agent's command. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "dataplanes/path.h"
+#include "dataplanes/wireguard.h"
+#include "topology/plan.h"
+#include "virt/agent.h"
+
+#define DEV "wgo0"
+#define KEY_FILE "/etc/wireguard/" DEV ".key"
+#define SUBNET "10.10.0." /* /24: each node keeps the last octet of its tunnel_address */
+#define HANDSHAKE_MAX_AGE_S 180
+
+extern const struct ml_dataplane ml_dataplane_wireguard_go_hub;
+
+/* wireguard.listen_port + 2, on the hub. */
+static unsigned port(const struct ml_topology *t)
+{
+    return t->wireguard.listen_port + 2;
+}
+
+static char *address(const struct ml_topology *t, size_t node, char buf[16])
+{
+    const unsigned char *b = (const unsigned char *)&t->nodes[node].tunnel_address.s_addr;
+    g_snprintf(buf, 16, SUBNET "%u", b[3]);
+    return buf;
+}
+
+static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
+{
+    if (max < 1)
+        return 0;
+    ret[0] = (struct ml_port){"WireGuard on wireguard-go", ML_PROTO_UDP, port(t), true,
+                              ml_dataplane_wireguard_go_hub.name};
+    return 1;
+}
+
+/* The hub: a wg(8) configuration (no wg-quick: it would pick the kernel module),
+ * then the userspace daemon, the key from the guest's own file, the address. */
+static char *render_hub(const struct ml_topology *t, char *const *pub)
+{
+    char addr[16];
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c, "[Interface]\nListenPort = %u\n", port(t));
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (i != t->wireguard.hub)
+            g_string_append_printf(c, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
+                                   t->nodes[i].name, pub[i], address(t, i, addr));
+    return g_string_free(c, FALSE);
+}
+
+static char *hub_command(const struct ml_topology *t)
+{
+    char addr[16];
+    return g_strdup_printf("set -e; umask 077; cat > /etc/wireguard/" DEV ".conf; "
+                           "ip link del " DEV " 2>/dev/null || true; wireguard-go " DEV "; "
+                           "wg setconf " DEV " /etc/wireguard/" DEV ".conf; "
+                           "wg set " DEV " private-key " KEY_FILE "; "
+                           "ip addr add %s/24 dev " DEV "; ip link set " DEV " up; "
+                           "sysctl -q -w net.ipv4.ip_forward=1",
+                           address(t, t->wireguard.hub, addr));
+}
+
+/* A client: kernel WireGuard through wg-quick, as wireguard-hub's clients. */
+static char *render_client(const struct ml_topology *t, size_t node, const char *hub_pub)
+{
+    char addr[16], endpoint[16];
+    const struct ml_node *hub = &t->nodes[t->wireguard.hub];
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "# meshlab lab %s: %s, through wireguard-go on %s\n"
+                           "[Interface]\n"
+                           "Address = %s/32\n"
+                           "PostUp = wg set %%i private-key " KEY_FILE "\n"
+                           "\n[Peer]\n"
+                           "# %s\n"
+                           "PublicKey = %s\n"
+                           "Endpoint = %s:%u\n"
+                           "AllowedIPs = " SUBNET "0/24\n",
+                           t->name, t->nodes[node].name, hub->name, address(t, node, addr),
+                           hub->name, hub_pub, ml_ip_str(hub->address, endpoint), port(t));
+    if (t->wireguard.persistent_keepalive)
+        g_string_append_printf(c, "PersistentKeepalive = %u\n", t->wireguard.persistent_keepalive);
+    return g_string_free(c, FALSE);
+}
+
+/* The hub first, so the clients' first handshakes find it listening. */
+static bool configure(struct ml_lab *lab, char **pub, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->wireguard.hub;
+    g_autofree char *conf = render_hub(t, pub);
+    g_autofree char *cmd = hub_command(t);
+    g_autofree char *out = ml_agent_run(lab->dom[hub], cmd, conf, 60, err);
+    if (!out)
+        return false;
+    ml_progress("wireguard-go", "hub %s: wireguard-go " DEV " listening on %u", t->nodes[hub].name,
+                port(t));
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (i == hub)
+            continue;
+        g_autofree char *cconf = render_client(t, i, pub[hub]);
+        g_autofree char *cout =
+            ml_agent_run(lab->dom[i],
+                         "set -e; umask 077; cat > /etc/wireguard/" DEV ".conf; "
+                         "wg-quick down " DEV " >/dev/null 2>&1 || true; wg-quick up " DEV " 2>&1",
+                         cconf, 60, err);
+        if (!cout)
+            return false;
+    }
+    return true;
+}
+
+static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
+{
+    char *pub[ML_MAX_NODES] = {0};
+    double t0 = ml_now();
+    bool ok = ml_wg_keys(lab, NULL, KEY_FILE, pub, err) && configure(lab, pub, err);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(pub[i]);
+    char target[16];
+    address(lab->topo, lab->topo->measure.server, target);
+    struct in_addr to;
+    inet_aton(target, &to);
+    if (!ok || !ml_lab_wait_ping(lab, to, 120, "wireguard-go on the hub", err))
+        return false;
+    double setup_s = ml_now() - t0;
+    json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
+    ml_progress("wireguard-go", "%s answered through the hub %.1f s after the first key", target,
+                setup_s);
+    return true;
+}
+
+/* The hub's own view: handshakes, its interface's kind, the daemon's pid. */
+static void observe(struct ml_lab *lab, struct ml_evidence *ev)
+{
+    g_autoptr(GError) e = NULL;
+    virDomainPtr hub = ml_lab_dom(lab, lab->topo->wireguard.hub);
+    ev->own[0] = ml_agent_run(hub, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
+    if (ev->own[0])
+        ev->own[1] = ml_agent_run(hub, "ip -d -o link show " DEV, NULL, 15, &e);
+    if (ev->own[1])
+        ev->own[2] = ml_agent_run(hub, "pgrep -x wireguard-go || true", NULL, 15, &e);
+    if (!ev->own[2])
+        ev->own_error = g_strdup_printf("cannot read the hub's " DEV ": %s", e->message);
+}
+
+static char *describe(const struct ml_topology *t)
+{
+    char addr[16];
+    return g_strdup_printf("WireGuard, %s to %s through wireguard-go (userspace) on the hub "
+                           "(%s); the clients on the kernel module",
+                           t->nodes[t->measure.client].name, address(t, t->measure.server, addr),
+                           t->nodes[t->wireguard.hub].name);
+}
+
+static struct in_addr target(const struct ml_lab *lab)
+{
+    char addr[16];
+    struct in_addr a = {0};
+    inet_aton(address(lab->topo, lab->topo->measure.server, addr), &a);
+    return a;
+}
+
+/* The hub's wgo0 is a tun device (iproute2 prints the link kind "tun" and
+ * "type tun"; a kernel WireGuard link says "wireguard"), a wireguard-go
+ * process runs, the hub shook hands with every client, and the client's route
+ * enters wgo0. */
+static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
+{
+    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "hub", t->n_nodes - 1,
+                                        HANDSHAKE_MAX_AGE_S, sentence);
+    if (!ev->own[1] || !ev->own[2])
+        return false;
+    bool tun = strstr(ev->own[1], " tun type tun ") && !strstr(ev->own[1], "wireguard");
+    g_autofree char *pids = g_strstrip(g_strdup(ev->own[2]));
+    g_strdelimit(pids, "\n", ' ');
+    bool daemon = *pids && g_ascii_isdigit(*pids);
+    g_string_append_printf(sentence, "hub " DEV " is %s; wireguard-go %s%s%s; ",
+                           tun ? "a tun device" : "not a tun device",
+                           daemon ? "runs (pid " : "does not run", daemon ? pids : "",
+                           daemon ? ")" : "");
+    return fresh && tun && daemon && ev->route && strstr(ev->route, "dev " DEV);
+}
+
+static char *conflict(const struct ml_topology *t)
+{
+    return ml_subnet_conflict(t, "the wireguard-go-hub path uses", SUBNET "0", 24);
+}
+
+const struct ml_dataplane ml_dataplane_wireguard_go_hub = {
+    .conflict = conflict,
+    .name = "wireguard-go-hub",
+    .ports = ports,
+    .setup = setup,
+    .observe = observe,
+};
+
+const struct ml_path_ops ml_path_wireguard_go_hub = {
+    .name = "wireguard-go-hub",
+    .dataplane = &ml_dataplane_wireguard_go_hub,
+    .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_CARRIES,
+    .describe = describe,
+    .target = target,
+    .verify = verify,
+};

@@ -1,0 +1,390 @@
+/* The trust claim without guests: every path's verdict on recorded evidence.
+ * Routes are `ip -o route get` lines as the probe squashes them; the nebula
+ * views are real print-tunnel output (tests/data/samples/nebula/README); the
+ * tailscale lines follow ping.go's format and status --json's field names. */
+#include "check.h"
+#include "dataplanes/path.h"
+#include "core/util.h"
+
+#define PROBE_BYTES 41120 /* 20 answered pings of 1000 bytes, both ways */
+
+static struct ml_topology *topo;
+
+#define PLAIN ml_path_find("plain")
+#define WIREGUARD_HUB ml_path_find("wireguard-hub")
+#define TAILSCALE_DIRECT ml_path_find("tailscale-direct")
+#define TAILSCALE_RELAY ml_path_find("tailscale-relay")
+#define NEBULA_DIRECT ml_path_find("nebula-direct")
+#define NEBULA_RELAY ml_path_find("nebula-relay")
+#define WIREGUARD_DIRECT ml_path_find("wireguard-direct")
+#define WIREGUARD_GO_HUB ml_path_find("wireguard-go-hub")
+
+static char *sample(const char *rel)
+{
+    g_autofree char *path = g_build_filename("tests/data/samples", rel, NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        fprintf(stderr, "cannot read %s\n", path);
+    return text;
+}
+
+/* A probe: 20 of 20 pings answered, the hub's bytes as given. */
+static struct ml_evidence probe(const char *route, long long hub_bytes)
+{
+    return (struct ml_evidence){.hub_bytes = hub_bytes,
+                                .probe_bytes = PROBE_BYTES,
+                                .transmitted = 20,
+                                .received = 20,
+                                .route = g_strdup(route)};
+}
+
+/* The verdict, with the sentence checked to hold `needle` (NULL: anything). */
+static bool verdict(const struct ml_path_ops *ops, struct ml_evidence *ev, const char *needle)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    bool ok = ml_path_verdict(ops, topo, ev, s);
+    if (needle && !strstr(s->str, needle)) {
+        fprintf(stderr, "%s: sentence lacks \"%s\": %s\n", ops->name, needle, s->str);
+        ok = !ok; /* make the caller's CHECK fail either way */
+    }
+    ml_evidence_clear(ev);
+    return ok;
+}
+
+#define PLAIN_ROUTE "192.0.2.12 dev eth0 src 192.0.2.11 uid 0 cache"
+
+static void test_plain(void)
+{
+    struct ml_evidence ev = probe(PLAIN_ROUTE, 120);
+    CHECK(verdict(PLAIN, &ev, "must be under 5%"));
+    /* Went through the hub: a gateway in the route, or the hub's NIC carrying the burst. */
+    ev = probe("192.0.2.12 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache", 120);
+    CHECK(!verdict(PLAIN, &ev, " via 192.0.2.10"));
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
+    CHECK(!verdict(PLAIN, &ev, "moved 82240 bytes"));
+    /* Just under the 5% line passes, on it fails. */
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 - 1);
+    CHECK(verdict(PLAIN, &ev, NULL));
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 + 1);
+    CHECK(!verdict(PLAIN, &ev, NULL));
+    /* No answer is no path. */
+    ev = probe(PLAIN_ROUTE, 0);
+    ev.received = 0;
+    CHECK(!verdict(PLAIN, &ev, "0/20 probe pings answered"));
+}
+
+#define WG_ROUTE "10.8.0.3 dev wg0 src 10.8.0.2 uid 0 cache"
+#define WG_KEY_A "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd28="
+#define WG_KEY_B "Ym9uam91ciBsZSBtb25kZSBib25qb3VyIGxlIG1vbmQ="
+
+static void test_wireguard_hub(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479900\n";
+    struct ml_evidence ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(verdict(WIREGUARD_HUB, &ev, "hub has 2 of 2 peers, oldest handshake 100 s"));
+    /* Went direct: the hub's NIC did not carry the burst. */
+    ev = probe(WG_ROUTE, 300);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "must be at least 1.5 times"));
+    /* A stale handshake: one peer last shook hands 181 s ago. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479819\n");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "oldest handshake 181 s ago"));
+    /* A peer that never shook hands. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t0\n");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "handshake never"));
+    /* A missing peer: the hub knows only one client. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "hub has 1 of 2 peers"));
+    /* The route does not enter the tunnel. */
+    ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = g_strdup(fresh);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, NULL));
+    /* The hub could not be asked. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read the hub's handshakes: guest agent timed out");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "guest agent timed out"));
+}
+
+#define NEBULA_ROUTE "10.42.0.3 dev nebula1 src 10.42.0.2 uid 0 cache"
+
+static void test_nebula(void)
+{
+    struct ml_evidence ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(verdict(NEBULA_DIRECT, &ev, "currentRemote 192.0.2.12:4242 (direct)"));
+    /* Direct that went through the relay: nebula says so, and so does the hub. */
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(!verdict(NEBULA_DIRECT, &ev, "relayed by 10.42.0.1"));
+    /* nebula claims direct while the hub carried the burst. */
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(NEBULA_DIRECT, &ev, NULL));
+    /* No tunnel at all. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-none.txt");
+    CHECK(!verdict(NEBULA_DIRECT, &ev, NULL));
+
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(verdict(NEBULA_RELAY, &ev, "relayed by 10.42.0.1"));
+    /* Relay that went direct. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(NEBULA_RELAY, &ev, "(direct)"));
+    /* Relayed by nebula's account, yet the hub's NIC stayed quiet. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(!verdict(NEBULA_RELAY, &ev, NULL));
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read nebula's view: ssh: connection refused");
+    CHECK(!verdict(NEBULA_RELAY, &ev, "connection refused"));
+}
+
+#define TS_ROUTE "100.64.0.2 dev tailscale0 table 52 src 100.64.0.1 uid 0 cache"
+#define TS_PONG_DIRECT "pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n"
+#define TS_PONG_DERP "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n"
+
+static char *ts_status(const char *cur_addr)
+{
+    return g_strdup_printf("{\"Peer\": {\"nodekey:1\": {\"HostName\": \"client-b\", "
+                           "\"DNSName\": \"client-b.lab.meshlab.\", \"TailscaleIPs\": "
+                           "[\"100.64.0.2\"], \"CurAddr\": \"%s\", \"Relay\": \"headscale\", "
+                           "\"Online\": true, \"Active\": true}}}",
+                           cur_addr);
+}
+
+static struct ml_evidence ts(const char *pong, const char *cur_addr, long long hub_bytes)
+{
+    struct ml_evidence ev = probe(TS_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(pong);
+    ev.own[1] = ts_status(cur_addr);
+    return ev;
+}
+
+static void test_tailscale(void)
+{
+    struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    CHECK(verdict(TAILSCALE_DIRECT, &ev, "pong via 192.0.2.12:41641"));
+    /* Direct that went through DERP. */
+    ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "DERP(headscale)"));
+    /* Direct, but to another address than the server's. */
+    ev = ts("pong from client-b (100.64.0.2) via 192.0.2.10:41641 in 1ms\n", "192.0.2.10:41641",
+            200);
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, NULL));
+    /* tailscale's view is direct but the hub carried the burst. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", PROBE_BYTES * 2);
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, NULL));
+    /* A missing peer: status lists no client-b. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    g_free(ev.own[1]);
+    ev.own[1] = g_strdup("{\"Peer\": {}}");
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "'client-b'"));
+
+    ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
+    CHECK(verdict(TAILSCALE_RELAY, &ev, "pong via DERP(headscale)"));
+    /* Relay that went direct. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, NULL));
+    /* Through some other DERP region than the hub's. */
+    ev = ts("pong from client-b (100.64.0.2) via DERP(sfo) in 60ms\n", "", PROBE_BYTES * 2);
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, "DERP(sfo)"));
+    /* No pong. */
+    ev = ts("ping \"100.64.0.2\" timed out\n", "", PROBE_BYTES * 2);
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, "no pong"));
+}
+
+#define WGD_ROUTE "10.9.0.3 dev wg1 src 10.9.0.2 uid 0 cache"
+
+/* `date +%s; wg show wg1 latest-handshakes` and `wg show wg1 endpoints` on the client. */
+static struct ml_evidence wgd(const char *handshakes, const char *endpoints, long long hub_bytes)
+{
+    struct ml_evidence ev = probe(WGD_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(handshakes);
+    ev.own[1] = g_strdup(endpoints);
+    return ev;
+}
+
+static void test_wireguard_direct(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_B "\t1764479995\n";
+    struct ml_evidence ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    CHECK(verdict(WIREGUARD_DIRECT, &ev, "peer endpoint is 192.0.2.12:51821"));
+    /* Direct that went through the hub: its NIC carried the burst. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "must be under 5%"));
+    /* The peer is reached at the hub's address (a forward through it), not the server's. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.10:51821\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "endpoint is 192.0.2.10:51821"));
+    /* wireguard-hub's port, not this dataplane's. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51820\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    /* A stale handshake. */
+    ev = wgd("1764480000\n" WG_KEY_B "\t1764479000\n", WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "1000 s ago"));
+    /* A missing peer: wg1 has none, so no endpoint either. */
+    ev = wgd("1764480000\n", "", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "has 0 of 1 peers"));
+    /* An endpoint never learnt. */
+    ev = wgd(fresh, WG_KEY_B "\t(none)\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "(none)"));
+    /* The route does not enter wg1 (the hub's wg0 instead). */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    g_free(ev.route);
+    ev.route = g_strdup(WG_ROUTE);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    ev = probe(WGD_ROUTE, 60);
+    ev.own_error = g_strdup("cannot read the client's wg1: no such device");
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "no such device"));
+}
+
+#define WGO_ROUTE "10.10.0.3 dev wgo0 src 10.10.0.2 uid 0 cache"
+/* `ip -d -o link show` of a tun device, iproute2 6.1 (bookworm's): captured on a build machine
+ * from `ip tuntap add mode tun`, the name then replaced. */
+#define WGO_TUN                                                                                    \
+    "89: wgo0: <POINTOPOINT,MULTICAST,NOARP> mtu 1500 qdisc noop state DOWN mode DEFAULT group "   \
+    "default qlen 500\\    link/none  promiscuity 0  allmulti 0 minmtu 68 maxmtu 65535 \\    "     \
+    "tun type tun pi off vnet_hdr off persist on addrgenmode eui64 numtxqueues 1 numrxqueues 1 "   \
+    "gso_max_size 65536 gso_max_segs 65535 tso_max_size 65536 tso_max_segs 65535 gro_max_size "    \
+    "65536 \n"
+/* A kernel WireGuard link, constructed: iplink prints the kind "wireguard" where a tun says "tun".
+ */
+#define WGO_KERNEL                                                                                 \
+    "7: wgo0: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1420 qdisc noqueue state UNKNOWN mode DEFAULT "  \
+    "group default qlen 1000\\    link/none  promiscuity 0  allmulti 0 minmtu 0 maxmtu "           \
+    "2147483552 "                                                                                  \
+    "\\    wireguard addrgenmode none numtxqueues 1 numrxqueues 1 gso_max_size 65536 \n"
+
+static struct ml_evidence wgo(const char *handshakes, const char *link, const char *pids,
+                              long long hub_bytes)
+{
+    struct ml_evidence ev = probe(WGO_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(handshakes);
+    ev.own[1] = g_strdup(link);
+    ev.own[2] = g_strdup(pids);
+    return ev;
+}
+
+static void test_wireguard_go_hub(void)
+{
+    const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479950\n";
+    struct ml_evidence ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    CHECK(verdict(WIREGUARD_GO_HUB, &ev, "hub wgo0 is a tun device; wireguard-go runs (pid 1234)"));
+    /* The hub's wgo0 is the kernel module after all. */
+    ev = wgo(fresh, WGO_KERNEL, "1234\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "not a tun device"));
+    /* A tun device, but no wireguard-go behind it. */
+    ev = wgo(fresh, WGO_TUN, "", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "wireguard-go does not run"));
+    /* Relay that went direct: the hub's NIC stayed quiet. */
+    ev = wgo(fresh, WGO_TUN, "1234\n", 200);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "must be at least 1.5 times"));
+    /* A stale handshake, and a missing peer. */
+    ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479700\n", WGO_TUN, "1234\n",
+             PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "300 s ago"));
+    ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n", WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "hub has 1 of 2 peers"));
+    /* The client's route takes the kernel hub's wg0 instead. */
+    ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    g_free(ev.route);
+    ev.route = g_strdup(WG_ROUTE);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, NULL));
+    ev = probe(WGO_ROUTE, PROBE_BYTES * 2);
+    ev.own_error = g_strdup("cannot read the hub's wgo0: Device \"wgo0\" does not exist.");
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "does not exist"));
+}
+
+/* Its port is in the lab's port table, open on the lab NIC and kept off the tunnels. */
+static void test_ports(void)
+{
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_dataplane_ports(topo, ports);
+    bool direct = false;
+    for (size_t i = 0; i < n; i++)
+        direct |= ports[i].port == 51821 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
+                  ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-direct");
+    CHECK(direct);
+    bool go = false;
+    for (size_t i = 0; i < n; i++)
+        go |= ports[i].port == 51822 && ports[i].proto == ML_PROTO_UDP && ports[i].open &&
+              ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-go-hub");
+    CHECK(go);
+
+    /* Ports derived from listen_port collide with a fixed one, or leave the range. */
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    static const struct {
+        const char *port, *error;
+    } cases[] = {{"4241", "udp 4242 is both nebula's and WireGuard direct's"},
+                 {"41639", "udp 41641 is both tailscaled's and WireGuard on wireguard-go's"},
+                 {"65534", "WireGuard on wireguard-go's port 65536 is out of range"},
+                 {"51830", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GString) yaml = g_string_new(text);
+        g_autofree char *with = g_strdup_printf("listen_port: %s", cases[i].port);
+        g_string_replace(yaml, "listen_port: 51820", with, 1);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("p.yaml", yaml->str, yaml->len, &err);
+        CHECK(t != NULL);
+        bool ok = t && ml_paths_resolve(t, &err);
+        CHECK(ok == (cases[i].error == NULL));
+        if (cases[i].error) {
+            CHECK(err && strstr(err->message, cases[i].error));
+            CHECK(err && g_str_has_prefix(err->message, "p.yaml:38:10: "));
+            if (err && !strstr(err->message, cases[i].error))
+                fprintf(stderr, "got: %s\n", err->message);
+        }
+    }
+}
+
+/* The new dataplanes' subnets may not overlap the topology's own. */
+static void test_conflicts(void)
+{
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    g_autoptr(GString) yaml = g_string_new(text);
+    CHECK(g_string_replace(yaml, "subnet: 10.8.0.0/24", "subnet: 10.8.0.0/14", 1) == 1);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("c.yaml", yaml->str, yaml->len, &err);
+    CHECK(t != NULL);
+    CHECK(t && !ml_paths_resolve(t, &err));
+    CHECK_STR(err ? err->message : NULL,
+              "c.yaml:38:10: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
+              "overlaps wireguard.subnet 10.8.0.0/14; move that subnet elsewhere");
+    /* Without that path, wireguard-go-hub's 10.10.0.0/24 is the one in the way. */
+    CHECK(g_string_replace(yaml, "          wireguard-direct, wireguard-go-hub]",
+                           "          wireguard-go-hub]", 1) == 1);
+    g_clear_error(&err);
+    g_autoptr(MlTopology) u = ml_topology_parse("c.yaml", yaml->str, yaml->len, &err);
+    CHECK(u && !ml_paths_resolve(u, &err));
+    CHECK(err && strstr(err->message, "the wireguard-go-hub path uses the overlay 10.10.0.0/24"));
+}
+
+int main(void)
+{
+    g_autoptr(GError) err = NULL;
+    topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    if (!topo) {
+        fprintf(stderr, "%s\n", err->message);
+        return 1;
+    }
+    /* Every registered path with a check of its own is tested below. */
+    for (size_t i = 0; ml_paths[i]; i++)
+        CHECK(ml_paths[i]->verify != NULL);
+    test_plain();
+    test_wireguard_hub();
+    test_nebula();
+    test_tailscale();
+    test_wireguard_direct();
+    test_wireguard_go_hub();
+    test_ports();
+    test_conflicts();
+    ml_topology_free(topo);
+    return check_finish();
+}
