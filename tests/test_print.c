@@ -197,7 +197,6 @@ static void test_check_text(void)
     json_object_put(doc);
 }
 
-
 /* status in process, against a lab defined in the test driver: the document
  * lists its domains, network, pool and run, and the text shows the same. */
 static void test_status_lab(const char *state)

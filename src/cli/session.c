@@ -98,8 +98,10 @@ void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *
     ml_lab_collect_logs(lab);
     ml_lab_phase(lab, "logs");
     if (opts->keep_on_failure) {
-        ml_progress("down", "--keep-on-failure: lab %s left as it is; remove it with "
-                    "'meshlab down %s'", lab->topo->name, lab->topo->name);
+        ml_progress("down",
+                    "--keep-on-failure: lab %s left as it is; remove it with "
+                    "'meshlab down %s'",
+                    lab->topo->name, lab->topo->name);
         return;
     }
     g_autoptr(GError) e = NULL;
@@ -118,8 +120,7 @@ static bool refuse_existing(struct ml_lab *lab, GError **err)
             exists = true;
     if (exists)
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                    "lab %s already exists on this host; 'meshlab down %s' removes it", name,
-                    name);
+                    "lab %s already exists on this host; 'meshlab down %s' removes it", name, name);
     return !exists;
 }
 
@@ -140,8 +141,8 @@ static void probe_accelerator(struct ml_lab *lab)
     ml_host_probe_accel(kernel, &lab->accel);
     ml_image_clear(&tmp);
     g_autofree char *origin = ml_host_accel_origin(&lab->accel);
-    ml_progress("host", "accelerator %s: %s%s%s", lab->accel.kvm ? "KVM" : "TCG",
-                lab->accel.reason, origin ? "; " : "", origin ? origin : "");
+    ml_progress("host", "accelerator %s: %s%s%s", lab->accel.kvm ? "KVM" : "TCG", lab->accel.reason,
+                origin ? "; " : "", origin ? origin : "");
     ml_lab_phase(lab, "kvm-probe");
 }
 

@@ -7,12 +7,12 @@
 #include "virt/lab.h"
 
 struct ml_session_opts {
-    const char *verb;         /* "up" or "run": recorded in the lab's lock */
-    const char *out_dir;      /* run directory; NULL: runs/<lab>-<run id> */
-    bool force;               /* --force: replace an earlier run of the same lab in out_dir */
-    bool keep_on_failure;     /* leave a failed lab for diagnosis */
-    bool quick;               /* run --quick: the topology's quick profile */
-    bool keep;                /* run --keep: leave a lab this run brought up */
+    const char *verb;     /* "up" or "run": recorded in the lab's lock */
+    const char *out_dir;  /* run directory; NULL: runs/<lab>-<run id> */
+    bool force;           /* --force: replace an earlier run of the same lab in out_dir */
+    bool keep_on_failure; /* leave a failed lab for diagnosis */
+    bool quick;           /* run --quick: the topology's quick profile */
+    bool keep;            /* run --keep: leave a lab this run brought up */
 };
 
 /* The long options up and run share; run adds "quick" ('q') and "keep" ('K'). */

@@ -16,9 +16,10 @@ int ml_leftover_pid(const char *name)
     /* meshlab-seed-PID-XXXXXX, .build-IMAGE-PID-XXXXXX, FILE.tmp.PID[.XXXXXX] */
     static GRegex *re;
     if (!re)
-        re = g_regex_new("^(?:" ML_SEED_TMP_PREFIX "|\\.build-[a-z0-9.-]+?-)([0-9]+)-[A-Za-z0-9]{6}$"
-                         "|\\.tmp\\.([0-9]+)(?:\\.[A-Za-z0-9]{6})?$",
-                         G_REGEX_OPTIMIZE, 0, NULL);
+        re =
+            g_regex_new("^(?:" ML_SEED_TMP_PREFIX "|\\.build-[a-z0-9.-]+?-)([0-9]+)-[A-Za-z0-9]{6}$"
+                        "|\\.tmp\\.([0-9]+)(?:\\.[A-Za-z0-9]{6})?$",
+                        G_REGEX_OPTIMIZE, 0, NULL);
     g_autoptr(GMatchInfo) m = NULL;
     if (!g_regex_match(re, name, 0, &m))
         return 0;

@@ -143,8 +143,7 @@ static bool reuse(const char *path, int fd, const char *lab, bool force, GError 
     return ml_rundir_clear(fd, path, err);
 }
 
-int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force,
-                   GError **err)
+int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force, GError **err)
 {
     int fd = open(path, DIR_FLAGS);
     if (fd < 0 && errno == ENOENT) {
@@ -186,8 +185,8 @@ int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool f
 }
 
 /* Writes data into a new file below dirfd and renames it to name. */
-static bool write_at(int dirfd, const char *name, const char *shown, const char *data,
-                     gssize len, int mode, GError **err)
+static bool write_at(int dirfd, const char *name, const char *shown, const char *data, gssize len,
+                     int mode, GError **err)
 {
     g_autofree char *tmp = NULL;
     int fd = -1;
@@ -199,8 +198,7 @@ static bool write_at(int dirfd, const char *name, const char *shown, const char 
             break;
     }
     if (fd < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create '%s': %s", shown,
-                    g_strerror(errno));
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create '%s': %s", shown, g_strerror(errno));
         return false;
     }
     gssize off = 0;
@@ -249,7 +247,8 @@ bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, i
         cur = next;
     }
     if (cur < 0 || n == 0 || !*parts[n - 1]) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open the directory of '%s' in the run "
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot open the directory of '%s' in the run "
                     "directory: %s",
                     rel, errno == ELOOP ? "a symbolic link is in the way" : g_strerror(errno));
         if (cur >= 0)

@@ -18,8 +18,7 @@
  * directory of the same lab and force is set: then the old run is removed
  * first, so runs are never mixed. Returns the directory's descriptor, or -1
  * with err set. */
-int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force,
-                   GError **err);
+int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force, GError **err);
 
 /* Removes everything below the directory dirfd without following links;
  * shown names it in messages. */

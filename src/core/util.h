@@ -9,14 +9,14 @@
 GQuark ml_error_quark(void);
 
 enum ml_error_code {
-    ML_ERR_INPUT = 1,    /* the user's file or arguments; exit status 2 */
-    ML_ERR_HOST,         /* the host lacks something (package, daemon, disk) */
-    ML_ERR_LIBVIRT,      /* libvirt refused or failed */
-    ML_ERR_GUEST,        /* a guest did not do what was asked */
-    ML_ERR_IMAGE,        /* building, downloading or verifying an image */
-    ML_ERR_FETCH,        /* a download failed or did not verify */
-    ML_ERR_MEASURE,      /* a measurement failed */
-    ML_ERR_INTERRUPTED,  /* Ctrl-C or SIGTERM */
+    ML_ERR_INPUT = 1,   /* the user's file or arguments; exit status 2 */
+    ML_ERR_HOST,        /* the host lacks something (package, daemon, disk) */
+    ML_ERR_LIBVIRT,     /* libvirt refused or failed */
+    ML_ERR_GUEST,       /* a guest did not do what was asked */
+    ML_ERR_IMAGE,       /* building, downloading or verifying an image */
+    ML_ERR_FETCH,       /* a download failed or did not verify */
+    ML_ERR_MEASURE,     /* a measurement failed */
+    ML_ERR_INTERRUPTED, /* Ctrl-C or SIGTERM */
 };
 
 /* Exit statuses of the command layer. */
@@ -81,8 +81,8 @@ bool ml_mkdir_p(const char *path, int mode, GError **err);
 char *ml_sha256_hex(const void *data, size_t len);
 
 /* Directories, overridable for tests. */
-const char *ml_state_dir(void);  /* MESHLAB_STATE_DIR or /var/lib/meshlab */
-const char *ml_cache_dir(void);  /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
+const char *ml_state_dir(void); /* MESHLAB_STATE_DIR or /var/lib/meshlab */
+const char *ml_cache_dir(void); /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
 
 /* A lab's file in the state directory: STATE/labs/LAB SUFFIX (".json" is its
  * state, ".lock" its lock). */

@@ -39,8 +39,7 @@ char *ml_daemon_script(const struct ml_daemon *d)
 }
 
 void ml_daemon_report(int run_fd, const char *run_dir, const char *node_name,
-                      const struct ml_daemon *d, const char *what, const char *lines,
-                      GError **err)
+                      const struct ml_daemon *d, const char *what, const char *lines, GError **err)
 {
     g_autofree char *text = g_strstrip(g_strdup(lines && *lines ? lines : "(nothing logged)"));
     g_autofree char *saved = NULL;
@@ -62,8 +61,8 @@ void ml_daemon_report(int run_fd, const char *run_dir, const char *node_name,
 static void report(struct ml_lab *lab, size_t node, const struct ml_daemon *d, const char *what,
                    const char *lines, GError **err)
 {
-    ml_daemon_report(lab->run_open ? lab->run_fd : -1, lab->run_dir,
-                     lab->topo->nodes[node].name, d, what, lines, err);
+    ml_daemon_report(lab->run_open ? lab->run_fd : -1, lab->run_dir, lab->topo->nodes[node].name, d,
+                     what, lines, err);
 }
 
 static char *journal(struct ml_lab *lab, size_t node, const struct ml_daemon *d)

@@ -36,8 +36,7 @@ char *ml_daemon_script(const struct ml_daemon *d);
  * (saved in RUN_DIR/guests/NODE-NAME.log):" and the lines, indented; writes that file below
  * the run directory's descriptor run_fd (see rundir.h) unless it is -1; run_dir names it. */
 void ml_daemon_report(int run_fd, const char *run_dir, const char *node_name,
-                      const struct ml_daemon *d, const char *what, const char *lines,
-                      GError **err);
+                      const struct ml_daemon *d, const char *what, const char *lines, GError **err);
 
 /* Runs the script on node with input on stdin. On failure: the last 20 lines of the unit's
  * journal (or prepare's output) go to RUN_DIR/guests/NODE-NAME.log and into err

@@ -10,8 +10,8 @@
 #define ML_LAB_NIC "eth0"
 
 enum ml_policy {
-    ML_POLICY_DIRECT,  /* the firewall alone: peers may talk UDP to each other */
-    ML_POLICY_RELAY,   /* clients drop UDP arriving on the lab NIC except from the hub */
+    ML_POLICY_DIRECT, /* the firewall alone: peers may talk UDP to each other */
+    ML_POLICY_RELAY,  /* clients drop UDP arriving on the lab NIC except from the hub */
 };
 const char *ml_policy_name(enum ml_policy p);
 

@@ -24,8 +24,8 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
     bool own = !ops->verify || ops->verify(topo, ev, sentence);
     bool answered = ev->received > 0;
     bool quiet = ops->hub == ML_HUB_QUIET;
-    bool hub_ok = quiet ? ev->hub_bytes * 20 < ev->probe_bytes
-                        : ev->hub_bytes * 2 >= ev->probe_bytes * 3;
+    bool hub_ok =
+        quiet ? ev->hub_bytes * 20 < ev->probe_bytes : ev->hub_bytes * 2 >= ev->probe_bytes * 3;
     g_string_append_printf(sentence,
                            "route: %s; %u/%u probe pings answered; hub NIC moved %lld bytes "
                            "for %lld probe bytes (must be %s)",
@@ -38,8 +38,8 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
 /* The registry: each path file defines its ops (and its dataplane's), and
  * names them once here. */
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
-    ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay,
-    ml_path_wireguard_direct, ml_path_wireguard_go_hub;
+    ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay, ml_path_wireguard_direct,
+    ml_path_wireguard_go_hub;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -83,9 +83,11 @@ static bool ports_distinct(const struct ml_topology *topo, GError **err)
             b ? g_strdup_printf("%s %u is both %s's and %s's", ml_proto_name(a->proto), a->port,
                                 b->what, a->what)
               : g_strdup_printf("%s's port %u is out of range", a->what, a->port);
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s (from wireguard.listen_port %u); "
-                    "choose another listen_port", topo->path, topo->measure.paths_line,
-                    topo->measure.paths_column, what, topo->wireguard.listen_port);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: %s (from wireguard.listen_port %u); "
+                    "choose another listen_port",
+                    topo->path, topo->measure.paths_line, topo->measure.paths_column, what,
+                    topo->wireguard.listen_port);
         return false;
     }
     return true;
@@ -97,9 +99,10 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
     for (size_t i = 0; ml_paths[i]; i++)
         g_string_append_printf(known, "%s%s", i ? ", " : "", ml_paths[i]->name);
     if (topo->measure.n_paths == 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: measure.paths is empty; list at "
-                    "least one of %s", topo->path, topo->measure.paths_line,
-                    topo->measure.paths_column, known->str);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: measure.paths is empty; list at "
+                    "least one of %s",
+                    topo->path, topo->measure.paths_line, topo->measure.paths_column, known->str);
         return false;
     }
     for (size_t i = 0; i < topo->measure.n_paths; i++) {
@@ -107,8 +110,10 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
         if (ml_path_find(ref->name))
             continue;
         g_autofree char *shown = g_strescape(ref->name, NULL);
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: measure.paths: unknown path '%s'; "
-                    "known paths are %s", topo->path, ref->line, ref->column, shown, known->str);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: measure.paths: unknown path '%s'; "
+                    "known paths are %s",
+                    topo->path, ref->line, ref->column, shown, known->str);
         return false;
     }
     for (size_t k = 0; ml_paths[k]; k++) {
@@ -204,8 +209,8 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
                                   "the path policy", err);
     const char *path = ops->name;
     for (size_t i = 0; ok && i < n; i++) {
-        g_autofree char *rel = g_strdup_printf("rulesets/%s/%s.nft", path,
-                                               lab->topo->nodes[i].name);
+        g_autofree char *rel =
+            g_strdup_printf("rulesets/%s/%s.nft", path, lab->topo->nodes[i].name);
         ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
     }
     for (size_t i = 0; i < n; i++) {

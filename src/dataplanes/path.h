@@ -28,9 +28,9 @@ struct ml_evidence {
     long long hub_bytes;   /* hub NIC bytes in + out during the burst */
     long long probe_bytes; /* ICMP payload + headers sent and answered */
     unsigned transmitted, received;
-    char *route;                      /* the client's `ip -o route get TARGET`, squashed */
-    char *own[ML_EVIDENCE_OWN_MAX];   /* the dataplane's observations, in its own order */
-    char *own_error;                  /* why they could not be read, or NULL */
+    char *route;                    /* the client's `ip -o route get TARGET`, squashed */
+    char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
+    char *own_error;                /* why they could not be read, or NULL */
 };
 void ml_evidence_clear(struct ml_evidence *e);
 
@@ -75,8 +75,7 @@ struct ml_path_ops {
     /* Pure: true when the recorded evidence shows this path, beyond what every
      * path shares (an answered probe and the hub's role, see ml_path_verdict).
      * Appends what it saw to sentence. */
-    bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev,
-                   GString *sentence);
+    bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
 };
 
 /* Every path, in the order they are measured and reported, NULL-terminated:
@@ -117,4 +116,3 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
 /* The files node i needs from the host, from every path the topology names
  * that can run here; empty when it needs none. */
 GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node);
-

@@ -10,10 +10,9 @@
 static char *describe_direct(const struct ml_topology *t)
 {
     char addr[16];
-    return g_strdup_printf("nebula, %s to %s directly (lighthouse on %s)",
-                           t->nodes[t->measure.client].name,
-                           ml_ip_str(ml_nebula_address(t, t->measure.server), addr),
-                           t->nodes[t->wireguard.hub].name);
+    return g_strdup_printf(
+        "nebula, %s to %s directly (lighthouse on %s)", t->nodes[t->measure.client].name,
+        ml_ip_str(ml_nebula_address(t, t->measure.server), addr), t->nodes[t->wireguard.hub].name);
 }
 
 static char *describe_relay(const struct ml_topology *t)
@@ -56,8 +55,10 @@ static bool view(const struct ml_evidence *ev, struct ml_nebula_tunnel *v, GStri
     if (!v->found)
         g_string_append(sentence, "nebula has no tunnel to the server; ");
     else if (v->relayed)
-        g_string_append_printf(sentence, "nebula print-tunnel: currentRemote null, relayed by "
-                               "%s; ", v->relay);
+        g_string_append_printf(sentence,
+                               "nebula print-tunnel: currentRemote null, relayed by "
+                               "%s; ",
+                               v->relay);
     else
         g_string_append_printf(sentence, "nebula print-tunnel: currentRemote %s (direct); ",
                                v->remote);

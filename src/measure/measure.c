@@ -96,8 +96,7 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
-    ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED",
-                ev->str);
+    ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED", ev->str);
     g_string_free(ev, TRUE);
     return o;
 }
@@ -181,8 +180,7 @@ static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
     }
     if (failure) {
         /* A number from a path that was not verified is not a result. */
-        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ops->name,
-                    failure);
+        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ops->name, failure);
         json_object_put(figures);
         mark_unmeasured(obj, "failed", failure);
         return true;
@@ -231,9 +229,8 @@ static void record_setup_time(struct ml_lab *lab, const struct ml_path_ops *ops,
 {
     struct json_object *state = ops->dataplane ? ml_dataplane_state(lab, ops->dataplane) : NULL;
     struct json_object *v = NULL;
-    double setup = state && json_object_object_get_ex(state, "setup_s", &v)
-                       ? json_object_get_double(v)
-                       : 0;
+    double setup =
+        state && json_object_object_get_ex(state, "setup_s", &v) ? json_object_get_double(v) : 0;
     json_object_object_add(o, "setup_s",
                            setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
 }
@@ -266,8 +263,8 @@ static bool ready_to_measure(struct ctx *c, const struct ml_path_ops *ops, struc
                 json_object_get_string(json_object_object_get(o, "description")));
     struct json_object *state = dp ? ml_dataplane_state(lab, dp) : NULL, *v = NULL;
     if (state && json_object_object_get_ex(state, "setup_failed", &v)) {
-        g_autofree char *why = g_strdup_printf("its dataplane could not be set up: %s",
-                                               json_object_get_string(v));
+        g_autofree char *why =
+            g_strdup_printf("its dataplane could not be set up: %s", json_object_get_string(v));
         mark_unmeasured(o, "failed", why);
         return false;
     }
