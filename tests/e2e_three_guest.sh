@@ -142,8 +142,14 @@ check "nothing left after run (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 # the hub, which forwards without redirects. The numbers would look plausible;
 # the check must fail and the report must carry none of them.
 detour=$out/detour.yaml
-sed -e 's/^name: three-guest/name: e2e-detour/' \
-    -e 's/^  paths: .*/  paths: [plain]/' "$topo" > "$detour"
+# The paths list may span lines: replace the whole flow sequence.
+python3 - "$topo" > "$detour" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+t = re.sub(r"^name: three-guest$", "name: e2e-detour", t, flags=re.M)
+t = re.sub(r"^  paths: \[[^\]]*\]", "  paths: [plain]", t, flags=re.M)
+sys.stdout.write(t)
+PY
 agent() { # agent DOMAIN SHELL-COMMAND: run it in the guest, wait, fail on error
     local pid
     pid=$(virsh -c "$uri" qemu-agent-command "$1" "$(python3 -c 'import json,sys; print(json.dumps({"execute": "guest-exec", "arguments": {"path": "/bin/sh", "arg": ["-c", sys.argv[1]], "capture-output": True}}))' "$2")" |

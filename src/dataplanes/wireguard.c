@@ -202,3 +202,11 @@ bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
                                who, peers, want_peers, oldest, max_age_s);
     return now > 0 && peers >= want_peers && oldest >= 0 && oldest <= max_age_s;
 }
+
+char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char *prefix,
+                            char buf[16])
+{
+    const unsigned char *b = (const unsigned char *)&t->nodes[node].tunnel_address.s_addr;
+    g_snprintf(buf, 16, "%s%u", prefix, b[3]);
+    return buf;
+}

@@ -28,6 +28,11 @@ bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, cha
  * waits for the first tunnel ping; records setup_s in state. */
 bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err);
 
+/* prefix (e.g. "10.9.0.") plus the last octet of node's tunnel_address: the
+ * WireGuard dataplanes beside wg0 number their nodes the way wg0 does. */
+char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char *prefix,
+                            char buf[16]);
+
 /* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
  * `who` (error: why it could not be read). True when at least want_peers peers
  * each shook hands within max_age_s; appends what it saw to sentence. */

@@ -35,9 +35,7 @@ static unsigned port(const struct ml_topology *t)
 
 static char *address(const struct ml_topology *t, size_t node, char buf[16])
 {
-    const unsigned char *b = (const unsigned char *)&t->nodes[node].tunnel_address.s_addr;
-    g_snprintf(buf, 16, SUBNET "%u", b[3]);
-    return buf;
+    return ml_wg_overlay_address(t, node, SUBNET, buf);
 }
 
 static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
