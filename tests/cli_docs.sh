@@ -9,8 +9,12 @@ ok() { passed=$((passed + 1)); echo "ok   - $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
-# The indented command lines of the README's quick start and tests sections.
-cmds=$(awk '/^## Quick start/,/^## Commands/' README.md | grep -E '^    [a-z]' | sed 's/^    //')
+# The command lines of the README's quick start and tests sections: indented
+# code blocks, which start after a blank line (a list item's continuation does not).
+cmds=$(awk '/^## Quick start/,/^## Commands/ {
+    if ($0 ~ /^    [a-z]/ && (prev == "" || code)) { code = 1; print substr($0, 5) }
+    else if ($0 != "") code = 0
+    prev = $0 }' README.md)
 check "the README gives commands in its quick start and tests sections" "[ -n \"\$cmds\" ]"
 check "no README command needs sudo" "! grep -q '^sudo' <<<\"\$cmds\""
 while read -r cmd _; do
