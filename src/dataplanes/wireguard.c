@@ -210,3 +210,11 @@ char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char
     g_snprintf(buf, 16, "%s%u", prefix, b[3]);
     return buf;
 }
+
+struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, const char *prefix)
+{
+    char addr[16];
+    struct in_addr a = {0};
+    inet_aton(ml_wg_overlay_address(t, node, prefix, addr), &a);
+    return a;
+}

@@ -32,6 +32,8 @@ bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err);
  * WireGuard dataplanes beside wg0 number their nodes the way wg0 does. */
 char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char *prefix,
                             char buf[16]);
+/* The same address as the one a path aims at (0.0.0.0 if prefix is malformed). */
+struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, const char *prefix);
 
 /* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
  * `who` (error: why it could not be read). True when at least want_peers peers

@@ -124,10 +124,7 @@ static char *describe(const struct ml_topology *t)
 
 static struct in_addr target(const struct ml_lab *lab)
 {
-    char addr[16];
-    struct in_addr a = {0};
-    inet_aton(address(lab->topo, lab->topo->measure.server, addr), &a);
-    return a;
+    return ml_wg_overlay_target(lab->topo, lab->topo->measure.server, SUBNET);
 }
 
 /* The client's one peer shook hands recently, at the server's lab address and
