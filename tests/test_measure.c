@@ -8,6 +8,7 @@
 
 #include "core/util.h"
 #include "measure/metrics.h"
+#include "report/tables.h"
 #include "report/report.h"
 
 

@@ -1,5 +1,7 @@
 #include "measure/metrics.h"
 
+#include "report/tables.h"
+
 #include "dataplanes/path.h"
 
 #include <math.h>
@@ -216,28 +218,6 @@ struct json_object *ml_summary_hub_factor(struct json_object *path, const struct
 
 /* ---- the table ---- */
 
-const struct ml_report_table ml_table_comparison = {
-    .title = "Comparison",
-    .place = 10,
-    .intro = "Payload bytes are what iperf3 delivered during the transfer (sum_received.bytes); "
-             "hub bytes\nare the hub NIC's counters over the same transfer, as the hub guest sees "
-             "them.",
-    .check_column = true,
-};
-
-const struct ml_report_table ml_table_passes = {
-    .title = "Throughput passes",
-    .place = 20,
-    .intro = "iperf3, TCP, one stream, passes of {profile.pass_s} s; each number is "
-             "sum_received.bits_per_second.",
-};
-
-const struct ml_report_table ml_table_ping = {
-    .title = "Ping",
-    .place = 30,
-    .target_column = true,
-};
-
 /* A figure that its collector records; one that a summary computes from the records. */
 #define RECORDED(key, u, col) .name = key, .unit = u, .collector = &col
 #define SUMMARY(key, u, col, fn, from)                                                             \
@@ -246,17 +226,17 @@ const struct ml_report_table ml_table_ping = {
 
 const struct ml_metric ml_metrics[] = {
     /* ping: round-trip times and loss, once the path is up */
-    {RECORDED("ping.transmitted", "packet", ping), SHOWN(&ml_table_ping), .header = "Sent"},
-    {RECORDED("ping.received", "packet", ping), SHOWN(&ml_table_ping), .header = "Received"},
-    {SUMMARY("ping.loss_percent", "%", ping, ml_summary_loss, "ping"), SHOWN(&ml_table_ping),
+    {RECORDED("ping.transmitted", "packet", ping), SHOWN(&ml_table_latency), .header = "Sent"},
+    {RECORDED("ping.received", "packet", ping), SHOWN(&ml_table_latency), .header = "Received"},
+    {SUMMARY("ping.loss_percent", "%", ping, ml_summary_loss, "ping"), SHOWN(&ml_table_latency),
      .header = "Loss %", .decimals = 1},
-    {RECORDED("ping.duplicates", "packet", ping), SHOWN(&ml_table_ping), .header = "Duplicates"},
-    {RECORDED("ping.errors", "packet", ping), SHOWN(&ml_table_ping), .header = "Errors"},
-    {RECORDED("ping.min_ms", "ms", ping), SHOWN(&ml_table_ping), .header = "min / avg / max ms",
+    {RECORDED("ping.duplicates", "packet", ping), SHOWN(&ml_table_latency), .header = "Duplicates"},
+    {RECORDED("ping.errors", "packet", ping), SHOWN(&ml_table_latency), .header = "Errors"},
+    {RECORDED("ping.min_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
      .decimals = 3},
-    {RECORDED("ping.avg_ms", "ms", ping), SHOWN(&ml_table_ping), .header = "min / avg / max ms",
+    {RECORDED("ping.avg_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
      .decimals = 3},
-    {RECORDED("ping.max_ms", "ms", ping), SHOWN(&ml_table_ping), .header = "min / avg / max ms",
+    {RECORDED("ping.max_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
      .decimals = 3},
     {RECORDED("ping.mdev_ms", "ms", ping)},
     /* the transfer: what crosses the hub for each byte of payload */

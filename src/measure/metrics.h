@@ -37,8 +37,6 @@ struct ml_collector {
 extern const struct ml_metric ml_metrics[];
 extern const size_t ml_metrics_count;
 
-/* The report tables the metrics above are shown in. */
-extern const struct ml_report_table ml_table_comparison, ml_table_passes, ml_table_ping;
 
 /* Runs each collector of the table once, in the order the table first names it, then each
  * summary; returns an object with the path's figures under their keys. Fails with the first

@@ -18,13 +18,19 @@ struct ml_metric;
 /* Computes a metric's value from the records of one path (NULL: not obtained). */
 typedef struct json_object *(*ml_summarise_fn)(struct json_object *path, const struct ml_metric *m);
 
-/* A table of report.md: one row per path, one column per metric shown in it. */
+/* What one row of a table is: a path; a cell of the matrix of a path (a metric named
+ * "cells.*.x" reads that cell's x); a pass of a path (a metric named "passes.x" reads that
+ * pass's x). */
+enum ml_rows { ML_ROWS_PATH, ML_ROWS_CELL, ML_ROWS_PASS };
+
+/* A table of report.md: one row per path (or cell, or pass), one column per metric shown in it. */
 struct ml_report_table {
     const char *title;  /* "## title" */
     unsigned place;     /* where in report.md, among the tables: lower comes first */
     const char *intro;  /* the paragraph under the title; {profile.pass_s} names a results value */
     bool check_column;  /* a "Path check" column: did the path checks pass */
     bool target_column; /* a "Target" column: the address the client sent to */
+    enum ml_rows rows;
 };
 
 struct ml_metric {
@@ -46,6 +52,8 @@ struct ml_metric {
     const char *header;
     double scale;
     int decimals;
+    /* When > 0: shown with this many significant digits (6.4e-05, 2.26), not decimals. */
+    int significant;
 };
 
 /* The values of a key in a JSON object: one for a plain key, one per element where the key runs

@@ -1,0 +1,32 @@
+#include "report/tables.h"
+
+const struct ml_report_table ml_table_comparison = {
+    .title = "Comparison",
+    .place = 10,
+    .intro = "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
+             "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
+             "checks.",
+    .check_column = true,
+    .rows = ML_ROWS_PATH,
+};
+
+const struct ml_report_table ml_table_cells = {
+    .title = "Throughput by direction and streams",
+    .place = 20,
+    .intro = "iperf3, TCP, passes of {profile.pass_s} s; the medians and CVs are over the passes "
+             "that passed.",
+    .rows = ML_ROWS_CELL,
+};
+
+const struct ml_report_table ml_table_latency = {
+    .title = "Latency idle and under load",
+    .place = 30,
+    .target_column = true,
+    .rows = ML_ROWS_PATH,
+};
+
+const struct ml_report_table ml_table_passes = {
+    .title = "Passes",
+    .place = 40,
+    .rows = ML_ROWS_PASS,
+};
