@@ -69,7 +69,8 @@ r = json.load(open(sys.argv[1]))
 paths = {p["name"]: p for p in r["paths"]}
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
-say(r["schema"] == "meshlab-results/1", "schema is meshlab-results/1")
+say(r["schema"] == "meshlab-results/2" and r["schema_version"] == 2, "schema is meshlab-results/2")
+say(bool(r.get("meshlab_version")), "meshlab's version recorded: %s" % r.get("meshlab_version"))
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
 say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s" % r["environment"]["accelerator"])
 say(bool(r["environment"]["image"]["name"]), "image recorded: %s" % r["environment"]["image"]["name"])
@@ -82,35 +83,50 @@ for name in ("tailscale-direct", "tailscale-relay"):
     else:
         say(p is not None and p["status"] == "not-run" and "artifacts missing" in p["reason"]
             and "tailscale_1.104.4_amd64.tgz" in p["reason"] and "headscale_0.29.7_linux_amd64" in p["reason"]
-            and p["transfer"] is None and p["passes"] == [],
+            and p["passes"] == [] and p["median_bits_per_second"] is None,
             "%s: not run, artifacts missing, names the files" % name)
+cells = [c["cell"] for c in r["profile"]["matrix"]]
+say("reverse-1" in cells and "forward-8" in cells and "forward-1-fixed" in cells, "quick matrix: %s" % cells)
+fr = r.get("fixed_rate") or {}
+say(fr.get("bits_per_second", 0) > 0 and fr.get("slowest_path") in paths, "fixed rate %.1f Mbit/s from %s" % (fr.get("bits_per_second", 0) / 1e6, fr.get("slowest_path")))
+say(len(r["order"]) > 0 and len({o["path"] for o in r["order"][:6]}) > 1, "passes interleaved across paths: %s" % [o["path"] for o in r["order"][:6]])
+ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0, 0.01),
+          "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0)}
 for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub"):
     p = paths.get(name)
     say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))
     if not p or p["status"] != "measured":
         continue
     say(len(p["checks"]) == 2 and all(c["ok"] for c in p["checks"]), "%s: both path checks passed" % name)
-    f = p["transfer"]["hub_bytes_per_payload_byte"]
-    if name == "nebula-direct":
-        say(f < 0.01, "nebula-direct: hub bytes per payload byte %.4f < 0.01" % f)
-    elif name == "nebula-relay":
-        say(f > 1.9, "nebula-relay: hub bytes per payload byte %.4f > 1.9" % f)
+    f = p["hub_bytes_per_payload_byte"]
+    lo, hi = ranges[name]
+    say(f is not None and lo <= f <= hi, "%s: hub bytes per payload byte %s in [%s, %s]" % (name, f, lo, hi))
+    # Every pass watched once a second, its views read at the start, middle and end.
+    series_ok = all(len(x["series"]) >= r["profile"]["pass_s"] - 1 and all("hub_bytes" in s for s in x["series"]) for x in p["passes"])
+    say(series_ok, "%s: a per-second hub series for every one of its %d passes" % (name, len(p["passes"])))
+    say(all([v["when"] for v in x["views"]] == ["start", "middle", "end"] for x in p["passes"]), "%s: the dataplane's view read at start, middle and end of every pass" % name)
+    bad = [x for x in p["passes"] if x["status"] != "ok"]
+    say(not bad, "%s: every pass inside its band (%s)" % (name, [(x["cell"], x["failed_seconds"], x["reason"]) for x in bad]))
+    c = p["cells"]
+    say(c.get("reverse-1", {}).get("median_bits_per_second", 0) > 0 and c.get("forward-8", {}).get("median_bits_per_second", 0) > 0,
+        "%s: reverse and 8-stream results (%s, %s Mbit/s)" % (name, c.get("reverse-1", {}).get("median_bits_per_second"), c.get("forward-8", {}).get("median_bits_per_second")))
+    cpu = c.get("forward-1-fixed", {}).get("cpu_s_per_gb", {})
+    say(all(g in cpu and cpu[g].get("busy_s_per_gb") is not None for g in ("hub", "client-a", "client-b")),
+        "%s: CPU per GB for every guest at the fixed rate: %s" % (name, {g: round(v.get("busy_s_per_gb") or -1, 2) for g, v in cpu.items()}))
+    say(p["rtt_loaded_p99_ms"] is not None and p["rtt_idle_p99_ms"] is not None,
+        "%s: p99 idle %s ms, under load %s ms" % (name, p["rtt_idle_p99_ms"], p["rtt_loaded_p99_ms"]))
+    say(p["cv_bits_per_second_percent"] is not None, "%s: CV across passes %s %%" % (name, p["cv_bits_per_second_percent"]))
+    say(p["hub_cpu_s_per_gb"] is not None, "%s: hub CPU per GB %s s" % (name, p["hub_cpu_s_per_gb"]))
+    say(all(os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), x["raw"]["iperf3"])) for x in p["passes"]), "%s: raw iperf3 JSON kept for every pass" % name)
+    if name == "nebula-relay":
         say(any("currentRemote null" in c["evidence"] for c in p["checks"]), "nebula-relay: nebula itself says relayed")
-    elif name == "plain":
-        say(f < 0.01, "plain: hub bytes per payload byte %.4f < 0.01" % f)
-        say(p["ping"]["received"] > 0, "plain: underlay ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
     elif name == "wireguard-hub":
-        say(2.0 <= f <= 2.5, "wireguard-hub: hub bytes per payload byte %.4f in [2.0, 2.5]" % f)
-        say(p["ping"]["received"] > 0, "wireguard-hub: tunnel ping answered (%d/%d)" % (p["ping"]["received"], p["ping"]["transmitted"]))
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-hub: key-to-first-ping time recorded (%s s)" % p["setup_s"])
     elif name == "wireguard-direct":
-        say(f < 0.01, "wireguard-direct: hub bytes per payload byte %.4f < 0.01" % f)
         say(any("peer endpoint is 192.0.2.12:" in c["evidence"] for c in p["checks"]), "wireguard-direct: wg says the peer is client-b itself")
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-direct: key-to-first-ping time recorded (%s s)" % p["setup_s"])
     elif name == "wireguard-go-hub":
-        say(2.0 <= f <= 2.6, "wireguard-go-hub: hub bytes per payload byte %.4f in [2.0, 2.6]" % f)
         say(all("a tun device; wireguard-go runs" in c["evidence"] for c in p["checks"]), "wireguard-go-hub: the hub's wgo0 is wireguard-go's tun")
-    say(len(p["passes"]) == r["profile"]["passes"] and p["median_bits_per_second"] > 0, "%s: %d passes and a median" % (name, len(p["passes"])))
 phases = [x["name"] for x in r["phases"]]
 say(all(n in phases for n in ("image", "kvm-probe", "define", "boot", "firewall", "setup wireguard-hub",
                               "setup nebula-direct", "measure", "logs", "teardown")), "phases recorded: %s" % phases)
@@ -128,6 +144,10 @@ PY
         if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
     done < "$out/asserts.txt"
     check "report has the comparison table" "grep -q 'Hub bytes per payload byte' '$out/run/report.md'"
+    check "report.html written, self-contained, with pictures" \
+        "grep -q '<svg' '$out/run/report.html' && ! grep -qE '(src|href)=.https?:' '$out/run/report.html'"
+    check "report.md links the pictures" "grep -q 'plots/' '$out/run/report.md'"
+    check "raw per-second series kept" "ls '$out/run/raw/'*/*.series.csv >/dev/null 2>&1"
 fi
 check "relay ruleset saved with the results" "grep -q 'meta l4proto udp' '$out/run/rulesets/nebula-relay/client-a.nft'"
 check "guest consoles kept in the run directory" "ls '$out/run/guests/'*-console.log >/dev/null 2>&1"
@@ -148,7 +168,18 @@ import re, sys
 t = open(sys.argv[1]).read()
 t = re.sub(r"^name: three-guest$", "name: e2e-detour", t, flags=re.M)
 t = re.sub(r"^  paths: \[[^\]]*\]", "  paths: [plain]", t, flags=re.M)
-sys.stdout.write(t)
+# One cell of two 10 s passes: room for a detour of a few seconds inside the second.
+lines, out, skip = t.split("\n"), [], False
+for l in lines:
+    if skip and (l.startswith("      ") or l.strip().startswith("{") or l.strip().startswith("-")):
+        continue
+    skip = False
+    if l.startswith("    quick:"):
+        out.append("    quick: {pass_s: 10, passes: 2, ping_count: 40, idle_s: 2, matrix: [forward-1]}")
+        skip = True
+        continue
+    out.append(l)
+sys.stdout.write("\n".join(out))
 PY
 agent() { # agent DOMAIN SHELL-COMMAND: run it in the guest, wait, fail on error
     local pid
@@ -166,6 +197,43 @@ agent() { # agent DOMAIN SHELL-COMMAND: run it in the guest, wait, fail on error
 check "detour lab up" "[ $? = 0 ]"
 agent meshlab-e2e-detour.hub "sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.eth0.send_redirects=0"
 check "hub forwards without redirects" "[ $? = 0 ]"
+
+# A detour in the middle of a pass: the second pass of plain goes through the hub for 3 s and
+# comes back before the check after it. That pass must fail with those seconds shown, and no
+# figure may include it; the first pass stands.
+"$bin" run "$detour" --quick --out "$out/midpass" > "$out/midpass.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do grep -q 'plain: pass 2 of forward-1' "$out/midpass.log" && break; sleep 0.5; done
+sleep 4
+agent meshlab-e2e-detour.client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0; sleep 3; ip route del 192.0.2.12/32"
+check "client-a went through the hub for 3 s in the middle of pass 2" "[ $? = 0 ]"
+wait "$pid"
+rc=$?
+check "the run with a detour mid-pass exits 0: the path is measured without that pass (rc $rc)" "[ $rc = 0 ]"
+python3 - "$out/midpass/results.json" <<'PY' > "$out/midpass-asserts.txt"
+import json, sys
+p = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["plain"]
+def say(ok, what):
+    print(("ok " if ok else "bad") + " " + what)
+ps = p["passes"]
+say(p["status"] == "measured" and len(ps) == 2, "plain measured with 2 passes (status %s, %d passes)" % (p["status"], len(ps)))
+if len(ps) == 2:
+    first, second = ps
+    say(first["status"] == "ok", "pass 1 inside the direct band")
+    say(second["status"] == "failed" and len(second["failed_seconds"]) >= 2 and "second " in (second["reason"] or ""),
+        "pass 2 failed, seconds %s: %s" % (second["failed_seconds"], (second["reason"] or "")[:200]))
+    say(p["median_bits_per_second"] == first["bits_per_second"] and p["cells"]["forward-1"]["passes_failed"] == 1,
+        "no figure includes the failed pass: median %s is pass 1's %s" % (p["median_bits_per_second"], first["bits_per_second"]))
+    f = p["hub_bytes_per_payload_byte"]
+    say(f is not None and f < 0.01, "plain's hub factor %s comes from pass 1 alone" % f)
+    say(any(s["hub_bytes"] > 1e6 and s["ok"] is False for s in second["series"]), "the detour shows in pass 2's per-second hub series")
+say(all(c["ok"] for c in p["checks"]), "the checks before and after passed: only the per-second watch saw it")
+PY
+while read -r verdict what; do
+    if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
+done < "$out/midpass-asserts.txt"
+check "the report shows pass 2 as FAILED with its seconds" "grep -q 'FAILED' '$out/midpass/report.md'"
+
 agent meshlab-e2e-detour.client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0"
 check "client-a routes to client-b through the hub" "[ $? = 0 ]"
 "$bin" run "$detour" --quick --out "$out/detour" > "$out/detour.log" 2>&1
@@ -177,7 +245,7 @@ p = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["plain"]
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 say(p["status"] == "failed", "detoured plain is failed (status %s)" % p["status"])
-say(p["transfer"] is None and p["passes"] == [] and p["ping"] is None and p["median_bits_per_second"] is None,
+say(p["passes"] == [] and p["idle"] is None and p["median_bits_per_second"] is None and p["hub_bytes_per_payload_byte"] is None,
     "detoured plain carries no numbers")
 say(any(not c["ok"] and "via 192.0.2.10" in c["evidence"] for c in p["checks"]),
     "the evidence shows the detour: %s" % (p["checks"][0]["evidence"] if p["checks"] else None))
@@ -243,6 +311,10 @@ check "down after SIGKILL exits 0" "[ $? = 0 ]"
 left=$(leftovers)
 check "nothing left after SIGKILL and down (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 check "down of a lab that is gone is fine" "'$bin' down '$lab' >/dev/null"
+
+# Every results.json this test produced is valid against the published schema.
+check "every results.json valid against docs/results.schema.json" \
+    "/usr/bin/python3 tests/check_results_schema.py $(ls "$out"/*/results.json | tr '\n' ' ')"
 
 # Leave no trace for a rerun, even when an assertion failed.
 "$bin" down "$lab" >/dev/null 2>&1

@@ -187,8 +187,55 @@ static void test_ping_failures(void)
     CHECK(e5 && g_str_has_prefix(e5->message, "Cannot read ping's statistics line"));
 }
 
+/* The matrix's directions, as iperf3 3.12 printed them on loopback (tests/data/samples/iperf3/:
+ * `iperf3 -J -c 127.0.0.1 -t 2` with --bidir -P 2, with -R, with -b 100M). */
+static void test_iperf_directions_and_intervals(void)
+{
+    g_autofree char *bidir = sample("iperf3/bidir-2.json");
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(bidir, &r, NULL));
+    /* Both directions' payload: sum_received plus sum_received_bidir_reverse. */
+    CHECK(r.bytes_received == 1552941056 && r.bytes_received_reverse == 672268182);
+    CHECK(r.payload_bytes == 1552941056ull + 672268182ull);
+    CHECK(fabs(r.payload_bits_per_second - (6203535234.51142 + 2685510398.4564476)) < 1);
+    /* Each interval: sum plus sum_bidir_reverse, and its length. */
+    CHECK(r.n_intervals == 2);
+    CHECK(r.interval_bytes[0] == 565968896.0 + 417988502.0);
+    CHECK(r.interval_bytes[1] == 986972160.0 + 254279680.0);
+    CHECK(fabs(r.interval_s[0] - 1.0028549432754517) < 1e-9);
+
+    g_autofree char *reverse = sample("iperf3/reverse-1.json");
+    CHECK(ml_iperf_parse(reverse, &r, NULL));
+    CHECK(r.payload_bytes == 1913519492 && r.bytes_received_reverse == 0);
+    CHECK(r.n_intervals == 2 && r.interval_bytes[0] == 943849472.0 &&
+          r.interval_bytes[1] == 969670020.0);
+
+    g_autofree char *fixed = sample("iperf3/forward-1-fixed.json");
+    CHECK(ml_iperf_parse(fixed, &r, NULL));
+    CHECK(r.payload_bytes == 25034752 && r.payload_bits_per_second == r.bits_per_second_received);
+}
+
+/* Every reply's round-trip time, for the percentiles; duplicates are not replies. */
+static void test_ping_rtts(void)
+{
+    g_autofree char *text = sample("ping-loopback-5.txt");
+    g_autoptr(GArray) a = ml_ping_rtts(text);
+    CHECK(a->len == 5);
+    CHECK(a->len && g_array_index(a, double, 0) == 0.196);
+    CHECK(a->len > 1 && g_array_index(a, double, 1) == 0.038);
+    g_autoptr(GArray) dup = ml_ping_rtts("64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=1.5 ms\n"
+                                         "64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=1.9 ms "
+                                         "(DUP!)\n"
+                                         "From 10.0.0.9 icmp_seq=2 Destination Host Unreachable\n");
+    CHECK(dup->len == 1 && g_array_index(dup, double, 0) == 1.5);
+    g_autoptr(GArray) none = ml_ping_rtts(NULL);
+    CHECK(none->len == 0);
+}
+
 int main(void)
 {
+    test_iperf_directions_and_intervals();
+    test_ping_rtts();
     test_iperf_tcp();
     test_iperf_udp_has_no_retransmits();
     test_iperf_errors();

@@ -27,6 +27,7 @@ enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES };
 struct ml_evidence {
     long long hub_bytes;   /* hub NIC bytes in + out during the burst */
     long long probe_bytes; /* ICMP payload + headers sent and answered */
+    long long hub_idle_bytes; /* TEMPORARY: the hub's bytes over an idle interval as long */
     unsigned transmitted, received;
     char *route;                    /* the client's `ip -o route get TARGET`, squashed */
     char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */

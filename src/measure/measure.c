@@ -9,6 +9,8 @@
 #include "virt/host.h"
 #include "measure/metrics.h"
 #include "measure/parse_ping.h"
+#include "measure/pass.h"
+#include "measure/stats.h"
 #include "dataplanes/path.h"
 #include "core/util.h"
 #include "virt/virt.h"
@@ -40,6 +42,33 @@ static bool hub_bytes(struct ctx *c, long long *rx, long long *tx, GError **err)
     return ml_virt_nic_bytes(c->hub, c->hub_tap, rx, tx, err);
 }
 
+/* The hub's bytes per second over `seconds` while nothing is sent (beside an optional ping). */
+static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char **ret_ping,
+                      double *ret_rate, GError **err)
+{
+    struct ml_nic_stats a, b;
+    double t0 = ml_now();
+    if (!ml_virt_nic_stats(c->hub, c->hub_tap, &a, err))
+        return false;
+    if (ping_cmd) {
+        struct ml_exec ex = {0};
+        if (!ml_agent_exec(c->client, ping_cmd, NULL, seconds + 30, &ex, err)) {
+            ml_exec_clear(&ex);
+            return false;
+        }
+        *ret_ping = g_strdup(ex.out ? ex.out : "");
+        ml_exec_clear(&ex);
+    }
+    double left = t0 + seconds - ml_now();
+    if (left > 0)
+        g_usleep((gulong)(left * 1e6));
+    if (!ml_virt_nic_stats(c->hub, c->hub_tap, &b, err))
+        return false;
+    double dt = MAX(ml_now() - t0, 0.1);
+    *ret_rate = (double)((b.rx_bytes - a.rx_bytes) + (b.tx_bytes - a.tx_bytes)) / dt;
+    return true;
+}
+
 static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
@@ -57,15 +86,19 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
             g_string_append_printf(squashed, "%s%s", squashed->len ? " " : "", *w);
     g_free(ret->route);
     ret->route = g_string_free(squashed, FALSE);
+    /* The hub's idle bytes over as long as the burst takes, just before it: what any path
+     * moves through the hub with nothing sent (keepalives, DERP, ARP) is not the probe's. */
+    double burst_s = PROBE_COUNT * 0.05 + 0.5, idle = 0;
     long long rx0, tx0, rx1, tx1;
     g_autofree char *cmd =
         g_strdup_printf("ping -n -q -c %d -i 0.05 -W 1 -s %d %s", PROBE_COUNT, PROBE_SIZE, target);
     struct ml_exec ex = {0};
-    if (!hub_bytes(c, &rx0, &tx0, err) || !ml_agent_exec(c->client, cmd, NULL, 60, &ex, err) ||
-        !hub_bytes(c, &rx1, &tx1, err)) {
+    if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) || !hub_bytes(c, &rx0, &tx0, err) ||
+        !ml_agent_exec(c->client, cmd, NULL, 60, &ex, err) || !hub_bytes(c, &rx1, &tx1, err)) {
         ml_exec_clear(&ex);
         return false;
     }
+    ret->hub_idle_bytes = (long long)llround(idle * burst_s);
     struct ml_ping_result pr = {0};
     g_autoptr(GError) perr = NULL;
     if (ml_ping_parse(ex.out, &pr, &perr)) {
@@ -101,52 +134,6 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     return o;
 }
 
-static struct ml_collect_ctx collect_ctx(struct ctx *c, const struct ml_path_ops *ops,
-                                         const char *target, const struct ml_profile *prof)
-{
-    return (struct ml_collect_ctx){
-        .lab = c->lab,
-        .client = c->client,
-        .hub = c->hub,
-        .hub_tap = c->hub_tap,
-        .path = ops->name,
-        .target = target,
-        .profile = prof,
-    };
-}
-
-/* Check, measure, check. Returns false with err set when a step could not run;
- * *ret_failure names a check that ran and failed. *ret_figures holds what was measured. */
-static bool run_path(struct ctx *c, const struct ml_path_ops *ops, const struct ml_profile *prof,
-                     struct json_object *checks, struct json_object **ret_figures,
-                     char **ret_failure, GError **err)
-{
-    char target[16];
-    ml_ip_str(ops->target(c->lab), target);
-    bool ok = false;
-    struct json_object *chk = check(c, ops, "before", target, &ok, err);
-    if (!chk)
-        return false;
-    json_object_array_add(checks, chk);
-    if (!ok) {
-        *ret_failure = g_strdup("the path check before the measurement failed: traffic did not "
-                                "take this path");
-        return true;
-    }
-    struct ml_collect_ctx cc = collect_ctx(c, ops, target, prof);
-    *ret_figures = ml_metrics_collect(ml_metrics, ml_metrics_count, &cc, err);
-    if (!*ret_figures)
-        return false;
-    chk = check(c, ops, "after", target, &ok, err);
-    if (!chk)
-        return false;
-    json_object_array_add(checks, chk);
-    if (!ok)
-        *ret_failure = g_strdup("the path check after the measurement failed: the path changed "
-                                "while it was measured");
-    return true;
-}
-
 /* A path with no result: status "failed" or "not-run", the reason, and every
  * number null or empty. Checks already recorded stay: they are the evidence. */
 static void mark_unmeasured(struct json_object *o, const char *status, const char *reason)
@@ -159,40 +146,274 @@ static void mark_unmeasured(struct json_object *o, const char *status, const cha
     json_object_object_add(o, "setup_s", NULL);
 }
 
-/* Measures one path into obj. Returns false only when interrupted (err set);
- * a failed check or step marks the path failed and returns true. */
-static bool measure_path(struct ctx *c, const struct ml_path_ops *ops,
-                         const struct ml_profile *prof, struct json_object *obj, GError **err)
+/* ---- one path through the sweeps ---- */
+
+struct mpath {
+    const struct ml_path_ops *ops;
+    struct json_object *o;      /* its object in paths[] */
+    struct json_object *passes; /* its passes, in the order they ran */
+    char target[16];
+    bool active;                /* checked before and not failed since: still measured */
+    bool failed;                /* its status is decided: failed or not-run */
+    double idle_rate;           /* the hub's bytes per second while idle, before its passes */
+};
+
+static void fail_path(struct mpath *p, const char *status, const char *why)
 {
-    struct json_object *checks = json_object_new_array();
-    json_object_object_add(obj, "checks", checks);
-    struct json_object *figures = NULL;
-    g_autofree char *failure = NULL;
-    g_autoptr(GError) step = NULL;
-    if (!run_path(c, ops, prof, checks, &figures, &failure, &step)) {
-        if (step && step->code == ML_ERR_INTERRUPTED) {
-            json_object_put(figures);
-            g_propagate_error(err, g_steal_pointer(&step));
-            return false;
-        }
-        failure = g_strdup_printf("a measurement step failed: %s",
-                                  step ? step->message : "unknown error");
-    }
-    if (failure) {
-        /* A number from a path that was not verified is not a result. */
-        ml_progress("measure", "%s: FAILED, no numbers reported: %s", ops->name, failure);
-        json_object_put(figures);
-        mark_unmeasured(obj, "failed", failure);
-        return true;
-    }
-    json_object_object_add(obj, "status", json_object_new_string("measured"));
-    json_object_object_add(obj, "reason", NULL);
-    json_object_object_foreach(figures, key, value)
-    {
-        json_object_object_add(obj, key, json_object_get(value));
-    }
-    json_object_put(figures);
+    ml_progress("measure", "%s: %s, no numbers reported: %s", p->ops->name,
+                !strcmp(status, "failed") ? "FAILED" : "not run", why);
+    mark_unmeasured(p->o, status, why);
+    p->active = false;
+    p->failed = true;
+}
+
+/* The idle record: the hub's baseline rate and the round-trip times at 20 Hz before any load. */
+static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile *prof,
+                         GError **err)
+{
+    double seconds = MAX((double)prof->idle_s, prof->ping_count * prof->ping_interval_s);
+    g_autofree char *cmd = g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", prof->ping_interval_s,
+                                           prof->ping_count, p->target);
+    g_autofree char *ping = NULL;
+    ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
+                p->ops->name, seconds, prof->ping_count, 1 / prof->ping_interval_s);
+    if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, err))
+        return false;
+    g_autofree char *rel = g_strdup_printf("raw/%s/idle-ping.txt", p->ops->name);
+    ml_lab_write(c->lab, rel, ping, -1, NULL);
+    struct json_object *idle = json_object_new_object();
+    json_object_object_add(idle, "seconds", json_object_new_double(round(seconds * 100) / 100));
+    json_object_object_add(idle, "hub_bytes",
+                           json_object_new_int64((int64_t)llround(p->idle_rate * seconds)));
+    json_object_object_add(idle, "hub_bytes_per_s", json_object_new_double(p->idle_rate));
+    json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
+    json_object_object_add(p->o, "idle", idle);
+    ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
     return true;
+}
+
+/* ---- the sweeps: the passes of a policy group interleaved in rounds ---- */
+
+struct run {
+    struct ctx *c;
+    const struct ml_profile *prof;
+    struct json_object *order;
+    unsigned seq;
+    GRand *rand;
+    const struct ml_path_ops *policy_in_force; /* the path whose policy was entered last */
+};
+
+/* Interrupted: err is set and the caller stops. Any other error fails the path only. */
+static bool step_failed(struct mpath *p, const char *what, GError **step, GError **err)
+{
+    if ((*step)->code == ML_ERR_INTERRUPTED) {
+        g_propagate_error(err, g_steal_pointer(step));
+        return false;
+    }
+    g_autofree char *why = g_strdup_printf("%s: %s", what, (*step)->message);
+    fail_path(p, "failed", why);
+    g_clear_error(step);
+    return true;
+}
+
+static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!g[i]->active)
+            continue;
+        g_autoptr(GError) step = NULL;
+        if (!ml_policy_enter(run->c->lab, g[i]->ops, &step) &&
+            !step_failed(g[i], "the path could not be prepared", &step, err))
+            return false;
+        if (g[i]->active)
+            run->policy_in_force = g[i]->ops;
+    }
+    return true;
+}
+
+static bool check_group(struct run *run, struct mpath **g, size_t n, const char *when,
+                        GError **err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!g[i]->active)
+            continue;
+        bool ok = false;
+        g_autoptr(GError) step = NULL;
+        struct json_object *checks = json_object_object_get(g[i]->o, "checks");
+        struct json_object *chk = check(run->c, g[i]->ops, when, g[i]->target, &ok, &step);
+        if (!chk) {
+            if (!step_failed(g[i], "a path check could not run", &step, err))
+                return false;
+            continue;
+        }
+        json_object_array_add(checks, chk);
+        if (!ok)
+            fail_path(g[i], "failed",
+                      !strcmp(when, "before")
+                          ? "the path check before the measurement failed: traffic did not take "
+                            "this path"
+                          : "the path check after the measurement failed: the path changed while "
+                            "it was measured");
+    }
+    return true;
+}
+
+static void shuffle(GRand *r, struct mpath **a, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)g_rand_int_range(r, 0, (gint32)i);
+        struct mpath *t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* Runs the cells of one kind (full speed or fixed rate) for a group, round by round: in each
+ * round, one pass of every cell that still has passes, the paths in a new random order. */
+static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
+                   GError **err)
+{
+    const struct ml_profile *prof = run->prof;
+    unsigned most = 0;
+    for (size_t k = 0; k < prof->n_cells; k++)
+        if (prof->cells[k].fixed_rate == fixed)
+            most = MAX(most, prof->cells[k].passes);
+    g_autofree struct mpath **order = g_new(struct mpath *, n + 1);
+    for (unsigned r = 1; r <= most; r++) {
+        for (size_t k = 0; k < prof->n_cells; k++) {
+            const struct ml_cell *cell = &prof->cells[k];
+            if (cell->fixed_rate != fixed || cell->passes < r)
+                continue;
+            memcpy(order, g, n * sizeof(*g));
+            shuffle(run->rand, order, n);
+            for (size_t i = 0; i < n; i++) {
+                struct mpath *p = order[i];
+                if (!p->active)
+                    continue;
+                struct ml_pass_path pp = {
+                    .lab = run->c->lab,
+                    .ops = p->ops,
+                    .target = p->target,
+                    .client = run->c->client,
+                    .hub = run->c->hub,
+                    .hub_tap = run->c->hub_tap,
+                    .idle_hub_bytes_per_s = p->idle_rate,
+                    .ping_interval_s = prof->ping_interval_s,
+                };
+                struct ml_pass_spec spec = {
+                    .cell = cell,
+                    .index = r,
+                    .round = r,
+                    .seq = ++run->seq,
+                    .seconds = prof->pass_s,
+                    .offered_bits_per_second = fixed ? fixed_bps : 0,
+                };
+                g_autoptr(GError) step = NULL;
+                struct json_object *pass = ml_pass_run(&pp, &spec, &step);
+                if (!pass) {
+                    if (!step_failed(p, "a measurement step failed", &step, err))
+                        return false;
+                    continue;
+                }
+                json_object_array_add(p->passes, pass);
+                struct json_object *o = json_object_new_object();
+                json_object_object_add(o, "seq", json_object_new_int((int)spec.seq));
+                json_object_object_add(o, "round", json_object_new_int((int)r));
+                json_object_object_add(o, "path", json_object_new_string(p->ops->name));
+                json_object_object_add(o, "cell", json_object_new_string(cell->name));
+                json_object_object_add(o, "pass", json_object_new_int((int)r));
+                json_object_array_add(run->order, o);
+            }
+        }
+    }
+    return true;
+}
+
+static bool has_cells(const struct ml_profile *prof, bool fixed)
+{
+    for (size_t k = 0; k < prof->n_cells; k++)
+        if (prof->cells[k].fixed_rate == fixed)
+            return true;
+    return false;
+}
+
+/* One sweep over a group: its policy, the checks before (first sweep), the idle baseline, the
+ * rounds, the checks after (last sweep). */
+static bool sweep_group(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
+                        bool last, GError **err)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= g[i]->active;
+    if (!any)
+        return true;
+    if ((!run->policy_in_force || run->policy_in_force->policy != g[0]->ops->policy) &&
+        !enter_group(run, g, n, err))
+        return false;
+    if (!fixed && !check_group(run, g, n, "before", err))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!g[i]->active)
+            continue;
+        g_autoptr(GError) step = NULL;
+        bool ok = fixed ? idle_rate(run->c, run->prof->idle_s, NULL, NULL, &g[i]->idle_rate, &step)
+                        : measure_idle(run->c, g[i], run->prof, &step);
+        if (!ok && !step_failed(g[i], "the idle baseline could not be measured", &step, err))
+            return false;
+    }
+    if ((!fixed || fixed_bps > 0) && !rounds(run, g, n, fixed, fixed_bps, err))
+        return false;
+    return !last || check_group(run, g, n, "after", err);
+}
+
+/* The median throughput of a path's passes that passed, in its first full-speed cell. */
+static double headline_median(const struct ml_profile *prof, struct mpath *p)
+{
+    const char *cell = NULL;
+    for (size_t k = 0; k < prof->n_cells && !cell; k++)
+        if (!prof->cells[k].fixed_rate)
+            cell = prof->cells[k].name;
+    size_t n = json_object_array_length(p->passes);
+    g_autofree double *v = g_new(double, n + 1);
+    size_t m = 0;
+    for (size_t i = 0; cell && i < n; i++) {
+        struct json_object *x = json_object_array_get_idx(p->passes, i);
+        if (!strcmp(json_object_get_string(json_object_object_get(x, "cell")), cell) &&
+            !strcmp(json_object_get_string(json_object_object_get(x, "status")), "ok"))
+            v[m++] = json_object_get_double(json_object_object_get(x, "bits_per_second"));
+    }
+    return ml_median(v, m);
+}
+
+/* The offered rate every path sustains: a fraction of the slowest path's median. */
+static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpath *paths,
+                                      size_t n, double *ret_bps)
+{
+    *ret_bps = 0;
+    double slowest = INFINITY;
+    const char *who = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!paths[i].active)
+            continue;
+        double m = headline_median(prof, &paths[i]);
+        if (isfinite(m) && m > 0 && m < slowest) {
+            slowest = m;
+            who = paths[i].ops->name;
+        }
+    }
+    if (!who)
+        return NULL;
+    *ret_bps = floor(slowest * prof->fixed_rate_fraction / 1e5) * 1e5;
+    if (*ret_bps <= 0)
+        *ret_bps = slowest * prof->fixed_rate_fraction;
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "bits_per_second", json_object_new_double(*ret_bps));
+    json_object_object_add(o, "fraction", json_object_new_double(prof->fixed_rate_fraction));
+    json_object_object_add(o, "slowest_path", json_object_new_string(who));
+    json_object_object_add(o, "slowest_median_bits_per_second", json_object_new_double(slowest));
+    ml_progress("measure", "fixed offered rate %.1f Mbit/s: %.0f %% of %s's median %.1f Mbit/s",
+                *ret_bps / 1e6, prof->fixed_rate_fraction * 100, who, slowest / 1e6);
+    return o;
 }
 
 static struct json_object *path_skeleton(const struct ml_lab *lab, const struct ml_path_ops *ops)
@@ -205,10 +426,14 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
+    json_object_object_add(o, "hub", json_object_new_string(t->nodes[t->wireguard.hub].name));
     struct in_addr to = ops->target(lab);
     /* A dataplane that never came up assigned no address: say so rather than 0.0.0.0. */
     json_object_object_add(o, "target",
                            to.s_addr ? json_object_new_string(ml_ip_str(to, target)) : NULL);
+    json_object_object_add(
+        o, "hub_role", json_object_new_string(ops->hub == ML_HUB_QUIET ? "quiet" : "carries"));
+    json_object_object_add(o, "checks", json_object_new_array());
     return o;
 }
 
@@ -235,51 +460,69 @@ static void record_setup_time(struct ml_lab *lab, const struct ml_path_ops *ops,
                            setup > 0 ? json_object_new_double(round(setup * 10) / 10) : NULL);
 }
 
-/* Whatever stands between the path and its measurement: the lab broke earlier, no iperf3
- * server, artifacts missing, its dataplane failed to set up, its policy could not be put in
- * force. Returns false and marks the path when it is not to be measured; *ret_broken when
- * the run was interrupted (err set). */
-static bool ready_to_measure(struct ctx *c, const struct ml_path_ops *ops, struct json_object *o,
-                             const char *no_server, bool *ret_broken, GError **err)
+/* Whatever stands between the path and its measurement: no iperf3 server, artifacts missing,
+ * its dataplane failed to set up. Marks the path and returns false when it is not to be
+ * measured. */
+static bool ready_to_measure(struct ml_lab *lab, struct mpath *p, const char *no_server)
 {
-    struct ml_lab *lab = c->lab;
-    if (*ret_broken) {
-        mark_unmeasured(o, "not-run",
-                        "not run: the run was interrupted or the lab broke before it");
-        return false;
-    }
     if (no_server) {
-        mark_unmeasured(o, "not-run", no_server);
+        fail_path(p, "not-run", no_server);
         return false;
     }
-    const struct ml_dataplane *dp = ops->dataplane;
+    const struct ml_dataplane *dp = p->ops->dataplane;
     g_autofree char *why_not = NULL;
     if (dp && dp->available && !dp->available(lab, &why_not)) {
-        ml_progress("measure", "path %s: not run: %s", ops->name, why_not);
-        mark_unmeasured(o, "not-run", why_not);
+        fail_path(p, "not-run", why_not);
         return false;
     }
-    ml_progress("measure", "path %s: %s", ops->name,
-                json_object_get_string(json_object_object_get(o, "description")));
     struct json_object *state = dp ? ml_dataplane_state(lab, dp) : NULL, *v = NULL;
     if (state && json_object_object_get_ex(state, "setup_failed", &v)) {
         g_autofree char *why =
             g_strdup_printf("its dataplane could not be set up: %s", json_object_get_string(v));
-        mark_unmeasured(o, "failed", why);
+        fail_path(p, "failed", why);
         return false;
     }
-    g_autoptr(GError) perr = NULL;
-    if (ml_policy_enter(lab, ops, &perr))
-        return true;
-    if (perr->code == ML_ERR_INTERRUPTED) {
-        g_propagate_error(err, g_steal_pointer(&perr));
-        *ret_broken = true;
-        mark_unmeasured(o, "not-run", "interrupted while switching the path policy");
-        return false;
+    ml_progress("measure", "path %s: %s", p->ops->name,
+                json_object_get_string(json_object_object_get(p->o, "description")));
+    return true;
+}
+
+/* The paths in groups of one policy each, in the order their policies first appear. */
+static size_t group_paths(struct mpath *paths, size_t n, struct mpath ***ret_groups,
+                          size_t *ret_sizes)
+{
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t g = 0;
+        while (g < ng && ret_groups[g][0]->ops->policy != paths[i].ops->policy)
+            g++;
+        if (g == ng) {
+            ret_groups[ng] = g_new0(struct mpath *, n + 1);
+            ret_sizes[ng++] = 0;
+        }
+        ret_groups[g][ret_sizes[g]++] = &paths[i];
     }
-    g_autofree char *why = g_strdup_printf("the path could not be prepared: %s", perr->message);
-    mark_unmeasured(o, "failed", why);
-    return false;
+    return ng;
+}
+
+/* Puts the passes, the summaries and the status into each path's object. */
+static void finish_path(struct ml_lab *lab, struct mpath *p)
+{
+    if (p->failed)
+        return;
+    json_object_object_add(p->o, "status", json_object_new_string("measured"));
+    json_object_object_add(p->o, "reason", NULL);
+    json_object_object_add(p->o, "passes", json_object_get(p->passes));
+    record_setup_time(lab, p->ops, p->o);
+    struct ml_collect_ctx cc = {.lab = lab, .path = p->ops->name, .target = p->target};
+    g_autoptr(GError) e = NULL;
+    if (!ml_metrics_run_collectors(ml_metrics, ml_metrics_count, &cc, p->o, &e))
+        ml_warn("%s: %s", p->ops->name, e->message);
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, p->ops->name, p->o);
+    /* Per-VCPU figures mean something for a VPS only where the guest ran at full speed. */
+    struct json_object *vps = json_object_object_get(p->o, "vps");
+    if (vps)
+        json_object_object_add(vps, "meaningful", json_object_new_boolean(lab->accel.kvm));
 }
 
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
@@ -287,29 +530,59 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
 {
     const struct ml_topology *t = lab->topo;
     struct ctx c = ctx_for(lab);
-    struct json_object *paths = json_object_new_array();
+    struct json_object *out = json_object_new_object();
+    struct json_object *array = json_object_new_array();
+    json_object_object_add(out, "paths", array);
+    struct mpath paths[ML_PATHS_MAX + 8];
+    size_t n = 0;
     g_autoptr(GError) no_server = NULL;
     g_autofree char *srv = start_iperf_server(&c, &no_server);
-    bool broken = false;
-    for (size_t k = 0; ml_paths[k]; k++) {
-        const struct ml_path_ops *ops = ml_paths[k];
-        if (!ml_path_wanted(t, ops))
+    for (size_t k = 0; ml_paths[k] && n < G_N_ELEMENTS(paths); k++) {
+        if (!ml_path_wanted(t, ml_paths[k]))
             continue;
-        struct json_object *o = path_skeleton(lab, ops);
-        json_object_array_add(paths, o);
-        if (!ready_to_measure(&c, ops, o, srv ? NULL : no_server->message, &broken, err))
-            continue;
-        record_setup_time(lab, ops, o);
-        if (!measure_path(&c, ops, profile, o, err)) {
-            broken = true;
-            mark_unmeasured(o, "not-run", "interrupted while measuring");
-        }
+        struct mpath *p = &paths[n++];
+        *p = (struct mpath){.ops = ml_paths[k], .passes = json_object_new_array(), .active = true};
+        p->o = path_skeleton(lab, p->ops);
+        ml_ip_str(p->ops->target(lab), p->target);
+        json_object_array_add(array, p->o);
+        ready_to_measure(lab, p, srv ? NULL : no_server->message);
     }
-    if (broken) {
-        json_object_put(paths);
+    struct mpath **groups[ML_PATHS_MAX + 8];
+    size_t sizes[ML_PATHS_MAX + 8];
+    size_t ng = group_paths(paths, n, groups, sizes);
+    struct run run = {.c = &c, .prof = profile, .order = json_object_new_array()};
+    run.rand = g_rand_new_with_seed(g_str_hash(lab->run_id));
+    bool fixed = has_cells(profile, true), ok = true;
+    for (size_t g = 0; ok && g < ng; g++)
+        ok = sweep_group(&run, groups[g], sizes[g], false, 0, !fixed, err);
+    double bps = 0;
+    struct json_object *rate = ok && fixed ? fixed_rate(profile, paths, n, &bps) : NULL;
+    /* The fixed-rate sweep runs the groups backwards: the last one's policy is in force. */
+    for (size_t g = ng; ok && fixed && g-- > 0;)
+        ok = sweep_group(&run, groups[g], sizes[g], true, bps, true, err);
+    bool busy = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!ok && !paths[i].failed)
+            fail_path(&paths[i], "not-run", "interrupted while measuring");
+        finish_path(lab, &paths[i]);
+        for (size_t k = 0; k < json_object_array_length(paths[i].passes); k++) {
+            struct json_object *h = json_object_object_get(
+                json_object_array_get_idx(paths[i].passes, k), "host");
+            busy |= json_object_get_boolean(json_object_object_get(h, "busy"));
+        }
+        json_object_put(paths[i].passes);
+    }
+    for (size_t g = 0; g < ng; g++)
+        g_free(groups[g]);
+    g_rand_free(run.rand);
+    json_object_object_add(out, "order", run.order);
+    json_object_object_add(out, "fixed_rate", rate);
+    json_object_object_add(out, "host_busy", json_object_new_boolean(busy));
+    if (!ok) {
+        json_object_put(out);
         return NULL;
     }
-    return paths;
+    return out;
 }
 
 static char *guest_line(virDomainPtr dom, const char *cmd)

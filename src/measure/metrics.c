@@ -9,110 +9,11 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "measure/parse_iperf.h"
-#include "measure/parse_ping.h"
+#include "measure/stats.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
 
 /* ---- collectors: what runs on a path ---- */
-
-static bool collect_ping(struct ml_collect_ctx *c, const struct ml_collector *self,
-                         struct json_object **ret, GError **err)
-{
-    const struct ml_profile *prof = c->profile;
-    ml_progress("measure", "%s: ping %s, %u packets", c->path, c->target, prof->ping_count);
-    g_autofree char *cmd =
-        g_strdup_printf("ping -n -c %u -i 0.2 -W 1 %s%s%s", prof->ping_count,
-                        self->options ? self->options : "", self->options ? " " : "", c->target);
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(c->client, cmd, NULL, prof->ping_count * 0.2 + 30, &ex, err))
-        return false;
-    struct ml_ping_result p = {0};
-    bool parsed = ml_ping_parse(ex.out, &p, err);
-    ml_exec_clear(&ex);
-    if (!parsed)
-        return false;
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "target", json_object_new_string(c->target));
-    json_object_object_add(o, "count", json_object_new_int((int)prof->ping_count));
-    json_object_object_add(o, "transmitted", json_object_new_int((int)p.transmitted));
-    json_object_object_add(o, "received", json_object_new_int((int)p.received));
-    json_object_object_add(o, "errors", json_object_new_int((int)p.errors));
-    json_object_object_add(o, "duplicates", json_object_new_int((int)p.duplicates));
-    json_object_object_add(o, "min_ms", p.have_rtt ? json_object_new_double(p.min_ms) : NULL);
-    json_object_object_add(o, "avg_ms", p.have_rtt ? json_object_new_double(p.avg_ms) : NULL);
-    json_object_object_add(o, "max_ms", p.have_rtt ? json_object_new_double(p.max_ms) : NULL);
-    json_object_object_add(o, "mdev_ms",
-                           p.have_rtt && p.mdev_ms >= 0 ? json_object_new_double(p.mdev_ms) : NULL);
-    *ret = o;
-    return true;
-}
-
-static bool iperf(struct ml_collect_ctx *c, const struct ml_collector *self, unsigned seconds,
-                  struct ml_iperf_result *ret, GError **err)
-{
-    g_autofree char *cmd =
-        g_strdup_printf("iperf3 -J -c %s -t %u%s%s", c->target, seconds, self->options ? " " : "",
-                        self->options ? self->options : "");
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(c->client, cmd, NULL, seconds + 60.0, &ex, err))
-        return false;
-    bool ok = ml_iperf_parse(ex.out, ret, err);
-    ml_exec_clear(&ex);
-    return ok;
-}
-
-static bool collect_transfer(struct ml_collect_ctx *c, const struct ml_collector *self,
-                             struct json_object **ret, GError **err)
-{
-    unsigned seconds = c->profile->transfer_s;
-    ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", c->path, seconds);
-    long long rx0, tx0, rx1, tx1;
-    struct ml_iperf_result tr;
-    if (!ml_virt_nic_bytes(c->hub, c->hub_tap, &rx0, &tx0, err) ||
-        !iperf(c, self, seconds, &tr, err) ||
-        !ml_virt_nic_bytes(c->hub, c->hub_tap, &rx1, &tx1, err))
-        return false;
-    struct json_object *t = json_object_new_object();
-    json_object_object_add(t, "seconds", json_object_new_double(tr.seconds));
-    json_object_object_add(t, "payload_bytes", json_object_new_int64((int64_t)tr.bytes_received));
-    json_object_object_add(t, "hub_rx_bytes", json_object_new_int64(rx1 - rx0));
-    json_object_object_add(t, "hub_tx_bytes", json_object_new_int64(tx1 - tx0));
-    json_object_object_add(t, "bits_per_second",
-                           json_object_new_double(tr.bits_per_second_received));
-    ml_progress("measure", "%s: %llu payload bytes, hub %lld in / %lld out", c->path,
-                (unsigned long long)tr.bytes_received, rx1 - rx0, tx1 - tx0);
-    *ret = t;
-    return true;
-}
-
-static bool collect_passes(struct ml_collect_ctx *c, const struct ml_collector *self,
-                           struct json_object **ret, GError **err)
-{
-    const struct ml_profile *prof = c->profile;
-    struct json_object *passes = json_object_new_array();
-    for (unsigned i = 0; i < prof->passes; i++) {
-        ml_progress("measure", "%s: pass %u of %u, %u s", c->path, i + 1, prof->passes,
-                    prof->pass_s);
-        struct ml_iperf_result r;
-        if (!iperf(c, self, prof->pass_s, &r, err)) {
-            json_object_put(passes);
-            return false;
-        }
-        struct json_object *p = json_object_new_object();
-        json_object_object_add(p, "seconds", json_object_new_double(r.seconds));
-        json_object_object_add(p, "bytes", json_object_new_int64((int64_t)r.bytes_received));
-        json_object_object_add(p, "bits_per_second",
-                               json_object_new_double(r.bits_per_second_received));
-        json_object_object_add(p, "retransmits",
-                               r.retransmits >= 0 ? json_object_new_int64(r.retransmits) : NULL);
-        json_object_array_add(passes, p);
-        ml_progress("measure", "%s: pass %u: %.1f Mbit/s, %lld retransmits", c->path, i + 1,
-                    r.bits_per_second_received / 1e6, (long long)r.retransmits);
-    }
-    *ret = passes;
-    return true;
-}
 
 /* What a dataplane observed beside its numbers (Tailscale's daemons' memory, tailscale0, the
  * addresses), recorded in its state once it came up, and reported with its first path in the
@@ -139,30 +40,15 @@ static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector
     return true;
 }
 
-static const struct ml_collector ping = {
-    .key = "ping", .collect = collect_ping, .withheld = ML_WITHHELD_NULL};
-static const struct ml_collector transfer = {
-    .key = "transfer", .collect = collect_transfer, .withheld = ML_WITHHELD_NULL};
-static const struct ml_collector passes = {
-    .key = "passes", .collect = collect_passes, .withheld = ML_WITHHELD_EMPTY_ARRAY};
+/* The idle baseline and the passes are run by the sweeps (measure.c: they interleave the
+ * passes of several paths); the cells are summarised from the passes. */
+static const struct ml_collector idle_col = {.key = "idle", .withheld = ML_WITHHELD_NULL};
+static const struct ml_collector passes_col = {.key = "passes", .withheld = ML_WITHHELD_EMPTY_ARRAY};
+static const struct ml_collector cells_col = {.key = "cells", .withheld = ML_WITHHELD_EMPTY_OBJECT};
 static const struct ml_collector observed = {
     .key = "observed", .collect = collect_observed, .withheld = ML_WITHHELD_ABSENT};
 
 /* ---- summaries ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double ml_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static struct json_object *num_or_null(double v)
 {
@@ -183,37 +69,323 @@ static bool number_at(struct json_object *o, const char *key, double *ret)
     return v->len == 1 && number(g_ptr_array_index(v, 0), ret);
 }
 
-struct json_object *ml_summary_median(struct json_object *path, const struct ml_metric *m)
+static const char *str_at(struct json_object *o, const char *key)
 {
-    g_autoptr(GPtrArray) v = ml_metric_values(path, m->of, NULL);
-    g_autofree double *x = g_new(double, v->len + 1);
+    struct json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static bool pass_ok(struct json_object *pass)
+{
+    return !g_strcmp0(str_at(pass, "status"), "ok");
+}
+
+/* The passes of one cell that passed their checks. */
+static GPtrArray *ok_passes(struct json_object *path, const char *cell)
+{
+    GPtrArray *a = g_ptr_array_new();
+    struct json_object *passes = json_object_object_get(path, "passes");
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (pass_ok(p) && !g_strcmp0(str_at(p, "cell"), cell))
+            g_ptr_array_add(a, p);
+    }
+    return a;
+}
+
+/* Every cell's name, in the order its first pass ran. */
+static GPtrArray *cell_names(struct json_object *path)
+{
+    GPtrArray *a = g_ptr_array_new();
+    struct json_object *passes = json_object_object_get(path, "passes");
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++) {
+        const char *c = str_at(json_object_array_get_idx(passes, i), "cell");
+        bool seen = false;
+        for (guint j = 0; c && j < a->len; j++)
+            seen |= !strcmp(g_ptr_array_index(a, j), c);
+        if (c && !seen)
+            g_ptr_array_add(a, (gpointer)c);
+    }
+    return a;
+}
+
+/* The values at `key` of a cell's passes that passed. */
+static size_t pass_values(struct json_object *path, const char *cell, const char *key, double **ret)
+{
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    *ret = g_new(double, ps->len + 1);
     size_t n = 0;
-    for (guint i = 0; i < v->len; i++)
-        if (number(g_ptr_array_index(v, i), &x[n]))
+    for (guint i = 0; i < ps->len; i++)
+        if (number_at(g_ptr_array_index(ps, i), key, &(*ret)[n]))
             n++;
-    return num_or_null(ml_median(x, n));
+    return n;
 }
 
-struct json_object *ml_summary_loss(struct json_object *path, const struct ml_metric *m)
+typedef double (*reduce_fn)(double *v, size_t n);
+
+static struct json_object *per_cell(struct json_object *path, const char *key, reduce_fn f)
 {
-    g_autofree char *sent = g_strconcat(m->of, ".transmitted", NULL);
-    g_autofree char *got = g_strconcat(m->of, ".received", NULL);
-    double tx, rx;
-    if (!number_at(path, sent, &tx) || !number_at(path, got, &rx) || tx <= 0)
-        return NULL;
-    return json_object_new_double(100.0 * (tx - rx) / tx);
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree double *v = NULL;
+        size_t n = pass_values(path, g_ptr_array_index(names, i), key, &v);
+        json_object_object_add(o, g_ptr_array_index(names, i), num_or_null(f(v, n)));
+    }
+    return o;
 }
 
-struct json_object *ml_summary_hub_factor(struct json_object *path, const struct ml_metric *m)
+static double cv(double *v, size_t n)
 {
-    g_autofree char *payload = g_strconcat(m->of, ".payload_bytes", NULL);
-    g_autofree char *in = g_strconcat(m->of, ".hub_rx_bytes", NULL);
-    g_autofree char *out = g_strconcat(m->of, ".hub_tx_bytes", NULL);
-    double p, rx, tx;
-    if (!number_at(path, payload, &p) || !number_at(path, in, &rx) || !number_at(path, out, &tx) ||
-        p <= 0)
-        return NULL;
-    return json_object_new_double((rx + tx) / p);
+    return ml_cv_percent(v, n);
+}
+
+struct json_object *ml_summary_cell_median(struct json_object *path, const struct ml_metric *m)
+{
+    return per_cell(path, m->of, ml_median);
+}
+
+struct json_object *ml_summary_cell_cv(struct json_object *path, const struct ml_metric *m)
+{
+    return per_cell(path, m->of, cv);
+}
+
+/* The cells object: each cell's direction, streams, rate, and how many passes passed. */
+struct json_object *ml_summary_cells(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *o = json_object_new_object();
+    struct json_object *passes = json_object_object_get(path, "passes");
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = g_ptr_array_index(names, i);
+        struct json_object *c = json_object_new_object();
+        int ok = 0, failed = 0;
+        for (size_t k = 0; k < json_object_array_length(passes); k++) {
+            struct json_object *p = json_object_array_get_idx(passes, k);
+            if (g_strcmp0(str_at(p, "cell"), name))
+                continue;
+            if (!json_object_object_get_ex(c, "direction", NULL)) {
+                json_object_object_add(c, "direction",
+                                       json_object_get(json_object_object_get(p, "direction")));
+                json_object_object_add(c, "streams",
+                                       json_object_get(json_object_object_get(p, "streams")));
+                json_object_object_add(c, "rate",
+                                       json_object_get(json_object_object_get(p, "rate")));
+            }
+            pass_ok(p) ? ok++ : failed++;
+        }
+        json_object_object_add(c, "passes_ok", json_object_new_int(ok));
+        json_object_object_add(c, "passes_failed", json_object_new_int(failed));
+        json_object_object_add(o, name, c);
+    }
+    return o;
+}
+
+/* CPU seconds per GB of payload of every guest (m->of: "cpu") or daemon ("daemons_cpu_s"),
+ * over a cell's passes that passed: the sums of both, so a short pass weighs less. */
+struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const struct ml_metric *m)
+{
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    bool daemons = !strcmp(m->of, "daemons_cpu_s");
+    for (guint i = 0; i < names->len; i++) {
+        g_autoptr(GPtrArray) ps = ok_passes(path, g_ptr_array_index(names, i));
+        double gb = 0;
+        for (guint k = 0; k < ps->len; k++) {
+            double b = 0;
+            if (number_at(g_ptr_array_index(ps, k), "payload_bytes", &b))
+                gb += b / 1e9;
+        }
+        struct json_object *cell = json_object_new_object();
+        json_object_object_add(o, g_ptr_array_index(names, i), cell);
+        if (ps->len == 0 || gb <= 0)
+            continue;
+        /* The first pass names the guests and their keys; every pass has the same. */
+        struct json_object *first = json_object_object_get(g_ptr_array_index(ps, 0), m->of);
+        json_object_object_foreach(first, node, keys)
+        {
+            struct json_object *g = json_object_new_object();
+            json_object_object_foreach(keys, key, unused)
+            {
+                (void)unused;
+                double sum = 0;
+                bool all = true;
+                for (guint k = 0; k < ps->len; k++) {
+                    g_autofree char *at = g_strdup_printf("%s.%s.%s", m->of, node, key);
+                    double v = 0;
+                    all &= number_at(g_ptr_array_index(ps, k), at, &v);
+                    sum += v;
+                }
+                g_autofree char *out =
+                    daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
+                json_object_object_add(g, out, all ? json_object_new_double(sum / gb) : NULL);
+            }
+            json_object_object_add(cell, node, g);
+        }
+    }
+    return o;
+}
+
+/* The cell the headline figures come from: that of the first full-speed pass. */
+static const char *headline_cell(struct json_object *path)
+{
+    struct json_object *passes = json_object_object_get(path, "passes");
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (!g_strcmp0(str_at(p, "rate"), "full"))
+            return str_at(p, "cell");
+    }
+    return NULL;
+}
+
+/* The CPU figures' cell: the first fixed-rate cell (paths at equal work), else the headline. */
+static const char *cpu_cell(struct json_object *path)
+{
+    struct json_object *passes = json_object_object_get(path, "passes");
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (!g_strcmp0(str_at(p, "rate"), "fixed"))
+            return str_at(p, "cell");
+    }
+    return headline_cell(path);
+}
+
+struct json_object *ml_summary_headline_cell(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    const char *c = headline_cell(path);
+    return c ? json_object_new_string(c) : NULL;
+}
+
+/* A headline figure: the headline cell's value at `of` ("median_bits_per_second"). */
+struct json_object *ml_summary_headline(struct json_object *path, const struct ml_metric *m)
+{
+    const char *c = headline_cell(path);
+    g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
+    double v;
+    return c && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
+}
+
+/* The hub's busy CPU seconds per GB of payload, at the fixed rate where measured. */
+struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m)
+{
+    const char *c = cpu_cell(path), *hub = str_at(path, "hub");
+    g_autofree char *key = g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "",
+                                           hub ? hub : "", m->of);
+    double v;
+    return c && hub && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
+}
+
+/* A value of the path's own records ("idle.rtt.p99_ms"). */
+struct json_object *ml_summary_copy(struct json_object *path, const struct ml_metric *m)
+{
+    double v;
+    return number_at(path, m->of, &v) ? json_object_new_double(v) : NULL;
+}
+
+/* What a VPS buyer asks, from the figures above. */
+struct json_object *ml_summary_vps(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *o = json_object_new_object();
+    double f = NAN, cpu = NAN;
+    bool have_f = number_at(path, "hub_bytes_per_payload_byte", &f);
+    bool have_cpu = number_at(path, "hub_cpu_s_per_gb", &cpu);
+    /* The provider bills the hub's traffic: hub bytes per payload byte x 1 TB, in GB. */
+    json_object_object_add(o, "hub_gb_per_tb_payload", have_f ? json_object_new_double(f * 1000) : NULL);
+    /* One vCPU at 100 % spends 1 s per second: it moves 1 / (s per GB) GB/s. Only a hub that
+     * relays is sized by it. */
+    json_object_object_add(o, "hub_vcpu_relay_bits_per_second",
+                           have_cpu && cpu > 0 && !g_strcmp0(str_at(path, "hub_role"), "carries")
+                               ? json_object_new_double(8e9 / cpu)
+                               : NULL);
+    struct json_object *from = json_object_new_array();
+    json_object_array_add(from, json_object_new_string("hub_bytes_per_payload_byte"));
+    json_object_array_add(from, json_object_new_string("hub_cpu_s_per_gb"));
+    json_object_array_add(from, json_object_new_string("passes.daemons_rss_kib"));
+    json_object_object_add(o, "from", from);
+    /* The daemons' memory: the largest any pass saw. */
+    struct json_object *rss = json_object_new_object();
+    struct json_object *passes = json_object_object_get(path, "passes");
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++) {
+        struct json_object *p = json_object_object_get(json_object_array_get_idx(passes, i),
+                                                       "daemons_rss_kib");
+        json_object_object_foreach(p, node, ds)
+        {
+            struct json_object *g = json_object_object_get(rss, node);
+            if (!g) {
+                g = json_object_new_object();
+                json_object_object_add(rss, node, g);
+            }
+            json_object_object_foreach(ds, d, v)
+            {
+                int64_t now = json_object_get_int64(v);
+                if (now > json_object_get_int64(json_object_object_get(g, d)))
+                    json_object_object_add(g, d, json_object_new_int64(now));
+            }
+        }
+    }
+    json_object_object_add(o, "daemons_rss_kib", rss);
+    return o;
+}
+
+/* What a reader must not miss: a CV above 10 %, failed passes, a busy host. */
+struct json_object *ml_summary_warnings(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *a = json_object_new_array();
+    struct json_object *cs = json_object_object_get(path, "cells");
+    json_object_object_foreach(cs, name, c)
+    {
+        static const char *const keys[] = {"cv_bits_per_second_percent",
+                                           "cv_hub_bytes_per_payload_byte_percent"};
+        bool high = false;
+        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+            double v;
+            if (number_at(c, keys[k], &v) && v > ML_CV_WARN_PERCENT) {
+                high = true;
+                g_autofree char *w = g_strdup_printf("%s: %s is %.1f %% (above %.0f %%): the "
+                                                     "passes disagree",
+                                                     name, keys[k], v, ML_CV_WARN_PERCENT);
+                json_object_array_add(a, json_object_new_string(w));
+            }
+        }
+        json_object_object_add(c, "cv_warning", json_object_new_boolean(high));
+        double failed = 0;
+        if (number_at(c, "passes_failed", &failed) && failed > 0) {
+            g_autofree char *w = g_strdup_printf("%s: %.0f pass(es) failed their per-second "
+                                                 "checks and are left out of every figure",
+                                                 name, failed);
+            json_object_array_add(a, json_object_new_string(w));
+        }
+    }
+    struct json_object *passes = json_object_object_get(path, "passes");
+    unsigned busy = 0;
+    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
+                       i < json_object_array_length(passes);
+         i++)
+        busy += json_object_get_boolean(json_object_object_get(
+            json_object_object_get(json_object_array_get_idx(passes, i), "host"), "busy"));
+    if (busy) {
+        g_autofree char *w = g_strdup_printf("%u pass(es) ran while the host was busy with "
+                                             "something else: not comparable",
+                                             busy);
+        json_object_array_add(a, json_object_new_string(w));
+    }
+    return a;
 }
 
 /* ---- the table ---- */
@@ -225,45 +397,85 @@ struct json_object *ml_summary_hub_factor(struct json_object *path, const struct
 #define SHOWN(...) .shown_in = {__VA_ARGS__}
 
 const struct ml_metric ml_metrics[] = {
-    /* ping: round-trip times and loss, once the path is up */
-    {RECORDED("ping.transmitted", "packet", ping), SHOWN(&ml_table_latency), .header = "Sent"},
-    {RECORDED("ping.received", "packet", ping), SHOWN(&ml_table_latency), .header = "Received"},
-    {SUMMARY("ping.loss_percent", "%", ping, ml_summary_loss, "ping"), SHOWN(&ml_table_latency),
-     .header = "Loss %", .decimals = 1},
-    {RECORDED("ping.duplicates", "packet", ping), SHOWN(&ml_table_latency), .header = "Duplicates"},
-    {RECORDED("ping.errors", "packet", ping), SHOWN(&ml_table_latency), .header = "Errors"},
-    {RECORDED("ping.min_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
-     .decimals = 3},
-    {RECORDED("ping.avg_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
-     .decimals = 3},
-    {RECORDED("ping.max_ms", "ms", ping), SHOWN(&ml_table_latency), .header = "min / avg / max ms",
-     .decimals = 3},
-    {RECORDED("ping.mdev_ms", "ms", ping)},
-    /* the transfer: what crosses the hub for each byte of payload */
-    {RECORDED("transfer.payload_bytes", "byte", transfer), SHOWN(&ml_table_comparison),
-     .header = "Payload bytes (transfer)"},
-    {RECORDED("transfer.hub_rx_bytes", "byte", transfer), SHOWN(&ml_table_comparison),
-     .header = "Hub bytes in"},
-    {RECORDED("transfer.hub_tx_bytes", "byte", transfer), SHOWN(&ml_table_comparison),
-     .header = "Hub bytes out"},
-    {SUMMARY("transfer.hub_bytes_per_payload_byte", "byte/byte", transfer, ml_summary_hub_factor,
-             "transfer"),
-     SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .decimals = 2},
-    {RECORDED("transfer.seconds", "s", transfer)},
-    {RECORDED("transfer.bits_per_second", "bit/s", transfer)},
-    /* the throughput passes and their median */
-    {RECORDED("passes.bits_per_second", "bit/s", passes), SHOWN(&ml_table_passes),
-     .header = "Passes, Mbit/s", .scale = 1e-6, .decimals = 1},
-    {SUMMARY("median_bits_per_second", "bit/s", passes, ml_summary_median,
-             "passes.bits_per_second"),
-     SHOWN(&ml_table_comparison, &ml_table_passes), .header = "Median Mbit/s", .scale = 1e-6,
-     .decimals = 1},
-    {RECORDED("passes.retransmits", "packet", passes), SHOWN(&ml_table_passes),
+    /* idle: the hub's baseline and the round-trip times before any load (20 Hz) */
+    {RECORDED("idle.hub_bytes_per_s", "byte/s", idle_col)},
+    {RECORDED("idle.rtt.p50_ms", "ms", idle_col), SHOWN(&ml_table_latency),
+     .header = "Idle p50 / p90 / p99 / max ms", .significant = 3},
+    {RECORDED("idle.rtt.p90_ms", "ms", idle_col), SHOWN(&ml_table_latency),
+     .header = "Idle p50 / p90 / p99 / max ms", .significant = 3},
+    {RECORDED("idle.rtt.p99_ms", "ms", idle_col), SHOWN(&ml_table_latency),
+     .header = "Idle p50 / p90 / p99 / max ms", .significant = 3},
+    {RECORDED("idle.rtt.max_ms", "ms", idle_col), SHOWN(&ml_table_latency),
+     .header = "Idle p50 / p90 / p99 / max ms", .significant = 3},
+    {RECORDED("idle.rtt.loss_percent", "%", idle_col), SHOWN(&ml_table_latency),
+     .header = "Idle loss %", .decimals = 1},
+    /* every pass: what iperf3 delivered, what crossed the hub, each second, the latency
+     * under load, the CPU of every guest and daemon, the host */
+    {RECORDED("passes.bits_per_second", "bit/s", passes_col), SHOWN(&ml_table_passes),
+     .header = "Mbit/s", .scale = 1e-6, .decimals = 1},
+    {RECORDED("passes.hub_bytes_per_payload_byte", "byte/byte", passes_col),
+     SHOWN(&ml_table_passes), .header = "Hub bytes per payload byte", .significant = 3},
+    {RECORDED("passes.rtt_loaded.p99_ms", "ms", passes_col), SHOWN(&ml_table_passes),
+     .header = "Loaded p99 ms", .significant = 3},
+    {RECORDED("passes.retransmits", "packet", passes_col), SHOWN(&ml_table_passes),
      .header = "Retransmits"},
-    {RECORDED("passes.seconds", "s", passes)},
-    {RECORDED("passes.bytes", "byte", passes)},
+    {RECORDED("passes.payload_bytes", "byte", passes_col)},
+    {RECORDED("passes.hub_rx_bytes", "byte", passes_col)},
+    {RECORDED("passes.hub_tx_bytes", "byte", passes_col)},
+    {RECORDED("passes.hub_rx_packets", "packet", passes_col)},
+    {RECORDED("passes.hub_tx_packets", "packet", passes_col)},
+    {RECORDED("passes.series", "byte per second", passes_col)},
+    {RECORDED("passes.cpu", "s", passes_col)},
+    {RECORDED("passes.daemons_cpu_s", "s", passes_col)},
+    {RECORDED("passes.daemons_rss_kib", "KiB", passes_col)},
+    {RECORDED("passes.host.other_cpu_percent", "%", passes_col)},
+    /* the cells of the matrix: each (direction, streams, rate) over its passes that passed */
+    {SUMMARY("cells", "", cells_col, ml_summary_cells, NULL)},
+    {SUMMARY("cells.*.median_bits_per_second", "bit/s", cells_col, ml_summary_cell_median,
+             "bits_per_second"),
+     SHOWN(&ml_table_cells), .header = "Median Mbit/s", .scale = 1e-6, .decimals = 1},
+    {SUMMARY("cells.*.cv_bits_per_second_percent", "%", cells_col, ml_summary_cell_cv,
+             "bits_per_second"),
+     SHOWN(&ml_table_cells), .header = "CV %", .decimals = 1},
+    {SUMMARY("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", cells_col,
+             ml_summary_cell_median, "hub_bytes_per_payload_byte"),
+     SHOWN(&ml_table_cells), .header = "Hub bytes per payload byte", .significant = 3},
+    {SUMMARY("cells.*.cv_hub_bytes_per_payload_byte_percent", "%", cells_col, ml_summary_cell_cv,
+             "hub_bytes_per_payload_byte")},
+    {SUMMARY("cells.*.rtt_loaded_p50_ms", "ms", cells_col, ml_summary_cell_median,
+             "rtt_loaded.p50_ms"),
+     SHOWN(&ml_table_cells), .header = "Loaded p50 / p99 ms", .significant = 3},
+    {SUMMARY("cells.*.rtt_loaded_p90_ms", "ms", cells_col, ml_summary_cell_median,
+             "rtt_loaded.p90_ms")},
+    {SUMMARY("cells.*.rtt_loaded_p99_ms", "ms", cells_col, ml_summary_cell_median,
+             "rtt_loaded.p99_ms"),
+     SHOWN(&ml_table_cells), .header = "Loaded p50 / p99 ms", .significant = 3},
+    {SUMMARY("cells.*.rtt_loaded_max_ms", "ms", cells_col, ml_summary_cell_median,
+             "rtt_loaded.max_ms")},
+    {SUMMARY("cells.*.cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb, "cpu")},
+    {SUMMARY("cells.*.daemons_cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb,
+             "daemons_cpu_s")},
+    /* the headline: the first cell's figures, the CPU at the fixed rate */
+    {SUMMARY("headline_cell", "", cells_col, ml_summary_headline_cell, NULL)},
+    {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
+             "median_bits_per_second"),
+     SHOWN(&ml_table_comparison), .header = "Median Mbit/s", .scale = 1e-6, .decimals = 1},
+    {SUMMARY("cv_bits_per_second_percent", "%", cells_col, ml_summary_headline,
+             "cv_bits_per_second_percent"),
+     SHOWN(&ml_table_comparison), .header = "CV %", .decimals = 1},
+    {SUMMARY("hub_bytes_per_payload_byte", "byte/byte", cells_col, ml_summary_headline,
+             "median_hub_bytes_per_payload_byte"),
+     SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .significant = 3},
+    {SUMMARY("rtt_idle_p99_ms", "ms", idle_col, ml_summary_copy, "idle.rtt.p99_ms"),
+     SHOWN(&ml_table_comparison), .header = "p99 ms idle / loaded", .significant = 3},
+    {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
+     SHOWN(&ml_table_comparison), .header = "p99 ms idle / loaded", .significant = 3},
+    {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu, "busy_s_per_gb"),
+     SHOWN(&ml_table_comparison), .header = "Hub CPU s per GB", .significant = 3},
+    {SUMMARY("vps", "", cells_col, ml_summary_vps, NULL)},
+    {SUMMARY("warnings", "", cells_col, ml_summary_warnings, NULL)},
     /* what the seed recorded beside the Tailscale direct numbers: the daemons' memory (KiB in
-     * the *_rss_kb keys, MiB in memory_used_mib) */
+     * the *_rss_kib keys, MiB in memory_used_mib) */
     {RECORDED("observed", "KiB, MiB", observed)},
 };
 
@@ -271,9 +483,31 @@ const size_t ml_metrics_count = G_N_ELEMENTS(ml_metrics);
 
 /* ---- the loops ---- */
 
-/* Writes v at a dotted key, into the object its parent key names. */
+/* Writes v at a dotted key, into the object its parent key names. A key "a.*.b" takes v as an
+ * object of member names to values: each goes to a.MEMBER.b. */
 static void put_at(struct json_object *o, const char *key, struct json_object *v)
 {
+    const char *star = strstr(key, ".*.");
+    if (star) {
+        g_autofree char *parent = g_strndup(key, (size_t)(star - key));
+        g_autoptr(GPtrArray) p = ml_metric_values(o, parent, NULL);
+        struct json_object *into = p->len == 1 ? g_ptr_array_index(p, 0) : NULL;
+        if (!json_object_is_type(into, json_type_object)) {
+            into = json_object_new_object();
+            put_at(o, parent, into);
+        }
+        json_object_object_foreach(v, member, value)
+        {
+            struct json_object *m = json_object_object_get(into, member);
+            if (!json_object_is_type(m, json_type_object)) {
+                m = json_object_new_object();
+                json_object_object_add(into, member, m);
+            }
+            json_object_object_add(m, star + 3, json_object_get(value));
+        }
+        json_object_put(v);
+        return;
+    }
     const char *dot = strrchr(key, '.');
     if (dot) {
         g_autofree char *parent = g_strndup(key, (size_t)(dot - key));
@@ -300,8 +534,6 @@ static void progress_summary(const char *path, const struct ml_metric *m, struct
     double x;
     if (number(v, &x))
         ml_progress("measure", "%s: %s %.4g %s", path, m->name, x, m->unit);
-    else
-        ml_progress("measure", "%s: %s not obtained", path, m->name);
 }
 
 void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *path,
@@ -317,21 +549,29 @@ void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *p
     }
 }
 
+bool ml_metrics_run_collectors(const struct ml_metric *table, size_t n, struct ml_collect_ctx *c,
+                               struct json_object *into, GError **err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_collector *col = table[i].collector;
+        if (!col || !col->collect || collected_before(table, i))
+            continue;
+        struct json_object *record = NULL;
+        if (!col->collect(c, col, &record, err))
+            return false;
+        if (record)
+            json_object_object_add(into, col->key, record);
+    }
+    return true;
+}
+
 struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
                                        struct ml_collect_ctx *c, GError **err)
 {
     struct json_object *figures = json_object_new_object();
-    for (size_t i = 0; i < n; i++) {
-        const struct ml_collector *col = table[i].collector;
-        if (!col || collected_before(table, i))
-            continue;
-        struct json_object *record = NULL;
-        if (!col->collect(c, col, &record, err)) {
-            json_object_put(figures);
-            return NULL;
-        }
-        if (record)
-            json_object_object_add(figures, col->key, record);
+    if (!ml_metrics_run_collectors(table, n, c, figures, err)) {
+        json_object_put(figures);
+        return NULL;
     }
     ml_metrics_summarise(table, n, c->path, figures);
     return figures;
@@ -348,6 +588,8 @@ void ml_metrics_withhold(const struct ml_metric *table, size_t n, struct json_ob
             json_object_object_del(path, top);
         else
             json_object_object_add(path, top,
-                                   w == ML_WITHHELD_EMPTY_ARRAY ? json_object_new_array() : NULL);
+                                   w == ML_WITHHELD_EMPTY_ARRAY    ? json_object_new_array()
+                                   : w == ML_WITHHELD_EMPTY_OBJECT ? json_object_new_object()
+                                                                   : NULL);
     }
 }

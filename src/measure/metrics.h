@@ -21,7 +21,15 @@ struct ml_collect_ctx {
 
 /* What a failed or unrun path has in place of a collector's record (the trust rule: a path that
  * was not verified has no numbers, not even zeros). */
-enum ml_withheld { ML_WITHHELD_NULL, ML_WITHHELD_EMPTY_ARRAY, ML_WITHHELD_ABSENT };
+enum ml_withheld {
+    ML_WITHHELD_NULL,
+    ML_WITHHELD_EMPTY_ARRAY,
+    ML_WITHHELD_EMPTY_OBJECT,
+    ML_WITHHELD_ABSENT
+};
+
+/* A CV across passes above this is a warning in the report: the passes disagree. */
+#define ML_CV_WARN_PERCENT 10.0
 
 struct ml_collector {
     const char *key; /* the path object's key its record goes under: "ping" */
@@ -44,6 +52,11 @@ extern const size_t ml_metrics_count;
 struct json_object *ml_metrics_collect(const struct ml_metric *table, size_t n,
                                        struct ml_collect_ctx *c, GError **err);
 
+/* Runs each collector of the table that has a collect function (the others are run by the
+ * sweeps) once, and puts its record into `into` under its key. */
+bool ml_metrics_run_collectors(const struct ml_metric *table, size_t n, struct ml_collect_ctx *c,
+                               struct json_object *into, GError **err);
+
 /* Computes every summarised metric of the table from the records in figures (a path's object)
  * and writes it at its name. Part of ml_metrics_collect. */
 void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *path,
@@ -52,11 +65,19 @@ void ml_metrics_summarise(const struct ml_metric *table, size_t n, const char *p
 /* Puts what a path without a result has in place of every metric of the table into path. */
 void ml_metrics_withhold(const struct ml_metric *table, size_t n, struct json_object *path);
 
-/* Summaries any metric may use: the median of the values at `of`, the percentage of pings lost
- * (`of` names the ping record), the hub's bytes per payload byte (`of`: the transfer record). */
-struct json_object *ml_summary_median(struct json_object *path, const struct ml_metric *m);
-struct json_object *ml_summary_loss(struct json_object *path, const struct ml_metric *m);
-struct json_object *ml_summary_hub_factor(struct json_object *path, const struct ml_metric *m);
-
-/* Median of n values (sorted in place); NAN for none. */
-double ml_median(double *v, size_t n);
+/* Summaries any metric may use. Per cell ("cells.*.x": an object of cell name to value): the
+ * median or the CV of `of` over the cell's passes that passed; the cells object itself; CPU
+ * seconds per GB of payload (`of`: "cpu" or "daemons_cpu_s"). Per path: the headline cell's
+ * value of `of`; the headline cell's name; the hub's CPU per GB (`of`: the key under
+ * cpu_s_per_gb.HUB); a copy of a record's value; the VPS answers; the warnings. A failed pass is
+ * in none of them. */
+struct json_object *ml_summary_cell_median(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_cell_cv(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_cells(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_headline(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_headline_cell(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_copy(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_vps(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_warnings(struct json_object *path, const struct ml_metric *m);

@@ -101,6 +101,48 @@ static struct json_object *parse_document(const char *text, GError **err)
     return doc;
 }
 
+/* One interval's sum (and its reverse under --bidir): bytes and seconds. */
+static bool interval_sum(struct json_object *iv, const char *key, double *bytes, double *secs)
+{
+    struct json_object *sum = NULL, *b = NULL, *s = NULL;
+    if (!json_object_object_get_ex(iv, key, &sum) || !json_object_object_get_ex(sum, "bytes", &b) ||
+        !json_object_object_get_ex(sum, "seconds", &s) || !json_object_is_type(b, json_type_int))
+        return false;
+    *bytes = (double)json_object_get_int64(b);
+    *secs = json_object_get_double(s);
+    return *bytes >= 0 && isfinite(*secs) && *secs >= 0;
+}
+
+static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, GError **err)
+{
+    struct json_object *ivs = NULL;
+    if (!json_object_object_get_ex(doc, "intervals", &ivs) ||
+        !json_object_is_type(ivs, json_type_array)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has no \"intervals\" array");
+        return false;
+    }
+    size_t n = json_object_array_length(ivs);
+    for (size_t i = 0; i < n && r->n_intervals < ML_IPERF_INTERVALS_MAX; i++) {
+        struct json_object *iv = json_object_array_get_idx(ivs, i);
+        double bytes = 0, secs = 0, back = 0, back_s = 0;
+        if (!interval_sum(iv, "sum", &bytes, &secs)) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "iperf3 output has no bytes and seconds in intervals[%zu].sum", i);
+            return false;
+        }
+        if (json_object_object_get_ex(iv, "sum_bidir_reverse", NULL) &&
+            !interval_sum(iv, "sum_bidir_reverse", &back, &back_s)) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "iperf3 output has no bytes in intervals[%zu].sum_bidir_reverse", i);
+            return false;
+        }
+        r->interval_bytes[r->n_intervals] = bytes + back;
+        r->interval_s[r->n_intervals] = secs;
+        r->n_intervals++;
+    }
+    return true;
+}
+
 bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError **err)
 {
     g_return_val_if_fail(json_text != NULL, false);
@@ -112,7 +154,7 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
 
     bool ok = false;
     struct ml_iperf_result r = {.retransmits = -1};
-    struct json_object *o = NULL, *end, *recv, *sent;
+    struct json_object *o = NULL, *end, *recv, *sent, *back = NULL;
 
     if (json_object_object_get_ex(doc, "error", &o)) {
         const char *msg =
@@ -132,6 +174,16 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
         !get_number(recv, "sum_received", "bits_per_second", &r.bits_per_second_received, err) ||
         !get_number(recv, "sum_received", "seconds", &r.seconds, err) ||
         !get_count(sent, "sum_sent", "bytes", &r.bytes_sent, err))
+        goto out;
+
+    if (json_object_object_get_ex(end, "sum_received_bidir_reverse", &back) &&
+        (!get_count(back, "sum_received_bidir_reverse", "bytes", &r.bytes_received_reverse, err) ||
+         !get_number(back, "sum_received_bidir_reverse", "bits_per_second",
+                     &r.payload_bits_per_second, err)))
+        goto out;
+    r.payload_bytes = r.bytes_received + r.bytes_received_reverse;
+    r.payload_bits_per_second += r.bits_per_second_received;
+    if (!read_intervals(doc, &r, err))
         goto out;
 
     if (json_object_object_get_ex(sent, "retransmits", &o)) {

@@ -149,3 +149,19 @@ bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err)
     *ret = r;
     return true;
 }
+
+GArray *ml_ping_rtts(const char *text)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
+    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+    for (char **l = lines; *l; l++) {
+        const char *t = strstr(*l, " time=");
+        if (!t || !strstr(*l, "icmp_seq=") || strstr(*l, "DUP!"))
+            continue;
+        char *end = NULL;
+        double ms = g_ascii_strtod(t + 6, &end);
+        if (end != t + 6 && isfinite(ms) && ms >= 0)
+            g_array_append_val(a, ms);
+    }
+    return a;
+}

@@ -18,3 +18,7 @@ struct ml_ping_result {
  * statistics line, e.g. when ping could not send at all; the message then carries ping's last
  * line. ret is untouched on failure. */
 bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err);
+
+/* The round-trip time of every reply line ("... icmp_seq=N ttl=T time=0.345 ms"), in the
+ * order printed, in ms; duplicates ("(DUP!)") are left out. g_array_unref it. */
+GArray *ml_ping_rtts(const char *text);

@@ -7,7 +7,8 @@
 
 #include "report/metric.h"
 
-#define ML_RESULTS_SCHEMA "meshlab-results/1"
+#define ML_RESULTS_SCHEMA "meshlab-results/2"
+#define ML_RESULTS_VERSION 2
 
 /* Returns report.md's text (g_free it), with a table for each report table the metrics
  * (measure/metrics.h: ml_metrics) are shown in, a column for each metric. A path whose status is

@@ -878,3 +878,8 @@ struct ml_topology *ml_topology_load(const char *path, GError **err)
     fclose(f);
     return ml_topology_parse(path, text, len, err);
 }
+
+const char *ml_direction_name(enum ml_direction d)
+{
+    return d == ML_DIR_REVERSE ? "reverse" : d == ML_DIR_BIDIR ? "bidir" : "forward";
+}

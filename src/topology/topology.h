@@ -34,13 +34,29 @@ struct ml_node {
     int line, column;               /* where the node was declared, 1-based */
 };
 
-/* Durations and counts of one measurement profile. */
-struct ml_profile {
-    unsigned transfer_s;  /* the byte-counter transfer */
-    unsigned passes;      /* number of throughput passes */
-    unsigned pass_s;      /* duration of each pass */
-    unsigned ping_count;  /* packets per ping */
+enum ml_direction { ML_DIR_FORWARD, ML_DIR_REVERSE, ML_DIR_BIDIR };
+#define ML_CELLS_MAX 16
+#define ML_PROFILES_MAX 8
+struct ml_cell {
+    char name[32];              /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed" */
+    enum ml_direction direction;
+    unsigned streams;           /* iperf3 -P, 1..128 */
+    unsigned passes;            /* passes of this cell per path */
+    bool fixed_rate;            /* at the run's fixed offered rate (iperf3 -b), not full speed */
 };
+struct ml_profile {
+    char name[ML_NAME_MAX];     /* "full", "quick", "deep", ... */
+    unsigned pass_s;            /* duration of each pass (iperf3 -t) */
+    unsigned passes;            /* default passes per cell */
+    unsigned ping_count;        /* idle pings at ping_interval_s before the passes */
+    double ping_interval_s;     /* 0.05 (20 Hz) unless given; >= 0.002 */
+    unsigned idle_s;            /* seconds of idle hub counters before a path's passes (baseline) */
+    double fixed_rate_fraction; /* 0 < f <= 1; the fixed rate is f x the slowest path's median; default 0.5 */
+    size_t n_cells;
+    struct ml_cell cells[ML_CELLS_MAX]; /* in order; cells[0] is the headline cell */
+    unsigned transfer_s; /* TEMPORARY until the topology branch lands */
+};
+const char *ml_direction_name(enum ml_direction d); /* "forward", "reverse", "bidir" */
 
 struct ml_topology {
     char *path;                       /* the file it came from */

@@ -143,28 +143,35 @@ bool ml_agent_exec_status_parse(struct json_object *r, bool *ret_exited, struct 
     return true;
 }
 
+bool ml_agent_poll(virDomainPtr dom, long long pid, bool *ret_exited, struct ml_exec *ret,
+                   GError **err)
+{
+    struct json_object *req = json_object_new_object();
+    struct json_object *args = json_object_new_object();
+    json_object_object_add(req, "execute", json_object_new_string("guest-exec-status"));
+    json_object_object_add(args, "pid", json_object_new_int64(pid));
+    json_object_object_add(req, "arguments", args);
+    struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    if (!r)
+        return false;
+    *ret_exited = false;
+    bool parsed = ml_agent_exec_status_parse(r, ret_exited, ret, err);
+    json_object_put(r);
+    if (!parsed)
+        g_prefix_error(err, "in '%s': ", domain_name(dom));
+    return parsed;
+}
+
 bool ml_agent_wait(virDomainPtr dom, long long pid, double timeout_s, struct ml_exec *ret,
                    GError **err)
 {
     double deadline = ml_now() + timeout_s;
     unsigned delay_ms = 20;
     for (;;) {
-        struct json_object *req = json_object_new_object();
-        struct json_object *args = json_object_new_object();
-        json_object_object_add(req, "execute", json_object_new_string("guest-exec-status"));
-        json_object_object_add(args, "pid", json_object_new_int64(pid));
-        json_object_object_add(req, "arguments", args);
-        struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
-        json_object_put(req);
-        if (!r)
-            return false;
         bool exited = false;
-        bool parsed = ml_agent_exec_status_parse(r, &exited, ret, err);
-        json_object_put(r);
-        if (!parsed) {
-            g_prefix_error(err, "in '%s': ", domain_name(dom));
+        if (!ml_agent_poll(dom, pid, &exited, ret, err))
             return false;
-        }
         if (exited)
             return true;
         /* Collecting logs after a Ctrl-C still gives up at the second one. */

@@ -29,6 +29,10 @@ bool ml_agent_spawn(virDomainPtr dom, const char *cmd, const char *input, long l
  * cut stdout or stderr short (out-truncated, err-truncated). */
 bool ml_agent_exec_status_parse(struct json_object *r, bool *ret_exited, struct ml_exec *ret,
                                 GError **err);
+/* Asks once whether a spawned command exited: *ret_exited, and then ret holds its status and
+ * output. Does not wait. */
+bool ml_agent_poll(virDomainPtr dom, long long pid, bool *ret_exited, struct ml_exec *ret,
+                   GError **err);
 /* Waits for a spawned command; fails after timeout_s or on Ctrl-C. */
 bool ml_agent_wait(virDomainPtr dom, long long pid, double timeout_s, struct ml_exec *ret,
                    GError **err);

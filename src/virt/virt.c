@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <libvirt/virterror.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -465,4 +467,51 @@ bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, lon
     *ret_rx = st.rx_bytes;
     *ret_tx = st.tx_bytes;
     return true;
+}
+
+bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *ret, GError **err)
+{
+    virDomainInterfaceStatsStruct st;
+    if (virDomainInterfaceStats(dom, tap, &st, sizeof(st)) < 0) {
+        ml_virt_error(err, "cannot read the counters of %s", tap);
+        return false;
+    }
+    *ret = (struct ml_nic_stats){.rx_bytes = st.rx_bytes,
+                                 .tx_bytes = st.tx_bytes,
+                                 .rx_packets = st.rx_packets,
+                                 .tx_packets = st.tx_packets};
+    return true;
+}
+
+void ml_virt_cpu_time(virDomainPtr dom, double *ret_vcpu_s, double *ret_total_s)
+{
+    *ret_vcpu_s = *ret_total_s = -1;
+    int n = virDomainGetCPUStats(dom, NULL, 0, -1, 1, 0);
+    if (n <= 0)
+        return;
+    virTypedParameterPtr params = g_new0(virTypedParameter, n);
+    int got = virDomainGetCPUStats(dom, params, (unsigned)n, -1, 1, 0);
+    for (int i = 0; i < got; i++) {
+        if (params[i].type != VIR_TYPED_PARAM_ULLONG)
+            continue;
+        double s = (double)params[i].value.ul / 1e9;
+        if (!strcmp(params[i].field, VIR_DOMAIN_CPU_STATS_VCPUTIME))
+            *ret_vcpu_s = s;
+        else if (!strcmp(params[i].field, VIR_DOMAIN_CPU_STATS_CPUTIME))
+            *ret_total_s = s;
+    }
+    if (got > 0)
+        virTypedParamsClear(params, got);
+    g_free(params);
+}
+
+int ml_virt_qemu_pid(virDomainPtr dom)
+{
+    const char *name = virDomainGetName(dom);
+    g_autofree char *path = g_strdup_printf("/run/libvirt/qemu/%s.pid", name ? name : "");
+    g_autofree char *text = NULL;
+    if (!name || !g_file_get_contents(path, &text, NULL, NULL))
+        return 0;
+    long pid = strtol(text, NULL, 10);
+    return pid > 0 && pid < INT32_MAX ? (int)pid : 0;
 }

@@ -41,6 +41,19 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
 /* Names of labs that have at least one object on this connection. */
 GPtrArray *ml_virt_list_labs(virConnectPtr conn);
 
+/* A guest's lab NIC (tap) counters as libvirt reports them: bytes and packets each way. */
+struct ml_nic_stats {
+    long long rx_bytes, tx_bytes, rx_packets, tx_packets;
+};
+bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *ret, GError **err);
+
+/* CPU time of a domain as the host counts it, in seconds: its vCPUs (libvirt's vcpu_time) and
+ * its whole QEMU process (cpu_time). Either is -1 when libvirt does not say. */
+void ml_virt_cpu_time(virDomainPtr dom, double *ret_vcpu_s, double *ret_total_s);
+
+/* The pid of a running domain's QEMU process (libvirt's /run/libvirt/qemu/NAME.pid), or 0. */
+int ml_virt_qemu_pid(virDomainPtr dom);
+
 /* The hub-side counters of a guest's lab NIC (tap), as libvirt reports them. */
 bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, long long *ret_tx,
                        GError **err);

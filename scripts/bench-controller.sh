@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A benchmark, not a test: what meshlab itself (the controller) costs while it runs a lab.
+# Runs `meshlab run TOPOLOGY [ARGS...]` (default: the seed topology, full profile), samples the
+# controller's CPU time and resident memory once a second from /proc, and prints the figures
+# beside the goal: under 1 % of one core and under 30 MB over the whole run. The guests are
+# not the controller: their QEMU processes are not counted. Needs what `meshlab run` needs
+# (root, libvirtd); run it on a quiet host and say what else ran.
+#
+#   scripts/bench-controller.sh [TOPOLOGY] [RUN-ARGS...]    e.g. ... topologies/three-guest.yaml --quick
+set -u
+bin=${MESHLAB_BIN:-build/meshlab}
+topo=${1:-topologies/three-guest.yaml}
+shift || true
+out=$(mktemp -d /tmp/meshlab-bench-XXXXXX)
+hz=$(getconf CLK_TCK)
+"$bin" run "$topo" "$@" --out "$out/run" > "$out/run.log" 2>&1 &
+pid=$!
+peak_kib=0 samples=0 sum_kib=0 cpu_ticks=0
+start=$(date +%s.%N)
+while kill -0 "$pid" 2>/dev/null; do
+    if [ -r "/proc/$pid/status" ]; then
+        rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+        stat=$(cat "/proc/$pid/stat" 2>/dev/null)
+        if [ -n "$rss" ] && [ -n "$stat" ]; then
+            samples=$((samples + 1))
+            sum_kib=$((sum_kib + rss))
+            [ "$rss" -gt "$peak_kib" ] && peak_kib=$rss
+            # utime + stime, fields 14 and 15, read after the command name's ')'.
+            cpu_ticks=$(echo "${stat##*) }" | awk '{print $12 + $13}')
+        fi
+    fi
+    sleep 1
+done
+wait "$pid"
+rc=$?
+wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+cpu_s=$(awk -v t="$cpu_ticks" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}')
+pct=$(awk -v c="$cpu_s" -v w="$wall" 'BEGIN {printf "%.3f", 100 * c / w}')
+avg_kib=$(( samples ? sum_kib / samples : 0 ))
+echo "meshlab run exited $rc after ${wall%.*} s (log: $out/run.log)"
+echo "controller CPU: $cpu_s s = $pct % of one core (goal: under 1 %), sampled from /proc/$pid/stat"
+echo "controller memory: peak $((peak_kib / 1024)) MiB, mean $((avg_kib / 1024)) MiB resident over $samples samples (goal: under 30 MB)"
+if [ -s "$out/run/results.json" ]; then
+    /usr/bin/python3 - "$out/run/results.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])).get("controller") or {}
+print("results.json controller: %s s CPU, %s %% of a core, peak %s KiB (getrusage, measured by meshlab itself)"
+      % (c.get("cpu_s"), c.get("cpu_percent_of_core"), c.get("max_rss_kib")))
+PY
+fi
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "host load at the end: $load; anything else running on the host is counted in the guests' time, not here"

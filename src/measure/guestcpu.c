@@ -1,0 +1,164 @@
+#include "measure/guestcpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "virt/virt.h"
+
+static const char *const daemons[ML_DAEMONS_MAX] = {ML_DAEMONS};
+
+const char *ml_daemon_name(size_t i)
+{
+    return i < ML_DAEMONS_MAX ? daemons[i] : NULL;
+}
+
+/* /proc/stat's first line, then each daemon process's stat line (pidof finds none: nothing). */
+const char ml_guest_cpu_cmd[] =
+    "head -n 1 /proc/stat; "
+    "for d in tailscaled headscale nebula wireguard-go; do "
+    "for p in $(pidof $d); do echo \"D $d $(cat /proc/$p/stat 2>/dev/null)\"; "
+    "echo \"R $d $(grep VmRSS /proc/$p/status 2>/dev/null)\"; done; done";
+
+/* USER_HZ is 100 on every Linux architecture meshlab boots. */
+#define GUEST_HZ 100.0
+
+/* utime + stime of a /proc/PID/stat line, read after the last ')' (comm may hold anything). */
+static bool stat_cpu(const char *line, double hz, double *ret)
+{
+    const char *p = strrchr(line, ')');
+    if (!p)
+        return false;
+    /* After ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+     * utime(14) stime(15). */
+    unsigned long long utime = 0, stime = 0;
+    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+               &stime) != 2)
+        return false;
+    *ret = (double)(utime + stime) / hz;
+    return true;
+}
+
+bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
+        ret->daemon_s[i] = -1;
+        ret->daemon_rss_kib[i] = -1;
+    }
+    ret->vcpu_s = ret->qemu_s = -1;
+    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+    for (char **l = lines; *l; l++) {
+        unsigned long long v[8] = {0};
+        if (g_str_has_prefix(*l, "cpu ") &&
+            sscanf(*l, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) >= 7) {
+            ret->user_s = (double)v[0] / GUEST_HZ;
+            ret->nice_s = (double)v[1] / GUEST_HZ;
+            ret->system_s = (double)v[2] / GUEST_HZ;
+            ret->idle_s = (double)v[3] / GUEST_HZ;
+            ret->iowait_s = (double)v[4] / GUEST_HZ;
+            ret->irq_s = (double)v[5] / GUEST_HZ;
+            ret->softirq_s = (double)v[6] / GUEST_HZ;
+            ret->steal_s = (double)v[7] / GUEST_HZ;
+            ret->ok = true;
+            continue;
+        }
+        if (g_str_has_prefix(*l, "R ")) {
+            for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
+                size_t n = strlen(daemons[i]);
+                long long kib = 0;
+                if (!strncmp(*l + 2, daemons[i], n) && (*l)[2 + n] == ' ' &&
+                    sscanf(*l + 3 + n, "VmRSS: %lld kB", &kib) == 1)
+                    ret->daemon_rss_kib[i] = MAX(ret->daemon_rss_kib[i], 0) + kib;
+            }
+            continue;
+        }
+        if (!g_str_has_prefix(*l, "D "))
+            continue;
+        for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
+            size_t n = strlen(daemons[i]);
+            double s;
+            if (strncmp(*l + 2, daemons[i], n) || (*l)[2 + n] != ' ' ||
+                !stat_cpu(*l + 3 + n, GUEST_HZ, &s))
+                continue;
+            ret->daemon_s[i] = (ret->daemon_s[i] < 0 ? 0 : ret->daemon_s[i]) + s;
+        }
+    }
+    return ret->ok;
+}
+
+bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *out[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < n; i++)
+        cmds[i] = ml_guest_cpu_cmd;
+    bool ok = ml_lab_run_parallel(lab, NULL, cmds, NULL, 30, out, "reading CPU time", err);
+    for (size_t i = 0; i < n; i++) {
+        if (ok && !ml_guest_cpu_parse(out[i], &ret[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s printed no cpu line from /proc/stat",
+                        lab->topo->nodes[i].name);
+            ok = false;
+        } else if (ok)
+            ml_virt_cpu_time(ml_lab_dom(lab, i), &ret[i].vcpu_s, &ret[i].qemu_s);
+        g_free(out[i]);
+    }
+    return ok;
+}
+
+static bool read_host_stat(struct ml_host_cpu *ret)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents("/proc/stat", &text, NULL, NULL))
+        return false;
+    unsigned long long v[8] = {0};
+    if (sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]) < 8)
+        return false;
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    double total = 0;
+    for (int i = 0; i < 8; i++)
+        total += (double)v[i];
+    ret->total_s = total / hz;
+    ret->idle_s = (double)(v[3] + v[4]) / hz;
+    ret->steal_s = (double)v[7] / hz;
+    return true;
+}
+
+void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->cpus = (unsigned)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));
+    ret->ok = read_host_stat(ret);
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++) {
+        int pid = ml_virt_qemu_pid(ml_lab_dom(lab, i));
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid);
+        g_autofree char *line = NULL;
+        double s = 0;
+        if (pid > 0 && g_file_get_contents(path, &line, NULL, NULL) && stat_cpu(line, hz, &s))
+            ret->qemu_s += s;
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        ret->self_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+void ml_host_cpu_other(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
+                       double *ret_other_percent, double *ret_steal_percent)
+{
+    *ret_other_percent = *ret_steal_percent = NAN;
+    double total = b->total_s - a->total_s;
+    if (!a->ok || !b->ok || total <= 0)
+        return;
+    double busy = total - (b->idle_s - a->idle_s) - (b->steal_s - a->steal_s);
+    double lab = (b->qemu_s - a->qemu_s) + (b->self_s - a->self_s);
+    *ret_other_percent = MAX(0.0, 100.0 * (busy - lab) / total);
+    *ret_steal_percent = MAX(0.0, 100.0 * (b->steal_s - a->steal_s) / total);
+}

@@ -1,0 +1,49 @@
+/* CPU time inside a guest: its own /proc/stat and that of the daemons a dataplane runs, read
+ * through the agent; and the host's /proc/stat beside the lab's QEMU processes, to tell whether
+ * something else was using the host while a pass ran. */
+#pragma once
+
+#include <glib.h>
+#include <libvirt/libvirt.h>
+#include <stdbool.h>
+
+#include "virt/lab.h"
+
+/* The daemons whose own CPU is counted wherever they run. */
+#define ML_DAEMONS "tailscaled", "headscale", "nebula", "wireguard-go"
+#define ML_DAEMONS_MAX 4
+
+/* A guest's CPU counters at one moment, seconds since boot (USER_HZ ticks / 100). */
+struct ml_guest_cpu {
+    bool ok;
+    double user_s, nice_s, system_s, idle_s, iowait_s, irq_s, softirq_s, steal_s;
+    double daemon_s[ML_DAEMONS_MAX]; /* utime + stime of every process of that name; -1 none */
+    long long daemon_rss_kib[ML_DAEMONS_MAX]; /* VmRSS of those processes together; -1 none */
+    double vcpu_s, qemu_s;           /* the host's view (virt.h), -1 unknown */
+};
+
+/* The command that prints what ml_guest_cpu_parse reads. */
+extern const char ml_guest_cpu_cmd[];
+/* Pure: reads that command's output ("cpu ..." line of /proc/stat, then "D NAME STAT-LINE" and
+ * "R NAME VmRSS: N kB" per daemon process). False when there is no cpu line. */
+bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
+/* The daemons' names, in the order of daemon_s. */
+const char *ml_daemon_name(size_t i);
+
+/* Reads every guest of the lab at once (in parallel through the agent) and the host's view of
+ * each domain. */
+bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err);
+
+/* The host at one moment: /proc/stat's totals and the lab's QEMU processes' CPU. */
+struct ml_host_cpu {
+    bool ok;
+    double total_s, idle_s, steal_s; /* all CPUs together */
+    double qemu_s;                   /* utime + stime of the lab's QEMU processes */
+    double self_s;                   /* meshlab itself (getrusage) */
+    unsigned cpus;
+};
+void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret);
+/* Pure: the share of the host (percent of all CPUs) busy with anything but the lab's QEMU and
+ * meshlab, and the steal share, between a and b. NAN when unknown. */
+void ml_host_cpu_other(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
+                       double *ret_other_percent, double *ret_steal_percent);

@@ -1,0 +1,492 @@
+#include "measure/pass.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "measure/guestcpu.h"
+#include "measure/parse_iperf.h"
+#include "measure/parse_ping.h"
+#include "measure/stats.h"
+#include "virt/agent.h"
+#include "virt/virt.h"
+
+/* A pass whose host had more than this share of its CPUs busy with something other than the
+ * lab, or this much steal, is flagged: its figures are not comparable with a quiet run's. */
+#define HOST_BUSY_OTHER_PERCENT 10.0
+#define HOST_BUSY_STEAL_PERCENT 5.0
+
+/* ---- the band ---- */
+
+static const char *hub_rate(double bytes, char buf[32])
+{
+    if (bytes >= 1e6)
+        g_snprintf(buf, 32, "%.1f MB", bytes / 1e6);
+    else if (bytes >= 1e3)
+        g_snprintf(buf, 32, "%.1f kB", bytes / 1e3);
+    else
+        g_snprintf(buf, 32, "%.0f B", bytes);
+    return buf;
+}
+
+bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
+                   GString *why)
+{
+    g_autofree double *p = g_new(double, n + 1);
+    for (size_t i = 0; i < n; i++)
+        p[i] = s[i].payload_bytes;
+    double median = ml_median(p, n);
+    unsigned bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        char a[32], b[32];
+        if (role == ML_HUB_QUIET) {
+            double excess = s[i].hub_bytes - idle_bytes_per_s;
+            double allowed =
+                ML_BAND_DIRECT_SLACK_BYTES + ML_BAND_DIRECT_SLACK_SHARE * s[i].payload_bytes;
+            s[i].ok = excess <= allowed;
+            if (!s[i].ok)
+                g_string_append_printf(why, "%ssecond %.0f: hub moved %s against an idle %s/s",
+                                       bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
+                                       hub_rate(idle_bytes_per_s, b));
+            continue;
+        }
+        if (!(median > 0) || s[i].payload_bytes < median / 4) {
+            s[i].ok = -1;
+            continue;
+        }
+        /* iperf3's second and the host's may be offset by up to one: the ratio may fall anywhere
+         * between the lowest and the highest payload of the neighbourhood. */
+        double lo = s[i].payload_bytes, hi = lo;
+        for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < n; j++) {
+            lo = MIN(lo, s[j].payload_bytes);
+            hi = MAX(hi, s[j].payload_bytes);
+        }
+        double hub = MAX(0.0, s[i].hub_bytes - idle_bytes_per_s);
+        bool can_fit = hub / MAX(lo, 1.0) >= ML_BAND_RELAY_MIN && hub / hi <= ML_BAND_RELAY_MAX;
+        s[i].ok = can_fit;
+        if (!can_fit)
+            g_string_append_printf(why,
+                                   "%ssecond %.0f: hub moved %s for %s of payload (%.2f per "
+                                   "payload byte, the band is %.1f to %.1f)",
+                                   bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
+                                   hub_rate(s[i].payload_bytes, b),
+                                   s[i].hub_bytes / MAX(s[i].payload_bytes, 1.0), ML_BAND_RELAY_MIN,
+                                   ML_BAND_RELAY_MAX);
+    }
+    return bad == 0;
+}
+
+/* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
+
+struct view {
+    const struct ml_pass_path *pp;
+    const char *when;
+    bool ok;
+    char *evidence;
+};
+
+static void view_read(const struct ml_pass_path *pp, struct view *v)
+{
+    struct ml_evidence ev = {0};
+    g_autoptr(GError) e = NULL;
+    g_autofree char *cmd = g_strdup_printf("ip -o route get %s", pp->target);
+    ev.route = ml_agent_run(pp->client, cmd, NULL, 15, &e);
+    if (ev.route) {
+        g_strdelimit(ev.route, "\t\\\n", ' ');
+        g_strstrip(ev.route);
+    }
+    const struct ml_dataplane *dp = pp->ops->dataplane;
+    if (dp && dp->observe)
+        dp->observe(pp->lab, &ev);
+    GString *s = g_string_new(NULL);
+    v->ok = ev.route && (!pp->ops->verify || pp->ops->verify(pp->lab->topo, &ev, s));
+    if (!ev.route)
+        g_string_append_printf(s, "cannot read the client's route: %s", e ? e->message : "?");
+    else
+        g_string_append_printf(s, "route: %s", ev.route);
+    v->evidence = g_string_free(s, FALSE);
+    ml_evidence_clear(&ev);
+}
+
+struct viewer {
+    const struct ml_pass_path *pp;
+    double start, middle_at;
+    struct view start_view, middle_view;
+};
+
+static gpointer viewer_main(gpointer data)
+{
+    struct viewer *w = data;
+    w->start_view.when = "start";
+    view_read(w->pp, &w->start_view);
+    double wait = w->middle_at - ml_now();
+    if (wait > 0)
+        g_usleep((gulong)(wait * 1e6));
+    w->middle_view.when = "middle";
+    view_read(w->pp, &w->middle_view);
+    return NULL;
+}
+
+static struct json_object *view_json(struct view *v)
+{
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "when", json_object_new_string(v->when));
+    json_object_object_add(o, "ok", json_object_new_boolean(v->ok));
+    json_object_object_add(o, "evidence", json_object_new_string(v->evidence ? v->evidence : ""));
+    g_free(v->evidence);
+    v->evidence = NULL;
+    return o;
+}
+
+/* ---- the pass ---- */
+
+static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec *spec)
+{
+    const struct ml_cell *c = spec->cell;
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "iperf3 -J -c %s -t %u", pp->target, spec->seconds);
+    if (c->direction == ML_DIR_REVERSE)
+        g_string_append(s, " -R");
+    else if (c->direction == ML_DIR_BIDIR)
+        g_string_append(s, " --bidir");
+    if (c->streams > 1)
+        g_string_append_printf(s, " -P %u", c->streams);
+    /* iperf3's -b is per stream. */
+    if (spec->offered_bits_per_second > 0)
+        g_string_append_printf(s, " -b %.0f",
+                               spec->offered_bits_per_second / MAX(c->streams, 1u));
+    return g_string_free(s, FALSE);
+}
+
+struct sample {
+    double t;
+    struct ml_nic_stats nic;
+};
+
+static struct json_object *num(double v)
+{
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
+{
+    struct json_object *o = json_object_new_object();
+    struct ml_ping_result pr = {0};
+    g_autoptr(GError) e = NULL;
+    bool parsed = ml_ping_parse(ping_text ? ping_text : "", &pr, &e);
+    g_autoptr(GArray) rtts = ml_ping_rtts(ping_text);
+    double *v = (double *)(void *)rtts->data;
+    size_t n = rtts->len;
+    json_object_object_add(o, "transmitted", parsed ? json_object_new_int((int)pr.transmitted) : NULL);
+    json_object_object_add(o, "received", parsed ? json_object_new_int((int)pr.received) : NULL);
+    json_object_object_add(o, "loss_percent",
+                           parsed && pr.transmitted
+                               ? json_object_new_double(100.0 * (pr.transmitted - pr.received) /
+                                                        pr.transmitted)
+                               : NULL);
+    json_object_object_add(o, "p50_ms", num(ml_percentile(v, n, 50)));
+    json_object_object_add(o, "p90_ms", num(ml_percentile(v, n, 90)));
+    double p99 = ml_percentile(v, n, 99);
+    json_object_object_add(o, "p99_ms", num(p99));
+    json_object_object_add(o, "max_ms", num(ml_percentile(v, n, 100)));
+    if (ret_p99)
+        *ret_p99 = p99;
+    return o;
+}
+
+struct json_object *ml_pass_rtt_json(const char *ping_text)
+{
+    return rtt_json(ping_text, NULL);
+}
+
+static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_guest_cpu *a,
+                                    const struct ml_guest_cpu *b, struct json_object **ret_daemons,
+                                    struct json_object **ret_rss)
+{
+    struct json_object *cpu = json_object_new_object();
+    *ret_daemons = json_object_new_object();
+    *ret_rss = json_object_new_object();
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        const struct ml_guest_cpu *x = &a[i], *y = &b[i];
+        struct json_object *g = json_object_new_object();
+        double user = (y->user_s + y->nice_s) - (x->user_s + x->nice_s);
+        double sys = y->system_s - x->system_s;
+        double soft = (y->softirq_s + y->irq_s) - (x->softirq_s + x->irq_s);
+        json_object_object_add(g, "user_s", json_object_new_double(user));
+        json_object_object_add(g, "system_s", json_object_new_double(sys));
+        json_object_object_add(g, "softirq_s", json_object_new_double(soft));
+        json_object_object_add(g, "busy_s", json_object_new_double(user + sys + soft));
+        json_object_object_add(g, "vcpu_s",
+                               x->vcpu_s >= 0 && y->vcpu_s >= 0
+                                   ? json_object_new_double(y->vcpu_s - x->vcpu_s)
+                                   : NULL);
+        json_object_object_add(cpu, lab->topo->nodes[i].name, g);
+        struct json_object *d = json_object_new_object();
+        for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+            if (x->daemon_s[k] >= 0 && y->daemon_s[k] >= 0)
+                json_object_object_add(d, ml_daemon_name(k),
+                                       json_object_new_double(y->daemon_s[k] - x->daemon_s[k]));
+        json_object_object_add(*ret_daemons, lab->topo->nodes[i].name, d);
+        struct json_object *r = json_object_new_object();
+        for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+            if (y->daemon_rss_kib[k] >= 0)
+                json_object_object_add(r, ml_daemon_name(k),
+                                       json_object_new_int64(y->daemon_rss_kib[k]));
+        json_object_object_add(*ret_rss, lab->topo->nodes[i].name, r);
+    }
+    return cpu;
+}
+
+static double load1(void)
+{
+    g_autofree char *text = NULL;
+    return g_file_get_contents("/proc/loadavg", &text, NULL, NULL) ? g_ascii_strtod(text, NULL)
+                                                                    : NAN;
+}
+
+/* The raw files of a pass: raw/PATH/NN-CELL-I.EXT. */
+static char *raw_name(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                      const char *ext)
+{
+    return g_strdup_printf("raw/%s/%02u-%s-%u.%s", pp->ops->name, spec->seq, spec->cell->name,
+                           spec->index, ext);
+}
+
+/* Spawns ping and iperf3 in the client, samples the hub every second until iperf3 exits. */
+static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                         GArray *samples, struct viewer *w, struct ml_exec *iperf_out,
+                         long long *ret_ping_pid, GError **err)
+{
+    unsigned count = (unsigned)ceil((spec->seconds + 1) / pp->ping_interval_s);
+    g_autofree char *ping = g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", pp->ping_interval_s,
+                                            count, pp->target);
+    g_autofree char *cmd = iperf_cmd(pp, spec);
+    long long iperf_pid = 0;
+    struct sample s0 = {0};
+    if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) ||
+        !ml_virt_nic_stats(pp->hub, pp->hub_tap, &s0.nic, err) ||
+        !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
+        return false;
+    double start = ml_now();
+    g_array_append_val(samples, s0);
+    w->pp = pp;
+    w->start = start;
+    w->middle_at = start + spec->seconds / 2.0;
+    GThread *viewer = g_thread_new("meshlab-view", viewer_main, w);
+    bool ok = true, exited = false;
+    for (unsigned k = 1; ok && !exited; k++) {
+        double wait = start + k - ml_now();
+        if (wait > 0)
+            g_usleep((gulong)(wait * 1e6));
+        struct sample s = {.t = ml_now() - start};
+        ok = ml_virt_nic_stats(pp->hub, pp->hub_tap, &s.nic, err);
+        if (ok)
+            g_array_append_val(samples, s);
+        if (ok && s.t >= spec->seconds - 0.5)
+            ok = ml_agent_poll(pp->client, iperf_pid, &exited, iperf_out, err);
+        if (ok && !exited && ml_check_interrupted(err))
+            ok = false;
+        if (ok && !exited && s.t > spec->seconds + 60) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 did not end within %u s",
+                        spec->seconds + 60);
+            ok = false;
+        }
+    }
+    g_thread_join(viewer);
+    return ok;
+}
+
+/* The per-second series: host second k beside iperf3's interval k. */
+static size_t build_series(GArray *samples, const struct ml_iperf_result *r, struct ml_second *s,
+                           size_t max)
+{
+    size_t n = 0;
+    for (guint k = 1; k < samples->len && n < max; k++) {
+        const struct sample *a = &g_array_index(samples, struct sample, k - 1);
+        const struct sample *b = &g_array_index(samples, struct sample, k);
+        s[n] = (struct ml_second){
+            .t_s = (double)k,
+            .payload_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
+            .hub_bytes = (double)((b->nic.rx_bytes - a->nic.rx_bytes) +
+                                  (b->nic.tx_bytes - a->nic.tx_bytes)),
+            .hub_packets = (double)((b->nic.rx_packets - a->nic.rx_packets) +
+                                    (b->nic.tx_packets - a->nic.tx_packets)),
+        };
+        n++;
+    }
+    return n;
+}
+
+static struct json_object *series_json(const struct ml_second *s, size_t n, GString *csv)
+{
+    struct json_object *a = json_object_new_array();
+    g_string_append(csv, "t_s,payload_bytes,hub_bytes,hub_packets,hub_bytes_per_payload_byte,ok\n");
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *o = json_object_new_object();
+        double f = s[i].payload_bytes > 0 ? s[i].hub_bytes / s[i].payload_bytes : NAN;
+        json_object_object_add(o, "t_s", json_object_new_double(s[i].t_s));
+        json_object_object_add(o, "payload_bytes", json_object_new_int64((int64_t)s[i].payload_bytes));
+        json_object_object_add(o, "hub_bytes", json_object_new_int64((int64_t)s[i].hub_bytes));
+        json_object_object_add(o, "hub_packets", json_object_new_int64((int64_t)s[i].hub_packets));
+        json_object_object_add(o, "hub_bytes_per_payload_byte", num(f));
+        json_object_object_add(o, "ok", s[i].ok < 0 ? NULL : json_object_new_boolean(s[i].ok));
+        json_object_array_add(a, o);
+        char fb[32] = "";
+        if (isfinite(f))
+            g_snprintf(fb, sizeof(fb), "%.6g", f);
+        g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%s,%s\n", s[i].t_s, s[i].payload_bytes,
+                               s[i].hub_bytes, s[i].hub_packets, fb,
+                               s[i].ok < 0 ? "" : s[i].ok ? "true" : "false");
+    }
+    return a;
+}
+
+static void add_int(struct json_object *o, const char *k, long long v)
+{
+    json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                                GError **err)
+{
+    struct ml_lab *lab = pp->lab;
+    const struct ml_cell *c = spec->cell;
+    ml_progress("measure", "%s: pass %u of %s (round %u), %u s%s", pp->ops->name, spec->index,
+                c->name, spec->round, spec->seconds,
+                spec->offered_bits_per_second > 0 ? " at the fixed rate" : "");
+    struct ml_guest_cpu cpu0[ML_MAX_NODES] = {0}, cpu1[ML_MAX_NODES] = {0};
+    struct ml_host_cpu host0, host1;
+    if (!ml_guest_cpu_read(lab, cpu0, err))
+        return NULL;
+    ml_host_cpu_read(lab, &host0);
+
+    g_autoptr(GArray) samples = g_array_new(FALSE, TRUE, sizeof(struct sample));
+    struct viewer w = {0};
+    struct ml_exec iperf_out = {0}, ping_out = {0};
+    long long ping_pid = 0;
+    struct view end_view = {.when = "end"};
+    bool ran = run_transfer(pp, spec, samples, &w, &iperf_out, &ping_pid, err);
+    if (ran)
+        view_read(pp, &end_view);
+    bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &ping_out, err) &&
+              ml_guest_cpu_read(lab, cpu1, err);
+    ml_host_cpu_read(lab, &host1);
+    struct ml_iperf_result r;
+    if (ok && !ml_iperf_parse(iperf_out.out ? iperf_out.out : "", &r, err))
+        ok = false;
+    if (!ok) {
+        g_free(w.start_view.evidence);
+        g_free(w.middle_view.evidence);
+        g_free(end_view.evidence);
+        ml_exec_clear(&iperf_out);
+        ml_exec_clear(&ping_out);
+        return NULL;
+    }
+
+    /* Everything is kept: the raw outputs beside the figures. */
+    g_autofree char *raw_iperf = raw_name(pp, spec, "iperf3.json");
+    g_autofree char *raw_ping = raw_name(pp, spec, "ping.txt");
+    g_autofree char *raw_series = raw_name(pp, spec, "series.csv");
+    ml_lab_write(lab, raw_iperf, iperf_out.out, -1, NULL);
+    ml_lab_write(lab, raw_ping, ping_out.out ? ping_out.out : "", -1, NULL);
+
+    size_t n_max = samples->len + 1;
+    g_autofree struct ml_second *sec = g_new0(struct ml_second, n_max);
+    size_t n = build_series(samples, &r, sec, n_max);
+    g_autoptr(GString) band = g_string_new(NULL);
+    bool in_band = ml_band_judge(pp->ops->hub, pp->idle_hub_bytes_per_s, sec, n, band);
+
+    struct json_object *o = json_object_new_object();
+    add_int(o, "seq", spec->seq);
+    add_int(o, "round", spec->round);
+    json_object_object_add(o, "cell", json_object_new_string(c->name));
+    json_object_object_add(o, "direction", json_object_new_string(ml_direction_name(c->direction)));
+    add_int(o, "streams", c->streams);
+    json_object_object_add(o, "rate", json_object_new_string(c->fixed_rate ? "fixed" : "full"));
+    json_object_object_add(o, "offered_bits_per_second",
+                           spec->offered_bits_per_second > 0
+                               ? json_object_new_double(spec->offered_bits_per_second)
+                               : NULL);
+    add_int(o, "index", spec->index);
+
+    struct view *views[] = {&w.start_view, &w.middle_view, &end_view};
+    GString *reason = g_string_new(NULL);
+    struct json_object *failed_seconds = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+        if (sec[i].ok == 0)
+            json_object_array_add(failed_seconds, json_object_new_int((int)sec[i].t_s));
+    if (!in_band)
+        g_string_append_printf(reason, "outside the %s band: %s",
+                               pp->ops->hub == ML_HUB_QUIET ? "direct" : "relayed", band->str);
+    for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
+        if (!views[i]->ok)
+            g_string_append_printf(reason, "%sthe dataplane's view at the %s did not show the "
+                                           "path: %s",
+                                   reason->len ? "; " : "", views[i]->when,
+                                   views[i]->evidence ? views[i]->evidence : "?");
+    bool passed = reason->len == 0;
+    json_object_object_add(o, "status", json_object_new_string(passed ? "ok" : "failed"));
+    json_object_object_add(o, "reason", passed ? NULL : json_object_new_string(reason->str));
+    json_object_object_add(o, "failed_seconds", failed_seconds);
+
+    const struct sample *first = &g_array_index(samples, struct sample, 0);
+    const struct sample *last = &g_array_index(samples, struct sample, samples->len - 1);
+    json_object_object_add(o, "duration_s", json_object_new_double(r.seconds));
+    add_int(o, "payload_bytes", (long long)r.payload_bytes);
+    add_int(o, "sent_bytes", (long long)r.bytes_sent);
+    json_object_object_add(o, "bits_per_second", json_object_new_double(r.payload_bits_per_second));
+    json_object_object_add(o, "retransmits",
+                           r.retransmits >= 0 ? json_object_new_int64(r.retransmits) : NULL);
+    long long rx = last->nic.rx_bytes - first->nic.rx_bytes;
+    long long tx = last->nic.tx_bytes - first->nic.tx_bytes;
+    add_int(o, "hub_rx_bytes", rx);
+    add_int(o, "hub_tx_bytes", tx);
+    add_int(o, "hub_rx_packets", last->nic.rx_packets - first->nic.rx_packets);
+    add_int(o, "hub_tx_packets", last->nic.tx_packets - first->nic.tx_packets);
+    json_object_object_add(o, "hub_bytes_per_payload_byte",
+                           r.payload_bytes ? json_object_new_double((double)(rx + tx) /
+                                                                    (double)r.payload_bytes)
+                                           : NULL);
+    g_autoptr(GString) csv = g_string_new(NULL);
+    json_object_object_add(o, "series", series_json(sec, n, csv));
+    ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
+    double p99 = NAN;
+    json_object_object_add(o, "rtt_loaded", rtt_json(ping_out.out, &p99));
+    struct json_object *daemons = NULL, *rss = NULL;
+    json_object_object_add(o, "cpu", cpu_json(lab, cpu0, cpu1, &daemons, &rss));
+    json_object_object_add(o, "daemons_cpu_s", daemons);
+    json_object_object_add(o, "daemons_rss_kib", rss);
+
+    double other = NAN, steal = NAN;
+    ml_host_cpu_other(&host0, &host1, &other, &steal);
+    bool busy = (isfinite(other) && other > HOST_BUSY_OTHER_PERCENT) ||
+                (isfinite(steal) && steal > HOST_BUSY_STEAL_PERCENT);
+    struct json_object *h = json_object_new_object();
+    json_object_object_add(h, "other_cpu_percent", num(other));
+    json_object_object_add(h, "steal_percent", num(steal));
+    json_object_object_add(h, "load1", num(load1()));
+    json_object_object_add(h, "busy", json_object_new_boolean(busy));
+    json_object_object_add(o, "host", h);
+
+    struct json_object *va = json_object_new_array();
+    for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
+        json_object_array_add(va, view_json(views[i]));
+    json_object_object_add(o, "views", va);
+    struct json_object *raw = json_object_new_object();
+    json_object_object_add(raw, "iperf3", json_object_new_string(raw_iperf));
+    json_object_object_add(raw, "ping", json_object_new_string(raw_ping));
+    json_object_object_add(raw, "series", json_object_new_string(raw_series));
+    json_object_object_add(o, "raw", raw);
+
+    ml_progress("measure", "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
+                           "p99 %.2f ms%s%s%s",
+                pp->ops->name, spec->index, c->name, r.payload_bits_per_second / 1e6,
+                r.payload_bytes ? (double)(rx + tx) / (double)r.payload_bytes : NAN, p99,
+                busy ? ", host BUSY" : "", passed ? "" : ", FAILED: ", passed ? "" : reason->str);
+    g_string_free(reason, TRUE);
+    ml_exec_clear(&iperf_out);
+    ml_exec_clear(&ping_out);
+    return o;
+}

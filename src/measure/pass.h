@@ -1,0 +1,68 @@
+/* One pass: iperf3 on the path for a few seconds while meshlab watches it. Once a second the
+ * hub's NIC counters are read from the host beside iperf3's own intervals, so each second has
+ * its own hub bytes per payload byte; pings at 20 Hz measure the latency under load; the
+ * dataplane's own view of the path is read at the start, the middle and the end; every
+ * guest's CPU is read before and after, and the host's. A second outside the path's band, or a
+ * view that does not show the path, fails the pass: it keeps its values as evidence, and no
+ * figure includes it. */
+#pragma once
+
+#include <glib.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "dataplanes/path.h"
+#include "virt/lab.h"
+
+/* Where a pass runs. */
+struct ml_pass_path {
+    struct ml_lab *lab;
+    const struct ml_path_ops *ops;
+    const char *target; /* the address the client sends to */
+    virDomainPtr client, hub;
+    const char *hub_tap;
+    double idle_hub_bytes_per_s; /* the hub's idle rate measured just before (the baseline) */
+    double ping_interval_s;      /* the loaded ping's interval */
+};
+
+/* What a pass is. */
+struct ml_pass_spec {
+    const struct ml_cell *cell;
+    unsigned index; /* 1-based, within its cell */
+    unsigned round; /* the round of the interleaving it ran in */
+    unsigned seq;   /* its place among every pass of the run, from 1 */
+    unsigned seconds;
+    double offered_bits_per_second; /* 0: full speed */
+};
+
+/* The rtt object (transmitted, received, loss_percent, p50/p90/p99/max_ms) of ping's output. */
+struct json_object *ml_pass_rtt_json(const char *ping_text);
+
+/* Runs the pass and returns its object (results.json's passes[]), status "ok" or "failed" with
+ * the reason and the seconds. NULL with err when a step could not run (the guest stopped
+ * answering, iperf3 failed, Ctrl-C). */
+struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                                GError **err);
+
+/* One second of a pass. ok: 1 inside the band, 0 outside, -1 not judged (too little payload in
+ * it to judge a ratio: the start and the end of a transfer). */
+struct ml_second {
+    double t_s, payload_bytes, hub_bytes, hub_packets;
+    int ok;
+};
+
+/* The bands, as numbers: a relayed second moves 1.8 to 3.0 hub bytes per payload byte; a
+ * direct second moves no more than the idle rate plus ML_BAND_DIRECT_SLACK_BYTES plus
+ * ML_BAND_DIRECT_SLACK_SHARE of its payload. */
+#define ML_BAND_RELAY_MIN 1.8
+#define ML_BAND_RELAY_MAX 3.0
+#define ML_BAND_DIRECT_SLACK_BYTES 16384.0
+#define ML_BAND_DIRECT_SLACK_SHARE 0.001
+
+/* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
+ * the seconds outside the band showed. A relayed second's payload is taken with its
+ * neighbours' (iperf3's seconds and the host's are up to a second apart), and a second whose
+ * payload is under a quarter of the pass's median is not judged. True when no second is
+ * outside. */
+bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
+                   GString *why);

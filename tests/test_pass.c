@@ -1,0 +1,161 @@
+/* The judgement of every second of a pass, the figures over passes, and the CPU counters,
+ * on recorded numbers: no guest runs here. */
+#include "check.h"
+
+#include <math.h>
+
+#include "measure/guestcpu.h"
+#include "measure/pass.h"
+#include "measure/stats.h"
+
+/* A relayed pass at about 30 MB/s of payload, the hub moving 2.26 times that (the seed under
+ * TCG), idle 400 B/s. */
+static void relayed(struct ml_second *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] = (struct ml_second){.t_s = (double)(i + 1),
+                                  .payload_bytes = 30e6 + 1e6 * (double)(i % 3),
+                                  .hub_bytes = 2.26 * (30e6 + 1e6 * (double)(i % 3)) + 400};
+}
+
+static void test_relay_band(void)
+{
+    struct ml_second s[10];
+    relayed(s, 10);
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(why->len == 0);
+    for (size_t i = 0; i < 10; i++)
+        CHECK(s[i].ok == 1);
+
+    /* Seconds 5 and 6 went direct: the hub moved next to nothing while the payload flowed. */
+    relayed(s, 10);
+    s[4].hub_bytes = s[5].hub_bytes = 2000;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(s[4].ok == 0 && s[5].ok == 0 && s[3].ok == 1 && s[6].ok == 1);
+    CHECK(strstr(why->str, "second 5: hub moved 2.0 kB for 30.0 MB of payload") != NULL);
+    CHECK(strstr(why->str, "second 6:") != NULL);
+
+    /* More than 3 hub bytes per payload byte is not this path either (a loop, a second relay). */
+    relayed(s, 10);
+    s[2].hub_bytes = 3.4 * s[2].payload_bytes;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(s[2].ok == 0);
+
+    /* iperf3's seconds and the host's are offset: a second whose payload ramps from 10 to 30 MB
+     * is judged against its neighbours' payload too, and passes. */
+    relayed(s, 10);
+    s[0].payload_bytes = 10e6; /* iperf3's first second: slow start */
+    s[0].hub_bytes = 2.26 * 20e6;
+    g_string_truncate(why, 0);
+    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+
+    /* A second with under a quarter of the median payload (the tail) is not judged. */
+    relayed(s, 10);
+    s[9].payload_bytes = 1e6;
+    s[9].hub_bytes = 9e6;
+    g_string_truncate(why, 0);
+    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(s[9].ok == -1);
+}
+
+static void test_direct_band(void)
+{
+    struct ml_second s[6];
+    for (size_t i = 0; i < 6; i++)
+        s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = 60e6, .hub_bytes = 900};
+    g_autoptr(GString) why = g_string_new(NULL);
+    /* Idle 800 B/s: a few hundred bytes above it is the bridge's chatter, not the payload. */
+    CHECK(ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+    /* A detour: seconds 3 and 4 put the payload through the hub twice. */
+    s[2].hub_bytes = 2 * 60e6;
+    s[3].hub_bytes = 30e6;
+    CHECK(!ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+    CHECK(s[2].ok == 0 && s[3].ok == 0 && s[1].ok == 1 && s[4].ok == 1);
+    CHECK(strstr(why->str, "second 3: hub moved 120.0 MB against an idle 800 B/s") != NULL);
+    /* The allowance: 16 KiB plus 0.1 % of the second's payload above the idle rate. */
+    for (size_t i = 0; i < 6; i++)
+        s[i].hub_bytes = 800 + ML_BAND_DIRECT_SLACK_BYTES + 0.001 * 60e6;
+    g_string_truncate(why, 0);
+    CHECK(ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+    s[1].hub_bytes += 2;
+    CHECK(!ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+}
+
+static void test_stats(void)
+{
+    double odd[] = {739.0, 696.4, 722.1};
+    CHECK(ml_median(odd, 3) == 722.1); /* the seed's kernel WireGuard passes */
+    double even[] = {4, 1, 3, 2};
+    CHECK(ml_median(even, 4) == 2.5);
+    CHECK(isnan(ml_median(NULL, 0)));
+    double v[100];
+    for (int i = 0; i < 100; i++)
+        v[i] = 100 - i; /* 1..100, shuffled order does not matter */
+    CHECK(ml_percentile(v, 100, 50) == 50);
+    CHECK(ml_percentile(v, 100, 99) == 99);
+    CHECK(ml_percentile(v, 100, 100) == 100);
+    CHECK(ml_percentile(v, 100, 0) == 1);
+    double three[] = {1, 2, 3};
+    CHECK(ml_percentile(three, 3, 99) == 3);
+    /* The busy host's plain passes from the review: 546, 1046, 637 Mbit/s, CV 35 %. */
+    double busy[] = {546, 1046, 637};
+    CHECK(fabs(ml_cv_percent(busy, 3) - 35.0) < 0.5);
+    double same[] = {5, 5, 5};
+    CHECK(ml_cv_percent(same, 3) == 0);
+    CHECK(isnan(ml_cv_percent(same, 1)));
+}
+
+/* What the guest prints: /proc/stat's first line (Debian 12's kernel: 10 fields), then the
+ * daemons' /proc/PID/stat lines (comm in parentheses may hold spaces) and VmRSS lines. */
+static void test_guest_cpu(void)
+{
+    const char *text =
+        "cpu  1124 117 477 656651 46 3 8335 12 0 0\n"
+        "D nebula 812 (nebula) S 1 812 812 0 -1 4194560 2130 0 0 0 250 130 0 0 20 0 9 0 5000 "
+        "0 0\n"
+        "R nebula VmRSS:\t   14336 kB\n"
+        "D wireguard-go 900 (wireguard go) S 1 900 900 0 -1 4194560 10 0 0 0 1000 500 0 0 20 0 "
+        "9 0 5000 0 0\n"
+        "R wireguard-go VmRSS:\t    8000 kB\n"
+        "D wireguard-go 901 (wireguard-go) S 1 900 900 0 -1 4194560 10 0 0 0 100 50 0 0 20 0 9 0 "
+        "5000 0 0\n"
+        "R wireguard-go VmRSS:\t    1000 kB\n";
+    struct ml_guest_cpu c;
+    CHECK(ml_guest_cpu_parse(text, &c));
+    CHECK(c.user_s == 11.24 && c.system_s == 4.77 && c.softirq_s == 83.35 && c.irq_s == 0.03);
+    CHECK(c.steal_s == 0.12);
+    CHECK(fabs(c.daemon_s[2] - 3.8) < 1e-9); /* nebula: (250 + 130) / 100 */
+    CHECK(fabs(c.daemon_s[3] - 16.5) < 1e-9); /* wireguard-go: two processes together */
+    CHECK(c.daemon_s[0] < 0 && c.daemon_s[1] < 0); /* no tailscaled, no headscale */
+    CHECK(c.daemon_rss_kib[2] == 14336 && c.daemon_rss_kib[3] == 9000);
+    CHECK(!strcmp(ml_daemon_name(3), "wireguard-go"));
+    CHECK(!ml_guest_cpu_parse("bash: /proc/stat: No such file\n", &c));
+
+    /* The host: 2 CPUs, 10 s; 16 s busy of which the lab's QEMU 14 s and meshlab 0.5: 7.5 %. */
+    struct ml_host_cpu a = {.ok = true, .total_s = 100, .idle_s = 50, .steal_s = 0, .qemu_s = 10,
+                            .self_s = 1, .cpus = 2};
+    struct ml_host_cpu b = {.ok = true, .total_s = 120, .idle_s = 54, .steal_s = 0, .qemu_s = 24,
+                            .self_s = 1.5, .cpus = 2};
+    double other, steal;
+    ml_host_cpu_other(&a, &b, &other, &steal);
+    CHECK(fabs(other - 7.5) < 1e-9 && steal == 0);
+    b.steal_s = 2;
+    b.idle_s = 52;
+    ml_host_cpu_other(&a, &b, &other, &steal);
+    CHECK(fabs(steal - 10) < 1e-9);
+    a.ok = false;
+    ml_host_cpu_other(&a, &b, &other, &steal);
+    CHECK(isnan(other) && isnan(steal));
+}
+
+int main(void)
+{
+    test_relay_band();
+    test_direct_band();
+    test_stats();
+    test_guest_cpu();
+    return check_finish();
+}
