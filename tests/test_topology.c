@@ -15,6 +15,61 @@ static bool ip_is(struct in_addr a, const char *want)
     return inet_ntop(AF_INET, &a, buf, sizeof(buf)) && strcmp(buf, want) == 0;
 }
 
+/* A cell as "name direction streams rate passes", to compare a whole matrix in one string. */
+static char *matrix_str(const struct ml_profile *p)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < p->n_cells; i++) {
+        const struct ml_cell *c = &p->cells[i];
+        g_string_append_printf(s, "%s%s %s %u %s %u", i ? ", " : "", c->name,
+                               ml_direction_name(c->direction), c->streams,
+                               c->fixed_rate ? "fixed" : "full", c->passes);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static char *profile_str(const struct ml_profile *p)
+{
+    if (!p)
+        return g_strdup("(none)");
+    g_autofree char *m = matrix_str(p);
+    return g_strdup_printf("%s pass_s=%u passes=%u ping_count=%u ping_interval_s=%g idle_s=%u "
+                           "fixed_rate_fraction=%g [%s]",
+                           p->name, p->pass_s, p->passes, p->ping_count, p->ping_interval_s,
+                           p->idle_s, p->fixed_rate_fraction, m);
+}
+
+#define CHECK_PROFILE(t, name, want)                                                               \
+    do {                                                                                           \
+        g_autofree char *got_ = profile_str(ml_topology_profile((t), (name)));                     \
+        CHECK_STR(got_, (want));                                                                   \
+    } while (0)
+
+/* The profiles of the seed lab, which are also those of a file that gives none. */
+static void check_seed_profiles(const struct ml_topology *t)
+{
+    CHECK(t->measure.n_profiles == 3);
+    CHECK_STR(t->measure.profiles[0].name, "full");
+    CHECK_STR(t->measure.profiles[1].name, "deep");
+    CHECK_STR(t->measure.profiles[2].name, "quick");
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
+                  "forward-1-fixed forward 1 fixed 3]");
+    CHECK_PROFILE(t, "deep",
+                  "deep pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
+                  "3, bidir-1 bidir 1 full 3, forward-8 forward 8 full 3, reverse-8 reverse 8 "
+                  "full 3, bidir-8 bidir 8 full 3, forward-1-fixed forward 1 fixed 3]");
+    CHECK_PROFILE(t, "quick",
+                  "quick pass_s=4 passes=3 ping_count=40 ping_interval_s=0.05 idle_s=2 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
+                  "1, forward-8 forward 8 full 1, forward-1-fixed forward 1 fixed 1]");
+    CHECK(ml_topology_profile(t, "Full") == NULL);
+    CHECK(ml_topology_profile(t, "") == NULL);
+    CHECK(ml_topology_profile(t, NULL) == NULL);
+}
+
 static void test_seed(void)
 {
     g_autoptr(GError) err = NULL;
@@ -57,10 +112,7 @@ static void test_seed(void)
     CHECK(ml_topology_has_path(t, "tailscale-direct") && ml_topology_has_path(t, "tailscale-relay"));
     CHECK(ml_topology_has_path(t, "nebula-direct") && ml_topology_has_path(t, "nebula-relay"));
     CHECK(ml_paths_resolve(t, NULL));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
-    CHECK(t->measure.full.pass_s == 30 && t->measure.full.ping_count == 30);
-    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.passes == 3);
-    CHECK(t->measure.quick.pass_s == 5 && t->measure.quick.ping_count == 5);
+    check_seed_profiles(t);
 }
 
 static void test_path_names(void)
@@ -109,8 +161,7 @@ static void test_minimal(void)
     CHECK(t->wireguard.persistent_keepalive == 25);
     CHECK(!ml_topology_has_path(t, "plain"));
     CHECK(ml_topology_has_path(t, "wireguard-hub"));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.pass_s == 30);
-    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.ping_count == 5);
+    check_seed_profiles(t);
 }
 
 static void test_defaults_and_overrides(void)
@@ -133,8 +184,10 @@ static void test_defaults_and_overrides(void)
                                     "  listen_port: 1\n  persistent_keepalive: 0\n"
                                     "measure:\n  client: b\n  server: a\n  paths: [plain]\n"
                                     "  profiles:\n"
-                                    "    quick: {transfer_s: 1, passes: 20, pass_s: 600, "
-                                    "ping_count: 1000}\n"
+                                    "    full: {pass_s: 1, passes: 1, ping_count: 1}\n"
+                                    "    quick: {passes: 20, pass_s: 600, ping_count: 1000,\n"
+                                    "            ping_interval_s: 10, idle_s: 600,\n"
+                                    "            fixed_rate_fraction: 1}\n"
                                     "...\n",
                                     &err);
     CHECK(t != NULL);
@@ -150,9 +203,17 @@ static void test_defaults_and_overrides(void)
     CHECK(t->wireguard.persistent_keepalive == 0);
     CHECK(t->measure.client == 2 && t->measure.server == 1);
     CHECK(ml_topology_has_path(t, "plain") && !ml_topology_has_path(t, "wireguard-hub"));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
-    CHECK(t->measure.quick.transfer_s == 1 && t->measure.quick.passes == 20);
-    CHECK(t->measure.quick.pass_s == 600 && t->measure.quick.ping_count == 1000);
+    /* Only the profiles given; each without a matrix gets forward-1 and forward-1-fixed. */
+    CHECK(t->measure.n_profiles == 2);
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=1 passes=1 ping_count=1 ping_interval_s=0.05 idle_s=2 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 1, "
+                  "forward-1-fixed forward 1 fixed 1]");
+    CHECK_PROFILE(t, "quick",
+                  "quick pass_s=600 passes=20 ping_count=1000 ping_interval_s=10 idle_s=600 "
+                  "fixed_rate_fraction=1 [forward-1 forward 1 full 20, "
+                  "forward-1-fixed forward 1 fixed 1]");
+    CHECK(ml_topology_profile(t, "deep") == NULL);
 }
 
 /* Inputs built in memory: too big to keep as files, or not text at all. */

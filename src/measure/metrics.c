@@ -63,7 +63,7 @@ static bool iperf(struct ml_collect_ctx *c, const struct ml_collector *self, uns
 static bool collect_transfer(struct ml_collect_ctx *c, const struct ml_collector *self,
                              struct json_object **ret, GError **err)
 {
-    unsigned seconds = c->profile->transfer_s;
+    unsigned seconds = c->profile->pass_s;
     ml_progress("measure", "%s: %u s transfer with the hub's NIC counters", c->path, seconds);
     long long rx0, tx0, rx1, tx1;
     struct ml_iperf_result tr;
