@@ -638,7 +638,7 @@ static bool parse_cell(struct ctx *c, yaml_node_t *n, const char *what, unsigned
         if (!read_mapping(c, n, fmt(c, "%s entry", what), keys, v) ||
             !get_string(c, v[0], fmt(c, "%s: cell", what), &name))
             return false;
-        if (v[1] && !get_uint(c, v[1], fmt(c, "%s: passes of cell '%s'", what, shown(c, name)), 1,
+        if (v[1] && !get_uint(c, v[1], fmt(c, "%s: cell '%s': passes", what, shown(c, name)), 1,
                               PASSES_MAX, &passes))
             return false;
         *ret_name_at = v[0];
@@ -728,8 +728,8 @@ static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *name, struc
             return false;
         if (p->ping_interval_s < 0.002 || p->ping_interval_s > 10)
             return fail(c, v[PING_INTERVAL_S],
-                        "%s %s is out of range 0.002..10 seconds (ping allows no shorter "
-                        "interval)",
+                        "%s %s is out of range 0.002..10 seconds; ping allows no shorter "
+                        "interval than 0.002",
                         key, value(v[PING_INTERVAL_S]));
     }
     if (v[IDLE_S] && !get_uint(c, v[IDLE_S], fmt(c, "%s.idle_s", what), 1, 600, &p->idle_s))
