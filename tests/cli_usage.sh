@@ -56,6 +56,32 @@ for verb in up run; do
     grep -q "^meshlab: $bad_topo:[0-9]*:[0-9]*: " "$tmp/err" && ok ||
         bad "$verb names file:line:col"
 done
+# The profile is resolved before any lab is touched: a wrong --profile creates nothing (no
+# state, no lock, no run directory) and never contacts libvirt.
+nolab() { MESHLAB_URI=test:///nonexistent-should-not-be-opened MESHLAB_STATE_DIR="$tmp/state" "$@"; }
+nolab expect 2 "run --profile with an unknown name" -- \
+    "$bin" run --profile nope --out "$tmp/run" topologies/three-guest.yaml
+grep -qx "meshlab: topologies/three-guest.yaml has no profile 'nope'; its profiles are full, deep, quick" \
+    "$tmp/err" && ok || bad "an unknown --profile names the file's profiles: $(cat "$tmp/err")"
+nolab expect 2 "run --quick with --profile deep" -- \
+    "$bin" run --quick --profile deep --out "$tmp/run" topologies/three-guest.yaml
+grep -qx "meshlab: --quick is --profile quick; it cannot go with --profile deep" "$tmp/err" && ok ||
+    bad "--quick with another --profile is refused: $(cat "$tmp/err")"
+# --quick and --profile quick agree; both ask for quick, which this file does not have.
+only=tests/data/profiles-full-only.yaml
+for args in "--quick" "--profile quick" "--quick --profile quick" "--profile=quick"; do
+    # shellcheck disable=SC2086 # the options are words on purpose
+    nolab expect 2 "run $args on a file without quick" -- "$bin" run $args --out "$tmp/run" "$only"
+    grep -qx "meshlab: $only has no profile 'quick'; its profiles are full" "$tmp/err" && ok ||
+        bad "run $args asks for the quick profile: $(cat "$tmp/err")"
+done
+nolab expect 2 "run --profile without a name" -- "$bin" run --profile
+grep -q "^Usage: meshlab run" "$tmp/err" && ok || bad "run --profile without a name prints the usage"
+[ ! -e "$tmp/run" ] && [ ! -e "$tmp/state" ] && ok || bad "a refused --profile created something"
+expect 0 "run --help" -- "$bin" run --help
+grep -q -- "--profile NAME" "$tmp/out" && ok || bad "run --help describes --profile"
+expect 2 "up with run's --profile" -- "$bin" up --profile full topologies/three-guest.yaml
+
 MESHLAB_BOOT_TIMEOUT=soon expect 2 "up with a bad MESHLAB_BOOT_TIMEOUT" -- \
     "$bin" up topologies/three-guest.yaml
 grep -q "MESHLAB_BOOT_TIMEOUT must be a number of seconds" "$tmp/err" && ok ||

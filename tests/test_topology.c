@@ -15,6 +15,61 @@ static bool ip_is(struct in_addr a, const char *want)
     return inet_ntop(AF_INET, &a, buf, sizeof(buf)) && strcmp(buf, want) == 0;
 }
 
+/* A cell as "name direction streams rate passes", to compare a whole matrix in one string. */
+static char *matrix_str(const struct ml_profile *p)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < p->n_cells; i++) {
+        const struct ml_cell *c = &p->cells[i];
+        g_string_append_printf(s, "%s%s %s %u %s %u", i ? ", " : "", c->name,
+                               ml_direction_name(c->direction), c->streams,
+                               c->fixed_rate ? "fixed" : "full", c->passes);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static char *profile_str(const struct ml_profile *p)
+{
+    if (!p)
+        return g_strdup("(none)");
+    g_autofree char *m = matrix_str(p);
+    return g_strdup_printf("%s pass_s=%u passes=%u ping_count=%u ping_interval_s=%g idle_s=%u "
+                           "fixed_rate_fraction=%g [%s]",
+                           p->name, p->pass_s, p->passes, p->ping_count, p->ping_interval_s,
+                           p->idle_s, p->fixed_rate_fraction, m);
+}
+
+#define CHECK_PROFILE(t, name, want)                                                               \
+    do {                                                                                           \
+        g_autofree char *got_ = profile_str(ml_topology_profile((t), (name)));                     \
+        CHECK_STR(got_, (want));                                                                   \
+    } while (0)
+
+/* The profiles of the seed lab, which are also those of a file that gives none. */
+static void check_seed_profiles(const struct ml_topology *t)
+{
+    CHECK(t->measure.n_profiles == 3);
+    CHECK_STR(t->measure.profiles[0].name, "full");
+    CHECK_STR(t->measure.profiles[1].name, "deep");
+    CHECK_STR(t->measure.profiles[2].name, "quick");
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
+                  "forward-1-fixed forward 1 fixed 3]");
+    CHECK_PROFILE(t, "deep",
+                  "deep pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
+                  "3, bidir-1 bidir 1 full 3, forward-8 forward 8 full 3, reverse-8 reverse 8 "
+                  "full 3, bidir-8 bidir 8 full 3, forward-1-fixed forward 1 fixed 3]");
+    CHECK_PROFILE(t, "quick",
+                  "quick pass_s=4 passes=3 ping_count=40 ping_interval_s=0.05 idle_s=2 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
+                  "1, forward-8 forward 8 full 1, forward-1-fixed forward 1 fixed 1]");
+    CHECK(ml_topology_profile(t, "Full") == NULL);
+    CHECK(ml_topology_profile(t, "") == NULL);
+    CHECK(ml_topology_profile(t, NULL) == NULL);
+}
+
 static void test_seed(void)
 {
     g_autoptr(GError) err = NULL;
@@ -57,10 +112,7 @@ static void test_seed(void)
     CHECK(ml_topology_has_path(t, "tailscale-direct") && ml_topology_has_path(t, "tailscale-relay"));
     CHECK(ml_topology_has_path(t, "nebula-direct") && ml_topology_has_path(t, "nebula-relay"));
     CHECK(ml_paths_resolve(t, NULL));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
-    CHECK(t->measure.full.pass_s == 30 && t->measure.full.ping_count == 30);
-    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.passes == 3);
-    CHECK(t->measure.quick.pass_s == 5 && t->measure.quick.ping_count == 5);
+    check_seed_profiles(t);
 }
 
 static void test_path_names(void)
@@ -109,8 +161,7 @@ static void test_minimal(void)
     CHECK(t->wireguard.persistent_keepalive == 25);
     CHECK(!ml_topology_has_path(t, "plain"));
     CHECK(ml_topology_has_path(t, "wireguard-hub"));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.pass_s == 30);
-    CHECK(t->measure.quick.transfer_s == 4 && t->measure.quick.ping_count == 5);
+    check_seed_profiles(t);
 }
 
 static void test_defaults_and_overrides(void)
@@ -133,8 +184,10 @@ static void test_defaults_and_overrides(void)
                                     "  listen_port: 1\n  persistent_keepalive: 0\n"
                                     "measure:\n  client: b\n  server: a\n  paths: [plain]\n"
                                     "  profiles:\n"
-                                    "    quick: {transfer_s: 1, passes: 20, pass_s: 600, "
-                                    "ping_count: 1000}\n"
+                                    "    full: {pass_s: 1, passes: 1, ping_count: 1}\n"
+                                    "    quick: {passes: 20, pass_s: 600, ping_count: 1000,\n"
+                                    "            ping_interval_s: 10, idle_s: 600,\n"
+                                    "            fixed_rate_fraction: 1}\n"
                                     "...\n",
                                     &err);
     CHECK(t != NULL);
@@ -150,9 +203,17 @@ static void test_defaults_and_overrides(void)
     CHECK(t->wireguard.persistent_keepalive == 0);
     CHECK(t->measure.client == 2 && t->measure.server == 1);
     CHECK(ml_topology_has_path(t, "plain") && !ml_topology_has_path(t, "wireguard-hub"));
-    CHECK(t->measure.full.transfer_s == 10 && t->measure.full.passes == 3);
-    CHECK(t->measure.quick.transfer_s == 1 && t->measure.quick.passes == 20);
-    CHECK(t->measure.quick.pass_s == 600 && t->measure.quick.ping_count == 1000);
+    /* Only the profiles given; each without a matrix gets forward-1 and forward-1-fixed. */
+    CHECK(t->measure.n_profiles == 2);
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=1 passes=1 ping_count=1 ping_interval_s=0.05 idle_s=2 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 1, "
+                  "forward-1-fixed forward 1 fixed 1]");
+    CHECK_PROFILE(t, "quick",
+                  "quick pass_s=600 passes=20 ping_count=1000 ping_interval_s=10 idle_s=600 "
+                  "fixed_rate_fraction=1 [forward-1 forward 1 full 20, "
+                  "forward-1-fixed forward 1 fixed 1]");
+    CHECK(ml_topology_profile(t, "deep") == NULL);
 }
 
 /* Inputs built in memory: too big to keep as files, or not text at all. */
@@ -273,6 +334,230 @@ static void test_many_anchors(void)
     g_string_free(text, TRUE);
 }
 
+/* A lab whose measure.profiles is the given text, which starts on line 14. */
+static const char profiles_lab[] = "name: mini\n"
+                                   "image: {use: debian-12}\n"
+                                   "bridge: {subnet: 10.0.0.0/16}\n"
+                                   "nodes:\n"
+                                   "  - {name: h, address: 10.0.0.1, tunnel_address: 172.16.0.1}\n"
+                                   "  - {name: a, address: 10.0.0.2, tunnel_address: 172.16.0.2}\n"
+                                   "  - {name: b, address: 10.0.0.3, tunnel_address: 172.16.0.3}\n"
+                                   "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+                                   "measure:\n"
+                                   "  client: a\n"
+                                   "  server: b\n"
+                                   "  paths: [plain]\n"
+                                   "  profiles:\n";
+
+static struct ml_topology *parse_profiles(const char *profiles, GError **err)
+{
+    g_autofree char *text = g_strconcat(profiles_lab, profiles, NULL);
+    return ml_topology_parse("p.yaml", text, strlen(text), err);
+}
+
+/* "p.yaml:LINE:COL: rule", where LINE:COL is the first occurrence of at in profiles: worked
+ * out from the text, not from the parser. */
+static char *error_at(const char *profiles, const char *at, const char *rule)
+{
+    const char *hit = strstr(profiles, at);
+    size_t line = 14, col = 1;
+    g_assert(hit);
+    for (const char *p = profiles; p < hit; p++, col++)
+        if (*p == '\n')
+            line++, col = 0;
+    return g_strdup_printf("p.yaml:%zu:%zu: %s", line, col, rule);
+}
+
+#define FULL "    full: {pass_s: 1, passes: 1, ping_count: 1, "
+
+/* The cell grammar DIRECTION-STREAMS[-fixed], both forms of an entry, and the defaults. */
+static void test_profile_grammar(void)
+{
+    static const struct {
+        const char *profiles, *name, *want;
+    } cases[] = {
+        {"    full: {pass_s: 5, passes: 2, ping_count: 10}\n", "full",
+         "full pass_s=5 passes=2 ping_count=10 ping_interval_s=0.05 idle_s=2 "
+         "fixed_rate_fraction=0.5 [forward-1 forward 1 full 2, forward-1-fixed forward 1 fixed 1]"},
+        {"    full:\n      pass_s: 5\n      passes: 2\n      ping_count: 10\n"
+         "      ping_interval_s: 0.002\n      fixed_rate_fraction: 0.25\n      idle_s: 1\n"
+         "      matrix:\n        - bidir-128\n        - reverse-8-fixed\n"
+         "        - {cell: forward-2, passes: 20}\n        - cell: bidir-1\n",
+         "full",
+         "full pass_s=5 passes=2 ping_count=10 ping_interval_s=0.002 idle_s=1 "
+         "fixed_rate_fraction=0.25 [bidir-128 bidir 128 full 2, reverse-8-fixed reverse 8 fixed "
+         "2, forward-2 forward 2 full 20, bidir-1 bidir 1 full 2]"},
+        /* Any full-speed cell may be the headline; a matrix needs no fixed cell. */
+        {FULL
+         "matrix: [reverse-1]}\n"
+         "    x-2: {pass_s: 2, passes: 1, ping_count: 1, matrix: [\"forward-1\", bidir-3-fixed]}\n",
+         "x-2",
+         "x-2 pass_s=2 passes=1 ping_count=1 ping_interval_s=0.05 idle_s=2 "
+         "fixed_rate_fraction=0.5 [forward-1 forward 1 full 1, bidir-3-fixed bidir 3 fixed 1]"},
+        {FULL "matrix: [reverse-1]}\n", "full",
+         "full pass_s=1 passes=1 ping_count=1 ping_interval_s=0.05 idle_s=2 "
+         "fixed_rate_fraction=0.5 [reverse-1 reverse 1 full 1]"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse_profiles(cases[i].profiles, &err);
+        CHECK(t != NULL);
+        if (!t) {
+            fprintf(stderr, "case %zu: %s\n", i, err->message);
+            continue;
+        }
+        CHECK_PROFILE(t, cases[i].name, cases[i].want);
+    }
+    CHECK_STR(ml_direction_name(ML_DIR_FORWARD), "forward");
+    CHECK_STR(ml_direction_name(ML_DIR_REVERSE), "reverse");
+    CHECK_STR(ml_direction_name(ML_DIR_BIDIR), "bidir");
+}
+
+/* n profiles (full, p1, p2, ...) */
+static char *n_profiles(unsigned n)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned i = 0; i < n; i++) {
+        if (i)
+            g_string_append_printf(s, "    p%u: {pass_s: 1, passes: 1, ping_count: 1}\n", i);
+        else
+            g_string_append(s, "    full: {pass_s: 1, passes: 1, ping_count: 1}\n");
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* A full profile with n cells forward-1 .. forward-n. */
+static char *n_cells(unsigned n)
+{
+    GString *s = g_string_new(FULL "matrix: [");
+    for (unsigned i = 1; i <= n; i++)
+        g_string_append_printf(s, "%sforward-%u", i > 1 ? ", " : "", i);
+    g_string_append(s, "]}\n");
+    return g_string_free(s, FALSE);
+}
+
+/* The most profiles and cells a topology may have, and one more of each. */
+static void test_profile_limits(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *eight = n_profiles(ML_PROFILES_MAX), *nine = n_profiles(ML_PROFILES_MAX + 1);
+    g_autofree char *sixteen = n_cells(ML_CELLS_MAX), *seventeen = n_cells(ML_CELLS_MAX + 1);
+    g_autoptr(MlTopology) t8 = parse_profiles(eight, &err);
+    CHECK(t8 && t8->measure.n_profiles == 8 && ml_topology_profile(t8, "p7"));
+    g_autoptr(MlTopology) t16 = parse_profiles(sixteen, &err);
+    CHECK(t16 && t16->measure.profiles[0].n_cells == 16);
+    CHECK(t16 && strcmp(t16->measure.profiles[0].cells[15].name, "forward-16") == 0);
+
+    g_autofree char *want9 = error_at(nine, "p8", "measure.profiles has 9 profiles; at most 8");
+    CHECK(parse_profiles(nine, &err) == NULL);
+    CHECK_STR(err ? err->message : NULL, want9);
+    g_clear_error(&err);
+    g_autofree char *want17 = error_at(seventeen, "forward-17",
+                                       "measure.profiles.full.matrix lists 17 cells; at most 16");
+    CHECK(parse_profiles(seventeen, &err) == NULL);
+    CHECK_STR(err ? err->message : NULL, want17);
+}
+
+/* Each rule of measure.profiles: its message, at the line and column of the offending text. */
+static void test_profile_errors(void)
+{
+#define M "measure.profiles.full.matrix: "
+#define GRAMMAR "; write it like forward-1, reverse-8 or forward-1-fixed"
+    static const struct {
+        const char *profiles, *at, *rule;
+    } cases[] = {
+        {"    full: {transfer_s: 10, passes: 3, pass_s: 30, ping_count: 30}\n", "transfer_s",
+         "measure.profiles.full.transfer_s is gone: every pass now counts the hub's bytes itself, "
+         "so there is no separate transfer; remove the key (idle_s sets the idle baseline taken "
+         "before the passes)"},
+        {FULL "matrix: [forward-1, sideways-1]}\n", "sideways-1",
+         M "cell 'sideways-1' has the unknown direction 'sideways'; the directions are forward, "
+           "reverse (iperf3 -R) and bidir (iperf3 --bidir)"},
+        {FULL "matrix: [forward-0]}\n", "forward-0",
+         M "cell 'forward-0' has 0 streams; streams are 1..128 (iperf3 -P)"},
+        {FULL "matrix: [{cell: bidir-129, passes: 1}]}\n", "bidir-129",
+         M "cell 'bidir-129' has 129 streams; streams are 1..128 (iperf3 -P)"},
+        {FULL "matrix: [forward]}\n", "forward]",
+         M "cell 'forward' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed" GRAMMAR},
+        {FULL "matrix: [forward-01]}\n", "forward-01",
+         M "cell 'forward-01' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed" GRAMMAR},
+        {FULL "matrix: [8-forward]}\n", "8-forward",
+         M "cell '8-forward' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed" GRAMMAR},
+        {FULL "matrix: [forward-1-fixed-2]}\n", "forward-1-fixed-2",
+         M "cell 'forward-1-fixed-2' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed" GRAMMAR},
+        {FULL "matrix: [forward-1, reverse-8-slow]}\n", "reverse-8-slow",
+         M "cell 'reverse-8-slow' ends in '-slow'; the only suffix is '-fixed', for the run's "
+           "fixed offered rate"},
+        {FULL "matrix: [forward-1, reverse-1, {cell: forward-1, passes: 2}]}\n",
+         "forward-1, passes", M "cell 'forward-1' is listed twice (first at line 14)"},
+        {FULL "matrix: [{cell: reverse-1, passes: 0}]}\n", "0}]",
+         M "cell 'reverse-1': passes 0 is out of range 1..20"},
+        {"    full: {pass_s: 1, passes: 0, ping_count: 1}\n", "0, ping",
+         "measure.profiles.full.passes 0 is out of range 1..20"},
+        {FULL "idle_s: 0}\n", "0}", "measure.profiles.full.idle_s 0 is out of range 1..600"},
+        {FULL "fixed_rate_fraction: 0}\n", "0}",
+         "measure.profiles.full.fixed_rate_fraction 0 is outside (0, 1]: the fixed offered rate "
+         "is this fraction of the slowest path's median"},
+        {FULL "fixed_rate_fraction: 1.5}\n", "1.5",
+         "measure.profiles.full.fixed_rate_fraction 1.5 is outside (0, 1]: the fixed offered "
+         "rate is this fraction of the slowest path's median"},
+        {FULL "fixed_rate_fraction: 1e-1}\n", "1e-1",
+         "measure.profiles.full.fixed_rate_fraction must be a decimal number like 0.05, not "
+         "'1e-1'"},
+        {FULL "fixed_rate_fraction: \"0.5\"}\n", "\"0.5\"",
+         "measure.profiles.full.fixed_rate_fraction must be a number, not the quoted string "
+         "'0.5'"},
+        {FULL "ping_interval_s: 0.001}\n", "0.001",
+         "measure.profiles.full.ping_interval_s 0.001 is out of range 0.002..10 seconds; ping "
+         "allows no shorter interval than 0.002"},
+        {FULL "rounds: 2}\n", "rounds",
+         "measure.profiles.full: unknown key 'rounds'; allowed keys are pass_s, passes, "
+         "ping_count, ping_interval_s, idle_s, fixed_rate_fraction, matrix"},
+        {"    full: {passes: 1, ping_count: 1}\n", "{passes",
+         "measure.profiles.full: missing required key 'pass_s'"},
+        {FULL "matrix: [{cell: forward-1, streams: 2}]}\n", "streams",
+         "measure.profiles.full.matrix entry: unknown key 'streams'; allowed keys are cell, "
+         "passes"},
+        {FULL "matrix: [{passes: 2}]}\n", "{passes: 2}",
+         "measure.profiles.full.matrix entry: missing required key 'cell'"},
+        {FULL "matrix: [[forward-1]]}\n", "[forward-1]]",
+         M "an entry is a cell name like forward-1 or a mapping {cell: NAME, passes: N}, not a "
+           "sequence"},
+        {FULL "matrix: forward-1}\n", "forward-1}",
+         "measure.profiles.full.matrix must be a sequence of cells like [forward-1, reverse-1], "
+         "not 'forward-1'"},
+        {FULL "matrix: []}\n", "[]",
+         "measure.profiles.full.matrix is empty; list at least one cell, or leave matrix out for "
+         "the default [forward-1, forward-1-fixed]"},
+        {FULL "matrix: [forward-1-fixed, forward-1]}\n", "forward-1-fixed",
+         M "the first cell 'forward-1-fixed' is the headline and must run at full speed (the "
+           "fixed rate is a fraction of the paths' headline medians); put a cell such as "
+           "forward-1 first"},
+        {"    quick: {pass_s: 1, passes: 1, ping_count: 1}\n", "quick",
+         "measure.profiles has no profile 'full'; add one: it is the profile 'meshlab run' uses "
+         "unless given --profile"},
+        {FULL "matrix: [forward-1]}\n    full: {pass_s: 2, passes: 1, ping_count: 1}\n",
+         "full: {pass_s: 2", "measure.profiles: profile 'full' is given twice (first at line 14)"},
+        {"    Full: {pass_s: 1, passes: 1, ping_count: 1}\n", "Full",
+         "measure.profiles: profile name 'Full' is not allowed: a name starts with a lowercase "
+         "letter, has only lowercase letters, digits and '-', and does not end with '-' (names "
+         "become parts of file and libvirt names)"},
+        {"    - full\n", "- full",
+         "measure.profiles must be a mapping of profile names to profiles, like {full: {pass_s: "
+         "30, passes: 3, ping_count: 200}}, not a sequence"},
+    };
+#undef M
+#undef GRAMMAR
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse_profiles(cases[i].profiles, &err);
+        g_autofree char *want = error_at(cases[i].profiles, cases[i].at, cases[i].rule);
+        CHECK(t == NULL);
+        CHECK(err && err->domain == ML_ERROR && err->code == ML_ERR_INPUT);
+        CHECK_STR(err ? err->message : NULL, want);
+    }
+}
+
 int main(void)
 {
     test_seed();
@@ -283,5 +568,8 @@ int main(void)
     test_bad_inputs();
     test_many_anchors();
     test_listen_port();
+    test_profile_grammar();
+    test_profile_limits();
+    test_profile_errors();
     return check_finish();
 }

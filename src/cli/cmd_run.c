@@ -11,16 +11,23 @@
 #include "core/util.h"
 
 static const char run_usage[] =
-    "Usage: meshlab run [--quick] [--out DIR] [--force] [--keep] [--keep-on-failure] FILE\n\n"
-    "Measures every path FILE names. If the lab is not up, brings it up first and tears it\n"
-    "down afterwards (unless --keep). For each path: a check that traffic takes the path\n"
-    "its name says, ping, a transfer with the hub NIC's byte counters, the throughput\n"
-    "passes, and the check again. A path whose check fails is reported as failed, with\n"
-    "the evidence, and no numbers. Writes results.json and report.md to the run directory.\n"
-    "Exits 0 when every path was measured, 1 when any was not (the report says why),\n"
-    "2 for bad input, 130 when interrupted. One meshlab at a time works on a lab: a\n"
-    "second up, run or down of it is refused while this one runs.\n\n"
-    "  --quick              the topology's quick profile (short transfers, few pings)\n"
+    "Usage: meshlab run [--profile NAME | --quick] [--out DIR] [--force] [--keep]\n"
+    "                   [--keep-on-failure] FILE\n\n"
+    "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
+    "brings it up first and tears it down afterwards (unless --keep). For each path: a\n"
+    "check that traffic takes the path its name says; idle pings and a few idle seconds of\n"
+    "the hub NIC's counters (the baseline); then the passes of every cell of the profile's\n"
+    "matrix (direction, streams, full speed or the fixed offered rate), each pass counting\n"
+    "the hub's bytes every second beside iperf3's own intervals while ping runs; and the\n"
+    "check again. A pass with a second outside the path's band is failed and in no figure.\n"
+    "A path whose check fails is reported as failed, with the evidence, and no numbers.\n"
+    "Writes results.json and report.md to the run directory. Exits 0 when every path was\n"
+    "measured, 1 when any was not (the report says why), 2 for bad input (an unknown\n"
+    "profile among it, before any lab is touched), 130 when interrupted. One meshlab at a\n"
+    "time works on a lab: a second up, run or down of it is refused while this one runs.\n\n"
+    "  --profile NAME       the topology's profile NAME from measure.profiles (default\n"
+    "                       full; the seed lab has full, deep and quick)\n"
+    "  --quick              the same as --profile quick\n"
     "  --out DIR            run directory (default runs/LAB-RUNID); it must be new, empty,\n"
     "                       or an earlier run of the same lab with --force, and writable\n"
     "                       by you alone\n"
@@ -38,14 +45,37 @@ static char *iso_now(void)
     return g_strdup(buf);
 }
 
-static struct json_object *profile_json(const char *name, const struct ml_profile *p)
+/* As the topology gave it: 0.05, not json-c's 0.050000000000000003. */
+static struct json_object *decimal_json(double d)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return json_object_new_double_s(d, g_ascii_formatd(buf, sizeof(buf), "%g", d));
+}
+
+static struct json_object *profile_json(const struct ml_profile *p)
 {
     struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string(name));
-    json_object_object_add(o, "transfer_s", json_object_new_int((int)p->transfer_s));
-    json_object_object_add(o, "passes", json_object_new_int((int)p->passes));
+    json_object_object_add(o, "name", json_object_new_string(p->name));
     json_object_object_add(o, "pass_s", json_object_new_int((int)p->pass_s));
+    json_object_object_add(o, "passes", json_object_new_int((int)p->passes));
     json_object_object_add(o, "ping_count", json_object_new_int((int)p->ping_count));
+    json_object_object_add(o, "ping_interval_s", decimal_json(p->ping_interval_s));
+    json_object_object_add(o, "idle_s", json_object_new_int((int)p->idle_s));
+    json_object_object_add(o, "fixed_rate_fraction", decimal_json(p->fixed_rate_fraction));
+    struct json_object *matrix = json_object_new_array();
+    for (size_t i = 0; i < p->n_cells; i++) {
+        const struct ml_cell *cell = &p->cells[i];
+        struct json_object *c = json_object_new_object();
+        json_object_object_add(c, "cell", json_object_new_string(cell->name));
+        json_object_object_add(c, "direction",
+                               json_object_new_string(ml_direction_name(cell->direction)));
+        json_object_object_add(c, "streams", json_object_new_int((int)cell->streams));
+        json_object_object_add(c, "rate",
+                               json_object_new_string(cell->fixed_rate ? "fixed" : "full"));
+        json_object_object_add(c, "passes", json_object_new_int((int)cell->passes));
+        json_object_array_add(matrix, c);
+    }
+    json_object_object_add(o, "matrix", matrix);
     return o;
 }
 
@@ -90,11 +120,14 @@ static bool attach_or_bring_up(struct ml_lab *lab, const struct ml_topology *top
     return true;
 }
 
-static struct json_object *measure(struct ml_lab *lab, const char *profile_name,
-                                   const struct ml_profile *profile, GError **err)
+static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *profile,
+                                   GError **err)
 {
-    ml_progress("run", "profile %s: %u s transfer, %u passes of %u s, %u pings", profile_name,
-                profile->transfer_s, profile->passes, profile->pass_s, profile->ping_count);
+    ml_progress("run",
+                "profile %s: %zu cells, passes of %u s, %u idle pings every %g s, %u s "
+                "idle baseline",
+                profile->name, profile->n_cells, profile->pass_s, profile->ping_count,
+                profile->ping_interval_s, profile->idle_s);
     struct json_object *paths = ml_measure_paths(lab, profile, err);
     ml_lab_phase(lab, "measure");
     return paths;
@@ -102,7 +135,7 @@ static struct json_object *measure(struct ml_lab *lab, const char *profile_name,
 
 /* The results document up to its paths; finish_results adds what the end of the run knows. */
 static struct json_object *results_new(struct ml_lab *lab, const char *file, const char *started,
-                                       const char *profile_name, const struct ml_profile *profile,
+                                       const struct ml_profile *profile,
                                        struct json_object *measured)
 {
     struct json_object *results = json_object_new_object();
@@ -115,7 +148,7 @@ static struct json_object *results_new(struct ml_lab *lab, const char *file, con
     json_object_object_add(results, "lab_run_id",
                            json_object_new_string(lab->up_run_id ? lab->up_run_id : lab->run_id));
     json_object_object_add(results, "started", json_object_new_string(started));
-    json_object_object_add(results, "profile", profile_json(profile_name, profile));
+    json_object_object_add(results, "profile", profile_json(profile));
     json_object_object_add(results, "environment", ml_measure_environment(lab));
     json_object_object_add(results, "guests", guests_json(lab));
     json_object_object_foreach(measured, key, value)
@@ -205,10 +238,28 @@ static bool write_results(struct ml_lab *lab, struct json_object *results, GErro
     return true;
 }
 
+/* The profile --profile or --quick names, "full" when neither is given. */
+static const struct ml_profile *choose_profile(const struct ml_topology *topo,
+                                               const struct ml_session_opts *opts, GError **err)
+{
+    const char *name = opts->profile ? opts->profile : opts->quick ? "quick" : "full";
+    const struct ml_profile *p = ml_topology_profile(topo, name);
+    if (p)
+        return p;
+    g_autoptr(GString) names = g_string_new(NULL);
+    for (size_t i = 0; i < topo->measure.n_profiles; i++)
+        g_string_append_printf(names, "%s%s", i ? ", " : "", topo->measure.profiles[i].name);
+    g_autofree char *shown = g_strescape(name, NULL);
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s has no profile '%s'; its profiles are %s",
+                topo->path, shown, names->str);
+    return NULL;
+}
+
 int cmd_run_main(int argc, char **argv)
 {
     static const struct option options[] = {ML_SESSION_LONG_OPTIONS,
                                             {"quick", no_argument, NULL, 'q'},
+                                            {"profile", required_argument, NULL, 'p'},
                                             {"keep", no_argument, NULL, 'K'},
                                             {0}};
     struct ml_session_opts opts = {.verb = "run"};
@@ -216,32 +267,21 @@ int cmd_run_main(int argc, char **argv)
     if (!ml_session_args(argc, argv, options, run_usage, &opts, &status))
         return status;
     const char *file = argv[optind];
+    if (opts.quick && opts.profile && strcmp(opts.profile, "quick") != 0) {
+        fprintf(stderr, "meshlab: --quick is --profile quick; it cannot go with --profile %s\n",
+                opts.profile);
+        return ML_EXIT_USAGE;
+    }
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) topo = cmd_load_topology(file, &err);
     if (!topo)
         return cmd_fail(err);
+    /* Resolved before the lab is touched: a wrong name must not leave half a lab behind. */
+    const struct ml_profile *profile = choose_profile(topo, &opts, &err);
+    if (!profile)
+        return cmd_fail(err);
     ml_signals_install();
     g_autofree char *started = iso_now();
-    const char *profile_name = opts.quick ? "quick" : "full";
-    struct ml_profile shim = opts.quick ? topo->measure.quick : topo->measure.full;
-    /* TEMPORARY until the topology branch lands: the matrix of cells. */
-    if (shim.n_cells == 0) {
-        static const struct ml_cell quick_cells[] = {
-            {"forward-1", ML_DIR_FORWARD, 1, 2, false},
-            {"reverse-1", ML_DIR_REVERSE, 1, 1, false},
-            {"forward-8", ML_DIR_FORWARD, 8, 1, false},
-            {"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true},
-        };
-        memcpy(shim.cells, quick_cells, sizeof(quick_cells));
-        shim.n_cells = G_N_ELEMENTS(quick_cells);
-        shim.ping_interval_s = 0.05;
-        shim.idle_s = 2;
-        shim.ping_count = 40;
-        shim.fixed_rate_fraction = 0.5;
-        if (opts.quick)
-            shim.pass_s = 4;
-    }
-    const struct ml_profile *profile = &shim;
 
     struct ml_lab lab = {0};
     bool brought_up;
@@ -249,9 +289,9 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
-    struct json_object *measured = measure(&lab, profile_name, profile, &err);
+    struct json_object *measured = measure(&lab, profile, &err);
     struct json_object *results =
-        measured ? results_new(&lab, file, started, profile_name, profile, measured) : NULL;
+        measured ? results_new(&lab, file, started, profile, measured) : NULL;
     int unmeasured = count_unmeasured(json_object_object_get(results, "paths"));
     bool ok = finish_lab(&lab, &opts, measured != NULL, brought_up, &err);
     if (results) {

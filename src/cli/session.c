@@ -30,6 +30,9 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
         case 'q':
             opts->quick = true;
             break;
+        case 'p':
+            opts->profile = optarg;
+            break;
         case 'K':
             opts->keep = true;
             break;

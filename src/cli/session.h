@@ -12,10 +12,12 @@ struct ml_session_opts {
     bool force;           /* --force: replace an earlier run of the same lab in out_dir */
     bool keep_on_failure; /* leave a failed lab for diagnosis */
     bool quick;           /* run --quick: the topology's quick profile */
+    const char *profile;  /* run --profile NAME; NULL when not given */
     bool keep;            /* run --keep: leave a lab this run brought up */
 };
 
-/* The long options up and run share; run adds "quick" ('q') and "keep" ('K'). */
+/* The long options up and run share; run adds "quick" ('q'), "profile" ('p') and
+ * "keep" ('K'). */
 // clang-format off
 #define ML_SESSION_LONG_OPTIONS                          \
     {"help", no_argument, NULL, 'h'},                    \

@@ -18,10 +18,72 @@
 #define MAX_KEYS 8
 #define MAX_DEPTH 16
 
-static const struct ml_profile default_full = {
-    .transfer_s = 10, .passes = 3, .pass_s = 30, .ping_count = 30};
-static const struct ml_profile default_quick = {
-    .transfer_s = 4, .passes = 3, .pass_s = 5, .ping_count = 5};
+#define DEFAULT_IDLE_S 2
+#define DEFAULT_PING_INTERVAL_S 0.05
+#define DEFAULT_FIXED_RATE_FRACTION 0.5
+#define PASSES_MAX 20
+
+/* The profiles of a topology that gives no measure.profiles: the same as the seed lab's. */
+#define FWD ML_DIR_FORWARD
+#define REV ML_DIR_REVERSE
+#define BID ML_DIR_BIDIR
+static const struct ml_profile default_profiles[] = {
+    {.name = "full",
+     .pass_s = 30,
+     .passes = 3,
+     .ping_count = 200,
+     .ping_interval_s = DEFAULT_PING_INTERVAL_S,
+     .idle_s = 5,
+     .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION,
+     .n_cells = 2,
+     .cells = {{"forward-1", FWD, 1, 3, false}, {"forward-1-fixed", FWD, 1, 3, true}}},
+    {.name = "deep",
+     .pass_s = 30,
+     .passes = 3,
+     .ping_count = 200,
+     .ping_interval_s = DEFAULT_PING_INTERVAL_S,
+     .idle_s = 5,
+     .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION,
+     .n_cells = 7,
+     .cells = {{"forward-1", FWD, 1, 3, false},
+               {"reverse-1", REV, 1, 3, false},
+               {"bidir-1", BID, 1, 3, false},
+               {"forward-8", FWD, 8, 3, false},
+               {"reverse-8", REV, 8, 3, false},
+               {"bidir-8", BID, 8, 3, false},
+               {"forward-1-fixed", FWD, 1, 3, true}}},
+    {.name = "quick",
+     .pass_s = 4,
+     .passes = 3,
+     .ping_count = 40,
+     .ping_interval_s = DEFAULT_PING_INTERVAL_S,
+     .idle_s = 2,
+     .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION,
+     .n_cells = 4,
+     .cells = {{"forward-1", FWD, 1, 3, false},
+               {"reverse-1", REV, 1, 1, false},
+               {"forward-8", FWD, 8, 1, false},
+               {"forward-1-fixed", FWD, 1, 1, true}}},
+};
+#undef FWD
+#undef REV
+#undef BID
+
+static const char *const direction_names[] = {
+    [ML_DIR_FORWARD] = "forward", [ML_DIR_REVERSE] = "reverse", [ML_DIR_BIDIR] = "bidir"};
+
+const char *ml_direction_name(enum ml_direction d)
+{
+    return (size_t)d < G_N_ELEMENTS(direction_names) ? direction_names[d] : "unknown";
+}
+
+const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const char *name)
+{
+    for (size_t i = 0; name && i < t->measure.n_profiles; i++)
+        if (strcmp(t->measure.profiles[i].name, name) == 0)
+            return &t->measure.profiles[i];
+    return NULL;
+}
 
 bool ml_topology_has_path(const struct ml_topology *topo, const char *path)
 {
@@ -493,20 +555,246 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *what, struct ml_profile *p)
+/* A decimal number as people write one: 0.05, 1, 0.5; no exponents, signs or words. */
+static bool get_decimal(struct ctx *c, yaml_node_t *n, const char *what, double *ret)
 {
-    static const struct key keys[] = {{"transfer_s", true},
-                                      {"passes", true},
-                                      {"pass_s", true},
-                                      {"ping_count", true},
-                                      {NULL, false}};
-    yaml_node_t *v[MAX_KEYS] = {0};
+    const char *s;
+    size_t whole;
 
-    return read_mapping(c, n, what, keys, v) &&
-           get_uint(c, v[0], fmt(c, "%s.transfer_s", what), 1, 600, &p->transfer_s) &&
-           get_uint(c, v[1], fmt(c, "%s.passes", what), 1, 20, &p->passes) &&
-           get_uint(c, v[2], fmt(c, "%s.pass_s", what), 1, 600, &p->pass_s) &&
-           get_uint(c, v[3], fmt(c, "%s.ping_count", what), 1, 1000, &p->ping_count);
+    if (n->type != YAML_SCALAR_NODE || is_null(n))
+        return fail(c, n, "%s must be a number, not %s", what, found(c, n));
+    s = value(n);
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return fail(c, n, "%s must be a number, not the quoted string '%s'", what, shown(c, s));
+    whole = strspn(s, "0123456789");
+    if (!whole || (s[whole] && (s[whole] != '.' || !s[whole + 1] ||
+                                strspn(s + whole + 1, "0123456789") != strlen(s + whole + 1))))
+        return fail(c, n, "%s must be a decimal number like 0.05, not '%s'", what, shown(c, s));
+    *ret = g_ascii_strtod(s, NULL);
+    return true;
+}
+
+/* The key node of name in mapping n, or NULL. */
+static yaml_node_t *find_key(struct ctx *c, yaml_node_t *n, const char *name)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        if (k->type == YAML_SCALAR_NODE && strcmp(value(k), name) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed. */
+static bool parse_cell_name(struct ctx *c, yaml_node_t *at, const char *what, const char *s,
+                            struct ml_cell *ret)
+{
+    g_auto(GStrv) parts = g_strsplit(s, "-", 4);
+    guint n = g_strv_length(parts);
+    size_t d = 0;
+    unsigned streams = 0;
+
+    if (n < 2 || n > 3 || !*parts[1] || strlen(parts[1]) > 4 ||
+        strspn(parts[1], "0123456789") != strlen(parts[1]) || (parts[1][0] == '0' && parts[1][1]))
+        return fail(c, at,
+                    "%s: cell '%s' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed; write it "
+                    "like forward-1, reverse-8 or forward-1-fixed",
+                    what, shown(c, s));
+    while (d < G_N_ELEMENTS(direction_names) && strcmp(parts[0], direction_names[d]) != 0)
+        d++;
+    if (d == G_N_ELEMENTS(direction_names))
+        return fail(c, at,
+                    "%s: cell '%s' has the unknown direction '%s'; the directions are forward, "
+                    "reverse (iperf3 -R) and bidir (iperf3 --bidir)",
+                    what, shown(c, s), shown(c, parts[0]));
+    for (const char *p = parts[1]; *p; p++)
+        streams = streams * 10 + (unsigned)(*p - '0');
+    if (streams < 1 || streams > ML_STREAMS_MAX)
+        return fail(c, at, "%s: cell '%s' has %u streams; streams are 1..%d (iperf3 -P)", what,
+                    shown(c, s), streams, ML_STREAMS_MAX);
+    if (n == 3 && strcmp(parts[2], "fixed") != 0)
+        return fail(c, at,
+                    "%s: cell '%s' ends in '-%s'; the only suffix is '-fixed', for the run's "
+                    "fixed offered rate",
+                    what, shown(c, s), shown(c, parts[2]));
+    *ret = (struct ml_cell){
+        .direction = (enum ml_direction)d, .streams = streams, .fixed_rate = n == 3};
+    g_snprintf(ret->name, sizeof(ret->name), "%s-%u%s", direction_names[d], streams,
+               n == 3 ? "-fixed" : "");
+    return true;
+}
+
+/* One matrix entry: a cell name taking the profile's passes, or {cell: NAME, passes: N}. */
+static bool parse_cell(struct ctx *c, yaml_node_t *n, const char *what, unsigned passes,
+                       struct ml_cell *ret, yaml_node_t **ret_name_at)
+{
+    static const struct key keys[] = {{"cell", true}, {"passes", false}, {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    const char *name;
+
+    if (n->type == YAML_MAPPING_NODE) {
+        if (!read_mapping(c, n, fmt(c, "%s entry", what), keys, v) ||
+            !get_string(c, v[0], fmt(c, "%s: cell", what), &name))
+            return false;
+        if (v[1] && !get_uint(c, v[1], fmt(c, "%s: cell '%s': passes", what, shown(c, name)), 1,
+                              PASSES_MAX, &passes))
+            return false;
+        *ret_name_at = v[0];
+    } else {
+        if (n->type != YAML_SCALAR_NODE || is_null(n) || has_nul(n))
+            return fail(c, n,
+                        "%s: an entry is a cell name like forward-1 or a mapping {cell: NAME, "
+                        "passes: N}, not %s",
+                        what, found(c, n));
+        name = value(n);
+        *ret_name_at = n;
+    }
+    if (!parse_cell_name(c, *ret_name_at, what, name, ret))
+        return false;
+    ret->passes = passes;
+    return true;
+}
+
+static bool parse_matrix(struct ctx *c, yaml_node_t *n, const char *what, struct ml_profile *p)
+{
+    yaml_node_t *at[ML_CELLS_MAX];
+    yaml_node_item_t *items;
+    size_t count;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n, "%s must be a sequence of cells like [forward-1, reverse-1], not %s",
+                    what, found(c, n));
+    items = n->data.sequence.items.start;
+    count = (size_t)(n->data.sequence.items.top - items);
+    if (count == 0)
+        return fail(c, n,
+                    "%s is empty; list at least one cell, or leave matrix out for the default "
+                    "[forward-1, forward-1-fixed]",
+                    what);
+    if (count > ML_CELLS_MAX)
+        return fail(c, yaml_document_get_node(c->doc, items[ML_CELLS_MAX]),
+                    "%s lists %zu cells; at most %d", what, count, ML_CELLS_MAX);
+    for (size_t i = 0; i < count; i++) {
+        struct ml_cell *cell = &p->cells[i];
+        if (!parse_cell(c, yaml_document_get_node(c->doc, items[i]), what, p->passes, cell, &at[i]))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(p->cells[j].name, cell->name) == 0)
+                return fail(c, at[i], "%s: cell '%s' is listed twice (first at line %zu)", what,
+                            cell->name, (size_t)at[j]->start_mark.line + 1);
+    }
+    p->n_cells = count;
+    if (p->cells[0].fixed_rate)
+        return fail(c, at[0],
+                    "%s: the first cell '%s' is the headline and must run at full speed (the "
+                    "fixed rate is a fraction of the paths' headline medians); put a cell such "
+                    "as forward-1 first",
+                    what, p->cells[0].name);
+    return true;
+}
+
+static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *name, struct ml_profile *p)
+{
+    enum { PASS_S, PASSES, PING_COUNT, PING_INTERVAL_S, IDLE_S, FRACTION, MATRIX };
+    static const struct key keys[] = {
+        [PASS_S] = {"pass_s", true},         [PASSES] = {"passes", true},
+        [PING_COUNT] = {"ping_count", true}, [PING_INTERVAL_S] = {"ping_interval_s", false},
+        [IDLE_S] = {"idle_s", false},        [FRACTION] = {"fixed_rate_fraction", false},
+        [MATRIX] = {"matrix", false},        {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0}, *gone;
+    const char *what = fmt(c, "measure.profiles.%s", name);
+
+    /* Files written for meshlab 0.1 have it; say why it went rather than "unknown key". */
+    if ((gone = find_key(c, n, "transfer_s")))
+        return fail(c, gone,
+                    "%s.transfer_s is gone: every pass now counts the hub's bytes itself, so "
+                    "there is no separate transfer; remove the key (idle_s sets the idle "
+                    "baseline taken before the passes)",
+                    what);
+    *p = (struct ml_profile){.ping_interval_s = DEFAULT_PING_INTERVAL_S,
+                             .idle_s = DEFAULT_IDLE_S,
+                             .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION};
+    g_strlcpy(p->name, name, sizeof(p->name));
+    if (!read_mapping(c, n, what, keys, v) ||
+        !get_uint(c, v[PASS_S], fmt(c, "%s.pass_s", what), 1, 600, &p->pass_s) ||
+        !get_uint(c, v[PASSES], fmt(c, "%s.passes", what), 1, PASSES_MAX, &p->passes) ||
+        !get_uint(c, v[PING_COUNT], fmt(c, "%s.ping_count", what), 1, 1000, &p->ping_count))
+        return false;
+    if (v[PING_INTERVAL_S]) {
+        const char *key = fmt(c, "%s.ping_interval_s", what);
+        if (!get_decimal(c, v[PING_INTERVAL_S], key, &p->ping_interval_s))
+            return false;
+        if (p->ping_interval_s < 0.002 || p->ping_interval_s > 10)
+            return fail(c, v[PING_INTERVAL_S],
+                        "%s %s is out of range 0.002..10 seconds; ping allows no shorter "
+                        "interval than 0.002",
+                        key, value(v[PING_INTERVAL_S]));
+    }
+    if (v[IDLE_S] && !get_uint(c, v[IDLE_S], fmt(c, "%s.idle_s", what), 1, 600, &p->idle_s))
+        return false;
+    if (v[FRACTION]) {
+        const char *key = fmt(c, "%s.fixed_rate_fraction", what);
+        if (!get_decimal(c, v[FRACTION], key, &p->fixed_rate_fraction))
+            return false;
+        if (p->fixed_rate_fraction <= 0 || p->fixed_rate_fraction > 1)
+            return fail(c, v[FRACTION],
+                        "%s %s is outside (0, 1]: the fixed offered rate is this fraction of "
+                        "the slowest path's median",
+                        key, value(v[FRACTION]));
+    }
+    if (v[MATRIX])
+        return parse_matrix(c, v[MATRIX], fmt(c, "%s.matrix", what), p);
+    p->cells[0] = (struct ml_cell){"forward-1", ML_DIR_FORWARD, 1, p->passes, false};
+    p->cells[1] = (struct ml_cell){"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true};
+    p->n_cells = 2;
+    return true;
+}
+
+static bool parse_profiles(struct ctx *c, yaml_node_t *n)
+{
+    struct ml_topology *t = c->topo;
+    yaml_node_pair_t *pairs;
+    size_t count;
+
+    if (n->type != YAML_MAPPING_NODE)
+        return fail(c, n,
+                    "measure.profiles must be a mapping of profile names to profiles, like "
+                    "{full: {pass_s: 30, passes: 3, ping_count: 200}}, not %s",
+                    found(c, n));
+    pairs = n->data.mapping.pairs.start;
+    count = (size_t)(n->data.mapping.pairs.top - pairs);
+    if (count > ML_PROFILES_MAX)
+        return fail(c, yaml_document_get_node(c->doc, pairs[ML_PROFILES_MAX].key),
+                    "measure.profiles has %zu profiles; at most %d", count, ML_PROFILES_MAX);
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, pairs[i].key);
+        char name[ML_NAME_MAX];
+
+        if (k->type != YAML_SCALAR_NODE)
+            return fail(c, k, "measure.profiles: a profile's name must be a name, not %s",
+                        found(c, k));
+        if (!get_name(c, k, "measure.profiles: profile name", false, name))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->measure.profiles[j].name, name) == 0)
+                return fail(c, k,
+                            "measure.profiles: profile '%s' is given twice (first at line "
+                            "%zu)",
+                            name,
+                            (size_t)yaml_document_get_node(c->doc, pairs[j].key)->start_mark.line +
+                                1);
+        if (!parse_profile(c, yaml_document_get_node(c->doc, pairs[i].value), name,
+                           &t->measure.profiles[i]))
+            return false;
+        t->measure.n_profiles = i + 1;
+    }
+    if (!ml_topology_profile(t, "full"))
+        return fail(c, n,
+                    "measure.profiles has no profile 'full'; add one: it is the profile "
+                    "'meshlab run' uses unless given --profile");
+    return true;
 }
 
 static bool parse_paths(struct ctx *c, yaml_node_t *n)
@@ -544,26 +832,19 @@ static bool parse_measure(struct ctx *c, yaml_node_t *n)
 {
     static const struct key keys[] = {
         {"client", true}, {"server", true}, {"paths", true}, {"profiles", false}, {NULL, false}};
-    static const struct key profile_keys[] = {{"full", false}, {"quick", false}, {NULL, false}};
-    yaml_node_t *v[MAX_KEYS] = {0}, *p[MAX_KEYS] = {0};
+    yaml_node_t *v[MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
 
-    t->measure.full = default_full;
-    t->measure.quick = default_quick;
     if (!read_mapping(c, n, "measure", keys, v) ||
         !get_string(c, v[0], "measure.client", &c->client) ||
         !get_string(c, v[1], "measure.server", &c->server) || !parse_paths(c, v[2]))
         return false;
     c->client_at = v[0];
     c->server_at = v[1];
-    if (!v[3])
-        return true;
-    if (!read_mapping(c, v[3], "measure.profiles", profile_keys, p))
-        return false;
-    if (p[0] && !parse_profile(c, p[0], "measure.profiles.full", &t->measure.full))
-        return false;
-    if (p[1] && !parse_profile(c, p[1], "measure.profiles.quick", &t->measure.quick))
-        return false;
+    if (v[3])
+        return parse_profiles(c, v[3]);
+    memcpy(t->measure.profiles, default_profiles, sizeof(default_profiles));
+    t->measure.n_profiles = G_N_ELEMENTS(default_profiles);
     return true;
 }
 
@@ -738,7 +1019,7 @@ static const unsigned char *event_anchor(const yaml_event_t *e)
 }
 
 /* libyaml's scanner slows down with each flow level (half a megabyte of '[' takes minutes), so
- * nesting is bounded before a document is built; the schema itself needs four levels. Anchors
+ * nesting is bounded before a document is built; the schema itself needs six levels. Anchors
  * and aliases are refused here too: the loader checks each new anchor against all earlier
  * ones (a megabyte of anchors costs 20 s), and a topology has no use for them. */
 static bool check_depth(const char *name, const char *text, size_t len, GError **err)
@@ -770,7 +1051,7 @@ static bool check_depth(const char *name, const char *text, size_t len, GError *
             ok = false;
         } else if (depth > MAX_DEPTH) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s:%zu:%zu: nesting is deeper than %d levels; a topology needs at most 4",
+                        "%s:%zu:%zu: nesting is deeper than %d levels; a topology needs at most 6",
                         name, (size_t)event.start_mark.line + 1,
                         (size_t)event.start_mark.column + 1, MAX_DEPTH);
             ok = false;
@@ -877,9 +1158,4 @@ struct ml_topology *ml_topology_load(const char *path, GError **err)
     }
     fclose(f);
     return ml_topology_parse(path, text, len, err);
-}
-
-const char *ml_direction_name(enum ml_direction d)
-{
-    return d == ML_DIR_REVERSE ? "reverse" : d == ML_DIR_BIDIR ? "bidir" : "forward";
 }

@@ -34,9 +34,15 @@ struct ml_node {
     int line, column;               /* where the node was declared, 1-based */
 };
 
+/* How iperf3 drives a cell's passes: client to server, server to client (-R), or both at
+ * once (--bidir). */
 enum ml_direction { ML_DIR_FORWARD, ML_DIR_REVERSE, ML_DIR_BIDIR };
+
 #define ML_CELLS_MAX 16
 #define ML_PROFILES_MAX 8
+#define ML_STREAMS_MAX 128
+
+/* One combination of direction, streams and rate that each path is measured in. */
 struct ml_cell {
     char name[32];              /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed" */
     enum ml_direction direction;
@@ -44,6 +50,8 @@ struct ml_cell {
     unsigned passes;            /* passes of this cell per path */
     bool fixed_rate;            /* at the run's fixed offered rate (iperf3 -b), not full speed */
 };
+
+/* Durations, counts and the matrix of cells of one measurement profile. */
 struct ml_profile {
     char name[ML_NAME_MAX];     /* "full", "quick", "deep", ... */
     unsigned pass_s;            /* duration of each pass (iperf3 -t) */
@@ -54,9 +62,10 @@ struct ml_profile {
     double fixed_rate_fraction; /* 0 < f <= 1; the fixed rate is f x the slowest path's median; default 0.5 */
     size_t n_cells;
     struct ml_cell cells[ML_CELLS_MAX]; /* in order; cells[0] is the headline cell */
-    unsigned transfer_s; /* TEMPORARY until the topology branch lands */
 };
-const char *ml_direction_name(enum ml_direction d); /* "forward", "reverse", "bidir" */
+
+/* "forward", "reverse", "bidir". */
+const char *ml_direction_name(enum ml_direction d);
 
 struct ml_topology {
     char *path;                       /* the file it came from */
@@ -78,8 +87,8 @@ struct ml_topology {
         size_t n_paths;               /* which paths to measure, as listed */
         struct ml_path_ref paths[ML_PATHS_MAX];
         int paths_line, paths_column; /* where measure.paths was given */
-        struct ml_profile full;
-        struct ml_profile quick;
+        size_t n_profiles;            /* measure.profiles in file order; "full" is one */
+        struct ml_profile profiles[ML_PROFILES_MAX];
     } measure;
 };
 
@@ -95,6 +104,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlTopology, ml_topology_free)
 
 /* Whether measure.paths names path. */
 bool ml_topology_has_path(const struct ml_topology *topo, const char *path);
+
+/* The profile of that name, or NULL. */
+const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const char *name);
 
 /* Index of a node by name, or -1. */
 int ml_topology_find_node(const struct ml_topology *topo, const char *name);
