@@ -8,6 +8,13 @@
 
 #define PROBE_BYTES 41120 /* 20 answered pings of 1000 bytes, both ways */
 
+#define WG_ROUTE "10.8.0.3 dev wg0 src 10.8.0.2 uid 0 cache"
+#define WG_KEY_A "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd28="
+#define WG_KEY_B "Ym9uam91ciBsZSBtb25kZSBib25qb3VyIGxlIG1vbmQ="
+#define WG_KEY_C "c2FsdXQgbGUgbW9uZGUgc2FsdXQgbGUgbW9uZGUgc2E="
+#define WG_FRESH "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479900\n"
+#define WG_ALLOWED WG_KEY_A "\t10.8.0.2/32\n" WG_KEY_B "\t10.8.0.3/32\n"
+
 static struct ml_topology *topo;
 
 #define PLAIN ml_path_find("plain")
@@ -38,15 +45,17 @@ static struct ml_evidence probe(const char *route, long long hub_bytes)
                                 .route = g_strdup(route)};
 }
 
-/* The verdict, with the sentence checked to hold `needle` (NULL: anything). */
+/* The verdict, with the sentence checked to hold `needle` (NULL: anything).
+ * A missing needle is a failure of its own: flipping the verdict instead
+ * would let a wrong verdict with a wrong sentence pass. */
 static bool verdict(const struct ml_path_ops *ops, struct ml_evidence *ev, const char *needle)
 {
     g_autoptr(GString) s = g_string_new(NULL);
     bool ok = ml_path_verdict(ops, topo, ev, s);
-    if (needle && !strstr(s->str, needle)) {
+    bool said = !needle || strstr(s->str, needle);
+    if (!said)
         fprintf(stderr, "%s: sentence lacks \"%s\": %s\n", ops->name, needle, s->str);
-        ok = !ok; /* make the caller's CHECK fail either way */
-    }
+    CHECK(said);
     ml_evidence_clear(ev);
     return ok;
 }
@@ -59,50 +68,125 @@ static void test_plain(void)
     CHECK(verdict(PLAIN, &ev, "must be under 5%"));
     /* Went through the hub: a gateway in the route, or the hub's NIC carrying the burst. */
     ev = probe("192.0.2.12 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache", 120);
-    CHECK(!verdict(PLAIN, &ev, " via 192.0.2.10"));
+    CHECK(!verdict(PLAIN, &ev, "leaves by eth0 via 192.0.2.10 (must be eth0, no gateway)"));
     ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
     CHECK(!verdict(PLAIN, &ev, "moved 82240 bytes"));
+    /* Another NIC whose name starts like the lab's. */
+    ev = probe("192.0.2.12 dev eth0.7 src 192.0.2.11 uid 0 cache", 120);
+    CHECK(!verdict(PLAIN, &ev, "leaves by eth0.7"));
+    /* Not a route at all: what ip prints when there is none. */
+    ev = probe("RTNETLINK answers: Network is unreachable", 120);
+    CHECK(!verdict(PLAIN, &ev, "the route could not be read"));
+    /* A caller that parsed the route itself: its fields are used, not the text. */
+    ev = probe(NULL, 120);
+    CHECK(ml_route_parse(PLAIN_ROUTE, &ev.rt));
+    CHECK(verdict(PLAIN, &ev, "route: ?;"));
     /* Just under the 5% line passes, on it fails. */
     ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 - 1);
     CHECK(verdict(PLAIN, &ev, NULL));
     ev = probe(PLAIN_ROUTE, PROBE_BYTES / 20 + 1);
     CHECK(!verdict(PLAIN, &ev, NULL));
-    /* No answer is no path. */
+    /* No answer is no path; nor is one lost ping in 20, nor a probe that sent none. */
     ev = probe(PLAIN_ROUTE, 0);
     ev.received = 0;
     CHECK(!verdict(PLAIN, &ev, "0/20 probe pings answered"));
+    ev = probe(PLAIN_ROUTE, 120);
+    ev.received = 19;
+    ev.probe_bytes = PROBE_BYTES / 20 * 19;
+    CHECK(!verdict(PLAIN, &ev, "19/20 probe pings answered (all must be)"));
+    ev = probe(PLAIN_ROUTE, 0);
+    ev.transmitted = ev.received = 0;
+    ev.probe_bytes = 0;
+    CHECK(!verdict(PLAIN, &ev, "0/0 probe pings answered"));
 }
 
-#define WG_ROUTE "10.8.0.3 dev wg0 src 10.8.0.2 uid 0 cache"
-#define WG_KEY_A "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8gd28="
-#define WG_KEY_B "Ym9uam91ciBsZSBtb25kZSBib25qb3VyIGxlIG1vbmQ="
+/* The hub's idle bytes, read over as long just before the probe, are not the
+ * path's: a busy but bystanding hub passes, a detour on top of them fails. */
+static void test_idle(void)
+{
+    struct ml_evidence ev = probe(PLAIN_ROUTE, 9000);
+    ev.hub_idle_bytes = 8800;
+    CHECK(verdict(PLAIN, &ev, "moved 9000 bytes, less 8800 idle (as long, just before) is 200"));
+    /* The same hub without its idle baseline: 9000 bytes are above 5% of the probe. */
+    ev = probe(PLAIN_ROUTE, 9000);
+    CHECK(!verdict(PLAIN, &ev, "less 0 idle"));
+    /* A detour: the burst crossed the hub above the idle chatter. */
+    ev = probe(PLAIN_ROUTE, 8800 + PROBE_BYTES * 2);
+    ev.hub_idle_bytes = 8800;
+    CHECK(!verdict(PLAIN, &ev, "is 82240 for 41120 probe bytes (must be under 5%)"));
+    /* A relay whose hub is busy besides: only the bytes above idle count toward the band. */
+    ev = probe(WG_ROUTE, PROBE_BYTES * 3 + 5000);
+    ev.own[0] = g_strdup(WG_FRESH);
+    ev.own[1] = g_strdup(WG_ALLOWED);
+    ev.hub_idle_bytes = 5000;
+    CHECK(verdict(WIREGUARD_HUB, &ev, "must be between 1.5 and 3.0 times"));
+    ev = probe(WG_ROUTE, PROBE_BYTES * 3 + 5000);
+    ev.own[0] = g_strdup(WG_FRESH);
+    ev.own[1] = g_strdup(WG_ALLOWED);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "less 0 idle"));
+}
+
+/* The hub's `wg show wg0 latest-handshakes` (after its clock) and `wg show
+ * wg0 allowed-ips`: client-a is key A, client-b key B, a third client key C. */
+static struct ml_evidence wg_hub(const char *handshakes, const char *allowed, long long hub_bytes)
+{
+    struct ml_evidence ev = probe(WG_ROUTE, hub_bytes);
+    ev.own[0] = g_strdup(handshakes);
+    ev.own[1] = g_strdup(allowed);
+    return ev;
+}
 
 static void test_wireguard_hub(void)
 {
-    const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479900\n";
-    struct ml_evidence ev = probe(WG_ROUTE, PROBE_BYTES * 2);
-    ev.own[0] = g_strdup(fresh);
-    CHECK(verdict(WIREGUARD_HUB, &ev, "hub has 2 of 2 peers, oldest handshake 100 s"));
+    struct ml_evidence ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 2);
+    CHECK(verdict(WIREGUARD_HUB, &ev,
+                  "hub: the peer for client-a (10.8.0.2) shook hands 10 s ago (must be at most "
+                  "180); hub: the peer for client-b (10.8.0.3) shook hands 100 s ago"));
     /* Went direct: the hub's NIC did not carry the burst. */
-    ev = probe(WG_ROUTE, 300);
-    ev.own[0] = g_strdup(fresh);
-    CHECK(!verdict(WIREGUARD_HUB, &ev, "must be at least 1.5 times"));
-    /* A stale handshake: one peer last shook hands 181 s ago. */
-    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
-    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479819\n");
-    CHECK(!verdict(WIREGUARD_HUB, &ev, "oldest handshake 181 s ago"));
-    /* A peer that never shook hands. */
-    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
-    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t0\n");
-    CHECK(!verdict(WIREGUARD_HUB, &ev, "handshake never"));
-    /* A missing peer: the hub knows only one client. */
-    ev = probe(WG_ROUTE, PROBE_BYTES * 2);
-    ev.own[0] = g_strdup("1764480000\n" WG_KEY_A "\t1764479990\n");
-    CHECK(!verdict(WIREGUARD_HUB, &ev, "hub has 1 of 2 peers"));
-    /* The route does not enter the tunnel. */
-    ev = probe(PLAIN_ROUTE, PROBE_BYTES * 2);
-    ev.own[0] = g_strdup(fresh);
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, 300);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "must be between 1.5 and 3.0 times"));
+    /* On the 1.5 and 3.0 lines: both pass; above 3.0 is a loop or a second relay. */
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 3 / 2);
+    CHECK(verdict(WIREGUARD_HUB, &ev, NULL));
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 3 / 2 - 1);
     CHECK(!verdict(WIREGUARD_HUB, &ev, NULL));
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 3);
+    CHECK(verdict(WIREGUARD_HUB, &ev, NULL));
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 3 + 1);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "is 123361 for 41120 probe bytes"));
+    /* A third client of the hub, stale for a long time, is not on this path. */
+    ev = wg_hub(WG_FRESH WG_KEY_C "\t1764470000\n", WG_ALLOWED WG_KEY_C "\t10.8.0.4/32\n",
+                PROBE_BYTES * 2);
+    CHECK(verdict(WIREGUARD_HUB, &ev, NULL));
+    ev = wg_hub(WG_FRESH WG_KEY_C "\t0\n", WG_ALLOWED WG_KEY_C "\t10.8.0.4/32\n", PROBE_BYTES * 2);
+    CHECK(verdict(WIREGUARD_HUB, &ev, NULL));
+    /* The measuring client's own handshake is old: 181 s ago. */
+    ev = wg_hub("1764480000\n" WG_KEY_A "\t1764479819\n" WG_KEY_B "\t1764479990\n", WG_ALLOWED,
+                PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "the peer for client-a (10.8.0.2) shook hands 181 s ago"));
+    /* The server's peer never shook hands. */
+    ev = wg_hub("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t0\n", WG_ALLOWED,
+                PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "the peer for client-b (10.8.0.3) never shook hands"));
+    /* A missing peer: the hub knows only client-a (and a fresh third client). */
+    ev = wg_hub(WG_FRESH, WG_KEY_A "\t10.8.0.2/32\n" WG_KEY_C "\t10.8.0.4/32\n", PROBE_BYTES * 2);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "no peer holds client-b (10.8.0.3)"));
+    /* The route does not enter the tunnel. */
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 2);
+    g_free(ev.route);
+    ev.route = g_strdup(PLAIN_ROUTE);
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "leaves by eth0 (must be wg0, no gateway)"));
+    /* wg01, another interface: "dev wg0" is in its text, yet it is not wg0 (real line,
+     * tests/data/samples/ip-route-get-netns.txt). */
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 2);
+    g_free(ev.route);
+    ev.route = g_strdup("10.8.0.3 dev wg01 src 10.18.0.2 uid 0 cache");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "leaves by wg01 (must be wg0"));
+    /* Into wg0, but through a gateway. */
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, PROBE_BYTES * 2);
+    g_free(ev.route);
+    ev.route = g_strdup("10.8.0.3 via 10.8.0.1 dev wg0 src 10.8.0.2 uid 0 cache");
+    CHECK(!verdict(WIREGUARD_HUB, &ev, "leaves by wg0 via 10.8.0.1"));
     /* The hub could not be asked. */
     ev = probe(WG_ROUTE, PROBE_BYTES * 2);
     ev.own_error = g_strdup("cannot read the hub's handshakes: guest agent timed out");
@@ -140,6 +224,10 @@ static void test_nebula(void)
     ev = probe(NEBULA_ROUTE, 90);
     ev.own[0] = sample("nebula/print-tunnel-relayed.json");
     CHECK(!verdict(NEBULA_RELAY, &ev, NULL));
+    /* nebula says direct, but the client's route leaves by the lab NIC. */
+    ev = probe(PLAIN_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(NEBULA_DIRECT, &ev, "leaves by eth0 (must be nebula1"));
     ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
     ev.own_error = g_strdup("cannot read nebula's view: ssh: connection refused");
     CHECK(!verdict(NEBULA_RELAY, &ev, "connection refused"));
@@ -197,16 +285,25 @@ static void test_tailscale(void)
     /* No pong. */
     ev = ts("ping \"100.64.0.2\" timed out\n", "", PROBE_BYTES * 2);
     CHECK(!verdict(TAILSCALE_RELAY, &ev, "no pong"));
+    /* tailscale's view is right, but the client's route skips tailscale0. */
+    ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    g_free(ev.route);
+    ev.route = g_strdup("100.64.0.2 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache");
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "must be tailscale0, no gateway"));
 }
 
 #define WGD_ROUTE "10.9.0.3 dev wg1 src 10.9.0.2 uid 0 cache"
 
-/* `date +%s; wg show wg1 latest-handshakes` and `wg show wg1 endpoints` on the client. */
+#define WGD_ALLOWED WG_KEY_B "\t10.9.0.3/32\n"
+
+/* `date +%s; wg show wg1 latest-handshakes`, `wg show wg1 endpoints` and `wg
+ * show wg1 allowed-ips` on the client. */
 static struct ml_evidence wgd(const char *handshakes, const char *endpoints, long long hub_bytes)
 {
     struct ml_evidence ev = probe(WGD_ROUTE, hub_bytes);
     ev.own[0] = g_strdup(handshakes);
     ev.own[1] = g_strdup(endpoints);
+    ev.own[2] = g_strdup(WGD_ALLOWED);
     return ev;
 }
 
@@ -226,10 +323,24 @@ static void test_wireguard_direct(void)
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
     /* A stale handshake. */
     ev = wgd("1764480000\n" WG_KEY_B "\t1764479000\n", WG_KEY_B "\t192.0.2.12:51821\n", 60);
-    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "1000 s ago"));
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "client-b (10.9.0.3) shook hands 1000 s ago"));
     /* A missing peer: wg1 has none, so no endpoint either. */
     ev = wgd("1764480000\n", "", 60);
-    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "has 0 of 1 peers"));
+    g_free(ev.own[2]);
+    ev.own[2] = g_strdup("");
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "the client: no peer holds client-b (10.9.0.3)"));
+    /* A fresh peer, but for another address than the server's; the server's is stale. */
+    ev = wgd("1764480000\n" WG_KEY_A "\t1764479995\n" WG_KEY_B "\t1764479000\n",
+             WG_KEY_A "\t192.0.2.12:51821\n" WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    g_free(ev.own[2]);
+    ev.own[2] = g_strdup(WG_KEY_A "\t10.9.0.4/32\n" WGD_ALLOWED);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "client-b (10.9.0.3) shook hands 1000 s ago"));
+    /* The server's peer reached at the hub, another (not on the path) at the server. */
+    ev = wgd("1764480000\n" WG_KEY_A "\t1764479995\n" WG_KEY_B "\t1764479995\n",
+             WG_KEY_A "\t192.0.2.12:51821\n" WG_KEY_B "\t192.0.2.10:51821\n", 60);
+    g_free(ev.own[2]);
+    ev.own[2] = g_strdup(WG_KEY_A "\t10.9.0.4/32\n" WGD_ALLOWED);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "endpoint is 192.0.2.10:51821"));
     /* An endpoint never learnt. */
     ev = wgd(fresh, WG_KEY_B "\t(none)\n", 60);
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, "(none)"));
@@ -237,7 +348,7 @@ static void test_wireguard_direct(void)
     ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
     g_free(ev.route);
     ev.route = g_strdup(WG_ROUTE);
-    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "leaves by wg0 (must be wg1"));
     ev = probe(WGD_ROUTE, 60);
     ev.own_error = g_strdup("cannot read the client's wg1: no such device");
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, "no such device"));
@@ -260,6 +371,8 @@ static void test_wireguard_direct(void)
     "2147483552 "                                                                                  \
     "\\    wireguard addrgenmode none numtxqueues 1 numrxqueues 1 gso_max_size 65536 \n"
 
+#define WGO_ALLOWED WG_KEY_A "\t10.10.0.2/32\n" WG_KEY_B "\t10.10.0.3/32\n"
+
 static struct ml_evidence wgo(const char *handshakes, const char *link, const char *pids,
                               long long hub_bytes)
 {
@@ -267,6 +380,7 @@ static struct ml_evidence wgo(const char *handshakes, const char *link, const ch
     ev.own[0] = g_strdup(handshakes);
     ev.own[1] = g_strdup(link);
     ev.own[2] = g_strdup(pids);
+    ev.own[3] = g_strdup(WGO_ALLOWED);
     return ev;
 }
 
@@ -281,15 +395,22 @@ static void test_wireguard_go_hub(void)
     /* A tun device, but no wireguard-go behind it. */
     ev = wgo(fresh, WGO_TUN, "", PROBE_BYTES * 2);
     CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "wireguard-go does not run"));
-    /* Relay that went direct: the hub's NIC stayed quiet. */
+    /* Relay that went direct: the hub's NIC stayed quiet; or it moved over 3 times the probe. */
     ev = wgo(fresh, WGO_TUN, "1234\n", 200);
-    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "must be at least 1.5 times"));
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "must be between 1.5 and 3.0 times"));
+    ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 4);
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "must be between 1.5 and 3.0 times"));
     /* A stale handshake, and a missing peer. */
     ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479700\n", WGO_TUN, "1234\n",
              PROBE_BYTES * 2);
-    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "300 s ago"));
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "client-b (10.10.0.3) shook hands 300 s ago"));
     ev = wgo("1764480000\n" WG_KEY_A "\t1764479990\n", WGO_TUN, "1234\n", PROBE_BYTES * 2);
-    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "hub has 1 of 2 peers"));
+    CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "the peer for client-b (10.10.0.3) never shook hands"));
+    /* A stale peer not on the path passes. */
+    ev = wgo(WG_FRESH WG_KEY_C "\t1764400000\n", WGO_TUN, "1234\n", PROBE_BYTES * 2);
+    g_free(ev.own[3]);
+    ev.own[3] = g_strdup(WGO_ALLOWED WG_KEY_C "\t10.10.0.4/32\n");
+    CHECK(verdict(WIREGUARD_GO_HUB, &ev, NULL));
     /* The client's route takes the kernel hub's wg0 instead. */
     ev = wgo(fresh, WGO_TUN, "1234\n", PROBE_BYTES * 2);
     g_free(ev.route);
@@ -298,6 +419,93 @@ static void test_wireguard_go_hub(void)
     ev = probe(WGO_ROUTE, PROBE_BYTES * 2);
     ev.own_error = g_strdup("cannot read the hub's wgo0: Device \"wgo0\" does not exist.");
     CHECK(!verdict(WIREGUARD_GO_HUB, &ev, "does not exist"));
+}
+
+/* Real `ip -o route get` output, as printed (tests/data/samples/README): each line's
+ * fields, and the same once squashed to single spaces the way the probe records it. */
+static void test_route_parse(void)
+{
+    static const struct {
+        const char *file;
+        unsigned line;
+        const char *dev, *via, *src;
+    } cases[] = {
+        {"ip-route-get.txt", 0, "lo", "", "127.0.0.1"},
+        {"ip-route-get.txt", 1, "eth0", "192.0.2.1", "192.0.2.2"},
+        {"ip-route-get.txt", 2, "eth0", "", "192.0.2.2"},
+        {"ip-route-get.txt", 3, "lo", "", "192.0.2.2"},
+        {"ip-route-get.txt", 4, "eth0", "", "192.0.2.2"},
+        {"ip-route-get.txt", 5, "eth0", "", "192.0.2.2"},
+        {"ip-route-get.txt", 6, "eth0", "", "fd00::2"},
+        {"ip-route-get.txt", 7, "lo", "", "::1"},
+        {"ip-route-get.txt", 8, "eth0", "fd00::1", "fd00::2"},
+        {"ip-route-get.txt", 9, "eth0", "192.0.2.1", "192.0.2.2"},
+        {"ip-route-get.txt", 10, "eth0", "192.0.2.1", ""},
+        {"ip-route-get.txt", 11, "eth0", "", "fe80::fc:ff:fe00:1"},
+        {"ip-route-get-netns.txt", 0, "wg0", "", "10.8.0.2"},
+        {"ip-route-get-netns.txt", 1, "wg01", "", "10.18.0.2"},
+        {"ip-route-get-netns.txt", 2, "eth0", "", "192.0.2.11"},
+        {"ip-route-get-netns.txt", 3, "tailscale0", "", "100.64.0.1"},
+        {"ip-route-get-netns.txt", 4, "eth0", "192.0.2.10", "192.0.2.11"},
+        {"ip-route-get-netns.txt", 5, "eth0", "", "192.0.2.11"},
+        {"ip-route-get-netns.txt", 6, "nebula1", "", "10.42.0.2"},
+        {"ip-route-get-netns.txt", 7, NULL, NULL, NULL}, /* RTNETLINK answers: ... */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = sample(cases[i].file);
+        g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+        CHECK(g_strv_length(lines) > cases[i].line);
+        if (g_strv_length(lines) <= cases[i].line)
+            continue;
+        const char *line = lines[cases[i].line];
+        g_autoptr(GString) squashed = g_string_new(line);
+        g_string_replace(squashed, "\\", " ", 0);
+        while (g_string_replace(squashed, "  ", " ", 0))
+            ;
+        g_strstrip(squashed->str);
+        const char *forms[] = {line, squashed->str};
+        for (size_t f = 0; f < G_N_ELEMENTS(forms); f++) {
+            struct ml_route rt;
+            bool ok = ml_route_parse(forms[f], &rt);
+            if (ok != (cases[i].dev != NULL))
+                fprintf(stderr, "%s:%u: \"%s\" parsed %d\n", cases[i].file, cases[i].line + 1,
+                        forms[f], ok);
+            CHECK(ok == (cases[i].dev != NULL));
+            CHECK(rt.parsed == ok);
+            if (!ok)
+                continue;
+            CHECK_STR(rt.dev, cases[i].dev);
+            CHECK_STR(rt.via, cases[i].via);
+            CHECK_STR(rt.src, cases[i].src);
+        }
+    }
+    /* A cached PMTU exception (constructed: the words iproute2 prints after "cache"). */
+    struct ml_route rt;
+    CHECK(ml_route_parse("10.8.0.3 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache expires "
+                         "598sec mtu 1400",
+                         &rt));
+    CHECK_STR(rt.via, "192.0.2.10");
+    CHECK(
+        ml_route_parse("default via inet6 fe80::1 dev eth0 proto ra metric 1024 pref medium", &rt));
+    CHECK_STR(rt.via, "fe80::1");
+    /* Garbage, and lines that are nearly routes. */
+    static const char *const bad[] = {
+        "",
+        "dev eth0",                             /* no destination */
+        "192.0.2.12 dev",                       /* a word without its value */
+        "192.0.2.12 dev eth0 frobnicate 3",     /* an unknown word */
+        "192.0.2.12 dev averyveryverylongname", /* longer than IFNAMSIZ */
+        "192.0.2.12 via hub dev eth0",          /* a gateway that is no address */
+        "192.0.2.12 dev eth0 dev wg0",          /* two devices */
+        "192.0.2.12/33 dev eth0",               /* no such prefix */
+        "Device \"wg0\" does not exist.",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        rt.parsed = true;
+        CHECK(!ml_route_parse(bad[i], &rt));
+        CHECK(!rt.parsed && !rt.dev[0]);
+    }
+    CHECK(!ml_route_parse(NULL, &rt));
 }
 
 /* Its port is in the lab's port table, open on the lab NIC and kept off the tunnels. */
@@ -377,7 +585,9 @@ int main(void)
     /* Every registered path with a check of its own is tested below. */
     for (size_t i = 0; ml_paths[i]; i++)
         CHECK(ml_paths[i]->verify != NULL);
+    test_route_parse();
     test_plain();
+    test_idle();
     test_wireguard_hub();
     test_nebula();
     test_tailscale();

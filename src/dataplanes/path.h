@@ -12,24 +12,40 @@
 #include "dataplanes/nft.h"
 #include "topology/ports.h"
 
-/* Whether the hub's NIC may see the path's traffic. A bystander hub moves under
- * 5% of the probe's bytes; a hub that relays moves every byte at least twice,
- * so at least 1.5 times the probe's bytes (WireGuard's and DERP's overhead
- * included, the seed measured 2.2 to 2.5). */
+/* Whether the hub's NIC may see the path's traffic, counted above its idle
+ * bytes. A bystander hub moves under 5% of the probe's bytes; a hub that
+ * relays moves every byte twice, each inside a larger packet: between 1.5 and
+ * 3.0 times the probe's bytes (the seed measured 2.2 to 2.5; more than 3 is a
+ * loop or a second relay, not this path). */
 enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES };
 
 #define ML_EVIDENCE_OWN_MAX 4
+
+/* The fields of one `ip -o route get ADDR` line that say where the route
+ * leaves; empty when the line has none (no gateway: via is ""). */
+struct ml_route {
+    char dev[16]; /* the interface, IFNAMSIZ */
+    char via[46]; /* the gateway, INET6_ADDRSTRLEN */
+    char src[46]; /* the preferred source address */
+    bool parsed;  /* the line was read; false leaves the rest empty */
+};
+/* Pure: reads one line of `ip -o route get ADDR` (as printed, or squashed to
+ * single spaces: tabs, "\" and runs of spaces separate words alike). False,
+ * ret zeroed, for anything else: an error message, an unknown word, a value
+ * that does not fit. */
+bool ml_route_parse(const char *text, struct ml_route *ret);
 
 /* What a check recorded, as data: the probe's burst of pings from the client
  * to the path's target while the hub's NIC counters were read from the host,
  * and the dataplane's own view in the raw text its tools printed. verify reads
  * nothing else, so it can be tested on recorded evidence without guests. */
 struct ml_evidence {
-    long long hub_bytes;   /* hub NIC bytes in + out during the burst */
-    long long probe_bytes; /* ICMP payload + headers sent and answered */
-    long long hub_idle_bytes; /* TEMPORARY: the hub's bytes over an idle interval as long */
+    long long hub_bytes;      /* hub NIC bytes in + out during the burst */
+    long long hub_idle_bytes; /* the same over as long just before the burst; 0: unknown */
+    long long probe_bytes;    /* ICMP payload + headers sent and answered */
     unsigned transmitted, received;
-    char *route;                    /* the client's `ip -o route get TARGET`, squashed */
+    char *route;        /* the client's `ip -o route get TARGET`, squashed */
+    struct ml_route rt; /* route's fields; ml_path_verdict reads route when !rt.parsed */
     char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
     char *own_error;                /* why they could not be read, or NULL */
 };
@@ -75,7 +91,7 @@ struct ml_path_ops {
     bool (*settle)(struct ml_lab *lab, GError **err);
     /* Pure: true when the recorded evidence shows this path, beyond what every
      * path shares (an answered probe and the hub's role, see ml_path_verdict).
-     * Appends what it saw to sentence. */
+     * ev->rt is parsed by then. Appends what it saw to sentence. */
     bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
 };
 
@@ -102,11 +118,16 @@ struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_datap
 /* The lab's whole port table: the fixed ports, then each dataplane's own. */
 size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
 
-/* Pure: the verdict on one check. The path's own verify, then what every path
- * shares, written once: the route, the probe pings answered, and the hub's
- * bytes against its role's threshold. */
+/* Pure: the verdict on one check. The route parsed (unless the caller did),
+ * the path's own verify, then what every path shares, written once: every
+ * probe ping answered, and the hub's bytes above its idle bytes within its
+ * role's band. */
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
+
+/* Pure: true when the parsed route leaves by dev with no gateway; appends to
+ * sentence what it should have been when it does not. */
+bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence);
 
 /* Loads the seed's guest firewall into every guest. */
 bool ml_policy_firewall(struct ml_lab *lab, GError **err);

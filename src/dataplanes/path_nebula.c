@@ -62,7 +62,7 @@ static bool view(const struct ml_evidence *ev, struct ml_nebula_tunnel *v, GStri
     else
         g_string_append_printf(sentence, "nebula print-tunnel: currentRemote %s (direct); ",
                                v->remote);
-    return ev->route && strstr(ev->route, "dev " ML_NEBULA_DEV);
+    return ml_route_enters(&ev->rt, ML_NEBULA_DEV, sentence);
 }
 
 static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,

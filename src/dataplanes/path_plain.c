@@ -22,8 +22,7 @@ static struct in_addr target(const struct ml_lab *lab)
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
     (void)t;
-    (void)sentence;
-    return ev->route && strstr(ev->route, "dev eth0") && !strstr(ev->route, " via ");
+    return ml_route_enters(&ev->rt, "eth0", sentence);
 }
 
 const struct ml_path_ops ml_path_plain = {

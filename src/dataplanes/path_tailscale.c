@@ -325,7 +325,8 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
         ev->own_error = g_strdup_printf("cannot read tailscale's view: %s", e ? e->message : "?");
 }
 
-/* The recorded ping and status of the server's peer entry, as a sentence. */
+/* The recorded ping and status of the server's peer entry, as a sentence; false
+ * when they cannot be read or the client's route does not enter tailscale0. */
 static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
                  struct ml_ts_ping *ping, struct ml_ts_peer *peer, GString *sentence)
 {
@@ -349,7 +350,8 @@ static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
         g_string_append(sentence, "tailscale ping: no pong; ");
     g_string_append_printf(sentence, "tailscale status: CurAddr \"%s\", relay \"%s\"; ",
                            peer->cur_addr, peer->relay);
-    return true;
+    /* tailscaled routes the tailnet through its own table 52, into tailscale0. */
+    return ml_route_enters(&ev->rt, "tailscale0", sentence);
 }
 
 static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,

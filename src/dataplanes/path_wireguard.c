@@ -24,24 +24,33 @@ static struct in_addr target(const struct ml_lab *lab)
     return t->nodes[t->measure.server].tunnel_address;
 }
 
-/* The hub's own view: its clock, then one line per peer, "PUBKEY\tEPOCH". */
+/* The hub's own view: its clock, then one line per peer, "PUBKEY\tEPOCH";
+ * then which peer holds which tunnel address, "PUBKEY\tA.B.C.D/32". Not `wg
+ * show dump`: its first line is the hub's private key. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
-    ev->own[0] = ml_agent_run(ml_lab_dom(lab, lab->topo->wireguard.hub),
-                              "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
-    if (!ev->own[0])
+    virDomainPtr hub = ml_lab_dom(lab, lab->topo->wireguard.hub);
+    ev->own[0] = ml_agent_run(hub, "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
+    if (ev->own[0])
+        ev->own[1] = ml_agent_run(hub, "wg show wg0 allowed-ips", NULL, 15, &e);
+    if (!ev->own[1])
         ev->own_error = g_strdup_printf("cannot read the hub's handshakes: %s", e->message);
 }
 
 /* Every payload byte crosses the hub's NIC twice (in from the client, out to
- * the server), each time inside a larger WireGuard packet. The hub must hold a
- * fresh handshake with every client, and the client route into wg0. */
+ * the server), each time inside a larger WireGuard packet. The hub's peers for
+ * the client and the server must both hold a fresh handshake (other clients
+ * of the hub do not matter), and the client's route must enter wg0. */
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "hub", t->n_nodes - 1,
-                                        HANDSHAKE_MAX_AGE_S, sentence);
-    return fresh && ev->route && strstr(ev->route, "dev wg0");
+    const struct ml_wg_end ends[] = {
+        {t->nodes[t->measure.client].name, t->nodes[t->measure.client].tunnel_address},
+        {t->nodes[t->measure.server].name, t->nodes[t->measure.server].tunnel_address},
+    };
+    bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[1], "hub", ends,
+                                  G_N_ELEMENTS(ends), HANDSHAKE_MAX_AGE_S, sentence);
+    return ml_route_enters(&ev->rt, "wg0", sentence) && fresh;
 }
 
 const struct ml_dataplane ml_dataplane_wireguard = {

@@ -169,38 +169,83 @@ bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
-                            unsigned want_peers, long long max_age_s, GString *sentence)
+char *ml_wg_field(const char *out, const char *key)
 {
-    if (error || !out) {
-        g_string_append_printf(sentence, "%s; ", error ? error : "no handshakes recorded");
-        return false;
+    g_auto(GStrv) lines = g_strsplit(out ? out : "", "\n", -1);
+    size_t n = strlen(key);
+    for (char **l = lines; *l; l++)
+        if (!strncmp(*l, key, n) && (*l)[n] == '\t')
+            return g_strstrip(g_strdup(*l + n + 1));
+    return NULL;
+}
+
+/* Whether "A.B.C.D/P" holds addr (an IPv6 network or "(none)" never does). */
+static bool network_holds(const char *net, struct in_addr addr)
+{
+    g_autofree char *a = g_strdup(net);
+    char *slash = strchr(a, '/');
+    unsigned prefix = 32;
+    if (slash) {
+        char *end = NULL;
+        prefix = (unsigned)g_ascii_strtoull(slash + 1, &end, 10);
+        if (end == slash + 1 || *end || prefix > 32)
+            return false;
+        *slash = '\0';
     }
-    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
-    long long now = lines[0] ? g_ascii_strtoll(lines[0], NULL, 10) : 0;
-    long long oldest = 0;
-    unsigned peers = 0;
-    for (char **l = lines + (lines[0] ? 1 : 0); *l; l++) {
+    struct in_addr n;
+    if (inet_pton(AF_INET, a, &n) != 1)
+        return false;
+    uint32_t mask = prefix ? ~0u << (32 - prefix) : 0;
+    return (ntohl(n.s_addr) & mask) == (ntohl(addr.s_addr) & mask);
+}
+
+char *ml_wg_peer_for(const char *allowed, struct in_addr addr)
+{
+    g_auto(GStrv) lines = g_strsplit(allowed ? allowed : "", "\n", -1);
+    for (char **l = lines; *l; l++) {
         char *tab = strchr(*l, '\t');
         if (!tab)
             continue;
-        long long t = g_ascii_strtoll(tab + 1, NULL, 10);
-        peers++;
-        if (t == 0)
-            oldest = -1;
-        else if (oldest >= 0 && now - t > oldest)
-            oldest = now - t;
+        g_auto(GStrv) nets = g_strsplit_set(tab + 1, " \t", -1);
+        for (char **n = nets; *n; n++)
+            if (**n && network_holds(*n, addr))
+                return g_strndup(*l, (gsize)(tab - *l));
     }
-    if (peers == 0)
-        oldest = -1;
-    if (oldest < 0)
-        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake never; ", who,
-                               peers, want_peers);
-    else
-        g_string_append_printf(sentence, "%s has %u of %u peers, oldest handshake %lld s ago "
-                               "(must be at most %lld); ",
-                               who, peers, want_peers, oldest, max_age_s);
-    return now > 0 && peers >= want_peers && oldest >= 0 && oldest <= max_age_s;
+    return NULL;
+}
+
+bool ml_wg_path_fresh(const char *error, const char *handshakes, const char *allowed,
+                      const char *who, const struct ml_wg_end *ends, size_t n_ends,
+                      long long max_age_s, GString *sentence)
+{
+    if (error || !handshakes || !allowed) {
+        g_string_append_printf(sentence, "%s; ", error ? error : "no handshakes recorded");
+        return false;
+    }
+    long long now = g_ascii_strtoll(handshakes, NULL, 10);
+    bool ok = now > 0;
+    if (!ok)
+        g_string_append_printf(sentence, "%s's clock could not be read; ", who);
+    for (size_t i = 0; i < n_ends; i++) {
+        char addr[16];
+        ml_ip_str(ends[i].address, addr);
+        g_autofree char *key = ml_wg_peer_for(allowed, ends[i].address);
+        g_autofree char *at = key ? ml_wg_field(handshakes, key) : NULL;
+        long long t = at ? g_ascii_strtoll(at, NULL, 10) : 0;
+        g_string_append_printf(sentence, "%s: ", who);
+        if (!key)
+            g_string_append_printf(sentence, "no peer holds %s (%s); ", ends[i].name, addr);
+        else if (t <= 0)
+            g_string_append_printf(sentence, "the peer for %s (%s) never shook hands; ",
+                                   ends[i].name, addr);
+        else
+            g_string_append_printf(sentence,
+                                   "the peer for %s (%s) shook hands %lld s ago (must be at "
+                                   "most %lld); ",
+                                   ends[i].name, addr, now - t, max_age_s);
+        ok &= key && t > 0 && now - t <= max_age_s;
+    }
+    return ok;
 }
 
 char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char *prefix,

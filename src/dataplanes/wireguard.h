@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 
 #include "virt/lab.h"
@@ -35,8 +36,24 @@ char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char
 /* The same address as the one a path aims at (0.0.0.0 if prefix is malformed). */
 struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, const char *prefix);
 
-/* Pure: reads `date +%s; wg show IFACE latest-handshakes` as recorded on node
- * `who` (error: why it could not be read). True when at least want_peers peers
- * each shook hands within max_age_s; appends what it saw to sentence. */
-bool ml_wg_handshakes_fresh(const char *error, const char *out, const char *who,
-                            unsigned want_peers, long long max_age_s, GString *sentence);
+/* One end of a path, as a peer of the node whose WireGuard was asked. */
+struct ml_wg_end {
+    const char *name;       /* the node's name, for the sentence */
+    struct in_addr address; /* its address inside the tunnel */
+};
+
+/* Pure: the value on peer key's line of `wg show IFACE FIELD` ("KEY\tVALUE"
+ * per peer), stripped; NULL when the peer has no line. */
+char *ml_wg_field(const char *out, const char *key);
+/* Pure: the public key of the peer whose allowed-ips (`wg show IFACE
+ * allowed-ips`) hold addr; NULL when none does. */
+char *ml_wg_peer_for(const char *allowed, struct in_addr addr);
+
+/* Pure: reads `date +%s; wg show IFACE latest-handshakes` (handshakes) and
+ * `wg show IFACE allowed-ips` (allowed) as recorded on node `who` (error: why
+ * they could not be read). True when, for each of the path's ends, the peer
+ * whose allowed-ips hold its address shook hands within max_age_s; peers not
+ * on the path do not count. Appends what it saw of each end to sentence. */
+bool ml_wg_path_fresh(const char *error, const char *handshakes, const char *allowed,
+                      const char *who, const struct ml_wg_end *ends, size_t n_ends,
+                      long long max_age_s, GString *sentence);

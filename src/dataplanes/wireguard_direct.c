@@ -101,7 +101,8 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The client's own view: its clock and handshakes, then its peer's endpoint. */
+/* The client's own view: its clock and handshakes, its peers' endpoints, and
+ * which peer holds which tunnel address. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
@@ -109,7 +110,9 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     ev->own[0] = ml_agent_run(client, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
     if (ev->own[0])
         ev->own[1] = ml_agent_run(client, "wg show " DEV " endpoints", NULL, 15, &e);
-    if (!ev->own[1])
+    if (ev->own[1])
+        ev->own[2] = ml_agent_run(client, "wg show " DEV " allowed-ips", NULL, 15, &e);
+    if (!ev->own[2])
         ev->own_error = g_strdup_printf("cannot read the client's " DEV ": %s", e->message);
 }
 
@@ -127,21 +130,24 @@ static struct in_addr target(const struct ml_lab *lab)
     return ml_wg_overlay_target(lab->topo, lab->topo->measure.server, SUBNET);
 }
 
-/* The client's one peer shook hands recently, at the server's lab address and
- * this dataplane's port, and the route enters wg1. */
+/* The client's peer for the server's tunnel address shook hands recently, at
+ * the server's lab address and this dataplane's port, and the route enters
+ * wg1 with no gateway. */
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "the client", 1,
-                                        HANDSHAKE_MAX_AGE_S, sentence);
-    char server[16];
+    const struct ml_wg_end server = {t->nodes[t->measure.server].name,
+                                     ml_wg_overlay_target(t, t->measure.server, SUBNET)};
+    bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[2], "the client", &server, 1,
+                                  HANDSHAKE_MAX_AGE_S, sentence);
+    char lab_addr[16];
     g_autofree char *want =
-        g_strdup_printf("%s:%u", ml_ip_str(t->nodes[t->measure.server].address, server), port(t));
-    const char *tab = ev->own[1] ? strchr(ev->own[1], '\t') : NULL;
-    g_autofree char *endpoint = g_strstrip(g_strdup(tab ? tab + 1 : "none"));
-    if (ev->own[1])
+        g_strdup_printf("%s:%u", ml_ip_str(t->nodes[t->measure.server].address, lab_addr), port(t));
+    g_autofree char *key = ml_wg_peer_for(ev->own[2], server.address);
+    g_autofree char *endpoint = key ? ml_wg_field(ev->own[1], key) : NULL;
+    if (key)
         g_string_append_printf(sentence, "the client's peer endpoint is %s (must be %s); ",
-                               endpoint, want);
-    return fresh && !strcmp(endpoint, want) && ev->route && strstr(ev->route, "dev " DEV);
+                               endpoint ? endpoint : "missing", want);
+    return ml_route_enters(&ev->rt, DEV, sentence) && fresh && endpoint && !strcmp(endpoint, want);
 }
 
 static char *conflict(const struct ml_topology *t)

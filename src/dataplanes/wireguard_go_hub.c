@@ -143,7 +143,8 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The hub's own view: handshakes, its interface's kind, the daemon's pid. */
+/* The hub's own view: handshakes, its interface's kind, the daemon's pid,
+ * which peer holds which tunnel address. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
@@ -153,7 +154,9 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
         ev->own[1] = ml_agent_run(hub, "ip -d -o link show " DEV, NULL, 15, &e);
     if (ev->own[1])
         ev->own[2] = ml_agent_run(hub, "pgrep -x wireguard-go || true", NULL, 15, &e);
-    if (!ev->own[2])
+    if (ev->own[2])
+        ev->own[3] = ml_agent_run(hub, "wg show " DEV " allowed-ips", NULL, 15, &e);
+    if (!ev->own[3])
         ev->own_error = g_strdup_printf("cannot read the hub's " DEV ": %s", e->message);
 }
 
@@ -173,12 +176,16 @@ static struct in_addr target(const struct ml_lab *lab)
 
 /* The hub's wgo0 is a tun device (iproute2 prints the link kind "tun" and
  * "type tun"; a kernel WireGuard link says "wireguard"), a wireguard-go
- * process runs, the hub shook hands with every client, and the client's route
- * enters wgo0. */
+ * process runs, the hub's peers for the client and the server shook hands
+ * recently, and the client's route enters wgo0. */
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    bool fresh = ml_wg_handshakes_fresh(ev->own_error, ev->own[0], "hub", t->n_nodes - 1,
-                                        HANDSHAKE_MAX_AGE_S, sentence);
+    const struct ml_wg_end ends[] = {
+        {t->nodes[t->measure.client].name, ml_wg_overlay_target(t, t->measure.client, SUBNET)},
+        {t->nodes[t->measure.server].name, ml_wg_overlay_target(t, t->measure.server, SUBNET)},
+    };
+    bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[3], "hub", ends,
+                                  G_N_ELEMENTS(ends), HANDSHAKE_MAX_AGE_S, sentence);
     if (!ev->own[1] || !ev->own[2])
         return false;
     bool tun = strstr(ev->own[1], " tun type tun ") && !strstr(ev->own[1], "wireguard");
@@ -189,7 +196,7 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
                            tun ? "a tun device" : "not a tun device",
                            daemon ? "runs (pid " : "does not run", daemon ? pids : "",
                            daemon ? ")" : "");
-    return fresh && tun && daemon && ev->route && strstr(ev->route, "dev " DEV);
+    return ml_route_enters(&ev->rt, DEV, sentence) && fresh && tun && daemon;
 }
 
 static char *conflict(const struct ml_topology *t)

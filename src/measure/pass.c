@@ -96,6 +96,7 @@ static void view_read(const struct ml_pass_path *pp, struct view *v)
     if (ev.route) {
         g_strdelimit(ev.route, "\t\\\n", ' ');
         g_strstrip(ev.route);
+        ml_route_parse(ev.route, &ev.rt);
     }
     const struct ml_dataplane *dp = pp->ops->dataplane;
     if (dp && dp->observe)
