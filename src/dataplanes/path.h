@@ -75,6 +75,23 @@ struct ml_dataplane {
     void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
 };
 
+/* How a path wraps one inner IP packet on the hub's wire, for the hub factor
+ * physics predicts (measure/physics.h). A packet of n inner bytes is padded to
+ * a multiple of pad_to (0: none), capped at inner_mtu as WireGuard does, then
+ * overhead bytes are added, then a 14-byte Ethernet header. approximate: the
+ * encapsulation is not per packet (a byte stream), so overhead is an average
+ * share; how says where each byte comes from. */
+struct ml_encap {
+    const char *name;
+    unsigned inner_mtu;
+    unsigned overhead;
+    unsigned pad_to;
+    bool approximate;
+    const char *how;
+};
+/* Kernel WireGuard and wireguard-go: the same wire format and padding. */
+extern const struct ml_encap ml_encap_wireguard;
+
 struct ml_path_ops {
     const char *name; /* as topologies and results name it */
     const struct ml_dataplane *dataplane;
@@ -82,6 +99,9 @@ struct ml_path_ops {
     enum ml_policy policy;
     /* What the hub's NIC must show during the probe. */
     enum ml_hub_role hub;
+    /* What the hub carries per packet (NULL: the path does not cross the hub,
+     * expected factor 0). */
+    const struct ml_encap *encap;
     /* One line for the report, with the client, server and target filled in. */
     char *(*describe)(const struct ml_topology *topo);
     /* The address iperf3 and ping aim at (0.0.0.0 while the dataplane has not

@@ -106,6 +106,19 @@ const struct ml_dataplane ml_dataplane_nebula = {
     .observe = observe,
 };
 
+/* nebula.c's tun mtu 1300; nebula 1.6.1's 16-byte header (header.Len) and its
+ * default cipher, AES-GCM with a 16-byte tag (main.go: cipher "aes"). A relayed packet is
+ * the end-to-end one (header, ciphertext, tag) carried whole in the relay
+ * tunnel: another header and a tag that authenticates without encrypting
+ * (nebula 1.6.1 inside.go SendVia, outside.go MessageRelay), on both legs. */
+static const struct ml_encap encap_relay = {
+    .name = "nebula relay",
+    .inner_mtu = 1300,
+    .overhead = 20 + 8 + 16 + 16 + 16 + 16,
+    .how = "nebula relayed: 20 IP + 8 UDP + 16 relay header + 16 header + 16 AES-GCM tag + "
+           "16 relay tag = 92 bytes, no padding",
+};
+
 const struct ml_path_ops ml_path_nebula_direct = {
     .name = "nebula-direct",
     .dataplane = &ml_dataplane_nebula,
@@ -122,6 +135,7 @@ const struct ml_path_ops ml_path_nebula_relay = {
     .dataplane = &ml_dataplane_nebula,
     .policy = ML_POLICY_RELAY,
     .hub = ML_HUB_CARRIES,
+    .encap = &encap_relay,
     .describe = describe_relay,
     .target = target,
     .settle = settle,

@@ -431,11 +431,28 @@ const struct ml_path_ops ml_path_tailscale_direct = {
     .verify = verify_direct,
 };
 
+/* tailscale0's MTU 1280; WireGuard's 32 bytes and padding to 16, then DERP's
+ * frame (5-byte header, 32-byte key) inside TLS records (up to 22 bytes each)
+ * inside TCP on the hub's 1500-byte NIC. TCP cuts that stream where it likes,
+ * so the IP and TCP headers (52 per 1448-byte segment) count as a share, about
+ * 49 bytes per full packet: an average, not a per-packet count. */
+static const struct ml_encap encap_derp = {
+    .name = "DERP",
+    .inner_mtu = 1280,
+    .overhead = 32 + 37 + 22 + 49,
+    .pad_to = 16,
+    .approximate = true,
+    .how = "DERP over TLS over TCP: 32 WireGuard + 37 DERP frame + up to 22 TLS "
+           "record + ~49 share of the outer TCP/IP headers = ~140 bytes; TLS records and TCP "
+           "segments do not follow packets, and the outer TCP's own ACKs are not modelled",
+};
+
 const struct ml_path_ops ml_path_tailscale_relay = {
     .name = "tailscale-relay",
     .dataplane = &ml_dataplane_tailscale,
     .policy = ML_POLICY_RELAY,
     .hub = ML_HUB_CARRIES,
+    .encap = &encap_derp,
     .describe = describe_relay,
     .target = target,
     .settle = settle_relay,

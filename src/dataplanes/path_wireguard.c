@@ -59,10 +59,22 @@ const struct ml_dataplane ml_dataplane_wireguard = {
     .observe = observe,
 };
 
+/* The wg-quick files (wireguard.c) set no MTU: wg-quick takes eth0's 1500 less
+ * 80 (the IPv6 worst case), 1420, as wireguard-go's DefaultMTU. Plaintext is padded
+ * to 16, capped at the MTU (kernel send.c, wireguard-go calculatePaddingSize). */
+const struct ml_encap ml_encap_wireguard = {
+    .name = "WireGuard",
+    .inner_mtu = 1420,
+    .overhead = 20 + 8 + 16 + 16,
+    .pad_to = 16,
+    .how = "WireGuard: 20 IP + 8 UDP + 16 header + 16 tag = 60 bytes, padding to 16",
+};
+
 const struct ml_path_ops ml_path_wireguard_hub = {
     .name = "wireguard-hub",
     .dataplane = &ml_dataplane_wireguard,
     .hub = ML_HUB_CARRIES,
+    .encap = &ml_encap_wireguard,
     .describe = describe,
     .target = target,
     .verify = verify,

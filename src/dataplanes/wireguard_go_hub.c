@@ -217,6 +217,7 @@ const struct ml_path_ops ml_path_wireguard_go_hub = {
     .dataplane = &ml_dataplane_wireguard_go_hub,
     .policy = ML_POLICY_DIRECT,
     .hub = ML_HUB_CARRIES,
+    .encap = &ml_encap_wireguard,
     .describe = describe,
     .target = target,
     .verify = verify,

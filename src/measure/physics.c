@@ -1,0 +1,87 @@
+#include "measure/physics.h"
+
+#include <math.h>
+
+#include <glib.h>
+
+#define IP_TCP_BYTES 40
+#define TCP_TIMESTAMPS_BYTES 12
+#define ETHERNET_BYTES 14
+/* An ACK's IP and TCP headers with the timestamp option, no payload. */
+#define ACK_BYTES (IP_TCP_BYTES + TCP_TIMESTAMPS_BYTES)
+
+/* n inner bytes padded to a multiple of e->pad_to, never past the MTU. */
+static unsigned padded(const struct ml_encap *e, unsigned n)
+{
+    if (!e->pad_to)
+        return n;
+    unsigned p = (n + e->pad_to - 1) / e->pad_to * e->pad_to;
+    return p > e->inner_mtu ? e->inner_mtu : p;
+}
+
+bool ml_physics_expected(const struct ml_encap *e, double payload_bytes, double hub_rx_packets,
+                         struct ml_physics *ret)
+{
+    if (!e || !(payload_bytes > 0) || e->inner_mtu <= ACK_BYTES)
+        return false;
+    struct ml_physics p = {
+        .encap = e,
+        .inner_mtu_bytes = e->inner_mtu,
+        .overhead_bytes = e->overhead,
+        .mss_bytes = e->inner_mtu - ACK_BYTES,
+        .data_frame_bytes = padded(e, e->inner_mtu) + e->overhead + ETHERNET_BYTES,
+        .ack_frame_bytes = padded(e, ACK_BYTES) + e->overhead + ETHERNET_BYTES,
+        .payload_bytes = payload_bytes,
+    };
+    p.data_packets = ceil(payload_bytes / p.mss_bytes);
+    p.ack_packets = hub_rx_packets > p.data_packets ? hub_rx_packets - p.data_packets : 0;
+    p.ack_ratio = p.ack_packets > 0 ? p.data_packets / p.ack_packets : 0;
+    p.hub_bytes_per_payload_byte =
+        2 * (p.data_packets * p.data_frame_bytes + p.ack_packets * p.ack_frame_bytes) /
+        payload_bytes;
+    *ret = p;
+    return true;
+}
+
+void ml_physics_compare(struct ml_physics *p, double measured)
+{
+    p->compared = true;
+    p->measured = measured;
+    p->differs_percent =
+        (measured - p->hub_bytes_per_payload_byte) / p->hub_bytes_per_payload_byte * 100;
+    p->flag = fabs(p->differs_percent) > ML_PHYSICS_FLAG_PERCENT;
+}
+
+static struct json_object *rounded(double v, int digits)
+{
+    double scale = pow(10, digits);
+    return json_object_new_double(round(v * scale) / scale);
+}
+
+struct json_object *ml_physics_json(const struct ml_physics *p)
+{
+    if (!p)
+        return NULL;
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "inner_mtu_bytes", json_object_new_int64(p->inner_mtu_bytes));
+    json_object_object_add(o, "overhead_bytes", json_object_new_int64(p->overhead_bytes));
+    json_object_object_add(o, "mss_bytes", json_object_new_int64(p->mss_bytes));
+    json_object_object_add(o, "data_frame_bytes", json_object_new_int64(p->data_frame_bytes));
+    json_object_object_add(o, "ack_frame_bytes", json_object_new_int64(p->ack_frame_bytes));
+    json_object_object_add(o, "data_packets", json_object_new_int64((int64_t)p->data_packets));
+    json_object_object_add(o, "ack_packets", json_object_new_int64((int64_t)p->ack_packets));
+    json_object_object_add(o, "ack_ratio", p->ack_packets > 0 ? rounded(p->ack_ratio, 2) : NULL);
+    json_object_object_add(o, "hub_bytes_per_payload_byte",
+                           rounded(p->hub_bytes_per_payload_byte, 4));
+    json_object_object_add(o, "differs_percent",
+                           p->compared ? rounded(p->differs_percent, 2) : NULL);
+    json_object_object_add(o, "flag", p->compared ? json_object_new_boolean(p->flag) : NULL);
+    g_autofree char *model = g_strdup_printf(
+        "2 x (D x %u + A x %u) / payload, D = %.0f data segments of %u bytes, A = %.0f ACKs "
+        "(hub packets received beyond D); %s%s",
+        p->data_frame_bytes, p->ack_frame_bytes, p->data_packets, p->mss_bytes, p->ack_packets,
+        p->encap && p->encap->how ? p->encap->how : "",
+        p->encap && p->encap->approximate ? " (an approximation)" : "");
+    json_object_object_add(o, "model", json_object_new_string(model));
+    return o;
+}

@@ -1,0 +1,42 @@
+/* The hub factor physics predicts for a relay path, beside the measured one: a
+ * teacher can point at it, and a path that took a wrong turn stands out. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "dataplanes/path.h"
+
+/* One TCP transfer through the hub: every data segment and every ACK crosses
+ * the hub's NIC twice (in from one client, out to the other). */
+struct ml_physics {
+    const struct ml_encap *encap;
+    unsigned inner_mtu_bytes;
+    unsigned overhead_bytes;
+    unsigned mss_bytes;        /* inner MTU - 20 IP - 20 TCP - 12 timestamps */
+    unsigned data_frame_bytes; /* a full segment on the hub's wire, Ethernet included */
+    unsigned ack_frame_bytes;  /* a 52-byte ACK, padded, wrapped, Ethernet included */
+    double data_packets;       /* D = ceil(payload / mss) */
+    double ack_packets;        /* A = max(0, hub rx packets - D) */
+    double ack_ratio;          /* D / A, data segments per ACK; 0 when A is 0 */
+    double payload_bytes;
+    double hub_bytes_per_payload_byte; /* 2 x (D x data + A x ack) / payload */
+    bool compared;                     /* ml_physics_compare ran */
+    double measured;
+    double differs_percent; /* (measured - expected) / expected x 100 */
+    bool flag;              /* |differs_percent| > ML_PHYSICS_FLAG_PERCENT */
+};
+
+#define ML_PHYSICS_FLAG_PERCENT 5.0
+
+/* Pure: the expected factor of a transfer of payload_bytes through encap e while
+ * the hub received hub_rx_packets (its data segments and the other side's
+ * ACKs). False, *ret untouched, when there is nothing to expect: no encap (the
+ * path does not cross the hub), no payload, or an MTU too small for TCP. */
+bool ml_physics_expected(const struct ml_encap *e, double payload_bytes, double hub_rx_packets,
+                         struct ml_physics *ret);
+/* Sets measured, differs_percent and flag. */
+void ml_physics_compare(struct ml_physics *p, double measured);
+/* The results' `expected` object, `model` sentence included; differs_percent and
+ * flag null before ml_physics_compare. NULL (JSON null) for p NULL. */
+struct json_object *ml_physics_json(const struct ml_physics *p);
