@@ -34,7 +34,7 @@ static void test_relay_band(void)
     g_string_truncate(why, 0);
     CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
     CHECK(s[4].ok == 0 && s[5].ok == 0 && s[3].ok == 1 && s[6].ok == 1);
-    CHECK(strstr(why->str, "second 5: hub moved 2.0 kB for 30.0 MB of payload") != NULL);
+    CHECK(strstr(why->str, "second 5: hub moved 2.0 kB for 31.0 MB of payload") != NULL);
     CHECK(strstr(why->str, "second 6:") != NULL);
 
     /* More than 3 hub bytes per payload byte is not this path either (a loop, a second relay). */
@@ -43,14 +43,6 @@ static void test_relay_band(void)
     g_string_truncate(why, 0);
     CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
     CHECK(s[2].ok == 0);
-
-    /* iperf3's seconds and the host's are offset: a second whose payload ramps from 10 to 30 MB
-     * is judged against its neighbours' payload too, and passes. */
-    relayed(s, 10);
-    s[0].payload_bytes = 10e6; /* iperf3's first second: slow start */
-    s[0].hub_bytes = 2.26 * 20e6;
-    g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
 
     /* A second with under a quarter of the median payload (the tail) is not judged. */
     relayed(s, 10);
@@ -100,9 +92,9 @@ static void test_stats(void)
     CHECK(ml_percentile(v, 100, 0) == 1);
     double three[] = {1, 2, 3};
     CHECK(ml_percentile(three, 3, 99) == 3);
-    /* The busy host's plain passes from the review: 546, 1046, 637 Mbit/s, CV 35 %. */
+    /* The busy host's plain passes from the review: 546, 1046, 637 Mbit/s, CV 35.8 %. */
     double busy[] = {546, 1046, 637};
-    CHECK(fabs(ml_cv_percent(busy, 3) - 35.0) < 0.5);
+    CHECK(fabs(ml_cv_percent(busy, 3) - 35.84) < 0.01);
     double same[] = {5, 5, 5};
     CHECK(ml_cv_percent(same, 3) == 0);
     CHECK(isnan(ml_cv_percent(same, 1)));

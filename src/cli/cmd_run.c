@@ -88,6 +88,8 @@ static struct json_object *guests_json(const struct ml_lab *lab)
         const struct ml_node *n = lab->plan->guests[i].node;
         json_object_object_add(g, "name", json_object_new_string(n->name));
         json_object_object_add(g, "address", json_object_new_string(ml_ip_str(n->address, addr)));
+        json_object_object_add(g, "vcpus", json_object_new_int((int)n->vcpus));
+        json_object_object_add(g, "memory_mib", json_object_new_int((int)n->memory_mib));
         json_object_object_add(
             g, "boot_s",
             lab->boot_s[i] > 0 ? json_object_new_double(round(lab->boot_s[i] * 10) / 10) : NULL);

@@ -91,6 +91,19 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
     return ret->ok;
 }
 
+/* The guest's QEMU process on the host, all its threads: what emulating the guest cost. */
+static double qemu_cpu_s(virDomainPtr dom)
+{
+    int pid = ml_virt_qemu_pid(dom);
+    g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid);
+    g_autofree char *line = NULL;
+    double s = -1;
+    if (pid <= 0 || !g_file_get_contents(path, &line, NULL, NULL) ||
+        !stat_cpu(line, (double)sysconf(_SC_CLK_TCK), &s))
+        return -1;
+    return s;
+}
+
 bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err)
 {
     size_t n = lab->plan->n_guests;
@@ -104,8 +117,11 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
             g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s printed no cpu line from /proc/stat",
                         lab->topo->nodes[i].name);
             ok = false;
-        } else if (ok)
-            ml_virt_cpu_time(ml_lab_dom(lab, i), &ret[i].vcpu_s, &ret[i].qemu_s);
+        } else if (ok) {
+            double total = -1;
+            ml_virt_cpu_time(ml_lab_dom(lab, i), &ret[i].vcpu_s, &total);
+            ret[i].qemu_s = qemu_cpu_s(ml_lab_dom(lab, i));
+        }
         g_free(out[i]);
     }
     return ok;

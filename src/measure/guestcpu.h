@@ -19,7 +19,8 @@ struct ml_guest_cpu {
     double user_s, nice_s, system_s, idle_s, iowait_s, irq_s, softirq_s, steal_s;
     double daemon_s[ML_DAEMONS_MAX]; /* utime + stime of every process of that name; -1 none */
     long long daemon_rss_kib[ML_DAEMONS_MAX]; /* VmRSS of those processes together; -1 none */
-    double vcpu_s, qemu_s;           /* the host's view (virt.h), -1 unknown */
+    double vcpu_s; /* the host's view of its vCPUs (libvirt's vcpu_time), -1 unknown */
+    double qemu_s; /* its QEMU process on the host, all threads (/proc/PID/stat), -1 unknown */
 };
 
 /* The command that prints what ml_guest_cpu_parse reads. */

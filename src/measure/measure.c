@@ -9,6 +9,7 @@
 #include "virt/host.h"
 #include "measure/metrics.h"
 #include "measure/parse_ping.h"
+#include "measure/hostinfo.h"
 #include "measure/pass.h"
 #include "measure/stats.h"
 #include "dataplanes/path.h"
@@ -22,7 +23,7 @@
 struct ctx {
     struct ml_lab *lab;
     virDomainPtr client, server, hub;
-    const char *hub_tap;
+    const char *hub_tap, *client_tap;
 };
 
 static struct ctx ctx_for(struct ml_lab *lab)
@@ -34,6 +35,7 @@ static struct ctx ctx_for(struct ml_lab *lab)
         .server = lab->dom[t->measure.server],
         .hub = lab->dom[t->wireguard.hub],
         .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
+        .client_tap = lab->plan->guests[t->measure.client].tap,
     };
 }
 
@@ -124,11 +126,32 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
         ops->dataplane->observe(c->lab, &p);
     GString *ev = g_string_new(NULL);
     *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);
-    ml_evidence_clear(&p);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
+    /* The evidence as fields too, not only the sentence. */
+    json_object_object_add(o, "hub_bytes", json_object_new_int64(p.hub_bytes));
+    json_object_object_add(o, "hub_idle_bytes", json_object_new_int64(p.hub_idle_bytes));
+    json_object_object_add(o, "probe_bytes", json_object_new_int64(p.probe_bytes));
+    json_object_object_add(o, "transmitted", json_object_new_int((int)p.transmitted));
+    json_object_object_add(o, "received", json_object_new_int((int)p.received));
+    struct ml_route rt = {0};
+    if (p.route && ml_route_parse(p.route, &rt)) {
+        struct json_object *r = json_object_new_object();
+        json_object_object_add(r, "dev", rt.dev[0] ? json_object_new_string(rt.dev) : NULL);
+        json_object_object_add(r, "via", rt.via[0] ? json_object_new_string(rt.via) : NULL);
+        json_object_object_add(r, "src", rt.src[0] ? json_object_new_string(rt.src) : NULL);
+        json_object_object_add(o, "route", r);
+    } else {
+        json_object_object_add(o, "route", NULL);
+    }
+    struct json_object *own = json_object_new_array();
+    for (size_t i = 0; i < ML_EVIDENCE_OWN_MAX; i++)
+        if (p.own[i])
+            json_object_array_add(own, json_object_new_string(p.own[i]));
+    json_object_object_add(o, "own", own);
+    ml_evidence_clear(&p);
     ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED", ev->str);
     g_string_free(ev, TRUE);
     return o;
@@ -297,6 +320,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .client = run->c->client,
                     .hub = run->c->hub,
                     .hub_tap = run->c->hub_tap,
+                    .client_tap = run->c->client_tap,
                     .idle_hub_bytes_per_s = p->idle_rate,
                     .ping_interval_s = prof->ping_interval_s,
                 };
@@ -636,5 +660,22 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     add_str(tools, "wireguard-tools", guest_line(hub, "wg --version"));
     add_str(tools, "nft", guest_line(hub, "nft --version"));
     json_object_object_add(env, "tools", tools);
+    struct json_object *host = ml_hostinfo_host();
+    json_object_object_foreach(host, key, value)
+    {
+        json_object_object_add(env, key, json_object_get(value));
+    }
+    json_object_put(host);
+    /* Each guest's kernel, offloads, MTUs, the sysctls that matter and its daemons' versions. */
+    struct json_object *hosts = json_object_new_object();
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_autoptr(GError) e = NULL;
+        struct json_object *h = ml_hostinfo_guest(ml_lab_dom(lab, i), &e);
+        if (!h)
+            ml_warn("%s: its metadata could not be read: %s", lab->topo->nodes[i].name,
+                    e->message);
+        json_object_object_add(hosts, lab->topo->nodes[i].name, h);
+    }
+    json_object_object_add(env, "hosts", hosts);
     return env;
 }

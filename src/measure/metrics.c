@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "measure/physics.h"
 #include "measure/stats.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
@@ -388,6 +389,35 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
     return a;
 }
 
+/* What the path's encapsulation predicts for its hub factor from the headline cell's payload and
+ * the hub's packets, beside the measured factor, flagged above 5 %: null for a path that does
+ * not cross the hub. */
+struct json_object *ml_summary_expected(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    const struct ml_path_ops *ops = ml_path_find(str_at(path, "name"));
+    const char *cell = headline_cell(path);
+    if (!ops || !ops->encap || !cell)
+        return NULL;
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    double payload = 0, packets = 0, hub = 0;
+    for (guint i = 0; i < ps->len; i++) {
+        double p = 0, k = 0, rx = 0, tx = 0;
+        struct json_object *x = g_ptr_array_index(ps, i);
+        if (number_at(x, "payload_bytes", &p) && number_at(x, "hub_rx_packets", &k) &&
+            number_at(x, "hub_rx_bytes", &rx) && number_at(x, "hub_tx_bytes", &tx)) {
+            payload += p;
+            packets += k;
+            hub += rx + tx;
+        }
+    }
+    struct ml_physics ph;
+    if (!ml_physics_expected(ops->encap, payload, packets, &ph))
+        return NULL;
+    ml_physics_compare(&ph, hub / payload);
+    return ml_physics_json(&ph);
+}
+
 /* ---- the table ---- */
 
 /* A figure that its collector records; one that a summary computes from the records. */
@@ -430,7 +460,7 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.daemons_rss_kib", "KiB", passes_col)},
     {RECORDED("passes.host.other_cpu_percent", "%", passes_col)},
     /* the cells of the matrix: each (direction, streams, rate) over its passes that passed */
-    {SUMMARY("cells", "", cells_col, ml_summary_cells, NULL)},
+    {SUMMARY("cells", "object", cells_col, ml_summary_cells, NULL)},
     {SUMMARY("cells.*.median_bits_per_second", "bit/s", cells_col, ml_summary_cell_median,
              "bits_per_second"),
      SHOWN(&ml_table_cells), .header = "Median Mbit/s", .scale = 1e-6, .decimals = 1},
@@ -456,7 +486,7 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.daemons_cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb,
              "daemons_cpu_s")},
     /* the headline: the first cell's figures, the CPU at the fixed rate */
-    {SUMMARY("headline_cell", "", cells_col, ml_summary_headline_cell, NULL)},
+    {SUMMARY("headline_cell", "name", cells_col, ml_summary_headline_cell, NULL)},
     {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
              "median_bits_per_second"),
      SHOWN(&ml_table_comparison), .header = "Median Mbit/s", .scale = 1e-6, .decimals = 1},
@@ -472,8 +502,9 @@ const struct ml_metric ml_metrics[] = {
      SHOWN(&ml_table_comparison), .header = "p99 ms idle / loaded", .significant = 3},
     {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu, "busy_s_per_gb"),
      SHOWN(&ml_table_comparison), .header = "Hub CPU s per GB", .significant = 3},
-    {SUMMARY("vps", "", cells_col, ml_summary_vps, NULL)},
-    {SUMMARY("warnings", "", cells_col, ml_summary_warnings, NULL)},
+    {SUMMARY("expected", "byte/byte", cells_col, ml_summary_expected, NULL)},
+    {SUMMARY("vps", "object", cells_col, ml_summary_vps, NULL)},
+    {SUMMARY("warnings", "sentence", cells_col, ml_summary_warnings, NULL)},
     /* what the seed recorded beside the Tailscale direct numbers: the daemons' memory (KiB in
      * the *_rss_kib keys, MiB in memory_used_mib) */
     {RECORDED("observed", "KiB, MiB", observed)},

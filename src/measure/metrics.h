@@ -79,5 +79,6 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
 struct json_object *ml_summary_headline_cell(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_copy(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_expected(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_vps(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_warnings(struct json_object *path, const struct ml_metric *m);

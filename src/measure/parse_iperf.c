@@ -116,9 +116,11 @@ static bool interval_sum(struct json_object *iv, const char *key, double *bytes,
 static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, GError **err)
 {
     struct json_object *ivs = NULL;
-    if (!json_object_object_get_ex(doc, "intervals", &ivs) ||
-        !json_object_is_type(ivs, json_type_array)) {
-        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output has no \"intervals\" array");
+    /* iperf3 -J always writes them; a document without is read for its end figures alone. */
+    if (!json_object_object_get_ex(doc, "intervals", &ivs))
+        return true;
+    if (!json_object_is_type(ivs, json_type_array)) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "iperf3 output's \"intervals\" is not an array");
         return false;
     }
     size_t n = json_object_array_length(ivs);

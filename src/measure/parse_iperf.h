@@ -20,7 +20,8 @@ struct ml_iperf_result {
     uint64_t payload_bytes;          /* every byte that arrived, both directions under --bidir */
     double payload_bits_per_second;
     /* intervals[].sum (+ sum_bidir_reverse) in order: the bytes of each interval (iperf3's
-     * own, one second apart by default) and its length in seconds. */
+     * own, one second apart by default) and its length in seconds; none when the document has
+     * no intervals. */
     unsigned n_intervals;
     double interval_bytes[ML_IPERF_INTERVALS_MAX];
     double interval_s[ML_IPERF_INTERVALS_MAX];

@@ -56,15 +56,9 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
             s[i].ok = -1;
             continue;
         }
-        /* iperf3's second and the host's may be offset by up to one: the ratio may fall anywhere
-         * between the lowest and the highest payload of the neighbourhood. */
-        double lo = s[i].payload_bytes, hi = lo;
-        for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < n; j++) {
-            lo = MIN(lo, s[j].payload_bytes);
-            hi = MAX(hi, s[j].payload_bytes);
-        }
         double hub = MAX(0.0, s[i].hub_bytes - idle_bytes_per_s);
-        bool can_fit = hub / MAX(lo, 1.0) >= ML_BAND_RELAY_MIN && hub / hi <= ML_BAND_RELAY_MAX;
+        double f = hub / s[i].payload_bytes;
+        bool can_fit = f >= ML_BAND_RELAY_MIN && f <= ML_BAND_RELAY_MAX;
         s[i].ok = can_fit;
         if (!can_fit)
             g_string_append_printf(why,
@@ -163,8 +157,14 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
 struct sample {
     double t;
-    struct ml_nic_stats nic;
+    struct ml_nic_stats nic, client;
 };
+
+static bool sample_now(const struct ml_pass_path *pp, struct sample *s, GError **err)
+{
+    return ml_virt_nic_stats(pp->hub, pp->hub_tap, &s->nic, err) &&
+           ml_virt_nic_stats(pp->client, pp->client_tap, &s->client, err);
+}
 
 static struct json_object *num(double v)
 {
@@ -223,6 +223,10 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_guest_cp
                                x->vcpu_s >= 0 && y->vcpu_s >= 0
                                    ? json_object_new_double(y->vcpu_s - x->vcpu_s)
                                    : NULL);
+        json_object_object_add(g, "qemu_s",
+                               x->qemu_s >= 0 && y->qemu_s >= 0
+                                   ? json_object_new_double(y->qemu_s - x->qemu_s)
+                                   : NULL);
         json_object_object_add(cpu, lab->topo->nodes[i].name, g);
         struct json_object *d = json_object_new_object();
         for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
@@ -267,7 +271,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     long long iperf_pid = 0;
     struct sample s0 = {0};
     if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) ||
-        !ml_virt_nic_stats(pp->hub, pp->hub_tap, &s0.nic, err) ||
+        !sample_now(pp, &s0, err) ||
         !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
         return false;
     double start = ml_now();
@@ -282,7 +286,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
         if (wait > 0)
             g_usleep((gulong)(wait * 1e6));
         struct sample s = {.t = ml_now() - start};
-        ok = ml_virt_nic_stats(pp->hub, pp->hub_tap, &s.nic, err);
+        ok = sample_now(pp, &s, err);
         if (ok)
             g_array_append_val(samples, s);
         if (ok && s.t >= spec->seconds - 0.5)
@@ -299,17 +303,27 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     return ok;
 }
 
-/* The per-second series: host second k beside iperf3's interval k. */
+/* The per-second series: host second k, its payload from the client's NIC, iperf3's interval k
+ * beside it. */
 static size_t build_series(GArray *samples, const struct ml_iperf_result *r, struct ml_second *s,
                            size_t max)
 {
     size_t n = 0;
+    const struct sample *s0 = &g_array_index(samples, struct sample, 0);
+    const struct sample *sn = &g_array_index(samples, struct sample, samples->len - 1);
+    double client_total = (double)((sn->client.rx_bytes - s0->client.rx_bytes) +
+                                   (sn->client.tx_bytes - s0->client.tx_bytes));
+    double scale = client_total > 0 ? (double)r->payload_bytes / client_total : 0;
     for (guint k = 1; k < samples->len && n < max; k++) {
         const struct sample *a = &g_array_index(samples, struct sample, k - 1);
         const struct sample *b = &g_array_index(samples, struct sample, k);
+        double client = (double)((b->client.rx_bytes - a->client.rx_bytes) +
+                                 (b->client.tx_bytes - a->client.tx_bytes));
         s[n] = (struct ml_second){
             .t_s = (double)k,
-            .payload_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
+            .payload_bytes = client * scale,
+            .iperf_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
+            .client_bytes = client,
             .hub_bytes = (double)((b->nic.rx_bytes - a->nic.rx_bytes) +
                                   (b->nic.tx_bytes - a->nic.tx_bytes)),
             .hub_packets = (double)((b->nic.rx_packets - a->nic.rx_packets) +
@@ -323,12 +337,15 @@ static size_t build_series(GArray *samples, const struct ml_iperf_result *r, str
 static struct json_object *series_json(const struct ml_second *s, size_t n, GString *csv)
 {
     struct json_object *a = json_object_new_array();
-    g_string_append(csv, "t_s,payload_bytes,hub_bytes,hub_packets,hub_bytes_per_payload_byte,ok\n");
+    g_string_append(csv, "t_s,payload_bytes,iperf_bytes,client_bytes,hub_bytes,hub_packets,"
+                         "hub_bytes_per_payload_byte,ok\n");
     for (size_t i = 0; i < n; i++) {
         struct json_object *o = json_object_new_object();
         double f = s[i].payload_bytes > 0 ? s[i].hub_bytes / s[i].payload_bytes : NAN;
         json_object_object_add(o, "t_s", json_object_new_double(s[i].t_s));
         json_object_object_add(o, "payload_bytes", json_object_new_int64((int64_t)s[i].payload_bytes));
+        json_object_object_add(o, "iperf_bytes", json_object_new_int64((int64_t)s[i].iperf_bytes));
+        json_object_object_add(o, "client_bytes", json_object_new_int64((int64_t)s[i].client_bytes));
         json_object_object_add(o, "hub_bytes", json_object_new_int64((int64_t)s[i].hub_bytes));
         json_object_object_add(o, "hub_packets", json_object_new_int64((int64_t)s[i].hub_packets));
         json_object_object_add(o, "hub_bytes_per_payload_byte", num(f));
@@ -337,7 +354,8 @@ static struct json_object *series_json(const struct ml_second *s, size_t n, GStr
         char fb[32] = "";
         if (isfinite(f))
             g_snprintf(fb, sizeof(fb), "%.6g", f);
-        g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%s,%s\n", s[i].t_s, s[i].payload_bytes,
+        g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%s\n", s[i].t_s,
+                               s[i].payload_bytes, s[i].iperf_bytes, s[i].client_bytes,
                                s[i].hub_bytes, s[i].hub_packets, fb,
                                s[i].ok < 0 ? "" : s[i].ok ? "true" : "false");
     }

@@ -20,7 +20,7 @@ struct ml_pass_path {
     const struct ml_path_ops *ops;
     const char *target; /* the address the client sends to */
     virDomainPtr client, hub;
-    const char *hub_tap;
+    const char *client_tap, *hub_tap;
     double idle_hub_bytes_per_s; /* the hub's idle rate measured just before (the baseline) */
     double ping_interval_s;      /* the loaded ping's interval */
 };
@@ -44,10 +44,14 @@ struct json_object *ml_pass_rtt_json(const char *ping_text);
 struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
                                 GError **err);
 
-/* One second of a pass. ok: 1 inside the band, 0 outside, -1 not judged (too little payload in
- * it to judge a ratio: the start and the end of a transfer). */
+/* One second of a pass, read from the host. Its payload is the client's NIC bytes of that second
+ * scaled by the pass's payload over the client's NIC bytes: the hub and the client are read in
+ * the same instant, so the ratio of a second needs no clock of the guest's. iperf3's own
+ * interval of that number is kept beside it (it starts when iperf3 does, a moment later). ok: 1
+ * inside the band, 0 outside, -1 not judged (too little payload in it to judge a ratio: the
+ * start and the end of a transfer). */
 struct ml_second {
-    double t_s, payload_bytes, hub_bytes, hub_packets;
+    double t_s, payload_bytes, iperf_bytes, client_bytes, hub_bytes, hub_packets;
     int ok;
 };
 
@@ -60,9 +64,7 @@ struct ml_second {
 #define ML_BAND_DIRECT_SLACK_SHARE 0.001
 
 /* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
- * the seconds outside the band showed. A relayed second's payload is taken with its
- * neighbours' (iperf3's seconds and the host's are up to a second apart), and a second whose
- * payload is under a quarter of the pass's median is not judged. True when no second is
- * outside. */
+ * the seconds outside the band showed. A relayed second whose payload is under a quarter of the
+ * pass's median is not judged. True when no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);
