@@ -52,6 +52,7 @@ PATH=$tmp/empty expect 0 "report without gnuplot" -- "$bin" report "$run"
 [ "$(grep -c ': not drawn (gnuplot is not installed; install gnuplot-nox' "$run/report.md")" = 4 ] &&
     ok || bad "report.md says four times that gnuplot is missing"
 lacks "report.html without gnuplot has no picture" "<svg" "$run/report.html"
+[ -z "$(ls "$run/plots" 2>/dev/null)" ] && ok || bad "no picture of an earlier rendering stays behind"
 has "report.html says why" "not drawn (gnuplot is not installed" "$run/report.html"
 
 # Re-rendering is a pure function of results.json: twice gives the same report.md.

@@ -457,8 +457,12 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrA
         g_string_append_c(c->s, '\n');
     } else if (t->rows == ML_ROWS_CELL) {
         struct json_object *cells = get_obj(p, "cells");
-        if (!cells)
+        if (!cells || json_object_object_length(cells) == 0) {
+            put_row_start(c, t, p, name); /* measured, yet no cell: dashes, not a lost row */
+            put_figures(c->s, t, cols, p, NULL, true);
+            g_string_append_c(c->s, '\n');
             return;
+        }
         json_object_object_foreach(cells, cell_name, cell)
         {
             g_autofree char *label = g_strdup_printf("%s %s", name, cell_name);
@@ -468,6 +472,12 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrA
         }
     } else {
         struct json_object *passes = get_array(p, "passes");
+        if (ml_j_len(passes) == 0) {
+            put_row_start(c, t, p, name);
+            g_string_append(c->s, " no passes |");
+            put_figures(c->s, t, cols, p, NULL, true);
+            g_string_append_c(c->s, '\n');
+        }
         for (size_t i = 0; i < ml_j_len(passes); i++) {
             struct json_object *pass = json_object_array_get_idx(passes, i);
             g_autofree char *label = g_strdup_printf(
