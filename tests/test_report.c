@@ -145,6 +145,8 @@ static void test_busy_host(void)
     g_autofree char *md = render(r);
     if (md) {
         check_golden("report-v2-busy.md", md);
+        g_autofree char *html = ml_report_render_html(md, NULL);
+        check_golden("report-v2-busy.html", html);
         /* prominent: right under the run's facts, before the first section */
         const char *notice = strstr(md, "> **WARNING: the host was busy** during 6 of 6 passes");
         CHECK(notice && notice < strstr(md, "## Paths"));
