@@ -21,6 +21,16 @@ while read -r cmd _; do
     [ -n "$cmd" ] || continue
     check "README command $cmd exists and is executable" "[ -x '$cmd' ]"
 done <<<"$cmds"
+# Every command of the README's Commands table exists, with the usage the table shows.
+bin=${MESHLAB_BIN:-build/meshlab}
+if [ -x "$bin" ]; then
+    while read -r verb; do
+        check "README's meshlab $verb has a --help" "'$bin' $verb --help >/dev/null"
+        check "meshlab --help lists $verb" "'$bin' --help | grep -q '^  $verb '"
+    done < <(sed -n 's/^| `meshlab \([a-z]*\).*/\1/p' README.md)
+    check "README's Commands table has report and compare" \
+        "grep -q '^| \`meshlab report RUN_DIR\`' README.md && grep -q '^| \`meshlab compare' README.md"
+fi
 check "the README tells a normal user what to run" "grep -q 'su -c scripts/quickstart.sh root' README.md"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     out=$(setpriv --reuid=65534 --regid=65534 --clear-groups bash scripts/deps.sh 2>&1)

@@ -17,13 +17,13 @@ expect() { # expect RC DESCRIPTION -- command...
     if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; fi
 }
 
-for verb in up run down status validate check fetch; do
+for verb in up run down status validate check fetch report compare; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
     grep -q "^Usage: meshlab $verb" "$tmp/out" && ok || bad "$verb --help prints its usage"
 done
 expect 0 "check --help" -- "$bin" check --help
 grep -q "MESHLAB_KVM_REPROBE=1" "$tmp/out" && ok || bad "check --help says how to re-probe KVM"
-for verb in status check; do
+for verb in status check compare; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
     grep -q "^Usage: meshlab $verb \[--json\]" "$tmp/out" && ok || bad "$verb --help shows --json"
     grep -q "^  -j, --json " "$tmp/out" && ok || bad "$verb --help describes --json"
@@ -32,7 +32,7 @@ for verb in status check; do
 done
 expect 2 "validate refuses --json" -- "$bin" validate --json topologies/three-guest.yaml
 expect 0 "--help" -- "$bin" --help
-for verb in up run down status validate check; do
+for verb in up run down status validate check report compare; do
     grep -q "^  $verb " "$tmp/out" && ok || bad "--help lists $verb"
 done
 expect 0 "--version" -- "$bin" --version

@@ -14,6 +14,8 @@ int cmd_down_main(int argc, char **argv);
 int cmd_status_main(int argc, char **argv);
 int cmd_check_main(int argc, char **argv);
 int cmd_fetch_main(int argc, char **argv);
+int cmd_report_main(int argc, char **argv);
+int cmd_compare_main(int argc, char **argv);
 
 /* Option parsing for verbs whose only option is --help: true when the verb
  * should go on with exactly `operands` arguments at argv[optind]; otherwise

@@ -18,6 +18,8 @@ static const struct {
     {"check", cmd_check_main,
      "Check the host: libvirt, QEMU, KVM or TCG, disk, memory, image cache"},
     {"fetch", cmd_fetch_main, "Download and prepare guest images into the cache"},
+    {"report", cmd_report_main, "Render a run's report.md, report.html and pictures again"},
+    {"compare", cmd_compare_main, "Compare two runs' figures against their own noise"},
 };
 
 static void usage(FILE *f)

@@ -8,6 +8,13 @@ static void walk(struct json_object *o, char **parts, GPtrArray *out, bool *list
         g_ptr_array_add(out, o);
         return;
     }
+    /* "matrix.0.cell": a number picks one element of an array */
+    if (json_object_is_type(o, json_type_array) && **parts &&
+        strspn(*parts, "0123456789") == strlen(*parts)) {
+        walk(json_object_array_get_idx(o, (size_t)g_ascii_strtoull(*parts, NULL, 10)), parts + 1,
+             out, list);
+        return;
+    }
     if (json_object_is_type(o, json_type_array)) {
         *list = true;
         for (size_t i = 0; i < json_object_array_length(o); i++)

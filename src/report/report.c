@@ -1,133 +1,50 @@
 #include "report/report.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "core/util.h"
+#include "report/render.h"
 
-#define DASH "—"
+#define get ml_j_get
+#define get_obj ml_j_obj
+#define get_array ml_j_array
+#define get_str ml_j_str
+#define str_or ml_j_str_or
+#define put_text ml_put_text
+#define DASH ML_DASH
 
-/* ---- reading the document: absent or mistyped values read as absent ---- */
+/* ---- what several parts share ---- */
 
-static struct json_object *get(struct json_object *o, const char *key)
+void ml_render_not_measured(struct ml_render *c, struct json_object *path, enum ml_path_status st)
 {
-    struct json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
+    g_string_append(c->s, st == ML_PATH_FAILED ? "failed: " : "not run: ");
+    ml_notes_put(&c->notes, c->s, str_or(path, "reason", "no reason recorded"));
+}
+
+const char *ml_render_headline_cell(struct json_object *r)
+{
+    struct json_object *matrix = get_array(get_obj(r, "profile"), "matrix");
+    return ml_j_len(matrix) ? get_str(json_object_array_get_idx(matrix, 0), "cell") : NULL;
+}
+
+struct json_object *ml_render_fixed_cell(struct json_object *path, const char **ret_name)
+{
+    struct json_object *cells = get_obj(path, "cells");
+    if (!cells)
         return NULL;
-    return v; /* NULL for a JSON null too */
-}
-
-static struct json_object *get_obj(struct json_object *o, const char *key)
-{
-    struct json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_object) ? v : NULL;
-}
-
-static struct json_object *get_array(struct json_object *o, const char *key)
-{
-    struct json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_array) ? v : NULL;
-}
-
-static const char *get_str(struct json_object *o, const char *key)
-{
-    struct json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static const char *str_or(struct json_object *o, const char *key, const char *fallback)
-{
-    const char *s = get_str(o, key);
-    return s && *s ? s : fallback;
-}
-
-static bool get_num(struct json_object *o, const char *key, double *ret)
-{
-    struct json_object *v = get(o, key);
-    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-        return false;
-    *ret = json_object_get_double(v);
-    return isfinite(*ret);
-}
-
-static bool get_count(struct json_object *o, const char *key, uint64_t *ret)
-{
-    struct json_object *v = get(o, key);
-    if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-        return false;
-    *ret = (uint64_t)json_object_get_int64(v);
-    return true;
-}
-
-/* ---- writing Markdown ---- */
-
-/* A cell or list item holds one line; a '|' from a reason or evidence would split the table. */
-static void put_text(GString *s, const char *text)
-{
-    for (const char *p = text; *p; p++) {
-        if (*p == '|')
-            g_string_append(s, "\\|");
-        else if (*p == '\n' || *p == '\r' || *p == '\t')
-            g_string_append_c(s, ' ');
-        else
-            g_string_append_c(s, *p);
+    json_object_object_foreach(cells, name, cell)
+    {
+        if (g_strcmp0(get_str(cell, "rate"), "fixed") == 0) {
+            if (ret_name)
+                *ret_name = name;
+            return cell;
+        }
     }
+    return NULL;
 }
 
-/* Appends digits, grouped by thousands: "1080164352.5" -> "1,080,164,352.5". */
-static void put_grouped(GString *s, const char *digits)
-{
-    if (*digits == '-')
-        g_string_append_c(s, *digits++);
-    size_t whole = strspn(digits, "0123456789");
-    for (size_t i = 0; i < whole; i++) {
-        if (i > 0 && (whole - i) % 3 == 0)
-            g_string_append_c(s, ',');
-        g_string_append_c(s, digits[i]);
-    }
-    g_string_append(s, digits + whole);
-}
-
-static void put_bytes(GString *s, uint64_t n)
-{
-    char digits[24];
-    g_snprintf(digits, sizeof digits, "%" PRIu64, n);
-    put_grouped(s, digits);
-}
-
-static void put_count(GString *s, struct json_object *o, const char *key)
-{
-    uint64_t n;
-    if (get_count(o, key, &n))
-        put_bytes(s, n);
-    else
-        g_string_append(s, DASH);
-}
-
-/* Fixed decimals with a '.', whatever LC_NUMERIC the command layer set, and grouped like the
- * byte counts so that 27,438.0 Mbit/s reads as easily as the seed's "29,338 Mbps". */
-static void put_fixed(GString *s, double v, int decimals)
-{
-    static const char *const formats[] = {"%.0f", "%.1f", "%.2f", "%.3f"};
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    put_grouped(s, g_ascii_formatd(buf, sizeof buf, formats[decimals], v));
-}
-
-static void put_num(GString *s, struct json_object *o, const char *key, int decimals)
-{
-    double v;
-    if (get_num(o, key, &v))
-        put_fixed(s, v, decimals);
-    else
-        g_string_append(s, DASH);
-}
-
-/* ---- the sections ---- */
-
-enum path_status { PATH_MEASURED, PATH_FAILED, PATH_NOT_RUN };
-
-static bool path_status(struct json_object *path, size_t i, enum path_status *ret, GError **err)
+static bool path_status(struct json_object *path, size_t i, enum ml_path_status *ret, GError **err)
 {
     const char *name = get_str(path, "name");
     const char *status = get_str(path, "status");
@@ -136,11 +53,11 @@ static bool path_status(struct json_object *path, size_t i, enum path_status *re
         return false;
     }
     if (g_strcmp0(status, "measured") == 0)
-        *ret = PATH_MEASURED;
+        *ret = ML_PATH_MEASURED;
     else if (g_strcmp0(status, "failed") == 0)
-        *ret = PATH_FAILED;
+        *ret = ML_PATH_FAILED;
     else if (g_strcmp0(status, "not-run") == 0)
-        *ret = PATH_NOT_RUN;
+        *ret = ML_PATH_NOT_RUN;
     else {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "Results path '%s' has status '%s'; expected measured, failed or not-run.",
@@ -150,38 +67,50 @@ static bool path_status(struct json_object *path, size_t i, enum path_status *re
     return true;
 }
 
-/* "failed: <reason>" or "not run: <reason>", standing in for every number of the path. */
-static void put_not_measured(GString *s, struct json_object *path, enum path_status st)
-{
-    g_string_append(s, st == PATH_FAILED ? "failed: " : "not run: ");
-    put_text(s, str_or(path, "reason", "no reason recorded"));
-}
-
 static void put_check_summary(GString *s, struct json_object *path)
 {
     struct json_object *checks = get_array(path, "checks");
-    size_t n = checks ? json_object_array_length(checks) : 0;
+    size_t n = ml_j_len(checks);
     if (n == 0) {
         g_string_append(s, "not checked");
         return;
     }
     bool any_failed = false;
     for (size_t i = 0; i < n; i++) {
-        struct json_object *c = json_object_array_get_idx(checks, i);
-        if (json_object_get_boolean(get(c, "ok")))
+        struct json_object *ch = json_object_array_get_idx(checks, i);
+        if (ml_j_bool(ch, "ok"))
             continue;
         g_string_append(s, any_failed ? ", " : "failed (");
-        put_text(s, str_or(c, "when", "?"));
+        put_text(s, str_or(ch, "when", "?"));
         any_failed = true;
     }
     g_string_append(s, any_failed ? ")" : "ok");
 }
 
-static void put_header(GString *s, struct json_object *r)
+/* ---- the header and the paths ---- */
+
+static void put_matrix(GString *s, struct json_object *profile)
 {
+    struct json_object *matrix = get_array(profile, "matrix");
+    for (size_t i = 0; i < ml_j_len(matrix); i++) {
+        struct json_object *m = json_object_array_get_idx(matrix, i);
+        g_string_append(s, i ? ", " : "");
+        put_text(s, str_or(m, "cell", "?"));
+        g_string_append(s, " ×");
+        ml_put_num(s, m, "passes", 0);
+    }
+    if (!ml_j_len(matrix))
+        g_string_append(s, DASH);
+}
+
+static void put_header(struct ml_render *c)
+{
+    GString *s = c->s;
+    struct json_object *r = c->r;
     struct json_object *env = get_obj(r, "environment");
     struct json_object *image = get_obj(env, "image");
     struct json_object *profile = get_obj(r, "profile");
+    struct json_object *fixed = get_obj(r, "fixed_rate");
 
     g_string_append(s, "# meshlab report: ");
     put_text(s, str_or(r, "lab", DASH));
@@ -191,20 +120,31 @@ static void put_header(GString *s, struct json_object *r)
     put_text(s, str_or(r, "started", DASH));
     g_string_append(s, " to ");
     put_text(s, str_or(r, "finished", "(unfinished)"));
+    g_string_append(s, ", meshlab ");
+    put_text(s, str_or(r, "meshlab_version", DASH));
     g_string_append(s, "\n- Topology: ");
     put_text(s, str_or(r, "topology", DASH));
-
     g_string_append(s, "\n- Profile: ");
     put_text(s, str_or(profile, "name", DASH));
-    g_string_append(s, " (transfer ");
-    put_num(s, profile, "transfer_s", 0);
-    g_string_append(s, " s, ");
-    put_count(s, profile, "passes");
-    g_string_append(s, " passes of ");
-    put_num(s, profile, "pass_s", 0);
-    g_string_append(s, " s, ");
-    put_count(s, profile, "ping_count");
-    g_string_append(s, " pings per path)");
+    g_string_append(s, ", passes of ");
+    ml_put_num(s, profile, "pass_s", 0);
+    g_string_append(s, " s; cells (× passes): ");
+    put_matrix(s, profile);
+    g_string_append(s, "\n- Fixed rate: ");
+    if (fixed) {
+        double bps;
+        if (ml_j_num(fixed, "bits_per_second", &bps))
+            ml_put_significant(s, bps / 1e6, 3);
+        else
+            g_string_append(s, DASH);
+        g_string_append(s, " Mbit/s (");
+        ml_put_num(s, fixed, "fraction", 2);
+        g_string_append(s, " × the median of the slowest path, ");
+        put_text(s, str_or(fixed, "slowest_path", DASH));
+        g_string_append(s, ")");
+    } else {
+        g_string_append(s, "none (no full-speed cell was measured)");
+    }
 
     /* The image actually booted, and why it is not the one asked for: results from a fallback
      * image are easy to mistake for the requested one. */
@@ -216,11 +156,10 @@ static void put_header(GString *s, struct json_object *r)
         g_string_append(s, ", used instead of the requested ");
         put_text(s, requested);
         g_string_append(s, ": ");
-        put_text(s, str_or(image, "fallback_reason", "no reason recorded"));
+        ml_notes_put(&c->notes, s, str_or(image, "fallback_reason", "no reason recorded"));
     }
 
     const char *accel = get_str(env, "accelerator");
-    bool tcg = g_strcmp0(accel, "tcg") == 0;
     g_string_append(s, "\n- Accelerator: ");
     if (accel && *accel) {
         g_autofree char *up = g_ascii_strup(accel, -1);
@@ -234,62 +173,97 @@ static void put_header(GString *s, struct json_object *r)
         g_string_append(s, ")");
     }
     g_string_append(s, "\n\n");
-    if (tcg)
-        g_string_append(s,
-                        "> **Warning:** the guests ran under TCG, QEMU's software emulation. "
-                        "Absolute throughput\n"
-                        "> under TCG means little; compare the hub bytes per payload byte, which "
-                        "do not depend\n"
-                        "> on how fast the CPU is emulated.\n\n");
+    ml_section_busy_notice(c);
+    if (g_strcmp0(accel, "tcg") == 0)
+        g_string_append(s, "> **Warning:** the guests ran under TCG, QEMU's software emulation. "
+                           "Absolute throughput and CPU\n"
+                           "> seconds under TCG measure the emulation; compare paths of this run "
+                           "with each other only.\n"
+                           "> Even the hub bytes per payload byte move with CPU speed, through "
+                           "ACK coalescing (see Physics).\n\n");
 }
 
-static void put_path_list(GString *s, struct json_object *paths)
+/* Each thing once: the description, then only what it does not already say. */
+static void put_path_list(struct ml_render *c)
 {
+    GString *s = c->s;
     g_string_append(s, "## Paths\n\n");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *p = json_object_array_get_idx(c->paths, i);
+        const char *desc = get_str(p, "description");
+        const char *from = get_str(p, "from");
+        const char *to = get_str(p, "to");
+        const char *target = get_str(p, "target");
+        const char *role = get_str(p, "hub_role");
         g_string_append(s, "- **");
         put_text(s, get_str(p, "name"));
         g_string_append(s, "**: ");
-        put_text(s, str_or(p, "description", "no description"));
-        g_string_append(s, " (");
-        put_text(s, str_or(p, "from", DASH));
-        g_string_append(s, " to ");
-        put_text(s, str_or(p, "to", DASH));
-        g_string_append(s, " at ");
-        put_text(s, str_or(p, "target", DASH));
-        g_string_append(s, ")\n");
+        put_text(s, desc && *desc ? desc : "no description");
+        if (from && to && !(desc && strstr(desc, from) && strstr(desc, to))) {
+            g_string_append(s, "; ");
+            put_text(s, from);
+            g_string_append(s, " to ");
+            put_text(s, to);
+        }
+        if (target && *target && strcmp(target, "0.0.0.0") != 0 &&
+            !(desc && strstr(desc, target))) {
+            g_string_append(s, "; target ");
+            put_text(s, target);
+        }
+        if (g_strcmp0(role, "carries") == 0)
+            g_string_append(s, "; the hub carries its traffic");
+        else if (g_strcmp0(role, "quiet") == 0)
+            g_string_append(s, "; the hub should carry none of it");
+        if (c->st[i] != ML_PATH_MEASURED) {
+            g_string_append(s, "; ");
+            ml_render_not_measured(c, p, c->st[i]);
+        }
+        g_string_append(s, "\n");
     }
     g_string_append(s, "\n");
 }
 
-/* One value of a metric: a number times its scale with its decimals, or text. */
+/* ---- the descriptor tables ---- */
+
+/* One value of a metric: a number times its scale with its significant digits or decimals, or
+ * text. */
 static void put_value(GString *s, const struct ml_metric *m, struct json_object *v,
                       const char *missing)
 {
     double x;
     if (json_object_is_type(v, json_type_string))
         put_text(s, json_object_get_string(v));
-    else if ((json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
-             isfinite(x = json_object_get_double(v)))
-        put_fixed(s, x * (m->scale ? m->scale : 1), m->decimals);
-    else
+    else if (json_object_is_type(v, json_type_boolean))
+        g_string_append(s, json_object_get_boolean(v) ? "yes" : "no");
+    else if (json_object_is_type(v, json_type_int) && !m->scale && !m->significant &&
+             !m->decimals && json_object_get_int64(v) >= 0)
+        ml_put_count(s, (uint64_t)json_object_get_int64(v));
+    else if (ml_j_value_num(v, &x)) {
+        x *= m->scale ? m->scale : 1;
+        if (m->significant > 0)
+            ml_put_significant(s, x, m->significant);
+        else
+            ml_put_fixed(s, x, m->decimals);
+    } else
         g_string_append(s, missing);
 }
 
-/* A metric's values in a path: one, or a list where its key runs through an array (a missing
- * element is "n/a", so that the others keep their places). */
-static void put_metric(GString *s, const struct ml_metric *m, struct json_object *path)
+/* Where a metric of a table reads in a row: "cells.*.x" reads the row's cell at x,
+ * "passes.x" the row's pass; any other name reads the path. */
+static const char *row_key(const struct ml_report_table *t, const char *name,
+                           struct json_object **o, struct json_object *path,
+                           struct json_object *row)
 {
-    bool list = false;
-    g_autoptr(GPtrArray) v = ml_metric_values(path, m->name, &list);
-    if (v->len == 0)
-        g_string_append(s, DASH);
-    for (guint i = 0; i < v->len; i++) {
-        if (i)
-            g_string_append(s, ", ");
-        put_value(s, m, g_ptr_array_index(v, i), list ? "n/a" : DASH);
+    *o = path;
+    if (t->rows == ML_ROWS_CELL && g_str_has_prefix(name, "cells.*.")) {
+        *o = row;
+        return name + strlen("cells.*.");
     }
+    if (t->rows == ML_ROWS_PASS && g_str_has_prefix(name, "passes.")) {
+        *o = row;
+        return name + strlen("passes.");
+    }
+    return name;
 }
 
 static bool shown_in(const struct ml_metric *m, const struct ml_report_table *t)
@@ -300,7 +274,6 @@ static bool shown_in(const struct ml_metric *m, const struct ml_report_table *t)
     return false;
 }
 
-/* The metrics of one table, in the metrics table's order. */
 static GPtrArray *columns_of(const struct ml_metric *metrics, size_t n,
                              const struct ml_report_table *t)
 {
@@ -340,13 +313,19 @@ static void put_intro(GString *s, const char *intro, struct json_object *r)
 static void put_table_head(GString *s, const struct ml_report_table *t, GPtrArray *cols)
 {
     GString *rule = g_string_new("|---|");
-    g_string_append(s, "| Path |");
+    g_string_append(s, t->rows == ML_ROWS_CELL   ? "| Path, cell |"
+                       : t->rows == ML_ROWS_PASS ? "| Path, cell, pass |"
+                                                 : "| Path |");
     if (t->check_column) {
         g_string_append(s, " Path check |");
         g_string_append(rule, "---|");
     }
     if (t->target_column) {
         g_string_append(s, " Target |");
+        g_string_append(rule, "---|");
+    }
+    if (t->rows == ML_ROWS_PASS) {
+        g_string_append(s, " Status |");
         g_string_append(rule, "---|");
     }
     for (guint i = 0; i < cols->len; i++) {
@@ -362,57 +341,154 @@ static void put_table_head(GString *s, const struct ml_report_table *t, GPtrArra
     g_string_free(rule, TRUE);
 }
 
-/* One cell of a measured path: the values of the metrics that share it, "a / b / c", or one
- * dash when it has none of them. */
-static void put_cell(GString *s, GPtrArray *cols, guint from, guint to, struct json_object *p)
+/* A metric's values in a row: one, or a list where its key runs through an array. */
+static void put_metric(GString *s, const struct ml_metric *m, struct json_object *o,
+                       const char *key, bool *any)
 {
-    g_autoptr(GString) cell = g_string_new(NULL);
-    bool any = false;
-    for (guint i = from; i < to; i++) {
-        const struct ml_metric *m = g_ptr_array_index(cols, i);
-        g_autoptr(GPtrArray) v = ml_metric_values(p, m->name, NULL);
-        for (guint j = 0; j < v->len; j++)
-            any = any || g_ptr_array_index(v, j) != NULL;
-        if (i > from)
-            g_string_append(cell, " / ");
-        put_metric(cell, m, p);
+    bool list = false;
+    g_autoptr(GPtrArray) v = ml_metric_values(o, key, &list);
+    if (v->len == 0)
+        g_string_append(s, DASH);
+    for (guint i = 0; i < v->len; i++) {
+        *any = *any || g_ptr_array_index(v, i) != NULL;
+        if (i)
+            g_string_append(s, ", ");
+        put_value(s, m, g_ptr_array_index(v, i), list ? "n/a" : DASH);
     }
-    g_string_append(s, any ? cell->str : DASH);
 }
 
-/* One row per path. A path that was not measured shows why in place of its first figure and
- * dashes for the rest: its numbers, if any reached the document, are not results. */
-static void put_table_row(GString *s, const struct ml_report_table *t, GPtrArray *cols,
-                          struct json_object *p, enum path_status st)
+static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *cols,
+                        struct json_object *path, struct json_object *row, bool hidden)
 {
-    g_string_append(s, "| ");
-    put_text(s, get_str(p, "name"));
-    g_string_append(s, " |");
-    if (t->check_column) {
-        g_string_append_c(s, ' ');
-        put_check_summary(s, p);
-        g_string_append(s, " |");
-    }
-    if (t->target_column) {
-        g_string_append_c(s, ' ');
-        put_text(s, str_or(p, "target", DASH));
-        g_string_append(s, " |");
-    }
     for (guint i = 0; i < cols->len;) {
         guint end = i + 1;
         while (end < cols->len && !starts_cell(cols, end))
             end++;
-        g_string_append_c(s, ' ');
-        if (st == PATH_MEASURED)
-            put_cell(s, cols, i, end, p);
-        else if (i == 0)
-            put_not_measured(s, p, st);
-        else
-            g_string_append(s, DASH);
-        g_string_append(s, " |");
+        g_autoptr(GString) cell = g_string_new(NULL);
+        bool any = false;
+        for (guint k = i; !hidden && k < end; k++) {
+            const struct ml_metric *m = g_ptr_array_index(cols, k);
+            struct json_object *o;
+            const char *key = row_key(t, m->name, &o, path, row);
+            if (k > i)
+                g_string_append(cell, " / ");
+            put_metric(cell, m, o, key, &any);
+        }
+        g_string_append_printf(s, " %s |", any ? cell->str : DASH);
         i = end;
     }
-    g_string_append_c(s, '\n');
+}
+
+static void put_row_start(struct ml_render *c, const struct ml_report_table *t,
+                          struct json_object *p, const char *label)
+{
+    g_string_append(c->s, "| ");
+    put_text(c->s, label);
+    g_string_append(c->s, " |");
+    if (t->check_column) {
+        g_string_append_c(c->s, ' ');
+        put_check_summary(c->s, p);
+        g_string_append(c->s, " |");
+    }
+    if (t->target_column) {
+        g_string_append_c(c->s, ' ');
+        put_text(c->s, str_or(p, "target", DASH));
+        g_string_append(c->s, " |");
+    }
+}
+
+/* A pass's status: ok, or FAILED with its seconds and reason; a failed pass's figures are
+ * evidence in results.json, never figures in a table. */
+static bool put_pass_status(struct ml_render *c, struct json_object *pass)
+{
+    if (g_strcmp0(get_str(pass, "status"), "failed") != 0) {
+        g_string_append(c->s, " ok |");
+        return true;
+    }
+    g_string_append(c->s, " FAILED");
+    struct json_object *secs = get_array(pass, "failed_seconds");
+    for (size_t i = 0; i < ml_j_len(secs); i++) {
+        g_string_append(c->s, i ? ", " : ", seconds ");
+        g_string_append(c->s, json_object_get_string(json_object_array_get_idx(secs, i)));
+    }
+    g_string_append(c->s, ": ");
+    ml_notes_put(&c->notes, c->s, str_or(pass, "reason", "no reason recorded"));
+    g_string_append(c->s, " |");
+    return false;
+}
+
+/* A path that was not measured: one row, its reason in place of its first figure. */
+static void put_unmeasured_row(struct ml_render *c, const struct ml_report_table *t,
+                               GPtrArray *cols, struct json_object *p, enum ml_path_status st)
+{
+    put_row_start(c, t, p, get_str(p, "name"));
+    bool first = true;
+    if (t->rows == ML_ROWS_PASS) {
+        g_string_append_c(c->s, ' ');
+        ml_render_not_measured(c, p, st);
+        g_string_append(c->s, " |");
+        first = false;
+    }
+    for (guint i = 0; i < cols->len; i++) {
+        if (!starts_cell(cols, i))
+            continue;
+        g_string_append_c(c->s, ' ');
+        if (first)
+            ml_render_not_measured(c, p, st);
+        else
+            g_string_append(c->s, DASH);
+        g_string_append(c->s, " |");
+        first = false;
+    }
+    g_string_append_c(c->s, '\n');
+}
+
+static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrArray *cols,
+                     struct json_object *p, enum ml_path_status st)
+{
+    const char *name = get_str(p, "name");
+    if (st != ML_PATH_MEASURED) {
+        put_unmeasured_row(c, t, cols, p, st);
+        return;
+    }
+    if (t->rows == ML_ROWS_PATH) {
+        put_row_start(c, t, p, name);
+        put_figures(c->s, t, cols, p, NULL, false);
+        g_string_append_c(c->s, '\n');
+    } else if (t->rows == ML_ROWS_CELL) {
+        struct json_object *cells = get_obj(p, "cells");
+        if (!cells || json_object_object_length(cells) == 0) {
+            put_row_start(c, t, p, name); /* measured, yet no cell: dashes, not a lost row */
+            put_figures(c->s, t, cols, p, NULL, true);
+            g_string_append_c(c->s, '\n');
+            return;
+        }
+        json_object_object_foreach(cells, cell_name, cell)
+        {
+            g_autofree char *label = g_strdup_printf("%s %s", name, cell_name);
+            put_row_start(c, t, p, label);
+            put_figures(c->s, t, cols, p, cell, false);
+            g_string_append_c(c->s, '\n');
+        }
+    } else {
+        struct json_object *passes = get_array(p, "passes");
+        if (ml_j_len(passes) == 0) {
+            put_row_start(c, t, p, name);
+            g_string_append(c->s, " no passes |");
+            put_figures(c->s, t, cols, p, NULL, true);
+            g_string_append_c(c->s, '\n');
+        }
+        for (size_t i = 0; i < ml_j_len(passes); i++) {
+            struct json_object *pass = json_object_array_get_idx(passes, i);
+            g_autofree char *label = g_strdup_printf(
+                "%s %s #%s", name, str_or(pass, "cell", "?"),
+                get(pass, "index") ? json_object_get_string(get(pass, "index")) : "?");
+            put_row_start(c, t, p, label);
+            bool ok = put_pass_status(c, pass);
+            put_figures(c->s, t, cols, p, pass, !ok);
+            g_string_append_c(c->s, '\n');
+        }
+    }
 }
 
 static gint by_place(gconstpointer a, gconstpointer b)
@@ -422,9 +498,7 @@ static gint by_place(gconstpointer a, gconstpointer b)
     return x->place < y->place ? -1 : x->place > y->place;
 }
 
-/* Every table the metrics are shown in, by place. */
-static void put_metric_tables(GString *s, struct json_object *r, struct json_object *paths,
-                              const enum path_status *st, const struct ml_metric *metrics, size_t n)
+static void put_metric_tables(struct ml_render *c, const struct ml_metric *metrics, size_t n)
 {
     g_autoptr(GPtrArray) tables = g_ptr_array_new();
     for (size_t i = 0; i < n; i++)
@@ -435,96 +509,118 @@ static void put_metric_tables(GString *s, struct json_object *r, struct json_obj
     for (guint k = 0; k < tables->len; k++) {
         const struct ml_report_table *t = g_ptr_array_index(tables, k);
         g_autoptr(GPtrArray) cols = columns_of(metrics, n, t);
-        g_string_append(s, "## ");
-        put_text(s, t->title);
-        g_string_append(s, "\n\n");
+        g_string_append(c->s, "## ");
+        put_text(c->s, t->title);
+        g_string_append(c->s, "\n\n");
         if (t->intro)
-            put_intro(s, t->intro, r);
-        put_table_head(s, t, cols);
-        for (size_t i = 0; i < json_object_array_length(paths); i++)
-            put_table_row(s, t, cols, json_object_array_get_idx(paths, i), st[i]);
-        g_string_append(s, "\n");
+            put_intro(c->s, t->intro, c->r);
+        put_table_head(c->s, t, cols);
+        for (size_t i = 0; i < ml_j_len(c->paths); i++)
+            put_rows(c, t, cols, json_object_array_get_idx(c->paths, i), c->st[i]);
+        g_string_append(c->s, "\n");
     }
 }
 
-/* The evidence is what makes a path's numbers believable, or shows why they were withheld. */
-static void put_checks(GString *s, struct json_object *paths)
+/* ---- pictures, checks, setup, environment ---- */
+
+static void put_pictures(struct ml_render *c)
 {
+    if (!c->plots || c->plots->n == 0)
+        return;
+    g_string_append(c->s, "## Pictures\n\n");
+    for (size_t i = 0; i < c->plots->n; i++) {
+        const struct ml_plot *p = &c->plots->plot[i];
+        if (p->svg)
+            g_string_append_printf(c->s, "![%s](plots/%s.svg)\n\n", p->title, p->name);
+        else
+            g_string_append_printf(c->s, "*%s: not drawn (%s).*\n\n", p->title,
+                                   p->missing ? p->missing : "no reason recorded");
+    }
+}
+
+static void put_checks(struct ml_render *c)
+{
+    GString *s = c->s;
     g_string_append(s, "## Path checks\n\n");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *p = json_object_array_get_idx(c->paths, i);
         struct json_object *checks = get_array(p, "checks");
-        size_t n = checks ? json_object_array_length(checks) : 0;
+        size_t n = ml_j_len(checks);
         if (n == 0) {
             g_string_append(s, "- ");
             put_text(s, get_str(p, "name"));
             g_string_append(s, ": not checked\n");
         }
         for (size_t j = 0; j < n; j++) {
-            struct json_object *c = json_object_array_get_idx(checks, j);
+            struct json_object *ch = json_object_array_get_idx(checks, j);
             g_string_append(s, "- ");
             put_text(s, get_str(p, "name"));
             g_string_append(s, ", ");
-            put_text(s, str_or(c, "when", "?"));
-            g_string_append(s, json_object_get_boolean(get(c, "ok")) ? ": ok: " : ": **failed**: ");
-            put_text(s, str_or(c, "evidence", "no evidence recorded"));
+            put_text(s, str_or(ch, "when", "?"));
+            g_string_append(s, ml_j_bool(ch, "ok") ? ": ok: " : ": **failed**: ");
+            put_text(s, str_or(ch, "evidence", "no evidence recorded"));
             g_string_append(s, "\n");
         }
     }
     g_string_append(s, "\n");
 }
 
-static void put_setup(GString *s, struct json_object *r, struct json_object *paths,
-                      const enum path_status *st)
+static void put_setup(struct ml_render *c)
 {
-    struct json_object *phases = get_array(r, "phases");
-    struct json_object *guests = get_array(r, "guests");
+    GString *s = c->s;
+    struct json_object *phases = get_array(c->r, "phases");
+    struct json_object *guests = get_array(c->r, "guests");
 
-    g_string_append(s, "## Setup times\n\n| Phase | Seconds |\n|---|---:|\n");
+    g_string_append(s, "## Setup times\n\n| Phase | Seconds (s) |\n|---|---:|\n");
     double total = 0;
     bool total_known = true;
-    for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
+    for (size_t i = 0; i < ml_j_len(phases); i++) {
         struct json_object *ph = json_object_array_get_idx(phases, i);
         double v;
-        if (get_num(ph, "seconds", &v))
+        if (ml_j_num(ph, "seconds", &v))
             total += v;
         else
             total_known = false;
         g_string_append(s, "| ");
         put_text(s, str_or(ph, "name", "?"));
         g_string_append(s, " | ");
-        put_num(s, ph, "seconds", 1);
+        ml_put_num(s, ph, "seconds", 1);
         g_string_append(s, " |\n");
     }
     g_string_append(s, "| total | ");
     if (total_known)
-        put_fixed(s, total, 1);
+        ml_put_fixed(s, total, 1);
     else
         g_string_append(s, DASH);
     g_string_append(s, " |\n\n");
 
     g_string_append(s, "Agent is from starting the guest to its guest agent answering; ready is to "
                        "cloud-init having finished.\n\n"
-                       "| Guest | Address | Agent s | Ready s |\n|---|---|---:|---:|\n");
-    for (size_t i = 0; guests && i < json_object_array_length(guests); i++) {
+                       "| Guest | Address | vCPUs | Memory MiB | Agent s | Ready s |\n"
+                       "|---|---|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < ml_j_len(guests); i++) {
         struct json_object *g = json_object_array_get_idx(guests, i);
         g_string_append(s, "| ");
         put_text(s, str_or(g, "name", "?"));
         g_string_append(s, " | ");
         put_text(s, str_or(g, "address", DASH));
         g_string_append(s, " | ");
-        put_num(s, g, "boot_s", 1);
+        ml_put_num(s, g, "vcpus", 0);
         g_string_append(s, " | ");
-        put_num(s, g, "ready_s", 1);
+        ml_put_num(s, g, "memory_mib", 0);
+        g_string_append(s, " | ");
+        ml_put_num(s, g, "boot_s", 1);
+        g_string_append(s, " | ");
+        ml_put_num(s, g, "ready_s", 1);
         g_string_append(s, " |\n");
     }
     g_string_append(s, "\n");
 
     bool any = false;
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (!get(p, "setup_s"))
-            continue; /* a path without a tunnel to set up */
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *p = json_object_array_get_idx(c->paths, i);
+        if (!get(p, "setup_s") || c->st[i] != ML_PATH_MEASURED)
+            continue; /* no tunnel to set up, or the path list says why it was not measured */
         if (!any)
             g_string_append(s, "Tunnel setup, from the first key generated to the first ping "
                                "through the tunnel answered:\n\n");
@@ -532,13 +628,8 @@ static void put_setup(GString *s, struct json_object *r, struct json_object *pat
         g_string_append(s, "- ");
         put_text(s, get_str(p, "name"));
         g_string_append(s, ": ");
-        if (st[i] == PATH_MEASURED) {
-            put_num(s, p, "setup_s", 1);
-            g_string_append(s, " s\n");
-        } else {
-            put_not_measured(s, p, st[i]);
-            g_string_append(s, "\n");
-        }
+        ml_put_num(s, p, "setup_s", 1);
+        g_string_append(s, " s\n");
     }
     if (any)
         g_string_append(s, "\n");
@@ -551,14 +642,19 @@ static void put_env_row(GString *s, const char *label, const char *value)
     g_string_append(s, " |\n");
 }
 
-static void put_environment(GString *s, struct json_object *r)
+static void put_environment(struct ml_render *c)
 {
-    struct json_object *env = get_obj(r, "environment");
+    GString *s = c->s;
+    struct json_object *env = get_obj(c->r, "environment");
     struct json_object *image = get_obj(env, "image");
     struct json_object *tools = get_obj(env, "tools");
 
     g_string_append(s, "## Environment\n\n| | |\n|---|---|\n");
     put_env_row(s, "Host kernel", get_str(env, "host_kernel"));
+    put_env_row(s, "Host CPU", get_str(env, "host_cpu_model"));
+    g_autofree char *cpus =
+        get(env, "host_cpus") ? g_strdup(json_object_get_string(get(env, "host_cpus"))) : NULL;
+    put_env_row(s, "Host CPUs", cpus);
     put_env_row(s, "libvirt", get_str(env, "libvirt"));
     put_env_row(s, "QEMU", get_str(env, "qemu"));
     g_autofree char *accel = g_ascii_strup(str_or(env, "accelerator", DASH), -1);
@@ -570,19 +666,33 @@ static void put_environment(GString *s, struct json_object *r)
     if (tools) {
         json_object_object_foreach(tools, tool, version)
         {
-            g_autoptr(GString) cell = g_string_new(NULL);
-            put_text(cell, tool);
-            g_string_append(cell, " (guest)");
-            put_env_row(s, cell->str,
+            g_autoptr(GString) label = g_string_new(NULL);
+            put_text(label, tool);
+            g_string_append(label, " (guest)");
+            put_env_row(s, label->str,
                         json_object_is_type(version, json_type_string)
                             ? json_object_get_string(version)
                             : NULL);
         }
     }
+    struct json_object *ctl = get_obj(c->r, "controller");
+    if (ctl) {
+        g_autoptr(GString) v = g_string_new(NULL);
+        ml_put_num(v, ctl, "cpu_s", 1);
+        g_string_append(v, " s CPU, ");
+        ml_put_num(v, ctl, "max_rss_kib", 0);
+        g_string_append(v, " KiB max RSS, ");
+        ml_put_num(v, ctl, "cpu_percent_of_core", 2);
+        g_string_append(v, " % of a core");
+        put_env_row(s, "meshlab itself", v->str);
+    }
+    g_string_append(s, "\n");
 }
 
-char *ml_report_render_markdown(struct json_object *results, const struct ml_metric *metrics,
-                                size_t n_metrics, GError **err)
+/* ---- the document ---- */
+
+char *ml_report_render_markdown_with(struct json_object *results, const struct ml_metric *metrics,
+                                     size_t n_metrics, const struct ml_plots *plots, GError **err)
 {
     if (!json_object_is_type(results, json_type_object)) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document is not a JSON object.");
@@ -602,17 +712,32 @@ char *ml_report_render_markdown(struct json_object *results, const struct ml_met
     }
 
     size_t n = json_object_array_length(paths);
-    g_autofree enum path_status *st = g_new0(enum path_status, n ? n : 1);
+    g_autofree enum ml_path_status *st = g_new0(enum ml_path_status, n ? n : 1);
     for (size_t i = 0; i < n; i++)
         if (!path_status(json_object_array_get_idx(paths, i), i, &st[i], err))
             return NULL;
 
-    GString *s = g_string_new(NULL);
-    put_header(s, results);
-    put_path_list(s, paths);
-    put_metric_tables(s, results, paths, st, metrics, n_metrics);
-    put_checks(s, paths);
-    put_setup(s, results, paths, st);
-    put_environment(s, results);
-    return g_string_free(s, false);
+    struct ml_render c = {
+        .s = g_string_new(NULL), .r = results, .paths = paths, .st = st, .plots = plots};
+    ml_notes_init(&c.notes);
+    put_header(&c);
+    put_path_list(&c);
+    put_metric_tables(&c, metrics, n_metrics);
+    put_pictures(&c);
+    ml_section_cpu(&c);
+    ml_section_physics(&c);
+    ml_section_variance(&c);
+    ml_section_vps(&c);
+    put_checks(&c);
+    put_setup(&c);
+    put_environment(&c);
+    ml_notes_write(&c.notes, c.s);
+    ml_notes_clear(&c.notes);
+    return g_string_free(c.s, false);
+}
+
+char *ml_report_render_markdown(struct json_object *results, const struct ml_metric *metrics,
+                                size_t n_metrics, GError **err)
+{
+    return ml_report_render_markdown_with(results, metrics, n_metrics, NULL, err);
 }

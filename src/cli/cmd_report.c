@@ -1,0 +1,79 @@
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/util.h"
+#include "measure/metrics.h"
+#include "report/report.h"
+
+static const char report_usage[] =
+    "Usage: meshlab report RUN_DIR\n\n"
+    "Renders RUN_DIR/report.md, RUN_DIR/report.html and the pictures RUN_DIR/plots/*.svg\n"
+    "again from RUN_DIR/results.json alone: nothing is measured and no lab is needed. The\n"
+    "pictures are drawn with gnuplot (Debian: gnuplot-nox); without it the reports are still\n"
+    "written, with a line where each picture would be, and the command exits 0. Exits 2 when\n"
+    "RUN_DIR has no results.json this meshlab reads (its schema must be meshlab-results/2),\n"
+    "or is not a directory you own that only you can write.\n";
+
+/* The run directory, opened once: the reports are written through this descriptor (no link
+ * followed), and only into a directory that its owner alone can write, as 'run' requires. */
+static int open_run_dir(const char *path, GError **err)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "Cannot open the run directory %s: %s.", path,
+                    g_strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+        (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "The run directory %s is writable by others or owned by another user; "
+                    "meshlab writes only into a directory that you alone can write (chmod go-w).",
+                    path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int cmd_report_main(int argc, char **argv)
+{
+    int status;
+    if (!cmd_simple_args(argc, argv, report_usage, 1, &status))
+        return status;
+    const char *dir = argv[optind];
+    g_autoptr(GError) err = NULL;
+    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
+    struct json_object *results = json_object_from_file(file);
+    if (!results) {
+        fprintf(stderr, "meshlab: cannot read %s: %s\n", file, json_util_get_last_err());
+        return ML_EXIT_USAGE;
+    }
+    const char *schema = json_object_get_string(json_object_object_get(results, "schema"));
+    if (g_strcmp0(schema, ML_RESULTS_SCHEMA) != 0) {
+        fprintf(stderr,
+                "meshlab: %s is a '%s' document; meshlab report renders '%s' only: measure the "
+                "lab again with this meshlab\n",
+                file, schema ? schema : "(no schema)", ML_RESULTS_SCHEMA);
+        json_object_put(results);
+        return ML_EXIT_USAGE;
+    }
+    int fd = open_run_dir(dir, &err);
+    size_t drawn = 0;
+    bool ok =
+        fd >= 0 && ml_report_write(fd, results, ml_metrics, ml_metrics_count, NULL, &drawn, &err);
+    if (fd >= 0)
+        close(fd);
+    json_object_put(results);
+    if (!ok)
+        return cmd_fail(err);
+    printf("report:   %s/report.md\nhtml:     %s/report.html\npictures: %zu drawn in %s/plots%s\n",
+           dir, dir, drawn, dir,
+           drawn ? "" : " (gnuplot missing or nothing to draw; see the report)");
+    return ML_EXIT_OK;
+}

@@ -1,0 +1,300 @@
+#include "report/compare.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "report/format.h"
+#include "report/report.h"
+
+#define get_obj ml_j_obj
+#define get_array ml_j_array
+#define get_str ml_j_str
+
+static double stddev(const double *v, size_t n)
+{
+    double mean = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += v[i] / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    return sqrt(ss / (double)(n - 1));
+}
+
+const char *ml_compare_verdict(double diff, const double *a, size_t na, const double *b, size_t nb,
+                               double *ret_noise)
+{
+    *ret_noise = NAN;
+    if (na < 2 || nb < 2)
+        return "unknown";
+    double sa = stddev(a, na), sb = stddev(b, nb);
+    *ret_noise = ML_COMPARE_SIGMAS * sqrt(sa * sa / (double)na + sb * sb / (double)nb);
+    return fabs(diff) > *ret_noise ? "beyond noise" : "within noise";
+}
+
+/* What one figure is and where its passes' values are. */
+enum figure { FIG_CELL_THROUGHPUT, FIG_HUB_FACTOR, FIG_LOADED_P99, FIG_HUB_CPU };
+
+static const struct {
+    const char *figure; /* the key in a path (or cell) of results.json */
+    const char *unit;
+} figures[] = {
+    [FIG_CELL_THROUGHPUT] = {"median_bits_per_second", "bit/s"},
+    [FIG_HUB_FACTOR] = {"hub_bytes_per_payload_byte", "byte/byte"},
+    [FIG_LOADED_P99] = {"rtt_loaded_p99_ms", "ms"},
+    [FIG_HUB_CPU] = {"hub_cpu_s_per_gb", "s/GB"},
+};
+
+static const char *headline(struct json_object *r)
+{
+    struct json_object *m = get_array(get_obj(r, "profile"), "matrix");
+    return ml_j_len(m) ? get_str(json_object_array_get_idx(m, 0), "cell") : NULL;
+}
+
+/* The cell the hub's CPU per GB comes from: the fixed rate's, else the headline. */
+static const char *cpu_cell(struct json_object *path, const char *head)
+{
+    struct json_object *cells = get_obj(path, "cells");
+    if (cells) {
+        json_object_object_foreach(cells, name, cell)
+        {
+            if (g_strcmp0(get_str(cell, "rate"), "fixed") == 0)
+                return name;
+        }
+    }
+    return head;
+}
+
+/* One value per pass that passed, of the figure in the cell. */
+static GArray *pass_values(struct json_object *path, const char *cell, enum figure f)
+{
+    GArray *out = g_array_new(false, false, sizeof(double));
+    struct json_object *passes = get_array(path, "passes");
+    for (size_t i = 0; i < ml_j_len(passes); i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (g_strcmp0(get_str(p, "status"), "ok") != 0 || g_strcmp0(get_str(p, "cell"), cell))
+            continue;
+        double v, busy, payload;
+        bool have = false;
+        if (f == FIG_CELL_THROUGHPUT)
+            have = ml_j_num(p, "bits_per_second", &v);
+        else if (f == FIG_HUB_FACTOR)
+            have = ml_j_num(p, "hub_bytes_per_payload_byte", &v);
+        else if (f == FIG_LOADED_P99)
+            have = ml_j_num(get_obj(p, "rtt_loaded"), "p99_ms", &v);
+        else if (ml_j_num(get_obj(get_obj(p, "cpu"), "hub"), "busy_s", &busy) &&
+                 ml_j_num(p, "payload_bytes", &payload) && payload > 0) {
+            v = busy / (payload / 1e9);
+            have = true;
+        }
+        if (have)
+            g_array_append_val(out, v);
+    }
+    return out;
+}
+
+static struct json_object *num_or_null(double v)
+{
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static void add_row(struct json_object *rows, const char *path, const char *cell, enum figure f,
+                    struct json_object *pa, struct json_object *pb, struct json_object *fa,
+                    struct json_object *fb, const char *values_cell)
+{
+    double a, b;
+    if (!ml_j_num(fa, figures[f].figure, &a) || !ml_j_num(fb, figures[f].figure, &b))
+        return;
+    g_autoptr(GArray) va = pass_values(pa, values_cell, f);
+    g_autoptr(GArray) vb = pass_values(pb, values_cell, f);
+    double noise;
+    const char *verdict = ml_compare_verdict(b - a, (double *)(void *)va->data, va->len,
+                                             (double *)(void *)vb->data, vb->len, &noise);
+    struct json_object *row = json_object_new_object();
+    json_object_object_add(row, "path", json_object_new_string(path));
+    json_object_object_add(row, "cell", cell ? json_object_new_string(cell) : NULL);
+    json_object_object_add(row, "figure", json_object_new_string(figures[f].figure));
+    json_object_object_add(row, "unit", json_object_new_string(figures[f].unit));
+    json_object_object_add(row, "a", json_object_new_double(a));
+    json_object_object_add(row, "b", json_object_new_double(b));
+    json_object_object_add(row, "difference", json_object_new_double(b - a));
+    json_object_object_add(row, "difference_percent",
+                           num_or_null(a != 0 ? 100 * (b - a) / a : NAN));
+    json_object_object_add(row, "noise", num_or_null(noise));
+    json_object_object_add(row, "passes_a", json_object_new_int((int)va->len));
+    json_object_object_add(row, "passes_b", json_object_new_int((int)vb->len));
+    json_object_object_add(row, "verdict", json_object_new_string(verdict));
+    json_object_array_add(rows, row);
+}
+
+static struct json_object *path_named(struct json_object *r, const char *name)
+{
+    struct json_object *paths = get_array(r, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (g_strcmp0(get_str(p, "name"), name) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static bool check_schema(struct json_object *r, const char *name, GError **err)
+{
+    const char *schema = get_str(r, "schema");
+    if (json_object_is_type(r, json_type_object) && g_strcmp0(schema, ML_RESULTS_SCHEMA) == 0)
+        return true;
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "%s is not a '%s' results document (its schema is '%s'); compare runs of "
+                "this meshlab.",
+                name, ML_RESULTS_SCHEMA, schema ? schema : "(none)");
+    return false;
+}
+
+static void warn(struct json_object *w, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void warn(struct json_object *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *s = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    json_object_array_add(w, json_object_new_string(s));
+}
+
+static void warnings_of(struct json_object *w, struct json_object *a, struct json_object *b)
+{
+    const char *acc_a = get_str(get_obj(a, "environment"), "accelerator");
+    const char *acc_b = get_str(get_obj(b, "environment"), "accelerator");
+    if (g_strcmp0(acc_a, acc_b) != 0)
+        warn(w,
+             "A ran under %s and B under %s: their throughput and CPU figures measure "
+             "different machines",
+             acc_a ? acc_a : "an unknown accelerator", acc_b ? acc_b : "an unknown accelerator");
+    else if (g_strcmp0(acc_a, "tcg") == 0)
+        warn(w, "both ran under TCG: throughput and CPU differences may be the emulation's");
+    if (ml_j_bool(a, "host_busy"))
+        warn(w, "A's host was busy during some passes: its figures are not comparable");
+    if (ml_j_bool(b, "host_busy"))
+        warn(w, "B's host was busy during some passes: its figures are not comparable");
+}
+
+struct json_object *ml_compare(struct json_object *a, const char *a_name, struct json_object *b,
+                               const char *b_name, GError **err)
+{
+    if (!check_schema(a, a_name, err) || !check_schema(b, b_name, err))
+        return NULL;
+    struct json_object *cmp = json_object_new_object();
+    struct json_object *rows = json_object_new_array();
+    struct json_object *w = json_object_new_array();
+    json_object_object_add(cmp, "schema", json_object_new_string(ML_COMPARE_SCHEMA));
+    for (int side = 0; side < 2; side++) {
+        struct json_object *o = json_object_new_object();
+        struct json_object *r = side ? b : a;
+        json_object_object_add(o, "source", json_object_new_string(side ? b_name : a_name));
+        json_object_object_add(o, "run_id", json_object_get(ml_j_get(r, "run_id")));
+        json_object_object_add(o, "accelerator",
+                               json_object_get(ml_j_get(get_obj(r, "environment"), "accelerator")));
+        json_object_object_add(o, "host_busy", json_object_new_boolean(ml_j_bool(r, "host_busy")));
+        json_object_object_add(cmp, side ? "b" : "a", o);
+    }
+    warnings_of(w, a, b);
+    const char *head = headline(a);
+    struct json_object *paths = get_array(a, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *pa = json_object_array_get_idx(paths, i);
+        const char *name = get_str(pa, "name");
+        struct json_object *pb = path_named(b, name);
+        if (!name)
+            continue;
+        if (!pb) {
+            warn(w, "%s is in A only", name);
+            continue;
+        }
+        if (g_strcmp0(get_str(pa, "status"), "measured") ||
+            g_strcmp0(get_str(pb, "status"), "measured")) {
+            warn(w, "%s was not measured in both runs (A: %s, B: %s)", name,
+                 ml_j_str_or(pa, "status", "?"), ml_j_str_or(pb, "status", "?"));
+            continue;
+        }
+        struct json_object *ca = get_obj(pa, "cells");
+        if (ca) {
+            json_object_object_foreach(ca, cell, va)
+            {
+                struct json_object *vb = get_obj(get_obj(pb, "cells"), cell);
+                if (vb)
+                    add_row(rows, name, cell, FIG_CELL_THROUGHPUT, pa, pb, va, vb, cell);
+            }
+        }
+        add_row(rows, name, NULL, FIG_HUB_FACTOR, pa, pb, pa, pb, head);
+        add_row(rows, name, NULL, FIG_LOADED_P99, pa, pb, pa, pb, head);
+        add_row(rows, name, NULL, FIG_HUB_CPU, pa, pb, pa, pb, cpu_cell(pa, head));
+    }
+    struct json_object *pbs = get_array(b, "paths");
+    for (size_t i = 0; i < ml_j_len(pbs); i++) {
+        const char *name = get_str(json_object_array_get_idx(pbs, i), "name");
+        if (name && !path_named(a, name))
+            warn(w, "%s is in B only", name);
+    }
+    json_object_object_add(cmp, "warnings", w);
+    json_object_object_add(cmp, "rows", rows);
+    return cmp;
+}
+
+/* A value in the unit people read: Mbit/s for bit/s. */
+static void put_value(GString *s, struct json_object *row, const char *key)
+{
+    double v;
+    if (!ml_j_num(row, key, &v)) {
+        g_string_append(s, ML_DASH);
+        return;
+    }
+    if (g_strcmp0(get_str(row, "unit"), "bit/s") == 0)
+        v /= 1e6;
+    ml_put_significant(s, v, 3);
+}
+
+char *ml_compare_text(struct json_object *cmp)
+{
+    GString *s = g_string_new(NULL);
+    struct json_object *a = get_obj(cmp, "a"), *b = get_obj(cmp, "b");
+    g_string_append_printf(s, "A: %s (run %s)\nB: %s (run %s)\n\n", ml_j_str_or(a, "source", "?"),
+                           ml_j_str_or(a, "run_id", "?"), ml_j_str_or(b, "source", "?"),
+                           ml_j_str_or(b, "run_id", "?"));
+    struct json_object *w = get_array(cmp, "warnings");
+    for (size_t i = 0; i < ml_j_len(w); i++)
+        g_string_append_printf(s, "warning: %s\n",
+                               json_object_get_string(json_object_array_get_idx(w, i)));
+    if (ml_j_len(w))
+        g_string_append(s, "\n");
+    g_string_append(
+        s, "| Path | Cell | Figure | Unit | A | B | B - A | B - A % | Noise (2σ) | "
+           "Passes A / B | Verdict |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    struct json_object *rows = get_array(cmp, "rows");
+    for (size_t i = 0; i < ml_j_len(rows); i++) {
+        struct json_object *r = json_object_array_get_idx(rows, i);
+        bool mbit = g_strcmp0(get_str(r, "unit"), "bit/s") == 0;
+        g_string_append(s, "| ");
+        ml_put_text(s, get_str(r, "path"));
+        g_string_append(s, " | ");
+        ml_put_text(s, ml_j_str_or(r, "cell", ML_DASH));
+        g_string_append(s, " | ");
+        ml_put_text(s, get_str(r, "figure"));
+        g_string_append_printf(s, " | %s | ", mbit ? "Mbit/s" : ml_j_str_or(r, "unit", "?"));
+        put_value(s, r, "a");
+        g_string_append(s, " | ");
+        put_value(s, r, "b");
+        g_string_append(s, " | ");
+        put_value(s, r, "difference");
+        g_string_append(s, " | ");
+        ml_put_num(s, r, "difference_percent", 1);
+        g_string_append(s, " | ");
+        put_value(s, r, "noise");
+        g_string_append(s, " | ");
+        ml_put_num(s, r, "passes_a", 0);
+        g_string_append(s, " / ");
+        ml_put_num(s, r, "passes_b", 0);
+        g_string_append(s, " | ");
+        const char *v = ml_j_str_or(r, "verdict", "?");
+        g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s** |\n" : "%s |\n", v);
+    }
+    return g_string_free(s, false);
+}

@@ -1,0 +1,460 @@
+/* The sections of report.md that read results.json directly rather than through the metrics
+ * table: what the CPU costs, whether the hub factor matches the frames' physics, how much the
+ * passes vary and whether the host disturbed them, and what all of it means for a VPS. */
+#include <math.h>
+#include <string.h>
+
+#include "report/render.h"
+
+#define get_obj ml_j_obj
+#define get_array ml_j_array
+#define get_str ml_j_str
+#define str_or ml_j_str_or
+#define put_text ml_put_text
+#define DASH ML_DASH
+
+/* Above this coefficient of variation (%) a figure is flagged as noisy. */
+#define CV_WARN_PERCENT 10.0
+/* Above this difference (%) between the model and the measurement the physics is flagged. */
+#define PHYSICS_FLAG_PERCENT 5.0
+
+static bool is_tcg(struct ml_render *c)
+{
+    return g_strcmp0(get_str(get_obj(c->r, "environment"), "accelerator"), "tcg") == 0;
+}
+
+static bool is_kvm(struct ml_render *c)
+{
+    return g_strcmp0(get_str(get_obj(c->r, "environment"), "accelerator"), "kvm") == 0;
+}
+
+static struct json_object *path_at(struct ml_render *c, size_t i)
+{
+    return json_object_array_get_idx(c->paths, i);
+}
+
+/* ---- the busy host ---- */
+
+static size_t busy_passes(struct ml_render *c, size_t *ret_total)
+{
+    size_t busy = 0, total = 0;
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *passes = get_array(path_at(c, i), "passes");
+        for (size_t j = 0; j < ml_j_len(passes); j++) {
+            total++;
+            busy += ml_j_bool(get_obj(json_object_array_get_idx(passes, j), "host"), "busy");
+        }
+    }
+    *ret_total = total;
+    return busy;
+}
+
+void ml_section_busy_notice(struct ml_render *c)
+{
+    if (!ml_j_bool(c->r, "host_busy"))
+        return;
+    size_t total, busy = busy_passes(c, &total);
+    g_string_append_printf(c->s,
+                           "> **WARNING: the host was busy** during %zu of %zu passes (other "
+                           "programs' CPU or steal time; see\n"
+                           "> Variance and the host). The figures of this run are not "
+                           "comparable with other runs, and\n"
+                           "> differences between its paths may be the host's, not the paths'.\n\n",
+                           busy, total);
+}
+
+/* ---- CPU cost ---- */
+
+struct ranked {
+    size_t index;
+    double hub; /* hub busy s per GB; NAN when unknown */
+};
+
+static gint by_hub_cpu(gconstpointer a, gconstpointer b)
+{
+    const struct ranked *x = a, *y = b;
+    if (isnan(x->hub) != isnan(y->hub))
+        return isnan(x->hub) ? 1 : -1;
+    if (!isnan(x->hub) && x->hub != y->hub)
+        return x->hub < y->hub ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void put_guest_cpu(GString *s, struct json_object *cell, const char *guest)
+{
+    ml_put_sig(s, get_obj(get_obj(cell, "cpu_s_per_gb"), guest), "busy_s_per_gb", 3);
+}
+
+static void put_daemons(GString *s, struct json_object *cell)
+{
+    struct json_object *d = get_obj(cell, "daemons_cpu_s_per_gb");
+    bool any = false;
+    if (d) {
+        json_object_object_foreach(d, guest, daemons)
+        {
+            if (!json_object_is_type(daemons, json_type_object))
+                continue;
+            json_object_object_foreach(daemons, name, v)
+            {
+                double x;
+                if (!ml_j_value_num(v, &x))
+                    continue;
+                g_string_append(s, any ? ", " : "");
+                put_text(s, guest);
+                g_string_append(s, " ");
+                put_text(s, name);
+                g_string_append(s, " ");
+                ml_put_significant(s, x, 3);
+                any = true;
+            }
+        }
+    }
+    if (!any)
+        g_string_append(s, DASH);
+}
+
+void ml_section_cpu(struct ml_render *c)
+{
+    GString *s = c->s;
+    struct json_object *guests = get_array(c->r, "guests");
+    const char *head = ml_render_headline_cell(c->r);
+    g_autoptr(GArray) rank = g_array_new(false, false, sizeof(struct ranked));
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct ranked r = {i, NAN};
+        ml_j_num(path_at(c, i), "hub_cpu_s_per_gb", &r.hub);
+        g_array_append_val(rank, r);
+    }
+    if (rank->len == 0)
+        return;
+    g_array_sort(rank, by_hub_cpu);
+
+    g_string_append(s, "## CPU cost\n\n");
+    g_string_append(s, "Busy CPU seconds (user + system + softirq, from each guest's /proc/stat) "
+                       "per GB of payload, at the\nfixed offered rate and at full speed (the ");
+    put_text(s, head ? head : "headline");
+    g_string_append(s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
+                       "is one), cheapest first. Daemons: their own CPU seconds per GB at the "
+                       "fixed rate.\n\n");
+    if (is_tcg(c))
+        g_string_append(s, "> Under TCG this is an emulation cost: QEMU translates every guest "
+                           "instruction, so these seconds\n"
+                           "> are comparable only between paths of one run, never with a KVM "
+                           "host, a VPS or another run.\n\n");
+
+    g_string_append(s, "| Rank | Path |");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t g = 0; g < ml_j_len(guests); g++) {
+            g_string_append(s, " ");
+            put_text(s, str_or(json_object_array_get_idx(guests, g), "name", "?"));
+            g_string_append(s, pass == 0 ? " s/GB fixed |" : " s/GB full |");
+        }
+    g_string_append(s, " Daemons s/GB (fixed) |\n|---:|---|");
+    for (size_t g = 0; g < 2 * ml_j_len(guests); g++)
+        g_string_append(s, "---:|");
+    g_string_append(s, "---|\n");
+
+    for (guint k = 0; k < rank->len; k++) {
+        struct ranked *r = &g_array_index(rank, struct ranked, k);
+        struct json_object *p = path_at(c, r->index);
+        struct json_object *fixed = ml_render_fixed_cell(p, NULL);
+        struct json_object *full = head ? get_obj(get_obj(p, "cells"), head) : NULL;
+        g_string_append_printf(s, "| %u | ", k + 1);
+        put_text(s, get_str(p, "name"));
+        g_string_append(s, " |");
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t g = 0; g < ml_j_len(guests); g++) {
+                g_string_append(s, " ");
+                put_guest_cpu(s, pass == 0 ? fixed : full,
+                              str_or(json_object_array_get_idx(guests, g), "name", "?"));
+                g_string_append(s, " |");
+            }
+        g_string_append(s, " ");
+        put_daemons(s, fixed ? fixed : full);
+        g_string_append(s, " |\n");
+    }
+    g_string_append(s, "\n");
+}
+
+/* ---- physics ---- */
+
+void ml_section_physics(struct ml_render *c)
+{
+    GString *s = c->s;
+    g_string_append(s, "## Physics\n\n");
+    g_string_append(
+        s, "What the hub's NIC should carry per payload byte, from the frame sizes: a relayed "
+           "byte crosses it\ntwice (in and out), in data frames and in the ACKs that answer "
+           "them. How many data segments\none ACK answers (the ACK ratio, measured from the "
+           "hub's packet counts) depends on how much the\nreceiver coalesces (GRO, delayed "
+           "ACKs), and so on CPU speed: kernel WireGuard through the hub\nmeasured 2.26 under "
+           "TCG (about 3 segments per ACK) against 2.20 on KVM (about 15). A direct path\n"
+           "should put nothing on the hub.\n\n");
+    g_string_append(s, "| Path | Expected hub bytes / payload byte | Measured hub bytes / "
+                       "payload byte | Differs % | ACK ratio (segments/ACK) | Data / ACK frame "
+                       "bytes | MSS bytes |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    g_autoptr(GString) flags = g_string_new(NULL);
+    g_autoptr(GString) models = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct json_object *p = path_at(c, i);
+        struct json_object *e = get_obj(p, "expected");
+        const char *name = get_str(p, "name");
+        g_string_append(s, "| ");
+        put_text(s, name);
+        g_string_append(s, " | ");
+        if (e)
+            ml_put_sig(s, e, "hub_bytes_per_payload_byte", 3);
+        else
+            g_string_append(s, "0 (direct)");
+        g_string_append(s, " | ");
+        ml_put_sig(s, p, "hub_bytes_per_payload_byte", 3);
+        g_string_append(s, " | ");
+        double d = NAN;
+        if (e && ml_j_num(e, "differs_percent", &d)) {
+            bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
+            if (flag)
+                g_string_append(s, "**");
+            ml_put_fixed(s, d, 1);
+            if (flag) {
+                g_string_append(s, "**");
+                g_string_append(flags, "- **");
+                put_text(flags, name);
+                g_string_append(flags, "** differs from its model by ");
+                ml_put_fixed(flags, d, 1);
+                g_string_append(flags, " % (more than 5 %): the hub carries what the model "
+                                       "does not count (retransmits, a detour,\n  keepalives) "
+                                       "or the model's frame sizes are wrong; its passes' "
+                                       "series show which seconds.\n");
+            }
+        } else {
+            g_string_append(s, DASH);
+        }
+        g_string_append(s, " | ");
+        ml_put_sig(s, e, "ack_ratio", 2);
+        g_string_append(s, " | ");
+        ml_put_num(s, e, "data_frame_bytes", 0);
+        g_string_append(s, " / ");
+        ml_put_num(s, e, "ack_frame_bytes", 0);
+        g_string_append(s, " | ");
+        ml_put_num(s, e, "mss_bytes", 0);
+        g_string_append(s, " |\n");
+        if (get_str(e, "model")) {
+            g_string_append(models, "- ");
+            put_text(models, name);
+            g_string_append(models, ": ");
+            put_text(models, get_str(e, "model"));
+            g_string_append(models, "\n");
+        }
+    }
+    g_string_append(s, "\n");
+    if (models->len)
+        g_string_append_printf(s, "The models:\n\n%s\n", models->str);
+    if (flags->len)
+        g_string_append_printf(s, "Flagged:\n\n%s\n", flags->str);
+}
+
+/* ---- variance and the host ---- */
+
+static void put_cv(GString *s, struct json_object *cell, const char *key)
+{
+    double v;
+    if (!ml_j_num(cell, key, &v)) {
+        g_string_append(s, DASH);
+        return;
+    }
+    if (v > CV_WARN_PERCENT)
+        g_string_append(s, "**WARNING** ");
+    ml_put_fixed(s, v, 1);
+}
+
+/* The highest value of host.KEY over the passes of one cell. */
+static void put_host_max(GString *s, struct json_object *path, const char *cell, const char *key)
+{
+    struct json_object *passes = get_array(path, "passes");
+    double max = NAN;
+    for (size_t i = 0; i < ml_j_len(passes); i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        double v;
+        if (g_strcmp0(get_str(p, "cell"), cell) == 0 && ml_j_num(get_obj(p, "host"), key, &v))
+            max = isnan(max) || v > max ? v : max;
+    }
+    if (isnan(max))
+        g_string_append(s, DASH);
+    else
+        ml_put_fixed(s, max, 1);
+}
+
+static void put_order(struct ml_render *c)
+{
+    struct json_object *order = get_array(c->r, "order");
+    size_t n = ml_j_len(order);
+    if (n == 0)
+        return;
+    int rounds = 0;
+    g_autoptr(GString) per_round = g_string_new(NULL);
+    for (int round = 1;; round++) {
+        size_t in = 0;
+        for (size_t i = 0; i < n; i++) {
+            double r;
+            if (ml_j_num(json_object_array_get_idx(order, i), "round", &r) && (int)r == round)
+                in++;
+        }
+        if (in == 0)
+            break;
+        rounds = round;
+        g_string_append_printf(per_round, "%s%zu", round > 1 ? ", " : "", in);
+    }
+    struct json_object *first = json_object_array_get_idx(order, 0);
+    g_string_append_printf(c->s,
+                           "The %zu passes ran in %d rounds (passes per round: %s), paths and "
+                           "cells interleaved within each\nround (results.json `order`; the first "
+                           "was ",
+                           n, rounds, per_round->str);
+    put_text(c->s, str_or(first, "path", "?"));
+    g_string_append(c->s, " ");
+    put_text(c->s, str_or(first, "cell", "?"));
+    g_string_append(c->s, "), so that a slow minute of the host spreads over paths instead of "
+                          "landing on one.\n\n");
+}
+
+void ml_section_variance(struct ml_render *c)
+{
+    GString *s = c->s;
+    g_string_append(s, "## Variance and the host\n\n");
+    if (ml_j_bool(c->r, "host_busy"))
+        g_string_append(s,
+                        "**The host was busy: the figures of this run are not comparable.**\n\n");
+    g_string_append(s, "Coefficient of variation (standard deviation / mean) over the passes "
+                       "that passed, per cell; above\n10 % a figure is marked WARNING: the "
+                       "median is then a rough figure. Host: the highest share of the\nhost's "
+                       "CPU that other programs used, and of steal time, during a pass of the "
+                       "cell.\n\n");
+    g_string_append(s, "| Path, cell | Passes ok / failed | CV throughput % | CV hub bytes per "
+                       "payload byte % | Host other CPU % (max) | Host steal % (max) |\n"
+                       "|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct json_object *p = path_at(c, i);
+        struct json_object *cells = get_obj(p, "cells");
+        if (!cells)
+            continue;
+        json_object_object_foreach(cells, name, cell)
+        {
+            g_string_append(s, "| ");
+            put_text(s, get_str(p, "name"));
+            g_string_append(s, " ");
+            put_text(s, name);
+            g_string_append(s, " | ");
+            ml_put_num(s, cell, "passes_ok", 0);
+            g_string_append(s, " / ");
+            ml_put_num(s, cell, "passes_failed", 0);
+            g_string_append(s, " | ");
+            put_cv(s, cell, "cv_bits_per_second_percent");
+            g_string_append(s, " | ");
+            put_cv(s, cell, "cv_hub_bytes_per_payload_byte_percent");
+            g_string_append(s, " | ");
+            put_host_max(s, p, name, "other_cpu_percent");
+            g_string_append(s, " | ");
+            put_host_max(s, p, name, "steal_percent");
+            g_string_append(s, " |\n");
+        }
+    }
+    g_string_append(s, "\nA cell of one pass has no CV (—).\n\n");
+    put_order(c);
+}
+
+/* ---- what it means for the VPS ---- */
+
+static void put_rss(GString *s, struct json_object *rss)
+{
+    bool any = false;
+    if (rss) {
+        json_object_object_foreach(rss, guest, daemons)
+        {
+            if (!json_object_is_type(daemons, json_type_object))
+                continue;
+            json_object_object_foreach(daemons, name, v)
+            {
+                double x;
+                if (!ml_j_value_num(v, &x))
+                    continue;
+                g_string_append(s, any ? ", " : "");
+                put_text(s, name);
+                g_string_append(s, " on the ");
+                put_text(s, guest);
+                g_string_append(s, " ");
+                ml_put_fixed(s, x, 0);
+                g_string_append(s, " KiB");
+                any = true;
+            }
+        }
+    }
+    if (!any)
+        g_string_append(s, "none recorded");
+}
+
+void ml_section_vps(struct ml_render *c)
+{
+    GString *s = c->s;
+    bool kvm = is_kvm(c);
+    g_string_append(s, "## What it means for the VPS\n\n");
+    g_string_append(s, "For a hub rented as a VPS: the traffic it is billed for, the relayed "
+                       "rate one of its vCPUs can carry,\nand the memory its daemons hold. "
+                       "Each answer names the figures of results.json it comes from.\n");
+    if (!kvm)
+        g_string_append(s, "The relayed rate is measured CPU time, and so meaningful only on "
+                           "KVM; this run's is not.\n");
+    g_string_append(s, "\n");
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct json_object *p = path_at(c, i);
+        struct json_object *v = get_obj(p, "vps");
+        g_string_append(s, "- **");
+        put_text(s, get_str(p, "name"));
+        g_string_append(s, "**: ");
+        double gb, bps, cpu;
+        if (!v) {
+            g_string_append(s, "the hub carries none of its traffic (hub bytes per payload "
+                               "byte ");
+            ml_put_sig(s, p, "hub_bytes_per_payload_byte", 2);
+            g_string_append(s, ", from `hub_bytes_per_payload_byte`); only its control "
+                               "traffic costs the VPS anything.\n");
+            continue;
+        }
+        g_string_append(s, "the hub moves ");
+        if (ml_j_num(v, "hub_gb_per_tb_payload", &gb))
+            ml_put_fixed(s, gb, 0);
+        else
+            g_string_append(s, DASH);
+        g_string_append(s, " GB per TB of client payload (from `hub_bytes_per_payload_byte` = ");
+        ml_put_sig(s, p, "hub_bytes_per_payload_byte", 3);
+        g_string_append(s, "). One hub vCPU at 100 % relays about ");
+        if (ml_j_num(v, "hub_vcpu_relay_bits_per_second", &bps))
+            ml_put_significant(s, bps / 1e6, 3);
+        else
+            g_string_append(s, DASH);
+        g_string_append(s, " Mbit/s (8 Gbit per GB ÷ `hub_cpu_s_per_gb` = ");
+        if (ml_j_num(p, "hub_cpu_s_per_gb", &cpu))
+            ml_put_significant(s, cpu, 3);
+        else
+            g_string_append(s, DASH);
+        g_string_append(s, " s/GB)");
+        if (!ml_j_bool(v, "meaningful"))
+            g_string_append(s, ", **not meaningful here**: measured under ");
+        if (!ml_j_bool(v, "meaningful")) {
+            g_autofree char *up =
+                g_ascii_strup(str_or(get_obj(c->r, "environment"), "accelerator", "?"), -1);
+            put_text(s, up);
+            g_string_append(s, ", not KVM");
+        }
+        g_string_append(s, ". Daemons' memory (from `vps.daemons_rss_kib`): ");
+        put_rss(s, get_obj(v, "daemons_rss_kib"));
+        g_string_append(s, ".\n");
+    }
+    g_string_append(s, "\n");
+}

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Writes tests/data/results-v2-*.json: results documents in the form docs/results.md (v2)
+describes, with made-up but physically plausible figures. Run from the repository root; the
+output is checked in, so the tests never run this."""
+import json, math, statistics
+
+LONG = ("artifacts missing: tailscale_1.76.6_amd64.tgz and headscale_0.23.0_linux_amd64 are not "
+        "in the cache (/var/cache/meshlab/artifacts); run 'meshlab fetch --artifacts "
+        "topologies/three-guest.yaml' on a host with network access, or copy them there by hand, "
+        "then run again")
+
+MATRIX = [
+    {"cell": "forward-1", "direction": "forward", "streams": 1, "rate": "full", "passes": 3},
+    {"cell": "reverse-1", "direction": "reverse", "streams": 1, "rate": "full", "passes": 1},
+    {"cell": "forward-8", "direction": "forward", "streams": 8, "rate": "full", "passes": 1},
+    {"cell": "forward-1-fixed", "direction": "forward", "streams": 1, "rate": "fixed", "passes": 1},
+]
+FIXED = 61000000
+
+
+def cv(v):
+    return None if len(v) < 2 else round(100 * statistics.stdev(v) / statistics.mean(v), 1)
+
+
+def pass_(seq, rnd, cell, idx, bps, factor, p99, cpu_hub, ok=True, failed=None, dur=4.0,
+          daemon=None, client_cpu=1.0, detour=None):
+    m = next(c for c in MATRIX if c["cell"] == cell)
+    payload = int(bps * dur / 8)
+    hub = int(payload * factor)
+    series = []
+    for t in range(1, int(dur) + 1):
+        pb = payload // int(dur)
+        hb = hub // int(dur)
+        good = not (failed and t in failed)
+        if not good and detour:
+            hb = int(pb * detour)
+        series.append({"t_s": t, "payload_bytes": pb, "hub_bytes": hb, "hub_packets": hb // 1400,
+                       "hub_bytes_per_payload_byte": round(hb / pb, 6), "ok": good})
+    gb = payload / 1e9
+    cpu = {"hub": {"user_s": 0.1, "system_s": 0.2, "softirq_s": round(cpu_hub * gb - 0.3, 3),
+                   "busy_s": round(cpu_hub * gb, 3), "vcpu_s": round(cpu_hub * gb * 1.6, 3)},
+           "client-a": {"user_s": 0.3, "system_s": 0.9, "softirq_s": 0.4,
+                        "busy_s": round(client_cpu * gb, 3), "vcpu_s": round(client_cpu * gb * 1.2, 3)},
+           "client-b": {"user_s": 0.2, "system_s": 0.7, "softirq_s": 0.6,
+                        "busy_s": round(client_cpu * gb * 0.9, 3), "vcpu_s": round(client_cpu * gb, 3)}}
+    return {
+        "seq": seq, "round": rnd, "cell": cell, "direction": m["direction"], "streams": m["streams"],
+        "rate": m["rate"], "offered_bits_per_second": FIXED if m["rate"] == "fixed" else None,
+        "index": idx, "status": "ok" if ok else "failed",
+        "reason": None if ok else "seconds %s outside the band: hub %.1f bytes per payload byte, above the path's 0.01" % (", ".join(map(str, failed)), detour),
+        "failed_seconds": failed or [], "duration_s": dur, "payload_bytes": payload,
+        "sent_bytes": payload + 1400, "bits_per_second": bps, "retransmits": idx * 3,
+        "hub_rx_bytes": hub // 2, "hub_tx_bytes": hub - hub // 2,
+        "hub_rx_packets": hub // 2800, "hub_tx_packets": hub // 2800,
+        "hub_bytes_per_payload_byte": round(hub / payload, 6), "series": series,
+        "rtt_loaded": {"transmitted": 80, "received": 80, "loss_percent": 0.0,
+                       "p50_ms": round(p99 / 6, 2), "p90_ms": round(p99 / 2, 2), "p99_ms": p99,
+                       "max_ms": round(p99 * 1.2, 2)},
+        "cpu": cpu, "daemons_cpu_s": {"hub": daemon(gb) if daemon else {}, "client-a": {}, "client-b": {}},
+        "host": {"other_cpu_percent": 3.0, "steal_percent": 0.0, "load1": 2.1, "busy": False},
+        "views": [{"when": w, "ok": True, "evidence": "route via %s" % ("hub" if factor > 1 else "the bridge")}
+                  for w in ("start", "middle", "end")],
+        "raw": {"iperf3": "raw/P/%02d-%s-%d.iperf3.json" % (seq, cell, idx),
+                "ping": "raw/P/%02d-%s-%d.ping.txt" % (seq, cell, idx),
+                "series": "raw/P/%02d-%s-%d.series.csv" % (seq, cell, idx)},
+    }
+
+
+def cells_of(passes, warn_cv=10):
+    cells = {}
+    for m in MATRIX:
+        ps = [p for p in passes if p["cell"] == m["cell"]]
+        if not ps:
+            continue
+        ok = [p for p in ps if p["status"] == "ok"]
+        bps = [p["bits_per_second"] for p in ok]
+        fac = [p["hub_bytes_per_payload_byte"] for p in ok]
+        gb = sum(p["payload_bytes"] for p in ok) / 1e9
+        def per_gb(guest):
+            return {k + "_per_gb": round(sum(p["cpu"][guest][k] for p in ok) / gb, 3)
+                    for k in ("user_s", "system_s", "softirq_s", "busy_s", "vcpu_s")}
+        daemons = {}
+        for g in ("hub", "client-a", "client-b"):
+            names = set(n for p in ok for n in p["daemons_cpu_s"][g])
+            daemons[g] = {n: round(sum(p["daemons_cpu_s"][g][n] for p in ok) / gb, 3) for n in sorted(names)}
+        c = {"direction": m["direction"], "streams": m["streams"], "rate": m["rate"],
+             "passes_ok": len(ok), "passes_failed": len(ps) - len(ok),
+             "median_bits_per_second": statistics.median(bps), "cv_bits_per_second_percent": cv(bps),
+             "median_hub_bytes_per_payload_byte": statistics.median(fac),
+             "cv_hub_bytes_per_payload_byte_percent": cv(fac)}
+        for q in ("p50", "p90", "p99", "max"):
+            c["rtt_loaded_%s_ms" % q] = statistics.median(p["rtt_loaded"]["%s_ms" % q] for p in ok)
+        c["cpu_s_per_gb"] = {g: per_gb(g) for g in ("hub", "client-a", "client-b")}
+        c["daemons_cpu_s_per_gb"] = daemons
+        c["cv_warning"] = any(x is not None and x > warn_cv for x in (c["cv_bits_per_second_percent"], c["cv_hub_bytes_per_payload_byte_percent"]))
+        cells[m["cell"]] = c
+    return cells
+
+
+def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=None, rss=None,
+             accel="tcg"):
+    cells = cells_of(passes)
+    head = cells["forward-1"]
+    cpu_cell = cells.get("forward-1-fixed", head)
+    hub_cpu = cpu_cell["cpu_s_per_gb"]["hub"]["busy_s_per_gb"]
+    warnings = []
+    for cn, c in cells.items():
+        if c["cv_bits_per_second_percent"] and c["cv_bits_per_second_percent"] > 10:
+            warnings.append("CV of bits_per_second in %s is %.0f %% (> 10 %%)" % (cn, c["cv_bits_per_second_percent"]))
+    factor = head["median_hub_bytes_per_payload_byte"]
+    if expected:
+        expected["differs_percent"] = round(100 * (factor - expected["hub_bytes_per_payload_byte"]) / expected["hub_bytes_per_payload_byte"], 1)
+        expected["flag"] = abs(expected["differs_percent"]) > 5
+    return {
+        "name": name, "description": desc, "from": "client-a", "to": "client-b", "target": target,
+        "status": "measured", "reason": None, "setup_s": setup, "hub_role": role,
+        "checks": [{"when": w, "ok": True, "evidence": "hub NIC moved %s during the probe" % ("41,120 bytes, 2.1 per probe byte" if role == "carries" else "40 bytes, its idle 40"),
+                    "hub_bytes": 86352 if role == "carries" else 40, "hub_idle_bytes": 40, "probe_bytes": 41120,
+                    "transmitted": 20, "received": 20,
+                    "route": {"dev": "eth0" if role == "quiet" else "wg0", "via": None, "src": "192.0.2.11"},
+                    "own": []} for w in ("before", "after")],
+        "idle": {"seconds": 2.0, "hub_bytes": 800, "hub_bytes_per_s": 400.0,
+                 "rtt": {"transmitted": 40, "received": 40, "loss_percent": 0.0,
+                         "p50_ms": round(idle_p99 / 2, 2), "p90_ms": round(idle_p99 * 0.7, 2),
+                         "p99_ms": idle_p99, "max_ms": round(idle_p99 * 1.1, 2)}},
+        "passes": passes, "cells": cells,
+        "median_bits_per_second": head["median_bits_per_second"],
+        "cv_bits_per_second_percent": head["cv_bits_per_second_percent"],
+        "hub_bytes_per_payload_byte": factor,
+        "rtt_idle_p99_ms": idle_p99, "rtt_loaded_p99_ms": head["rtt_loaded_p99_ms"],
+        "hub_cpu_s_per_gb": hub_cpu,
+        "expected": expected,
+        "vps": None if role == "quiet" else {
+            "hub_gb_per_tb_payload": round(factor * 1000, 1),
+            "hub_vcpu_relay_bits_per_second": round(8e9 / hub_cpu, -3),
+            "meaningful": accel == "kvm",
+            "daemons_rss_kib": {"hub": rss or {}},
+            "from": ["hub_bytes_per_payload_byte", "hub_cpu_s_per_gb", "daemons_rss_kib"]},
+        "warnings": warnings, "observed": None,
+    }
+
+
+def not_run(name, desc, target, reason):
+    return {"name": name, "description": desc, "from": "client-a", "to": "client-b",
+            "target": target, "status": "not-run", "reason": reason, "setup_s": None,
+            "hub_role": "carries" if "relay" in name else "quiet",
+            "checks": [], "idle": None, "passes": [], "cells": {}, "median_bits_per_second": None,
+            "cv_bits_per_second_percent": None, "hub_bytes_per_payload_byte": None,
+            "rtt_idle_p99_ms": None, "rtt_loaded_p99_ms": None, "hub_cpu_s_per_gb": None,
+            "expected": None, "vps": None, "warnings": [], "observed": None}
+
+
+def document(paths, order, busy=False, accel="tcg", run_id="20261130-071500-a1b2c3"):
+    return {
+        "schema": "meshlab-results/2", "schema_version": 2, "meshlab_version": "0.2.0",
+        "lab": "three-guest", "topology": "topologies/three-guest.yaml", "run_id": run_id,
+        "lab_run_id": run_id, "started": "2026-11-30T07:15:00Z", "finished": "2026-11-30T07:27:10Z",
+        "profile": {"name": "quick", "pass_s": 4, "ping_count": 40, "ping_interval_s": 0.05,
+                    "idle_s": 2, "fixed_rate_fraction": 0.5, "matrix": MATRIX},
+        "fixed_rate": {"bits_per_second": FIXED, "fraction": 0.5, "slowest_path": "wireguard-hub",
+                       "slowest_median_bits_per_second": 122000000},
+        "order": order, "host_busy": busy,
+        "controller": {"cpu_s": 3.1, "max_rss_kib": 14000, "wall_s": 730.0, "cpu_percent_of_core": 0.42},
+        "environment": {
+            "host_kernel": "6.1.0-28-amd64", "libvirt": "9.0.0", "qemu": "7.2.0",
+            "accelerator": accel,
+            "accelerator_reason": "/dev/kvm is absent" if accel == "tcg" else None,
+            "image": {"name": "debian-12", "requested": "debian-12", "fallback_reason": None,
+                      "sha256": "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"},
+            "guest_os": "Debian GNU/Linux 12 (bookworm)", "guest_kernel": "6.1.0-28-amd64",
+            "tools": {"iperf3": "iperf 3.12"},
+            "host_cpu_model": "AMD EPYC 7B13", "host_cpus": 2,
+            "hosts": {"hub": {"kernel": "6.1.0-28-amd64", "vcpus": 1, "memory_mib": 1024,
+                              "offloads": {"tcp-segmentation-offload": "on"},
+                              "sysctls": {"net.ipv4.tcp_congestion_control": "cubic"},
+                              "mtu_bytes": {"eth0": 1500, "wg0": 1420},
+                              "daemons": {"nebula": "1.6.1"}}}},
+        "phases": [{"name": "boot", "seconds": 60.0}, {"name": "measure", "seconds": 650.0},
+                   {"name": "teardown", "seconds": 20.0}],
+        "wall_s": 730.0,
+        "guests": [{"name": g, "address": "192.0.2.1%d" % i, "boot_s": 20.0 + i, "ready_s": 40.0 + i,
+                    "vcpus": 1, "memory_mib": 1024} for i, g in enumerate(("hub", "client-a", "client-b"))],
+        "paths": paths,
+    }
+
+
+def order_of(names):
+    order, seq = [], 1
+    for rnd in (1, 2, 3):
+        for n in names:
+            for m in MATRIX:
+                if rnd <= m["passes"]:
+                    order.append({"seq": seq, "round": rnd, "path": n, "cell": m["cell"], "pass": rnd})
+                    seq += 1
+    return order
+
+
+def plain_passes(scale=1.0, busy=False):
+    ps = [pass_(1, 1, "forward-1", 1, 1.21e9 * scale, 0.000064, 2.4, 3.1),
+          pass_(9, 2, "forward-1", 2, 1.25e9 * scale, 0.000064, 2.6, 3.0, ok=False,
+                failed=[3, 4], detour=2.1),
+          pass_(13, 3, "forward-1", 3, 1.19e9 * scale, 0.000064, 2.5, 3.2),
+          pass_(2, 1, "reverse-1", 1, 1.15e9 * scale, 0.000066, 2.7, 3.1),
+          pass_(3, 1, "forward-8", 1, 1.4e9 * scale, 0.00007, 5.5, 3.4),
+          pass_(4, 1, "forward-1-fixed", 1, 61e6, 0.0001, 0.9, 4.0)]
+    if busy:
+        for p in ps:
+            p["host"] = {"other_cpu_percent": 61.0, "steal_percent": 0.0, "load1": 3.9, "busy": True}
+    return ps
+
+
+def wg_passes(scale=1.0, spread=1.0):
+    wg = lambda gb: {"wireguard": round(0.4 * gb, 3)}
+    return [pass_(5, 1, "forward-1", 1, 140e6 * scale, 2.26, 21.0, 9.3, daemon=wg),
+            pass_(10, 2, "forward-1", 2, 122e6 * scale * (1 - 0.1 * (spread - 1)), 2.27, 24.0, 9.4, daemon=wg),
+            pass_(14, 3, "forward-1", 3, 104e6 * scale, 2.25, 19.0, 9.2, daemon=wg),
+            pass_(6, 1, "reverse-1", 1, 118e6 * scale, 2.26, 22.0, 9.5, daemon=wg),
+            pass_(7, 1, "forward-8", 1, 150e6 * scale, 2.21, 48.0, 8.8, daemon=wg),
+            pass_(8, 1, "forward-1-fixed", 1, 61e6, 2.24, 6.0, 9.9, daemon=wg)]
+
+
+def nebula_passes(scale=1.0, cpu=14.0):
+    nb = lambda gb: {"nebula": round(6.0 * gb, 3)}
+    return [pass_(15, 1, "forward-1", 1, 96e6 * scale, 2.41, 30.0, cpu, daemon=nb),
+            pass_(16, 2, "forward-1", 2, 97e6 * scale, 2.40, 31.0, cpu, daemon=nb),
+            pass_(17, 3, "forward-1", 3, 95e6 * scale, 2.42, 29.0, cpu, daemon=nb),
+            pass_(18, 1, "forward-1-fixed", 1, 61e6, 2.39, 8.0, cpu * 1.1, daemon=nb)]
+
+
+WG_EXPECTED = {"inner_mtu_bytes": 1420, "overhead_bytes": 60, "mss_bytes": 1368,
+               "data_frame_bytes": 1494, "ack_frame_bytes": 138, "data_packets": 1,
+               "ack_packets": 1, "ack_ratio": 3.1, "hub_bytes_per_payload_byte": 2.25,
+               "model": "2 x (D x 1494 + A x 138) / (D x 1368) with D/A = 3.1 data segments per ACK; "
+                        "WireGuard adds 60 bytes and pads to 16"}
+NEBULA_EXPECTED = {"inner_mtu_bytes": 1300, "overhead_bytes": 60, "mss_bytes": 1248,
+                   "data_frame_bytes": 1374, "ack_frame_bytes": 138, "data_packets": 1,
+                   "ack_packets": 1, "ack_ratio": 3.0, "hub_bytes_per_payload_byte": 2.27,
+                   "model": "2 x (D x 1374 + A x 138) / (D x 1248) with D/A = 3.0 data segments per ACK; "
+                            "nebula adds 60 bytes"}
+
+
+def matrix_doc(run_id="20261130-071500-a1b2c3", wg_scale=1.0, plain_scale=1.0, nebula_cpu=14.0):
+    import copy
+    paths = [
+        measured("plain", "client-a to client-b over the bridge, unencrypted", "192.0.2.12",
+                 "quiet", plain_passes(plain_scale), 0.9),
+        measured("wireguard-hub", "kernel WireGuard through the hub", "10.8.0.3", "carries",
+                 wg_passes(wg_scale), 1.3, copy.deepcopy(WG_EXPECTED), 3.2),
+        measured("nebula-relay", "nebula, relayed by the lighthouse on the hub", "10.9.0.3", "carries",
+                 nebula_passes(1.0, nebula_cpu), 1.6, copy.deepcopy(NEBULA_EXPECTED), 4.1,
+                 rss={"nebula": 24576}),
+        not_run("tailscale-direct", "Tailscale, peer to peer", None, LONG),
+        not_run("tailscale-relay", "Tailscale through the DERP relay on the hub", None, LONG),
+    ]
+    return document(paths, order_of([p["name"] for p in paths[:3]]), run_id=run_id)
+
+
+def write(name, doc):
+    with open("tests/data/" + name, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+write("results-v2-matrix.json", matrix_doc())
+# The same lab again, every figure within the passes' own spread.
+write("results-v2-rerun.json", matrix_doc("20261130-081500-d4e5f6", wg_scale=1.02, nebula_cpu=14.1))
+# WireGuard through the hub 40 % faster: beyond any noise of the passes.
+write("results-v2-faster.json", matrix_doc("20261130-091500-0a0b0c", wg_scale=1.4))
+busy = document([measured("plain", "client-a to client-b over the bridge, unencrypted",
+                          "192.0.2.12", "quiet", plain_passes(busy=True), 0.9, accel="kvm")],
+                order_of(["plain"]), busy=True, accel="kvm", run_id="20261130-101500-ffffff")
+write("results-v2-busy.json", busy)
