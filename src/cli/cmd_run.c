@@ -15,13 +15,17 @@ static const char run_usage[] =
     "                   [--keep-on-failure] FILE\n\n"
     "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
     "brings it up first and tears it down afterwards (unless --keep). For each path: a\n"
-    "check that traffic takes the path its name says; idle pings and a few idle seconds of\n"
-    "the hub NIC's counters (the baseline); then the passes of every cell of the profile's\n"
-    "matrix (direction, streams, full speed or the fixed offered rate), each pass counting\n"
-    "the hub's bytes every second beside iperf3's own intervals while ping runs; and the\n"
-    "check again. A pass with a second outside the path's band is failed and in no figure.\n"
-    "A path whose check fails is reported as failed, with the evidence, and no numbers.\n"
-    "Writes results.json and report.md to the run directory. Exits 0 when every path was\n"
+    "check that traffic takes the path its name says; idle pings at 20 Hz and a few idle\n"
+    "seconds of the hub NIC's counters (the baseline); then the passes of every cell of the\n"
+    "profile's matrix (direction, streams, full speed or the fixed offered rate), the\n"
+    "paths of one policy interleaved in rounds, each pass counting the hub's and the\n"
+    "client's NIC bytes every second beside iperf3's own intervals, pinging at 20 Hz and\n"
+    "reading every guest's CPU; and the check again. A pass with a second outside the\n"
+    "path's band, or whose dataplane view (start, middle, end) does not show the path, is\n"
+    "failed and in no figure. A path whose check fails is reported as failed, with the\n"
+    "evidence, and no numbers. Writes results.json, report.md, report.html, plots/ and\n"
+    "raw/ (iperf3 JSON, ping output, per-second series) to the run directory; `meshlab\n"
+    "report DIR` renders the reports again. Exits 0 when every path was\n"
     "measured, 1 when any was not (the report says why), 2 for bad input (an unknown\n"
     "profile among it, before any lab is touched), 130 when interrupted. One meshlab at a\n"
     "time works on a lab: a second up, run or down of it is refused while this one runs.\n\n"
@@ -235,7 +239,8 @@ static bool write_results(struct ml_lab *lab, struct json_object *results, GErro
     g_autoptr(GError) werr = NULL;
     if (!ml_results_write(lab, results, &werr))
         return keep_first_error(err, &werr);
-    printf("results: %s/results.json\nreport:  %s/report.md\n", lab->run_dir, lab->run_dir);
+    printf("results: %s/results.json\nreport:  %s/report.md\n         %s/report.html\n",
+           lab->run_dir, lab->run_dir, lab->run_dir);
     fflush(stdout);
     return true;
 }

@@ -227,6 +227,11 @@ bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GEr
     g_autofree char *with_nl = g_strdup_printf("%s\n", text);
     if (!ml_lab_write(lab, "results.json", with_nl, -1, err))
         return false;
-    g_autofree char *md = ml_report_render_markdown(results, ml_metrics, ml_metrics_count, err);
-    return md && ml_lab_write(lab, "report.md", md, -1, err);
+    /* report.md, report.html and plots/, from the document alone (as `meshlab report` does). */
+    size_t drawn = 0;
+    if (!lab->run_open ||
+        !ml_report_write(lab->run_fd, results, ml_metrics, ml_metrics_count, NULL, &drawn, err))
+        return false;
+    ml_progress("results", "report.md and report.html written, %zu picture(s) drawn", drawn);
+    return true;
 }

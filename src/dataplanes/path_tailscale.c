@@ -275,7 +275,7 @@ static struct json_object *observe(struct ml_lab *lab)
         g_auto(GStrv) lines = g_strsplit(out ? out : "", "\n", -1);
         guint nl = g_strv_length(lines);
         if (nl > 0 && *g_strstrip(lines[0]))
-            json_object_object_add(g, hub ? "headscale_rss_kb" : "tailscaled_rss_kb",
+            json_object_object_add(g, hub ? "headscale_rss_kib" : "tailscaled_rss_kib",
                                    json_object_new_int64(g_ascii_strtoll(lines[0], NULL, 10)));
         if (nl > 1 && *g_strstrip(lines[1]))
             json_object_object_add(g, "memory_used_mib",
