@@ -9,6 +9,7 @@
 #include "virt/host.h"
 #include "measure/metrics.h"
 #include "measure/parse_ping.h"
+#include "measure/guestcpu.h"
 #include "measure/hostinfo.h"
 #include "measure/pass.h"
 #include "measure/stats.h"
@@ -179,6 +180,7 @@ struct mpath {
     bool active;                /* checked before and not failed since: still measured */
     bool failed;                /* its status is decided: failed or not-run */
     double idle_rate;           /* the hub's bytes per second while idle, before its passes */
+    double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
 };
 
 static void fail_path(struct mpath *p, const char *status, const char *why)
@@ -200,8 +202,22 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
                 p->ops->name, seconds, prof->ping_count, 1 / prof->ping_interval_s);
-    if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, err))
+    struct ml_guest_cpu a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
+    if (!ml_guest_cpu_read(c->lab, a, err))
         return false;
+    double t0 = ml_now();
+    if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, err) ||
+        !ml_guest_cpu_read(c->lab, b, err))
+        return false;
+    double dt = MAX(ml_now() - t0, 0.1);
+    struct json_object *cpu = json_object_new_object();
+    for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
+        double busy = (b[i].user_s + b[i].nice_s + b[i].system_s + b[i].softirq_s + b[i].irq_s) -
+                      (a[i].user_s + a[i].nice_s + a[i].system_s + a[i].softirq_s + a[i].irq_s);
+        p->idle_cpu[i] = MAX(0.0, busy / dt);
+        json_object_object_add(cpu, c->lab->topo->nodes[i].name,
+                               json_object_new_double(p->idle_cpu[i]));
+    }
     g_autofree char *rel = g_strdup_printf("raw/%s/idle-ping.txt", p->ops->name);
     ml_lab_write(c->lab, rel, ping, -1, NULL);
     struct json_object *idle = json_object_new_object();
@@ -210,6 +226,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
                            json_object_new_int64((int64_t)llround(p->idle_rate * seconds)));
     json_object_object_add(idle, "hub_bytes_per_s", json_object_new_double(p->idle_rate));
     json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
+    json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
     json_object_object_add(p->o, "idle", idle);
     ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
     return true;
@@ -324,6 +341,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .idle_hub_bytes_per_s = p->idle_rate,
                     .ping_interval_s = prof->ping_interval_s,
                 };
+                memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
                 struct ml_pass_spec spec = {
                     .cell = cell,
                     .index = r,
@@ -566,6 +584,8 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             continue;
         struct mpath *p = &paths[n++];
         *p = (struct mpath){.ops = ml_paths[k], .passes = json_object_new_array(), .active = true};
+        for (size_t i = 0; i < ML_MAX_NODES; i++)
+            p->idle_cpu[i] = -1;
         p->o = path_skeleton(lab, p->ops);
         ml_ip_str(p->ops->target(lab), p->target);
         json_object_array_add(array, p->o);

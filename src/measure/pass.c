@@ -202,7 +202,8 @@ struct json_object *ml_pass_rtt_json(const char *ping_text)
     return rtt_json(ping_text, NULL);
 }
 
-static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_guest_cpu *a,
+static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_path *pp,
+                                    double seconds, const struct ml_guest_cpu *a,
                                     const struct ml_guest_cpu *b, struct json_object **ret_daemons,
                                     struct json_object **ret_rss)
 {
@@ -219,6 +220,10 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_guest_cp
         json_object_object_add(g, "system_s", json_object_new_double(sys));
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
         json_object_object_add(g, "busy_s", json_object_new_double(user + sys + soft));
+        double idle = pp->idle_cpu_s_per_s[i];
+        json_object_object_add(g, "busy_above_idle_s",
+                               idle >= 0 ? json_object_new_double(user + sys + soft - idle * seconds)
+                                         : NULL);
         json_object_object_add(g, "vcpu_s",
                                x->vcpu_s >= 0 && y->vcpu_s >= 0
                                    ? json_object_new_double(y->vcpu_s - x->vcpu_s)
@@ -379,6 +384,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     struct ml_host_cpu host0, host1;
     if (!ml_guest_cpu_read(lab, cpu0, err))
         return NULL;
+    double cpu_t0 = ml_now();
     ml_host_cpu_read(lab, &host0);
 
     g_autoptr(GArray) samples = g_array_new(FALSE, TRUE, sizeof(struct sample));
@@ -391,6 +397,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
         view_read(pp, &end_view);
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &ping_out, err) &&
               ml_guest_cpu_read(lab, cpu1, err);
+    double cpu_s = ml_now() - cpu_t0;
     ml_host_cpu_read(lab, &host1);
     struct ml_iperf_result r;
     if (ok && !ml_iperf_parse(iperf_out.out ? iperf_out.out : "", &r, err))
@@ -474,7 +481,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     double p99 = NAN;
     json_object_object_add(o, "rtt_loaded", rtt_json(ping_out.out, &p99));
     struct json_object *daemons = NULL, *rss = NULL;
-    json_object_object_add(o, "cpu", cpu_json(lab, cpu0, cpu1, &daemons, &rss));
+    json_object_object_add(o, "cpu", cpu_json(lab, pp, cpu_s, cpu0, cpu1, &daemons, &rss));
     json_object_object_add(o, "daemons_cpu_s", daemons);
     json_object_object_add(o, "daemons_rss_kib", rss);
 

@@ -23,6 +23,10 @@ struct ml_pass_path {
     const char *client_tap, *hub_tap;
     double idle_hub_bytes_per_s; /* the hub's idle rate measured just before (the baseline) */
     double ping_interval_s;      /* the loaded ping's interval */
+    /* Each guest's busy CPU seconds per second while idle (the same pings running), measured
+     * with the hub's baseline; subtracted so that CPU per GB is what the payload cost. <0:
+     * unknown. */
+    double idle_cpu_s_per_s[ML_MAX_NODES];
 };
 
 /* What a pass is. */

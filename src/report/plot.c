@@ -25,7 +25,7 @@ static const struct {
     {"throughput", "Throughput of every pass, Mbit/s (failed passes marked ×)"},
     {"hub-series", "Hub NIC bytes per second during every pass, MB/s (failed seconds marked ×)"},
     {"rtt", "Round-trip time idle and under load, p50 / p90 / p99 / max, ms"},
-    {"cpu", "Busy CPU per GB of payload, per guest, s/GB"},
+    {"cpu", "Busy CPU above idle per GB of payload, per guest, s/GB"},
 };
 
 /* A string for a gnuplot script or datablock: double-quoted, with what would end it escaped. */
@@ -241,7 +241,7 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
             put_number(s,
                        get_obj(get_obj(cell, "cpu_s_per_gb"),
                                get_str(json_object_array_get_idx(guests, g), "name")),
-                       "busy_s_per_gb", 1);
+                       "busy_above_idle_s_per_gb", 1);
         g_string_append(s, "\n");
         n++;
     }

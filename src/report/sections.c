@@ -82,7 +82,7 @@ static gint by_hub_cpu(gconstpointer a, gconstpointer b)
 
 static void put_guest_cpu(GString *s, struct json_object *cell, const char *guest)
 {
-    ml_put_sig(s, get_obj(get_obj(cell, "cpu_s_per_gb"), guest), "busy_s_per_gb", 3);
+    ml_put_sig(s, get_obj(get_obj(cell, "cpu_s_per_gb"), guest), "busy_above_idle_s_per_gb", 3);
 }
 
 static void put_daemons(GString *s, struct json_object *cell)
@@ -132,7 +132,9 @@ void ml_section_cpu(struct ml_render *c)
 
     g_string_append(s, "## CPU cost\n\n");
     g_string_append(s, "Busy CPU seconds (user + system + softirq, from each guest's /proc/stat) "
-                       "per GB of payload, at the\nfixed offered rate and at full speed (the ");
+                       "above what the guest\nspends idle (its rate over the idle seconds before "
+                       "the passes, the same pings running), per GB\nof payload, at the fixed "
+                       "offered rate and at full speed (the ");
     put_text(s, head ? head : "headline");
     g_string_append(s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
                        "is one), cheapest first. Daemons: their own CPU seconds per GB at the "

@@ -268,6 +268,8 @@ def fixup(doc):
             h["daemons"].setdefault(d, None)
     for p in doc["paths"]:
         p.setdefault("hub", "hub")
+        if p.get("idle"):
+            p["idle"].setdefault("cpu_busy_s_per_s", {"hub": 0.02, "client-a": 0.03, "client-b": 0.02})
         first = next((x["cell"] for x in p["passes"] if x["rate"] == "full"), None)
         p.setdefault("headline_cell", first)
         if p.get("observed") is None:
@@ -277,12 +279,14 @@ def fixup(doc):
         for x in p["passes"]:
             x.setdefault("daemons_rss_kib", {g: {} for g in x["cpu"]})
             for c in x["cpu"].values():
+                c.setdefault("busy_above_idle_s", round(c["busy_s"] * 0.9, 3))
                 c.setdefault("qemu_s", round(c["vcpu_s"] * 1.1, 3) if c.get("vcpu_s") is not None else None)
             for sec in x["series"]:
                 sec.setdefault("iperf_bytes", sec["payload_bytes"])
                 sec.setdefault("client_bytes", None if sec["payload_bytes"] is None else int(sec["payload_bytes"] * 1.03))
         for c in p["cells"].values():
             for g in c.get("cpu_s_per_gb", {}).values():
+                g.setdefault("busy_above_idle_s_per_gb", round(g["busy_s_per_gb"] * 0.9, 3))
                 g.setdefault("qemu_s_per_gb", round(g["vcpu_s_per_gb"] * 1.1, 3) if g.get("vcpu_s_per_gb") is not None else None)
     return doc
 
