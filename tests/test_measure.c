@@ -12,7 +12,6 @@
 #include "report/tables.h"
 #include "report/report.h"
 
-
 static struct json_object *path_named(struct json_object *results, const char *name)
 {
     struct json_object *paths = json_object_object_get(results, "paths");
@@ -50,10 +49,10 @@ static void test_table_is_complete(void)
 {
     g_autofree char *doc = NULL;
     CHECK(g_file_get_contents("docs/results.md", &doc, NULL, NULL));
-    const char *e2e_keys[] = {"hub_bytes_per_payload_byte", "median_bits_per_second",
-                              "passes.bits_per_second", "rtt_loaded_p99_ms", "rtt_idle_p99_ms",
-                              "cv_bits_per_second_percent", "hub_cpu_s_per_gb",
-                              "cells.*.cpu_s_per_gb", "cells.*.median_bits_per_second"};
+    const char *e2e_keys[] = {
+        "hub_bytes_per_payload_byte", "median_bits_per_second", "passes.bits_per_second",
+        "rtt_loaded_p99_ms",          "rtt_idle_p99_ms",        "cv_bits_per_second_percent",
+        "hub_cpu_s_per_gb",           "cells.*.cpu_s_per_gb",   "cells.*.median_bits_per_second"};
     for (size_t k = 0; k < G_N_ELEMENTS(e2e_keys); k++) {
         bool found = false;
         for (size_t i = 0; i < ml_metrics_count; i++)
@@ -249,9 +248,9 @@ static void test_a_failed_path_has_no_numbers(void)
     json_object_object_add(p, "reason", json_object_new_string("the path check after failed"));
     ml_metrics_withhold(table, n, p);
 
-    const char *nulls[] = {"idle",    "median_bits_per_second", "hub_bytes_per_payload_byte",
-                           "expected", "vps",     "widgets",
-                           "widget_median_per_second"};
+    const char *nulls[] = {
+        "idle",    "median_bits_per_second",  "hub_bytes_per_payload_byte", "expected", "vps",
+        "widgets", "widget_median_per_second"};
     for (size_t i = 0; i < G_N_ELEMENTS(nulls); i++) {
         struct json_object *v = (struct json_object *)1;
         CHECK(json_object_object_get_ex(p, nulls[i], &v) && v == NULL);

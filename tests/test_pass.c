@@ -125,18 +125,28 @@ static void test_guest_cpu(void)
     CHECK(ml_guest_cpu_parse(text, &c));
     CHECK(c.user_s == 11.24 && c.system_s == 4.77 && c.softirq_s == 83.35 && c.irq_s == 0.03);
     CHECK(c.steal_s == 0.12);
-    CHECK(fabs(c.daemon_s[2] - 3.8) < 1e-9); /* nebula: (250 + 130) / 100 */
-    CHECK(fabs(c.daemon_s[3] - 16.5) < 1e-9); /* wireguard-go: two processes together */
+    CHECK(fabs(c.daemon_s[2] - 3.8) < 1e-9);       /* nebula: (250 + 130) / 100 */
+    CHECK(fabs(c.daemon_s[3] - 16.5) < 1e-9);      /* wireguard-go: two processes together */
     CHECK(c.daemon_s[0] < 0 && c.daemon_s[1] < 0); /* no tailscaled, no headscale */
     CHECK(c.daemon_rss_kib[2] == 14336 && c.daemon_rss_kib[3] == 9000);
     CHECK(!strcmp(ml_daemon_name(3), "wireguard-go"));
     CHECK(!ml_guest_cpu_parse("bash: /proc/stat: No such file\n", &c));
 
     /* The host: 2 CPUs, 10 s; 16 s busy of which the lab's QEMU 14 s and meshlab 0.5: 7.5 %. */
-    struct ml_host_cpu a = {.ok = true, .total_s = 100, .idle_s = 50, .steal_s = 0, .qemu_s = 10,
-                            .self_s = 1, .cpus = 2};
-    struct ml_host_cpu b = {.ok = true, .total_s = 120, .idle_s = 54, .steal_s = 0, .qemu_s = 24,
-                            .self_s = 1.5, .cpus = 2};
+    struct ml_host_cpu a = {.ok = true,
+                            .total_s = 100,
+                            .idle_s = 50,
+                            .steal_s = 0,
+                            .qemu_s = 10,
+                            .self_s = 1,
+                            .cpus = 2};
+    struct ml_host_cpu b = {.ok = true,
+                            .total_s = 120,
+                            .idle_s = 54,
+                            .steal_s = 0,
+                            .qemu_s = 24,
+                            .self_s = 1.5,
+                            .cpus = 2};
     double other, steal;
     ml_host_cpu_other(&a, &b, &other, &steal);
     CHECK(fabs(other - 7.5) < 1e-9 && steal == 0);

@@ -8,9 +8,8 @@
 #include "core/util.h"
 #include "measure/metrics.h"
 
-static struct json_object *pass(const char *cell, const char *rate, const char *status,
-                                double bps, double payload, double hub_factor, double hub_cpu_s,
-                                double p99)
+static struct json_object *pass(const char *cell, const char *rate, const char *status, double bps,
+                                double payload, double hub_factor, double hub_cpu_s, double p99)
 {
     struct json_object *p = json_object_new_object();
     json_object_object_add(p, "cell", json_object_new_string(cell));
@@ -106,10 +105,9 @@ static void test_a_failed_pass_is_in_no_figure(void)
     /* the CV of 300, 330, 315 Mbit/s: 4.8 %, no warning */
     double cv = at(p, "cv_bits_per_second_percent");
     CHECK(fabs(cv - 4.76) < 0.01);
-    CHECK(json_object_get_boolean(
-              json_object_object_get(json_object_object_get(json_object_object_get(p, "cells"),
-                                                            "forward-1"),
-                                     "cv_warning")) == false);
+    CHECK(json_object_get_boolean(json_object_object_get(
+              json_object_object_get(json_object_object_get(p, "cells"), "forward-1"),
+              "cv_warning")) == false);
     CHECK_STR(json_object_get_string(json_object_object_get(p, "headline_cell")), "forward-1");
     json_object_put(p);
 }
@@ -177,10 +175,10 @@ static void test_expected(void)
     struct json_object *ps = json_object_object_get(p, "passes");
     for (size_t i = 0; i < json_object_array_length(ps); i++) {
         struct json_object *x = json_object_array_get_idx(ps, i);
-        json_object_object_add(x, "hub_rx_bytes",
-                               json_object_new_int64(json_object_get_int64(
-                                                         json_object_object_get(x, "payload_bytes")) *
-                                                     14 / 10));
+        json_object_object_add(
+            x, "hub_rx_bytes",
+            json_object_new_int64(
+                json_object_get_int64(json_object_object_get(x, "payload_bytes")) * 14 / 10));
     }
     ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", p);
     CHECK(json_object_get_boolean(
@@ -196,8 +194,13 @@ static void test_withheld(void)
     ml_metrics_withhold(ml_metrics, ml_metrics_count, p);
     CHECK(json_object_array_length(json_object_object_get(p, "passes")) == 0);
     CHECK(json_object_object_length(json_object_object_get(p, "cells")) == 0);
-    const char *nulls[] = {"idle", "median_bits_per_second", "hub_bytes_per_payload_byte",
-                           "hub_cpu_s_per_gb", "rtt_loaded_p99_ms", "expected", "vps"};
+    const char *nulls[] = {"idle",
+                           "median_bits_per_second",
+                           "hub_bytes_per_payload_byte",
+                           "hub_cpu_s_per_gb",
+                           "rtt_loaded_p99_ms",
+                           "expected",
+                           "vps"};
     for (size_t i = 0; i < G_N_ELEMENTS(nulls); i++) {
         struct json_object *v = (struct json_object *)1;
         CHECK(json_object_object_get_ex(p, nulls[i], &v) && v == NULL);

@@ -35,8 +35,8 @@ static bool stat_cpu(const char *line, double hz, double *ret)
     /* After ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
      * utime(14) stime(15). */
     unsigned long long utime = 0, stime = 0;
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-               &stime) != 2)
+    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
+        2)
         return false;
     *ret = (double)(utime + stime) / hz;
     return true;

@@ -177,9 +177,9 @@ struct mpath {
     struct json_object *o;      /* its object in paths[] */
     struct json_object *passes; /* its passes, in the order they ran */
     char target[16];
-    bool active;                /* checked before and not failed since: still measured */
-    bool failed;                /* its status is decided: failed or not-run */
-    double idle_rate;           /* the hub's bytes per second while idle, before its passes */
+    bool active;                   /* checked before and not failed since: still measured */
+    bool failed;                   /* its status is decided: failed or not-run */
+    double idle_rate;              /* the hub's bytes per second while idle, before its passes */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
 };
 
@@ -271,8 +271,7 @@ static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **er
     return true;
 }
 
-static bool check_group(struct run *run, struct mpath **g, size_t n, const char *when,
-                        GError **err)
+static bool check_group(struct run *run, struct mpath **g, size_t n, const char *when, GError **err)
 {
     for (size_t i = 0; i < n; i++) {
         if (!g[i]->active)
@@ -428,8 +427,8 @@ static double headline_median(const struct ml_profile *prof, struct mpath *p)
 }
 
 /* The offered rate every path sustains: a fraction of the slowest path's median. */
-static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpath *paths,
-                                      size_t n, double *ret_bps)
+static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpath *paths, size_t n,
+                                      double *ret_bps)
 {
     *ret_bps = 0;
     double slowest = INFINITY;
@@ -473,8 +472,8 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     /* A dataplane that never came up assigned no address: say so rather than 0.0.0.0. */
     json_object_object_add(o, "target",
                            to.s_addr ? json_object_new_string(ml_ip_str(to, target)) : NULL);
-    json_object_object_add(
-        o, "hub_role", json_object_new_string(ops->hub == ML_HUB_QUIET ? "quiet" : "carries"));
+    json_object_object_add(o, "hub_role",
+                           json_object_new_string(ops->hub == ML_HUB_QUIET ? "quiet" : "carries"));
     json_object_object_add(o, "checks", json_object_new_array());
     return o;
 }
@@ -610,8 +609,8 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             fail_path(&paths[i], "not-run", "interrupted while measuring");
         finish_path(lab, &paths[i]);
         for (size_t k = 0; k < json_object_array_length(paths[i].passes); k++) {
-            struct json_object *h = json_object_object_get(
-                json_object_array_get_idx(paths[i].passes, k), "host");
+            struct json_object *h =
+                json_object_object_get(json_object_array_get_idx(paths[i].passes, k), "host");
             busy |= json_object_get_boolean(json_object_object_get(h, "busy"));
         }
         json_object_put(paths[i].passes);
@@ -692,8 +691,7 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
         g_autoptr(GError) e = NULL;
         struct json_object *h = ml_hostinfo_guest(ml_lab_dom(lab, i), &e);
         if (!h)
-            ml_warn("%s: its metadata could not be read: %s", lab->topo->nodes[i].name,
-                    e->message);
+            ml_warn("%s: its metadata could not be read: %s", lab->topo->nodes[i].name, e->message);
         json_object_object_add(hosts, lab->topo->nodes[i].name, h);
     }
     json_object_object_add(env, "hosts", hosts);

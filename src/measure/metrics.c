@@ -44,7 +44,8 @@ static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector
 /* The idle baseline and the passes are run by the sweeps (measure.c: they interleave the
  * passes of several paths); the cells are summarised from the passes. */
 static const struct ml_collector idle_col = {.key = "idle", .withheld = ML_WITHHELD_NULL};
-static const struct ml_collector passes_col = {.key = "passes", .withheld = ML_WITHHELD_EMPTY_ARRAY};
+static const struct ml_collector passes_col = {.key = "passes",
+                                               .withheld = ML_WITHHELD_EMPTY_ARRAY};
 static const struct ml_collector cells_col = {.key = "cells", .withheld = ML_WITHHELD_EMPTY_OBJECT};
 static const struct ml_collector observed = {
     .key = "observed", .collect = collect_observed, .withheld = ML_WITHHELD_ABSENT};
@@ -88,8 +89,8 @@ static GPtrArray *ok_passes(struct json_object *path, const char *cell)
 {
     GPtrArray *a = g_ptr_array_new();
     struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
          i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
         if (pass_ok(p) && !g_strcmp0(str_at(p, "cell"), cell))
@@ -103,8 +104,8 @@ static GPtrArray *cell_names(struct json_object *path)
 {
     GPtrArray *a = g_ptr_array_new();
     struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
          i++) {
         const char *c = str_at(json_object_array_get_idx(passes, i), "cell");
         bool seen = false;
@@ -224,8 +225,7 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
                     all &= number_at(g_ptr_array_index(ps, k), at, &v);
                     sum += v;
                 }
-                g_autofree char *out =
-                    daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
+                g_autofree char *out = daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
                 json_object_object_add(g, out, all ? json_object_new_double(sum / gb) : NULL);
             }
             json_object_object_add(cell, node, g);
@@ -238,8 +238,8 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
 static const char *headline_cell(struct json_object *path)
 {
     struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
          i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
         if (!g_strcmp0(str_at(p, "rate"), "full"))
@@ -252,8 +252,8 @@ static const char *headline_cell(struct json_object *path)
 static const char *cpu_cell(struct json_object *path)
 {
     struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
          i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
         if (!g_strcmp0(str_at(p, "rate"), "fixed"))
@@ -282,8 +282,8 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m)
 {
     const char *c = cpu_cell(path), *hub = str_at(path, "hub");
-    g_autofree char *key = g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "",
-                                           hub ? hub : "", m->of);
+    g_autofree char *key =
+        g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "", hub ? hub : "", m->of);
     double v;
     return c && hub && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
 }
@@ -304,7 +304,8 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
     bool have_f = number_at(path, "hub_bytes_per_payload_byte", &f);
     bool have_cpu = number_at(path, "hub_cpu_s_per_gb", &cpu);
     /* The provider bills the hub's traffic: hub bytes per payload byte x 1 TB, in GB. */
-    json_object_object_add(o, "hub_gb_per_tb_payload", have_f ? json_object_new_double(f * 1000) : NULL);
+    json_object_object_add(o, "hub_gb_per_tb_payload",
+                           have_f ? json_object_new_double(f * 1000) : NULL);
     /* One vCPU at 100 % spends 1 s per second: it moves 1 / (s per GB) GB/s. Only a hub that
      * relays is sized by it. */
     json_object_object_add(o, "hub_vcpu_relay_bits_per_second",
@@ -319,11 +320,11 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
     /* The daemons' memory: the largest any pass saw. */
     struct json_object *rss = json_object_new_object();
     struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
          i++) {
-        struct json_object *p = json_object_object_get(json_object_array_get_idx(passes, i),
-                                                       "daemons_rss_kib");
+        struct json_object *p =
+            json_object_object_get(json_object_array_get_idx(passes, i), "daemons_rss_kib");
         json_object_object_foreach(p, node, ds)
         {
             struct json_object *g = json_object_object_get(rss, node);
@@ -375,9 +376,8 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
     }
     struct json_object *passes = json_object_object_get(path, "passes");
     unsigned busy = 0;
-    for (size_t i = 0; json_object_is_type(passes, json_type_array) &&
-                       i < json_object_array_length(passes);
-         i++)
+    for (size_t i = 0;
+         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes); i++)
         busy += json_object_get_boolean(json_object_object_get(
             json_object_object_get(json_object_array_get_idx(passes, i), "host"), "busy"));
     if (busy) {
@@ -505,10 +505,8 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("rtt_idle_p99_ms", "ms", idle_col, ml_summary_copy, "idle.rtt.p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3},
     {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
-     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms",
-     .significant = 3},
-    {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu,
-             "busy_above_idle_s_per_gb"),
+     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3},
+    {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu, "busy_above_idle_s_per_gb"),
      SHOWN(&ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3},
     {SUMMARY("expected", "byte/byte", cells_col, ml_summary_expected, NULL)},
     {SUMMARY("vps", "object", cells_col, ml_summary_vps, NULL)},

@@ -45,7 +45,6 @@ struct ml_collector {
 extern const struct ml_metric ml_metrics[];
 extern const size_t ml_metrics_count;
 
-
 /* Runs each collector of the table once, in the order the table first names it, then each
  * summary; returns an object with the path's figures under their keys. Fails with the first
  * collector that fails (nothing is returned then: no partial figures). */

@@ -17,7 +17,7 @@ struct ml_iperf_result {
     /* --bidir: the other direction's end.sum_received_bidir_reverse (0 without --bidir), whose
      * bytes and rate are added into payload_bytes and payload_bits_per_second. */
     uint64_t bytes_received_reverse;
-    uint64_t payload_bytes;          /* every byte that arrived, both directions under --bidir */
+    uint64_t payload_bytes; /* every byte that arrived, both directions under --bidir */
     double payload_bits_per_second;
     /* intervals[].sum (+ sum_bidir_reverse) in order: the bytes of each interval (iperf3's
      * own, one second apart by default) and its length in seconds; none when the document has

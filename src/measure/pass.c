@@ -150,8 +150,7 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
         g_string_append_printf(s, " -P %u", c->streams);
     /* iperf3's -b is per stream. */
     if (spec->offered_bits_per_second > 0)
-        g_string_append_printf(s, " -b %.0f",
-                               spec->offered_bits_per_second / MAX(c->streams, 1u));
+        g_string_append_printf(s, " -b %.0f", spec->offered_bits_per_second / MAX(c->streams, 1u));
     return g_string_free(s, FALSE);
 }
 
@@ -180,13 +179,14 @@ static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
     g_autoptr(GArray) rtts = ml_ping_rtts(ping_text);
     double *v = (double *)(void *)rtts->data;
     size_t n = rtts->len;
-    json_object_object_add(o, "transmitted", parsed ? json_object_new_int((int)pr.transmitted) : NULL);
+    json_object_object_add(o, "transmitted",
+                           parsed ? json_object_new_int((int)pr.transmitted) : NULL);
     json_object_object_add(o, "received", parsed ? json_object_new_int((int)pr.received) : NULL);
-    json_object_object_add(o, "loss_percent",
-                           parsed && pr.transmitted
-                               ? json_object_new_double(100.0 * (pr.transmitted - pr.received) /
-                                                        pr.transmitted)
-                               : NULL);
+    json_object_object_add(
+        o, "loss_percent",
+        parsed && pr.transmitted
+            ? json_object_new_double(100.0 * (pr.transmitted - pr.received) / pr.transmitted)
+            : NULL);
     json_object_object_add(o, "p50_ms", num(ml_percentile(v, n, 50)));
     json_object_object_add(o, "p90_ms", num(ml_percentile(v, n, 90)));
     double p99 = ml_percentile(v, n, 99);
@@ -221,9 +221,9 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
         json_object_object_add(g, "busy_s", json_object_new_double(user + sys + soft));
         double idle = pp->idle_cpu_s_per_s[i];
-        json_object_object_add(g, "busy_above_idle_s",
-                               idle >= 0 ? json_object_new_double(user + sys + soft - idle * seconds)
-                                         : NULL);
+        json_object_object_add(
+            g, "busy_above_idle_s",
+            idle >= 0 ? json_object_new_double(user + sys + soft - idle * seconds) : NULL);
         json_object_object_add(g, "vcpu_s",
                                x->vcpu_s >= 0 && y->vcpu_s >= 0
                                    ? json_object_new_double(y->vcpu_s - x->vcpu_s)
@@ -253,7 +253,7 @@ static double load1(void)
 {
     g_autofree char *text = NULL;
     return g_file_get_contents("/proc/loadavg", &text, NULL, NULL) ? g_ascii_strtod(text, NULL)
-                                                                    : NAN;
+                                                                   : NAN;
 }
 
 /* The raw files of a pass: raw/PATH/NN-CELL-I.EXT. */
@@ -269,14 +269,13 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
                          GArray *samples, struct viewer *w, struct ml_exec *iperf_out,
                          long long *ret_ping_pid, GError **err)
 {
-    unsigned count = (unsigned)ceil((spec->seconds + 1) / pp->ping_interval_s);
-    g_autofree char *ping = g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", pp->ping_interval_s,
-                                            count, pp->target);
+    unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
+    g_autofree char *ping =
+        g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", pp->ping_interval_s, count, pp->target);
     g_autofree char *cmd = iperf_cmd(pp, spec);
     long long iperf_pid = 0;
     struct sample s0 = {0};
-    if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) ||
-        !sample_now(pp, &s0, err) ||
+    if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) || !sample_now(pp, &s0, err) ||
         !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
         return false;
     double start = ml_now();
@@ -329,8 +328,8 @@ static size_t build_series(GArray *samples, const struct ml_iperf_result *r, str
             .payload_bytes = client * scale,
             .iperf_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
             .client_bytes = client,
-            .hub_bytes = (double)((b->nic.rx_bytes - a->nic.rx_bytes) +
-                                  (b->nic.tx_bytes - a->nic.tx_bytes)),
+            .hub_bytes =
+                (double)((b->nic.rx_bytes - a->nic.rx_bytes) + (b->nic.tx_bytes - a->nic.tx_bytes)),
             .hub_packets = (double)((b->nic.rx_packets - a->nic.rx_packets) +
                                     (b->nic.tx_packets - a->nic.tx_packets)),
         };
@@ -348,9 +347,11 @@ static struct json_object *series_json(const struct ml_second *s, size_t n, GStr
         struct json_object *o = json_object_new_object();
         double f = s[i].payload_bytes > 0 ? s[i].hub_bytes / s[i].payload_bytes : NAN;
         json_object_object_add(o, "t_s", json_object_new_double(s[i].t_s));
-        json_object_object_add(o, "payload_bytes", json_object_new_int64((int64_t)s[i].payload_bytes));
+        json_object_object_add(o, "payload_bytes",
+                               json_object_new_int64((int64_t)s[i].payload_bytes));
         json_object_object_add(o, "iperf_bytes", json_object_new_int64((int64_t)s[i].iperf_bytes));
-        json_object_object_add(o, "client_bytes", json_object_new_int64((int64_t)s[i].client_bytes));
+        json_object_object_add(o, "client_bytes",
+                               json_object_new_int64((int64_t)s[i].client_bytes));
         json_object_object_add(o, "hub_bytes", json_object_new_int64((int64_t)s[i].hub_bytes));
         json_object_object_add(o, "hub_packets", json_object_new_int64((int64_t)s[i].hub_packets));
         json_object_object_add(o, "hub_bytes_per_payload_byte", num(f));
@@ -362,7 +363,9 @@ static struct json_object *series_json(const struct ml_second *s, size_t n, GStr
         g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%s\n", s[i].t_s,
                                s[i].payload_bytes, s[i].iperf_bytes, s[i].client_bytes,
                                s[i].hub_bytes, s[i].hub_packets, fb,
-                               s[i].ok < 0 ? "" : s[i].ok ? "true" : "false");
+                               s[i].ok < 0 ? ""
+                               : s[i].ok   ? "true"
+                                           : "false");
     }
     return a;
 }
@@ -448,8 +451,9 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
                                pp->ops->hub == ML_HUB_QUIET ? "direct" : "relayed", band->str);
     for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
         if (!views[i]->ok)
-            g_string_append_printf(reason, "%sthe dataplane's view at the %s did not show the "
-                                           "path: %s",
+            g_string_append_printf(reason,
+                                   "%sthe dataplane's view at the %s did not show the "
+                                   "path: %s",
                                    reason->len ? "; " : "", views[i]->when,
                                    views[i]->evidence ? views[i]->evidence : "?");
     bool passed = reason->len == 0;
@@ -472,9 +476,9 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     add_int(o, "hub_rx_packets", last->nic.rx_packets - first->nic.rx_packets);
     add_int(o, "hub_tx_packets", last->nic.tx_packets - first->nic.tx_packets);
     json_object_object_add(o, "hub_bytes_per_payload_byte",
-                           r.payload_bytes ? json_object_new_double((double)(rx + tx) /
-                                                                    (double)r.payload_bytes)
-                                           : NULL);
+                           r.payload_bytes
+                               ? json_object_new_double((double)(rx + tx) / (double)r.payload_bytes)
+                               : NULL);
     g_autoptr(GString) csv = g_string_new(NULL);
     json_object_object_add(o, "series", series_json(sec, n, csv));
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
@@ -506,8 +510,9 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     json_object_object_add(raw, "series", json_object_new_string(raw_series));
     json_object_object_add(o, "raw", raw);
 
-    ml_progress("measure", "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
-                           "p99 %.2f ms%s%s%s",
+    ml_progress("measure",
+                "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
+                "p99 %.2f ms%s%s%s",
                 pp->ops->name, spec->index, c->name, r.payload_bits_per_second / 1e6,
                 r.payload_bytes ? (double)(rx + tx) / (double)r.payload_bytes : NAN, p99,
                 busy ? ", host BUSY" : "", passed ? "" : ", FAILED: ", passed ? "" : reason->str);

@@ -3,9 +3,10 @@
 const struct ml_report_table ml_table_comparison = {
     .title = "Comparison",
     .place = 10,
-    .intro = "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
-             "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
-             "checks.",
+    .intro =
+        "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
+        "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
+        "checks.",
     .check_column = true,
     .rows = ML_ROWS_PATH,
 };

@@ -545,8 +545,10 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
      * longer tell their transports apart. */
     const struct ml_port *taken = ml_port_fixed(ML_PROTO_UDP, t->wireguard.listen_port);
     if (v[2] && taken)
-        return fail(c, v[2], "wireguard.listen_port %u collides with %s (UDP %u); choose another "
-                    "port", t->wireguard.listen_port, taken->what, taken->port);
+        return fail(c, v[2],
+                    "wireguard.listen_port %u collides with %s (UDP %u); choose another "
+                    "port",
+                    t->wireguard.listen_port, taken->what, taken->port);
     if (v[3] && !get_uint(c, v[3], "wireguard.persistent_keepalive", 0, 65535,
                           &t->wireguard.persistent_keepalive))
         return false;

@@ -6,7 +6,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
-#define ML_NAME_MAX 32   /* names become parts of libvirt object names */
+#define ML_NAME_MAX 32 /* names become parts of libvirt object names */
 #define ML_MAX_NODES 16
 
 #define ML_PATHS_MAX 16
@@ -21,17 +21,17 @@ struct ml_path_ref {
 };
 
 struct ml_subnet {
-    struct in_addr net;  /* network byte order, host bits zero */
-    unsigned prefix;     /* 8..30 */
+    struct in_addr net; /* network byte order, host bits zero */
+    unsigned prefix;    /* 8..30 */
 };
 
 struct ml_node {
     char name[ML_NAME_MAX];
-    struct in_addr address;         /* on the lab bridge */
-    struct in_addr tunnel_address;  /* inside wireguard.subnet */
+    struct in_addr address;        /* on the lab bridge */
+    struct in_addr tunnel_address; /* inside wireguard.subnet */
     unsigned vcpus;
     unsigned memory_mib;
-    int line, column;               /* where the node was declared, 1-based */
+    int line, column; /* where the node was declared, 1-based */
 };
 
 /* How iperf3 drives a cell's passes: client to server, server to client (-R), or both at
@@ -44,11 +44,11 @@ enum ml_direction { ML_DIR_FORWARD, ML_DIR_REVERSE, ML_DIR_BIDIR };
 
 /* One combination of direction, streams and rate that each path is measured in. */
 struct ml_cell {
-    char name[32];              /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed" */
+    char name[32]; /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed" */
     enum ml_direction direction;
-    unsigned streams;           /* iperf3 -P, 1..128 */
-    unsigned passes;            /* passes of this cell per path */
-    bool fixed_rate;            /* at the run's fixed offered rate (iperf3 -b), not full speed */
+    unsigned streams; /* iperf3 -P, 1..128 */
+    unsigned passes;  /* passes of this cell per path */
+    bool fixed_rate;  /* at the run's fixed offered rate (iperf3 -b), not full speed */
 };
 
 /* Durations, counts and the matrix of cells of one measurement profile. */
@@ -59,7 +59,8 @@ struct ml_profile {
     unsigned ping_count;        /* idle pings at ping_interval_s before the passes */
     double ping_interval_s;     /* 0.05 (20 Hz) unless given; >= 0.002 */
     unsigned idle_s;            /* seconds of idle hub counters before a path's passes (baseline) */
-    double fixed_rate_fraction; /* 0 < f <= 1; the fixed rate is f x the slowest path's median; default 0.5 */
+    double fixed_rate_fraction; /* 0 < f <= 1; the fixed rate is f x the slowest path's median;
+                                   default 0.5 */
     size_t n_cells;
     struct ml_cell cells[ML_CELLS_MAX]; /* in order; cells[0] is the headline cell */
 };
@@ -77,14 +78,14 @@ struct ml_topology {
     struct ml_node nodes[ML_MAX_NODES];
     struct {
         struct ml_subnet subnet;
-        size_t hub;                   /* index into nodes */
+        size_t hub; /* index into nodes */
         unsigned listen_port;
         unsigned persistent_keepalive;
     } wireguard;
     struct {
-        size_t client;                /* index into nodes: runs iperf3 -c and ping */
-        size_t server;                /* index into nodes: runs iperf3 -s */
-        size_t n_paths;               /* which paths to measure, as listed */
+        size_t client;  /* index into nodes: runs iperf3 -c and ping */
+        size_t server;  /* index into nodes: runs iperf3 -s */
+        size_t n_paths; /* which paths to measure, as listed */
         struct ml_path_ref paths[ML_PATHS_MAX];
         int paths_line, paths_column; /* where measure.paths was given */
         size_t n_profiles;            /* measure.profiles in file order; "full" is one */
@@ -96,8 +97,7 @@ struct ml_topology {
  * (code ML_ERR_INPUT) to one line: "FILE:LINE:COL: RULE". */
 struct ml_topology *ml_topology_load(const char *path, GError **err);
 /* The same from memory; name is used in messages in place of a path. */
-struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len,
-                                      GError **err);
+struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err);
 void ml_topology_free(struct ml_topology *topo);
 typedef struct ml_topology MlTopology;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlTopology, ml_topology_free)

@@ -45,8 +45,10 @@ static struct json_object *agent_call(virDomainPtr dom, struct json_object *cmd,
     free(reply);
     struct json_object *ret = NULL;
     if (!parsed || !json_object_object_get_ex(parsed, "return", &ret)) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest agent of '%s' sent a reply without "
-                    "'return'", domain_name(dom));
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest agent of '%s' sent a reply without "
+                    "'return'",
+                    domain_name(dom));
         json_object_put(parsed);
         return NULL;
     }

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 
 struct ml_exec {
-    int exit_code;    /* -1 when killed by a signal */
-    char *out;        /* decoded stdout (NUL-terminated) */
-    char *err;        /* decoded stderr */
+    int exit_code; /* -1 when killed by a signal */
+    char *out;     /* decoded stdout (NUL-terminated) */
+    char *err;     /* decoded stderr */
 };
 void ml_exec_clear(struct ml_exec *ex);
 

@@ -160,8 +160,8 @@ static const char *local_name(const char *name)
     return colon ? colon + 1 : name;
 }
 
-static void tag_start(GMarkupParseContext *ctx, const char *name, const char **an,
-                      const char **av, gpointer data, GError **err)
+static void tag_start(GMarkupParseContext *ctx, const char *name, const char **an, const char **av,
+                      gpointer data, GError **err)
 {
     struct tag_parse *tp = data;
     tp->current = local_name(name);
@@ -186,8 +186,8 @@ static void tag_text(GMarkupParseContext *ctx, const char *text, gsize len, gpoi
 
 bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
 {
-    char *md = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, ML_TAG_NS,
-                                    VIR_DOMAIN_AFFECT_CONFIG);
+    char *md =
+        virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, ML_TAG_NS, VIR_DOMAIN_AFFECT_CONFIG);
     virResetLastError();
     if (!md)
         return false;
