@@ -129,6 +129,22 @@ static void test_cpu_per_gb_and_the_vps(void)
     CHECK(at(p, "vps.daemons_rss_kib.hub.wireguard-go") == 9000);
     json_object_put(p);
 
+    /* At a low fixed rate the payload's CPU is lost in the idle work: 0.05 s above idle of 1 s
+     * busy is under a tenth, and so no figure; below idle (noise) is none either. */
+    p = path("wireguard-go-hub", "carries");
+    struct json_object *fixed = json_object_array_get_idx(json_object_object_get(p, "passes"), 4);
+    struct json_object *hubcpu =
+        json_object_object_get(json_object_object_get(fixed, "cpu"), "hub");
+    json_object_object_add(hubcpu, "busy_s", json_object_new_double(1.0));
+    json_object_object_add(hubcpu, "busy_above_idle_s", json_object_new_double(0.05));
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
+    CHECK(isnan(at(p, "hub_cpu_s_per_gb")));
+    CHECK(near(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_s_per_gb"), 20));
+    json_object_object_add(hubcpu, "busy_above_idle_s", json_object_new_double(-0.4));
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
+    CHECK(isnan(at(p, "hub_cpu_s_per_gb")));
+    json_object_put(p);
+
     /* a direct path's hub relays nothing: no relay rate is invented for it */
     p = path("plain", "quiet");
     ml_metrics_summarise(ml_metrics, ml_metrics_count, "plain", p);

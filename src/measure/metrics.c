@@ -226,6 +226,17 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
                     sum += v;
                 }
                 g_autofree char *out = daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
+                /* What the payload cost above idle is a figure only where it stands out of the
+                 * idle work: at a low rate (a TCG lab's fixed rate) it is noise, even negative. */
+                if (all && !daemons && !strcmp(key, "busy_above_idle_s")) {
+                    double busy = 0, v = 0;
+                    for (guint k = 0; k < ps->len; k++) {
+                        g_autofree char *at = g_strdup_printf("%s.%s.busy_s", m->of, node);
+                        if (number_at(g_ptr_array_index(ps, k), at, &v))
+                            busy += v;
+                    }
+                    all = sum > 0 && sum >= ML_CPU_ABOVE_IDLE_MIN_SHARE * busy;
+                }
                 json_object_object_add(g, out, all ? json_object_new_double(sum / gb) : NULL);
             }
             json_object_object_add(cell, node, g);

@@ -28,6 +28,10 @@ enum ml_withheld {
     ML_WITHHELD_ABSENT
 };
 
+/* A guest's CPU above its idle rate is a figure only when it is at least this share of its busy
+ * CPU over the cell's passes; below, the payload's cost is lost in the idle work (null). */
+#define ML_CPU_ABOVE_IDLE_MIN_SHARE 0.1
+
 /* A CV across passes above this is a warning in the report: the passes disagree. */
 #define ML_CV_WARN_PERCENT 10.0
 

@@ -133,7 +133,8 @@ void ml_section_cpu(struct ml_render *c)
     g_string_append(s, "## CPU cost\n\n");
     g_string_append(s, "Busy CPU seconds (user + system + softirq, from each guest's /proc/stat) "
                        "above what the guest\nspends idle (its rate over the idle seconds before "
-                       "the passes, the same pings running), per GB\nof payload, at the fixed "
+                       "the passes, the same pings running), per GB\nof payload (— where that is "
+                       "under a tenth of its busy time: lost in the idle work), at the fixed\n"
                        "offered rate and at full speed (the ");
     put_text(s, head ? head : "headline");
     g_string_append(s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
