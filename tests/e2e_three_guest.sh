@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # End to end on real libvirt and QEMU guests: `meshlab run --quick` on the seed
-# topology must measure plain, wireguard-hub, nebula-direct and nebula-relay
-# with their checks passed, find the hub out of the direct paths and in the
-# hub and relay paths, report the Tailscale paths as not run with the files
-# they need (they cannot be downloaded here), and leave nothing behind. Then a
-# Ctrl-C in the middle of `meshlab up` must leave nothing behind either.
+# topology must measure plain, wireguard-hub, nebula-direct, nebula-relay,
+# wireguard-direct and wireguard-go-hub with their checks passed, every pass
+# watched once a second inside its band, the matrix's cells (reverse, 8 streams,
+# the fixed rate), CPU per GB, latency under load and CVs recorded; report the
+# Tailscale paths as not run with the files they need (they cannot be downloaded
+# here); write report.html with its pictures and results valid against the
+# schema; and leave nothing behind. A plain path detoured through the hub in the
+# middle of a pass must lose that pass and only it; one detoured throughout must
+# be failed with no numbers. Then a Ctrl-C or a SIGKILL in the middle of
+# `meshlab up` must leave nothing behind either.
 set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 topo=topologies/three-guest.yaml

@@ -85,32 +85,41 @@ static void put_guest_cpu(GString *s, struct json_object *cell, const char *gues
     ml_put_sig(s, get_obj(get_obj(cell, "cpu_s_per_gb"), guest), "busy_above_idle_s_per_gb", 3);
 }
 
-static void put_daemons(GString *s, struct json_object *cell)
+/* Every "guest: {daemon: value}" of o, one after another: "GUEST DAEMON 1.23" (CPU s per GB) or
+ * "DAEMON on the GUEST 1234 KiB" (memory); `none` when there is none. */
+static void put_guest_daemons(GString *s, struct json_object *o, bool memory, const char *none)
 {
-    struct json_object *d = get_obj(cell, "daemons_cpu_s_per_gb");
     bool any = false;
-    if (d) {
-        json_object_object_foreach(d, guest, daemons)
+    json_object_object_foreach(o, guest, daemons)
+    {
+        if (!json_object_is_type(daemons, json_type_object))
+            continue;
+        json_object_object_foreach(daemons, name, v)
         {
-            if (!json_object_is_type(daemons, json_type_object))
+            double x;
+            if (!ml_j_value_num(v, &x))
                 continue;
-            json_object_object_foreach(daemons, name, v)
-            {
-                double x;
-                if (!ml_j_value_num(v, &x))
-                    continue;
-                g_string_append(s, any ? ", " : "");
-                put_text(s, guest);
-                g_string_append(s, " ");
-                put_text(s, name);
-                g_string_append(s, " ");
+            g_string_append(s, any ? ", " : "");
+            put_text(s, memory ? name : guest);
+            g_string_append(s, memory ? " on the " : " ");
+            put_text(s, memory ? guest : name);
+            g_string_append(s, " ");
+            if (memory) {
+                ml_put_fixed(s, x, 0);
+                g_string_append(s, " KiB");
+            } else {
                 ml_put_significant(s, x, 3);
-                any = true;
             }
+            any = true;
         }
     }
     if (!any)
-        g_string_append(s, DASH);
+        g_string_append(s, none);
+}
+
+static void put_daemons(GString *s, struct json_object *cell)
+{
+    put_guest_daemons(s, get_obj(cell, "daemons_cpu_s_per_gb"), false, DASH);
 }
 
 void ml_section_cpu(struct ml_render *c)
@@ -374,30 +383,7 @@ void ml_section_variance(struct ml_render *c)
 
 static void put_rss(GString *s, struct json_object *rss)
 {
-    bool any = false;
-    if (rss) {
-        json_object_object_foreach(rss, guest, daemons)
-        {
-            if (!json_object_is_type(daemons, json_type_object))
-                continue;
-            json_object_object_foreach(daemons, name, v)
-            {
-                double x;
-                if (!ml_j_value_num(v, &x))
-                    continue;
-                g_string_append(s, any ? ", " : "");
-                put_text(s, name);
-                g_string_append(s, " on the ");
-                put_text(s, guest);
-                g_string_append(s, " ");
-                ml_put_fixed(s, x, 0);
-                g_string_append(s, " KiB");
-                any = true;
-            }
-        }
-    }
-    if (!any)
-        g_string_append(s, "none recorded");
+    put_guest_daemons(s, rss, true, "none recorded");
 }
 
 void ml_section_vps(struct ml_render *c)
