@@ -90,6 +90,10 @@ static void put_guest_cpu(GString *s, struct json_object *cell, const char *gues
 static void put_guest_daemons(GString *s, struct json_object *o, bool memory, const char *none)
 {
     bool any = false;
+    if (!json_object_is_type(o, json_type_object)) {
+        g_string_append(s, none);
+        return;
+    }
     json_object_object_foreach(o, guest, daemons)
     {
         if (!json_object_is_type(daemons, json_type_object))
