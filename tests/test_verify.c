@@ -233,6 +233,9 @@ static void test_nebula(void)
     CHECK(!verdict(NEBULA_RELAY, &ev, "connection refused"));
 }
 
+/* tailscaled's Linux router puts the tailnet's routes in table 52 (wgengine/router/router_linux.go,
+ * tailscaleRouteTable) on its tun device, tailscale0 by default (cmd/tailscaled, --tun): what
+ * `ip -o route get` prints for a peer's 100.64/10 address. */
 #define TS_ROUTE "100.64.0.2 dev tailscale0 table 52 src 100.64.0.1 uid 0 cache"
 #define TS_PONG_DIRECT "pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n"
 #define TS_PONG_DERP "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n"
