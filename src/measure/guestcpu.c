@@ -42,6 +42,11 @@ static bool stat_cpu(const char *line, double hz, double *ret)
     return true;
 }
 
+double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c)
+{
+    return c->user_s + c->nice_s + c->system_s + c->softirq_s + c->irq_s;
+}
+
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -118,8 +123,7 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
                         lab->topo->nodes[i].name);
             ok = false;
         } else if (ok) {
-            double total = -1;
-            ml_virt_cpu_time(ml_lab_dom(lab, i), &ret[i].vcpu_s, &total);
+            ret[i].vcpu_s = ml_virt_vcpu_time_s(ml_lab_dom(lab, i));
             ret[i].qemu_s = qemu_cpu_s(ml_lab_dom(lab, i));
         }
         g_free(out[i]);
@@ -151,15 +155,8 @@ void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
     memset(ret, 0, sizeof(*ret));
     ret->cpus = (unsigned)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));
     ret->ok = read_host_stat(ret);
-    double hz = (double)sysconf(_SC_CLK_TCK);
-    for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++) {
-        int pid = ml_virt_qemu_pid(ml_lab_dom(lab, i));
-        g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid);
-        g_autofree char *line = NULL;
-        double s = 0;
-        if (pid > 0 && g_file_get_contents(path, &line, NULL, NULL) && stat_cpu(line, hz, &s))
-            ret->qemu_s += s;
-    }
+    for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++)
+        ret->qemu_s += MAX(0.0, qemu_cpu_s(ml_lab_dom(lab, i)));
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         ret->self_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +

@@ -28,6 +28,9 @@ extern const char ml_guest_cpu_cmd[];
 /* Pure: reads that command's output ("cpu ..." line of /proc/stat, then "D NAME STAT-LINE" and
  * "R NAME VmRSS: N kB" per daemon process). False when there is no cpu line. */
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
+/* Busy seconds: user + nice + system + softirq + irq (idle, iowait and steal are not). The
+ * passes' busy_s and the idle rate subtracted from it are both this. */
+double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c);
 /* The daemons' names, in the order of daemon_s. */
 const char *ml_daemon_name(size_t i);
 

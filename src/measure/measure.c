@@ -40,11 +40,6 @@ static struct ctx ctx_for(struct ml_lab *lab)
     };
 }
 
-static bool hub_bytes(struct ctx *c, long long *rx, long long *tx, GError **err)
-{
-    return ml_virt_nic_bytes(c->hub, c->hub_tap, rx, tx, err);
-}
-
 /* The hub's bytes per second over `seconds` while nothing is sent (beside an optional ping). */
 static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char **ret_ping,
                       double *ret_rate, GError **err)
@@ -75,29 +70,20 @@ static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char 
 static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
-    g_autofree char *route_cmd = g_strdup_printf("ip -o route get %s", target);
-    ret->route = ml_agent_run(c->client, route_cmd, NULL, 15, err);
+    ret->route = ml_pass_route(c->client, target, err);
     if (!ret->route)
         return false;
-    g_strstrip(ret->route);
-    /* ip pads its one-line output with tabs, backslashes and runs of spaces. */
-    g_strdelimit(ret->route, "\t\\\n", ' ');
-    g_auto(GStrv) words = g_strsplit(ret->route, " ", -1);
-    GString *squashed = g_string_new(NULL);
-    for (char **w = words; *w; w++)
-        if (**w)
-            g_string_append_printf(squashed, "%s%s", squashed->len ? " " : "", *w);
-    g_free(ret->route);
-    ret->route = g_string_free(squashed, FALSE);
     /* The hub's idle bytes over as long as the burst takes, just before it: what any path
      * moves through the hub with nothing sent (keepalives, DERP, ARP) is not the probe's. */
     double burst_s = PROBE_COUNT * 0.05 + 0.5, idle = 0;
-    long long rx0, tx0, rx1, tx1;
+    struct ml_nic_stats a, b;
     g_autofree char *cmd =
         g_strdup_printf("ping -n -q -c %d -i 0.05 -W 1 -s %d %s", PROBE_COUNT, PROBE_SIZE, target);
     struct ml_exec ex = {0};
-    if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) || !hub_bytes(c, &rx0, &tx0, err) ||
-        !ml_agent_exec(c->client, cmd, NULL, 60, &ex, err) || !hub_bytes(c, &rx1, &tx1, err)) {
+    if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) ||
+        !ml_virt_nic_stats(c->hub, c->hub_tap, &a, err) ||
+        !ml_agent_exec(c->client, cmd, NULL, 60, &ex, err) ||
+        !ml_virt_nic_stats(c->hub, c->hub_tap, &b, err)) {
         ml_exec_clear(&ex);
         return false;
     }
@@ -109,7 +95,7 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
         ret->received = pr.received;
     }
     ml_exec_clear(&ex);
-    ret->hub_bytes = (rx1 - rx0) + (tx1 - tx0);
+    ret->hub_bytes = (b.rx_bytes - a.rx_bytes) + (b.tx_bytes - a.tx_bytes);
     /* Each answered ping is an IPv4 packet of 20 + 8 + size bytes each way. */
     ret->probe_bytes = (long long)ret->received * 2 * (20 + 8 + PROBE_SIZE);
     return true;
@@ -197,8 +183,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
                          GError **err)
 {
     double seconds = MAX((double)prof->idle_s, prof->ping_count * prof->ping_interval_s);
-    g_autofree char *cmd = g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", prof->ping_interval_s,
-                                           prof->ping_count, p->target);
+    g_autofree char *cmd = ml_pass_ping_cmd(prof->ping_interval_s, prof->ping_count, p->target);
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
                 p->ops->name, seconds, prof->ping_count, 1 / prof->ping_interval_s);
@@ -212,8 +197,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     double dt = MAX(ml_now() - t0, 0.1);
     struct json_object *cpu = json_object_new_object();
     for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
-        double busy = (b[i].user_s + b[i].nice_s + b[i].system_s + b[i].softirq_s + b[i].irq_s) -
-                      (a[i].user_s + a[i].nice_s + a[i].system_s + a[i].softirq_s + a[i].irq_s);
+        double busy = ml_guest_cpu_busy_s(&b[i]) - ml_guest_cpu_busy_s(&a[i]);
         p->idle_cpu[i] = MAX(0.0, busy / dt);
         json_object_object_add(cpu, c->lab->topo->nodes[i].name,
                                json_object_new_double(p->idle_cpu[i]));
@@ -407,26 +391,9 @@ static bool sweep_group(struct run *run, struct mpath **g, size_t n, bool fixed,
     return !last || check_group(run, g, n, "after", err);
 }
 
-/* The median throughput of a path's passes that passed, in its first full-speed cell. */
-static double headline_median(const struct ml_profile *prof, struct mpath *p)
-{
-    const char *cell = NULL;
-    for (size_t k = 0; k < prof->n_cells && !cell; k++)
-        if (!prof->cells[k].fixed_rate)
-            cell = prof->cells[k].name;
-    size_t n = json_object_array_length(p->passes);
-    g_autofree double *v = g_new(double, n + 1);
-    size_t m = 0;
-    for (size_t i = 0; cell && i < n; i++) {
-        struct json_object *x = json_object_array_get_idx(p->passes, i);
-        if (!strcmp(json_object_get_string(json_object_object_get(x, "cell")), cell) &&
-            !strcmp(json_object_get_string(json_object_object_get(x, "status")), "ok"))
-            v[m++] = json_object_get_double(json_object_object_get(x, "bits_per_second"));
-    }
-    return ml_median(v, m);
-}
-
 /* The offered rate every path sustains: a fraction of the slowest path's median. */
+/* The paths' passes are in their objects from the start, so that the metrics' own reading of
+ * the headline cell serves here too. */
 static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpath *paths, size_t n,
                                       double *ret_bps)
 {
@@ -436,7 +403,7 @@ static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpat
     for (size_t i = 0; i < n; i++) {
         if (!paths[i].active)
             continue;
-        double m = headline_median(prof, &paths[i]);
+        double m = ml_headline_median(paths[i].o, "bits_per_second");
         if (isfinite(m) && m > 0 && m < slowest) {
             slowest = m;
             who = paths[i].ops->name;
@@ -553,7 +520,6 @@ static void finish_path(struct ml_lab *lab, struct mpath *p)
         return;
     json_object_object_add(p->o, "status", json_object_new_string("measured"));
     json_object_object_add(p->o, "reason", NULL);
-    json_object_object_add(p->o, "passes", json_object_get(p->passes));
     record_setup_time(lab, p->ops, p->o);
     struct ml_collect_ctx cc = {.lab = lab, .path = p->ops->name, .target = p->target};
     g_autoptr(GError) e = NULL;
@@ -586,6 +552,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         for (size_t i = 0; i < ML_MAX_NODES; i++)
             p->idle_cpu[i] = -1;
         p->o = path_skeleton(lab, p->ops);
+        json_object_object_add(p->o, "passes", json_object_get(p->passes));
         ml_ip_str(p->ops->target(lab), p->target);
         json_object_array_add(array, p->o);
         ready_to_measure(lab, p, srv ? NULL : no_server->message);

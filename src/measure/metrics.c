@@ -84,14 +84,20 @@ static bool pass_ok(struct json_object *pass)
     return !g_strcmp0(str_at(pass, "status"), "ok");
 }
 
+/* The path's passes array into *ret and its length; 0 when it has none. */
+static size_t passes_of(struct json_object *path, struct json_object **ret)
+{
+    *ret = json_object_object_get(path, "passes");
+    return json_object_is_type(*ret, json_type_array) ? json_object_array_length(*ret) : 0;
+}
+
 /* The passes of one cell that passed their checks. */
 static GPtrArray *ok_passes(struct json_object *path, const char *cell)
 {
     GPtrArray *a = g_ptr_array_new();
-    struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
-         i++) {
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
+    for (size_t i = 0; i < n_pass; i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
         if (pass_ok(p) && !g_strcmp0(str_at(p, "cell"), cell))
             g_ptr_array_add(a, p);
@@ -103,10 +109,9 @@ static GPtrArray *ok_passes(struct json_object *path, const char *cell)
 static GPtrArray *cell_names(struct json_object *path)
 {
     GPtrArray *a = g_ptr_array_new();
-    struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
-         i++) {
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
+    for (size_t i = 0; i < n_pass; i++) {
         const char *c = str_at(json_object_array_get_idx(passes, i), "cell");
         bool seen = false;
         for (guint j = 0; c && j < a->len; j++)
@@ -163,13 +168,14 @@ struct json_object *ml_summary_cells(struct json_object *path, const struct ml_m
 {
     (void)m;
     struct json_object *o = json_object_new_object();
-    struct json_object *passes = json_object_object_get(path, "passes");
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
     g_autoptr(GPtrArray) names = cell_names(path);
     for (guint i = 0; i < names->len; i++) {
         const char *name = g_ptr_array_index(names, i);
         struct json_object *c = json_object_new_object();
         int ok = 0, failed = 0;
-        for (size_t k = 0; k < json_object_array_length(passes); k++) {
+        for (size_t k = 0; k < n_pass; k++) {
             struct json_object *p = json_object_array_get_idx(passes, k);
             if (g_strcmp0(str_at(p, "cell"), name))
                 continue;
@@ -245,32 +251,40 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
     return o;
 }
 
-/* The cell the headline figures come from: that of the first full-speed pass. */
-static const char *headline_cell(struct json_object *path)
+/* The cell of the first pass at `rate` ("full", "fixed"); NULL when none. */
+static const char *first_cell_at(struct json_object *path, const char *rate)
 {
-    struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
-         i++) {
+    struct json_object *passes = NULL;
+    size_t n = passes_of(path, &passes);
+    for (size_t i = 0; i < n; i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
-        if (!g_strcmp0(str_at(p, "rate"), "full"))
+        if (!g_strcmp0(str_at(p, "rate"), rate))
             return str_at(p, "cell");
     }
     return NULL;
 }
 
+/* The cell the headline figures come from: that of the first full-speed pass. */
+static const char *headline_cell(struct json_object *path)
+{
+    return first_cell_at(path, "full");
+}
+
 /* The CPU figures' cell: the first fixed-rate cell (paths at equal work), else the headline. */
 static const char *cpu_cell(struct json_object *path)
 {
-    struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
-         i++) {
-        struct json_object *p = json_object_array_get_idx(passes, i);
-        if (!g_strcmp0(str_at(p, "rate"), "fixed"))
-            return str_at(p, "cell");
-    }
-    return headline_cell(path);
+    const char *c = first_cell_at(path, "fixed");
+    return c ? c : headline_cell(path);
+}
+
+double ml_headline_median(struct json_object *path, const char *key)
+{
+    const char *cell = headline_cell(path);
+    if (!cell)
+        return NAN;
+    g_autofree double *v = NULL;
+    size_t n = pass_values(path, cell, key, &v);
+    return ml_median(v, n);
 }
 
 struct json_object *ml_summary_headline_cell(struct json_object *path, const struct ml_metric *m)
@@ -330,10 +344,9 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
     json_object_object_add(o, "from", from);
     /* The daemons' memory: the largest any pass saw. */
     struct json_object *rss = json_object_new_object();
-    struct json_object *passes = json_object_object_get(path, "passes");
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes);
-         i++) {
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
+    for (size_t i = 0; i < n_pass; i++) {
         struct json_object *p =
             json_object_object_get(json_object_array_get_idx(passes, i), "daemons_rss_kib");
         json_object_object_foreach(p, node, ds)
@@ -385,10 +398,10 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
             json_object_array_add(a, json_object_new_string(w));
         }
     }
-    struct json_object *passes = json_object_object_get(path, "passes");
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
     unsigned busy = 0;
-    for (size_t i = 0;
-         json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes); i++)
+    for (size_t i = 0; i < n_pass; i++)
         busy += json_object_get_boolean(json_object_object_get(
             json_object_object_get(json_object_array_get_idx(passes, i), "host"), "busy"));
     if (busy) {

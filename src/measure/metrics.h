@@ -74,6 +74,9 @@ void ml_metrics_withhold(const struct ml_metric *table, size_t n, struct json_ob
  * value of `of`; the headline cell's name; the hub's CPU per GB (`of`: the key under
  * cpu_s_per_gb.HUB); a copy of a record's value; the VPS answers; the warnings. A failed pass is
  * in none of them. */
+/* The median of `key` over the headline cell's passes that passed; NAN when none. */
+double ml_headline_median(struct json_object *path, const char *key);
+
 struct json_object *ml_summary_cell_median(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_cell_cv(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_cells(struct json_object *path, const struct ml_metric *m);

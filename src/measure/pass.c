@@ -72,6 +72,29 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
     return bad == 0;
 }
 
+/* ---- what the client runs beside iperf3 ---- */
+
+char *ml_pass_route(virDomainPtr client, const char *target, GError **err)
+{
+    g_autofree char *cmd = g_strdup_printf("ip -o route get %s", target);
+    g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
+    if (!out)
+        return NULL;
+    /* ip pads its one-line output with tabs, backslashes and runs of spaces. */
+    g_strdelimit(out, "\t\\\n", ' ');
+    g_auto(GStrv) words = g_strsplit(out, " ", -1);
+    GString *squashed = g_string_new(NULL);
+    for (char **w = words; *w; w++)
+        if (**w)
+            g_string_append_printf(squashed, "%s%s", squashed->len ? " " : "", *w);
+    return g_string_free(squashed, FALSE);
+}
+
+char *ml_pass_ping_cmd(double interval_s, unsigned count, const char *target)
+{
+    return g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", interval_s, count, target);
+}
+
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
 
 struct view {
@@ -85,13 +108,9 @@ static void view_read(const struct ml_pass_path *pp, struct view *v)
 {
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
-    g_autofree char *cmd = g_strdup_printf("ip -o route get %s", pp->target);
-    ev.route = ml_agent_run(pp->client, cmd, NULL, 15, &e);
-    if (ev.route) {
-        g_strdelimit(ev.route, "\t\\\n", ' ');
-        g_strstrip(ev.route);
+    ev.route = ml_pass_route(pp->client, pp->target, &e);
+    if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
-    }
     const struct ml_dataplane *dp = pp->ops->dataplane;
     if (dp && dp->observe)
         dp->observe(pp->lab, &ev);
@@ -219,11 +238,11 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         json_object_object_add(g, "user_s", json_object_new_double(user));
         json_object_object_add(g, "system_s", json_object_new_double(sys));
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
-        json_object_object_add(g, "busy_s", json_object_new_double(user + sys + soft));
+        double busy = ml_guest_cpu_busy_s(y) - ml_guest_cpu_busy_s(x);
+        json_object_object_add(g, "busy_s", json_object_new_double(busy));
         double idle = pp->idle_cpu_s_per_s[i];
-        json_object_object_add(
-            g, "busy_above_idle_s",
-            idle >= 0 ? json_object_new_double(user + sys + soft - idle * seconds) : NULL);
+        json_object_object_add(g, "busy_above_idle_s",
+                               idle >= 0 ? json_object_new_double(busy - idle * seconds) : NULL);
         json_object_object_add(g, "vcpu_s",
                                x->vcpu_s >= 0 && y->vcpu_s >= 0
                                    ? json_object_new_double(y->vcpu_s - x->vcpu_s)
@@ -270,8 +289,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
                          long long *ret_ping_pid, GError **err)
 {
     unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
-    g_autofree char *ping =
-        g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", pp->ping_interval_s, count, pp->target);
+    g_autofree char *ping = ml_pass_ping_cmd(pp->ping_interval_s, count, pp->target);
     g_autofree char *cmd = iperf_cmd(pp, spec);
     long long iperf_pid = 0;
     struct sample s0 = {0};

@@ -39,6 +39,13 @@ struct ml_pass_spec {
     double offered_bits_per_second; /* 0: full speed */
 };
 
+/* The client's `ip -o route get TARGET`, squashed to single spaces: what the path checks and the
+ * views read as the route. */
+char *ml_pass_route(virDomainPtr client, const char *target, GError **err);
+/* The ping the idle baseline and every pass run, so that the idle rates subtracted from a pass
+ * were taken under the same pings. */
+char *ml_pass_ping_cmd(double interval_s, unsigned count, const char *target);
+
 /* The rtt object (transmitted, received, loss_percent, p50/p90/p99/max_ms) of ping's output. */
 struct json_object *ml_pass_rtt_json(const char *ping_text);
 

@@ -456,19 +456,6 @@ GPtrArray *ml_virt_list_labs(virConnectPtr conn)
     return labs;
 }
 
-bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, long long *ret_tx,
-                       GError **err)
-{
-    virDomainInterfaceStatsStruct st;
-    if (virDomainInterfaceStats(dom, tap, &st, sizeof(st)) < 0) {
-        ml_virt_error(err, "cannot read the counters of %s", tap);
-        return false;
-    }
-    *ret_rx = st.rx_bytes;
-    *ret_tx = st.tx_bytes;
-    return true;
-}
-
 bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *ret, GError **err)
 {
     virDomainInterfaceStatsStruct st;
@@ -483,26 +470,22 @@ bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *r
     return true;
 }
 
-void ml_virt_cpu_time(virDomainPtr dom, double *ret_vcpu_s, double *ret_total_s)
+double ml_virt_vcpu_time_s(virDomainPtr dom)
 {
-    *ret_vcpu_s = *ret_total_s = -1;
+    double vcpu = -1;
     int n = virDomainGetCPUStats(dom, NULL, 0, -1, 1, 0);
     if (n <= 0)
-        return;
+        return vcpu;
     virTypedParameterPtr params = g_new0(virTypedParameter, n);
     int got = virDomainGetCPUStats(dom, params, (unsigned)n, -1, 1, 0);
-    for (int i = 0; i < got; i++) {
-        if (params[i].type != VIR_TYPED_PARAM_ULLONG)
-            continue;
-        double s = (double)params[i].value.ul / 1e9;
-        if (!strcmp(params[i].field, VIR_DOMAIN_CPU_STATS_VCPUTIME))
-            *ret_vcpu_s = s;
-        else if (!strcmp(params[i].field, VIR_DOMAIN_CPU_STATS_CPUTIME))
-            *ret_total_s = s;
-    }
+    for (int i = 0; i < got; i++)
+        if (params[i].type == VIR_TYPED_PARAM_ULLONG &&
+            !strcmp(params[i].field, VIR_DOMAIN_CPU_STATS_VCPUTIME))
+            vcpu = (double)params[i].value.ul / 1e9;
     if (got > 0)
         virTypedParamsClear(params, got);
     g_free(params);
+    return vcpu;
 }
 
 int ml_virt_qemu_pid(virDomainPtr dom)

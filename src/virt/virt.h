@@ -47,13 +47,9 @@ struct ml_nic_stats {
 };
 bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *ret, GError **err);
 
-/* CPU time of a domain as the host counts it, in seconds: its vCPUs (libvirt's vcpu_time) and
- * its whole QEMU process (cpu_time). Either is -1 when libvirt does not say. */
-void ml_virt_cpu_time(virDomainPtr dom, double *ret_vcpu_s, double *ret_total_s);
+/* The CPU time of a domain's vCPUs as the host counts it (libvirt's vcpu_time), in seconds; -1
+ * when libvirt does not say (without a cgroup to read it from). */
+double ml_virt_vcpu_time_s(virDomainPtr dom);
 
 /* The pid of a running domain's QEMU process (libvirt's /run/libvirt/qemu/NAME.pid), or 0. */
 int ml_virt_qemu_pid(virDomainPtr dom);
-
-/* The hub-side counters of a guest's lab NIC (tap), as libvirt reports them. */
-bool ml_virt_nic_bytes(virDomainPtr dom, const char *tap, long long *ret_rx, long long *ret_tx,
-                       GError **err);
