@@ -1161,3 +1161,42 @@ struct ml_topology *ml_topology_load(const char *path, GError **err)
     fclose(f);
     return ml_topology_parse(path, text, len, err);
 }
+
+static const char *const nat_names[ML_NAT_TYPES] = {
+    [ML_NAT_NONE] = "none",
+    [ML_NAT_ONE_TO_ONE] = "one-to-one",
+    [ML_NAT_FULL_CONE] = "full-cone",
+    [ML_NAT_RESTRICTED_CONE] = "restricted-cone",
+    [ML_NAT_PORT_RESTRICTED_CONE] = "port-restricted-cone",
+    [ML_NAT_SYMMETRIC] = "symmetric",
+};
+
+const char *ml_nat_type_name(enum ml_nat_type t)
+{
+    return (unsigned)t < ML_NAT_TYPES ? nat_names[t] : NULL;
+}
+
+bool ml_nat_type_parse(const char *name, enum ml_nat_type *ret)
+{
+    for (unsigned i = 0; name && i < ML_NAT_TYPES; i++)
+        if (!strcmp(name, nat_names[i])) {
+            *ret = (enum ml_nat_type)i;
+            return true;
+        }
+    return false;
+}
+
+bool ml_topology_has_nat(const struct ml_topology *topo)
+{
+    for (size_t i = 0; i < topo->n_nodes; i++)
+        if (topo->nodes[i].nat != ML_NAT_NONE)
+            return true;
+    return false;
+}
+
+struct in_addr ml_nat_inside_net(const struct ml_topology *topo, size_t node)
+{
+    uint32_t last = ntohl(topo->nodes[node].address.s_addr) & 0xff;
+    struct in_addr a = {htonl((172u << 24) | (16u << 16) | (last << 8))};
+    return a;
+}

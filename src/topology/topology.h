@@ -25,9 +25,39 @@ struct ml_subnet {
     unsigned prefix;    /* 8..30 */
 };
 
+/* The NAT a client sits behind (RFC 4787 behaviours, see docs/nat-traversal.md):
+ *   none                  no NAT: the client's daemons use its lab address
+ *   one-to-one            static 1:1, port kept, no filtering (a cloud VM's public IP)
+ *   full-cone             endpoint-independent mapping and filtering, port preserved
+ *   restricted-cone       endpoint-independent mapping, address-dependent filtering
+ *   port-restricted-cone  endpoint-independent mapping, address-and-port-dependent filtering
+ *                         (Tailscale's "easy": Linux masquerade, home routers)
+ *   symmetric             address-and-port-dependent mapping, a random port per destination,
+ *                         address-and-port-dependent filtering (Tailscale's "hard")
+ * A NATed client's daemons and measurement endpoints run in a network namespace behind a
+ * veth; the guest's root namespace is the NAT (dataplanes/nat.h). */
+enum ml_nat_type {
+    ML_NAT_NONE,
+    ML_NAT_ONE_TO_ONE,
+    ML_NAT_FULL_CONE,
+    ML_NAT_RESTRICTED_CONE,
+    ML_NAT_PORT_RESTRICTED_CONE,
+    ML_NAT_SYMMETRIC,
+    ML_NAT_TYPES
+};
+/* "none", "one-to-one", "full-cone", ...; NULL for an out-of-range value. */
+const char *ml_nat_type_name(enum ml_nat_type t);
+/* False when name is none of them. */
+bool ml_nat_type_parse(const char *name, enum ml_nat_type *ret);
+
+#define ML_NAT_DATAPLANES_MAX 4
+
 struct ml_node {
     char name[ML_NAME_MAX];
     struct in_addr address;        /* on the lab bridge */
+    struct in_addr second_address; /* the hub's second lab address (NAT probes, a second STUN
+                                    * listener); 0.0.0.0 when none */
+    enum ml_nat_type nat;          /* the NAT this client sits behind (ML_NAT_NONE: none) */
     struct in_addr tunnel_address; /* inside wireguard.subnet */
     unsigned vcpus;
     unsigned memory_mib;
@@ -91,7 +121,26 @@ struct ml_topology {
         size_t n_profiles;            /* measure.profiles in file order; "full" is one */
         struct ml_profile profiles[ML_PROFILES_MAX];
     } measure;
+    /* nat_matrix: every unordered pair of types (measure.client behind the first, measure.server
+     * behind the second) for each dataplane, `repeats` times, without rebooting. */
+    struct {
+        bool present;
+        size_t n_types;
+        enum ml_nat_type types[ML_NAT_TYPES]; /* as listed, no type twice */
+        size_t n_dataplanes;
+        struct ml_path_ref dataplanes[ML_NAT_DATAPLANES_MAX]; /* "nebula", "tailscale": resolved
+                                                              * by dataplanes/ as NAME-auto */
+        unsigned repeats;  /* 1..20, default 3 */
+        unsigned window_s; /* how long a cell waits for a direct path, 5..300, default 20 */
+        int line, column;  /* where nat_matrix was given */
+    } nat_matrix;
 };
+
+/* Whether any node sits behind a NAT. */
+bool ml_topology_has_nat(const struct ml_topology *topo);
+/* The inside network of node i's NAT: 172.16.<last octet of its lab address>.0/24; the
+ * namespace's address is .2, the root namespace's end of the veth .1. */
+struct in_addr ml_nat_inside_net(const struct ml_topology *topo, size_t node);
 
 /* Parses and validates a topology file. On failure returns NULL and sets err
  * (code ML_ERR_INPUT) to one line: "FILE:LINE:COL: RULE". */
