@@ -80,7 +80,8 @@ static void test_script(void)
     /* headscale 0.29 refusing its config exits at once: reported in seconds, not after 60. */
     const struct ml_daemon dies = {"headscale", "meshlab-test-dies",
                                    NULL,        "sh -c 'echo fatal config >&2; exit 1'",
-                                   "false",     60};
+                                   "false",     60,
+                                   NULL};
     CHECK(run_script(&dies, &out, &s) == ML_DAEMON_STOPPED);
     CHECK(s < 20);
     CHECK(strstr(out, "meshlab-test-dies is failed") != NULL);
@@ -89,12 +90,12 @@ static void test_script(void)
     g_autofree char *ready_cmd = g_strdup_printf("sh -c 'sleep 1; touch %s/ready; sleep 30'", dir);
     g_autofree char *ready_cond = g_strdup_printf("[ -e %s/ready ]", dir);
     const struct ml_daemon serves = {
-        "tailscaled", "meshlab-test-serves", "true", ready_cmd, ready_cond, 60};
+        "tailscaled", "meshlab-test-serves", "true", ready_cmd, ready_cond, 60, NULL};
     CHECK(run_script(&serves, &out, &s) == ML_DAEMON_READY);
     kill_unit("meshlab-test-serves");
     g_clear_pointer(&out, g_free);
 
-    const struct ml_daemon slow = {"nebula", "meshlab-test-slow", NULL, "sleep 30", "false", 1};
+    const struct ml_daemon slow = {"nebula", "meshlab-test-slow", NULL, "sleep 30", "false", 1, NULL};
     CHECK(run_script(&slow, &out, &s) == ML_DAEMON_TIMEOUT);
     CHECK(strstr(out, "not ready after 1 s") != NULL);
     kill_unit("meshlab-test-slow");
@@ -107,16 +108,35 @@ static void test_script(void)
         "echo 'The \"randomize_client_port\" configuration key has been removed.'; exit 1",
         "sleep 30",
         "true",
-        60};
+        60,
+        NULL};
     CHECK(run_script(&refused, &out, &s) == ML_DAEMON_PREPARE);
     CHECK(strstr(out, "randomize_client_port") != NULL);
     g_autofree char *never = g_build_filename(dir, "meshlab-test-refused.pid", NULL);
     CHECK(!g_file_test(never, G_FILE_TEST_EXISTS));
 }
 
+/* Behind a NAT the unit starts in the namespace and readiness is judged there too: a ready
+ * check run in the guest's own namespace would never see nebula's tun device. */
+static void test_netns(void)
+{
+    const struct ml_daemon d = {"nebula", "meshlab-nebula", NULL, "nebula -config x",
+                                "ip link show nebula1 >/dev/null 2>&1", 30, "mlnat"};
+    g_autofree char *script = ml_daemon_script(&d);
+    CHECK(strstr(script, "systemd-run --unit=meshlab-nebula --quiet "
+                         "-p NetworkNamespacePath=/run/netns/mlnat nebula -config x") != NULL);
+    CHECK(strstr(script, "until ip netns exec mlnat sh -c 'ip link show nebula1 >/dev/null "
+                         "2>&1'; do") != NULL);
+    const struct ml_daemon plain = {"nebula", "meshlab-nebula", NULL, "nebula -config x",
+                                    "ip link show nebula1", 30, NULL};
+    g_autofree char *own = ml_daemon_script(&plain);
+    CHECK(strstr(own, "NetworkNamespacePath") == NULL);
+    CHECK(strstr(own, "until ip link show nebula1; do") != NULL);
+}
+
 static void test_report(void)
 {
-    const struct ml_daemon d = {"headscale", "meshlab-headscale", NULL, "x", "true", 1};
+    const struct ml_daemon d = {"headscale", "meshlab-headscale", NULL, "x", "true", 1, NULL};
     g_autoptr(GError) err = NULL;
     g_set_error(&err, ML_ERROR, ML_ERR_GUEST, "an earlier error");
     int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -150,6 +170,7 @@ int main(void)
     stub("systemctl", systemctl);
     test_script();
     test_report();
+    test_netns();
     g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
     g_free(dir);

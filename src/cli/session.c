@@ -57,6 +57,8 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
 {
     memset(lab, 0, sizeof(*lab));
     lab->topo = topo;
+    for (size_t i = 0; i < topo->n_nodes; i++)
+        lab->nat_now[i] = topo->nodes[i].nat;
     double boot_timeout;
     if (!ml_lab_boot_timeout(&boot_timeout, err))
         return false;
@@ -158,11 +160,11 @@ static bool setup_dataplanes(struct ml_lab *lab, GError **err)
         const struct ml_path_ops *ops = ml_paths[k];
         const struct ml_dataplane *dp = ops->dataplane;
         g_autofree char *why_not = NULL;
-        if (!ml_path_wanted(topo, ops) || !dp || !dp->setup)
+        if (!ml_path_needed(topo, ops) || !dp || !dp->setup)
             continue;
         bool already = false;
         for (size_t j = 0; j < k; j++)
-            already |= ml_paths[j]->dataplane == dp && ml_path_wanted(topo, ml_paths[j]);
+            already |= ml_paths[j]->dataplane == dp && ml_path_needed(topo, ml_paths[j]);
         if (already)
             continue;
         if (dp->available && !dp->available(lab, &why_not)) {

@@ -19,9 +19,15 @@ char *ml_daemon_script(const struct ml_daemon *d)
                            d->unit);
     if (d->prepare)
         g_string_append_printf(s, "( %s ) || exit %d\n", d->prepare, ML_DAEMON_PREPARE);
+    g_autofree char *where =
+        d->netns ? g_strdup_printf("-p NetworkNamespacePath=/run/netns/%s ", d->netns) : g_strdup("");
+    g_autofree char *quoted = g_shell_quote(d->ready);
+    g_autofree char *ready = d->netns
+                                 ? g_strdup_printf("ip netns exec %s sh -c %s", d->netns, quoted)
+                                 : g_strdup(d->ready);
     g_string_append_printf(
         s,
-        "systemd-run --unit=%1$s --quiet %2$s </dev/null || exit %3$d\n"
+        "systemd-run --unit=%1$s --quiet %9$s%2$s </dev/null || exit %3$d\n"
         "n=0\n"
         "until %4$s; do\n"
         "    state=$(systemctl show -p ActiveState --value %1$s 2>/dev/null)\n"
@@ -33,8 +39,8 @@ char *ml_daemon_script(const struct ml_daemon *d)
         "    if [ $n -ge %6$u ]; then echo \"%1$s not ready after %7$u s\"; exit %8$d; fi\n"
         "    sleep 0.5\n"
         "done\n",
-        d->unit, d->command, ML_DAEMON_NOT_RUN, d->ready, ML_DAEMON_STOPPED, d->timeout_s * 2,
-        d->timeout_s, ML_DAEMON_TIMEOUT);
+        d->unit, d->command, ML_DAEMON_NOT_RUN, ready, ML_DAEMON_STOPPED, d->timeout_s * 2,
+        d->timeout_s, ML_DAEMON_TIMEOUT, where);
     return g_string_free(s, FALSE);
 }
 

@@ -17,6 +17,8 @@ struct ml_daemon {
     const char *command; /* the daemon's command line (meshlab's constants only) */
     const char *ready;   /* shell condition that holds once the daemon serves */
     unsigned timeout_s;  /* how long ready may take while the unit stays active */
+    const char *netns;   /* the network namespace it runs in (systemd's NetworkNamespacePath),
+                          * where ready is also evaluated; NULL: the guest's own */
 };
 
 /* Exit statuses of the start script. */

@@ -170,6 +170,18 @@ static const struct ml_daemon nebula_daemon = {
     .timeout_s = 30,
 };
 
+/* nebula on node, where node's daemons run now (behind its NAT, in the namespace, or not);
+ * without prepare when the config is already in place (a restart). */
+static struct ml_daemon daemon_on(const struct ml_lab *lab, size_t node, bool prepare)
+{
+    struct ml_daemon d = nebula_daemon;
+    if (lab->nat_now[node] != ML_NAT_NONE)
+        d.netns = ML_PLAN_NETNS;
+    if (!prepare)
+        d.prepare = NULL;
+    return d;
+}
+
 /* The client reaching the server through the overlay; when it does not, a nebula that stopped
  * on the way (client, server or the hub) is the reason, with its log. */
 static bool wait_overlay(struct ml_lab *lab, GError **err)
@@ -301,10 +313,13 @@ static bool start_daemons(struct ml_lab *lab, char **pub, char **conf, GError **
         g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
         conf[i] = ml_nebula_config(t, i, admin);
     }
-    bool ok = ml_daemon_start(lab, hub, &nebula_daemon, conf[hub], err);
+    struct ml_daemon d = daemon_on(lab, hub, true);
+    bool ok = ml_daemon_start(lab, hub, &d, conf[hub], err);
     for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
-        if (i != hub)
-            ok = ml_daemon_start(lab, i, &nebula_daemon, conf[i], err);
+        if (i != hub) {
+            d = daemon_on(lab, i, true);
+            ok = ml_daemon_start(lab, i, &d, conf[i], err);
+        }
     return ok;
 }
 
@@ -333,23 +348,56 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
 {
     size_t n = lab->plan->n_guests, hub = lab->topo->wireguard.hub;
     bool clients[ML_MAX_NODES] = {0};
-    const char *cmds[ML_MAX_NODES];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         clients[i] = i != hub;
-        cmds[i] = "systemctl restart meshlab-nebula";
-    }
-    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "nebula setup", err) &&
-           wait_overlay(lab, err);
+    return ml_nebula_restart(lab, false, clients, err) && wait_overlay(lab, err);
 }
 
-char *ml_nebula_view(struct ml_lab *lab, GError **err)
+bool ml_nebula_restart(struct ml_lab *lab, bool hub_too, const bool *which, GError **err)
+{
+    size_t n = lab->plan->n_guests, hub = lab->topo->wireguard.hub;
+    /* The lighthouse first, so it learns each client's address from the client's own
+     * handshake, not from a mapping of the NAT before. */
+    if (hub_too) {
+        struct ml_daemon d = daemon_on(lab, hub, false);
+        if (!ml_daemon_start(lab, hub, &d, NULL, err))
+            return false;
+    }
+    /* A transient unit keeps the namespace it was started in: `systemctl restart` would keep
+     * it behind the NAT it no longer sits behind, so every start is a new unit. */
+    for (size_t i = 0; i < n; i++) {
+        if (i == hub || (which && !which[i]))
+            continue;
+        struct ml_daemon d = daemon_on(lab, i, false);
+        if (!ml_daemon_start(lab, i, &d, NULL, err))
+            return false;
+    }
+    return true;
+}
+
+bool ml_nebula_stop(struct ml_lab *lab, const bool *which, GError **err)
+{
+    const char *cmds[ML_MAX_NODES];
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = "systemctl stop meshlab-nebula >/dev/null 2>&1; "
+                  "systemctl reset-failed meshlab-nebula >/dev/null 2>&1; true";
+    return ml_lab_run_parallel(lab, which, cmds, NULL, 60, NULL, "nebula stop", err);
+}
+
+char *ml_nebula_view_cmd(const struct ml_lab *lab)
 {
     const struct ml_topology *t = lab->topo;
     char target[16];
     ml_ip_str(ml_nebula_address(t, t->measure.server), target);
-    g_autofree char *cmd = g_strdup_printf(
-        "ssh -q -p %s -i /etc/nebula/admin_key -o StrictHostKeyChecking=no "
+    /* The admin console listens on the loopback of the namespace nebula runs in. */
+    return g_strdup_printf(
+        "%sssh -q -p %s -i /etc/nebula/admin_key -o StrictHostKeyChecking=no "
         "-o UserKnownHostsFile=/dev/null -o BatchMode=yes meshlab@127.0.0.1 print-tunnel %s",
-        strchr(ML_NEBULA_ADMIN, ':') + 1, target);
-    return ml_agent_run(lab->dom[t->measure.client], cmd, NULL, 30, err);
+        ml_lab_netns_prefix(lab, t->measure.client), strchr(ML_NEBULA_ADMIN, ':') + 1, target);
+}
+
+char *ml_nebula_view(struct ml_lab *lab, GError **err)
+{
+    g_autofree char *cmd = ml_nebula_view_cmd(lab);
+    return ml_agent_run(lab->dom[lab->topo->measure.client], cmd, NULL, 30, err);
 }

@@ -43,6 +43,14 @@ bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err
 /* Restarts nebula on the clients (after a policy change) and waits for the
  * overlay to answer again. */
 bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err);
+/* Restarts nebula where each node's daemons run now (the NAT matrix moves them): on the hub
+ * first when hub_too, then on every client `which` selects (NULL: all), without waiting for
+ * the overlay. */
+bool ml_nebula_restart(struct ml_lab *lab, bool hub_too, const bool *which, GError **err);
+/* Stops nebula on the nodes `which` selects (NULL: all). */
+bool ml_nebula_stop(struct ml_lab *lab, const bool *which, GError **err);
+/* The guest command that prints nebula's view of the client's tunnel to the server. */
+char *ml_nebula_view_cmd(const struct ml_lab *lab);
 /* nebula's own view of the client's tunnel to the server: print-tunnel's
  * output on the admin console, unparsed. */
 char *ml_nebula_view(struct ml_lab *lab, GError **err);

@@ -132,10 +132,15 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
         ml_route_parse(seen.route, &seen.rt);
     bool own = !ops->verify || ops->verify(topo, &seen, sentence);
     bool answered = ev->transmitted > 0 && ev->received == ev->transmitted;
-    bool quiet = ops->hub == ML_HUB_QUIET;
+    /* A path nothing forced is judged as what its dataplane says it found. */
+    enum ml_hub_role role = ml_path_role(ops, topo, ev);
+    if (role == ML_HUB_FOUND)
+        g_string_append(sentence, "the dataplane found no path; ");
+    bool quiet = role == ML_HUB_QUIET;
     long long carried = ev->hub_bytes - ev->hub_idle_bytes;
-    bool hub_ok = quiet ? carried * 20 < ev->probe_bytes
-                        : carried * 2 >= ev->probe_bytes * 3 && carried <= ev->probe_bytes * 3;
+    bool hub_ok = role == ML_HUB_FOUND ? false
+                  : quiet              ? carried * 20 < ev->probe_bytes
+                          : carried * 2 >= ev->probe_bytes * 3 && carried <= ev->probe_bytes * 3;
     g_string_append_printf(sentence,
                            "route: %s; %u/%u probe pings answered (all must be); hub NIC moved "
                            "%lld bytes, less %lld idle (as long, just before) is %lld for %lld "
@@ -150,7 +155,7 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
  * names them once here. */
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
     ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay, ml_path_wireguard_direct,
-    ml_path_wireguard_go_hub;
+    ml_path_wireguard_go_hub, ml_path_nebula_auto, ml_path_tailscale_auto;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -161,6 +166,8 @@ const struct ml_path_ops *const ml_paths[] = {
     &ml_path_nebula_relay,
     &ml_path_wireguard_direct,
     &ml_path_wireguard_go_hub,
+    &ml_path_nebula_auto,
+    &ml_path_tailscale_auto,
     NULL,
 };
 
@@ -175,6 +182,42 @@ const struct ml_path_ops *ml_path_find(const char *name)
 bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops)
 {
     return ml_topology_has_path(topo, ops->name);
+}
+
+const struct ml_path_ops *ml_path_auto(const char *dataplane)
+{
+    g_autofree char *name = g_strdup_printf("%s-auto", dataplane);
+    const struct ml_path_ops *ops = ml_path_find(name);
+    return ops && ops->dataplane && ops->dataplane->autop ? ops : NULL;
+}
+
+bool ml_path_needed(const struct ml_topology *topo, const struct ml_path_ops *ops)
+{
+    if (ml_path_wanted(topo, ops))
+        return true;
+    for (size_t i = 0; i < topo->nat_matrix.n_dataplanes; i++)
+        if (ml_path_auto(topo->nat_matrix.dataplanes[i].name) == ops)
+            return true;
+    return false;
+}
+
+const char *ml_found_name(enum ml_found f)
+{
+    return f == ML_FOUND_DIRECT ? "direct" : f == ML_FOUND_RELAY ? "relay" : "none";
+}
+
+enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                              const struct ml_evidence *ev)
+{
+    if (ops->hub != ML_HUB_FOUND)
+        return ops->hub;
+    const struct ml_auto_ops *a = ops->dataplane ? ops->dataplane->autop : NULL;
+    struct ml_found_view v = {0};
+    if (!a || ev->own_error || !ev->own[a->view_own] || !a->view_parse(topo, ev->own[a->view_own], &v))
+        return ML_HUB_FOUND;
+    return v.found == ML_FOUND_DIRECT  ? ML_HUB_QUIET
+           : v.found == ML_FOUND_RELAY ? ML_HUB_CARRIES
+                                       : ML_HUB_FOUND;
 }
 
 /* Dataplanes derive their ports from wireguard.listen_port; each must be a
@@ -227,12 +270,38 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
                     topo->path, ref->line, ref->column, shown, known->str);
         return false;
     }
+    for (size_t i = 0; i < topo->nat_matrix.n_dataplanes; i++) {
+        const struct ml_path_ref *ref = &topo->nat_matrix.dataplanes[i];
+        if (ml_path_auto(ref->name))
+            continue;
+        g_autofree char *shown = g_strescape(ref->name, NULL);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: nat_matrix.dataplanes: '%s' has no path that emerges by itself; "
+                    "the NAT matrix runs nebula and tailscale",
+                    topo->path, ref->line, ref->column, shown);
+        return false;
+    }
+    /* Behind a NAT only a dataplane that finds its own way can reach the other client: a forced
+     * path (plain, WireGuard to a fixed endpoint, a path made direct or relayed by dropping
+     * packets) would measure the NAT's failure, not a path. */
+    size_t natted = ml_topology_has_nat(topo) ? 1 : 0;
+    for (size_t i = 0; natted && i < topo->measure.n_paths; i++) {
+        const struct ml_path_ref *ref = &topo->measure.paths[i];
+        const struct ml_path_ops *ops = ml_path_find(ref->name);
+        if (ops->hub == ML_HUB_FOUND)
+            continue;
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: measure.paths: %s is forced, and a client sits behind a NAT; "
+                    "measure nebula-auto or tailscale-auto there, or set the clients' nat: none",
+                    topo->path, ref->line, ref->column, ops->name);
+        return false;
+    }
     for (size_t k = 0; ml_paths[k]; k++) {
         const struct ml_dataplane *dp = ml_paths[k]->dataplane;
         bool first = true;
         for (size_t j = 0; j < k; j++)
-            first &= !(ml_paths[j]->dataplane == dp && ml_path_wanted(topo, ml_paths[j]));
-        if (!dp || !dp->conflict || !first || !ml_path_wanted(topo, ml_paths[k]))
+            first &= !(ml_paths[j]->dataplane == dp && ml_path_needed(topo, ml_paths[j]));
+        if (!dp || !dp->conflict || !first || !ml_path_needed(topo, ml_paths[k]))
             continue;
         g_autofree char *rule = dp->conflict(topo);
         if (rule) {
@@ -346,7 +415,7 @@ GPtrArray *ml_path_artifacts(const struct ml_lab *lab, size_t node)
     for (size_t k = 0; ml_paths[k]; k++) {
         const struct ml_dataplane *dp = ml_paths[k]->dataplane;
         g_autofree char *why = NULL;
-        if (!ml_path_wanted(lab->topo, ml_paths[k]) || !dp || !dp->artifacts ||
+        if (!ml_path_needed(lab->topo, ml_paths[k]) || !dp || !dp->artifacts ||
             (dp->available && !dp->available(lab, &why)))
             continue;
         GPtrArray *mine = g_ptr_array_new_with_free_func(g_free);

@@ -17,7 +17,20 @@
  * relays moves every byte twice, each inside a larger packet: between 1.5 and
  * 3.0 times the probe's bytes (the seed measured 2.2 to 2.5; more than 3 is a
  * loop or a second relay, not this path). */
-enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES };
+enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES, ML_HUB_FOUND };
+/* ML_HUB_FOUND: a path nothing forces (NAME-auto). The dataplane's own view says which it
+ * found, and the hub's NIC must agree: quiet for direct, carrying for a relay. */
+
+/* What a dataplane's view shows of the client's tunnel to the server. */
+enum ml_found { ML_FOUND_NONE, ML_FOUND_DIRECT, ML_FOUND_RELAY };
+const char *ml_found_name(enum ml_found f); /* "none", "direct", "relay" */
+struct ml_found_view {
+    enum ml_found found;
+    char remote[64]; /* direct: the peer's address as the dataplane sends to it */
+    char relay[64];  /* relay: which relay carries it */
+};
+
+struct ml_path_ops;
 
 #define ML_EVIDENCE_OWN_MAX 4
 
@@ -73,7 +86,38 @@ struct ml_dataplane {
     /* Records its own view of the path being checked into ev->own[] (NULL: it
      * has none). A view that cannot be read is evidence too: ev->own_error. */
     void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
+    /* Paths that emerge (NAME-auto, the NAT matrix); NULL: it has none. */
+    const struct ml_auto_ops *autop;
 };
+
+/* How a dataplane takes part when nothing forces its path. */
+struct ml_auto_ops {
+    /* The guest command, run in the client's root namespace, that prints the dataplane's view
+     * of its tunnel to the server (the command enters the namespace itself). */
+    char *(*view_cmd)(const struct ml_lab *lab);
+    /* Pure: what that output shows. False when it is not the output this knows. */
+    bool (*view_parse)(const struct ml_topology *topo, const char *text,
+                       struct ml_found_view *ret);
+    /* Which of the evidence's own[] observe() fills with that same view. */
+    unsigned view_own;
+    /* A Python regular expression that matches the view's output when direct: the NAT matrix
+     * ends a cell early after two such views in a row. */
+    const char *direct_re;
+    /* Stops the daemons on the clients (before their NAT changes). */
+    bool (*stop)(struct ml_lab *lab, GError **err);
+    /* Starts them afresh on the hub and the clients, each where its NAT puts it now, without
+     * waiting for the overlay: the NAT matrix times that. */
+    bool (*start)(struct ml_lab *lab, GError **err);
+    /* Waits until the client reaches the server through the overlay. */
+    bool (*wait)(struct ml_lab *lab, GError **err);
+    /* The capture display filter that shows its hole punch ("udp.port == 4242"). */
+    const char *capture_filter;
+};
+
+/* For a path with hub role ML_HUB_FOUND: the role its dataplane's view in ev->own[0] shows
+ * (ML_HUB_FOUND when it shows no tunnel); other paths: their own. */
+enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                              const struct ml_evidence *ev);
 
 /* How a path wraps one inner IP packet on the hub's wire, for the hub factor
  * physics predicts (measure/physics.h). A packet of n inner bytes is padded to
@@ -125,6 +169,10 @@ const struct ml_path_ops *ml_path_find(const char *name);
 bool ml_paths_resolve(const struct ml_topology *topo, GError **err);
 /* Whether the topology measures this path. */
 bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops);
+/* Whether the lab needs this path's dataplane: measured, or run by the NAT matrix. */
+bool ml_path_needed(const struct ml_topology *topo, const struct ml_path_ops *ops);
+/* The path that emerges by itself for a dataplane ("nebula" -> nebula-auto), or NULL. */
+const struct ml_path_ops *ml_path_auto(const char *dataplane);
 
 /* Pure: when subnet NET/PREFIX (a dotted quad) overlaps the lab subnet or
  * wireguard.subnet, the rule for a dataplane's conflict hook ("WHO the overlay

@@ -1,5 +1,6 @@
 /* nebula-direct and nebula-relay: the same nebula mesh, with the relay policy
  * forcing client traffic through the hub's nebula relay. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,6 +95,89 @@ static bool settle(struct ml_lab *lab, GError **err)
     return ml_nebula_restart_clients(lab, err);
 }
 
+static char *describe_auto(const struct ml_topology *t)
+{
+    char addr[16];
+    return g_strdup_printf("nebula, %s to %s by whatever way nebula finds (nothing forced: a hole "
+                           "punched through the NATs, or the relay on %s)",
+                           t->nodes[t->measure.client].name,
+                           ml_ip_str(ml_nebula_address(t, t->measure.server), addr),
+                           t->nodes[t->wireguard.hub].name);
+}
+
+static bool view_parse(const struct ml_topology *t, const char *text, struct ml_found_view *ret)
+{
+    (void)t;
+    memset(ret, 0, sizeof(*ret));
+    struct ml_nebula_tunnel v = {0};
+    g_autoptr(GError) e = NULL;
+    if (!ml_nebula_tunnel_parse(text, &v, &e))
+        return false;
+    if (v.found && v.relayed) {
+        ret->found = ML_FOUND_RELAY;
+        g_strlcpy(ret->relay, v.relay, sizeof(ret->relay));
+    } else if (v.found && v.remote[0]) {
+        ret->found = ML_FOUND_DIRECT;
+        g_strlcpy(ret->remote, v.remote, sizeof(ret->remote));
+    }
+    return true;
+}
+
+/* Found its own way: direct to an address on the lab bridge (the server's own, or its NAT's
+ * mapping: anything else is not this lab), or relayed by the hub. */
+static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *ev,
+                        GString *sentence)
+{
+    struct ml_nebula_tunnel v = {0};
+    bool seen = view(ev, &v, sentence);
+    if (!seen || !v.found)
+        return false;
+    char hub[16];
+    ml_ip_str(ml_nebula_address(t, t->wireguard.hub), hub);
+    if (v.relayed)
+        return !strcmp(v.relay, hub);
+    struct in_addr a;
+    g_autofree char *host = g_strndup(v.remote, strcspn(v.remote, ":"));
+    uint32_t mask = t->lab_subnet.prefix ? htonl(~0u << (32 - t->lab_subnet.prefix)) : 0;
+    bool on_lab = inet_pton(AF_INET, host, &a) == 1 &&
+                  (a.s_addr & mask) == t->lab_subnet.net.s_addr &&
+                  a.s_addr != t->nodes[t->wireguard.hub].address.s_addr;
+    if (!on_lab)
+        g_string_append_printf(sentence, "%s is not a client's address on the lab bridge; ",
+                               v.remote);
+    return on_lab;
+}
+
+static bool auto_stop(struct ml_lab *lab, GError **err)
+{
+    bool clients[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        clients[i] = i != lab->topo->wireguard.hub;
+    return ml_nebula_stop(lab, clients, err);
+}
+
+static bool auto_start(struct ml_lab *lab, GError **err)
+{
+    return ml_nebula_restart(lab, true, NULL, err);
+}
+
+static bool auto_wait(struct ml_lab *lab, GError **err)
+{
+    return ml_lab_wait_ping(lab, ml_nebula_address(lab->topo, lab->topo->measure.server), 90,
+                            "nebula", err);
+}
+
+/* nebula 1.6.1 print-tunnel JSON: currentRemote is "IP:PORT" (or an object) when direct. */
+static const struct ml_auto_ops nebula_auto = {
+    .view_cmd = ml_nebula_view_cmd,
+    .view_parse = view_parse,
+    .direct_re = "\"currentRemote\":\\s*(\"[0-9]|\\{)",
+    .stop = auto_stop,
+    .start = auto_start,
+    .wait = auto_wait,
+    .capture_filter = "udp.port == 4242",
+};
+
 static char *conflict(const struct ml_topology *t)
 {
     return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24);
@@ -104,6 +188,7 @@ const struct ml_dataplane ml_dataplane_nebula = {
     .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,
+    .autop = &nebula_auto,
 };
 
 /* nebula.c's tun mtu 1300; nebula 1.6.1's 16-byte header (header.Len) and its
@@ -140,4 +225,16 @@ const struct ml_path_ops ml_path_nebula_relay = {
     .target = target,
     .settle = settle,
     .verify = verify_relay,
+};
+
+const struct ml_path_ops ml_path_nebula_auto = {
+    .name = "nebula-auto",
+    .dataplane = &ml_dataplane_nebula,
+    .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_FOUND,
+    .encap = &encap_relay,
+    .describe = describe_auto,
+    .target = target,
+    .settle = settle,
+    .verify = verify_auto,
 };

@@ -33,6 +33,8 @@ static const struct ml_daemon headscale_daemon = {
     .timeout_s = 60,
 };
 
+static struct ml_daemon tailscaled_on(const struct ml_lab *lab, size_t node);
+
 static const struct ml_daemon tailscaled_daemon = {
     .name = "tailscaled",
     .unit = "meshlab-tailscaled",
@@ -221,6 +223,7 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
         if (i == hub)
             continue;
         const char *node = t->nodes[i].name;
+        struct ml_daemon tailscaled_ts = tailscaled_on(lab, i);
         g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, node, AUTHKEY_GUEST);
         /* The key file goes whatever happens to tailscale up. */
         g_autofree char *join =
@@ -228,7 +231,7 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
         /* The key is written only once tailscaled is up, and goes whatever tailscale up does. */
         if (!run_on(lab, i, install_cmd, NULL, 60, NULL, err) ||
             !run_on(lab, i, "sh -s", trust, 60, NULL, err) ||
-            !ml_daemon_start(lab, i, &tailscaled_daemon, NULL, err) ||
+            !ml_daemon_start(lab, i, &tailscaled_ts, NULL, err) ||
             !run_on(lab, i, "set -e; umask 077; mkdir -p /run/meshlab; cat > " AUTHKEY_GUEST, key,
                     30, NULL, err))
             return false;
@@ -412,12 +415,116 @@ static bool settle_relay(struct ml_lab *lab, GError **err)
     return settle_on(lab, false, err);
 }
 
+/* tailscaled where node's daemons run now: its sockets are in the namespace it starts in, the
+ * CLI reaches it through the unix socket from anywhere. */
+static struct ml_daemon tailscaled_on(const struct ml_lab *lab, size_t node)
+{
+    struct ml_daemon d = tailscaled_daemon;
+    if (lab->nat_now[node] != ML_NAT_NONE)
+        d.netns = ML_PLAN_NETNS;
+    return d;
+}
+
+static char *describe_auto(const struct ml_topology *t)
+{
+    return g_strdup_printf("Tailscale, %s to %s by whatever way tailscaled finds (nothing forced: "
+                           "disco through the NATs, or DERP on %s)",
+                           t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
+                           t->nodes[t->wireguard.hub].name);
+}
+
+static char *auto_view_cmd(const struct ml_lab *lab)
+{
+    (void)lab;
+    return g_strdup("tailscale --socket=" TS_SOCKET " status --json");
+}
+
+/* tailscale status --json: the server's peer entry has CurAddr while a direct path is in use,
+ * its home DERP region as Relay otherwise (tailscale ipn/ipnstate PeerStatus). */
+static bool auto_view_parse(const struct ml_topology *t, const char *text,
+                            struct ml_found_view *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    struct ml_ts_peer peer = {0};
+    g_autoptr(GError) e = NULL;
+    if (!ml_tailscale_status_parse(text, t->nodes[t->measure.server].name, &peer, &e))
+        return false;
+    if (peer.direct) {
+        ret->found = ML_FOUND_DIRECT;
+        g_strlcpy(ret->remote, peer.cur_addr, sizeof(ret->remote));
+    } else if (peer.relay[0] && peer.online) {
+        ret->found = ML_FOUND_RELAY;
+        g_strlcpy(ret->relay, peer.relay, sizeof(ret->relay));
+    }
+    return true;
+}
+
+static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *ev,
+                        GString *sentence)
+{
+    struct ml_ts_ping ping = {0};
+    struct ml_ts_peer peer = {0};
+    bool seen = view(t, ev, &ping, &peer, sentence);
+    if (!seen || !ping.answered)
+        return false;
+    if (ping.direct)
+        return peer.direct;
+    return !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct;
+}
+
+static bool ts_clients(struct ml_lab *lab, bool start, GError **err)
+{
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (i == lab->topo->wireguard.hub)
+            continue;
+        if (start) {
+            struct ml_daemon d = tailscaled_on(lab, i);
+            if (!ml_daemon_start(lab, i, &d, NULL, err))
+                return false;
+        } else if (!run_on(lab, i,
+                           "systemctl stop meshlab-tailscaled >/dev/null 2>&1; "
+                           "systemctl reset-failed meshlab-tailscaled >/dev/null 2>&1; true",
+                           NULL, 60, NULL, err)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool auto_stop(struct ml_lab *lab, GError **err)
+{
+    return ts_clients(lab, false, err);
+}
+
+/* tailscaled keeps its node key in its state file: started again it rejoins by itself. */
+static bool auto_start(struct ml_lab *lab, GError **err)
+{
+    return ts_clients(lab, true, err);
+}
+
+static bool auto_wait(struct ml_lab *lab, GError **err)
+{
+    return settle_on(lab, true, err);
+}
+
+static const struct ml_auto_ops tailscale_auto = {
+    .view_cmd = auto_view_cmd,
+    .view_parse = auto_view_parse,
+    .view_own = 1,
+    .direct_re = "\"CurAddr\":\\s*\"[0-9]",
+    .stop = auto_stop,
+    .start = auto_start,
+    .wait = auto_wait,
+    .capture_filter = "udp.port == 41641 || udp.port == 3478",
+};
+
 const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
     .available = available,
     .artifacts = artifacts,
     .setup = setup,
     .observe = observe_path,
+    .autop = &tailscale_auto,
 };
 
 const struct ml_path_ops ml_path_tailscale_direct = {
@@ -457,4 +564,15 @@ const struct ml_path_ops ml_path_tailscale_relay = {
     .target = target,
     .settle = settle_relay,
     .verify = verify_relay,
+};
+
+const struct ml_path_ops ml_path_tailscale_auto = {
+    .name = "tailscale-auto",
+    .dataplane = &ml_dataplane_tailscale,
+    .policy = ML_POLICY_DIRECT,
+    .hub = ML_HUB_FOUND,
+    .encap = &encap_derp,
+    .describe = describe_auto,
+    .target = target,
+    .verify = verify_auto,
 };

@@ -6,6 +6,8 @@
 
 #define ML_TAG_NS "https://meshlab.invalid/xmlns/lab/1"
 #define ML_OBJ_PREFIX "meshlab-"
+/* Inside a NATed client: the network namespace its daemons and endpoints run in. */
+#define ML_PLAN_NETNS "mlnat"
 
 struct ml_plan_guest {
     const struct ml_node *node;

@@ -95,8 +95,8 @@ bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
     char addr[16];
     ml_ip_str(target, addr);
     g_autofree char *cmd = g_strdup_printf(
-        "for i in $(seq 1 %u); do ping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
-        tries, addr);
+        "for i in $(seq 1 %u); do %sping -n -c 1 -W 1 %s >/dev/null 2>&1 && exit 0; done; exit 1",
+        tries, ml_lab_netns_prefix(lab, t->measure.client), addr);
     struct ml_exec ex = {0};
     if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, tries * 1.5 + 30, &ex, err))
         return false;
@@ -110,6 +110,11 @@ bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
         return false;
     }
     return true;
+}
+
+const char *ml_lab_netns_prefix(const struct ml_lab *lab, size_t node)
+{
+    return lab->nat_now[node] != ML_NAT_NONE ? "ip netns exec " ML_PLAN_NETNS " " : "";
 }
 
 virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)

@@ -36,7 +36,13 @@ struct ml_lab {
     bool created;                    /* this process created the lab's objects */
     bool complete;                   /* every phase of up finished */
     char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
+    enum ml_nat_type nat_now[ML_MAX_NODES]; /* the NAT each node sits behind now: the topology's
+                                             * until the NAT matrix switches it (and back) */
 };
+
+/* "ip netns exec mlnat " when node's daemons run behind a NAT now, else "": what a command
+ * that must run beside them (ping, iperf3, a dataplane's tool) is prefixed with. */
+const char *ml_lab_netns_prefix(const struct ml_lab *lab, size_t node);
 
 /* MESHLAB_BOOT_TIMEOUT (seconds) or the default; an unusable value is an input error. */
 bool ml_lab_boot_timeout(double *ret, GError **err);
