@@ -6,13 +6,14 @@
 
 #include "cli/commands.h"
 #include "measure/measure.h"
+#include "measure/natmatrix.h"
 #include "report/report.h"
 #include "cli/session.h"
 #include "core/util.h"
 
 static const char run_usage[] =
     "Usage: meshlab run [--profile NAME | --quick] [--out DIR] [--force] [--keep]\n"
-    "                   [--keep-on-failure] FILE\n\n"
+    "                   [--keep-on-failure] [--capture] FILE\n\n"
     "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
     "brings it up first and tears it down afterwards (unless --keep). For each path: a\n"
     "check that traffic takes the path its name says; idle pings at 20 Hz and a few idle\n"
@@ -25,7 +26,9 @@ static const char run_usage[] =
     "failed and in no figure. A path whose check fails is reported as failed, with the\n"
     "evidence, and no numbers. Writes results.json, report.md, report.html, plots/ and\n"
     "raw/ (iperf3 JSON, ping output, per-second series) to the run directory; `meshlab\n"
-    "report DIR` renders the reports again. Exits 0 when every path was\n"
+    "report DIR` renders the reports again. With nat_matrix in FILE, then runs the NAT\n"
+    "matrix: every pair of its NAT types for each of its dataplanes, without rebooting\n"
+    "(docs/nat-traversal.md). Exits 0 when every path was\n"
     "measured, 1 when any was not (the report says why), 2 for bad input (an unknown\n"
     "profile among it, before any lab is touched), 130 when interrupted. One meshlab at a\n"
     "time works on a lab: a second up, run or down of it is refused while this one runs.\n\n"
@@ -37,7 +40,9 @@ static const char run_usage[] =
     "                       by you alone\n"
     "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep               leave the lab up afterwards\n"
-    "  --keep-on-failure    leave the lab up if anything fails\n";
+    "  --keep-on-failure    leave the lab up if anything fails\n"
+    "  --capture            keep a pcap of every NAT matrix cell, taken passively on the\n"
+    "                       host from the hub's and the clients' taps (captures/nat/)\n";
 
 static char *iso_now(void)
 {
@@ -127,7 +132,7 @@ static bool attach_or_bring_up(struct ml_lab *lab, const struct ml_topology *top
 }
 
 static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *profile,
-                                   GError **err)
+                                   bool capture, GError **err)
 {
     ml_progress("run",
                 "profile %s: %zu cells, passes of %u s, %u idle pings every %g s, %u s "
@@ -136,6 +141,20 @@ static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *
                 profile->ping_interval_s, profile->idle_s);
     struct json_object *paths = ml_measure_paths(lab, profile, err);
     ml_lab_phase(lab, "measure");
+    if (!paths)
+        return NULL;
+    struct json_object *observed = ml_nat_observed(lab);
+    if (observed)
+        json_object_object_add(paths, "nat_observed", observed);
+    if (!lab->topo->nat_matrix.present)
+        return paths;
+    struct json_object *cells = ml_nat_matrix_run(lab, capture, err);
+    ml_lab_phase(lab, "nat matrix");
+    if (!cells) {
+        json_object_put(paths);
+        return NULL;
+    }
+    json_object_object_add(paths, "nat_matrix", cells);
     return paths;
 }
 
@@ -268,6 +287,7 @@ int cmd_run_main(int argc, char **argv)
                                             {"quick", no_argument, NULL, 'q'},
                                             {"profile", required_argument, NULL, 'p'},
                                             {"keep", no_argument, NULL, 'K'},
+                                            {"capture", no_argument, NULL, 'c'},
                                             {0}};
     struct ml_session_opts opts = {.verb = "run"};
     int status;
@@ -296,7 +316,7 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
-    struct json_object *measured = measure(&lab, profile, &err);
+    struct json_object *measured = measure(&lab, profile, opts.capture, &err);
     struct json_object *results =
         measured ? results_new(&lab, file, started, profile, measured) : NULL;
     int unmeasured = count_unmeasured(json_object_object_get(results, "paths"));

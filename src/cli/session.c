@@ -6,6 +6,7 @@
 #include "core/lock.h"
 #include "dataplanes/path.h"
 #include "measure/metrics.h"
+#include "measure/natmatrix.h"
 #include "core/rundir.h"
 #include "report/report.h"
 #include "core/util.h"
@@ -35,6 +36,9 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
             break;
         case 'K':
             opts->keep = true;
+            break;
+        case 'c':
+            opts->capture = true;
             break;
         default: {
             bool help = opt == 'h';
@@ -208,6 +212,11 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GErro
     bool ok = ml_lab_create(lab, err) && ml_policy_firewall(lab, err);
     if (ok)
         ml_lab_phase(lab, "firewall");
+    /* The NATs are built and observed before any dataplane runs behind them. */
+    if (ok && (ml_topology_has_nat(topo) || topo->nat_matrix.present)) {
+        ok = ml_nat_lab_up(lab, err);
+        ml_lab_phase(lab, "nat");
+    }
     ok = ok && setup_dataplanes(lab, err);
     if (ok) {
         lab->complete = true;

@@ -14,10 +14,11 @@ struct ml_session_opts {
     bool quick;           /* run --quick: the topology's quick profile */
     const char *profile;  /* run --profile NAME; NULL when not given */
     bool keep;            /* run --keep: leave a lab this run brought up */
+    bool capture;         /* run --capture: pcaps of the NAT matrix's cells */
 };
 
-/* The long options up and run share; run adds "quick" ('q'), "profile" ('p') and
- * "keep" ('K'). */
+/* The long options up and run share; run adds "quick" ('q'), "profile" ('p'), "keep" ('K')
+ * and "capture" ('c'). */
 // clang-format off
 #define ML_SESSION_LONG_OPTIONS                          \
     {"help", no_argument, NULL, 'h'},                    \

@@ -20,11 +20,13 @@
 #define PROBE_COUNT 20
 #define PROBE_SIZE 1000
 #define IPERF_PIDFILE "/run/meshlab-iperf3.pid"
+#define IPERF_PIDFILE_NS "/run/meshlab-iperf3-" ML_PLAN_NETNS ".pid"
 
 struct ctx {
     struct ml_lab *lab;
     virDomainPtr client, server, hub;
     const char *hub_tap, *client_tap;
+    const char *client_ns, *server_ns; /* where their daemons run now (ml_lab_netns_prefix) */
 };
 
 static struct ctx ctx_for(struct ml_lab *lab)
@@ -37,6 +39,8 @@ static struct ctx ctx_for(struct ml_lab *lab)
         .hub = lab->dom[t->wireguard.hub],
         .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
         .client_tap = lab->plan->guests[t->measure.client].tap,
+        .client_ns = ml_lab_netns_prefix(lab, t->measure.client),
+        .server_ns = ml_lab_netns_prefix(lab, t->measure.server),
     };
 }
 
@@ -70,7 +74,7 @@ static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char 
 static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
-    ret->route = ml_pass_route(c->client, target, err);
+    ret->route = ml_pass_route(c->client, c->client_ns, target, err);
     if (!ret->route)
         return false;
     /* The hub's idle bytes over as long as the burst takes, just before it: what any path
@@ -78,7 +82,8 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
     double burst_s = PROBE_COUNT * 0.05 + 0.5, idle = 0;
     struct ml_nic_stats a, b;
     g_autofree char *cmd =
-        g_strdup_printf("ping -n -q -c %d -i 0.05 -W 1 -s %d %s", PROBE_COUNT, PROBE_SIZE, target);
+        g_strdup_printf("%sping -n -q -c %d -i 0.05 -W 1 -s %d %s", c->client_ns, PROBE_COUNT,
+                        PROBE_SIZE, target);
     struct ml_exec ex = {0};
     if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &a, err) ||
@@ -116,6 +121,13 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(when));
     json_object_object_add(o, "ok", json_object_new_boolean(*ret_ok));
+    if (ops->hub == ML_HUB_FOUND) {
+        enum ml_hub_role role = ml_path_role(ops, c->lab->topo, &p);
+        json_object_object_add(o, "found",
+                               json_object_new_string(role == ML_HUB_QUIET     ? "direct"
+                                                      : role == ML_HUB_CARRIES ? "relay"
+                                                                               : "none"));
+    }
     json_object_object_add(o, "evidence", json_object_new_string(ev->str));
     /* The evidence as fields too, not only the sentence. */
     json_object_object_add(o, "hub_bytes", json_object_new_int64(p.hub_bytes));
@@ -144,6 +156,15 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
     return o;
 }
 
+struct json_object *ml_measure_check(struct ml_lab *lab, const struct ml_path_ops *ops,
+                                    const char *when, bool *ret_ok, GError **err)
+{
+    struct ctx c = ctx_for(lab);
+    char target[16];
+    ml_ip_str(ops->target(lab), target);
+    return check(&c, ops, when, target, ret_ok, err);
+}
+
 /* A path with no result: status "failed" or "not-run", the reason, and every
  * number null or empty. Checks already recorded stay: they are the evidence. */
 static void mark_unmeasured(struct json_object *o, const char *status, const char *reason)
@@ -160,6 +181,8 @@ static void mark_unmeasured(struct json_object *o, const char *status, const cha
 
 struct mpath {
     const struct ml_path_ops *ops;
+    struct ml_path_ops found; /* a path nothing forced: judged from its first check on as the
+                               * path its dataplane found there (ops points here then) */
     struct json_object *o;      /* its object in paths[] */
     struct json_object *passes; /* its passes, in the order they ran */
     char target[16];
@@ -183,7 +206,8 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
                          GError **err)
 {
     double seconds = MAX((double)prof->idle_s, prof->ping_count * prof->ping_interval_s);
-    g_autofree char *cmd = ml_pass_ping_cmd(prof->ping_interval_s, prof->ping_count, p->target);
+    g_autofree char *cmd =
+        ml_pass_ping_cmd(c->client_ns, prof->ping_interval_s, prof->ping_count, p->target);
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
                 p->ops->name, seconds, prof->ping_count, 1 / prof->ping_interval_s);
@@ -255,6 +279,24 @@ static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **er
     return true;
 }
 
+/* After a good first check of a path nothing forced: from now on it is the path its dataplane
+ * found, and the checks after and every pass are judged as that path. */
+static void found_path(struct mpath *p, struct json_object *chk)
+{
+    const char *role = json_object_get_string(json_object_object_get(chk, "found"));
+    p->found = *p->ops;
+    p->found.hub = role && !strcmp(role, "direct") ? ML_HUB_QUIET : ML_HUB_CARRIES;
+    if (p->found.hub == ML_HUB_QUIET)
+        p->found.encap = NULL;
+    p->ops = &p->found;
+    json_object_object_add(p->o, "found", json_object_new_string(role ? role : "relay"));
+    json_object_object_add(
+        p->o, "hub_role",
+        json_object_new_string(p->found.hub == ML_HUB_QUIET ? "quiet" : "carries"));
+    ml_progress("measure", "%s: the dataplane found the %s path; measured as that", p->ops->name,
+                role ? role : "relay");
+}
+
 static bool check_group(struct run *run, struct mpath **g, size_t n, const char *when, GError **err)
 {
     for (size_t i = 0; i < n; i++) {
@@ -270,6 +312,8 @@ static bool check_group(struct run *run, struct mpath **g, size_t n, const char 
             continue;
         }
         json_object_array_add(checks, chk);
+        if (ok && g[i]->ops->hub == ML_HUB_FOUND)
+            found_path(g[i], chk);
         if (!ok)
             fail_path(g[i], "failed",
                       !strcmp(when, "before")
@@ -321,6 +365,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .hub = run->c->hub,
                     .hub_tap = run->c->hub_tap,
                     .client_tap = run->c->client_tap,
+                    .client_ns = run->c->client_ns,
                     .idle_hub_bytes_per_s = p->idle_rate,
                     .ping_interval_s = prof->ping_interval_s,
                 };
@@ -440,19 +485,22 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     json_object_object_add(o, "target",
                            to.s_addr ? json_object_new_string(ml_ip_str(to, target)) : NULL);
     json_object_object_add(o, "hub_role",
-                           json_object_new_string(ops->hub == ML_HUB_QUIET ? "quiet" : "carries"));
+                           json_object_new_string(ops->hub == ML_HUB_QUIET     ? "quiet"
+                                                  : ops->hub == ML_HUB_CARRIES ? "carries"
+                                                                               : "found"));
     json_object_object_add(o, "checks", json_object_new_array());
     return o;
 }
 
-/* One iperf3 server for the whole matrix, on every address of the server guest. */
+/* One iperf3 server for the whole matrix, on every address of the server guest, where the
+ * server's daemons run (inside its NAT's namespace, the pidfile says so). */
 static char *start_iperf_server(struct ctx *c, GError **err)
 {
-    return ml_agent_run(c->server,
-                        "[ -f " IPERF_PIDFILE " ] && kill -0 $(cat " IPERF_PIDFILE
-                        ") 2>/dev/null || "
-                        "iperf3 -s -D --pidfile " IPERF_PIDFILE,
-                        NULL, 30, err);
+    const char *pidfile = *c->server_ns ? IPERF_PIDFILE_NS : IPERF_PIDFILE;
+    g_autofree char *cmd = g_strdup_printf("[ -f %1$s ] && kill -0 $(cat %1$s) 2>/dev/null || "
+                                           "%2$siperf3 -s -D --pidfile %1$s",
+                                           pidfile, c->server_ns);
+    return ml_agent_run(c->server, cmd, NULL, 30, err);
 }
 
 /* How long the path's dataplane took to come up, to 0.1 s, as the dataplane

@@ -6,6 +6,7 @@
 
 #include <json-c/json.h>
 
+#include "dataplanes/path.h"
 #include "virt/lab.h"
 
 /* Measures every path the topology names with the given profile and returns
@@ -14,6 +15,12 @@
  * recorded as failed and the next one is measured. */
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
                                      GError **err);
+
+/* One check of ops as the lab stands now (its NATs, its daemons): the probe's pings from the
+ * client while the hub's NIC is counted, the dataplane's view, the verdict (*ret_ok). The check
+ * object of results.json; NULL with err when it could not run. */
+struct json_object *ml_measure_check(struct ml_lab *lab, const struct ml_path_ops *ops,
+                                     const char *when, bool *ret_ok, GError **err);
 
 /* The environment object: host, hypervisor, accelerator, image, guest OS and tools. */
 struct json_object *ml_measure_environment(struct ml_lab *lab);

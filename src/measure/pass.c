@@ -74,9 +74,9 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
 
 /* ---- what the client runs beside iperf3 ---- */
 
-char *ml_pass_route(virDomainPtr client, const char *target, GError **err)
+char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err)
 {
-    g_autofree char *cmd = g_strdup_printf("ip -o route get %s", target);
+    g_autofree char *cmd = g_strdup_printf("%sip -o route get %s", prefix ? prefix : "", target);
     g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
     if (!out)
         return NULL;
@@ -90,9 +90,10 @@ char *ml_pass_route(virDomainPtr client, const char *target, GError **err)
     return g_string_free(squashed, FALSE);
 }
 
-char *ml_pass_ping_cmd(double interval_s, unsigned count, const char *target)
+char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target)
 {
-    return g_strdup_printf("ping -n -i %.3f -W 1 -c %u %s", interval_s, count, target);
+    return g_strdup_printf("%sping -n -i %.3f -W 1 -c %u %s", prefix ? prefix : "", interval_s,
+                           count, target);
 }
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
@@ -108,7 +109,7 @@ static void view_read(const struct ml_pass_path *pp, struct view *v)
 {
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
-    ev.route = ml_pass_route(pp->client, pp->target, &e);
+    ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
     const struct ml_dataplane *dp = pp->ops->dataplane;
@@ -160,7 +161,8 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
 {
     const struct ml_cell *c = spec->cell;
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "iperf3 -J -c %s -t %u", pp->target, spec->seconds);
+    g_string_append_printf(s, "%siperf3 -J -c %s -t %u", pp->client_ns ? pp->client_ns : "",
+                           pp->target, spec->seconds);
     if (c->direction == ML_DIR_REVERSE)
         g_string_append(s, " -R");
     else if (c->direction == ML_DIR_BIDIR)
@@ -289,7 +291,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
                          long long *ret_ping_pid, GError **err)
 {
     unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
-    g_autofree char *ping = ml_pass_ping_cmd(pp->ping_interval_s, count, pp->target);
+    g_autofree char *ping = ml_pass_ping_cmd(pp->client_ns, pp->ping_interval_s, count, pp->target);
     g_autofree char *cmd = iperf_cmd(pp, spec);
     long long iperf_pid = 0;
     struct sample s0 = {0};

@@ -21,6 +21,7 @@ struct ml_pass_path {
     const char *target; /* the address the client sends to */
     virDomainPtr client, hub;
     const char *client_tap, *hub_tap;
+    const char *client_ns; /* what the client's commands are prefixed with (ml_lab_netns_prefix) */
     double idle_hub_bytes_per_s; /* the hub's idle rate measured just before (the baseline) */
     double ping_interval_s;      /* the loaded ping's interval */
     /* Each guest's busy CPU seconds per second while idle (the same pings running), measured
@@ -41,10 +42,10 @@ struct ml_pass_spec {
 
 /* The client's `ip -o route get TARGET`, squashed to single spaces: what the path checks and the
  * views read as the route. */
-char *ml_pass_route(virDomainPtr client, const char *target, GError **err);
+char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err);
 /* The ping the idle baseline and every pass run, so that the idle rates subtracted from a pass
  * were taken under the same pings. */
-char *ml_pass_ping_cmd(double interval_s, unsigned count, const char *target);
+char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
 
 /* The rtt object (transmitted, received, loss_percent, p50/p90/p99/max_ms) of ping's output. */
 struct json_object *ml_pass_rtt_json(const char *ping_text);

@@ -1,0 +1,539 @@
+#include "measure/natmatrix.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "dataplanes/nat.h"
+#include "measure/measure.h"
+#include "report/natgrid.h"
+#include "virt/agent.h"
+#include "virt/capture.h"
+#include "virt/virt.h"
+
+/* ---- the NAT in up ---- */
+
+static struct json_object *nat_state(struct ml_lab *lab)
+{
+    if (!lab->dataplanes)
+        lab->dataplanes = json_object_new_object();
+    struct json_object *s = NULL;
+    if (!json_object_object_get_ex(lab->dataplanes, "nat", &s) ||
+        !json_object_is_type(s, json_type_object)) {
+        s = json_object_new_object();
+        json_object_object_add(lab->dataplanes, "nat", s);
+    }
+    return s;
+}
+
+struct json_object *ml_nat_observed(struct ml_lab *lab)
+{
+    struct json_object *s = NULL, *o = NULL;
+    if (!lab->dataplanes || !json_object_object_get_ex(lab->dataplanes, "nat", &s) ||
+        !json_object_object_get_ex(s, "observed", &o))
+        return NULL;
+    return json_object_get(o);
+}
+
+/* Puts node behind type and remembers it: the dataplanes start their daemons where it says. */
+static bool put_behind(struct ml_lab *lab, size_t node, enum ml_nat_type type, GError **err)
+{
+    if (!ml_nat_apply(lab, node, type, err))
+        return false;
+    lab->nat_now[node] = type;
+    return true;
+}
+
+/* Observes type behind node; fails when it does not behave as type says. */
+static bool observe(struct ml_lab *lab, size_t node, enum ml_nat_type type,
+                    struct json_object *observed, GError **err)
+{
+    const char *name = ml_nat_type_name(type);
+    if (json_object_object_get_ex(observed, name, NULL))
+        return true;
+    ml_progress("nat", "%s behind a %s NAT: probing it from the hub (two ports, two addresses)",
+                lab->topo->nodes[node].name, name);
+    struct json_object *o = ml_nat_observe(lab, node, type, err);
+    if (!o)
+        return false;
+    json_object_object_add(observed, name, o);
+    const char *seen = json_object_get_string(json_object_object_get(o, "seen"));
+    bool as = json_object_get_boolean(json_object_object_get(o, "as_configured"));
+    ml_progress("nat", "%s: mapping %s, filtering %s, port %s: %s", name,
+                json_object_get_string(json_object_object_get(o, "mapping")),
+                json_object_get_string(json_object_object_get(o, "filtering")),
+                json_object_get_boolean(json_object_object_get(o, "port_preserved"))
+                    ? "preserved"
+                    : "not preserved",
+                as ? "as configured" : "NOT as configured");
+    if (!as) {
+        struct ml_nat_behaviour want = ml_nat_expected(type);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "the %s NAT on %s does not behave as one: a %s NAT maps %s, filters %s and "
+                    "%s the port, but the probe saw mapping %s, filtering %s (%s); the rules "
+                    "in force are in the run directory under rulesets/nat/",
+                    name, lab->topo->nodes[node].name, name,
+                    ml_nat_dependence_name(want.mapping), ml_nat_dependence_name(want.filtering),
+                    want.port_preserved ? "keeps" : "changes",
+                    json_object_get_string(json_object_object_get(o, "mapping")),
+                    json_object_get_string(json_object_object_get(o, "filtering")), seen);
+        return false;
+    }
+    return true;
+}
+
+bool ml_nat_lab_up(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    if (!ml_topology_has_nat(t) && !t->nat_matrix.present)
+        return true;
+    struct json_object *observed = json_object_new_object();
+    json_object_object_add(nat_state(lab), "observed", observed);
+    /* Every configured type behind the node it is configured on; the matrix's other types
+     * behind the client. */
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (t->nodes[i].nat != ML_NAT_NONE && !observe(lab, i, t->nodes[i].nat, observed, err))
+            return false;
+    for (size_t k = 0; k < t->nat_matrix.n_types; k++)
+        if (t->nat_matrix.types[k] != ML_NAT_NONE &&
+            !observe(lab, t->measure.client, t->nat_matrix.types[k], observed, err))
+            return false;
+    /* Then each client behind its own. */
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        bool probed = i == t->measure.client && t->nat_matrix.present;
+        if ((t->nodes[i].nat != ML_NAT_NONE || probed) && !put_behind(lab, i, t->nodes[i].nat, err))
+            return false;
+    }
+    return true;
+}
+
+/* ---- one repeat of a cell ---- */
+
+/* Runs in the client's root namespace (the commands it starts enter the namespace themselves):
+ * pings the server's overlay address 5 times a second from the first moment, and polls the
+ * dataplane's view every half second until the window ends or the view showed direct twice in
+ * a row. Prints {"polls": [{"t", "out"}], "ping": "..."}; t is when the view's answer came,
+ * seconds after the first ping left. */
+static const char watch_py[] =
+    "import json, re, shlex, subprocess, sys, time\n"
+    "target, window, direct_re, prefix, view = sys.argv[1], float(sys.argv[2]), sys.argv[3], "
+    "sys.argv[4], sys.argv[5]\n"
+    "cmd = shlex.split(prefix) + ['ping', '-n', '-D', '-i', '0.2', '-W', '1', '-w', "
+    "str(int(window) + 2), target]\n"
+    "t0 = time.monotonic()\n"
+    "ping = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)\n"
+    "polls, streak = [], 0\n"
+    "while time.monotonic() - t0 < window and streak < 2:\n"
+    "    tick = time.monotonic()\n"
+    "    try:\n"
+    "        r = subprocess.run(view, shell=True, capture_output=True, text=True, timeout=10)\n"
+    "        out = (r.stdout + r.stderr)[-4000:]\n"
+    "    except subprocess.TimeoutExpired:\n"
+    "        out = 'view timed out'\n"
+    "    polls.append({'t': round(time.monotonic() - t0, 3), 'out': out})\n"
+    "    streak = streak + 1 if re.search(direct_re, out) else 0\n"
+    "    time.sleep(max(0.0, 0.5 - (time.monotonic() - tick)))\n"
+    "ping.terminate()\n"
+    "try:\n"
+    "    pout = ping.communicate(timeout=5)[0]\n"
+    "except subprocess.TimeoutExpired:\n"
+    "    ping.kill()\n"
+    "    pout = ping.communicate()[0]\n"
+    "print(json.dumps({'polls': polls, 'ping': pout[-20000:]}))\n";
+
+void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_ops *a,
+                         struct json_object *polls, bool check_ok, const char *check_found,
+                         const char *check_evidence, struct json_object *rep)
+{
+    struct json_object *timeline = json_object_new_array();
+    enum ml_found last = ML_FOUND_NONE, shown = (enum ml_found)-1;
+    double first_direct = -1;
+    for (size_t i = 0; polls && i < json_object_array_length(polls); i++) {
+        struct json_object *p = json_object_array_get_idx(polls, i);
+        double t = json_object_get_double(json_object_object_get(p, "t"));
+        struct ml_found_view v = {0};
+        if (!a->view_parse(topo, json_object_get_string(json_object_object_get(p, "out")), &v))
+            v.found = ML_FOUND_NONE;
+        last = v.found;
+        if (v.found == ML_FOUND_DIRECT && first_direct < 0)
+            first_direct = t;
+        if (v.found == shown)
+            continue;
+        shown = v.found;
+        struct json_object *e = json_object_new_object();
+        json_object_object_add(e, "t", json_object_new_double(round(t * 100) / 100));
+        json_object_object_add(e, "state", json_object_new_string(ml_found_name(v.found)));
+        if (v.found == ML_FOUND_DIRECT)
+            json_object_object_add(e, "remote", json_object_new_string(v.remote));
+        if (v.found == ML_FOUND_RELAY)
+            json_object_object_add(e, "relay", json_object_new_string(v.relay));
+        json_object_array_add(timeline, e);
+    }
+    json_object_object_add(rep, "timeline", timeline);
+    json_object_object_add(rep, "seconds_to_direct",
+                           first_direct >= 0
+                               ? json_object_new_double(round(first_direct * 10) / 10)
+                               : NULL);
+    const char *outcome = "failed";
+    g_autofree char *reason = NULL;
+    if (!check_ok) {
+        reason = g_strdup_printf("the check after the window failed: %s",
+                                 check_evidence ? check_evidence : "?");
+    } else if (!check_found || !strcmp(check_found, "none")) {
+        reason = g_strdup("the dataplane found no path");
+    } else if (last != ML_FOUND_NONE && strcmp(ml_found_name(last), check_found)) {
+        /* The view changed between the last poll and the check: the check, which the hub's
+         * counters confirmed, is what the cell found. */
+        outcome = check_found;
+    } else {
+        outcome = check_found;
+    }
+    json_object_object_add(rep, "outcome", json_object_new_string(outcome));
+    json_object_object_add(rep, "reason", reason ? json_object_new_string(reason) : NULL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of key over the repeats that have it (and, with only_outcome, that outcome). */
+static struct json_object *median_of(struct json_object *reps, const char *key, bool as_int)
+{
+    size_t n = json_object_array_length(reps), k = 0;
+    g_autofree double *v = g_new0(double, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *x = json_object_object_get(json_object_array_get_idx(reps, i), key);
+        if (x && !json_object_is_type(x, json_type_null))
+            v[k++] = json_object_get_double(x);
+    }
+    if (k == 0)
+        return NULL;
+    qsort(v, k, sizeof(double), cmp_double);
+    double m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    return as_int ? json_object_new_int64((int64_t)llround(m))
+                  : json_object_new_double(round(m * 10) / 10);
+}
+
+void ml_nat_cell_summarise(struct json_object *cell)
+{
+    struct json_object *reps = json_object_object_get(cell, "repeats");
+    unsigned nd = 0, nr = 0, nf = 0;
+    for (size_t i = 0; reps && i < json_object_array_length(reps); i++) {
+        const char *o = json_object_get_string(
+            json_object_object_get(json_object_array_get_idx(reps, i), "outcome"));
+        nd += o && !strcmp(o, "direct");
+        nr += o && !strcmp(o, "relay");
+        nf += !o || !strcmp(o, "failed");
+    }
+    const char *outcome = nd >= nr && nd >= nf && nd ? "direct" : nr >= nf && nr ? "relay" : "failed";
+    struct json_object *counts = json_object_new_object();
+    json_object_object_add(counts, "direct", json_object_new_int((int)nd));
+    json_object_object_add(counts, "relay", json_object_new_int((int)nr));
+    json_object_object_add(counts, "failed", json_object_new_int((int)nf));
+    json_object_object_add(cell, "outcome", json_object_new_string(outcome));
+    json_object_object_add(cell, "outcomes", counts);
+    json_object_object_add(cell, "seconds_to_direct",
+                           reps ? median_of(reps, "seconds_to_direct", false) : NULL);
+    json_object_object_add(cell, "hub_bytes", reps ? median_of(reps, "hub_bytes", true) : NULL);
+    if (!strcmp(outcome, "failed") && reps && json_object_array_length(reps)) {
+        struct json_object *why = json_object_object_get(
+            json_object_array_get_idx(reps, json_object_array_length(reps) - 1), "reason");
+        json_object_object_add(cell, "reason", json_object_get(why));
+    } else {
+        json_object_object_add(cell, "reason", NULL);
+    }
+}
+
+struct cellrun {
+    struct ml_lab *lab;
+    const struct ml_path_ops *ops;
+    const struct ml_auto_ops *a;
+    bool capture;
+    unsigned window_s;
+};
+
+static bool run_on(struct ml_lab *lab, size_t node, const char *cmd, GError **err)
+{
+    g_autofree char *out = ml_agent_run(ml_lab_dom(lab, node), cmd, NULL, 60, err);
+    return out != NULL;
+}
+
+static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
+{
+    struct ml_lab *lab = cr->lab;
+    const struct ml_topology *t = lab->topo;
+    char target[16], window[16];
+    ml_ip_str(cr->ops->target(lab), target);
+    g_snprintf(window, sizeof(window), "%u", cr->window_s);
+    g_autofree char *view = cr->a->view_cmd(lab);
+    g_autofree char *q_target = g_shell_quote(target), *q_window = g_shell_quote(window),
+                    *q_re = g_shell_quote(cr->a->direct_re),
+                    *q_prefix = g_shell_quote(ml_lab_netns_prefix(lab, t->measure.client)),
+                    *q_view = g_shell_quote(view);
+    g_autofree char *cmd = g_strdup_printf("python3 - %s %s %s %s %s", q_target, q_window, q_re,
+                                           q_prefix, q_view);
+    g_autofree char *out =
+        ml_agent_run(ml_lab_dom(lab, t->measure.client), cmd, watch_py, cr->window_s + 60.0, err);
+    if (!out)
+        return false;
+    *ret = json_tokener_parse(out);
+    if (!*ret) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the NAT matrix's watch printed no JSON: %.200s",
+                    out);
+        return false;
+    }
+    return true;
+}
+
+static bool hub_bytes(struct ml_lab *lab, long long *ret, GError **err)
+{
+    size_t hub = lab->topo->wireguard.hub;
+    struct ml_nic_stats s;
+    if (!ml_virt_nic_stats(ml_lab_dom(lab, hub), lab->plan->guests[hub].tap, &s, err))
+        return false;
+    *ret = s.rx_bytes + s.tx_bytes;
+    return true;
+}
+
+/* "nebula-symmetric-port-restricted-cone-2": a student finds the cell they want by its name. */
+static char *cell_dir(const char *dp, const char *a, const char *b, unsigned r)
+{
+    return g_strdup_printf("captures/nat/%s-%s-%s-%u", dp, a, b, r);
+}
+
+static bool captures_start(struct cellrun *cr, struct ml_capture *caps, const char *dir,
+                           struct json_object *rep, GError **err)
+{
+    const struct ml_topology *t = cr->lab->topo;
+    size_t nodes[] = {t->wireguard.hub, t->measure.client, t->measure.server};
+    struct json_object *files = json_object_new_array();
+    json_object_object_add(rep, "captures", files);
+    for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++) {
+        g_autofree char *rel = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
+        if (!ml_capture_start(&caps[k], cr->lab->plan->guests[nodes[k]].tap, rel, err))
+            return false;
+        json_object_array_add(files, json_object_new_string(rel));
+    }
+    return true;
+}
+
+static void captures_stop(struct cellrun *cr, struct ml_capture *caps, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        g_autoptr(GError) e = NULL;
+        if (caps[k].rel && !ml_capture_stop(&caps[k], cr->lab, &e))
+            ml_warn("capture: %s", e->message);
+    }
+}
+
+/* One repeat: the dataplane stopped, both NATs switched and conntrack flushed (on the hub
+ * too), the daemons started afresh, the window watched, then the check. False only when the
+ * lab broke or on Ctrl-C; a cell that found nothing is an outcome, not an error. */
+static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type tb, unsigned r,
+                       struct json_object *rep, GError **err)
+{
+    struct ml_lab *lab = cr->lab;
+    const struct ml_topology *t = lab->topo;
+    const char *an = ml_nat_type_name(ta), *bn = ml_nat_type_name(tb);
+    json_object_object_add(rep, "repeat", json_object_new_int((int)r));
+    if (!cr->a->stop(lab, err) || !put_behind(lab, t->measure.client, ta, err) ||
+        !put_behind(lab, t->measure.server, tb, err) ||
+        !run_on(lab, t->wireguard.hub, "conntrack -F >/dev/null 2>&1; true", err))
+        return false;
+    struct ml_capture caps[3] = {0};
+    g_autofree char *dir = cell_dir(cr->ops->dataplane->name, an, bn, r);
+    if (cr->capture && !captures_start(cr, caps, dir, rep, err)) {
+        captures_stop(cr, caps, G_N_ELEMENTS(caps));
+        return false;
+    }
+    long long h0 = 0, h1 = 0;
+    struct json_object *w = NULL;
+    GError *e = NULL;
+    bool ok = hub_bytes(lab, &h0, &e) && cr->a->start(lab, &e) && watch(cr, &w, &e) &&
+              hub_bytes(lab, &h1, &e);
+    bool check_ok = false;
+    struct json_object *chk = NULL;
+    if (ok)
+        chk = ml_measure_check(lab, cr->ops, "nat cell", &check_ok, &e);
+    captures_stop(cr, caps, G_N_ELEMENTS(caps));
+    if (e && e->code == ML_ERR_INTERRUPTED) {
+        g_propagate_error(err, e);
+        json_object_put(w);
+        json_object_put(chk);
+        return false;
+    }
+    if (!ok || !chk) {
+        /* A daemon that would not start behind these NATs, a guest command that failed: this
+         * repeat failed, with why; the next one starts from scratch. */
+        json_object_object_add(rep, "outcome", json_object_new_string("failed"));
+        json_object_object_add(rep, "reason", json_object_new_string(e ? e->message : "?"));
+        json_object_object_add(rep, "seconds_to_direct", NULL);
+        json_object_object_add(rep, "hub_bytes", NULL);
+        json_object_object_add(rep, "timeline", json_object_new_array());
+        g_clear_error(&e);
+        json_object_put(w);
+        json_object_put(chk);
+        return true;
+    }
+    json_object_object_add(rep, "hub_bytes", json_object_new_int64(h1 - h0));
+    const char *found = json_object_get_string(json_object_object_get(chk, "found"));
+    const char *evidence = json_object_get_string(json_object_object_get(chk, "evidence"));
+    ml_nat_repeat_judge(t, cr->a, json_object_object_get(w, "polls"), check_ok, found, evidence,
+                        rep);
+    struct json_object *own = json_object_object_get(chk, "own");
+    json_object_object_add(rep, "view",
+                           own && json_object_array_length(own)
+                               ? json_object_get(json_object_array_get_idx(own, 0))
+                               : NULL);
+    json_object_object_add(rep, "check", chk);
+    g_autofree char *rel = g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt",
+                                           cr->ops->dataplane->name, an, bn, r);
+    ml_lab_write(lab, rel, json_object_get_string(json_object_object_get(w, "ping")), -1, NULL);
+    json_object_put(w);
+    struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
+    ml_progress("nat", "%s %s x %s, repeat %u: %s%s%s", cr->ops->dataplane->name, an, bn, r,
+                json_object_get_string(json_object_object_get(rep, "outcome")),
+                std ? ", direct after " : "", std ? json_object_get_string(std) : "");
+    return true;
+}
+
+/* ---- the matrix ---- */
+
+static struct json_object *cell_new(const struct ml_topology *t, const struct ml_path_ops *ops,
+                                    enum ml_nat_type ta, enum ml_nat_type tb)
+{
+    struct json_object *c = json_object_new_object();
+    const char *dp = ops->dataplane->name;
+    json_object_object_add(c, "a_nat", json_object_new_string(ml_nat_type_name(ta)));
+    json_object_object_add(c, "b_nat", json_object_new_string(ml_nat_type_name(tb)));
+    json_object_object_add(c, "a_node", json_object_new_string(t->nodes[t->measure.client].name));
+    json_object_object_add(c, "b_node", json_object_new_string(t->nodes[t->measure.server].name));
+    json_object_object_add(c, "dataplane", json_object_new_string(dp));
+    json_object_object_add(c, "path", json_object_new_string(ops->name));
+    const char *exp = ml_nat_expected_outcome(dp, ml_nat_type_name(ta), ml_nat_type_name(tb));
+    json_object_object_add(c, "expected", exp ? json_object_new_string(exp) : NULL);
+    return c;
+}
+
+static void cell_explain(struct json_object *c)
+{
+    struct json_object *n = json_object_object_get(c, "outcomes");
+    g_autofree char *text = ml_nat_explain(
+        json_object_get_string(json_object_object_get(c, "dataplane")),
+        json_object_get_string(json_object_object_get(c, "a_nat")),
+        json_object_get_string(json_object_object_get(c, "b_nat")),
+        json_object_get_string(json_object_object_get(c, "outcome")),
+        n ? (unsigned)json_object_get_int(json_object_object_get(n, "direct")) : 0,
+        n ? (unsigned)json_object_get_int(json_object_object_get(n, "relay")) : 0,
+        n ? (unsigned)json_object_get_int(json_object_object_get(n, "failed")) : 0);
+    json_object_object_add(c, "explanation", text ? json_object_new_string(text) : NULL);
+}
+
+static void cell_not_run(struct json_object *c, const char *why)
+{
+    json_object_object_add(c, "outcome", json_object_new_string("not-run"));
+    g_autofree char *reason = g_strdup_printf("not run: %s", why);
+    json_object_object_add(c, "reason", json_object_new_string(reason));
+    json_object_object_add(c, "outcomes", NULL);
+    json_object_object_add(c, "seconds_to_direct", NULL);
+    json_object_object_add(c, "hub_bytes", NULL);
+    json_object_object_add(c, "repeats", json_object_new_array());
+}
+
+/* Why the dataplane cannot take part, or NULL. */
+static char *why_not(struct ml_lab *lab, const struct ml_path_ops *ops)
+{
+    const struct ml_dataplane *dp = ops->dataplane;
+    char *reason = NULL;
+    if (dp->available && !dp->available(lab, &reason)) {
+        char *r = g_strdup_printf("artifacts missing (%s)", reason);
+        g_free(reason);
+        return r;
+    }
+    struct json_object *state = ml_dataplane_state(lab, dp), *v = NULL;
+    if (json_object_object_get_ex(state, "setup_failed", &v))
+        return g_strdup_printf("its dataplane could not be set up: %s", json_object_get_string(v));
+    return NULL;
+}
+
+/* Back to the topology's own NATs, the dataplane running there, the overlay answering. */
+static bool restore(struct cellrun *cr, GError **err)
+{
+    struct ml_lab *lab = cr->lab;
+    const struct ml_topology *t = lab->topo;
+    ml_progress("nat", "%s: back to the topology's NATs", cr->ops->dataplane->name);
+    return cr->a->stop(lab, err) &&
+           put_behind(lab, t->measure.client, t->nodes[t->measure.client].nat, err) &&
+           put_behind(lab, t->measure.server, t->nodes[t->measure.server].nat, err) &&
+           cr->a->start(lab, err) && cr->a->wait(lab, err);
+}
+
+struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    struct json_object *cells = json_object_new_array();
+    if (capture) {
+        g_autofree char *why = NULL;
+        if (!ml_capture_available(&why)) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "--capture: %s", why);
+            json_object_put(cells);
+            return NULL;
+        }
+    }
+    size_t total = t->nat_matrix.n_types * (t->nat_matrix.n_types + 1) / 2 * t->nat_matrix.n_dataplanes, done = 0;
+    for (size_t d = 0; d < t->nat_matrix.n_dataplanes; d++) {
+        const struct ml_path_ops *ops = ml_path_auto(t->nat_matrix.dataplanes[d].name);
+        struct cellrun cr = {.lab = lab,
+                             .ops = ops,
+                             .a = ops->dataplane->autop,
+                             .capture = capture,
+                             .window_s = t->nat_matrix.window_s};
+        g_autofree char *skip = why_not(lab, ops);
+        bool ran = false;
+        for (size_t i = 0; i < t->nat_matrix.n_types; i++) {
+            for (size_t j = i; j < t->nat_matrix.n_types; j++) {
+                struct json_object *c = cell_new(t, ops, t->nat_matrix.types[i], t->nat_matrix.types[j]);
+                json_object_array_add(cells, c);
+                done++;
+                if (skip) {
+                    cell_not_run(c, skip);
+                    cell_explain(c);
+                    continue;
+                }
+                ml_progress("nat", "cell %zu of %zu: %s, %s behind %s, %s behind %s, %u repeat(s)",
+                            done, total, ops->dataplane->name, t->nodes[t->measure.client].name,
+                            ml_nat_type_name(t->nat_matrix.types[i]), t->nodes[t->measure.server].name,
+                            ml_nat_type_name(t->nat_matrix.types[j]), t->nat_matrix.repeats);
+                struct json_object *reps = json_object_new_array();
+                json_object_object_add(c, "repeats", reps);
+                ran = true;
+                for (unsigned r = 1; r <= t->nat_matrix.repeats; r++) {
+                    struct json_object *rep = json_object_new_object();
+                    json_object_array_add(reps, rep);
+                    if (!run_repeat(&cr, t->nat_matrix.types[i], t->nat_matrix.types[j], r, rep, err)) {
+                        json_object_put(cells);
+                        return NULL;
+                    }
+                }
+                ml_nat_cell_summarise(c);
+                cell_explain(c);
+            }
+        }
+        if (ran) {
+            g_autoptr(GError) e = NULL;
+            if (!restore(&cr, &e)) {
+                if (e->code == ML_ERR_INTERRUPTED) {
+                    g_propagate_error(err, g_steal_pointer(&e));
+                    json_object_put(cells);
+                    return NULL;
+                }
+                ml_warn("%s did not come back behind the topology's NATs: %s",
+                        ops->dataplane->name, e->message);
+            }
+        }
+    }
+    return cells;
+}

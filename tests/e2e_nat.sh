@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# End to end on real guests, NAT traversal (issue 9): `meshlab up` of tests/data/e2e-nat.yaml
+# builds the clients' NATs inside the guests and observes them from the hub; `meshlab exec`
+# reaches into a live lab (inside the NAT's namespace too); `meshlab run --quick --capture`
+# measures nebula-auto through a full cone and a port-restricted cone, then runs a reduced NAT
+# matrix (none and symmetric, nebula, two repeats). Asserted: symmetric x symmetric is relay in
+# every repeat, any cell with an un-NATed side is direct; the symmetric NAT's mapping depends
+# on the destination, the full cone filters nothing, the port-restricted cone filters by
+# address and port; the captures, the grid and its picture are written; nothing is left.
+set -u
+bin=${MESHLAB_BIN:-build/meshlab}
+topo=tests/data/e2e-nat.yaml
+lab=e2e-nat
+uri=${MESHLAB_URI:-qemu:///system}
+passed=0 failed=0
+
+skip() {
+    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
+        echo "e2e-nat: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    echo "e2e-nat: skipped: $1"
+    exit 77
+}
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
+virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
+command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+
+"$bin" down "$lab" >/dev/null 2>&1
+leftovers() {
+    {
+        virsh -c "$uri" list --all --name | grep '^meshlab-'
+        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
+        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
+        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
+        ls -d /var/lib/meshlab/pools/* /var/lib/meshlab/labs/* 2>/dev/null
+        pgrep -a tcpdump | grep -E 'mlt[0-9a-f]+'
+        ls /tmp/meshlab-capture-* 2>/dev/null
+    } | sed '/^$/d'
+}
+
+out=$(mktemp -d /tmp/meshlab-e2e-nat-XXXXXX)
+echo "e2e-nat: run directory $out"
+start=$(date +%s)
+"$bin" up "$topo" --out "$out/up" 2>&1 | tee "$out/up.log"
+rc=${PIPESTATUS[0]}
+echo "e2e-nat: meshlab up took $(( $(date +%s) - start )) s"
+check "meshlab up exits 0" "[ $rc = 0 ]"
+
+# A live lab to explore: commands run in the guest, inside the NAT with --netns, their output
+# and exit status come back.
+addr=$("$bin" exec "$lab" client-a --netns -- ip -4 -o addr show dev nat0 2>"$out/exec.err")
+check "exec --netns sees the inside address 172.16.11.2 ($addr)" "echo '$addr' | grep -q 'inet 172.16.11.2/24'"
+rules=$("$bin" exec "$lab" client-a -- nft list table ip meshlab_nat 2>&1)
+check "exec shows client-a's NAT rules (a full cone: a learned set and masquerade)" \
+    "echo \"\$rules\" | grep -q masquerade && echo \"\$rules\" | grep -q 'dnat to 172.16.11.2'"
+"$bin" exec "$lab" hub -- sh -c 'echo out; echo err >&2; exit 7' >"$out/exec7.out" 2>"$out/exec7.err"
+rc=$?
+check "exec returns the command's exit status (7, got $rc)" "[ $rc = 7 ]"
+check "exec keeps stdout and stderr apart" "grep -qx out '$out/exec7.out' && grep -qx err '$out/exec7.err'"
+"$bin" exec "$lab" hub --netns -- true >/dev/null 2>"$out/exec-hub-netns.err"
+check "exec --netns on the hub is refused (it sits behind no NAT)" "[ $? != 0 ] && grep -qi nat '$out/exec-hub-netns.err'"
+
+start=$(date +%s)
+"$bin" run "$topo" --quick --capture --out "$out/run" 2>&1 | tee "$out/run.log"
+rc=${PIPESTATUS[0]}
+took=$(( $(date +%s) - start ))
+echo "e2e-nat: meshlab run took $took s"
+check "meshlab run exits 0" "[ $rc = 0 ]"
+
+if [ -f "$out/run/results.json" ]; then
+    python3 - "$out/run" <<'PY' > "$out/asserts.txt"
+import json, os, sys
+run = sys.argv[1]
+r = json.load(open(os.path.join(run, "results.json")))
+def say(ok, what):
+    print(("ok   - " if ok else "FAIL - ") + what)
+obs = r.get("nat_observed") or {}
+sym, fc, prc = obs.get("symmetric", {}), obs.get("full-cone", {}), obs.get("port-restricted-cone", {})
+say(sym.get("mapping") in ("address-dependent", "address-and-port-dependent"),
+    "symmetric: the mapping depends on the destination (%s; %s)" % (sym.get("mapping"), sym.get("seen")))
+say(sym.get("port_preserved") is False, "symmetric: the port is not preserved")
+say(fc.get("filtering") == "endpoint-independent",
+    "full-cone: endpoint-independent filtering (%s)" % fc.get("filtering"))
+say(fc.get("mapping") == "endpoint-independent", "full-cone: endpoint-independent mapping")
+say(prc.get("filtering") == "address-and-port-dependent",
+    "port-restricted-cone: address-and-port-dependent filtering (%s)" % prc.get("filtering"))
+say(all(o.get("as_configured") for o in obs.values()) and len(obs) == 3,
+    "every observed NAT behaves as configured (%s)" % sorted(obs))
+paths = {p["path"]: p for p in r["paths"]}
+na = paths.get("nebula-auto", {})
+say(na.get("status") == "measured",
+    "nebula-auto measured through a full cone and a port-restricted cone (%s: %s)" % (na.get("status"), na.get("reason")))
+say(na.get("found") in ("direct", "relay"), "nebula-auto says which path it found (%s)" % na.get("found"))
+cells = r.get("nat_matrix") or []
+say(len(cells) == 3, "three cells: none-none, none-symmetric, symmetric-symmetric (%d)" % len(cells))
+for c in cells:
+    name = "%s x %s" % (c["a_nat"], c["b_nat"])
+    reps = c.get("repeats") or []
+    say(len(reps) == 2, "%s: two repeats" % name)
+    outs = [x.get("outcome") for x in reps]
+    if c["a_nat"] == "symmetric" and c["b_nat"] == "symmetric":
+        say(outs == ["relay", "relay"] and c["outcome"] == "relay",
+            "symmetric x symmetric is relay in every repeat (%s)" % outs)
+        say(all(x.get("seconds_to_direct") is None for x in reps), "symmetric x symmetric never went direct")
+    if "none" in (c["a_nat"], c["b_nat"]):
+        say(c["outcome"] == "direct", "%s: an un-NATed side gives direct (%s, repeats %s)" % (name, c["outcome"], outs))
+        say(c.get("seconds_to_direct") is not None, "%s: time to direct recorded (%s s)" % (name, c.get("seconds_to_direct")))
+    say(bool(c.get("explanation")), "%s: explained (%s)" % (name, c.get("explanation")))
+    for x in reps:
+        caps = x.get("captures") or []
+        good = len(caps) == 3 and all(
+            os.path.getsize(os.path.join(run, f)) > 24 and
+            open(os.path.join(run, f), "rb").read(4) in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4")
+            for f in caps)
+        say(good, "%s repeat %s: three pcaps with packets (%s)" % (name, x.get("repeat"), caps))
+        say(x.get("hub_bytes") is not None and x.get("check", {}).get("ok") is not None,
+            "%s repeat %s: hub bytes and the check recorded" % (name, x.get("repeat")))
+md = open(os.path.join(run, "report.md")).read()
+html = open(os.path.join(run, "report.html")).read()
+say("NAT matrix" in md and "udp.port == 4242" in md, "report.md has the NAT matrix and the capture filter")
+say("nat-matrix-nebula.svg" in md and os.path.exists(os.path.join(run, "plots", "nat-matrix-nebula.svg")),
+    "the grid's picture is written and linked")
+say(html.count("<svg") >= 1 and "NAT matrix" in html, "report.html carries the grid")
+PY
+    cat "$out/asserts.txt"
+    passed=$((passed + $(grep -c '^ok' "$out/asserts.txt")))
+    failed=$((failed + $(grep -c '^FAIL' "$out/asserts.txt")))
+    check "results.json valid against docs/results.schema.json" \
+        "/usr/bin/python3 tests/check_results_schema.py '$out/run/results.json'"
+else
+    bad "no results.json"
+fi
+
+# The NATs are back as the topology says, and the lab still answers through them.
+rules=$("$bin" exec "$lab" client-b -- nft list table ip meshlab_nat 2>&1)
+check "client-b is back behind its port-restricted cone (no learned set, no random ports)" \
+    "echo \"\$rules\" | grep -q masquerade && ! echo \"\$rules\" | grep -q random"
+
+"$bin" down "$lab" 2>&1 | tail -3
+left=$(leftovers)
+check "nothing left (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
