@@ -233,6 +233,47 @@ static void test_nebula(void)
     CHECK(!verdict(NEBULA_RELAY, &ev, "connection refused"));
 }
 
+/* A path nothing forces is judged as what nebula found: direct with a quiet hub, relayed with a
+ * carrying one; the view and the hub's NIC must agree. */
+static void test_nebula_auto(void)
+{
+    const struct ml_path_ops *a = ml_path_find("nebula-auto");
+    CHECK(a && a->hub == ML_HUB_FOUND && a->dataplane->autop);
+    struct ml_evidence ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(ml_path_role(a, topo, &ev) == ML_HUB_QUIET);
+    CHECK(verdict(a, &ev, "must be under 5%"));
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(ml_path_role(a, topo, &ev) == ML_HUB_CARRIES);
+    CHECK(verdict(a, &ev, "between 1.5 and 3.0 times"));
+    /* nebula says direct, the hub carried the burst: the two disagree, no path. */
+    ev = probe(NEBULA_ROUTE, PROBE_BYTES * 2);
+    ev.own[0] = sample("nebula/print-tunnel-direct.json");
+    CHECK(!verdict(a, &ev, NULL));
+    /* Relayed by nebula's account, the hub quiet. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-relayed.json");
+    CHECK(!verdict(a, &ev, NULL));
+    /* Direct to the port a NAT mapped: still a client on the lab bridge. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = g_strdup("{\"currentRemote\": \"192.0.2.12:31512\", \"currentRelaysToMe\": []}");
+    CHECK(verdict(a, &ev, "currentRemote 192.0.2.12:31512 (direct)"));
+    /* Direct to the hub's own address is not a client, and an address off the bridge is not
+     * this lab. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = g_strdup("{\"currentRemote\": \"192.0.2.10:4242\", \"currentRelaysToMe\": []}");
+    CHECK(!verdict(a, &ev, "is not a client's address on the lab bridge"));
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = g_strdup("{\"currentRemote\": \"172.16.12.2:4242\", \"currentRelaysToMe\": []}");
+    CHECK(!verdict(a, &ev, "is not a client's address on the lab bridge"));
+    /* No tunnel: nothing was found. */
+    ev = probe(NEBULA_ROUTE, 90);
+    ev.own[0] = sample("nebula/print-tunnel-none.txt");
+    CHECK(ml_path_role(a, topo, &ev) == ML_HUB_FOUND);
+    CHECK(!verdict(a, &ev, "the dataplane found no path"));
+}
+
 /* tailscaled's Linux router puts the tailnet's routes in table 52 (wgengine/router/router_linux.go,
  * tailscaleRouteTable) on its tun device, tailscale0 by default (cmd/tailscaled, --tun): what
  * `ip -o route get` prints for a peer's 100.64/10 address. */
@@ -293,6 +334,28 @@ static void test_tailscale(void)
     g_free(ev.route);
     ev.route = g_strdup("100.64.0.2 via 192.0.2.10 dev eth0 src 192.0.2.11 uid 0 cache");
     CHECK(!verdict(TAILSCALE_DIRECT, &ev, "must be tailscale0, no gateway"));
+}
+
+/* tailscale-auto: CurAddr set is direct (ipnstate.PeerStatus.CurAddr), else its home DERP. */
+static void test_tailscale_auto(void)
+{
+    const struct ml_path_ops *a = ml_path_find("tailscale-auto");
+    CHECK(a && a->hub == ML_HUB_FOUND && a->dataplane->autop);
+    struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
+    CHECK(ml_path_role(a, topo, &ev) == ML_HUB_QUIET);
+    CHECK(verdict(a, &ev, "pong via 192.0.2.12:41641"));
+    /* Behind a NAT, CurAddr is the mapped port. */
+    ev = ts("pong from client-b (100.64.0.2) via 192.0.2.12:61207 in 1ms\n", "192.0.2.12:61207",
+            200);
+    CHECK(verdict(a, &ev, NULL));
+    ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
+    CHECK(ml_path_role(a, topo, &ev) == ML_HUB_CARRIES);
+    CHECK(verdict(a, &ev, "pong via DERP(headscale)"));
+    /* DERP by its own account while the hub stayed quiet. */
+    ev = ts(TS_PONG_DERP, "", 200);
+    CHECK(!verdict(a, &ev, NULL));
+    ev = ts("ping \"100.64.0.2\" timed out\n", "", PROBE_BYTES * 2);
+    CHECK(!verdict(a, &ev, "no pong"));
 }
 
 #define WGD_ROUTE "10.9.0.3 dev wg1 src 10.9.0.2 uid 0 cache"
@@ -593,6 +656,8 @@ int main(void)
     test_idle();
     test_wireguard_hub();
     test_nebula();
+    test_nebula_auto();
+    test_tailscale_auto();
     test_tailscale();
     test_wireguard_direct();
     test_wireguard_go_hub();
