@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "measure/measure.h"
 #include "measure/natmatrix.h"
+#include "virt/capture.h"
 #include "report/report.h"
 #include "cli/session.h"
 #include "core/util.h"
@@ -41,8 +42,9 @@ static const char run_usage[] =
     "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep               leave the lab up afterwards\n"
     "  --keep-on-failure    leave the lab up if anything fails\n"
-    "  --capture            keep a pcap of every NAT matrix cell, taken passively on the\n"
-    "                       host from the hub's and the clients' taps (captures/nat/)\n";
+    "  --capture            keep pcaps of every path check and NAT matrix cell, taken\n"
+    "                       passively on the host from the hub's and the clients' taps\n"
+    "                       (captures/paths/, captures/nat/)\n";
 
 static char *iso_now(void)
 {
@@ -307,6 +309,13 @@ int cmd_run_main(int argc, char **argv)
     const struct ml_profile *profile = choose_profile(topo, &opts, &err);
     if (!profile)
         return cmd_fail(err);
+    if (opts.capture) {
+        g_autofree char *why = NULL;
+        if (!ml_capture_available(&why)) {
+            g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "--capture: %s", why);
+            return cmd_fail(err);
+        }
+    }
     ml_signals_install();
     g_autofree char *started = iso_now();
 
@@ -316,6 +325,7 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
+    lab.capture = opts.capture;
     struct json_object *measured = measure(&lab, profile, opts.capture, &err);
     struct json_object *results =
         measured ? results_new(&lab, file, started, profile, measured) : NULL;

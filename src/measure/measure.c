@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "virt/agent.h"
+#include "virt/capture.h"
 #include "virt/host.h"
 #include "measure/metrics.h"
 #include "measure/parse_ping.h"
@@ -110,7 +111,21 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
                                  const char *target, bool *ret_ok, GError **err)
 {
     struct ml_evidence p;
-    if (!probe(c, target, &p, err)) {
+    /* --capture: the probe's packets on the hub's and the clients' taps. */
+    struct ml_capture caps[ML_CAPTURE_TAPS] = {0};
+    struct json_object *files = NULL;
+    if (c->lab->capture && strcmp(when, "nat cell") != 0) {
+        files = json_object_new_array();
+        g_autofree char *dir = g_strdup_printf("captures/paths/%s-%s", ops->name, when);
+        if (!ml_capture_lab_start(c->lab, caps, dir, files, err)) {
+            json_object_put(files);
+            return NULL;
+        }
+    }
+    bool probed = probe(c, target, &p, err);
+    ml_capture_lab_stop(c->lab, caps);
+    if (!probed) {
+        json_object_put(files);
         ml_evidence_clear(&p);
         return NULL;
     }
@@ -150,6 +165,8 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
         if (p.own[i])
             json_object_array_add(own, json_object_new_string(p.own[i]));
     json_object_object_add(o, "own", own);
+    if (files)
+        json_object_object_add(o, "captures", files);
     ml_evidence_clear(&p);
     ml_progress("check", "%s %s: %s — %s", ops->name, when, *ret_ok ? "ok" : "FAILED", ev->str);
     g_string_free(ev, TRUE);

@@ -304,31 +304,6 @@ static char *cell_dir(const char *dp, const char *a, const char *b, unsigned r)
     return g_strdup_printf("captures/nat/%s-%s-%s-%u", dp, a, b, r);
 }
 
-static bool captures_start(struct cellrun *cr, struct ml_capture *caps, const char *dir,
-                           struct json_object *rep, GError **err)
-{
-    const struct ml_topology *t = cr->lab->topo;
-    size_t nodes[] = {t->wireguard.hub, t->measure.client, t->measure.server};
-    struct json_object *files = json_object_new_array();
-    json_object_object_add(rep, "captures", files);
-    for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++) {
-        g_autofree char *rel = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
-        if (!ml_capture_start(&caps[k], cr->lab->plan->guests[nodes[k]].tap, rel, err))
-            return false;
-        json_object_array_add(files, json_object_new_string(rel));
-    }
-    return true;
-}
-
-static void captures_stop(struct cellrun *cr, struct ml_capture *caps, size_t n)
-{
-    for (size_t k = 0; k < n; k++) {
-        g_autoptr(GError) e = NULL;
-        if (caps[k].rel && !ml_capture_stop(&caps[k], cr->lab, &e))
-            ml_warn("capture: %s", e->message);
-    }
-}
-
 /* One repeat: the dataplane stopped, both NATs switched and conntrack flushed (on the hub
  * too), the daemons started afresh, the window watched, then the check. False only when the
  * lab broke or on Ctrl-C; a cell that found nothing is an outcome, not an error. */
@@ -343,11 +318,13 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
         !put_behind(lab, t->measure.server, tb, err) ||
         !run_on(lab, t->wireguard.hub, "conntrack -F >/dev/null 2>&1; true", err))
         return false;
-    struct ml_capture caps[3] = {0};
+    struct ml_capture caps[ML_CAPTURE_TAPS] = {0};
     g_autofree char *dir = cell_dir(cr->ops->dataplane->name, an, bn, r);
-    if (cr->capture && !captures_start(cr, caps, dir, rep, err)) {
-        captures_stop(cr, caps, G_N_ELEMENTS(caps));
-        return false;
+    if (cr->capture) {
+        struct json_object *files = json_object_new_array();
+        json_object_object_add(rep, "captures", files);
+        if (!ml_capture_lab_start(lab, caps, dir, files, err))
+            return false;
     }
     long long h0 = 0, h1 = 0;
     struct json_object *w = NULL;
@@ -358,7 +335,7 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     struct json_object *chk = NULL;
     if (ok)
         chk = ml_measure_check(lab, cr->ops, "nat cell", &check_ok, &e);
-    captures_stop(cr, caps, G_N_ELEMENTS(caps));
+    ml_capture_lab_stop(lab, caps);
     if (e && e->code == ML_ERR_INTERRUPTED) {
         g_propagate_error(err, e);
         json_object_put(w);

@@ -101,3 +101,29 @@ bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **er
     c->fd = -1;
     return ok;
 }
+
+bool ml_capture_lab_start(const struct ml_lab *lab, struct ml_capture caps[ML_CAPTURE_TAPS],
+                          const char *dir, struct json_object *files, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t nodes[ML_CAPTURE_TAPS] = {t->wireguard.hub, t->measure.client, t->measure.server};
+    memset(caps, 0, sizeof(struct ml_capture) * ML_CAPTURE_TAPS);
+    for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
+        g_autofree char *rel = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
+        if (!ml_capture_start(&caps[k], lab->plan->guests[nodes[k]].tap, rel, err)) {
+            ml_capture_lab_stop(lab, caps);
+            return false;
+        }
+        json_object_array_add(files, json_object_new_string(rel));
+    }
+    return true;
+}
+
+void ml_capture_lab_stop(const struct ml_lab *lab, struct ml_capture caps[ML_CAPTURE_TAPS])
+{
+    for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
+        g_autoptr(GError) e = NULL;
+        if (caps[k].rel && !ml_capture_stop(&caps[k], lab, &e))
+            ml_warn("capture: %s", e->message);
+    }
+}

@@ -36,6 +36,7 @@ struct ml_lab {
     bool created;                    /* this process created the lab's objects */
     bool complete;                   /* every phase of up finished */
     char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
+    bool capture;                    /* run --capture: pcaps of every check and NAT matrix cell */
     enum ml_nat_type nat_now[ML_MAX_NODES]; /* the NAT each node sits behind now: the topology's
                                              * until the NAT matrix switches it (and back) */
 };
