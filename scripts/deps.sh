@@ -20,6 +20,8 @@ packages=(
     python3 iproute2 util-linux
     # report.html's plots (gnuplot's svg terminal), results.json checked against its JSON Schema
     gnuplot-nox python3-jsonschema
+    # run --capture: pcaps taken passively from the guests' taps
+    tcpdump
 )
 need=()
 for p in "${packages[@]}"; do
