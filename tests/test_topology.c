@@ -899,6 +899,38 @@ static void test_nat_errors(void)
     }
 }
 
+/* The lesson lab as shipped (parsed only: its paths nebula-auto and tailscale-auto are
+ * resolved by the dataplanes' registry). */
+static void test_nat_lesson(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_load("topologies/nat-lesson.yaml", &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK_STR(t->name, "nat-lesson");
+    CHECK(t->n_nodes == 3 && t->wireguard.hub == 0);
+    CHECK(t->measure.client == 1 && t->measure.server == 2);
+    CHECK(ip_is(t->nodes[0].address, "192.0.2.10") && ip_is(t->nodes[1].address, "192.0.2.11") &&
+          ip_is(t->nodes[2].address, "192.0.2.12"));
+    CHECK(ip_is(t->nodes[0].second_address, "192.0.2.20"));
+    CHECK(t->nodes[0].nat == ML_NAT_NONE);
+    CHECK(t->nodes[1].nat == ML_NAT_PORT_RESTRICTED_CONE &&
+          t->nodes[2].nat == ML_NAT_PORT_RESTRICTED_CONE);
+    CHECK(t->measure.n_paths == 2 && ml_topology_has_path(t, "nebula-auto") &&
+          ml_topology_has_path(t, "tailscale-auto"));
+    CHECK(ml_topology_profile(t, "full") && ml_topology_profile(t, "quick"));
+    CHECK(t->nat_matrix.present && t->nat_matrix.n_types == 4);
+    CHECK(t->nat_matrix.types[0] == ML_NAT_NONE && t->nat_matrix.types[1] == ML_NAT_FULL_CONE &&
+          t->nat_matrix.types[2] == ML_NAT_PORT_RESTRICTED_CONE &&
+          t->nat_matrix.types[3] == ML_NAT_SYMMETRIC);
+    CHECK(t->nat_matrix.n_dataplanes == 2 && !strcmp(t->nat_matrix.dataplanes[0].name, "nebula") &&
+          !strcmp(t->nat_matrix.dataplanes[1].name, "tailscale"));
+    CHECK(t->nat_matrix.repeats == 3 && t->nat_matrix.window_s == 20);
+}
+
 int main(void)
 {
     test_seed();
@@ -915,5 +947,6 @@ int main(void)
     test_nat_types();
     test_nat_good();
     test_nat_errors();
+    test_nat_lesson();
     return check_finish();
 }
