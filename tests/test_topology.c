@@ -654,6 +654,12 @@ static void test_nat_good(void)
     CHECK(t->nat_matrix.dataplanes[1].line == 11 && t->nat_matrix.dataplanes[1].column == 35);
     CHECK(t->nat_matrix.repeats == 3 && t->nat_matrix.window_s == 20);
 
+    /* nat: none is allowed on the hub: it is no NAT. */
+    static const char *const hub_none[] = {"10.8.0.1,", "10.8.0.1, nat: none,", NULL};
+    g_autofree char *hub_text = nat_lab_with(hub_none);
+    g_autoptr(MlTopology) h = ml_topology_parse("n.yaml", hub_text, strlen(hub_text), &err);
+    CHECK(h && h->nodes[0].nat == ML_NAT_NONE);
+
     /* The matrix alone, in block style, with its defaults; no node NATed by nat:. */
     static const char *const matrix_only[] = {
         "nat: symmetric}", "vcpus: 1}",
@@ -738,7 +744,7 @@ static void test_nat_errors(void)
     "the types are none, one-to-one, full-cone, restricted-cone, port-restricted-cone, symmetric"
 #define MATRIX_TYPES "[none, full-cone, port-restricted-cone, symmetric]"
     static const struct {
-        const char *edits[11];
+        const char *edits[13];
         const char *at, *rule;
     } cases[] = {
         {{"nat: symmetric", "nat: cone"}, "cone", "node 'a': nat 'cone' is not a NAT type; " TYPES},
@@ -799,6 +805,25 @@ static void test_nat_errors(void)
          "and a second STUN "
          "destination; add `second_address: 192.0.2.1` to node 'hub' (line 5), a free address in "
          "192.0.2.0/28"},
+        /* A full lab subnet leaves nothing to suggest. */
+        {{", second_address: 192.0.2.20}", "}", "192.0.2.0/24", "192.0.2.0/29", "192.0.2.10",
+          "192.0.2.1", "192.0.2.11", "192.0.2.2", "192.0.2.12", "192.0.2.3", "wireguard:",
+          "  - {name: c, address: 192.0.2.4, tunnel_address: 10.8.0.4}\n"
+          "  - {name: d, address: 192.0.2.5, tunnel_address: 10.8.0.5}\n"
+          "  - {name: e, address: 192.0.2.6, tunnel_address: 10.8.0.6}\nwireguard:"},
+         "nat: symmetric",
+         "the nat of node 'a' needs a second lab address on the hub for the NAT probes and a "
+         "second STUN destination, but the lab subnet 192.0.2.0/29 has no free address left; "
+         "widen bridge.subnet and add `second_address:` to node 'hub' (line 5)"},
+        {{"192.0.2.0/24", "192.0.2.0/29", "192.0.2.10", "192.0.2.1", "second_address: 192.0.2.20",
+          "second_address: 192.0.2.3", "192.0.2.11", "192.0.2.2", "192.0.2.12", "192.0.2.3",
+          "wireguard:",
+          "  - {name: c, address: 192.0.2.4, tunnel_address: 10.8.0.4}\n"
+          "  - {name: d, address: 192.0.2.5, tunnel_address: 10.8.0.5}\n"
+          "  - {name: e, address: 192.0.2.6, tunnel_address: 10.8.0.6}\nwireguard:"},
+         "192.0.2.3}",
+         "node 'hub': second_address 192.0.2.3 is already the address of node 'b' (line 7); the "
+         "lab subnet 192.0.2.0/29 has no free address left; widen it"},
         /* 172.16.0.0/16 is the NATs' inside. */
         {{"192.0.2.0/24", "172.16.2.0/24", "192.0.2.10", "172.16.2.10", "192.0.2.20", "172.16.2.20",
           "192.0.2.11", "172.16.2.11", "192.0.2.12", "172.16.2.12"},

@@ -1118,7 +1118,7 @@ static bool free_lab_host(const struct ml_topology *t, uint32_t a)
 }
 
 /* An address to suggest for the hub's second_address: its address + 10, or else the first free
- * host above it, or else the first free host of the subnet. */
+ * host above it, or else the first free host of the subnet; NULL when every host is taken. */
 static const char *suggest_second_address(struct ctx *c)
 {
     const struct ml_topology *t = c->topo;
@@ -1128,7 +1128,7 @@ static const char *suggest_second_address(struct ctx *c)
 
     for (uint32_t k = 0; !free_lab_host(t, candidate) && k <= size; k++)
         candidate = net + ((hub - net + 1 + k) & size);
-    return ip_str(c, (struct in_addr){htonl(candidate)});
+    return free_lab_host(t, candidate) ? ip_str(c, (struct in_addr){htonl(candidate)}) : NULL;
 }
 
 /* The hub's second address: a free host of the lab subnet. */
@@ -1151,9 +1151,13 @@ static bool check_second_address(struct ctx *c)
         if (t->nodes[j].address.s_addr == hub->second_address.s_addr)
             return fail(c, at,
                         "node '%s': second_address %s is already the address of node '%s' "
-                        "(line %d); choose a free address such as %s",
+                        "(line %d); %s",
                         hub->name, ip_str(c, hub->second_address), t->nodes[j].name,
-                        t->nodes[j].line, suggest_second_address(c));
+                        t->nodes[j].line,
+                        suggest_second_address(c)
+                            ? fmt(c, "choose a free address such as %s", suggest_second_address(c))
+                            : fmt(c, "the lab subnet %s has no free address left; widen it",
+                                  subnet_str(c, net)));
     return true;
 }
 
@@ -1222,6 +1226,12 @@ static bool check_nat(struct ctx *c)
         return false;
     if (!cause)
         return true;
+    if (!c->at[hub].second_address && !suggest_second_address(c))
+        return fail(c, cause_at,
+                    "%s needs a second lab address on the hub for the NAT probes and a second "
+                    "STUN destination, but the lab subnet %s has no free address left; widen "
+                    "bridge.subnet and add `second_address:` to node '%s' (line %d)",
+                    cause, subnet_str(c, &t->lab_subnet), t->nodes[hub].name, t->nodes[hub].line);
     if (!c->at[hub].second_address)
         return fail(c, cause_at,
                     "%s needs a second lab address on the hub for the NAT probes and a second "
