@@ -2,6 +2,8 @@
  * libvirt XML, cloud-init seeds and WireGuard configurations. */
 #include "check.h"
 
+#include <arpa/inet.h>
+
 #include "virt/cloudinit.h"
 #include "cache/image.h"
 #include "dataplanes/nebula.h"
@@ -88,6 +90,19 @@ int main(void)
     }
     ml_seed_clear(&seed);
 
+    /* The hub's second address (for the NAT probes) is a second entry on eth0; without one the
+     * hub has its own address alone, as every node had before. */
+    CHECK(ml_seed_render(plan, 0, &seed, &err));
+    CHECK(seed.network_config &&
+          g_str_has_suffix(seed.network_config, "    addresses:\n      - 192.0.2.10/24\n"));
+    ml_seed_clear(&seed);
+    CHECK(inet_pton(AF_INET, "192.0.2.20", &topo->nodes[0].second_address) == 1);
+    CHECK(ml_seed_render(plan, 0, &seed, &err));
+    if (seed.network_config)
+        check_golden("hub-second-address-network-config", seed.network_config);
+    ml_seed_clear(&seed);
+    topo->nodes[0].second_address.s_addr = 0;
+
     const char *vars[] = {"a", "1", NULL};
     g_autofree char *ok = ml_template_expand("x{{a}}y", vars, NULL);
     CHECK_STR(ok, "x1y");
@@ -137,7 +152,7 @@ int main(void)
     /* No drop on output: tailscaled rebinds and re-STUNs on EPERM. */
     CHECK(strstr(relay_a, "hook output") == NULL && strstr(relay_a, "daddr") == NULL);
     g_autofree char *relay_hub = ml_nft_policy(topo, 0, ML_POLICY_RELAY);
-    CHECK(strstr(relay_hub, "drop") == NULL);  /* the hub is the relay: it drops nothing */
+    CHECK(strstr(relay_hub, "drop") == NULL); /* the hub is the relay: it drops nothing */
     g_autofree char *direct_a = ml_nft_policy(topo, 1, ML_POLICY_DIRECT);
     CHECK(strstr(direct_a, "delete table inet meshlab_path") != NULL &&
           strstr(direct_a, "drop") == NULL);
@@ -194,7 +209,7 @@ int main(void)
     CHECK_STR(tun[1].relay, "10.42.0.1");
     struct ml_nebula_tunnel odd;
     CHECK(ml_nebula_tunnel_parse("{\"vpnIp\":\"10.42.0.3\"}", &odd, NULL));
-    CHECK(!odd.found && !odd.relayed);  /* no currentRemote: neither path is claimed */
+    CHECK(!odd.found && !odd.relayed); /* no currentRemote: neither path is claimed */
     CHECK(!tun[2].found);
     struct ml_nebula_tunnel junk;
     g_autoptr(GError) jerr = NULL;

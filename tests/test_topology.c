@@ -109,7 +109,8 @@ static void test_seed(void)
     CHECK(t->measure.server == 2);
     CHECK(ml_topology_has_path(t, "plain"));
     CHECK(ml_topology_has_path(t, "wireguard-hub"));
-    CHECK(ml_topology_has_path(t, "tailscale-direct") && ml_topology_has_path(t, "tailscale-relay"));
+    CHECK(ml_topology_has_path(t, "tailscale-direct") &&
+          ml_topology_has_path(t, "tailscale-relay"));
     CHECK(ml_topology_has_path(t, "nebula-direct") && ml_topology_has_path(t, "nebula-relay"));
     CHECK(ml_paths_resolve(t, NULL));
     check_seed_profiles(t);
@@ -558,6 +559,403 @@ static void test_profile_errors(void)
     }
 }
 
+/* A lab with NAT: the hub with a second address, client a behind a symmetric NAT, and the
+ * NAT matrix. Cases edit it by replacing text. */
+static const char nat_lab[] =
+    "name: nat\n"
+    "image: {use: debian-12}\n"
+    "bridge: {subnet: 192.0.2.0/24}\n"
+    "nodes:\n"
+    "  - {name: hub, address: 192.0.2.10, tunnel_address: 10.8.0.1, second_address: 192.0.2.20}\n"
+    "  - {name: a, address: 192.0.2.11, tunnel_address: 10.8.0.2, nat: symmetric}\n"
+    "  - {name: b, address: 192.0.2.12, tunnel_address: 10.8.0.3}\n"
+    "wireguard: {subnet: 10.8.0.0/24, hub: hub}\n"
+    "measure: {client: a, server: b, paths: [plain]}\n"
+    "nat_matrix: {types: [none, full-cone, port-restricted-cone, symmetric],\n"
+    "             dataplanes: [nebula, tailscale], repeats: 3, window_s: 20}\n";
+
+/* nat_lab with each pair of edits[] (FROM, TO, ..., NULL) made once; FROM must be there. */
+static char *nat_lab_with(const char *const *edits)
+{
+    GString *s = g_string_new(nat_lab);
+    for (size_t i = 0; edits && edits[i]; i += 2)
+        g_assert(g_string_replace(s, edits[i], edits[i + 1], 1) == 1);
+    return g_string_free(s, FALSE);
+}
+
+/* "n.yaml:LINE:COL: rule" at the first occurrence of at in text, worked out from the text; with
+ * a '|' in at, the place is where the '|' is ("repeats: |0"). */
+static char *error_in(const char *text, const char *at, const char *rule)
+{
+    g_auto(GStrv) parts = g_strsplit(at, "|", 2);
+    g_autofree char *whole = g_strjoinv("", parts);
+    const char *hit = strstr(text, whole);
+    size_t line = 1, col = 1;
+    g_assert(hit);
+    if (parts[1])
+        hit += strlen(parts[0]);
+    for (const char *p = text; p < hit; p++, col++)
+        if (*p == '\n')
+            line++, col = 0;
+    return g_strdup_printf("n.yaml:%zu:%zu: %s", line, col, rule);
+}
+
+static void test_nat_types(void)
+{
+    static const char *const names[] = {
+        "none", "one-to-one", "full-cone", "restricted-cone", "port-restricted-cone", "symmetric"};
+    CHECK(G_N_ELEMENTS(names) == ML_NAT_TYPES);
+    for (unsigned i = 0; i < ML_NAT_TYPES; i++) {
+        enum ml_nat_type back = ML_NAT_TYPES;
+        CHECK_STR(ml_nat_type_name((enum ml_nat_type)i), names[i]);
+        CHECK(ml_nat_type_parse(names[i], &back) && back == (enum ml_nat_type)i);
+
+        /* Every type parses as a client's nat. */
+        g_autofree char *line = g_strdup_printf("nat: %s}", names[i]);
+        const char *edits[] = {"nat: symmetric}", line, NULL};
+        g_autofree char *text = nat_lab_with(edits);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", text, strlen(text), &err);
+        CHECK(t && t->nodes[1].nat == (enum ml_nat_type)i);
+        CHECK(t && ml_topology_has_nat(t) == (i != ML_NAT_NONE));
+    }
+    CHECK(ml_nat_type_name(ML_NAT_TYPES) == NULL);
+    enum ml_nat_type untouched = ML_NAT_FULL_CONE;
+    CHECK(!ml_nat_type_parse("Symmetric", &untouched) && untouched == ML_NAT_FULL_CONE);
+    CHECK(!ml_nat_type_parse(NULL, &untouched));
+}
+
+static void test_nat_good(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", nat_lab, strlen(nat_lab), &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK(ip_is(t->nodes[0].second_address, "192.0.2.20"));
+    CHECK(ip_is(t->nodes[1].second_address, "0.0.0.0"));
+    CHECK(t->nodes[0].nat == ML_NAT_NONE && t->nodes[1].nat == ML_NAT_SYMMETRIC &&
+          t->nodes[2].nat == ML_NAT_NONE);
+    CHECK(ml_topology_has_nat(t));
+    CHECK(ip_is(ml_nat_inside_net(t, 1), "172.16.11.0"));
+    CHECK(ip_is(ml_nat_inside_net(t, 2), "172.16.12.0"));
+    CHECK(t->nat_matrix.present);
+    CHECK(t->nat_matrix.line == 10 && t->nat_matrix.column == 1);
+    CHECK(t->nat_matrix.n_types == 4);
+    CHECK(t->nat_matrix.types[0] == ML_NAT_NONE && t->nat_matrix.types[1] == ML_NAT_FULL_CONE &&
+          t->nat_matrix.types[2] == ML_NAT_PORT_RESTRICTED_CONE &&
+          t->nat_matrix.types[3] == ML_NAT_SYMMETRIC);
+    CHECK(t->nat_matrix.n_dataplanes == 2);
+    CHECK_STR(t->nat_matrix.dataplanes[0].name, "nebula");
+    CHECK(t->nat_matrix.dataplanes[0].line == 11 && t->nat_matrix.dataplanes[0].column == 27);
+    CHECK_STR(t->nat_matrix.dataplanes[1].name, "tailscale");
+    CHECK(t->nat_matrix.dataplanes[1].line == 11 && t->nat_matrix.dataplanes[1].column == 35);
+    CHECK(t->nat_matrix.repeats == 3 && t->nat_matrix.window_s == 20);
+
+    /* nat: none is allowed on the hub: it is no NAT. */
+    static const char *const hub_none[] = {"10.8.0.1,", "10.8.0.1, nat: none,", NULL};
+    g_autofree char *hub_text = nat_lab_with(hub_none);
+    g_autoptr(MlTopology) h = ml_topology_parse("n.yaml", hub_text, strlen(hub_text), &err);
+    CHECK(h && h->nodes[0].nat == ML_NAT_NONE);
+
+    /* The matrix alone, in block style, with its defaults; no node NATed by nat:. */
+    static const char *const matrix_only[] = {
+        "nat: symmetric}", "vcpus: 1}",
+        "nat_matrix: {types: [none, full-cone, port-restricted-cone, symmetric],\n"
+        "             dataplanes: [nebula, tailscale], repeats: 3, window_s: 20}\n",
+        "# the lesson\nnat_matrix:\n  types:\n    - symmetric\n  dataplanes:\n    - nebula\n",
+        NULL};
+    g_autofree char *text = nat_lab_with(matrix_only);
+    g_autoptr(MlTopology) m = ml_topology_parse("n.yaml", text, strlen(text), &err);
+    CHECK(m != NULL);
+    if (m) {
+        CHECK(!ml_topology_has_nat(m));
+        CHECK(m->nat_matrix.present && m->nat_matrix.line == 11 && m->nat_matrix.column == 1);
+        CHECK(m->nat_matrix.n_types == 1 && m->nat_matrix.types[0] == ML_NAT_SYMMETRIC);
+        CHECK(m->nat_matrix.n_dataplanes == 1 && m->nat_matrix.dataplanes[0].line == 15 &&
+              m->nat_matrix.dataplanes[0].column == 7);
+        CHECK(m->nat_matrix.repeats == 3 && m->nat_matrix.window_s == 20);
+    }
+
+    /* The limits of repeats, window_s and the lists, and every type at once. */
+    static const char *const limits[] = {
+        "[none, full-cone, port-restricted-cone, symmetric]",
+        "[symmetric, port-restricted-cone, restricted-cone, full-cone, one-to-one, none]",
+        "[nebula, tailscale]",
+        "[nebula, tailscale, wireguard, x-2]",
+        "repeats: 3",
+        "repeats: 20",
+        "window_s: 20",
+        "window_s: 300",
+        NULL};
+    g_autofree char *text2 = nat_lab_with(limits);
+    g_autoptr(MlTopology) l = ml_topology_parse("n.yaml", text2, strlen(text2), &err);
+    CHECK(l && l->nat_matrix.n_types == 6 && l->nat_matrix.types[5] == ML_NAT_NONE);
+    CHECK(l && l->nat_matrix.n_dataplanes == 4 && !strcmp(l->nat_matrix.dataplanes[3].name, "x-2"));
+    CHECK(l && l->nat_matrix.repeats == 20 && l->nat_matrix.window_s == 300);
+    static const char *const low[] = {"repeats: 3", "repeats: 1", "window_s: 20", "window_s: 5",
+                                      NULL};
+    g_autofree char *text3 = nat_lab_with(low);
+    g_autoptr(MlTopology) lo = ml_topology_parse("n.yaml", text3, strlen(text3), &err);
+    CHECK(lo && lo->nat_matrix.repeats == 1 && lo->nat_matrix.window_s == 5);
+
+    /* No NAT anywhere: nothing asked of the hub; a second address is still allowed there. */
+    static const char *const none[] = {", second_address: 192.0.2.20}", "}", "nat: symmetric}",
+                                       "vcpus: 1}", NULL};
+    g_autofree char *plain_text = nat_lab_with(none);
+    GString *plain = g_string_new(plain_text);
+    g_string_truncate(plain, (gsize)(strstr(plain->str, "nat_matrix") - plain->str));
+    g_autoptr(MlTopology) p = ml_topology_parse("n.yaml", plain->str, plain->len, &err);
+    CHECK(p && !p->nat_matrix.present && !ml_topology_has_nat(p));
+    CHECK(p && ip_is(p->nodes[0].second_address, "0.0.0.0"));
+    g_string_free(plain, TRUE);
+    static const char *const spare[] = {"nat: symmetric}", "vcpus: 1}", NULL};
+    g_autofree char *spare_text = nat_lab_with(spare);
+    GString *s2 = g_string_new(spare_text);
+    g_string_truncate(s2, (gsize)(strstr(s2->str, "nat_matrix") - s2->str));
+    g_autoptr(MlTopology) sp = ml_topology_parse("n.yaml", s2->str, s2->len, &err);
+    CHECK(sp && ip_is(sp->nodes[0].second_address, "192.0.2.20") && !ml_topology_has_nat(sp));
+    g_string_free(s2, TRUE);
+
+    /* In a /16, two clients may share a last octet when only one of them can be NATed: the
+     * matrix of [none] NATs nobody. */
+    static const char *const shared_octet[] = {"192.0.2.0/24",
+                                               "192.0.0.0/16",
+                                               "192.0.2.12",
+                                               "192.0.3.11",
+                                               "nat: symmetric}",
+                                               "vcpus: 1}",
+                                               "[none, full-cone, port-restricted-cone, symmetric]",
+                                               "[none]",
+                                               NULL};
+    g_autofree char *text4 = nat_lab_with(shared_octet);
+    g_autoptr(MlTopology) so = ml_topology_parse("n.yaml", text4, strlen(text4), &err);
+    CHECK(so != NULL);
+    if (!so)
+        fprintf(stderr, "%s\n", err->message);
+}
+
+/* Each rule of nat, second_address and nat_matrix, at its line and column. */
+static void test_nat_errors(void)
+{
+#define TYPES                                                                                      \
+    "the types are none, one-to-one, full-cone, restricted-cone, port-restricted-cone, symmetric"
+#define MATRIX_TYPES "[none, full-cone, port-restricted-cone, symmetric]"
+    static const struct {
+        const char *edits[13];
+        const char *at, *rule;
+    } cases[] = {
+        {{"nat: symmetric", "nat: cone"}, "cone", "node 'a': nat 'cone' is not a NAT type; " TYPES},
+        {{"nat: symmetric", "nat: ~"}, "~", "node 'a': nat must be a string, not an empty value"},
+        {{"nat: symmetric", "nat: [symmetric]"},
+         "[symmetric]",
+         "node 'a': nat must be a string, not a sequence"},
+        {{"10.8.0.1,", "10.8.0.1, nat: full-cone,"},
+         "full-cone,",
+         "node 'hub': nat full-cone on the wireguard.hub: the hub is the public server; only "
+         "clients sit behind a NAT (remove nat or set it to none)"},
+        {{"nat: symmetric", "nat: symmetric, second_address: 192.0.2.21"},
+         "192.0.2.21",
+         "node 'a': second_address is only for the wireguard.hub 'hub' (the NAT probes' second "
+         "destination); remove it here"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.3.20"},
+         "192.0.3.20",
+         "node 'hub': second_address 192.0.3.20 is outside the lab subnet 192.0.2.0/24"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.2.0"},
+         "192.0.2.0}",
+         "node 'hub': second_address 192.0.2.0 is the network address of the lab subnet "
+         "192.0.2.0/24"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.2.255"},
+         "192.0.2.255",
+         "node 'hub': second_address 192.0.2.255 is the broadcast address of the lab subnet "
+         "192.0.2.0/24"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.2.12"},
+         "192.0.2.12}",
+         "node 'hub': second_address 192.0.2.12 is already the address of node 'b' (line 7); "
+         "choose a free address such as 192.0.2.20"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.2.10"},
+         "192.0.2.10}",
+         "node 'hub': second_address 192.0.2.10 is already the address of node 'hub' (line 5); "
+         "choose a free address such as 192.0.2.20"},
+        {{"second_address: 192.0.2.20", "second_address: 192.0.02.20"},
+         "192.0.02.20",
+         "node 'hub': second_address '192.0.02.20' is not an IPv4 address in canonical form (four "
+         "decimal numbers 0-255 without leading zeros, like 192.0.2.10)"},
+        /* A NAT needs the hub's second address: at the first NATed client's nat ... */
+        {{", second_address: 192.0.2.20}", "}"},
+         "nat: symmetric",
+         "the nat of node 'a' needs a second lab address on the hub for the NAT probes "
+         "and a second STUN "
+         "destination; add `second_address: 192.0.2.20` to node 'hub' (line 5), a free address "
+         "in 192.0.2.0/24"},
+        /* ... or at nat_matrix, where no node has a nat; hub + 10 taken: the next free one. */
+        {{", second_address: 192.0.2.20}", "}", "nat: symmetric}", "vcpus: 1}", "192.0.2.12",
+          "192.0.2.20"},
+         "nat_matrix",
+         "nat_matrix needs a second lab address on the hub for the NAT probes and a "
+         "second STUN "
+         "destination; add `second_address: 192.0.2.12` to node 'hub' (line 5), a free address "
+         "in 192.0.2.0/24"},
+        {{", second_address: 192.0.2.20}", "}", "192.0.2.0/24", "192.0.2.0/28", "192.0.2.12",
+          "192.0.2.14", "192.0.2.10", "192.0.2.13"},
+         "nat: symmetric",
+         "the nat of node 'a' needs a second lab address on the hub for the NAT probes "
+         "and a second STUN "
+         "destination; add `second_address: 192.0.2.1` to node 'hub' (line 5), a free address in "
+         "192.0.2.0/28"},
+        /* A full lab subnet leaves nothing to suggest. */
+        {{", second_address: 192.0.2.20}", "}", "192.0.2.0/24", "192.0.2.0/29", "192.0.2.10",
+          "192.0.2.1", "192.0.2.11", "192.0.2.2", "192.0.2.12", "192.0.2.3", "wireguard:",
+          "  - {name: c, address: 192.0.2.4, tunnel_address: 10.8.0.4}\n"
+          "  - {name: d, address: 192.0.2.5, tunnel_address: 10.8.0.5}\n"
+          "  - {name: e, address: 192.0.2.6, tunnel_address: 10.8.0.6}\nwireguard:"},
+         "nat: symmetric",
+         "the nat of node 'a' needs a second lab address on the hub for the NAT probes and a "
+         "second STUN destination, but the lab subnet 192.0.2.0/29 has no free address left; "
+         "widen bridge.subnet and add `second_address:` to node 'hub' (line 5)"},
+        {{"192.0.2.0/24", "192.0.2.0/29", "192.0.2.10", "192.0.2.1", "second_address: 192.0.2.20",
+          "second_address: 192.0.2.3", "192.0.2.11", "192.0.2.2", "192.0.2.12", "192.0.2.3",
+          "wireguard:",
+          "  - {name: c, address: 192.0.2.4, tunnel_address: 10.8.0.4}\n"
+          "  - {name: d, address: 192.0.2.5, tunnel_address: 10.8.0.5}\n"
+          "  - {name: e, address: 192.0.2.6, tunnel_address: 10.8.0.6}\nwireguard:"},
+         "192.0.2.3}",
+         "node 'hub': second_address 192.0.2.3 is already the address of node 'b' (line 7); the "
+         "lab subnet 192.0.2.0/29 has no free address left; widen it"},
+        /* 172.16.0.0/16 is the NATs' inside. */
+        {{"192.0.2.0/24", "172.16.2.0/24", "192.0.2.10", "172.16.2.10", "192.0.2.20", "172.16.2.20",
+          "192.0.2.11", "172.16.2.11", "192.0.2.12", "172.16.2.12"},
+         "172.16.2.0/24",
+         "bridge.subnet 172.16.2.0/24 overlaps 172.16.0.0/16, where the nat of node 'a' (line 6) "
+         "puts each NATed client's inside network (172.16.<last octet of its address>.0/24); move "
+         "bridge.subnet elsewhere"},
+        {{"10.8.0.0/24", "172.0.0.0/8", "10.8.0.1", "172.8.0.1", "10.8.0.2", "172.8.0.2",
+          "10.8.0.3", "172.8.0.3"},
+         "172.0.0.0/8",
+         "wireguard.subnet 172.0.0.0/8 overlaps 172.16.0.0/16, where the nat of node 'a' (line 6) "
+         "puts each NATed client's inside network (172.16.<last octet of its address>.0/24); move "
+         "wireguard.subnet elsewhere"},
+        {{"10.8.0.0/24", "172.16.8.0/24", "10.8.0.1", "172.16.8.1", "10.8.0.2", "172.16.8.2",
+          "10.8.0.3", "172.16.8.3", "nat: symmetric}", "vcpus: 1}"},
+         "172.16.8.0/24",
+         "wireguard.subnet 172.16.8.0/24 overlaps 172.16.0.0/16, where nat_matrix (line 10) puts "
+         "each NATed client's inside network (172.16.<last octet of its address>.0/24); move "
+         "wireguard.subnet elsewhere"},
+        {{"192.0.2.0/24", "192.0.0.0/16", "192.0.2.12", "192.0.3.11"},
+         "192.0.3.11",
+         "node 'b': address 192.0.3.11 ends in the same number as node 'a''s 192.0.2.11, so their "
+         "NATs' inside networks would both be 172.16.11.0/24; a NATed client's address needs its "
+         "own last octet"},
+        /* nat_matrix itself. */
+        {{MATRIX_TYPES, "[none, cone]"},
+         "cone",
+         "nat_matrix.types: type 'cone' is not a NAT type; " TYPES},
+        {{MATRIX_TYPES, "[none, symmetric, none]"},
+         "none]",
+         "nat_matrix.types: 'none' is listed twice (first at line 10)"},
+        {{MATRIX_TYPES, "[]"},
+         "[]",
+         "nat_matrix.types is empty; list at least one of none, one-to-one, full-cone, "
+         "restricted-cone, port-restricted-cone, symmetric"},
+        {{MATRIX_TYPES, "symmetric"},
+         "symmetric,\n",
+         "nat_matrix.types must be a sequence of NAT types like [none, symmetric], not "
+         "'symmetric'"},
+        {{"[nebula, tailscale]", "[]"},
+         "[]",
+         "nat_matrix.dataplanes is empty; list at least one, like [nebula]"},
+        {{"[nebula, tailscale]", "[a, b, c, d, e]"},
+         "e]",
+         "nat_matrix.dataplanes lists 5 dataplanes; at most 4"},
+        {{"[nebula, tailscale]", "[nebula, tailscale, nebula]"},
+         "nebula]",
+         "nat_matrix.dataplanes: 'nebula' is listed twice (first at line 11)"},
+        {{"[nebula, tailscale]", "[Nebula]"},
+         "Nebula",
+         "nat_matrix.dataplanes: dataplane 'Nebula' is not allowed: a name starts with a lowercase "
+         "letter, has only lowercase letters, digits and '-', and does not end with '-' (names "
+         "become parts of file and libvirt names)"},
+        {{"[nebula, tailscale]", "[\"\"]"},
+         "\"\"",
+         "nat_matrix.dataplanes: dataplane '' is not allowed: a name starts with a lowercase "
+         "letter, has only lowercase letters, digits and '-', and does not end with '-' (names "
+         "become parts of file and libvirt names)"},
+        {{"[nebula, tailscale]", "nebula"},
+         "nebula",
+         "nat_matrix.dataplanes must be a sequence of dataplane names like [nebula, tailscale], "
+         "not 'nebula'"},
+        {{"repeats: 3", "repeats: 0"}, "repeats: |0", "nat_matrix.repeats 0 is out of range 1..20"},
+        {{"repeats: 3", "repeats: 21"}, "21", "nat_matrix.repeats 21 is out of range 1..20"},
+        {{"window_s: 20", "window_s: 4"},
+         "window_s: |4",
+         "nat_matrix.window_s 4 is out of range 5..300"},
+        {{"window_s: 20", "window_s: 301"},
+         "301",
+         "nat_matrix.window_s 301 is out of range 5..300"},
+        {{"window_s: 20", "window: 20"},
+         "window:",
+         "nat_matrix: unknown key 'window'; allowed keys are types, dataplanes, repeats, "
+         "window_s"},
+        {{"types: " MATRIX_TYPES ",\n", ""},
+         "nat_matrix: |{",
+         "nat_matrix: missing required key 'types'"},
+        {{"nat_matrix: {types: " MATRIX_TYPES ",\n             dataplanes: [nebula, tailscale], "
+          "repeats: 3, window_s: 20}",
+          "nat_matrix: [symmetric]"},
+         "[symmetric]",
+         "nat_matrix must be a mapping (keys: types, dataplanes, repeats, window_s), not a "
+         "sequence"},
+    };
+#undef TYPES
+#undef MATRIX_TYPES
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = nat_lab_with(cases[i].edits);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", text, strlen(text), &err);
+        g_autofree char *want = error_in(text, cases[i].at, cases[i].rule);
+        CHECK(t == NULL);
+        CHECK(err && err->domain == ML_ERROR && err->code == ML_ERR_INPUT);
+        int failed_before = check_failed;
+        CHECK_STR(err ? err->message : NULL, want);
+        if (check_failed != failed_before)
+            fprintf(stderr, "  (case %zu)\n", i);
+    }
+}
+
+/* The lesson lab as shipped (parsed only: its paths nebula-auto and tailscale-auto are
+ * resolved by the dataplanes' registry). */
+static void test_nat_lesson(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_load("topologies/nat-lesson.yaml", &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK_STR(t->name, "nat-lesson");
+    CHECK(t->n_nodes == 3 && t->wireguard.hub == 0);
+    CHECK(t->measure.client == 1 && t->measure.server == 2);
+    CHECK(ip_is(t->nodes[0].address, "192.0.2.10") && ip_is(t->nodes[1].address, "192.0.2.11") &&
+          ip_is(t->nodes[2].address, "192.0.2.12"));
+    CHECK(ip_is(t->nodes[0].second_address, "192.0.2.20"));
+    CHECK(t->nodes[0].nat == ML_NAT_NONE);
+    CHECK(t->nodes[1].nat == ML_NAT_PORT_RESTRICTED_CONE &&
+          t->nodes[2].nat == ML_NAT_PORT_RESTRICTED_CONE);
+    CHECK(t->measure.n_paths == 2 && ml_topology_has_path(t, "nebula-auto") &&
+          ml_topology_has_path(t, "tailscale-auto"));
+    CHECK(ml_topology_profile(t, "full") && ml_topology_profile(t, "quick"));
+    CHECK(t->nat_matrix.present && t->nat_matrix.n_types == 4);
+    CHECK(t->nat_matrix.types[0] == ML_NAT_NONE && t->nat_matrix.types[1] == ML_NAT_FULL_CONE &&
+          t->nat_matrix.types[2] == ML_NAT_PORT_RESTRICTED_CONE &&
+          t->nat_matrix.types[3] == ML_NAT_SYMMETRIC);
+    CHECK(t->nat_matrix.n_dataplanes == 2 && !strcmp(t->nat_matrix.dataplanes[0].name, "nebula") &&
+          !strcmp(t->nat_matrix.dataplanes[1].name, "tailscale"));
+    CHECK(t->nat_matrix.repeats == 3 && t->nat_matrix.window_s == 20);
+}
+
 int main(void)
 {
     test_seed();
@@ -571,5 +969,9 @@ int main(void)
     test_profile_grammar();
     test_profile_limits();
     test_profile_errors();
+    test_nat_types();
+    test_nat_good();
+    test_nat_errors();
+    test_nat_lesson();
     return check_finish();
 }

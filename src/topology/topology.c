@@ -15,7 +15,7 @@
  * domain, volume and file names everywhere. */
 #define DOMAIN_NAME_MAX 64
 #define SHOWN_MAX 48
-#define MAX_KEYS 8
+#define MAX_KEYS 12
 #define MAX_DEPTH 16
 
 #define DEFAULT_IDLE_S 2
@@ -108,6 +108,8 @@ void ml_topology_free(struct ml_topology *topo)
     g_free(topo->path);
     for (size_t i = 0; i < topo->measure.n_paths; i++)
         g_free(topo->measure.paths[i].name);
+    for (size_t i = 0; i < topo->nat_matrix.n_dataplanes; i++)
+        g_free(topo->nat_matrix.dataplanes[i].name);
     g_free(topo);
 }
 
@@ -124,9 +126,9 @@ struct ctx {
     struct ml_topology *topo;
     /* Where things were written, for messages about how they relate to each other. */
     struct {
-        yaml_node_t *name, *address, *tunnel_address;
+        yaml_node_t *node, *name, *address, *tunnel_address, *nat_key, *nat, *second_address;
     } at[ML_MAX_NODES];
-    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at;
+    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *nat_matrix_at;
     const char *hub, *client, *server;
 };
 
@@ -458,6 +460,19 @@ static bool parse_defaults(struct ctx *c, yaml_node_t *n, unsigned *vcpus, unsig
     return true;
 }
 
+/* The key node of name in mapping n, or NULL. */
+static yaml_node_t *find_key(struct ctx *c, yaml_node_t *n, const char *name)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        if (k->type == YAML_SCALAR_NODE && strcmp(value(k), name) == 0)
+            return k;
+    }
+    return NULL;
+}
+
 /* How messages name a node: by its name when it has one that can be shown. */
 static const char *node_label(struct ctx *c, yaml_node_t *n, size_t index)
 {
@@ -474,31 +489,69 @@ static const char *node_label(struct ctx *c, yaml_node_t *n, size_t index)
     return fmt(c, "node %zu", index + 1);
 }
 
+static const char *nat_type_list(struct ctx *c)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned i = 0; i < ML_NAT_TYPES; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", ml_nat_type_name((enum ml_nat_type)i));
+    return keep(c, g_string_free(s, FALSE));
+}
+
+static bool get_nat_type(struct ctx *c, yaml_node_t *n, const char *what, enum ml_nat_type *ret)
+{
+    const char *s;
+    if (!get_string(c, n, what, &s))
+        return false;
+    if (!ml_nat_type_parse(s, ret))
+        return fail(c, n, "%s '%s' is not a NAT type; the types are %s", what, shown(c, s),
+                    nat_type_list(c));
+    return true;
+}
+
 static bool parse_node(struct ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
                        unsigned memory_mib)
 {
-    static const struct key keys[] = {{"name", true},           {"address", true},
-                                      {"tunnel_address", true}, {"vcpus", false},
-                                      {"memory_mib", false},    {NULL, false}};
+    enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS };
+    static const struct key keys[] = {[NAME] = {"name", true},
+                                      [ADDRESS] = {"address", true},
+                                      [TUNNEL_ADDRESS] = {"tunnel_address", true},
+                                      [VCPUS] = {"vcpus", false},
+                                      [MEMORY_MIB] = {"memory_mib", false},
+                                      [NAT] = {"nat", false},
+                                      [SECOND_ADDRESS] = {"second_address", false},
+                                      {NULL, false}};
     yaml_node_t *v[MAX_KEYS] = {0};
     struct ml_node *node = &c->topo->nodes[index];
     const char *label = node_label(c, n, index);
 
-    if (!read_mapping(c, n, label, keys, v) || !get_name(c, v[0], "node name", false, node->name) ||
-        !get_address(c, v[1], fmt(c, "%s: address", label), &node->address) ||
-        !get_address(c, v[2], fmt(c, "%s: tunnel_address", label), &node->tunnel_address))
+    if (!read_mapping(c, n, label, keys, v) ||
+        !get_name(c, v[NAME], "node name", false, node->name) ||
+        !get_address(c, v[ADDRESS], fmt(c, "%s: address", label), &node->address) ||
+        !get_address(c, v[TUNNEL_ADDRESS], fmt(c, "%s: tunnel_address", label),
+                     &node->tunnel_address))
         return false;
     node->vcpus = vcpus;
     node->memory_mib = memory_mib;
-    if (v[3] && !get_uint(c, v[3], fmt(c, "%s: vcpus", label), 1, 16, &node->vcpus))
+    if (v[VCPUS] && !get_uint(c, v[VCPUS], fmt(c, "%s: vcpus", label), 1, 16, &node->vcpus))
         return false;
-    if (v[4] && !get_uint(c, v[4], fmt(c, "%s: memory_mib", label), 256, 65536, &node->memory_mib))
+    if (v[MEMORY_MIB] &&
+        !get_uint(c, v[MEMORY_MIB], fmt(c, "%s: memory_mib", label), 256, 65536, &node->memory_mib))
+        return false;
+    node->nat = ML_NAT_NONE;
+    if (v[NAT] && !get_nat_type(c, v[NAT], fmt(c, "%s: nat", label), &node->nat))
+        return false;
+    if (v[SECOND_ADDRESS] && !get_address(c, v[SECOND_ADDRESS], fmt(c, "%s: second_address", label),
+                                          &node->second_address))
         return false;
     node->line = (int)n->start_mark.line + 1;
     node->column = (int)n->start_mark.column + 1;
-    c->at[index].name = v[0];
-    c->at[index].address = v[1];
-    c->at[index].tunnel_address = v[2];
+    c->at[index].node = n;
+    c->at[index].name = v[NAME];
+    c->at[index].address = v[ADDRESS];
+    c->at[index].tunnel_address = v[TUNNEL_ADDRESS];
+    c->at[index].nat_key = v[NAT] ? find_key(c, n, "nat") : NULL;
+    c->at[index].nat = v[NAT];
+    c->at[index].second_address = v[SECOND_ADDRESS];
     return true;
 }
 
@@ -574,19 +627,6 @@ static bool get_decimal(struct ctx *c, yaml_node_t *n, const char *what, double 
         return fail(c, n, "%s must be a decimal number like 0.05, not '%s'", what, shown(c, s));
     *ret = g_ascii_strtod(s, NULL);
     return true;
-}
-
-/* The key node of name in mapping n, or NULL. */
-static yaml_node_t *find_key(struct ctx *c, yaml_node_t *n, const char *name)
-{
-    if (n->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-        if (k->type == YAML_SCALAR_NODE && strcmp(value(k), name) == 0)
-            return k;
-    }
-    return NULL;
 }
 
 /* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed. */
@@ -947,9 +987,265 @@ static bool check_roles(struct ctx *c)
     return true;
 }
 
+/* nat_matrix.types: 1..6 NAT types, none twice. */
+static bool parse_nat_types(struct ctx *c, yaml_node_t *n)
+{
+    struct ml_topology *t = c->topo;
+    yaml_node_item_t *items;
+    yaml_node_t *at[ML_NAT_TYPES];
+    size_t count;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n,
+                    "nat_matrix.types must be a sequence of NAT types like [none, symmetric], "
+                    "not %s",
+                    found(c, n));
+    items = n->data.sequence.items.start;
+    count = (size_t)(n->data.sequence.items.top - items);
+    if (count == 0)
+        return fail(c, n, "nat_matrix.types is empty; list at least one of %s", nat_type_list(c));
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *item = yaml_document_get_node(c->doc, items[i]);
+        enum ml_nat_type type;
+
+        if (!get_nat_type(c, item, "nat_matrix.types: type", &type))
+            return false;
+        for (size_t j = 0; j < t->nat_matrix.n_types; j++)
+            if (t->nat_matrix.types[j] == type)
+                return fail(c, item, "nat_matrix.types: '%s' is listed twice (first at line %zu)",
+                            ml_nat_type_name(type), (size_t)at[j]->start_mark.line + 1);
+        /* Six types listed once each fill the array; a seventh entry is a repeat. */
+        g_assert(t->nat_matrix.n_types < ML_NAT_TYPES);
+        at[t->nat_matrix.n_types] = item;
+        t->nat_matrix.types[t->nat_matrix.n_types++] = type;
+    }
+    return true;
+}
+
+/* nat_matrix.dataplanes: 1..ML_NAT_DATAPLANES_MAX names, none twice; what they mean is the
+ * dataplanes' registry's business (resolved after loading). */
+static bool parse_nat_dataplanes(struct ctx *c, yaml_node_t *n)
+{
+    struct ml_topology *t = c->topo;
+    yaml_node_item_t *items;
+    size_t count;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n,
+                    "nat_matrix.dataplanes must be a sequence of dataplane names like [nebula, "
+                    "tailscale], not %s",
+                    found(c, n));
+    items = n->data.sequence.items.start;
+    count = (size_t)(n->data.sequence.items.top - items);
+    if (count == 0)
+        return fail(c, n, "nat_matrix.dataplanes is empty; list at least one, like [nebula]");
+    if (count > ML_NAT_DATAPLANES_MAX)
+        return fail(c, yaml_document_get_node(c->doc, items[ML_NAT_DATAPLANES_MAX]),
+                    "nat_matrix.dataplanes lists %zu dataplanes; at most %d", count,
+                    ML_NAT_DATAPLANES_MAX);
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *item = yaml_document_get_node(c->doc, items[i]);
+        char name[ML_NAME_MAX];
+
+        if (!get_name(c, item, "nat_matrix.dataplanes: dataplane", false, name))
+            return false;
+        for (size_t j = 0; j < t->nat_matrix.n_dataplanes; j++)
+            if (strcmp(t->nat_matrix.dataplanes[j].name, name) == 0)
+                return fail(c, item,
+                            "nat_matrix.dataplanes: '%s' is listed twice (first at line %d)", name,
+                            t->nat_matrix.dataplanes[j].line);
+        t->nat_matrix.dataplanes[t->nat_matrix.n_dataplanes++] = (struct ml_path_ref){
+            .name = g_strdup(name),
+            .line = (int)item->start_mark.line + 1,
+            .column = (int)item->start_mark.column + 1,
+        };
+    }
+    return true;
+}
+
+static bool parse_nat_matrix(struct ctx *c, yaml_node_t *key, yaml_node_t *n)
+{
+    enum { TYPES, DATAPLANES, REPEATS, WINDOW_S };
+    static const struct key keys[] = {[TYPES] = {"types", true},
+                                      [DATAPLANES] = {"dataplanes", true},
+                                      [REPEATS] = {"repeats", false},
+                                      [WINDOW_S] = {"window_s", false},
+                                      {NULL, false}};
+    yaml_node_t *v[MAX_KEYS] = {0};
+    struct ml_topology *t = c->topo;
+
+    t->nat_matrix.present = true;
+    t->nat_matrix.repeats = 3;
+    t->nat_matrix.window_s = 20;
+    t->nat_matrix.line = (int)key->start_mark.line + 1;
+    t->nat_matrix.column = (int)key->start_mark.column + 1;
+    c->nat_matrix_at = key;
+    if (!read_mapping(c, n, "nat_matrix", keys, v) || !parse_nat_types(c, v[TYPES]) ||
+        !parse_nat_dataplanes(c, v[DATAPLANES]))
+        return false;
+    if (v[REPEATS] && !get_uint(c, v[REPEATS], "nat_matrix.repeats", 1, 20, &t->nat_matrix.repeats))
+        return false;
+    if (v[WINDOW_S] &&
+        !get_uint(c, v[WINDOW_S], "nat_matrix.window_s", 5, 300, &t->nat_matrix.window_s))
+        return false;
+    return true;
+}
+
+/* Whether node i may be put behind a NAT: its own nat:, or as one of the matrix's two clients
+ * when the matrix has a type other than none. */
+static bool may_be_natted(const struct ml_topology *t, size_t i)
+{
+    if (t->nodes[i].nat != ML_NAT_NONE)
+        return true;
+    if (!t->nat_matrix.present || (i != t->measure.client && i != t->measure.server))
+        return false;
+    for (size_t k = 0; k < t->nat_matrix.n_types; k++)
+        if (t->nat_matrix.types[k] != ML_NAT_NONE)
+            return true;
+    return false;
+}
+
+/* Whether a is a host of the lab subnet that no node has as its address. */
+static bool free_lab_host(const struct ml_topology *t, uint32_t a)
+{
+    uint32_t mask = prefix_mask(t->lab_subnet.prefix);
+    if ((a & mask) != ntohl(t->lab_subnet.net.s_addr) || !(a & ~mask) || (a & ~mask) == ~mask)
+        return false;
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (ntohl(t->nodes[i].address.s_addr) == a)
+            return false;
+    return true;
+}
+
+/* An address to suggest for the hub's second_address: its address + 10, or else the first free
+ * host above it, or else the first free host of the subnet; NULL when every host is taken. */
+static const char *suggest_second_address(struct ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+    uint32_t hub = ntohl(t->nodes[t->wireguard.hub].address.s_addr);
+    uint32_t net = ntohl(t->lab_subnet.net.s_addr), size = ~prefix_mask(t->lab_subnet.prefix);
+    uint32_t candidate = hub + 10;
+
+    for (uint32_t k = 0; !free_lab_host(t, candidate) && k <= size; k++)
+        candidate = net + ((hub - net + 1 + k) & size);
+    return free_lab_host(t, candidate) ? ip_str(c, (struct in_addr){htonl(candidate)}) : NULL;
+}
+
+/* The hub's second address: a free host of the lab subnet. */
+static bool check_second_address(struct ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+    const struct ml_node *hub = &t->nodes[t->wireguard.hub];
+    const struct ml_subnet *net = &t->lab_subnet;
+    yaml_node_t *at = c->at[t->wireguard.hub].second_address;
+    uint32_t a = ntohl(hub->second_address.s_addr), mask = prefix_mask(net->prefix);
+
+    if ((a & mask) != ntohl(net->net.s_addr))
+        return fail(c, at, "node '%s': second_address %s is outside the lab subnet %s", hub->name,
+                    ip_str(c, hub->second_address), subnet_str(c, net));
+    if ((a & ~mask) == 0 || (a & ~mask) == ~mask)
+        return fail(c, at, "node '%s': second_address %s is the %s address of the lab subnet %s",
+                    hub->name, ip_str(c, hub->second_address),
+                    (a & ~mask) ? "broadcast" : "network", subnet_str(c, net));
+    for (size_t j = 0; j < t->n_nodes; j++)
+        if (t->nodes[j].address.s_addr == hub->second_address.s_addr)
+            return fail(c, at,
+                        "node '%s': second_address %s is already the address of node '%s' "
+                        "(line %d); %s",
+                        hub->name, ip_str(c, hub->second_address), t->nodes[j].name,
+                        t->nodes[j].line,
+                        suggest_second_address(c)
+                            ? fmt(c, "choose a free address such as %s", suggest_second_address(c))
+                            : fmt(c, "the lab subnet %s has no free address left; widen it",
+                                  subnet_str(c, net)));
+    return true;
+}
+
+/* 172.16.0.0/16 holds every NATed client's inside network (ml_nat_inside_net). */
+static bool check_inside_nets(struct ctx *c, const char *cause)
+{
+    const struct ml_topology *t = c->topo;
+    const struct ml_subnet inside = {.net.s_addr = htonl(0xac100000u), .prefix = 16};
+    const struct {
+        const struct ml_subnet *net;
+        yaml_node_t *at;
+        const char *key;
+    } nets[] = {{&t->lab_subnet, c->lab_subnet_at, "bridge.subnet"},
+                {&t->wireguard.subnet, c->wg_subnet_at, "wireguard.subnet"}};
+
+    for (size_t k = 0; k < G_N_ELEMENTS(nets); k++)
+        if (subnets_overlap(nets[k].net, &inside))
+            return fail(c, nets[k].at,
+                        "%s %s overlaps 172.16.0.0/16, where %s puts each NATed client's inside "
+                        "network (172.16.<last octet of its address>.0/24); move %s elsewhere",
+                        nets[k].key, subnet_str(c, nets[k].net), cause, nets[k].key);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        for (size_t j = 0; j < i && may_be_natted(t, i); j++)
+            if (may_be_natted(t, j) &&
+                ml_nat_inside_net(t, i).s_addr == ml_nat_inside_net(t, j).s_addr)
+                return fail(c, c->at[i].address,
+                            "node '%s': address %s ends in the same number as node '%s''s %s, so "
+                            "their NATs' inside networks would both be %s/24; a NATed client's "
+                            "address needs its own last octet",
+                            t->nodes[i].name, ip_str(c, t->nodes[i].address), t->nodes[j].name,
+                            ip_str(c, t->nodes[j].address), ip_str(c, ml_nat_inside_net(t, i)));
+    return true;
+}
+
+/* nat and second_address on the nodes, against the roles: only clients sit behind a NAT, only
+ * the hub has a second address, and a lab with a NAT needs it. */
+static bool check_nat(struct ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+    const size_t hub = t->wireguard.hub;
+    yaml_node_t *cause_at = NULL;
+    const char *cause = NULL; /* what asks for a NAT, as a message names it */
+
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const struct ml_node *node = &t->nodes[i];
+        if (i == hub && node->nat != ML_NAT_NONE)
+            return fail(c, c->at[i].nat,
+                        "node '%s': nat %s on the wireguard.hub: the hub is the public server; "
+                        "only clients sit behind a NAT (remove nat or set it to none)",
+                        node->name, ml_nat_type_name(node->nat));
+        if (i != hub && c->at[i].second_address)
+            return fail(c, c->at[i].second_address,
+                        "node '%s': second_address is only for the wireguard.hub '%s' (the NAT "
+                        "probes' second destination); remove it here",
+                        node->name, t->nodes[hub].name);
+        if (node->nat != ML_NAT_NONE && !cause) {
+            cause_at = c->at[i].nat_key;
+            cause = fmt(c, "the nat of node '%s'", node->name);
+        }
+    }
+    if (!cause && t->nat_matrix.present) {
+        cause_at = c->nat_matrix_at;
+        cause = "nat_matrix";
+    }
+    if (c->at[hub].second_address && !check_second_address(c))
+        return false;
+    if (!cause)
+        return true;
+    if (!c->at[hub].second_address && !suggest_second_address(c))
+        return fail(c, cause_at,
+                    "%s needs a second lab address on the hub for the NAT probes and a second "
+                    "STUN destination, but the lab subnet %s has no free address left; widen "
+                    "bridge.subnet and add `second_address:` to node '%s' (line %d)",
+                    cause, subnet_str(c, &t->lab_subnet), t->nodes[hub].name, t->nodes[hub].line);
+    if (!c->at[hub].second_address)
+        return fail(c, cause_at,
+                    "%s needs a second lab address on the hub for the NAT probes and a second "
+                    "STUN destination; add `second_address: %s` to node '%s' (line %d), a free "
+                    "address in %s",
+                    cause, suggest_second_address(c), t->nodes[hub].name, t->nodes[hub].line,
+                    subnet_str(c, &t->lab_subnet));
+    return check_inside_nets(c,
+                             fmt(c, "%s (line %zu)", cause, (size_t)cause_at->start_mark.line + 1));
+}
+
 static bool parse_root(struct ctx *c, yaml_node_t *root)
 {
-    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, WIREGUARD, MEASURE };
+    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, WIREGUARD, MEASURE, NAT_MATRIX };
     static const struct key keys[] = {[NAME] = {"name", true},
                                       [DESCRIPTION] = {"description", false},
                                       [IMAGE] = {"image", true},
@@ -958,6 +1254,7 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
                                       [NODES] = {"nodes", true},
                                       [WIREGUARD] = {"wireguard", true},
                                       [MEASURE] = {"measure", true},
+                                      [NAT_MATRIX] = {"nat_matrix", false},
                                       {NULL, false}};
     yaml_node_t *v[MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
@@ -975,10 +1272,12 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (!parse_nodes(c, v[NODES], vcpus, memory_mib) || !parse_wireguard(c, v[WIREGUARD]) ||
         !parse_measure(c, v[MEASURE]))
         return false;
+    if (v[NAT_MATRIX] && !parse_nat_matrix(c, find_key(c, root, "nat_matrix"), v[NAT_MATRIX]))
+        return false;
     if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
         return fail(c, c->wg_subnet_at, "wireguard.subnet %s overlaps the lab subnet %s",
                     subnet_str(c, &t->wireguard.subnet), subnet_str(c, &t->lab_subnet));
-    return check_nodes(c) && check_roles(c);
+    return check_nodes(c) && check_roles(c) && check_nat(c);
 }
 
 static void syntax_error(const char *name, const yaml_parser_t *parser, const char *text,

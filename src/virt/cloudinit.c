@@ -84,9 +84,18 @@ bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *re
                                t->nodes[i].name);
     g_string_truncate(hosts, hosts->len ? hosts->len - 1 : 0);
     g_autofree char *hosts_text = g_string_free(hosts, FALSE);
-    const char *vars[] = {"lab",    t->name,    "node",   g->node->name, "run_id", plan->run_id,
-                          "address", addr,      "prefix", prefix,        "mac",    g->mac,
-                          "hosts",  hosts_text, NULL};
+    /* The node's lab address first (the source of what it sends), then the hub's second
+     * address (the NAT probes' and a STUN client's second destination), if it has one. */
+    GString *addresses = g_string_new(NULL);
+    g_string_append_printf(addresses, "      - %s/%s", addr, prefix);
+    if (g->node->second_address.s_addr)
+        g_string_append_printf(addresses, "\n      - %s/%s",
+                               ml_ip_str(g->node->second_address, buf), prefix);
+    g_autofree char *addresses_text = g_string_free(addresses, FALSE);
+    const char *vars[] = {"lab",          t->name,   "node",  g->node->name, "run_id",
+                          plan->run_id,   "address", addr,    "prefix",      prefix,
+                          "mac",          g->mac,    "hosts", hosts_text,    "addresses",
+                          addresses_text, NULL};
     memset(ret, 0, sizeof(*ret));
     ret->user_data = render_file("user-data", vars, err);
     if (ret->user_data)
