@@ -2,6 +2,7 @@
  * /bin/sh, as the guest's would), the namespace check, the streaming reader's offsets, and the
  * agent replies it reads. */
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,50 @@ static void test_script_round_trip(void)
     if (!g_str_has_suffix(all, ids))
         fprintf(stderr, "wanted the group line \"%s\" at the end of:\n%s", ids, all);
 
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    CHECK(system(rm) == 0);
+}
+
+/* Ctrl-C's kill, through the same /bin/sh (dash on Debian, as in the guest), stops the
+ * whole group the script started: the command and what it started. */
+static void test_kill_group(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("meshlab-kill-XXXXXX", NULL);
+    char *argv[] = {"sh", "-c", "sleep 60 & echo $!; wait", NULL};
+    g_autofree char *line = cmd_exec_command_line(argv, false);
+    g_autofree char *script = cmd_exec_script(dir, line);
+    const char *sh[] = {"/bin/sh", "-c", script, NULL};
+    GPid pid = 0;
+    CHECK(
+        g_spawn_async(NULL, (char **)sh, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL));
+    g_autofree char *out = NULL;
+    for (int i = 0; i < 100 && (!out || !strchr(out, '\n')); i++) {
+        g_free(out);
+        out = slurp(dir, "out");
+        g_usleep(20000);
+    }
+    int child = atoi(out);
+    CHECK(child > 0 && kill(child, 0) == 0);
+    g_autofree char *cmd = cmd_exec_kill_command(pid, "TERM");
+    const char *killer[] = {"/bin/sh", "-c", cmd, NULL};
+    g_autofree char *kerr = NULL;
+    CHECK(g_spawn_sync(NULL, (char **)killer, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &kerr, NULL,
+                       NULL));
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    /* The background sleep was in the group too; it is gone (or a zombie of init's). */
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; i++) {
+        g_autofree char *stat_path = g_strdup_printf("/proc/%d/stat", child);
+        g_autofree char *stat = NULL;
+        gone = !g_file_get_contents(stat_path, &stat, NULL, NULL) || strstr(stat, ") Z ");
+        if (!gone)
+            g_usleep(20000);
+    }
+    CHECK(gone);
+    if (!gone)
+        kill(child, SIGKILL);
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
     CHECK(system(rm) == 0);
 }
@@ -216,6 +261,7 @@ int main(void)
 {
     test_command_line();
     test_script_round_trip();
+    test_kill_group();
     test_has_netns();
     test_drain();
     test_agent_replies();

@@ -66,6 +66,12 @@ char *cmd_exec_script(const char *dir, const char *command_line)
     return g_strdup_printf("exec setsid /bin/sh -c %s %s", qinner, qdir);
 }
 
+char *cmd_exec_kill_command(long long pid, const char *sig)
+{
+    /* `kill -TERM -- -PID` is an error in dash ("Illegal number: -"); `-s` is not. */
+    return g_strdup_printf("kill -s %s -- -%lld 2>/dev/null; true", sig, pid);
+}
+
 bool cmd_exec_has_netns(const char *ip_netns_list, const char *name)
 {
     g_auto(GStrv) lines = g_strsplit(ip_netns_list ? ip_netns_list : "", "\n", -1);
@@ -206,8 +212,7 @@ static bool stop_group(struct exec_run *r, struct ml_exec *ret, GError **err)
 {
     static const char *const sigs[] = {"TERM", "KILL"};
     for (size_t s = 0; s < G_N_ELEMENTS(sigs); s++) {
-        g_autofree char *kill =
-            g_strdup_printf("kill -%s -- -%lld 2>/dev/null; true", sigs[s], r->pid);
+        g_autofree char *kill = cmd_exec_kill_command(r->pid, sigs[s]);
         g_autofree char *out = ml_agent_run(r->dom, kill, NULL, 10, err);
         if (!out)
             return false;

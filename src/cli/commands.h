@@ -49,6 +49,8 @@ char *cmd_exec_command_line(char *const *argv, bool netns);
 /* What guest-exec's `sh -c` runs: command_line in its own process group, stdin from
  * /dev/null, stdout and stderr appended to DIR/out and DIR/err, stdout line-buffered. */
 char *cmd_exec_script(const char *dir, const char *command_line);
+/* The guest shell command that sends signal sig ("TERM") to the process group pid leads. */
+char *cmd_exec_kill_command(long long pid, const char *sig);
 /* Whether `ip netns list` output names the namespace name. */
 bool cmd_exec_has_netns(const char *ip_netns_list, const char *name);
 
