@@ -17,7 +17,7 @@ expect() { # expect RC DESCRIPTION -- command...
     if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; fi
 }
 
-for verb in up run down status validate check fetch report compare; do
+for verb in up run exec console down status validate check fetch report compare; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
     grep -q "^Usage: meshlab $verb" "$tmp/out" && ok || bad "$verb --help prints its usage"
 done
@@ -32,7 +32,7 @@ for verb in status check compare; do
 done
 expect 2 "validate refuses --json" -- "$bin" validate --json topologies/three-guest.yaml
 expect 0 "--help" -- "$bin" --help
-for verb in up run down status validate check report compare; do
+for verb in up run exec console down status validate check report compare; do
     grep -q "^  $verb " "$tmp/out" && ok || bad "--help lists $verb"
 done
 expect 0 "--version" -- "$bin" --version
@@ -86,6 +86,34 @@ MESHLAB_BOOT_TIMEOUT=soon expect 2 "up with a bad MESHLAB_BOOT_TIMEOUT" -- \
     "$bin" up topologies/three-guest.yaml
 grep -q "MESHLAB_BOOT_TIMEOUT must be a number of seconds" "$tmp/err" && ok ||
     bad "bad MESHLAB_BOOT_TIMEOUT is explained"
+
+# exec and console: misuse is refused before libvirt is contacted, with what was wrong.
+nolab expect 2 "exec without --" -- "$bin" exec demo hub nft list ruleset
+grep -q "the command must follow \`--\`" "$tmp/err" && ok || bad "exec without -- says so: $(cat "$tmp/err")"
+nolab expect 2 "exec without a command" -- "$bin" exec demo hub --
+grep -q "no command after \`--\`" "$tmp/err" && ok || bad "exec without a command says so"
+nolab expect 2 "exec with an unknown option" -- "$bin" exec demo hub --bogus -- true
+grep -q "unknown option '--bogus'" "$tmp/err" && ok || bad "exec names the unknown option"
+grep -q "^Usage: meshlab exec LAB NODE" "$tmp/err" && ok || bad "exec misuse shows the usage line"
+nolab expect 2 "exec without a node" -- "$bin" exec demo -- true
+nolab expect 2 "exec with a bad --timeout" -- "$bin" exec demo hub --timeout 0 -- true
+nolab expect 2 "exec --timeout without a value" -- "$bin" exec demo hub --timeout -- true
+nolab expect 2 "console without a node" -- "$bin" console demo
+nolab expect 2 "console with an unknown option" -- "$bin" console --bogus demo hub
+# Finding the guest, on libvirt's test driver: a lab "demo" with guests hub and client-a.
+demo() { MESHLAB_URI="test://$PWD/tests/data/libvirt-test-lab.xml" MESHLAB_STATE_DIR="$tmp/state" "$@"; }
+demo expect 2 "exec in a lab that does not exist" -- "$bin" exec nosuch hub -- true
+grep -qx "meshlab: no lab nosuch: meshlab status lists running labs" "$tmp/err" && ok ||
+    bad "exec names the missing lab: $(cat "$tmp/err")"
+demo expect 2 "exec on a node the lab lacks" -- "$bin" exec demo nope -- true
+grep -qx "meshlab: lab demo has no node 'nope'; its nodes are client-a, hub" "$tmp/err" && ok ||
+    bad "exec lists the lab's nodes: $(cat "$tmp/err")"
+demo expect 1 "exec where the guest agent does not answer" -- "$bin" exec demo hub -- true
+grep -q "the guest agent of hub (lab demo) does not answer" "$tmp/err" && ok ||
+    bad "exec says the agent does not answer: $(cat "$tmp/err")"
+demo expect 2 "console on a node the lab lacks" -- "$bin" console demo nope
+demo expect 1 "console on a guest without a pty console" -- "$bin" console demo hub
+grep -q "has no serial console to attach to" "$tmp/err" && ok || bad "console says why not"
 
 rm -rf "$tmp"
 echo "$passed passed, $failed failed"

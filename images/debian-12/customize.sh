@@ -45,6 +45,16 @@ for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_re
     ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 
+# The serial console (ttyS0, where the kernel's console= points and `meshlab console`
+# attaches) logs root in without a password, for students exploring a live lab. Only this
+# console: no password is set anywhere, and there is no SSH.
+mkdir -p "$root/etc/systemd/system/serial-getty@ttyS0.service.d"
+cat > "$root/etc/systemd/system/serial-getty@ttyS0.service.d/autologin.conf" <<'UNIT'
+[Service]
+ExecStart=
+ExecStart=-/sbin/agetty --autologin root --keep-baud 115200,57600,38400,9600 %I $TERM
+UNIT
+
 # Journald in memory: no flush to disk at boot.
 mkdir -p "$root/etc/systemd/journald.conf.d"
 printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/meshlab.conf"

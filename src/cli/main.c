@@ -12,6 +12,8 @@ static const struct {
     {"up", cmd_up_main, "Build the lab's guests on an isolated bridge and bring up its tunnels"},
     {"run", cmd_run_main,
      "Measure every path (bringing the lab up and down if needed); write a report"},
+    {"exec", cmd_exec_main, "Run a command in a guest of a running lab, streaming its output"},
+    {"console", cmd_console_main, "Attach to a guest's serial console (a root shell)"},
     {"down", cmd_down_main, "Remove everything a lab created, by lab name or topology file"},
     {"status", cmd_status_main, "List labs that exist on this host and what they hold"},
     {"validate", cmd_validate_main, "Check a topology file without touching libvirt"},

@@ -141,6 +141,8 @@ bool ml_agent_exec_status_parse(struct json_object *r, bool *ret_exited, struct 
         json_object_object_get_ex(r, "exitcode", &code) ? json_object_get_int(code) : -1;
     ret->out = decode_field(r, "out-data");
     ret->err = decode_field(r, "err-data");
+    if (json_object_object_get_ex(r, "signal", &code))
+        ret->signal = json_object_get_int(code);
     *ret_exited = true;
     return true;
 }
@@ -223,4 +225,99 @@ char *ml_agent_run(virDomainPtr dom, const char *cmd, const char *input, double 
     char *out = g_steal_pointer(&ex.out);
     ml_exec_clear(&ex);
     return out;
+}
+
+static struct json_object *file_request(const char *execute, long long handle)
+{
+    struct json_object *req = json_object_new_object();
+    struct json_object *args = json_object_new_object();
+    json_object_object_add(req, "execute", json_object_new_string(execute));
+    json_object_object_add(args, "handle", json_object_new_int64(handle));
+    json_object_object_add(req, "arguments", args);
+    return req;
+}
+
+bool ml_agent_file_open(virDomainPtr dom, const char *path, const char *mode, long long *ret_handle,
+                        GError **err)
+{
+    struct json_object *req = json_object_new_object();
+    struct json_object *args = json_object_new_object();
+    json_object_object_add(req, "execute", json_object_new_string("guest-file-open"));
+    json_object_object_add(args, "path", json_object_new_string(path));
+    json_object_object_add(args, "mode", json_object_new_string(mode));
+    json_object_object_add(req, "arguments", args);
+    struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    if (!r) {
+        g_prefix_error(err, "cannot open %s: ", path);
+        return false;
+    }
+    bool ok = json_object_is_type(r, json_type_int);
+    if (ok)
+        *ret_handle = json_object_get_int64(r);
+    else
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest-file-open of %s in '%s' returned no handle",
+                    path, domain_name(dom));
+    json_object_put(r);
+    return ok;
+}
+
+bool ml_agent_file_read_parse(struct json_object *r, GByteArray *out, size_t *ret_count,
+                              GError **err)
+{
+    struct json_object *count = NULL, *b64 = NULL;
+    if (!json_object_object_get_ex(r, "count", &count) || json_object_get_int64(count) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest-file-read sent a reply without 'count'");
+        return false;
+    }
+    size_t n = (size_t)json_object_get_int64(count);
+    gsize len = 0;
+    g_autofree guchar *raw = NULL;
+    if (json_object_object_get_ex(r, "buf-b64", &b64))
+        raw = g_base64_decode(json_object_get_string(b64), &len);
+    if (len != n) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest-file-read said %zu bytes but sent %zu", n,
+                    (size_t)len);
+        return false;
+    }
+    if (len)
+        g_byte_array_append(out, raw, (guint)len);
+    *ret_count = n;
+    return true;
+}
+
+bool ml_agent_file_read_at(virDomainPtr dom, long long handle, long long offset, size_t count,
+                           GByteArray *out, size_t *ret_count, GError **err)
+{
+    struct json_object *req = file_request("guest-file-seek", handle);
+    struct json_object *args = json_object_object_get(req, "arguments");
+    json_object_object_add(args, "offset", json_object_new_int64(offset));
+    json_object_object_add(args, "whence", json_object_new_string("set"));
+    struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    if (!r)
+        return false;
+    json_object_put(r);
+    req = file_request("guest-file-read", handle);
+    json_object_object_add(json_object_object_get(req, "arguments"), "count",
+                           json_object_new_int64((int64_t)count));
+    r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    if (!r)
+        return false;
+    bool ok = ml_agent_file_read_parse(r, out, ret_count, err);
+    json_object_put(r);
+    if (!ok)
+        g_prefix_error(err, "in '%s': ", domain_name(dom));
+    return ok;
+}
+
+bool ml_agent_file_close(virDomainPtr dom, long long handle, GError **err)
+{
+    struct json_object *req = file_request("guest-file-close", handle);
+    struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    bool ok = r != NULL;
+    json_object_put(r);
+    return ok;
 }

@@ -8,6 +8,7 @@
 
 struct ml_exec {
     int exit_code; /* -1 when killed by a signal */
+    int signal;    /* the signal that killed it, or 0 */
     char *out;     /* decoded stdout (NUL-terminated) */
     char *err;     /* decoded stderr */
 };
@@ -42,3 +43,17 @@ bool ml_agent_exec(virDomainPtr dom, const char *cmd, const char *input, double 
 /* exec that also fails when the command exits non-zero; returns its stdout. */
 char *ml_agent_run(virDomainPtr dom, const char *cmd, const char *input, double timeout_s,
                    GError **err);
+
+/* Files in the guest, read while a command writes them (exec streams this way: guest-exec's
+ * captured output arrives only at exit). A handle keeps its position; reads at a given offset
+ * seek first, which also clears the end-of-file mark qemu-ga's stdio keeps after a short read. */
+bool ml_agent_file_open(virDomainPtr dom, const char *path, const char *mode, long long *ret_handle,
+                        GError **err);
+/* Reads up to count bytes at offset and appends them to out; *ret_count is how many came. */
+bool ml_agent_file_read_at(virDomainPtr dom, long long handle, long long offset, size_t count,
+                           GByteArray *out, size_t *ret_count, GError **err);
+/* Reads a guest-file-read reply r: appends its decoded bytes to out and sets *ret_count;
+ * fails when the reply's count and its data disagree. */
+bool ml_agent_file_read_parse(struct json_object *r, GByteArray *out, size_t *ret_count,
+                              GError **err);
+bool ml_agent_file_close(virDomainPtr dom, long long handle, GError **err);

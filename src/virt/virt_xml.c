@@ -91,8 +91,9 @@ static void put_machine(GString *x, const struct ml_node *n, const struct ml_ima
                        "  <on_crash>destroy</on_crash>\n");
 }
 
-/* Disk, seed CD, the lab's network, console file, guest agent channel; then the
- * artifacts CD, when the guest has one. */
+/* Disk, seed CD, the lab's network, serial console, guest agent channel; then the
+ * artifacts CD, when the guest has one. The serial console is a pty, so `meshlab console`
+ * can attach to it, and is logged to the console file, which the lab reads after boot. */
 static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_plan_guest *g,
                         const struct ml_domain_paths *paths)
 {
@@ -115,10 +116,13 @@ static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_
         "      <target dev='%s'/>\n"
         "      <model type='virtio'/>\n"
         "    </interface>\n"
-        "    <serial type='file'>\n"
-        "      <source path='%s'/>\n"
+        "    <serial type='pty'>\n"
+        "      <log file='%s'/>\n"
         "      <target port='0'/>\n"
         "    </serial>\n"
+        "    <console type='pty'>\n"
+        "      <target type='serial' port='0'/>\n"
+        "    </console>\n"
         "    <channel type='unix'>\n"
         "      <target type='virtio' name='org.qemu.guest_agent.0'/>\n"
         "    </channel>\n"
