@@ -214,6 +214,29 @@ static void test_nat(void)
     }
     ml_plots_clear(&plots);
 
+    /* a NAT not as configured says NO and what was expected; a failed cell says failed */
+    struct json_object *sym =
+        json_object_object_get(json_object_object_get(r, "nat_observed"), "symmetric");
+    json_object_object_add(sym, "as_configured", json_object_new_boolean(false));
+    json_object_object_add(sym, "mapping", json_object_new_string("endpoint-independent"));
+    struct json_object *cell =
+        json_object_array_get_idx(json_object_object_get(r, "nat_matrix"), 5);
+    json_object_object_add(cell, "outcome", json_object_new_string("failed"));
+    json_object_object_add(cell, "explanation", NULL);
+    json_object_object_add(cell, "reason", json_object_new_string("nebula did not start"));
+    struct json_object *outcomes = json_object_object_get(cell, "outcomes");
+    json_object_object_add(outcomes, "relay", json_object_new_int(0));
+    json_object_object_add(outcomes, "failed", json_object_new_int(2));
+    g_autofree char *bad = render(r);
+    CHECK(bad && strstr(bad, "| symmetric | client-a | endpoint-independent | "
+                             "address-and-port-dependent | no | **NO**, expected "
+                             "address-and-port-dependent mapping, address-and-port-dependent "
+                             "filtering, port not preserved; seen: [^"));
+    CHECK(bad && strstr(bad, "| symmetric |  |  | failed, 2/2 |\n"));
+    /* no stored explanation: the report writes one */
+    CHECK(bad && strstr(bad, "- **symmetric × symmetric**: No tunnel came up in 2 of 2 repeats "
+                             "(nebula did not start)"));
+
     /* without NAT keys: no NAT section, no grid */
     struct json_object *plain = fixture_json("results-v2-matrix.json");
     g_autofree char *pmd = render(plain);
