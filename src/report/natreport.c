@@ -330,6 +330,10 @@ void ml_section_nat_captures(struct ml_render *c)
                 g_string_append(s, k ? ", " : "");
                 put_link(s, json_object_get_string(cap));
             }
+            if (get_str(rep, "view")) {
+                g_string_append(s, "; the dataplane's view: ");
+                put_text(s, get_str(rep, "view"));
+            }
             g_string_append_c(s, '\n');
         }
     }
