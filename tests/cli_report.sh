@@ -60,6 +60,22 @@ cp "$run/report.md" "$tmp/first.md"
 PATH=$tmp/empty expect 0 "report again" -- "$bin" report "$run"
 cmp -s "$tmp/first.md" "$run/report.md" && ok || bad "report.md is the same when rendered again"
 
+# A NAT lesson's run: the NAT matrix grids are drawn by meshlab itself, gnuplot or not.
+nat=$tmp/nat
+mkdir -m 700 "$nat"
+cp tests/data/results-v2-nat.json "$nat/results.json"
+PATH=$tmp/empty expect 0 "report of a NAT run without gnuplot" -- "$bin" report "$nat"
+for dp in nebula tailscale; do
+    grep -q '<rect class="cell"' "$nat/plots/nat-matrix-$dp.svg" 2>/dev/null && ok ||
+        bad "plots/nat-matrix-$dp.svg drawn without gnuplot"
+    has "report.md shows the $dp grid" "](plots/nat-matrix-$dp.svg)" "$nat/report.md"
+done
+[ "$(grep -c '<svg' "$nat/report.html")" = 2 ] && ok || bad "report.html inlines the 2 NAT grids"
+has "report.md has the NAT sections" "^## NAT behaviour observed" "$nat/report.md"
+has "report.md has the captures" "^## Captures" "$nat/report.md"
+expect 0 "compare two NAT runs" -- "$bin" compare "$nat" tests/data/results-v2-nat.json
+expect 0 "compare a NAT run with one without" -- "$bin" compare "$nat" tests/data/results-v2-matrix.json
+
 # Refusals: another schema, no results.json, a directory others can write.
 old=$tmp/old
 mkdir -m 700 "$old"

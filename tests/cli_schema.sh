@@ -40,7 +40,7 @@ done
 # mutate NAME PYTHON-STATEMENT: a copy of the example with d (the document) changed.
 example=tests/data/results-v2-schema-example.json
 mutate() {
-    $py - "$example" "$tmp/$1.json" "$2" <<'PY'
+    $py - "${from:-$example}" "$tmp/$1.json" "$2" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 exec(sys.argv[3])
@@ -71,6 +71,29 @@ rejects not-run-with-figure 'd["paths"][1]["median_bits_per_second"] = 1e8' \
     "at /paths/1/median_bits_per_second: 100000000.0 is not of type 'null'"
 rejects observed-kb 'd["paths"][0]["observed"] = {"hub": {"headscale_rss_kb": 1}}' \
     "at /paths/0/observed/hub"
+
+# the NAT matrix (from=: mutations of the NAT fixture): a wrong word is refused, wherever it is
+nat=tests/data/results-v2-nat.json
+from=$nat rejects nat-outcome-maybe 'd["nat_matrix"][0]["outcome"] = "maybe"' \
+    "at /nat_matrix/0/outcome: 'maybe' is not one of"
+from=$nat rejects nat-repeat-not-run 'd["nat_matrix"][0]["repeats"][0]["outcome"] = "not-run"' \
+    "at /nat_matrix/0/repeats/0/outcome: 'not-run' is not one of"
+from=$nat rejects nat-type-typo 'd["nat_matrix"][0]["a_nat"] = "symetric"' \
+    "at /nat_matrix/0/a_nat: 'symetric' is not one of"
+from=$nat rejects nat-mapping-word 'd["nat_observed"]["symmetric"]["mapping"] = "endpoint-dependent"' \
+    "at /nat_observed/symmetric/mapping: 'endpoint-dependent' is not one of"
+from=$nat rejects nat-observed-everyday-name 'd["nat_observed"]["hard"] = d["nat_observed"].pop("symmetric")' \
+    "at /nat_observed: 'hard' is not one of"
+from=$nat rejects nat-not-run-with-repeats 'd["nat_matrix"][6]["repeats"] = d["nat_matrix"][0]["repeats"]' \
+    "at /nat_matrix/6/repeats"
+from=$nat rejects nat-capture-absolute 'd["nat_matrix"][0]["repeats"][0]["captures"][0] = "/tmp/x.pcap"' \
+    "at /nat_matrix/0/repeats/0/captures/0"
+from=$nat mutate nat-unchanged 'pass'
+if $py "$checker" "$tmp/nat-unchanged.json" >/dev/null 2>&1; then
+    ok
+else
+    bad "the unchanged copy of $nat does not validate"
+fi
 
 # the unchanged copy passes through the same mutate step: the rejections are the mutations'
 mutate unchanged 'pass'

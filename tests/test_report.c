@@ -160,6 +160,103 @@ static void test_busy_host(void)
     json_object_put(r);
 }
 
+/* The NAT sections: NAT observed, the grid and picture of each dataplane, the explanations,
+ * the captures; the pictures drawn by C whether gnuplot is there or not. */
+static void test_nat(void)
+{
+    struct json_object *r = fixture_json("results-v2-nat.json");
+    struct ml_plots plots;
+    ml_plots_none(&plots, "not drawn in the tests");
+    ml_plots_nat(r, &plots);
+    CHECK(plots.n == 6);
+    CHECK_STR(plots.plot[4].name, "nat-matrix-nebula");
+    CHECK_STR(plots.plot[5].name, "nat-matrix-tailscale");
+    CHECK(plots.plot[4].svg && plots.plot[5].svg);
+    g_autofree char *md = render_with(r, &plots);
+    g_autofree char *html = md ? ml_report_render_html(md, &plots) : NULL;
+    if (md && html) {
+        check_golden("report-v2-nat.md", md);
+        check_golden("report-v2-nat.html", html);
+        g_autofree char *obs = section(md, "NAT behaviour observed");
+        CHECK(strstr(obs, "| symmetric | client-a | address-and-port-dependent | "
+                          "address-and-port-dependent | no | yes; seen: [^") != NULL);
+        CHECK(strstr(obs, "| full-cone | client-a | endpoint-independent | endpoint-independent "
+                          "| yes | yes; seen: [^") != NULL);
+        g_autofree char *grid = section(md, "NAT matrix");
+        CHECK(strstr(grid, "direct beats relay on a tie") != NULL);
+        CHECK(strstr(grid, "### nebula\n\n| client-a's NAT ↓, client-b's NAT → | none | "
+                           "port-restricted-cone | symmetric |\n|---|---|---|---|\n"
+                           "| none | direct 0.5 s, 2/2 | direct 1.3 s, 2/2 | direct 1.8 s, 2/2 |\n"
+                           "| port-restricted-cone |  | direct 2.5 s, 1/2 | relay, 2/2 |\n"
+                           "| symmetric |  |  | relay, 2/2 |\n") != NULL);
+        CHECK(strstr(grid, "| none | not run: [^1] | not run: [^1] | not run: [^1] |") != NULL);
+        CHECK(strstr(grid, "](plots/nat-matrix-nebula.svg)") != NULL);
+        CHECK(strstr(grid, "the repeats differ: 1 direct, 1 relay. (expected race; repeats: "
+                           "direct 2.5 s, relay;") != NULL);
+        CHECK(count(md, "not run: not run") == 0);
+        g_autofree char *pics = section(md, "Pictures");
+        CHECK(strstr(pics, "nat-matrix") == NULL); /* beside its table, not among gnuplot's */
+        g_autofree char *caps = section(md, "Captures");
+        CHECK(strstr(caps, "- nebula: `udp.port == 4242`\n") != NULL);
+        CHECK(strstr(caps, "- tailscale: `udp.port == 41641 || udp.port == 3478`") != NULL);
+        CHECK(strstr(caps, "- nebula, port-restricted-cone × port-restricted-cone, repeat 2 "
+                           "(relay): [hub.pcap](captures/nat/nebula-port-restricted-cone-port-"
+                           "restricted-cone-2/hub.pcap)") != NULL);
+        CHECK(count(caps, ".pcap](") == 24);
+        /* the page: the grids inline, the captures as relative links, nothing from outside */
+        CHECK(count(html, "<svg") == 2);
+        CHECK(count(html, "<rect class=\"cell\"") == 12);
+        CHECK(strstr(html, "<h3>nebula</h3>") != NULL);
+        CHECK(strstr(html, "<a href=\"captures/nat/nebula-none-none-1/hub.pcap\">hub.pcap</a>") !=
+              NULL);
+        CHECK(strstr(html, "href=\"http") == NULL && strstr(html, "src=\"http") == NULL);
+        CHECK(strstr(html, "<code>udp.port == 41641 || udp.port == 3478</code>") != NULL);
+    }
+    ml_plots_clear(&plots);
+
+    /* a NAT not as configured says NO and what was expected; a failed cell says failed */
+    struct json_object *sym =
+        json_object_object_get(json_object_object_get(r, "nat_observed"), "symmetric");
+    json_object_object_add(sym, "as_configured", json_object_new_boolean(false));
+    json_object_object_add(sym, "mapping", json_object_new_string("endpoint-independent"));
+    struct json_object *cell =
+        json_object_array_get_idx(json_object_object_get(r, "nat_matrix"), 5);
+    json_object_object_add(cell, "outcome", json_object_new_string("failed"));
+    json_object_object_add(cell, "explanation", NULL);
+    json_object_object_add(cell, "reason", json_object_new_string("nebula did not start"));
+    struct json_object *outcomes = json_object_object_get(cell, "outcomes");
+    json_object_object_add(outcomes, "relay", json_object_new_int(0));
+    json_object_object_add(outcomes, "failed", json_object_new_int(2));
+    g_autofree char *bad = render(r);
+    CHECK(bad && strstr(bad, "| symmetric | client-a | endpoint-independent | "
+                             "address-and-port-dependent | no | **NO**, expected "
+                             "address-and-port-dependent mapping, address-and-port-dependent "
+                             "filtering, port not preserved; seen: [^"));
+    CHECK(bad && strstr(bad, "| symmetric |  |  | failed, 2/2 |\n"));
+    /* no stored explanation: the report writes one */
+    CHECK(bad && strstr(bad, "- **symmetric × symmetric**: No tunnel came up in 2 of 2 repeats "
+                             "(nebula did not start)"));
+
+    /* without NAT keys: no NAT section, no grid */
+    struct json_object *plain = fixture_json("results-v2-matrix.json");
+    g_autofree char *pmd = render(plain);
+    CHECK(pmd && !strstr(pmd, "NAT") && !strstr(pmd, "## Captures"));
+    json_object_put(plain);
+    json_object_put(r);
+}
+
+/* Only relative links become links: a reason's "[x](http://...)" stays text. */
+static void test_html_links(void)
+{
+    g_autofree char *html =
+        ml_report_render_html("# t\n\n- [a.pcap](captures/a.pcap), [evil](javascript:x), "
+                              "[far](http://example.com/x), [root](/etc/passwd)\n",
+                              NULL);
+    CHECK(strstr(html, "<a href=\"captures/a.pcap\">a.pcap</a>") != NULL);
+    CHECK(count(html, "<a href") == 1);
+    CHECK(strstr(html, "[evil](javascript:x)") != NULL);
+}
+
 static void expect_sig(double v, int digits, const char *want)
 {
     g_autoptr(GString) s = g_string_new(NULL);
@@ -332,6 +429,8 @@ int main(void)
     test_matrix();
     test_cpu_ranking();
     test_busy_host();
+    test_nat();
+    test_html_links();
     test_significant();
     test_notes();
     test_no_gnuplot();

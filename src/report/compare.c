@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "report/format.h"
+#include "report/natgrid.h"
 #include "report/report.h"
 
 #define get_obj ml_j_obj
@@ -177,6 +178,27 @@ static void warnings_of(struct json_object *w, struct json_object *a, struct jso
         warn(w, "B's host was busy during some passes: its figures are not comparable");
 }
 
+/* A NAT matrix cell whose outcome differs between the runs: a warning, not a row (an outcome is
+ * a word, not a figure with noise). Cells not run on either side say nothing. */
+static void nat_warnings(struct json_object *w, struct json_object *a, struct json_object *b)
+{
+    struct json_object *ma = get_array(a, "nat_matrix"), *mb = get_array(b, "nat_matrix");
+    for (size_t i = 0; i < ml_j_len(ma); i++) {
+        struct json_object *ca = json_object_array_get_idx(ma, i);
+        const char *dp = get_str(ca, "dataplane"), *x = get_str(ca, "a_nat"),
+                   *y = get_str(ca, "b_nat");
+        struct json_object *cb = ml_nat_cell(mb, dp, x, y);
+        const char *oa = get_str(ca, "outcome"), *ob = get_str(cb, "outcome");
+        if (!dp || !x || !y || !oa || !ob || g_strcmp0(oa, ob) == 0 ||
+            g_strcmp0(oa, "not-run") == 0 || g_strcmp0(ob, "not-run") == 0)
+            continue;
+        warn(w, "NAT matrix, %s, %s x %s: %s in A, %s in B%s", dp, x, y, oa, ob,
+             g_strcmp0(ml_nat_expected_outcome(dp, x, y), "race") == 0
+                 ? " (a race: its repeats may go either way)"
+                 : "");
+    }
+}
+
 struct json_object *ml_compare(struct json_object *a, const char *a_name, struct json_object *b,
                                const char *b_name, GError **err)
 {
@@ -197,6 +219,7 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
         json_object_object_add(cmp, side ? "b" : "a", o);
     }
     warnings_of(w, a, b);
+    nat_warnings(w, a, b);
     const char *head = headline(a);
     struct json_object *paths = get_array(a, "paths");
     for (size_t i = 0; i < ml_j_len(paths); i++) {

@@ -34,7 +34,28 @@ static void put_escaped_c(GString *h, char ch)
     }
 }
 
-/* One line of Markdown text: **strong**, *emphasis*, `code`, [^n] markers, \| escapes. */
+/* "[text](href)" at t with a relative href (no scheme, not from the root: a file of the run
+ * directory, so the page still refers to nothing outside it): its length, or 0. */
+static size_t link_at(const char *t, size_t len, size_t *ret_text_len, const char **ret_href,
+                      size_t *ret_href_len)
+{
+    const char *end = t + len;
+    const char *mid = memchr(t, ']', len);
+    if (!mid || mid + 1 >= end || mid[1] != '(' || mid == t + 1)
+        return 0;
+    const char *href = mid + 2;
+    const char *close = memchr(href, ')', (size_t)(end - href));
+    if (!close || close == href || href[0] == '/' || memchr(href, ':', (size_t)(close - href)) ||
+        memchr(t + 1, '[', (size_t)(mid - t - 1)) || memchr(href, ' ', (size_t)(close - href)))
+        return 0;
+    *ret_text_len = (size_t)(mid - t - 1);
+    *ret_href = href;
+    *ret_href_len = (size_t)(close - href);
+    return (size_t)(close - t) + 1;
+}
+
+/* One line of Markdown text: **strong**, *emphasis*, `code`, [^n] markers, relative
+ * [links](href), \| escapes. */
 static void put_inline(GString *h, const char *t, size_t len)
 {
     bool strong = false, em = false, code = false;
@@ -59,6 +80,22 @@ static void put_inline(GString *h, const char *t, size_t len)
                 g_string_append_printf(h, "<sup><a href=\"#note-%.*s\">%.*s</a></sup>", (int)n,
                                        p + 2, (int)n, p + 2);
                 i += 2 + n;
+            } else {
+                g_string_append_c(h, '[');
+            }
+        } else if (!code && p[0] == '[') {
+            size_t text_len, href_len;
+            const char *href;
+            size_t n = link_at(p, len - i, &text_len, &href, &href_len);
+            if (n) {
+                g_string_append(h, "<a href=\"");
+                for (size_t k = 0; k < href_len; k++)
+                    put_escaped_c(h, href[k]);
+                g_string_append(h, "\">");
+                for (size_t k = 0; k < text_len; k++)
+                    put_escaped_c(h, p[1 + k]);
+                g_string_append(h, "</a>");
+                i += n - 1;
             } else {
                 g_string_append_c(h, '[');
             }
@@ -187,6 +224,11 @@ char *ml_report_render_html(const char *markdown, const struct ml_plots *plots)
             g_string_append(h, notes ? "<h2 class=\"notes\">" : "<h2>");
             put_inline0(h, l + 3);
             g_string_append(h, "</h2>\n");
+        } else if (g_str_has_prefix(l, "### ")) {
+            close_block(h, &b);
+            g_string_append(h, "<h3>");
+            put_inline0(h, l + 4);
+            g_string_append(h, "</h3>\n");
         } else if (g_str_has_prefix(l, "# ")) {
             close_block(h, &b);
             g_string_append(h, "<h1>");

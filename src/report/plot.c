@@ -10,6 +10,7 @@
 
 #include "core/spawn.h"
 #include "report/format.h"
+#include "report/natgrid.h"
 
 #define get_obj ml_j_obj
 #define get_array ml_j_array
@@ -21,7 +22,7 @@
 static const struct {
     const char *name;
     const char *title;
-} plots[ML_PLOTS_MAX] = {
+} plots[ML_PLOTS_GNUPLOT] = {
     {"throughput", "Throughput of every pass, Mbit/s (failed passes marked ×)"},
     {"hub-series", "Hub NIC bytes per second during every pass, MB/s (failed seconds marked ×)"},
     {"rtt", "Round-trip time idle and under load, p50 / p90 / p99 / max, ms"},
@@ -307,12 +308,51 @@ static char *draw(const char *gnuplot, const char *dir, const char *name, const 
 
 void ml_plots_none(struct ml_plots *ret, const char *why)
 {
-    *ret = (struct ml_plots){.n = ML_PLOTS_MAX};
-    for (size_t i = 0; i < ML_PLOTS_MAX; i++) {
-        ret->plot[i].name = plots[i].name;
-        ret->plot[i].title = plots[i].title;
+    *ret = (struct ml_plots){.n = ML_PLOTS_GNUPLOT};
+    for (size_t i = 0; i < ML_PLOTS_GNUPLOT; i++) {
+        ret->plot[i].name = g_strdup(plots[i].name);
+        ret->plot[i].title = g_strdup(plots[i].title);
         ret->plot[i].missing = g_strdup(why);
     }
+}
+
+/* A dataplane's name as part of a file name: letters, digits and '-' only. */
+static char *file_safe(const char *name)
+{
+    char *s = g_ascii_strdown(name, -1);
+    for (char *p = s; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '-')
+            *p = '_';
+    return s;
+}
+
+void ml_plots_nat(struct json_object *results, struct ml_plots *p)
+{
+    struct json_object *matrix = get_array(results, "nat_matrix");
+    g_autoptr(GPtrArray) dataplanes = ml_nat_dataplanes_of(matrix);
+    for (guint i = 0; i < dataplanes->len && p->n < ML_PLOTS_MAX; i++) {
+        const char *dp = g_ptr_array_index(dataplanes, i);
+        g_autofree char *safe = file_safe(dp);
+        struct ml_plot *plot = &p->plot[p->n++];
+        *plot = (struct ml_plot){
+            .name = g_strdup_printf("nat-matrix-%s", safe),
+            .title = g_strdup_printf("NAT matrix, %s: green direct (seconds to the first direct "
+                                     "packet), amber relay, red failed, grey not run",
+                                     dp),
+            .svg = ml_nat_svg(matrix, dp),
+            .nat_dataplane = g_strdup(dp),
+        };
+        if (!plot->svg)
+            plot->missing = g_strdup("no cell to draw");
+    }
+}
+
+const struct ml_plot *ml_plots_nat_of(const struct ml_plots *p, const char *dataplane)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (g_strcmp0(p->plot[i].nat_dataplane, dataplane) == 0)
+            return &p->plot[i];
+    return NULL;
 }
 
 void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_plots *ret)
@@ -323,12 +363,13 @@ void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_p
             "%s is not installed; install gnuplot-nox and run 'meshlab report RUN_DIR'",
             gnuplot ? gnuplot : "gnuplot");
         ml_plots_none(ret, why);
+        ml_plots_nat(results, ret);
         return;
     }
     ml_plots_none(ret, NULL);
     g_autoptr(GError) err = NULL;
     g_autofree char *dir = g_dir_make_tmp("meshlab-plot-XXXXXX", &err);
-    for (size_t i = 0; i < ML_PLOTS_MAX; i++) {
+    for (size_t i = 0; i < ML_PLOTS_GNUPLOT; i++) {
         struct ml_plot *p = &ret->plot[i];
         g_autofree char *script = ml_plot_script(results, p->name);
         if (!dir)
@@ -340,6 +381,7 @@ void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_p
     }
     if (dir)
         g_rmdir(dir);
+    ml_plots_nat(results, ret);
 }
 
 void ml_plots_clear(struct ml_plots *p)
@@ -347,6 +389,9 @@ void ml_plots_clear(struct ml_plots *p)
     for (size_t i = 0; i < p->n; i++) {
         g_clear_pointer(&p->plot[i].svg, g_free);
         g_clear_pointer(&p->plot[i].missing, g_free);
+        g_clear_pointer(&p->plot[i].name, g_free);
+        g_clear_pointer(&p->plot[i].title, g_free);
+        g_clear_pointer(&p->plot[i].nat_dataplane, g_free);
     }
     p->n = 0;
 }

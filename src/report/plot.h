@@ -7,13 +7,17 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#define ML_PLOTS_MAX 4
+/* gnuplot's pictures, then one NAT matrix grid per dataplane (report/natgrid.h) */
+#define ML_PLOTS_GNUPLOT 4
+#define ML_PLOTS_NAT_MAX 4
+#define ML_PLOTS_MAX (ML_PLOTS_GNUPLOT + ML_PLOTS_NAT_MAX)
 
 struct ml_plot {
-    const char *name;  /* plots/NAME.svg */
-    const char *title; /* what it shows, with its units */
-    char *svg;         /* NULL when not drawn */
-    char *missing;     /* why not drawn */
+    char *name;          /* plots/NAME.svg */
+    char *title;         /* what it shows, with its units */
+    char *svg;           /* NULL when not drawn */
+    char *missing;       /* why not drawn */
+    char *nat_dataplane; /* a NAT matrix grid's dataplane; NULL for gnuplot's pictures */
 };
 
 struct ml_plots {
@@ -25,8 +29,13 @@ struct ml_plots {
  * program name or path, NULL for "gnuplot"), its data in a private temporary directory. Never
  * fails: a picture that cannot be drawn has its reason in missing. */
 void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_plots *ret);
-/* The pictures with no SVG, each saying why (tests, and a renderer without gnuplot). */
+/* gnuplot's pictures with no SVG, each saying why (tests, and a renderer without gnuplot). */
 void ml_plots_none(struct ml_plots *ret, const char *why);
+/* Appends the NAT matrix grid of each dataplane of results.json's nat_matrix, drawn by C
+ * (ml_nat_svg): plots/nat-matrix-DATAPLANE.svg. ml_plots_draw calls it, gnuplot or not. */
+void ml_plots_nat(struct json_object *results, struct ml_plots *plots);
+/* The NAT matrix grid of dataplane, or NULL. */
+const struct ml_plot *ml_plots_nat_of(const struct ml_plots *plots, const char *dataplane);
 void ml_plots_clear(struct ml_plots *p);
 
 /* The gnuplot script and data of one picture, without running anything (for tests): NULL

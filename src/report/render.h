@@ -31,5 +31,10 @@ void ml_section_cpu(struct ml_render *c);
 void ml_section_physics(struct ml_render *c);
 void ml_section_variance(struct ml_render *c);
 void ml_section_vps(struct ml_render *c);
+/* The NAT sections (natreport.c), each absent when results.json has no NAT: the behaviour
+ * observed, the matrix of each dataplane (grid, picture, explanations), the captures. */
+void ml_section_nat_observed(struct ml_render *c);
+void ml_section_nat_matrix(struct ml_render *c);
+void ml_section_nat_captures(struct ml_render *c);
 /* The notice at the top of a run whose host was busy. */
 void ml_section_busy_notice(struct ml_render *c);

@@ -307,3 +307,115 @@ busy = document([measured("plain", "client-a to client-b over the bridge, unencr
                           "192.0.2.12", "quiet", plain_passes(busy=True), 0.9, accel="kvm")],
                 order_of(["plain"]), busy=True, accel="kvm", run_id="20261130-101500-ffffff")
 write("results-v2-busy.json", busy)
+
+
+# The NAT matrix (docs/results.md, nat_observed and nat_matrix): NAT observed for three types, a
+# nebula matrix over [none, port-restricted-cone, symmetric] with 2 repeats (direct, relay, a
+# race that went both ways) and a Tailscale matrix whose artifacts are missing.
+NAT_TYPES = ["none", "port-restricted-cone", "symmetric"]
+EXPLAIN = {
+    ("none", "none"): "client-b has no NAT, so client-a's first packet to it opens the way: direct.",
+    ("none", "port-restricted-cone"): "client-a has no NAT, so client-b's first packet to it opens the way: direct.",
+    ("none", "symmetric"): "client-a has no NAT, so client-b's first packet to it opens the way: direct.",
+    ("port-restricted-cone", "port-restricted-cone"):
+        "Both NATs keep one port for every destination but let in only what their side has sent to, so both "
+        "sides must punch at about the same time: direct. It is a race between nebula's hole punch and its "
+        "relay set-up (a tunnel that comes up relayed stays relayed), and the repeats differ: 1 direct, 1 relay.",
+    ("port-restricted-cone", "symmetric"):
+        "client-b's symmetric NAT picks a new port for every destination, so the port the hub saw is not the "
+        "one client-b uses towards client-a, and client-a's NAT lets in only the exact addresses and ports it "
+        "has sent to: relay.",
+    ("symmetric", "symmetric"): "Both NATs pick a new port for every destination, so neither side can predict where to send: relay.",
+}
+
+
+def nat_observed():
+    def obs(node, t, mapping, filtering, preserved, seen):
+        return {"node": node, "type": t, "mapping": mapping, "filtering": filtering,
+                "port_preserved": preserved,
+                "expected": {"mapping": mapping, "filtering": filtering, "port_preserved": preserved},
+                "as_configured": True, "seen": seen}
+    return {
+        "full-cone": obs("client-a", "full-cone", "endpoint-independent", "endpoint-independent", True,
+                         "mapped 172.16.11.2:40001 to 192.0.2.11:40001 towards 192.0.2.10:3478 and "
+                         "192.0.2.20:3479; a send from 192.0.2.20:3480 got in"),
+        "port-restricted-cone": obs("client-a", "port-restricted-cone", "endpoint-independent",
+                                    "address-and-port-dependent", True,
+                                    "mapped 172.16.11.2:40001 to 192.0.2.11:40001 towards both hub "
+                                    "addresses; sends from 192.0.2.10:3480 and 192.0.2.20:3478 were dropped"),
+        "symmetric": obs("client-a", "symmetric", "address-and-port-dependent", "address-and-port-dependent",
+                         False, "mapped 172.16.11.2:40001 to 192.0.2.11:61234 towards 192.0.2.10:3479, "
+                         "to 192.0.2.11:52011 towards 192.0.2.10:3478, to 192.0.2.11:47702 towards 192.0.2.20:3478"),
+    }
+
+
+def nat_repeat(dp, a, b, i, outcome, secs=None, hub=None):
+    name = "%s-%s-%s-%d" % (dp, a, b, i)
+    timeline = [{"t": 0.5, "state": "relay" if outcome == "relay" or secs and secs > 1 else "direct"}]
+    if outcome == "direct" and secs and secs > 1:
+        timeline.append({"t": secs, "state": "direct", "remote": "192.0.2.12:4242"})
+    return {"outcome": outcome, "seconds_to_direct": secs, "hub_bytes": hub, "reason": None,
+            "view": ("nebula print-tunnel: currentRemote 192.0.2.12:4242" if outcome == "direct" else
+                     "nebula print-tunnel: currentRemote null, relayed by 10.42.0.1"),
+            "captures": ["captures/nat/%s/hub.pcap" % name, "captures/nat/%s/client-a.pcap" % name],
+            "timeline": timeline}
+
+
+def nat_cell(dp, a, b, repeats, reason=None):
+    n = {k: sum(1 for r in repeats if r["outcome"] == k) for k in ("direct", "relay", "failed")}
+    if not repeats:
+        outcome = "not-run"
+    else:
+        outcome = max(("direct", "relay", "failed"), key=lambda k: (n[k], -("direct", "relay", "failed").index(k)))
+    secs = [r["seconds_to_direct"] for r in repeats if r["outcome"] == "direct"]
+    hubs = [r["hub_bytes"] for r in repeats if r["hub_bytes"] is not None]
+    prc = {"none": "direct", "port-restricted-cone": "race" if dp == "nebula" else "direct", "symmetric": "relay"}
+    expected = "direct" if "none" in (a, b) else ("relay" if "symmetric" in (a, b) else prc[a])
+    return {"a_nat": a, "b_nat": b, "a_node": "client-a", "b_node": "client-b", "dataplane": dp,
+            "path": dp + "-auto", "outcome": outcome, "reason": reason, "expected": expected,
+            "outcomes": n, "seconds_to_direct": statistics.median(secs) if secs else None,
+            "hub_bytes": statistics.median(hubs) if hubs else None,
+            "explanation": EXPLAIN[(a, b)] if repeats else "Not run: " + reason + ".",
+            "repeats": repeats}
+
+
+def nat_doc():
+    doc = matrix_doc("20261130-111500-4a7c0e")
+    doc["lab"] = "nat-lesson"
+    doc["topology"] = "topologies/nat-lesson.yaml"
+    doc["paths"] = doc["paths"][:1] + doc["paths"][3:4]
+    doc["order"] = [o for o in doc["order"] if o["path"] == "plain"]
+    doc["nat_observed"] = nat_observed()
+    rep = nat_repeat
+    nebula = {
+        ("none", "none"): [rep("nebula", "none", "none", 1, "direct", 0.4, 2100),
+                           rep("nebula", "none", "none", 2, "direct", 0.6, 2300)],
+        ("none", "port-restricted-cone"): [rep("nebula", "none", "port-restricted-cone", 1, "direct", 1.2, 3100),
+                                           rep("nebula", "none", "port-restricted-cone", 2, "direct", 1.4, 2900)],
+        ("none", "symmetric"): [rep("nebula", "none", "symmetric", 1, "direct", 1.1, 3000),
+                                rep("nebula", "none", "symmetric", 2, "direct", 2.5, 5200)],
+        ("port-restricted-cone", "port-restricted-cone"):
+            [rep("nebula", "port-restricted-cone", "port-restricted-cone", 1, "direct", 2.5, 9000),
+             rep("nebula", "port-restricted-cone", "port-restricted-cone", 2, "relay", None, 120000)],
+        ("port-restricted-cone", "symmetric"):
+            [rep("nebula", "port-restricted-cone", "symmetric", 1, "relay", None, 118000),
+             rep("nebula", "port-restricted-cone", "symmetric", 2, "relay", None, 122000)],
+        ("symmetric", "symmetric"): [rep("nebula", "symmetric", "symmetric", 1, "relay", None, 121000),
+                                     rep("nebula", "symmetric", "symmetric", 2, "relay", None, 119000)],
+    }
+    cells = []
+    for i, a in enumerate(NAT_TYPES):
+        for b in NAT_TYPES[i:]:
+            cells.append(nat_cell("nebula", a, b, nebula[(a, b)]))
+    for i, a in enumerate(NAT_TYPES):
+        for b in NAT_TYPES[i:]:
+            cells.append(nat_cell("tailscale", a, b, [], "not run: " + LONG))
+    for c in cells:
+        if c["outcome"] == "not-run":
+            c["explanation"] = "Not run: " + LONG + "."  # the reason, as a sentence
+    doc["nat_matrix"] = cells
+    doc["captures_filter"] = "udp.port == 4242"
+    return doc
+
+
+write("results-v2-nat.json", nat_doc())
