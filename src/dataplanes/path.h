@@ -110,8 +110,6 @@ struct ml_auto_ops {
     bool (*start)(struct ml_lab *lab, GError **err);
     /* Waits until the client reaches the server through the overlay. */
     bool (*wait)(struct ml_lab *lab, GError **err);
-    /* The capture display filter that shows its hole punch ("udp.port == 4242"). */
-    const char *capture_filter;
 };
 
 /* For a path with hub role ML_HUB_FOUND: the role its dataplane's view in ev->own[0] shows

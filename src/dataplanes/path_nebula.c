@@ -175,7 +175,6 @@ static const struct ml_auto_ops nebula_auto = {
     .stop = auto_stop,
     .start = auto_start,
     .wait = auto_wait,
-    .capture_filter = "udp.port == 4242",
 };
 
 static char *conflict(const struct ml_topology *t)

@@ -515,7 +515,6 @@ static const struct ml_auto_ops tailscale_auto = {
     .stop = auto_stop,
     .start = auto_start,
     .wait = auto_wait,
-    .capture_filter = "udp.port == 41641 || udp.port == 3478",
 };
 
 const struct ml_dataplane ml_dataplane_tailscale = {

@@ -228,7 +228,7 @@ void ml_nat_cell_summarise(struct json_object *cell)
         nr += o && !strcmp(o, "relay");
         nf += !o || !strcmp(o, "failed");
     }
-    const char *outcome = nd >= nr && nd >= nf && nd ? "direct" : nr >= nf && nr ? "relay" : "failed";
+    const char *outcome = ml_nat_majority(nd, nr, nf);
     struct json_object *counts = json_object_new_object();
     json_object_object_add(counts, "direct", json_object_new_int((int)nd));
     json_object_object_add(counts, "relay", json_object_new_int((int)nr));
@@ -397,15 +397,7 @@ static struct json_object *cell_new(const struct ml_topology *t, const struct ml
 
 static void cell_explain(struct json_object *c)
 {
-    struct json_object *n = json_object_object_get(c, "outcomes");
-    g_autofree char *text = ml_nat_explain(
-        json_object_get_string(json_object_object_get(c, "dataplane")),
-        json_object_get_string(json_object_object_get(c, "a_nat")),
-        json_object_get_string(json_object_object_get(c, "b_nat")),
-        json_object_get_string(json_object_object_get(c, "outcome")),
-        n ? (unsigned)json_object_get_int(json_object_object_get(n, "direct")) : 0,
-        n ? (unsigned)json_object_get_int(json_object_object_get(n, "relay")) : 0,
-        n ? (unsigned)json_object_get_int(json_object_object_get(n, "failed")) : 0);
+    g_autofree char *text = ml_nat_explain_cell(c);
     json_object_object_add(c, "explanation", text ? json_object_new_string(text) : NULL);
 }
 
