@@ -42,11 +42,13 @@ build() {
         ip netns exec "$cli" sh -e "$dir/setup.sh"
 }
 
-# probe TYPE OUT [CLIENT_PORTS]: the hub's half in the background, the client's inside.
+# probe TYPE OUT [CLIENT_PORTS]: the hub's half in the background, the client's where its
+# daemons would run (inside, or for none the client's root namespace).
 probe() {
     ip netns exec "$hub" $py - $a1 $a2 3479 3480 <"$dir/hub.py" >"$dir/$2.hub" &
-    local hubpid=$!
-    ip netns exec "$in" $py - $a1 $a2 3479 3480 ${3:-} <"$dir/client.py" >"$dir/$2.out"
+    local hubpid=$! where=$in
+    [ "$1" = none ] && where=$cli
+    ip netns exec "$where" $py - $a1 $a2 3479 3480 ${3:-} <"$dir/client.py" >"$dir/$2.out"
     local rc=$?
     wait $hubpid || rc=1
     return $rc

@@ -28,6 +28,12 @@ static bool same_behaviour(struct ml_nat_behaviour a, struct ml_nat_behaviour b)
 
 /* Probe outputs recorded from tests/nat_netns.sh (client 192.0.2.11, hub 192.0.2.10 and .20). */
 static const char *const recorded[ML_NAT_TYPES] = {
+    [ML_NAT_NONE] =
+        "{\"inside\": \"192.0.2.11\", \"map_port\": 40001, \"filt_port\": 40002, \"mapped"
+        "\": [{\"to\": \"192.0.2.10:3479\", \"seen\": \"192.0.2.11:40001\"}, {\"to\": \"1"
+        "92.0.2.10:3480\", \"seen\": \"192.0.2.11:40001\"}, {\"to\": \"192.0.2.20:3479\","
+        " \"seen\": \"192.0.2.11:40001\"}], \"filt_seen\": \"192.0.2.11:40002\", \"receiv"
+        "ed\": {\"same\": true, \"new-port\": false, \"new-address\": false}}",
     [ML_NAT_ONE_TO_ONE] =
         "{\"inside\": \"172.16.11.2\", \"map_port\": 40001, \"filt_port\": 40002, \"mappe"
         "d\": [{\"to\": \"192.0.2.10:3479\", \"seen\": \"192.0.2.11:40001\"}, {\"to\": \""
@@ -62,7 +68,7 @@ static const char *const recorded[ML_NAT_TYPES] = {
 
 static void check_parser(void)
 {
-    for (int t = ML_NAT_ONE_TO_ONE; t < ML_NAT_TYPES; t++) {
+    for (int t = ML_NAT_NONE; t < ML_NAT_TYPES; t++) {
         g_autoptr(GString) seen = g_string_new(NULL);
         struct ml_nat_behaviour b = parse_ok(recorded[t], seen);
         CHECK(same_behaviour(b, ml_nat_expected(t)));

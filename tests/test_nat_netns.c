@@ -65,7 +65,7 @@ static int check_netns(const struct ml_topology *topo)
                            HUB_A2, "192.0.2.11"};
     for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
         g_ptr_array_add(argv, g_strdup(fixed[i]));
-    for (int t = ML_NAT_ONE_TO_ONE; t < ML_NAT_TYPES; t++) {
+    for (int t = ML_NAT_NONE; t < ML_NAT_TYPES; t++) {
         g_autofree char *rules = ml_nat_ruleset(topo, 1, t);
         g_autofree char *name = g_strdup_printf("%s.nft", ml_nat_type_name(t));
         CHECK(write_file(dir, name, rules));
@@ -83,7 +83,7 @@ static int check_netns(const struct ml_topology *topo)
         ret = 77;
     } else {
         CHECK(rc == 0);
-        for (int t = ML_NAT_ONE_TO_ONE; t < ML_NAT_TYPES; t++) {
+        for (int t = ML_NAT_NONE; t < ML_NAT_TYPES; t++) {
             g_autofree char *name = g_strdup_printf("%s.out", ml_nat_type_name(t));
             g_autofree char *out = read_file(dir, name);
             g_autoptr(GString) seen = g_string_new(NULL);

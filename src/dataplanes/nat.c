@@ -31,13 +31,18 @@ struct ml_nat_behaviour ml_nat_expected(enum ml_nat_type type)
     const enum ml_nat_dependence ei = ML_NAT_ENDPOINT_INDEPENDENT, ad = ML_NAT_ADDRESS_DEPENDENT,
                                  apd = ML_NAT_ADDRESS_AND_PORT_DEPENDENT;
     switch (type) {
+    case ML_NAT_NONE:
+        /* No NAT, but the guest firewall is stateful: UDP to a port it does not open (the
+         * probe's, tailscaled's) gets in only as a reply. Its open ports (nebula's) filter
+         * endpoint-independently. */
+        return (struct ml_nat_behaviour){ei, apd, true};
     case ML_NAT_RESTRICTED_CONE:
         return (struct ml_nat_behaviour){ei, ad, true};
     case ML_NAT_PORT_RESTRICTED_CONE:
         return (struct ml_nat_behaviour){ei, apd, true};
     case ML_NAT_SYMMETRIC:
         return (struct ml_nat_behaviour){apd, apd, false};
-    default: /* none, one-to-one, full-cone */
+    default: /* one-to-one, full-cone */
         return (struct ml_nat_behaviour){ei, ei, true};
     }
 }

@@ -36,7 +36,8 @@ struct ml_nat_behaviour {
     bool port_preserved;
 };
 
-/* What a NAT of this type must show the probe. */
+/* What a NAT of this type must show the probe. For none that is the guest firewall's
+ * filtering: address-and-port-dependent (see nat.c). */
 struct ml_nat_behaviour ml_nat_expected(enum ml_nat_type type);
 
 /* Pure: table ip meshlab_nat for node behind type (for none: only its deletion), as loaded by
