@@ -166,9 +166,9 @@ const char *ml_nat_exec_prefix(enum ml_nat_type type)
 /* The probe's two halves, run with python3 (every Debian 12 guest has it) as
  * `python3 - A1 A2 P1 P2` with the script on stdin. */
 static const char hub_script[] =
-    "# meshlab NAT probe, hub side: A1 A2 P1 P2 [LIMIT_S]. Reflects each \"map\" with the source "
-    "it\n"
-    "# saw; answers \"filt\" on A1:P1 from A2:P1, then A1:P2, then (0.2 s later) A1:P1 itself.\n"
+    "# meshlab NAT probe, hub side: A1 A2 P1 P2 [LIMIT_S]. Reflects each \"map\" with the\n"
+    "# source it saw; answers \"filt\" on A1:P1 from A2:P1, then A1:P2, then (0.2 s later)\n"
+    "# A1:P1 itself. Ends after LIMIT_S (20) or 3 s without a datagram.\n"
     "import json, select, socket, sys, time\n"
     "a1, a2, p1, p2 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
     "limit = float(sys.argv[5]) if len(sys.argv) > 5 else 20.0\n"
