@@ -1,11 +1,12 @@
-/* Every ruleset meshlab loads into a guest (the firewall, and each path's policy on each node)
- * through the real nft's check mode (`nft -c -f FILE`: parsed and sent to the kernel in a
+/* Every ruleset meshlab loads into a guest (the firewall, each path's policy on each node, and
+ * each NAT type on each client) through the real nft's check mode (`nft -c -f FILE`: parsed and sent to the kernel in a
  * transaction that is aborted), inside a throwaway network namespace so the host's own ruleset
  * is never touched. Needs root and nft (Debian package nftables); skips without them. */
 #include "check.h"
 
 #include <unistd.h>
 
+#include "dataplanes/nat.h"
 #include "dataplanes/nft.h"
 #include "dataplanes/path.h"
 #include "topology/topology.h"
@@ -52,6 +53,18 @@ static void check_topology(const char *nft, const struct ml_topology *topo)
             g_autofree char *policy = ml_nft_policy(topo, i, ops->policy);
             g_autofree char *both = g_strconcat(fw, policy, NULL);
             g_autofree char *what = g_strdup_printf("%s on %s", ops->name, topo->nodes[i].name);
+            CHECK(nft_check(nft, what, both));
+        }
+    }
+    /* Each NAT type on each client, loaded next to the firewall as on the guests. */
+    for (size_t i = 0; i < topo->n_nodes; i++) {
+        if (i == topo->wireguard.hub)
+            continue;
+        for (int t = 0; t < ML_NAT_TYPES; t++) {
+            g_autofree char *nat = ml_nat_ruleset(topo, i, t);
+            g_autofree char *both = g_strconcat(fw, nat, NULL);
+            g_autofree char *what =
+                g_strdup_printf("the %s NAT on %s", ml_nat_type_name(t), topo->nodes[i].name);
             CHECK(nft_check(nft, what, both));
         }
     }

@@ -36,7 +36,8 @@ struct ml_nat_behaviour {
     bool port_preserved;
 };
 
-/* What a NAT of this type must show the probe. */
+/* What a NAT of this type must show the probe. For none that is the guest firewall's
+ * filtering: address-and-port-dependent (see nat.c). */
 struct ml_nat_behaviour ml_nat_expected(enum ml_nat_type type);
 
 /* Pure: table ip meshlab_nat for node behind type (for none: only its deletion), as loaded by
@@ -48,6 +49,17 @@ char *ml_nat_setup_script(const struct ml_topology *topo, size_t node);
 /* "ip netns exec mlnat " for a NATed type, "" for none: what a command that must run where the
  * client's daemons run is prefixed with. */
 const char *ml_nat_exec_prefix(enum ml_nat_type type);
+/* The same script for a namespace named netns (tests build several side by side). */
+char *ml_nat_setup_script_in(const struct ml_topology *topo, size_t node, const char *netns);
+
+/* The probe's halves, python3 scripts run as `python3 - ARGS` with the script on stdin: the
+ * hub's in its root namespace, the client's where its daemons run (ml_nat_exec_prefix). ARGS is
+ * ml_nat_probe_args: "A1 A2 P1 P2", the hub's two addresses and ML_PORT_NAT_PROBE{,_ALT}. The
+ * client's may be given two more, its own ports (default ML_NAT_PROBE_PORTS). */
+const char *ml_nat_probe_hub_script(void);
+const char *ml_nat_probe_client_script(void);
+char *ml_nat_probe_args(const struct ml_topology *topo);
+#define ML_NAT_PROBE_PORTS "40001 40002" /* the inside's ports: mapping, then filtering test */
 
 /* Puts node behind type: the namespace (when not there yet), the ruleset, conntrack flushed
  * on node. Saves the ruleset as RUN_DIR/rulesets/nat/NODE-TYPE.nft. */

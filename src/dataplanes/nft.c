@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "dataplanes/nat.h"
 #include "dataplanes/path.h"
 
 #include "topology/plan.h"
@@ -70,6 +71,11 @@ char *ml_nft_firewall(const struct ml_topology *topo)
     g_string_append(s, "    }\n"
                        "    chain forward {\n"
                        "        type filter hook forward priority 0; policy accept;\n"
+                       "        # A NATed client's daemons sit behind " ML_NAT_VETH_OUT
+                       ": their transport\n"
+                       "        # is routed between it and the lab NIC (dataplanes/nat.h)\n"
+                       "        iifname \"" ML_NAT_VETH_OUT "\" oifname \"" ML_LAB_NIC "\" accept\n"
+                       "        iifname \"" ML_LAB_NIC "\" oifname \"" ML_NAT_VETH_OUT "\" accept\n"
                        "        iifname != \"" ML_LAB_NIC "\" jump transport\n"
                        "        oifname != \"" ML_LAB_NIC "\" jump transport\n"
                        "    }\n"

@@ -11,6 +11,8 @@ static const struct ml_port fixed[] = {
     {"ssh", ML_PROTO_TCP, ML_PORT_SSH, true, NULL},
     {"Headscale and its DERP relay", ML_PROTO_TCP, ML_PORT_HTTPS, true, "tailscale"},
     {"Headscale's STUN", ML_PROTO_UDP, ML_PORT_STUN, true, "tailscale"},
+    {"NAT probe", ML_PROTO_UDP, ML_PORT_NAT_PROBE, true, NULL},
+    {"NAT probe", ML_PROTO_UDP, ML_PORT_NAT_PROBE_ALT, true, NULL},
     {"iperf3", ML_PROTO_TCP, ML_PORT_IPERF3, true, NULL},
     {"nebula", ML_PROTO_UDP, ML_PORT_NEBULA, true, "nebula"},
     {"tailscaled", ML_PROTO_UDP, ML_PORT_TAILSCALED, false, "tailscale"},

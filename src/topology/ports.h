@@ -9,11 +9,13 @@
 #include "topology/topology.h"
 
 #define ML_PORT_SSH 22
-#define ML_PORT_HTTPS 443        /* Headscale's control server and embedded DERP relay */
-#define ML_PORT_STUN 3478        /* Headscale's embedded STUN server */
-#define ML_PORT_NEBULA 4242      /* nebula on every node, the lighthouse and relay included */
-#define ML_PORT_IPERF3 5201      /* iperf3's default, which the measurements use */
-#define ML_PORT_TAILSCALED 41641 /* tailscaled --port */
+#define ML_PORT_HTTPS 443          /* Headscale's control server and embedded DERP relay */
+#define ML_PORT_STUN 3478          /* Headscale's embedded STUN server */
+#define ML_PORT_NAT_PROBE 3479     /* the NAT probe on the hub (dataplanes/nat.h): P1 */
+#define ML_PORT_NAT_PROBE_ALT 3480 /* ... and its second port, P2 */
+#define ML_PORT_NEBULA 4242        /* nebula on every node, the lighthouse and relay included */
+#define ML_PORT_IPERF3 5201        /* iperf3's default, which the measurements use */
+#define ML_PORT_TAILSCALED 41641   /* tailscaled --port */
 #define ML_PORT_WIREGUARD_DEFAULT 51820 /* wireguard.listen_port unless the topology says */
 
 #define ML_PORTS_MAX 16
