@@ -238,13 +238,16 @@ void ml_nat_cell_summarise(struct json_object *cell)
     json_object_object_add(cell, "seconds_to_direct",
                            reps ? median_of(reps, "seconds_to_direct", false) : NULL);
     json_object_object_add(cell, "hub_bytes", reps ? median_of(reps, "hub_bytes", true) : NULL);
-    if (!strcmp(outcome, "failed") && reps && json_object_array_length(reps)) {
-        struct json_object *why = json_object_object_get(
-            json_object_array_get_idx(reps, json_object_array_length(reps) - 1), "reason");
-        json_object_object_add(cell, "reason", json_object_get(why));
-    } else {
-        json_object_object_add(cell, "reason", NULL);
+    /* A failed cell says why its last failed repeat failed. */
+    struct json_object *why = NULL;
+    for (size_t i = 0; !strcmp(outcome, "failed") && reps && i < json_object_array_length(reps);
+         i++) {
+        struct json_object *r = json_object_array_get_idx(reps, i);
+        const char *o = json_object_get_string(json_object_object_get(r, "outcome"));
+        if (!o || !strcmp(o, "failed"))
+            why = json_object_object_get(r, "reason");
     }
+    json_object_object_add(cell, "reason", json_object_get(why));
 }
 
 struct cellrun {
