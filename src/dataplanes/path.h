@@ -92,6 +92,8 @@ struct ml_dataplane {
 
 /* How a dataplane takes part when nothing forces its path. */
 struct ml_auto_ops {
+    /* Node's address inside the overlay (0.0.0.0 while not assigned). */
+    struct in_addr (*address)(const struct ml_lab *lab, size_t node);
     /* The guest command, run in the client's root namespace, that prints the dataplane's view
      * of its tunnel to the server (the command enters the namespace itself). */
     char *(*view_cmd)(const struct ml_lab *lab);

@@ -168,7 +168,13 @@ static bool auto_wait(struct ml_lab *lab, GError **err)
 }
 
 /* nebula 1.6.1 print-tunnel JSON: currentRemote is "IP:PORT" (or an object) when direct. */
+static struct in_addr auto_address(const struct ml_lab *lab, size_t node)
+{
+    return ml_nebula_address(lab->topo, node);
+}
+
 static const struct ml_auto_ops nebula_auto = {
+    .address = auto_address,
     .view_cmd = ml_nebula_view_cmd,
     .view_parse = view_parse,
     .direct_re = "\"currentRemote\":\\s*(\"[0-9]|\\{)",

@@ -507,7 +507,17 @@ static bool auto_wait(struct ml_lab *lab, GError **err)
     return settle_on(lab, true, err);
 }
 
+static struct in_addr auto_address(const struct ml_lab *lab, size_t node)
+{
+    struct in_addr a = {0};
+    const char *ip = ts_ip(lab, node);
+    if (ip)
+        inet_pton(AF_INET, ip, &a);
+    return a;
+}
+
 static const struct ml_auto_ops tailscale_auto = {
+    .address = auto_address,
     .view_cmd = auto_view_cmd,
     .view_parse = auto_view_parse,
     .view_own = 1,

@@ -111,7 +111,8 @@ bool ml_nat_lab_up(struct ml_lab *lab, GError **err)
 /* ---- one repeat of a cell ---- */
 
 /* Runs in the client's root namespace (the commands it starts enter the namespace themselves):
- * pings the server's overlay address 5 times a second from the first moment, and polls the
+ * pings the server's overlay address 5 times a second from the first moment (the server pings
+ * back from the same moment, back_ping_start), and polls the
  * dataplane's view every half second until the window ends or the view showed direct twice in
  * a row. Prints {"polls": [{"t", "out"}], "ping": "..."}; t is when the view's answer came,
  * seconds after the first ping left. */
@@ -264,6 +265,8 @@ static bool run_on(struct ml_lab *lab, size_t node, const char *cmd, GError **er
     return out != NULL;
 }
 
+static bool back_ping_start(struct cellrun *cr, GError **err);
+
 static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
 {
     struct ml_lab *lab = cr->lab;
@@ -278,10 +281,24 @@ static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
                     *q_view = g_shell_quote(view);
     g_autofree char *cmd = g_strdup_printf("python3 - %s %s %s %s %s", q_target, q_window, q_re,
                                            q_prefix, q_view);
-    g_autofree char *out =
-        ml_agent_run(ml_lab_dom(lab, t->measure.client), cmd, watch_py, cr->window_s + 60.0, err);
-    if (!out)
+    /* The watch first, then the server's pings: both start within a moment of each other (the
+     * watch's Python takes longer to start than the agent takes to start a ping). */
+    virDomainPtr client = ml_lab_dom(lab, t->measure.client);
+    long long pid = 0;
+    if (!ml_agent_spawn(client, cmd, watch_py, &pid, err) || !back_ping_start(cr, err))
         return false;
+    struct ml_exec ex = {0};
+    if (!ml_agent_wait(client, pid, cr->window_s + 60.0, &ex, err))
+        return false;
+    g_autofree char *out = g_strdup(ex.out ? ex.out : "");
+    int code = ex.exit_code;
+    g_autofree char *why = g_strdup(ex.err ? ex.err : "");
+    ml_exec_clear(&ex);
+    if (code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the NAT matrix's watch exited %d: %.300s", code,
+                    why);
+        return false;
+    }
     *ret = json_tokener_parse(out);
     if (!*ret) {
         g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the NAT matrix's watch printed no JSON: %.200s",
@@ -289,6 +306,32 @@ static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
         return false;
     }
     return true;
+}
+
+#define BACK_PIDFILE "/run/meshlab-nat-ping.pid"
+
+/* The server speaks too, from the same moment: two peers that both want to talk, as an iperf3 or
+ * a TCP connection does both ways. A dataplane that can only go direct when the NATed side sends
+ * first gets that chance (nebula 1.6.1, one side pinging: see docs/nat-traversal.md). */
+static bool back_ping_start(struct cellrun *cr, GError **err)
+{
+    struct ml_lab *lab = cr->lab;
+    const struct ml_topology *t = lab->topo;
+    char peer[16];
+    ml_ip_str(cr->a->address(lab, t->measure.client), peer);
+    g_autofree char *cmd = g_strdup_printf(
+        "echo $$ > " BACK_PIDFILE "; exec %sping -n -q -i 0.2 -w %u %s >/dev/null 2>&1",
+        ml_lab_netns_prefix(lab, t->measure.server), cr->window_s + 5, peer);
+    long long pid = 0;
+    return ml_agent_spawn(ml_lab_dom(lab, t->measure.server), cmd, NULL, &pid, err);
+}
+
+static bool back_ping_stop(struct cellrun *cr, GError **err)
+{
+    return run_on(cr->lab, cr->lab->topo->measure.server,
+                  "[ -f " BACK_PIDFILE " ] && kill $(cat " BACK_PIDFILE ") 2>/dev/null; rm -f " BACK_PIDFILE
+                  "; true",
+                  err);
 }
 
 static bool hub_bytes(struct ml_lab *lab, long long *ret, GError **err)
@@ -333,7 +376,11 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     struct json_object *w = NULL;
     GError *e = NULL;
     bool ok = hub_bytes(lab, &h0, &e) && cr->a->start(lab, &e) && watch(cr, &w, &e) &&
-              hub_bytes(lab, &h1, &e);
+              back_ping_stop(cr, &e) && hub_bytes(lab, &h1, &e);
+    if (!ok) {
+        g_autoptr(GError) stop = NULL;
+        back_ping_stop(cr, &stop);
+    }
     bool check_ok = false;
     struct json_object *chk = NULL;
     if (ok)
@@ -374,9 +421,11 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     ml_lab_write(lab, rel, json_object_get_string(json_object_object_get(w, "ping")), -1, NULL);
     json_object_put(w);
     struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
-    ml_progress("nat", "%s %s x %s, repeat %u: %s%s%s", cr->ops->dataplane->name, an, bn, r,
-                json_object_get_string(json_object_object_get(rep, "outcome")),
-                std ? ", direct after " : "", std ? json_object_get_string(std) : "");
+    g_autofree char *after =
+        std ? g_strdup_printf(", direct %.1f s after the first ping", json_object_get_double(std))
+            : g_strdup("");
+    ml_progress("nat", "%s %s x %s, repeat %u: %s%s", cr->ops->dataplane->name, an, bn, r,
+                json_object_get_string(json_object_object_get(rep, "outcome")), after);
     return true;
 }
 
