@@ -92,11 +92,14 @@ say(prc.get("filtering") == "address-and-port-dependent",
     "port-restricted-cone: address-and-port-dependent filtering (%s)" % prc.get("filtering"))
 say(all(o.get("as_configured") for o in obs.values()) and len(obs) == 3,
     "every observed NAT behaves as configured (%s)" % sorted(obs))
-paths = {p["path"]: p for p in r["paths"]}
+paths = {p["name"]: p for p in r["paths"]}
 na = paths.get("nebula-auto", {})
 say(na.get("status") == "measured",
     "nebula-auto measured through a full cone and a port-restricted cone (%s: %s)" % (na.get("status"), na.get("reason")))
 say(na.get("found") in ("direct", "relay"), "nebula-auto says which path it found (%s)" % na.get("found"))
+chk = (na.get("checks") or [{}])[0]
+say(len(chk.get("captures") or []) == 3 and all(os.path.exists(os.path.join(run, f)) for f in chk["captures"]),
+    "--capture kept the path check's pcaps (%s)" % chk.get("captures"))
 cells = r.get("nat_matrix") or []
 say(len(cells) == 3, "three cells: none-none, none-symmetric, symmetric-symmetric (%d)" % len(cells))
 for c in cells:
