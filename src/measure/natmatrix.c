@@ -148,7 +148,7 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
                          const char *check_evidence, struct json_object *rep)
 {
     struct json_object *timeline = json_object_new_array();
-    enum ml_found last = ML_FOUND_NONE, shown = (enum ml_found)-1;
+    enum ml_found shown = (enum ml_found)-1;
     double first_direct = -1;
     for (size_t i = 0; polls && i < json_object_array_length(polls); i++) {
         struct json_object *p = json_object_array_get_idx(polls, i);
@@ -156,7 +156,6 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
         struct ml_found_view v = {0};
         if (!a->view_parse(topo, json_object_get_string(json_object_object_get(p, "out")), &v))
             v.found = ML_FOUND_NONE;
-        last = v.found;
         if (v.found == ML_FOUND_DIRECT && first_direct < 0)
             first_direct = t;
         if (v.found == shown)
@@ -183,15 +182,17 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
                                  check_evidence ? check_evidence : "?");
     } else if (!check_found || !strcmp(check_found, "none")) {
         reason = g_strdup("the dataplane found no path");
-    } else if (last != ML_FOUND_NONE && strcmp(ml_found_name(last), check_found)) {
-        /* The view changed between the last poll and the check: the check, which the hub's
-         * counters confirmed, is what the cell found. */
-        outcome = check_found;
     } else {
+        /* The check's view, confirmed by the hub's counters, is what the repeat found, even if
+         * the last poll before it still showed something else (a path that changed since). */
         outcome = check_found;
     }
     json_object_object_add(rep, "outcome", json_object_new_string(outcome));
     json_object_object_add(rep, "reason", reason ? json_object_new_string(reason) : NULL);
+    /* A repeat that went direct and fell back is a relay: its direct moment is in the
+     * timeline, not a time to direct. */
+    if (strcmp(outcome, "direct") != 0)
+        json_object_object_add(rep, "seconds_to_direct", NULL);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -410,11 +411,18 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     const char *evidence = json_object_get_string(json_object_object_get(chk, "evidence"));
     ml_nat_repeat_judge(t, cr->a, json_object_object_get(w, "polls"), check_ok, found, evidence,
                         rep);
+    /* The dataplane's view at the check, in a few words (its own output is in check.own). */
     struct json_object *own = json_object_object_get(chk, "own");
-    json_object_object_add(rep, "view",
-                           own && json_object_array_length(own)
-                               ? json_object_get(json_object_array_get_idx(own, 0))
-                               : NULL);
+    struct ml_found_view v = {0};
+    const char *raw = own && json_object_array_length(own) > cr->a->view_own
+                          ? json_object_get_string(json_object_array_get_idx(own, cr->a->view_own))
+                          : NULL;
+    g_autofree char *view =
+        !raw || !cr->a->view_parse(t, raw, &v) ? NULL
+        : v.found == ML_FOUND_DIRECT ? g_strdup_printf("%s: direct to %s", cr->ops->name, v.remote)
+        : v.found == ML_FOUND_RELAY  ? g_strdup_printf("%s: relayed by %s", cr->ops->name, v.relay)
+                                     : g_strdup_printf("%s: no tunnel", cr->ops->name);
+    json_object_object_add(rep, "view", view ? json_object_new_string(view) : NULL);
     json_object_object_add(rep, "check", chk);
     g_autofree char *rel = g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt",
                                            cr->ops->dataplane->name, an, bn, r);
