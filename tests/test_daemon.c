@@ -95,7 +95,8 @@ static void test_script(void)
     kill_unit("meshlab-test-serves");
     g_clear_pointer(&out, g_free);
 
-    const struct ml_daemon slow = {"nebula", "meshlab-test-slow", NULL, "sleep 30", "false", 1, NULL};
+    const struct ml_daemon slow = {"nebula", "meshlab-test-slow", NULL, "sleep 30", "false", 1,
+                                   NULL};
     CHECK(run_script(&slow, &out, &s) == ML_DAEMON_TIMEOUT);
     CHECK(strstr(out, "not ready after 1 s") != NULL);
     kill_unit("meshlab-test-slow");
@@ -120,15 +121,20 @@ static void test_script(void)
  * check run in the guest's own namespace would never see nebula's tun device. */
 static void test_netns(void)
 {
-    const struct ml_daemon d = {"nebula", "meshlab-nebula", NULL, "nebula -config x",
-                                "ip link show nebula1 >/dev/null 2>&1", 30, "mlnat"};
+    const struct ml_daemon d = {"nebula",
+                                "meshlab-nebula",
+                                NULL,
+                                "nebula -config x",
+                                "ip link show nebula1 >/dev/null 2>&1",
+                                30,
+                                "mlnat"};
     g_autofree char *script = ml_daemon_script(&d);
     CHECK(strstr(script, "systemd-run --unit=meshlab-nebula --quiet "
                          "-p NetworkNamespacePath=/run/netns/mlnat nebula -config x") != NULL);
     CHECK(strstr(script, "until ip netns exec mlnat sh -c 'ip link show nebula1 >/dev/null "
                          "2>&1'; do") != NULL);
-    const struct ml_daemon plain = {"nebula", "meshlab-nebula", NULL, "nebula -config x",
-                                    "ip link show nebula1", 30, NULL};
+    const struct ml_daemon plain = {
+        "nebula", "meshlab-nebula", NULL, "nebula -config x", "ip link show nebula1", 30, NULL};
     g_autofree char *own = ml_daemon_script(&plain);
     CHECK(strstr(own, "NetworkNamespacePath") == NULL);
     CHECK(strstr(own, "until ip link show nebula1; do") != NULL);

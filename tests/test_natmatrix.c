@@ -102,9 +102,9 @@ static struct json_object *cell(const char *const *outcomes, const double *to_di
         json_object_object_add(r, "seconds_to_direct",
                                to_direct[i] >= 0 ? json_object_new_double(to_direct[i]) : NULL);
         json_object_object_add(r, "hub_bytes", json_object_new_int64(1000 * (int64_t)(i + 1)));
-        json_object_object_add(r, "reason", !strcmp(outcomes[i], "failed")
-                                                ? json_object_new_string("no tunnel")
-                                                : NULL);
+        json_object_object_add(r, "reason",
+                               !strcmp(outcomes[i], "failed") ? json_object_new_string("no tunnel")
+                                                              : NULL);
         json_object_array_add(reps, r);
     }
     json_object_object_add(c, "repeats", reps);

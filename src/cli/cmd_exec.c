@@ -303,7 +303,7 @@ static int stream(struct exec_run *r, const char *command_line, double timeout_s
             break;
         }
         tick = r->tail[0].offset + r->tail[1].offset > before ? EXEC_TICK_US
-                                                               : MIN(tick * 2, EXEC_TICK_MAX_US);
+                                                              : MIN(tick * 2, EXEC_TICK_MAX_US);
         g_usleep(tick);
     }
     g_clear_error(&err);

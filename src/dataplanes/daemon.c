@@ -20,7 +20,8 @@ char *ml_daemon_script(const struct ml_daemon *d)
     if (d->prepare)
         g_string_append_printf(s, "( %s ) || exit %d\n", d->prepare, ML_DAEMON_PREPARE);
     g_autofree char *where =
-        d->netns ? g_strdup_printf("-p NetworkNamespacePath=/run/netns/%s ", d->netns) : g_strdup("");
+        d->netns ? g_strdup_printf("-p NetworkNamespacePath=/run/netns/%s ", d->netns)
+                 : g_strdup("");
     g_autofree char *quoted = g_shell_quote(d->ready);
     g_autofree char *ready = d->netns
                                  ? g_strdup_printf("ip netns exec %s sh -c %s", d->netns, quoted)

@@ -213,7 +213,8 @@ enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_top
         return ops->hub;
     const struct ml_auto_ops *a = ops->dataplane ? ops->dataplane->autop : NULL;
     struct ml_found_view v = {0};
-    if (!a || ev->own_error || !ev->own[a->view_own] || !a->view_parse(topo, ev->own[a->view_own], &v))
+    if (!a || ev->own_error || !ev->own[a->view_own] ||
+        !a->view_parse(topo, ev->own[a->view_own], &v))
         return ML_HUB_FOUND;
     return v.found == ML_FOUND_DIRECT  ? ML_HUB_QUIET
            : v.found == ML_FOUND_RELAY ? ML_HUB_CARRIES

@@ -98,8 +98,7 @@ struct ml_auto_ops {
      * of its tunnel to the server (the command enters the namespace itself). */
     char *(*view_cmd)(const struct ml_lab *lab);
     /* Pure: what that output shows. False when it is not the output this knows. */
-    bool (*view_parse)(const struct ml_topology *topo, const char *text,
-                       struct ml_found_view *ret);
+    bool (*view_parse)(const struct ml_topology *topo, const char *text, struct ml_found_view *ret);
     /* Which of the evidence's own[] observe() fills with that same view. */
     unsigned view_own;
     /* A Python regular expression that matches the view's output when direct: the NAT matrix

@@ -148,8 +148,10 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
     g_autofree char *policy = ml_headscale_policy();
     if (!run_on(lab, hub, install_cmd, NULL, 60, NULL, err) ||
         !run_on(lab, hub, "sh -s", ca_script, 60, ret_ca, err) ||
-        !run_on(lab, hub, "set -e; umask 022; mkdir -p /etc/headscale /var/lib/headscale; "
-                "cat > " ML_HEADSCALE_CONFIG_PATH, config, 30, NULL, err) ||
+        !run_on(lab, hub,
+                "set -e; umask 022; mkdir -p /etc/headscale /var/lib/headscale; "
+                "cat > " ML_HEADSCALE_CONFIG_PATH,
+                config, 30, NULL, err) ||
         !run_on(lab, hub, "umask 022; cat > " ML_HEADSCALE_POLICY_PATH, policy, 30, NULL, err) ||
         !ml_daemon_start(lab, hub, &headscale_daemon, NULL, err))
         return false;
@@ -173,8 +175,10 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
     if (!ml_agent_exec(lab->dom[hub], cmd, NULL, 30, &ex, err))
         return false;
     if (ex.exit_code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "headscale could not create a pre-auth key "
-                    "(status %d)", ex.exit_code);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "headscale could not create a pre-auth key "
+                    "(status %d)",
+                    ex.exit_code);
         ml_exec_clear(&ex);
         return false;
     }
@@ -315,8 +319,8 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
 {
     const struct ml_topology *t = lab->topo;
     virDomainPtr client = lab->dom[t->measure.client];
-    g_autofree char *cmd = g_strdup_printf("tailscale ping -c 5 %s 2>&1",
-                                           ts_ip(lab, t->measure.server));
+    g_autofree char *cmd =
+        g_strdup_printf("tailscale ping -c 5 %s 2>&1", ts_ip(lab, t->measure.server));
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
     if (ml_agent_exec(client, cmd, NULL, 60, &ex, &e)) {
@@ -330,8 +334,8 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
 
 /* The recorded ping and status of the server's peer entry, as a sentence; false
  * when they cannot be read or the client's route does not enter tailscale0. */
-static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
-                 struct ml_ts_ping *ping, struct ml_ts_peer *peer, GString *sentence)
+static bool view(const struct ml_topology *t, const struct ml_evidence *ev, struct ml_ts_ping *ping,
+                 struct ml_ts_peer *peer, GString *sentence)
 {
     g_autoptr(GError) e = NULL;
     if (ev->own_error || !ev->own[0] || !ev->own[1]) {
@@ -344,8 +348,8 @@ static bool view(const struct ml_topology *t, const struct ml_evidence *ev,
         return false;
     }
     if (ping->direct)
-        g_string_append_printf(sentence, "tailscale ping: pong via %s in %.1f ms; ",
-                               ping->endpoint, ping->latency_ms);
+        g_string_append_printf(sentence, "tailscale ping: pong via %s in %.1f ms; ", ping->endpoint,
+                               ping->latency_ms);
     else if (ping->answered)
         g_string_append_printf(sentence, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
                                ping->derp_region, ping->latency_ms);

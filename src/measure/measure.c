@@ -82,9 +82,8 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
      * moves through the hub with nothing sent (keepalives, DERP, ARP) is not the probe's. */
     double burst_s = PROBE_COUNT * 0.05 + 0.5, idle = 0;
     struct ml_nic_stats a, b;
-    g_autofree char *cmd =
-        g_strdup_printf("%sping -n -q -c %d -i 0.05 -W 1 -s %d %s", c->client_ns, PROBE_COUNT,
-                        PROBE_SIZE, target);
+    g_autofree char *cmd = g_strdup_printf("%sping -n -q -c %d -i 0.05 -W 1 -s %d %s", c->client_ns,
+                                           PROBE_COUNT, PROBE_SIZE, target);
     struct ml_exec ex = {0};
     if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &a, err) ||
@@ -174,7 +173,7 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
 }
 
 struct json_object *ml_measure_check(struct ml_lab *lab, const struct ml_path_ops *ops,
-                                    const char *when, bool *ret_ok, GError **err)
+                                     const char *when, bool *ret_ok, GError **err)
 {
     struct ctx c = ctx_for(lab);
     char target[16];
@@ -198,8 +197,8 @@ static void mark_unmeasured(struct json_object *o, const char *status, const cha
 
 struct mpath {
     const struct ml_path_ops *ops;
-    struct ml_path_ops found; /* a path nothing forced: judged from its first check on as the
-                               * path its dataplane found there (ops points here then) */
+    struct ml_path_ops found;   /* a path nothing forced: judged from its first check on as the
+                                 * path its dataplane found there (ops points here then) */
     struct json_object *o;      /* its object in paths[] */
     struct json_object *passes; /* its passes, in the order they ran */
     char target[16];

@@ -73,8 +73,8 @@ static bool observe(struct ml_lab *lab, size_t node, enum ml_nat_type type,
                     "the %s NAT on %s does not behave as one: a %s NAT maps %s, filters %s and "
                     "%s the port, but the probe saw mapping %s, filtering %s (%s); the rules "
                     "in force are in the run directory under rulesets/nat/",
-                    name, lab->topo->nodes[node].name, name,
-                    ml_nat_dependence_name(want.mapping), ml_nat_dependence_name(want.filtering),
+                    name, lab->topo->nodes[node].name, name, ml_nat_dependence_name(want.mapping),
+                    ml_nat_dependence_name(want.filtering),
                     want.port_preserved ? "keeps" : "changes",
                     json_object_get_string(json_object_object_get(o, "mapping")),
                     json_object_get_string(json_object_object_get(o, "filtering")), seen);
@@ -148,7 +148,7 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
                          const char *check_evidence, struct json_object *rep)
 {
     struct json_object *timeline = json_object_new_array();
-    enum ml_found shown = (enum ml_found)-1;
+    enum ml_found shown = (enum ml_found) - 1;
     double first_direct = -1;
     for (size_t i = 0; polls && i < json_object_array_length(polls); i++) {
         struct json_object *p = json_object_array_get_idx(polls, i);
@@ -172,9 +172,8 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
     }
     json_object_object_add(rep, "timeline", timeline);
     json_object_object_add(rep, "seconds_to_direct",
-                           first_direct >= 0
-                               ? json_object_new_double(round(first_direct * 10) / 10)
-                               : NULL);
+                           first_direct >= 0 ? json_object_new_double(round(first_direct * 10) / 10)
+                                             : NULL);
     const char *outcome = "failed";
     g_autofree char *reason = NULL;
     if (!check_ok) {
@@ -280,8 +279,8 @@ static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
                     *q_re = g_shell_quote(cr->a->direct_re),
                     *q_prefix = g_shell_quote(ml_lab_netns_prefix(lab, t->measure.client)),
                     *q_view = g_shell_quote(view);
-    g_autofree char *cmd = g_strdup_printf("python3 - %s %s %s %s %s", q_target, q_window, q_re,
-                                           q_prefix, q_view);
+    g_autofree char *cmd =
+        g_strdup_printf("python3 - %s %s %s %s %s", q_target, q_window, q_re, q_prefix, q_view);
     /* The watch first, then the server's pings: both start within a moment of each other (the
      * watch's Python takes longer to start than the agent takes to start a ping). */
     virDomainPtr client = ml_lab_dom(lab, t->measure.client);
@@ -330,8 +329,8 @@ static bool back_ping_start(struct cellrun *cr, GError **err)
 static bool back_ping_stop(struct cellrun *cr, GError **err)
 {
     return run_on(cr->lab, cr->lab->topo->measure.server,
-                  "[ -f " BACK_PIDFILE " ] && kill $(cat " BACK_PIDFILE ") 2>/dev/null; rm -f " BACK_PIDFILE
-                  "; true",
+                  "[ -f " BACK_PIDFILE " ] && kill $(cat " BACK_PIDFILE
+                  ") 2>/dev/null; rm -f " BACK_PIDFILE "; true",
                   err);
 }
 
@@ -424,8 +423,8 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
                                      : g_strdup_printf("%s: no tunnel", cr->ops->name);
     json_object_object_add(rep, "view", view ? json_object_new_string(view) : NULL);
     json_object_object_add(rep, "check", chk);
-    g_autofree char *rel = g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt",
-                                           cr->ops->dataplane->name, an, bn, r);
+    g_autofree char *rel =
+        g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt", cr->ops->dataplane->name, an, bn, r);
     ml_lab_write(lab, rel, json_object_get_string(json_object_object_get(w, "ping")), -1, NULL);
     json_object_put(w);
     struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
@@ -512,7 +511,9 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
             return NULL;
         }
     }
-    size_t total = t->nat_matrix.n_types * (t->nat_matrix.n_types + 1) / 2 * t->nat_matrix.n_dataplanes, done = 0;
+    size_t total =
+               t->nat_matrix.n_types * (t->nat_matrix.n_types + 1) / 2 * t->nat_matrix.n_dataplanes,
+           done = 0;
     for (size_t d = 0; d < t->nat_matrix.n_dataplanes; d++) {
         const struct ml_path_ops *ops = ml_path_auto(t->nat_matrix.dataplanes[d].name);
         struct cellrun cr = {.lab = lab,
@@ -524,7 +525,8 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
         bool ran = false;
         for (size_t i = 0; i < t->nat_matrix.n_types; i++) {
             for (size_t j = i; j < t->nat_matrix.n_types; j++) {
-                struct json_object *c = cell_new(t, ops, t->nat_matrix.types[i], t->nat_matrix.types[j]);
+                struct json_object *c =
+                    cell_new(t, ops, t->nat_matrix.types[i], t->nat_matrix.types[j]);
                 json_object_array_add(cells, c);
                 done++;
                 if (skip) {
@@ -534,7 +536,8 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
                 }
                 ml_progress("nat", "cell %zu of %zu: %s, %s behind %s, %s behind %s, %u repeat(s)",
                             done, total, ops->dataplane->name, t->nodes[t->measure.client].name,
-                            ml_nat_type_name(t->nat_matrix.types[i]), t->nodes[t->measure.server].name,
+                            ml_nat_type_name(t->nat_matrix.types[i]),
+                            t->nodes[t->measure.server].name,
                             ml_nat_type_name(t->nat_matrix.types[j]), t->nat_matrix.repeats);
                 struct json_object *reps = json_object_new_array();
                 json_object_object_add(c, "repeats", reps);
@@ -542,7 +545,8 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
                 for (unsigned r = 1; r <= t->nat_matrix.repeats; r++) {
                     struct json_object *rep = json_object_new_object();
                     json_object_array_add(reps, rep);
-                    if (!run_repeat(&cr, t->nat_matrix.types[i], t->nat_matrix.types[j], r, rep, err)) {
+                    if (!run_repeat(&cr, t->nat_matrix.types[i], t->nat_matrix.types[j], r, rep,
+                                    err)) {
                         json_object_put(cells);
                         return NULL;
                     }
@@ -559,8 +563,8 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
                     json_object_put(cells);
                     return NULL;
                 }
-                ml_warn("%s did not come back behind the topology's NATs: %s",
-                        ops->dataplane->name, e->message);
+                ml_warn("%s did not come back behind the topology's NATs: %s", ops->dataplane->name,
+                        e->message);
             }
         }
     }

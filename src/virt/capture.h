@@ -11,10 +11,10 @@
 #include "virt/lab.h"
 
 struct ml_capture {
-    pid_t pid;       /* tcpdump, leading its own process group; 0: not running */
-    int fd;          /* the temporary file it writes */
-    char *tmp_path;  /* removed when the capture stops */
-    char *rel;       /* where it goes below the run directory */
+    pid_t pid;      /* tcpdump, leading its own process group; 0: not running */
+    int fd;         /* the temporary file it writes */
+    char *tmp_path; /* removed when the capture stops */
+    char *rel;      /* where it goes below the run directory */
 };
 
 /* Whether tcpdump can run here; false with the reason. */

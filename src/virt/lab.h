@@ -18,25 +18,25 @@ struct ml_lab {
     struct ml_host_accel accel;
     GPtrArray *artifacts[ML_MAX_NODES]; /* host files each guest's artifacts CD carries (the
                                          * dataplanes' choice, handed down by the session) */
-    char run_id[40];                 /* this invocation's run id (the plan's, unless attached) */
-    char *run_dir;                   /* results, logs and the guests' consoles end up here */
+    char run_id[40];                    /* this invocation's run id (the plan's, unless attached) */
+    char *run_dir;                      /* results, logs and the guests' consoles end up here */
     virDomainPtr dom[ML_MAX_NODES];
-    double boot_s[ML_MAX_NODES];     /* start to guest agent answering */
-    double ready_s[ML_MAX_NODES];    /* start to cloud-init finished */
-    struct json_object *dataplanes;  /* each dataplane's per-run state, {name: {...}}: what
-                                      * it set up and learnt, saved in the state file; only
-                                      * the dataplanes read inside */
-    struct json_object *phases;      /* [{name, seconds}], contiguous: they add up to wall time */
-    double phase_mark;               /* ml_elapsed() when the current phase began */
-    struct json_object *up_phases;   /* on attach: the phases of the `up` that built the lab */
-    int run_fd;                      /* the run directory, opened once (see rundir.h) */
+    double boot_s[ML_MAX_NODES];    /* start to guest agent answering */
+    double ready_s[ML_MAX_NODES];   /* start to cloud-init finished */
+    struct json_object *dataplanes; /* each dataplane's per-run state, {name: {...}}: what
+                                     * it set up and learnt, saved in the state file; only
+                                     * the dataplanes read inside */
+    struct json_object *phases;     /* [{name, seconds}], contiguous: they add up to wall time */
+    double phase_mark;              /* ml_elapsed() when the current phase began */
+    struct json_object *up_phases;  /* on attach: the phases of the `up` that built the lab */
+    int run_fd;                     /* the run directory, opened once (see rundir.h) */
     bool run_open;
-    int lock_fd;                     /* the lab's lock (see lock.h), held until ml_lab_clear */
+    int lock_fd; /* the lab's lock (see lock.h), held until ml_lab_clear */
     bool locked;
-    bool created;                    /* this process created the lab's objects */
-    bool complete;                   /* every phase of up finished */
-    char *up_run_id;                 /* on attach: the run id of the `up` that built the lab */
-    bool capture;                    /* run --capture: pcaps of every check and NAT matrix cell */
+    bool created;    /* this process created the lab's objects */
+    bool complete;   /* every phase of up finished */
+    char *up_run_id; /* on attach: the run id of the `up` that built the lab */
+    bool capture;    /* run --capture: pcaps of every check and NAT matrix cell */
     enum ml_nat_type nat_now[ML_MAX_NODES]; /* the NAT each node sits behind now: the topology's
                                              * until the NAT matrix switches it (and back) */
 };
