@@ -52,7 +52,12 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
                                        hub_rate(idle_bytes_per_s, b));
             continue;
         }
-        if (!(median > 0) || s[i].payload_bytes < median / 4) {
+        /* The first and the last second of a transfer are its edges: iperf3 starts and stops
+         * inside them, its streams ramp up, and the host's sample instants are not iperf3's, so
+         * a second can count the client's bytes whose forwarding by the hub falls into the next
+         * one (CI saw wireguard-go-hub's first 8-stream second at 1.79 above idle). */
+        bool edge = n > 2 && (i == 0 || i == n - 1);
+        if (!(median > 0) || s[i].payload_bytes < median / 4 || edge) {
             s[i].ok = -1;
             continue;
         }
@@ -63,10 +68,9 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
         if (!can_fit)
             g_string_append_printf(why,
                                    "%ssecond %.0f: hub moved %s for %s of payload (%.2f per "
-                                   "payload byte, the band is %.1f to %.1f)",
+                                   "payload byte above idle, the band is %.1f to %.1f)",
                                    bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
-                                   hub_rate(s[i].payload_bytes, b),
-                                   s[i].hub_bytes / MAX(s[i].payload_bytes, 1.0), ML_BAND_RELAY_MIN,
+                                   hub_rate(s[i].payload_bytes, b), f, ML_BAND_RELAY_MIN,
                                    ML_BAND_RELAY_MAX);
     }
     return bad == 0;

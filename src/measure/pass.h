@@ -79,7 +79,7 @@ struct ml_second {
 #define ML_BAND_DIRECT_SLACK_SHARE 0.001
 
 /* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
- * the seconds outside the band showed. A relayed second whose payload is under a quarter of the
- * pass's median is not judged. True when no second is outside. */
+ * the seconds outside the band showed. A relayed second is not judged when it is the first or the
+ * last of the pass (with more than two) or its payload is under a quarter of the median. True when no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);
