@@ -336,11 +336,18 @@ static void test_tailscale(void)
     CHECK(!verdict(TAILSCALE_DIRECT, &ev, "must be tailscale0, no gateway"));
 }
 
-/* tailscale-auto: CurAddr set is direct (ipnstate.PeerStatus.CurAddr), else its home DERP. */
+/* tailscale-auto: CurAddr set is direct (ipnstate.PeerStatus.CurAddr), else its home DERP.
+ * Its view is `tailscale --socket=PATH status --json`: --socket is a flag of the root command
+ * (tailscale cmd/tailscale/cli/cli.go, rootfs "socket", "path to tailscaled socket"), so the CLI
+ * reaches a tailscaled started inside the NAT's namespace through its unix socket from the
+ * guest's own namespace; the socket path is the one tailscaled is started with (--socket). */
 static void test_tailscale_auto(void)
 {
     const struct ml_path_ops *a = ml_path_find("tailscale-auto");
     CHECK(a && a->hub == ML_HUB_FOUND && a->dataplane->autop);
+    g_autofree char *view = a->dataplane->autop->view_cmd(NULL);
+    CHECK_STR(view, "tailscale --socket=/run/tailscale/tailscaled.sock status --json");
+    CHECK(a->dataplane->autop->view_own == 1); /* observe() puts the status in own[1] */
     struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
     CHECK(ml_path_role(a, topo, &ev) == ML_HUB_QUIET);
     CHECK(verdict(a, &ev, "pong via 192.0.2.12:41641"));
