@@ -8,15 +8,19 @@
 
 #define LOG_LINES 20
 
+char *ml_daemon_stop_cmd(const struct ml_daemon *d)
+{
+    return g_strdup_printf("systemctl stop %1$s >/dev/null 2>&1; "
+                           "systemctl reset-failed %1$s >/dev/null 2>&1; true",
+                           d->unit);
+}
+
 char *ml_daemon_script(const struct ml_daemon *d)
 {
     /* The old unit goes first, so the check never runs beside a daemon on the same files. */
+    g_autofree char *stop = ml_daemon_stop_cmd(d);
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s,
-                           "exec 2>&1\n"
-                           "systemctl stop %1$s >/dev/null 2>&1; "
-                           "systemctl reset-failed %1$s >/dev/null 2>&1\n",
-                           d->unit);
+    g_string_append_printf(s, "exec 2>&1\n%s\n", stop);
     if (d->prepare)
         g_string_append_printf(s, "( %s ) || exit %d\n", d->prepare, ML_DAEMON_PREPARE);
     g_autofree char *where =

@@ -30,6 +30,9 @@ enum {
     ML_DAEMON_PREPARE = 6, /* prepare failed; its output is the script's output */
 };
 
+/* The guest command that stops the unit, if it runs, and forgets a failed one; exits 0. */
+char *ml_daemon_stop_cmd(const struct ml_daemon *d);
+
 /* The guest shell script: prepare, then (re)start the unit, then poll ready every half second
  * while the unit is still active (systemctl show -p ActiveState). */
 char *ml_daemon_script(const struct ml_daemon *d);

@@ -377,10 +377,10 @@ bool ml_nebula_restart(struct ml_lab *lab, bool hub_too, const bool *which, GErr
 
 bool ml_nebula_stop(struct ml_lab *lab, const bool *which, GError **err)
 {
+    g_autofree char *stop = ml_daemon_stop_cmd(&nebula_daemon);
     const char *cmds[ML_MAX_NODES];
     for (size_t i = 0; i < lab->plan->n_guests; i++)
-        cmds[i] = "systemctl stop meshlab-nebula >/dev/null 2>&1; "
-                  "systemctl reset-failed meshlab-nebula >/dev/null 2>&1; true";
+        cmds[i] = stop;
     return ml_lab_run_parallel(lab, which, cmds, NULL, 60, NULL, "nebula stop", err);
 }
 

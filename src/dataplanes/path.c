@@ -334,17 +334,22 @@ char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const 
     return NULL;
 }
 
-struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp)
+struct json_object *ml_lab_state_named(struct ml_lab *lab, const char *name)
 {
     if (!lab->dataplanes)
         lab->dataplanes = json_object_new_object();
     struct json_object *state = NULL;
-    if (!json_object_object_get_ex(lab->dataplanes, dp->name, &state) ||
+    if (!json_object_object_get_ex(lab->dataplanes, name, &state) ||
         !json_object_is_type(state, json_type_object)) {
         state = json_object_new_object();
-        json_object_object_add(lab->dataplanes, dp->name, state);
+        json_object_object_add(lab->dataplanes, name, state);
     }
     return state;
+}
+
+struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp)
+{
+    return ml_lab_state_named(lab, dp->name);
 }
 
 size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX])

@@ -182,6 +182,8 @@ char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const 
 
 /* The dataplane's per-run state in the lab, created empty when missing. */
 struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp);
+/* The same for any name in the lab's per-run state ("nat": the NATs observed by up). */
+struct json_object *ml_lab_state_named(struct ml_lab *lab, const char *name);
 /* The lab's whole port table: the fixed ports, then each dataplane's own. */
 size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
 

@@ -478,6 +478,7 @@ static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *e
 
 static bool ts_clients(struct ml_lab *lab, bool start, GError **err)
 {
+    g_autofree char *stop = ml_daemon_stop_cmd(&tailscaled_daemon);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         if (i == lab->topo->wireguard.hub)
             continue;
@@ -485,10 +486,7 @@ static bool ts_clients(struct ml_lab *lab, bool start, GError **err)
             struct ml_daemon d = tailscaled_on(lab, i);
             if (!ml_daemon_start(lab, i, &d, NULL, err))
                 return false;
-        } else if (!run_on(lab, i,
-                           "systemctl stop meshlab-tailscaled >/dev/null 2>&1; "
-                           "systemctl reset-failed meshlab-tailscaled >/dev/null 2>&1; true",
-                           NULL, 60, NULL, err)) {
+        } else if (!run_on(lab, i, stop, NULL, 60, NULL, err)) {
             return false;
         }
     }

@@ -14,19 +14,6 @@
 
 /* ---- the NAT in up ---- */
 
-static struct json_object *nat_state(struct ml_lab *lab)
-{
-    if (!lab->dataplanes)
-        lab->dataplanes = json_object_new_object();
-    struct json_object *s = NULL;
-    if (!json_object_object_get_ex(lab->dataplanes, "nat", &s) ||
-        !json_object_is_type(s, json_type_object)) {
-        s = json_object_new_object();
-        json_object_object_add(lab->dataplanes, "nat", s);
-    }
-    return s;
-}
-
 struct json_object *ml_nat_observed(struct ml_lab *lab)
 {
     struct json_object *s = NULL, *o = NULL;
@@ -89,7 +76,7 @@ bool ml_nat_lab_up(struct ml_lab *lab, GError **err)
     if (!ml_topology_has_nat(t) && !t->nat_matrix.present)
         return true;
     struct json_object *observed = json_object_new_object();
-    json_object_object_add(nat_state(lab), "observed", observed);
+    json_object_object_add(ml_lab_state_named(lab, "nat"), "observed", observed);
     /* Every configured type behind the node it is configured on; the matrix's other types
      * behind the client. */
     for (size_t i = 0; i < t->n_nodes; i++)
