@@ -5,12 +5,19 @@
 set -eu
 root="$1"
 
-echo 'LABEL=meshlab-root / ext4 rw,noatime,errors=remount-ro 0 1' > "$root/etc/fstab"
+echo 'LABEL=meshlab-root / ext4 rw,noatime,errors=remount-ro 0 0' > "$root/etc/fstab"
 echo 'meshlab-guest' > "$root/etc/hostname"
+# Empty, not "uninitialized": each boot gets its own transient id without systemd's
+# first-boot work (presets of every unit), which would cost seconds under TCG.
+: > "$root/etc/machine-id"
 
 # cloud-init: only the NoCloud seed, and only the modules a lab guest uses.
 cat > "$root/etc/cloud/cloud.cfg.d/90-meshlab.cfg" <<'CFG'
 datasource_list: [ NoCloud, None ]
+# The seed is in NoCloud's seed directory: no blkid scan for a cidata volume.
+datasource:
+  NoCloud:
+    fs_label: null
 locale: false
 ssh_genkeytypes: []
 ssh_deletekeys: false
@@ -18,6 +25,48 @@ cloud_init_modules: [seed_random, bootcmd, write_files, set_hostname, update_hos
 cloud_config_modules: []
 cloud_final_modules: []
 CFG
+
+# A tiny initrd. The cloud kernel has ext4 built in but virtio's PCI transport and
+# block driver as modules; initramfs-tools' generic initrd (15 MB, udev, 190
+# modules) costs seconds of emulated CPU to unpack and run. This one is busybox,
+# the six modules, and a script that mounts /dev/vda and hands over to systemd.
+kver=$(ls "$root/lib/modules" | head -1)
+grep -q '^CONFIG_EXT4_FS=y' "$root/boot/config-$kver" || {
+    echo "customize.sh: kernel $kver has no built-in ext4; the tiny initrd cannot mount the root" >&2
+    exit 1
+}
+stage="$root/tmp/meshlab-initrd"
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/root" "$stage/lib/modules"
+cp "$root/bin/busybox" "$stage/bin/busybox"
+mods="virtio/virtio virtio/virtio_ring virtio/virtio_pci_legacy_dev virtio/virtio_pci_modern_dev virtio/virtio_pci block/virtio_blk"
+for m in $mods; do
+    f="$root/lib/modules/$kver/kernel/drivers/$m.ko"
+    [ -f "$f" ] || { echo "customize.sh: $f is missing; the tiny initrd cannot load it" >&2; exit 1; }
+    cp "$f" "$stage/lib/modules/"
+done
+cat > "$stage/init" <<'INIT'
+#!/bin/busybox sh
+# meshlab's initrd: load virtio's PCI and block modules, mount /dev/vda, start systemd.
+bb=/bin/busybox
+$bb mount -t devtmpfs devtmpfs /dev
+for m in virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk; do
+    $bb insmod /lib/modules/$m.ko || echo "meshlab initrd: cannot load $m" > /dev/kmsg
+done
+i=0
+while [ ! -b /dev/vda ] && [ $i -lt 1000 ]; do i=$((i + 1)); $bb usleep 10000; done
+if ! $bb mount -t ext4 -o rw,noatime /dev/vda /root; then
+    echo "meshlab initrd: cannot mount /dev/vda as the root; a shell follows" > /dev/console
+    exec $bb sh
+fi
+$bb mount --move /dev /root/dev
+exec $bb switch_root /root /sbin/init
+INIT
+chmod 755 "$stage/init"
+# cpio from inside the root file system, so the host needs none; uncompressed, as
+# unpacking costs less emulated CPU than decompressing.
+chroot "$root" sh -c 'cd /tmp/meshlab-initrd && find . | cpio -o -H newc --quiet' > "$root/boot/initrd.img-$kver"
+rm -rf "$stage"
 
 # The guest agent needs only its virtio port; starting it before
 # sysinit.target lets the host see the guest while cloud-init still runs.
@@ -31,6 +80,113 @@ UNIT
 ln -sf /lib/systemd/system/qemu-guest-agent.service \
     "$root/etc/systemd/system/multi-user.target.wants/qemu-guest-agent.service" 2>/dev/null || true
 
+# This run's seed comes from the host, through the guest agent, into NoCloud's seed
+# directory. cloud-init's one stage (init-local, see below) runs late, once the rest of
+# the boot is done, and holds: it imports cloud-init (seconds of emulated CPU), then waits
+# on a FIFO until the host has written the seed and says go. meshlab can save a guest
+# while it holds and restore it into a later run (the warm start): then only cloud-init's
+# own work is left. Before saying go the host sets the clock and reseeds the kernel's RNG;
+# after it, Python's random module is reseeded from the kernel. The FIFO costs no CPU.
+mkdir -p "$root/usr/local/lib/meshlab"
+cat > "$root/usr/local/lib/meshlab/cloud-init-local" <<'HOLD'
+#!/usr/bin/python3
+"""cloud-init init --local, imported ahead and held until meshlab writes this run's seed."""
+import os
+import random
+import sys
+
+from cloudinit.cmd import main
+import cloudinit.config.schema  # noqa: F401  imported now, used after the hold
+import cloudinit.net.eni  # noqa: F401
+import cloudinit.sources.DataSourceNoCloud  # noqa: F401
+import cloudinit.sources.DataSourceNone  # noqa: F401
+
+try:
+    import jsonschema  # noqa: F401  (the user-data schema check)
+except ImportError:
+    pass
+
+FIFO = "/run/meshlab/release"
+os.makedirs("/run/meshlab", exist_ok=True)
+os.makedirs("/var/lib/cloud/seed/nocloud", exist_ok=True)
+try:
+    os.unlink(FIFO)
+except FileNotFoundError:
+    pass
+os.mkfifo(FIFO, 0o600)
+with open(FIFO) as f:
+    f.readline()
+random.seed()
+sys.argv = ["/usr/bin/cloud-init", "init", "--local"]
+sys.exit(main.main())
+HOLD
+cat > "$root/usr/local/lib/meshlab/ready" <<'READY'
+#!/bin/sh
+# The host polls /run/meshlab/ready (a file read through the agent, no process): this
+# run's /etc/meshlab/guest when cloud-init configured the guest, else why not.
+out=/run/meshlab/ready
+mkdir -p /run/meshlab
+if ! systemctl is-active -q cloud-init-local.service; then
+    echo "error=cloud-init-local.service is $(systemctl is-active cloud-init-local.service)" > $out.tmp
+elif [ ! -f /etc/meshlab/guest ]; then
+    echo "error=cloud-init ran but wrote no /etc/meshlab/guest" > $out.tmp
+else
+    { echo ok; cat /etc/meshlab/guest; } > $out.tmp
+fi
+mv $out.tmp $out
+READY
+chmod 755 "$root/usr/local/lib/meshlab/cloud-init-local" "$root/usr/local/lib/meshlab/ready"
+# Debian's unit orders init-local before sysinit.target, which would hold the whole boot;
+# this one runs after basic.target, so that a saved guest has done everything but cloud-init.
+cat > "$root/etc/systemd/system/cloud-init-local.service" <<'UNIT'
+[Unit]
+Description=Initial cloud-init job (meshlab: held until the host has written this run's seed)
+DefaultDependencies=no
+Wants=network-pre.target
+After=systemd-remount-fs.service basic.target
+Before=network-pre.target shutdown.target
+Conflicts=shutdown.target
+RequiresMountsFor=/var/lib/cloud
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/meshlab/cloud-init-local
+RemainAfterExit=yes
+TimeoutSec=0
+StandardOutput=journal+console
+
+[Install]
+WantedBy=cloud-init.target
+UNIT
+cat > "$root/etc/systemd/system/meshlab-ready.service" <<'UNIT'
+[Unit]
+Description=meshlab: tell the host this guest is configured
+DefaultDependencies=no
+After=cloud-init-local.service networking.service
+Before=shutdown.target
+Conflicts=shutdown.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/lib/meshlab/ready
+UNIT
+mkdir -p "$root/etc/systemd/system/cloud-init.target.wants"
+ln -sf /etc/systemd/system/cloud-init-local.service \
+    "$root/etc/systemd/system/cloud-init.target.wants/cloud-init-local.service"
+ln -sf /etc/systemd/system/meshlab-ready.service \
+    "$root/etc/systemd/system/multi-user.target.wants/meshlab-ready.service"
+
+# cloud-init in one process: the seed's meta-data says dsmode: local, so init-local
+# runs the init modules too and the network stage (cloud-init.service) has nothing
+# left to do. No generator: ds-identify would only find what datasource_list says,
+# so cloud-init.target is wanted statically.
+ln -sf /dev/null "$root/etc/systemd/system/cloud-init.service"
+mkdir -p "$root/etc/systemd/system-generators"
+ln -sf /dev/null "$root/etc/systemd/system-generators/cloud-init-generator"
+ln -sf /lib/systemd/system/cloud-init.target \
+    "$root/etc/systemd/system/multi-user.target.wants/cloud-init.target"
+
 # cloud-init's config and final stages have nothing to do in a lab guest (its
 # user-data uses only init-stage modules), and under TCG each python start
 # costs seconds of the guest's one vCPU. meshlab waits for the init stage.
@@ -41,7 +197,13 @@ done
 # Nothing in a lab guest may touch the network on its own or burn its one vCPU.
 for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
     fstrim.timer man-db.timer dpkg-db-backup.timer logrotate.timer systemd-timesyncd.service \
-    ssh.service getty@tty1.service; do
+    ssh.service getty@tty1.service ifupdown-pre.service systemd-pstore.service \
+    modprobe@loop.service modprobe@configfs.service modprobe@fuse.service \
+    modprobe@efi_pstore.service modprobe@drm.service modprobe@dm_mod.service \
+    sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount dev-mqueue.mount \
+    sys-fs-fuse-connections.mount sys-kernel-config.mount systemd-binfmt.service \
+    proc-sys-fs-binfmt_misc.automount kmod-static-nodes.service systemd-update-utmp.service \
+    systemd-update-utmp-runlevel.service systemd-journal-flush.service; do
     ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 
@@ -62,6 +224,13 @@ printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/mesh
 # The ifupdown unit must not wait for a DHCP server that does not exist.
 rm -f "$root/etc/network/interfaces.d/"* 2>/dev/null || true
 printf 'auto lo\niface lo inet loopback\nsource /etc/network/interfaces.d/*\n' > "$root/etc/network/interfaces"
+
+# The caches that units with ConditionNeedsUpdate= rebuild (hwdb, ld.so.cache, the
+# journal catalog) are built here once; /etc/.updated and /var/.updated newer than
+# /usr tell systemd so at every boot.
+chroot "$root" systemd-hwdb update
+chroot "$root" ldconfig
+touch "$root/etc/.updated" "$root/var/.updated"
 
 # Kernel and initramfs are booted directly by libvirt; meshlab copies them out.
 rm -f "$root/var/cache/apt/archives/"*.deb

@@ -21,10 +21,13 @@
 #define MMDEBSTRAP_TIMEOUT_S (30 * 60.0)
 #define IMAGE_STEP_TIMEOUT_S (10 * 60.0)
 /* ipv6.disable_ipv6 keeps the lab IPv4-only on the wire while AF_INET6 sockets still
- * work (nebula opens its UDP listener as one). */
+ * work (nebula opens its UDP listener as one). The rest spares the emulated CPU under TCG:
+ * one UART to probe, pages not zeroed on allocation, no fsck, no speculation mitigations
+ * (a lab guest runs only meshlab's own commands), no watchdog, no audit records. */
 #define DEBIAN_CMDLINE                                                                            \
     "root=/dev/vda rw console=ttyS0 net.ifnames=0 ipv6.disable_ipv6=1 quiet loglevel=3 "     \
-    "systemd.show_status=false"
+    "systemd.show_status=false 8250.nr_uarts=1 init_on_alloc=0 fsck.mode=skip mitigations=off " \
+    "nowatchdog audit=0"
 
 void ml_image_clear(struct ml_image *img)
 {
@@ -127,6 +130,7 @@ static void fill_debian(struct ml_image *ret, const char *dir)
     ret->kernel = g_build_filename(dir, "vmlinuz", NULL);
     ret->initrd = g_build_filename(dir, "initrd.img", NULL);
     ret->cmdline = g_strdup(DEBIAN_CMDLINE);
+    ret->seed_by_agent = true;
     g_autofree char *sumfile = g_build_filename(dir, "base.qcow2.sha256", NULL);
     g_autofree char *sum = NULL;
     if (g_file_get_contents(sumfile, &sum, NULL, NULL))

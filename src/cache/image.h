@@ -16,6 +16,9 @@ struct ml_image {
     char *initrd;
     char *cmdline;
     char *sha256;           /* of the base file */
+    bool seed_by_agent;     /* holds cloud-init until the host writes the seed through the
+                             * agent and says go (no seed CD), and reports readiness in a
+                             * file; only such an image can be saved for a warm start */
 };
 void ml_image_clear(struct ml_image *img);
 

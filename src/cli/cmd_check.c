@@ -8,6 +8,7 @@
 #include "cache/artifacts.h"
 #include "virt/host.h"
 #include "cache/image.h"
+#include "virt/warm.h"
 #include "core/leftovers.h"
 #include "topology/plan.h"
 #include "core/util.h"
@@ -18,7 +19,8 @@ static const char check_usage[] =
     "Checks that this host can run a lab, and says what to do about each problem:\n"
     "libvirt reachable, QEMU present, whether KVM really runs a guest (otherwise guests\n"
     "run under TCG and libguestfs needs force_tcg), the host tools meshlab calls, free\n"
-    "disk and memory, and the image cache. Exits 1 if a lab cannot run here.\n\n"
+    "disk and memory, the image cache, and the saved guests a lab's next up restores\n"
+    "(the warm start). Exits 1 if a lab cannot run here.\n\n"
     "The KVM verdict (a probe of up to 20 s) is kept in CACHE/kvm-probe.json for this\n"
     "host kernel, QEMU binary and CPU model; a change of any of them probes again, and\n"
     "so does MESHLAB_KVM_REPROBE=1 (for 'check', 'up' and 'run' alike).\n\n"
@@ -27,7 +29,8 @@ static const char check_usage[] =
     "              \"qemu\", \"accelerator\" {\"kvm\", \"reason\", \"source\"}, \"tools\" "
     "[{\"name\",\n"
     "              \"path\", \"ok\"}], \"disk\", \"memory\", \"image_cache\", \"artifacts\",\n"
-    "              \"leftovers\"; a failed check has \"ok\": false and \"advice\"\n";
+    "              \"saved_guests\" [\"LAB/NODE SIZE key KEY\"], \"leftovers\"; a failed\n"
+    "              check has \"ok\": false and \"advice\"\n";
 
 /* Each check is an object with "ok" (or, for what only informs, none) and,
  * when it failed, "advice": what to do. The document's "problems" names the
@@ -217,6 +220,11 @@ struct json_object *cmd_check_collect(void)
     json_object_object_add(doc, "memory", check_memory(doc));
     json_object_object_add(doc, "image_cache", check_image_cache(doc));
     json_object_object_add(doc, "artifacts", check_artifacts());
+    struct json_object *warm = json_object_new_array();
+    g_autoptr(GPtrArray) saved = ml_warm_list(NULL);
+    for (guint i = 0; i < saved->len; i++)
+        json_object_array_add(warm, json_object_new_string(g_ptr_array_index(saved, i)));
+    json_object_object_add(doc, "saved_guests", warm);
     struct json_object *leftovers = json_object_new_array();
     ml_leftovers_sweep(false, add_leftover, leftovers);
     json_object_object_add(doc, "leftovers", leftovers);
@@ -330,6 +338,14 @@ void cmd_check_text(FILE *f, struct json_object *doc)
         more(f, "the Tailscale paths will be reported as not run; 'meshlab fetch tailscale "
                 "headscale' fetches them");
     }
+    struct json_object *warm = cmd_json_get(doc, "saved_guests");
+    size_t n_warm = warm ? json_object_array_length(warm) : 0;
+    for (size_t i = 0; i < n_warm; i++)
+        line(f, "info", "saved guest",
+             json_object_get_string(json_object_array_get_idx(warm, i)));
+    if (n_warm)
+        more(f, "the next up of each lab restores these (warm start); 'meshlab down LAB "
+                "--purge-cache' drops a lab's");
     struct json_object *left = cmd_json_get(doc, "leftovers");
     size_t n_left = left ? json_object_array_length(left) : 0;
     for (size_t i = 0; i < n_left; i++)

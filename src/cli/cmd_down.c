@@ -14,9 +14,10 @@
 #include "topology/topology.h"
 #include "core/util.h"
 #include "virt/virt.h"
+#include "virt/warm.h"
 
 static const char down_usage[] =
-    "Usage: meshlab down NAME|FILE\n\n"
+    "Usage: meshlab down [--purge-cache] NAME|FILE\n\n"
     "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
     "meshlab metadata), its network, its storage pool and the volumes in it, and its\n"
     "state file. Nothing else is touched. Works without the topology file (give the\n"
@@ -25,7 +26,10 @@ static const char down_usage[] =
     "libvirt: the lab's pool directory, its stale lock, seed directories in $TMPDIR,\n"
     "half-built images and half-written files in the cache and state directories\n"
     "(only those whose process is gone). While another meshlab works on the lab, down\n"
-    "is refused and says which process that is.\n";
+    "is refused and says which process that is.\n\n"
+    "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
+    "its first up, restored by the next) stay in the cache for the next up.\n\n"
+    "  --purge-cache   also drop the lab's saved guests: its next up boots cold\n";
 
 static void print_removed(const char *what, void *opaque)
 {
@@ -42,9 +46,23 @@ static void print_leftover(const char *path, void *opaque)
 
 int cmd_down_main(int argc, char **argv)
 {
-    int status;
-    if (!cmd_simple_args(argc, argv, down_usage, 1, &status))
-        return status;
+    static const struct option options[] = {
+        {"purge-cache", no_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0}};
+    bool purge = false;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'p') {
+            purge = true;
+            continue;
+        }
+        fputs(down_usage, opt == 'h' ? stdout : stderr);
+        return opt == 'h' ? ML_EXIT_OK : ML_EXIT_USAGE;
+    }
+    if (argc - optind != 1) {
+        fputs(down_usage, stderr);
+        return ML_EXIT_USAGE;
+    }
     const char *arg = argv[optind];
     g_autoptr(GError) err = NULL;
     g_autofree char *lab = NULL;
@@ -93,6 +111,10 @@ int cmd_down_main(int argc, char **argv)
             print_removed(what, &removed);
         }
         ml_leftovers_sweep(true, print_leftover, &removed);
+        if (purge && !ml_warm_purge(lab, print_removed, &removed, &err)) {
+            ml_lock_release(lab, lock);
+            return cmd_fail(err);
+        }
     }
     ml_lock_release(lab, lock);
     if (n < 0)

@@ -107,6 +107,12 @@ static struct json_object *guests_json(const struct ml_lab *lab)
         json_object_object_add(
             g, "ready_s",
             lab->ready_s[i] > 0 ? json_object_new_double(round(lab->ready_s[i] * 10) / 10) : NULL);
+        json_object_object_add(g, "start", json_object_new_string(lab->warm[i] ? "warm" : "cold"));
+        if (lab->cpu_s[i] > 0)
+            json_object_object_add(g, "cpu_s", json_object_new_double(round(lab->cpu_s[i] * 10) / 10));
+        if (lab->save_s[i] > 0)
+            json_object_object_add(g, "save_s",
+                                   json_object_new_double(round(lab->save_s[i] * 10) / 10));
         json_object_array_add(a, g);
     }
     return a;
@@ -178,6 +184,13 @@ static struct json_object *results_new(struct ml_lab *lab, const char *file, con
     json_object_object_add(results, "profile", profile_json(profile));
     json_object_object_add(results, "environment", ml_measure_environment(lab));
     json_object_object_add(results, "guests", guests_json(lab));
+    size_t warm = 0;
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        warm += lab->warm[i];
+    json_object_object_add(results, "start",
+                           json_object_new_string(warm == 0                      ? "cold"
+                                                  : warm == lab->plan->n_guests ? "warm"
+                                                                                : "mixed"));
     json_object_object_foreach(measured, key, value)
     {
         json_object_object_add(results, key, json_object_get(value));

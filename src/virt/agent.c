@@ -321,3 +321,44 @@ bool ml_agent_file_close(virDomainPtr dom, long long handle, GError **err)
     json_object_put(r);
     return ok;
 }
+
+bool ml_agent_file_write(virDomainPtr dom, const char *path, const void *data, size_t len,
+                         GError **err)
+{
+    long long handle = -1;
+    if (!ml_agent_file_open(dom, path, "w", &handle, err))
+        return false;
+    struct json_object *req = file_request("guest-file-write", handle);
+    g_autofree char *b64 = g_base64_encode(data, len);
+    json_object_object_add(json_object_object_get(req, "arguments"), "buf-b64",
+                           json_object_new_string(b64));
+    struct json_object *r = agent_call(dom, req, AGENT_TIMEOUT_S, err);
+    json_object_put(req);
+    struct json_object *count = NULL;
+    bool ok = r && json_object_object_get_ex(r, "count", &count) &&
+              json_object_get_int64(count) == (int64_t)len;
+    if (r && !ok)
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest-file-write of %s in '%s' wrote %lld of %zu bytes",
+                    path, domain_name(dom), count ? (long long)json_object_get_int64(count) : -1LL,
+                    len);
+    json_object_put(r);
+    g_autoptr(GError) cerr = NULL;
+    if (!ml_agent_file_close(dom, handle, ok ? err : &cerr))
+        return false;
+    return ok;
+}
+
+char *ml_agent_file_get(virDomainPtr dom, const char *path, size_t max, GError **err)
+{
+    long long handle = -1;
+    if (!ml_agent_file_open(dom, path, "r", &handle, err))
+        return NULL;
+    g_autoptr(GByteArray) buf = g_byte_array_new();
+    size_t got = 0;
+    bool ok = ml_agent_file_read_at(dom, handle, 0, max, buf, &got, err);
+    g_autoptr(GError) cerr = NULL;
+    ml_agent_file_close(dom, handle, &cerr);
+    if (!ok)
+        return NULL;
+    return g_strndup((const char *)buf->data, buf->len);
+}

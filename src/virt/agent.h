@@ -57,3 +57,10 @@ bool ml_agent_file_read_at(virDomainPtr dom, long long handle, long long offset,
 bool ml_agent_file_read_parse(struct json_object *r, GByteArray *out, size_t *ret_count,
                               GError **err);
 bool ml_agent_file_close(virDomainPtr dom, long long handle, GError **err);
+/* Writes data to path in the guest (created or truncated) with guest-file-open/write/close:
+ * no process runs in the guest. */
+bool ml_agent_file_write(virDomainPtr dom, const char *path, const void *data, size_t len,
+                         GError **err);
+/* The first max bytes of a small guest file, as a string; NULL (and err) when it cannot
+ * be opened or read, a file that does not exist yet included. */
+char *ml_agent_file_get(virDomainPtr dom, const char *path, size_t max, GError **err);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "virt/agent.h"
 
 void ml_seed_clear(struct ml_seed *seed)
 {
@@ -136,4 +137,23 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
     unlink(nc);
     rmdir(dir);
     return ok;
+}
+
+bool ml_seed_push(virDomainPtr dom, const struct ml_seed *seed, GError **err)
+{
+    /* dsmode local: cloud-init-local, the only cloud-init stage the image runs, applies
+     * the network configuration and runs the init modules itself. */
+    g_autofree char *meta = g_strdup_printf("%s%sdsmode: local\n", seed->meta_data,
+                                            g_str_has_suffix(seed->meta_data, "\n") ? "" : "\n");
+    const struct {
+        const char *name, *text;
+    } files[] = {{"user-data", seed->user_data},
+                 {"network-config", seed->network_config},
+                 {"meta-data", meta}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(ML_SEED_GUEST_DIR, files[i].name, NULL);
+        if (!ml_agent_file_write(dom, path, files[i].text, strlen(files[i].text), err))
+            return false;
+    }
+    return true;
 }

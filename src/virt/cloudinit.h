@@ -6,6 +6,8 @@
 #include <stdbool.h>
 
 #include "topology/plan.h"
+#include <libvirt/libvirt.h>
+
 #include "core/leftovers.h"
 
 struct ml_seed {
@@ -23,3 +25,14 @@ bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *re
 
 /* Writes the seed ISO (volume label cidata) to path with cloud-localds. */
 bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err);
+
+/* Where an image that takes its seed from the host (ml_image.seed_by_agent) looks for it:
+ * NoCloud's seed directory. Its hold (images/debian-12/customize.sh) keeps cloud-init
+ * waiting on the FIFO ML_SEED_GUEST_RELEASE until the host says go. */
+#define ML_SEED_GUEST_DIR "/var/lib/cloud/seed/nocloud"
+#define ML_SEED_GUEST_RELEASE "/run/meshlab/release"
+#define ML_SEED_GUEST_READY "/run/meshlab/ready"
+
+/* Writes the seed into the guest's seed directory through the guest agent, its meta-data
+ * with dsmode: local (cloud-init's one stage does everything). */
+bool ml_seed_push(virDomainPtr dom, const struct ml_seed *seed, GError **err);

@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
+#include "virt/warm.h"
 
 #define BOOT_TIMEOUT_S 600
 #define BOOT_TIMEOUT_MAX_S 86400
@@ -172,6 +173,11 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
         struct json_object *g = json_object_new_object();
         json_object_object_add(g, "boot_s", json_object_new_double(lab->boot_s[i]));
         json_object_object_add(g, "ready_s", json_object_new_double(lab->ready_s[i]));
+        json_object_object_add(g, "cpu_s", json_object_new_double(round(lab->cpu_s[i] * 10) / 10));
+        json_object_object_add(g, "start", json_object_new_string(lab->warm[i] ? "warm" : "cold"));
+        if (lab->save_s[i] > 0)
+            json_object_object_add(g, "save_s",
+                                   json_object_new_double(round(lab->save_s[i] * 10) / 10));
         json_object_array_add(boot, g);
     }
     json_object_object_add(s, "guests", boot);
@@ -232,6 +238,37 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
     }
 }
 
+/* The guest's overlay: the saved one when the guest can start warm, else a fresh one on
+ * the base. Only an image that holds before cloud-init can be saved (see warm.h). */
+static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    const char *node = plan->guests[i].node->name;
+    if (lab->image.seed_by_agent && ml_warm_enabled()) {
+        lab->warm_key[i] =
+            ml_warm_key(lab->conn, &lab->image, lab->accel.kvm, lab->xml[i], plan->run_id, err);
+        if (!lab->warm_key[i])
+            return false;
+        lab->warm[i] = ml_warm_have(plan->topo->name, node, lab->warm_key[i]);
+    }
+    if (!lab->warm[i]) {
+        g_autofree char *path = NULL;
+        return ml_virt_create_overlay(lab->conn, plan, i, &lab->image, &path, err);
+    }
+    if (!ml_warm_place_overlay(plan->topo->name, node, overlay, err))
+        return false;
+    /* libvirt learns of the copied volume, so that teardown finds it like any other. */
+    virStoragePoolPtr pool = virStoragePoolLookupByName(lab->conn, plan->pool);
+    if (!pool || virStoragePoolRefresh(pool, 0) < 0) {
+        if (pool)
+            virStoragePoolFree(pool);
+        ml_virt_error(err, "cannot refresh storage pool '%s'", plan->pool);
+        return false;
+    }
+    virStoragePoolFree(pool);
+    return true;
+}
+
 static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
@@ -246,14 +283,17 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         if (ml_check_interrupted(err))
             return false;
         const struct ml_plan_guest *g = &plan->guests[i];
-        g_autofree char *overlay = NULL;
-        if (!ml_virt_create_overlay(lab->conn, plan, i, &lab->image, &overlay, err))
-            return false;
+        /* Rendered now, so that a template error stops the lab before any guest runs; an
+         * image that takes its seed through the agent gets it when its hold is reached. */
         struct ml_seed seed = {0};
         if (!ml_seed_render(plan, i, &seed, err))
             return false;
-        g_autofree char *seed_path = g_build_filename(plan->pool_dir, g->seed_vol, NULL);
-        bool ok = ml_seed_write_iso(&seed, seed_path, err);
+        g_autofree char *seed_path = NULL;
+        bool ok = true;
+        if (!lab->image.seed_by_agent) {
+            seed_path = g_build_filename(plan->pool_dir, g->seed_vol, NULL);
+            ok = ml_seed_write_iso(&seed, seed_path, err);
+        }
         ml_seed_clear(&seed);
         if (!ok)
             return false;
@@ -261,13 +301,17 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         g_autofree char *artifacts = NULL;
         if (!artifacts_iso(lab, i, &artifacts, err))
             return false;
+        g_autofree char *overlay = g_build_filename(plan->pool_dir, g->overlay_vol, NULL);
         struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
-        g_autofree char *xml = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
-        lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, xml, err);
+        lab->xml[i] = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
+        if (!place_overlay(lab, i, overlay, err))
+            return false;
+        lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, lab->xml[i], err);
         if (!lab->dom[i])
             return false;
         ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name, g->domain,
-                    g->overlay_vol, g->seed_vol);
+                    g->overlay_vol,
+                    seed_path ? g->seed_vol : "through the guest agent at cloud-init's hold");
     }
     ml_lab_phase(lab, "define");
     return true;
@@ -301,19 +345,112 @@ bool ml_lab_boot_timeout(double *ret, GError **err)
     return true;
 }
 
+/* Where a booting guest is: its agent silent, held before cloud-init (an image that takes
+ * its seed through the agent), configuring itself, or ready. */
+enum boot_stage { STAGE_AGENT, STAGE_HOLD, STAGE_CONFIG, STAGE_READY };
+
+/* The hold is reached once its FIFO exists; then the seed goes in and the hold is
+ * released. False with no error while the hold is not reached yet. */
+static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **err)
+{
+    *released = false;
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[i], "test -p " ML_SEED_GUEST_RELEASE, NULL, 10, &ex, err))
+        return false;
+    bool held = ex.exit_code == 0;
+    ml_exec_clear(&ex);
+    if (!held)
+        return true;
+    const char *node = lab->plan->guests[i].node->name;
+    if (!lab->warm[i] && lab->warm_key[i]) {
+        g_autofree char *overlay = g_build_filename(lab->plan->pool_dir,
+                                                    lab->plan->guests[i].overlay_vol, NULL);
+        if (!ml_warm_save(lab->conn, lab->dom[i], lab->topo->name, node, lab->warm_key[i],
+                          overlay, &lab->save_s[i], err))
+            return false;
+        ml_progress("boot", "guest %s: saved for the next warm start in %.1f s", node,
+                    lab->save_s[i]);
+    }
+    /* A guest that goes on from a saved image (restored, or just saved) must not draw
+     * the numbers its twins drew: the host's randomness goes in before any key is made. */
+    if (!ml_warm_reseed(lab->dom[i], err))
+        return false;
+    struct ml_seed seed = {0};
+    bool ok = ml_seed_render(lab->plan, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err) &&
+              ml_agent_exec(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, &ex, err);
+    ml_seed_clear(&seed);
+    if (ok && ex.exit_code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s: cannot release cloud-init's hold: %s",
+                    lab->plan->guests[i].node->name, ex.err ? ex.err : "");
+        ok = false;
+    }
+    ml_exec_clear(&ex);
+    *released = ok;
+    return ok;
+}
+
+/* Ready once cloud-init has configured the guest for this run: the image's ready file
+ * (read through the agent, no process) names this run, or cloud-init's init stage is
+ * active and its file written. */
+static bool guest_ready(struct ml_lab *lab, size_t i, GError **err)
+{
+    if (!lab->image.seed_by_agent) {
+        struct ml_exec ex = {0};
+        g_autoptr(GError) e = NULL;
+        bool ok = ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) && ex.exit_code == 0;
+        ml_exec_clear(&ex);
+        return ok;
+    }
+    g_autoptr(GError) e = NULL;
+    g_autofree char *text = ml_agent_file_get(lab->dom[i], ML_SEED_GUEST_READY, 4096, &e);
+    if (!text)
+        return false;
+    if (!g_str_has_prefix(text, "ok\n")) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init did not configure it: %s; its console and cloud-init "
+                    "log are kept in the run directory",
+                    lab->plan->guests[i].node->name, g_strstrip(text));
+        return false;
+    }
+    g_autofree char *want = g_strdup_printf("\nrun=%s\n", lab->plan->run_id);
+    if (!strstr(text, want)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init configured it for another run (%s); its seed was not "
+                    "this run's",
+                    lab->plan->guests[i].node->name, g_strstrip(text));
+        return false;
+    }
+    return true;
+}
+
 static bool boot_guests(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
+    enum boot_stage stage[ML_MAX_NODES];
     double t0 = ml_now();
+    size_t n_warm = 0;
     for (size_t i = 0; i < plan->n_guests; i++) {
-        if (virDomainCreate(lab->dom[i]) < 0) {
+        lab->boot_s[i] = lab->ready_s[i] = 0;
+        stage[i] = STAGE_AGENT;
+        if (lab->warm[i]) {
+            if (!ml_warm_restore(lab->conn, plan->topo->name, plan->guests[i].node->name,
+                                 lab->xml[i], err))
+                return false;
+            n_warm++;
+        } else if (virDomainCreate(lab->dom[i]) < 0) {
             ml_virt_error(err, "cannot start guest '%s'", plan->guests[i].domain);
             return false;
         }
-        lab->boot_s[i] = lab->ready_s[i] = 0;
     }
-    ml_progress("boot", "%zu guests started under %s; waiting for their agents and cloud-init",
-                plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
+    if (n_warm)
+        ml_progress("boot",
+                    "%zu of %zu guests restored from their saved state (warm start), the rest "
+                    "booted, under %s",
+                    n_warm, plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
+    else
+        ml_progress("boot", "%zu guests started under %s (cold start)%s", plan->n_guests,
+                    lab->accel.kvm ? "KVM" : "TCG",
+                    lab->warm_key[0] ? "; each is saved at cloud-init's hold for a warm start" : "");
     double timeout = 0;
     if (!ml_lab_boot_timeout(&timeout, err))
         return false;
@@ -323,7 +460,7 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
         if (ml_check_interrupted(err))
             return false;
         for (size_t i = 0; i < plan->n_guests; i++) {
-            if (lab->ready_s[i] > 0)
+            if (stage[i] == STAGE_READY)
                 continue;
             const char *node = plan->guests[i].node->name;
             if (virDomainIsActive(lab->dom[i]) != 1) {
@@ -334,32 +471,47 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
                             tail);
                 return false;
             }
-            if (lab->boot_s[i] == 0) {
+            if (stage[i] == STAGE_AGENT) {
                 if (!ml_agent_ping(lab->dom[i], 1))
                     continue;
                 lab->boot_s[i] = ml_now() - t0;
                 ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
+                stage[i] = lab->image.seed_by_agent ? STAGE_HOLD : STAGE_CONFIG;
             }
-            struct ml_exec ex = {0};
-            g_autoptr(GError) e = NULL;
-            /* Ready once cloud-init's init stage (network, files, hostname) is done. */
-            if (ml_agent_exec(lab->dom[i], READY_CMD, NULL, 10, &ex, &e) && ex.exit_code == 0) {
-                lab->ready_s[i] = ml_now() - t0;
-                ready++;
-                ml_progress("boot", "guest %s: ready (cloud-init init stage done) after %.1f s",
-                            node, lab->ready_s[i]);
+            if (stage[i] == STAGE_HOLD) {
+                bool released = false;
+                if (!release_hold(lab, i, &released, err))
+                    return false;
+                if (!released)
+                    continue;
+                ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
+                            node, ml_now() - t0);
+                stage[i] = STAGE_CONFIG;
             }
-            ml_exec_clear(&ex);
+            if (!guest_ready(lab, i, err)) {
+                if (err && *err)
+                    return false;
+                continue;
+            }
+            stage[i] = STAGE_READY;
+            lab->ready_s[i] = ml_now() - t0;
+            virDomainInfo info;
+            if (virDomainGetInfo(lab->dom[i], &info) == 0)
+                lab->cpu_s[i] = info.cpuTime / 1e9;
+            ready++;
+            ml_progress("boot", "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
+                        node, lab->ready_s[i], lab->cpu_s[i]);
         }
         if (ready == plan->n_guests)
             break;
         if (ml_now() - t0 > timeout) {
+            static const char *const why[] = {"agent silent", "cloud-init's hold not reached",
+                                              "cloud-init unfinished", ""};
             GString *late = g_string_new(NULL);
             for (size_t i = 0; i < plan->n_guests; i++)
-                if (lab->ready_s[i] == 0)
-                    g_string_append_printf(
-                        late, "%s%s (%s)", late->len ? ", " : "", plan->guests[i].node->name,
-                        lab->boot_s[i] ? "cloud-init unfinished" : "agent silent");
+                if (stage[i] != STAGE_READY)
+                    g_string_append_printf(late, "%s%s (%s)", late->len ? ", " : "",
+                                           plan->guests[i].node->name, why[stage[i]]);
             g_autofree char *l = g_string_free(late, FALSE);
             g_set_error(err, ML_ERROR, ML_ERR_GUEST,
                         "guests not ready after %.0f s: %s; their consoles are kept in the run "
@@ -371,7 +523,7 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             ml_progress("boot", "%zu of %zu guests ready", ready, plan->n_guests);
             last_note = ml_now();
         }
-        g_usleep(500 * 1000);
+        g_usleep(250 * 1000);
     }
     ml_lab_phase(lab, "boot");
     return true;
@@ -445,6 +597,12 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->boot_s[i] = json_object_get_double(b);
             if (json_object_object_get_ex(g, "ready_s", &b))
                 lab->ready_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "cpu_s", &b))
+                lab->cpu_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "save_s", &b))
+                lab->save_s[i] = json_object_get_double(b);
+            if (json_object_object_get_ex(g, "start", &b))
+                lab->warm[i] = !strcmp(json_object_get_string(b), "warm");
         }
     json_object_put(state);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
@@ -524,8 +682,11 @@ bool ml_lab_destroy(struct ml_lab *lab, GError **err)
 
 void ml_lab_clear(struct ml_lab *lab)
 {
-    for (size_t i = 0; i < ML_MAX_NODES; i++)
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
         g_clear_pointer(&lab->dom[i], virDomainFree);
+        g_free(lab->warm_key[i]);
+        g_free(lab->xml[i]);
+    }
     ml_plan_free(lab->plan);
     ml_image_clear(&lab->image);
     ml_host_accel_clear(&lab->accel);

@@ -23,6 +23,11 @@ struct ml_lab {
     virDomainPtr dom[ML_MAX_NODES];
     double boot_s[ML_MAX_NODES];    /* start to guest agent answering */
     double ready_s[ML_MAX_NODES];   /* start to cloud-init finished */
+    double cpu_s[ML_MAX_NODES];     /* the guest's CPU time (its QEMU) when it was ready */
+    double save_s[ML_MAX_NODES];    /* a cold guest saved for the next warm start: seconds */
+    bool warm[ML_MAX_NODES];        /* restored from a saved guest (see warm.h), not booted */
+    char *warm_key[ML_MAX_NODES];   /* the key its saved guest has or gets; NULL: none */
+    char *xml[ML_MAX_NODES];        /* each domain's XML, as defined (and restored) */
     struct json_object *dataplanes; /* each dataplane's per-run state, {name: {...}}: what
                                      * it set up and learnt, saved in the state file; only
                                      * the dataplanes read inside */

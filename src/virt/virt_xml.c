@@ -51,9 +51,16 @@ static void put_identity(GString *x, const struct ml_plan *plan, const struct ml
                          bool kvm)
 {
     const char *lab = plan->topo->name, *node = g->node->name;
+    /* The same UUID in every run of the lab: libvirt restores a saved guest (the warm
+     * start) only into a domain with the UUID it was saved with. */
+    g_autofree char *seed = g_strdup_printf("meshlab lab %s node %s", lab, node);
+    g_autofree char *h = g_compute_checksum_for_string(G_CHECKSUM_SHA256, seed, -1);
+    char uuid[37];
+    snprintf(uuid, sizeof(uuid), "%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
     g_autofree char *head = g_markup_printf_escaped(
         "<domain type='%s'>\n"
         "  <name>%s</name>\n"
+        "  <uuid>%s</uuid>\n"
         "  <title>meshlab lab %s, guest %s</title>\n"
         "  <metadata>\n"
         "    <meshlab:lab xmlns:meshlab='" ML_TAG_NS "'>\n"
@@ -62,7 +69,7 @@ static void put_identity(GString *x, const struct ml_plan *plan, const struct ml
         "      <meshlab:node>%s</meshlab:node>\n"
         "    </meshlab:lab>\n"
         "  </metadata>\n",
-        kvm ? "kvm" : "qemu", g->domain, lab, node, lab, plan->run_id, node);
+        kvm ? "kvm" : "qemu", g->domain, uuid, lab, node, lab, plan->run_id, node);
     g_string_append(x, head);
 }
 
@@ -91,30 +98,46 @@ static void put_machine(GString *x, const struct ml_node *n, const struct ml_ima
                        "  <on_crash>destroy</on_crash>\n");
 }
 
-/* Disk, seed CD, the lab's network, serial console, guest agent channel; then the
- * artifacts CD, when the guest has one. The serial console is a pty, so `meshlab console`
- * can attach to it, and is logged to the console file, which the lab reads after boot. */
+/* A read-only CD on IDE (the cloud kernel has no AHCI driver). */
+static void put_cdrom(GString *x, const char *path, const char *dev)
+{
+    g_autofree char *cd = g_markup_printf_escaped("    <disk type='file' device='cdrom'>\n"
+                                                  "      <driver name='qemu' type='raw'/>\n"
+                                                  "      <source file='%s'/>\n"
+                                                  "      <target dev='%s' bus='ide'/>\n"
+                                                  "      <readonly/>\n"
+                                                  "    </disk>\n",
+                                                  path, dev);
+    g_string_append(x, cd);
+}
+
+/* Disk, seed CD (unless the host writes the seed through the agent), the lab's network,
+ * serial console, guest agent channel; then the artifacts CD, when the guest has one.
+ * The serial console is a pty, so `meshlab console` can attach to it, and is logged to
+ * the console file, which the lab reads after boot. The NIC has no option ROM (it only
+ * matters for network boot, and costs seconds under TCG) and there is no USB. */
 static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_plan_guest *g,
                         const struct ml_domain_paths *paths)
 {
+    g_autofree char *disk = g_markup_printf_escaped("  <devices>\n"
+                                                    "    <disk type='file' device='disk'>\n"
+                                                    "      <driver name='qemu' type='qcow2' "
+                                                    "discard='unmap'/>\n"
+                                                    "      <source file='%s'/>\n"
+                                                    "      <target dev='vda' bus='virtio'/>\n"
+                                                    "    </disk>\n",
+                                                    paths->overlay);
+    g_string_append(x, disk);
+    if (paths->seed)
+        put_cdrom(x, paths->seed, "hdc");
     g_autofree char *devices = g_markup_printf_escaped(
-        "  <devices>\n"
-        "    <disk type='file' device='disk'>\n"
-        "      <driver name='qemu' type='qcow2' discard='unmap'/>\n"
-        "      <source file='%s'/>\n"
-        "      <target dev='vda' bus='virtio'/>\n"
-        "    </disk>\n"
-        "    <disk type='file' device='cdrom'>\n"
-        "      <driver name='qemu' type='raw'/>\n"
-        "      <source file='%s'/>\n"
-        "      <target dev='hdc' bus='ide'/>\n"
-        "      <readonly/>\n"
-        "    </disk>\n"
+        "    <controller type='usb' model='none'/>\n"
         "    <interface type='network'>\n"
         "      <source network='%s'/>\n"
         "      <mac address='%s'/>\n"
         "      <target dev='%s'/>\n"
         "      <model type='virtio'/>\n"
+        "      <rom enabled='no'/>\n"
         "    </interface>\n"
         "    <serial type='pty'>\n"
         "      <log file='%s'/>\n"
@@ -130,19 +153,11 @@ static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_
         "      <backend model='random'>/dev/urandom</backend>\n"
         "    </rng>\n"
         "    <memballoon model='none'/>\n",
-        paths->overlay, paths->seed, plan->network, g->mac, g->tap, paths->console);
+        plan->network, g->mac, g->tap, paths->console);
     g_string_append(x, devices);
-    if (paths->artifacts) {
-        /* A second CD for the binaries the guests may not download themselves. */
-        g_autofree char *cd = g_markup_printf_escaped("    <disk type='file' device='cdrom'>\n"
-                                                      "      <driver name='qemu' type='raw'/>\n"
-                                                      "      <source file='%s'/>\n"
-                                                      "      <target dev='hdd' bus='ide'/>\n"
-                                                      "      <readonly/>\n"
-                                                      "    </disk>\n",
-                                                      paths->artifacts);
-        g_string_append(x, cd);
-    }
+    /* A second CD for the binaries the guests may not download themselves. */
+    if (paths->artifacts)
+        put_cdrom(x, paths->artifacts, "hdd");
     g_string_append(x, "  </devices>\n");
 }
 

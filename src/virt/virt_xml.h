@@ -20,7 +20,7 @@ char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long
 
 struct ml_domain_paths {
     const char *overlay;  /* path of the guest's qcow2 overlay */
-    const char *seed;     /* path of its NoCloud seed ISO */
+    const char *seed;     /* path of its NoCloud seed ISO; NULL when the agent brings it */
     const char *console;  /* file the serial console is written to */
     const char *artifacts; /* an ISO of binaries from the host's cache, or NULL */
 };

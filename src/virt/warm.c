@@ -1,0 +1,236 @@
+#include "virt/warm.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/spawn.h"
+#include "core/util.h"
+#include "virt/agent.h"
+#include "virt/virt.h"
+
+#define WARM_STEP_TIMEOUT_S 300.0
+/* RNDRESEEDCRNG, _IO('R', 0x07) in <linux/random.h>: the CRNG takes a new key from the
+ * input pool, which then holds the host's bytes. */
+#define RESEED_CMD                                                                                 \
+    "perl -e 'open(my $f, \">\", \"/dev/urandom\") or die \"open: $!\\n\"; "                       \
+    "my $l = <STDIN>; chomp $l; my $d = pack(\"H*\", $l); "                                    \
+    "length($d) == 64 or die \"short input\n\"; "                                               \
+    "syswrite($f, $d) == 64 or die \"write: $!\\n\"; "                                             \
+    "ioctl($f, 0x5207, 0) or die \"RNDRESEEDCRNG: $!\\n\"'"
+
+bool ml_warm_enabled(void)
+{
+    const char *v = g_getenv("MESHLAB_WARM");
+    return !v || (strcmp(v, "off") && strcmp(v, "0") && strcmp(v, "no"));
+}
+
+char *ml_warm_dir(const char *lab, const char *node)
+{
+    return g_build_filename(ml_cache_dir(), "warm", lab, node, NULL);
+}
+
+static char *warm_file(const char *lab, const char *node, const char *name)
+{
+    g_autofree char *dir = ml_warm_dir(lab, node);
+    return g_build_filename(dir, name, NULL);
+}
+
+char *ml_warm_key(virConnectPtr conn, const struct ml_image *image, bool kvm, const char *xml,
+                  const char *run_id, GError **err)
+{
+    unsigned long hv = 0, lib = 0;
+    if (virConnectGetVersion(conn, &hv) < 0 || virConnectGetLibVersion(conn, &lib) < 0) {
+        ml_virt_error(err, "cannot read QEMU's and libvirt's versions");
+        return NULL;
+    }
+    /* The run id is in the domain's metadata; everything else in the XML is the lab's. */
+    g_auto(GStrv) parts = g_strsplit(xml, run_id, -1);
+    g_autofree char *stable = g_strjoinv("RUN", parts);
+    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+    g_autofree char *head = g_strdup_printf(
+        "meshlab warm v1\nimage %s %s\ncmdline %s\nqemu %lu\nlibvirt %lu\naccel %s\n", image->name,
+        image->sha256 ? image->sha256 : "", image->cmdline ? image->cmdline : "", hv, lib,
+        kvm ? "kvm" : "tcg");
+    g_checksum_update(sum, (const guchar *)head, -1);
+    g_checksum_update(sum, (const guchar *)stable, -1);
+    return g_strndup(g_checksum_get_string(sum), 16);
+}
+
+bool ml_warm_have(const char *lab, const char *node, const char *key)
+{
+    g_autofree char *kf = warm_file(lab, node, "key");
+    g_autofree char *st = warm_file(lab, node, "state");
+    g_autofree char *ov = warm_file(lab, node, "overlay.qcow2");
+    g_autofree char *have = NULL;
+    if (!g_file_get_contents(kf, &have, NULL, NULL))
+        return false;
+    return !strcmp(g_strstrip(have), key) && g_file_test(st, G_FILE_TEST_IS_REGULAR) &&
+           g_file_test(ov, G_FILE_TEST_IS_REGULAR);
+}
+
+static bool copy_sparse(const char *from, const char *to, GError **err)
+{
+    const char *argv[] = {"cp", "--sparse=always", "--reflink=auto", from, to, NULL};
+    return ml_spawn_timeout(argv, WARM_STEP_TIMEOUT_S, NULL, err);
+}
+
+bool ml_warm_place_overlay(const char *lab, const char *node, const char *dest, GError **err)
+{
+    g_autofree char *ov = warm_file(lab, node, "overlay.qcow2");
+    if (!copy_sparse(ov, dest, err))
+        return false;
+    chmod(dest, 0600);
+    return true;
+}
+
+bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const char *node,
+                  const char *key, const char *overlay, double *ret_s, GError **err)
+{
+    double t0 = ml_now();
+    g_autofree char *dir = ml_warm_dir(lab, node);
+    if (!ml_mkdir_p(dir, 0700, err))
+        return false;
+    g_autofree char *kf = warm_file(lab, node, "key");
+    g_autofree char *st = warm_file(lab, node, "state");
+    g_autofree char *ov = warm_file(lab, node, "overlay.qcow2");
+    /* The old key goes first: a save cut short leaves no key, so nothing is restored. */
+    g_unlink(kf);
+    g_unlink(st);
+    g_unlink(ov);
+    if (virDomainSaveFlags(dom, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+        ml_virt_error(err, "cannot save guest %s for a warm start (to %s)", node, st);
+        return false;
+    }
+    chmod(st, 0600);
+    bool ok = copy_sparse(overlay, ov, err);
+    if (ok)
+        chmod(ov, 0600);
+    /* Whatever happened to the copy, the guest goes on from what was saved. */
+    if (virDomainRestoreFlags(conn, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+        g_clear_error(err);
+        ml_virt_error(err, "cannot resume guest %s from its save %s", node, st);
+        return false;
+    }
+    if (ok)
+        ok = ml_write_file(kf, key, -1, 0600, err);
+    *ret_s = ml_now() - t0;
+    return ok;
+}
+
+bool ml_warm_restore(virConnectPtr conn, const char *lab, const char *node, const char *xml,
+                     GError **err)
+{
+    g_autofree char *st = warm_file(lab, node, "state");
+    if (virDomainRestoreFlags(conn, st, xml, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+        ml_virt_error(err,
+                      "cannot restore guest %s from %s; 'meshlab down %s --purge-cache' drops "
+                      "the saved guests, and the next up boots cold",
+                      node, st, lab);
+        return false;
+    }
+    return true;
+}
+
+bool ml_warm_reseed(virDomainPtr dom, GError **err)
+{
+    /* A guest just restored answers its agent again only after a moment. */
+    double until = ml_now() + 60;
+    while (!ml_agent_ping(dom, 2) && ml_now() < until)
+        g_usleep(200 * 1000);
+    struct timespec now;
+    int rc = -1;
+    for (int tries = 0; tries < 5 && rc < 0; tries++) {
+        if (tries)
+            g_usleep(500 * 1000);
+        clock_gettime(CLOCK_REALTIME, &now);
+        rc = virDomainSetTime(dom, (long long)now.tv_sec, (unsigned int)now.tv_nsec, 0);
+    }
+    if (rc < 0) {
+        ml_virt_error(err, "cannot set the clock of '%s' through its agent",
+                      virDomainGetName(dom));
+        return false;
+    }
+    unsigned char seed[64];
+    if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read the host's randomness: %s",
+                    g_strerror(errno));
+        return false;
+    }
+    char hex[2 * sizeof(seed) + 2];
+    for (size_t i = 0; i < sizeof(seed); i++)
+        snprintf(hex + 2 * i, 3, "%02x", seed[i]);
+    strcat(hex, "\n");
+    explicit_bzero(seed, sizeof(seed));
+    struct ml_exec ex = {0};
+    bool ok = ml_agent_exec(dom, RESEED_CMD, hex, 30, &ex, err);
+    explicit_bzero(hex, sizeof(hex));
+    if (ok && ex.exit_code != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "cannot reseed the RNG of '%s': %s",
+                    virDomainGetName(dom), g_strstrip(ex.err ? ex.err : ex.out));
+        ok = false;
+    }
+    ml_exec_clear(&ex);
+    return ok;
+}
+
+static long long file_size(const char *path)
+{
+    GStatBuf st;
+    return g_stat(path, &st) == 0 ? (long long)st.st_blocks * 512 : 0;
+}
+
+static gint by_text(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *ml_warm_list(const char *lab)
+{
+    GPtrArray *ret = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *root = g_build_filename(ml_cache_dir(), "warm", NULL);
+    g_autoptr(GDir) labs = g_dir_open(root, 0, NULL);
+    const char *l;
+    while (labs && (l = g_dir_read_name(labs))) {
+        if (lab && strcmp(l, lab))
+            continue;
+        g_autofree char *ldir = g_build_filename(root, l, NULL);
+        g_autoptr(GDir) nodes = g_dir_open(ldir, 0, NULL);
+        const char *n;
+        while (nodes && (n = g_dir_read_name(nodes))) {
+            g_autofree char *kf = warm_file(l, n, "key");
+            g_autofree char *st = warm_file(l, n, "state");
+            g_autofree char *ov = warm_file(l, n, "overlay.qcow2");
+            g_autofree char *key = NULL;
+            if (!g_file_get_contents(kf, &key, NULL, NULL))
+                key = g_strdup("(incomplete)");
+            g_ptr_array_add(ret, g_strdup_printf("%s/%s %.0f MB key %s", l, n,
+                                                 (file_size(st) + file_size(ov)) / 1e6,
+                                                 g_strstrip(key)));
+        }
+    }
+    g_ptr_array_sort(ret, by_text);
+    return ret;
+}
+
+bool ml_warm_purge(const char *lab, void (*cb)(const char *what, void *opaque), void *opaque,
+                   GError **err)
+{
+    g_autofree char *root = g_build_filename(ml_cache_dir(), "warm", NULL);
+    g_autofree char *dir = lab ? g_build_filename(root, lab, NULL) : g_strdup(root);
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        return true;
+    const char *argv[] = {"rm", "-rf", "--one-file-system", dir, NULL};
+    if (!ml_spawn_timeout(argv, 120, NULL, err))
+        return false;
+    if (cb) {
+        g_autofree char *what = g_strdup_printf("saved guests %s", dir);
+        cb(what, opaque);
+    }
+    return true;
+}

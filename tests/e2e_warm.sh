@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# End to end on real guests, the warm start (issue 10): the first `meshlab run` of
+# tests/data/e2e-warm.yaml boots cold and saves each guest at cloud-init's hold; the second
+# restores them, and its results.json says so. Then two more `up`s restore the same saved
+# guests twice: restored twins must draw different random numbers and make different
+# WireGuard keys (the host reseeds each restored guest's RNG). `down --purge-cache` drops the
+# saved guests, and nothing is left.
+set -u
+bin=${MESHLAB_BIN:-build/meshlab}
+topo=tests/data/e2e-warm.yaml
+lab=e2e-warm
+uri=${MESHLAB_URI:-qemu:///system}
+passed=0 failed=0
+
+skip() {
+    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
+        echo "e2e-warm: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    echo "e2e-warm: skipped: $1"
+    exit 77
+}
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
+virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
+command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+[ "${MESHLAB_WARM:-on}" != off ] || skip "MESHLAB_WARM=off"
+
+"$bin" down "$lab" --purge-cache >/dev/null 2>&1
+leftovers() {
+    {
+        virsh -c "$uri" list --all --name | grep '^meshlab-'
+        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
+        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
+        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
+        ls -d /var/lib/meshlab/pools/* /var/lib/meshlab/labs/* 2>/dev/null
+    } | sed '/^$/d'
+}
+# field FILE EXPR: a value from a results.json, by a Python expression over r.
+field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+
+out=$(mktemp -d /tmp/meshlab-e2e-warm-XXXXXX)
+echo "e2e-warm: run directory $out"
+
+# 1. Cold: booted, and each guest saved at the hold.
+start=$(date +%s)
+"$bin" run "$topo" --quick --out "$out/cold" > "$out/cold.log" 2>&1
+rc=$?
+echo "e2e-warm: cold run took $(( $(date +%s) - start )) s"
+check "the first run exits 0" "[ $rc = 0 ]"
+r=$out/cold/results.json
+check "the first run says it started cold" "[ \"\$(field $r 'r[\"start\"]')\" = cold ]"
+check "each guest of the first run was saved for the next (save_s)" \
+    "[ \"\$(field $r 'all(g.get(\"save_s\", 0) > 0 for g in r[\"guests\"])')\" = True ]"
+saved=$("$bin" check --json | python3 -c "import json,sys; print(len([s for s in json.load(sys.stdin)['saved_guests'] if s.startswith('$lab/')]))")
+check "meshlab check lists the lab's 3 saved guests ($saved)" "[ '$saved' = 3 ]"
+
+# 2. Warm: restored, measured, and results.json says so.
+start=$(date +%s)
+"$bin" run "$topo" --quick --out "$out/warm" > "$out/warm.log" 2>&1
+rc=$?
+echo "e2e-warm: warm run took $(( $(date +%s) - start )) s"
+check "the second run exits 0" "[ $rc = 0 ]"
+r=$out/warm/results.json
+check "the second run says it started warm" "[ \"\$(field $r 'r[\"start\"]')\" = warm ]"
+check "every guest of the second run was restored (start: warm)" \
+    "[ \"\$(field $r 'all(g[\"start\"] == \"warm\" for g in r[\"guests\"])')\" = True ]"
+check "the second run measured wireguard-hub through its verified path" \
+    "[ \"\$(field $r '[p for p in r[\"paths\"] if p[\"name\"] == \"wireguard-hub\"][0][\"status\"]')\" = measured ]"
+check "the second run's results are valid against docs/results.schema.json" \
+    "python3 tests/check_results_schema.py docs/results.schema.json $r >/dev/null"
+cold_ready=$(field "$out/cold/results.json" 'max(g["ready_s"] for g in r["guests"])')
+warm_ready=$(field "$r" 'max(g["ready_s"] for g in r["guests"])')
+echo "e2e-warm: slowest guest ready: cold ${cold_ready} s, warm ${warm_ready} s"
+check "warm guests were ready sooner than cold ones ($warm_ready s < $cold_ready s)" \
+    "python3 -c 'import sys; sys.exit(not $warm_ready < $cold_ready)'"
+
+# 3. Twins: the same saved guests restored twice make different keys and random numbers.
+draw() {
+    for node in hub client-a client-b; do
+        echo "$node $("$bin" exec "$lab" "$node" -- wg show wg0 public-key) $("$bin" exec "$lab" "$node" -- sh -c 'head -c 16 /dev/urandom | od -An -tx1 | tr -d " \n"')"
+    done
+}
+for twin in 1 2; do
+    "$bin" up "$topo" --out "$out/up$twin" > "$out/up$twin.log" 2>&1
+    check "twin $twin: up exits 0, restored" "grep -q 'restored from their saved state' $out/up$twin.log"
+    draw > "$out/twin$twin.txt"
+    "$bin" down "$lab" > /dev/null 2>&1
+done
+cat "$out/twin1.txt" "$out/twin2.txt"
+for node in hub client-a client-b; do
+    k1=$(awk -v n=$node '$1 == n {print $2}' "$out/twin1.txt")
+    k2=$(awk -v n=$node '$1 == n {print $2}' "$out/twin2.txt")
+    r1=$(awk -v n=$node '$1 == n {print $3}' "$out/twin1.txt")
+    r2=$(awk -v n=$node '$1 == n {print $3}' "$out/twin2.txt")
+    check "$node: restored twins have different WireGuard keys ($k1 / $k2)" \
+        "[ ${#k1} = 44 ] && [ ${#k2} = 44 ] && [ '$k1' != '$k2' ]"
+    check "$node: restored twins draw different random numbers ($r1 / $r2)" \
+        "[ ${#r1} = 32 ] && [ '$r1' != '$r2' ]"
+done
+
+# 4. down --purge-cache drops the saved guests; nothing is left.
+"$bin" down "$lab" --purge-cache > "$out/purge.log" 2>&1
+check "down --purge-cache says it removed the saved guests" "grep -q 'saved guests' $out/purge.log"
+saved=$("$bin" check --json | python3 -c "import json,sys; print(len([s for s in json.load(sys.stdin)['saved_guests'] if s.startswith('$lab/')]))")
+check "no saved guest of the lab is left ($saved)" "[ '$saved' = 0 ]"
+left=$(leftovers)
+check "nothing is left behind${left:+: $left}" "[ -z '$left' ]"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
