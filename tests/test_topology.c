@@ -1007,6 +1007,7 @@ static void test_hub_and_eight_clients(void)
     g_autoptr(MlPlan) plan = ml_plan_new(t, "20261130-120000-abcdef");
     CHECK(plan->n_guests == 9);
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) nebula = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t i = 0; i < plan->n_guests; i++) {
         const struct ml_plan_guest *g = &plan->guests[i];
         CHECK(strlen(g->tap) <= 15);
@@ -1015,7 +1016,7 @@ static void test_hub_and_eight_clients(void)
         CHECK(g_hash_table_add(seen, g->domain));
         CHECK(g_hash_table_add(seen, g->overlay_vol));
         struct in_addr a = ml_nebula_address(t, i);
-        CHECK(g_hash_table_add(seen, g_strdup_printf("nebula %u", a.s_addr)));
+        CHECK(g_hash_table_add(nebula, GUINT_TO_POINTER(a.s_addr)));
     }
     CHECK_STR(plan->guests[8].domain, "meshlab-wide.c8");
     CHECK(g_str_has_suffix(plan->guests[8].mac, ":08"));
