@@ -1,9 +1,14 @@
 /* Topology loading: the shipped lab, good variations, and every bad input in
  * tests/data/bad/ against its golden .expected error line. */
 #include "check.h"
+#include "dataplanes/nebula.h"
+#include "dataplanes/nft.h"
 #include "dataplanes/path.h"
+#include "dataplanes/wireguard.h"
+#include "topology/plan.h"
 #include "topology/topology.h"
 #include "core/util.h"
+#include "virt/cloudinit.h"
 
 #include <arpa/inet.h>
 
@@ -956,6 +961,123 @@ static void test_nat_lesson(void)
     CHECK(t->nat_matrix.repeats == 3 && t->nat_matrix.window_s == 20);
 }
 
+/* A lab of one hub and n_clients clients c1..cN, 192.0.2.10+i, tunnel 10.8.0.1+i. */
+static char *hub_and_clients(size_t n_clients)
+{
+    GString *s =
+        g_string_new("name: wide\n"
+                     "image:\n  use: debian-12\n"
+                     "bridge:\n  subnet: 192.0.2.0/24\n"
+                     "defaults:\n  vcpus: 1\n  memory_mib: 512\n"
+                     "nodes:\n"
+                     "  - name: hub\n    address: 192.0.2.10\n    tunnel_address: 10.8.0.1\n");
+    for (size_t i = 1; i <= n_clients; i++)
+        g_string_append_printf(s,
+                               "  - name: c%zu\n    address: 192.0.2.%zu\n"
+                               "    tunnel_address: 10.8.0.%zu\n",
+                               i, 10 + i, 1 + i);
+    g_string_append(s, "wireguard:\n  subnet: 10.8.0.0/24\n  hub: hub\n"
+                       "measure:\n  client: c1\n  server: c8\n  paths: [plain, wireguard-hub]\n");
+    return g_string_free(s, FALSE);
+}
+
+static size_t count_of(const char *haystack, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = haystack; p && (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* One hub and 8 clients: every name, address and configuration the lab renders is its own
+ * guest's, and a 10th node is refused where it stands. */
+static void test_hub_and_eight_clients(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *text = hub_and_clients(8);
+    g_autoptr(MlTopology) t = parse(text, &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK(t->n_nodes == 9 && t->measure.client == 1 && t->measure.server == 8);
+    CHECK(ml_paths_resolve(t, NULL));
+
+    g_autoptr(MlPlan) plan = ml_plan_new(t, "20261130-120000-abcdef");
+    CHECK(plan->n_guests == 9);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) nebula = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        const struct ml_plan_guest *g = &plan->guests[i];
+        CHECK(strlen(g->tap) <= 15);
+        CHECK(g_hash_table_add(seen, (gpointer)g->mac));
+        CHECK(g_hash_table_add(seen, (gpointer)g->tap));
+        CHECK(g_hash_table_add(seen, g->domain));
+        CHECK(g_hash_table_add(seen, g->overlay_vol));
+        struct in_addr a = ml_nebula_address(t, i);
+        CHECK(g_hash_table_add(nebula, GUINT_TO_POINTER(a.s_addr)));
+    }
+    CHECK_STR(plan->guests[8].domain, "meshlab-wide.c8");
+    CHECK(g_str_has_suffix(plan->guests[8].mac, ":08"));
+
+    /* The hub's WireGuard configuration has every client as a peer, each with its own key. */
+    char *keys[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < t->n_nodes; i++)
+        keys[i] = g_strdup_printf("KEY%zu%040zu=", i, i);
+    g_autofree char *hub = ml_wg_render_hub(t, (const char *const *)keys);
+    CHECK(count_of(hub, "[Peer]") == 8);
+    for (size_t i = 1; i < t->n_nodes; i++) {
+        char addr[16];
+        g_autofree char *peer =
+            g_strdup_printf("# c%zu\nPublicKey = %s\nAllowedIPs = %s/32\n", i, keys[i],
+                            ml_ip_str(t->nodes[i].tunnel_address, addr));
+        CHECK(strstr(hub, peer) != NULL);
+        g_autofree char *client = ml_wg_render_client(t, i, keys[0]);
+        CHECK(strstr(client, "Endpoint = 192.0.2.10:51820") != NULL);
+        g_autofree char *own = g_strdup_printf("Address = %s/32", addr);
+        CHECK(strstr(client, own) != NULL);
+    }
+    for (size_t i = 0; i < t->n_nodes; i++)
+        g_free(keys[i]);
+
+    /* nebula: the hub is the lighthouse of all; each client's config names itself. */
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        g_autofree char *conf = ml_nebula_config(t, i, "ssh-ed25519 AAAAadmin meshlab");
+        g_autofree char *who = g_strdup_printf("nebula on %s\n", t->nodes[i].name);
+        CHECK(conf && strstr(conf, who) != NULL);
+        CHECK(strstr(conf, i == 0 ? "am_lighthouse: true" : "am_lighthouse: false") != NULL);
+    }
+    g_autofree char *fw = ml_nft_firewall(t);
+    CHECK(fw != NULL);
+
+    /* Each guest's seed carries its own address and MAC. */
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        struct ml_seed seed = {0};
+        CHECK(ml_seed_render(plan, i, &seed, &err));
+        char addr[16];
+        g_autofree char *cidr = g_strdup_printf("- %s/24\n", ml_ip_str(t->nodes[i].address, addr));
+        CHECK(seed.network_config && strstr(seed.network_config, cidr) != NULL);
+        CHECK(seed.network_config && strstr(seed.network_config, plan->guests[i].mac) != NULL);
+        ml_seed_clear(&seed);
+        g_clear_error(&err);
+    }
+
+    /* The shipped hub with six clients. */
+    g_autoptr(MlTopology) six = ml_topology_load("topologies/hub-n-clients.yaml", &err);
+    CHECK(six && six->n_nodes == 7 && six->nodes[6].memory_mib == 512);
+    CHECK(six && ml_topology_profile(six, "quick") != NULL);
+    g_clear_error(&err);
+
+    /* A 10th node is refused at that node, with the limit and its reason. */
+    g_autofree char *ten = hub_and_clients(9);
+    CHECK(parse(ten, &err) == NULL);
+    CHECK(err && err->code == ML_ERR_INPUT);
+    CHECK(err && g_str_has_prefix(err->message, "inline.yaml:37:5: nodes lists 10 nodes; a lab "
+                                                "has one hub and at most 8 clients (9 nodes), "));
+    CHECK(err && strstr(err->message, "TCG") && strstr(err->message, "2 cores"));
+}
+
 int main(void)
 {
     test_seed();
@@ -973,5 +1095,6 @@ int main(void)
     test_nat_good();
     test_nat_errors();
     test_nat_lesson();
+    test_hub_and_eight_clients();
     return check_finish();
 }

@@ -108,11 +108,12 @@ bool ml_wg_keys(struct ml_lab *lab, const bool *which, const char *key_file, cha
     return true;
 }
 
+static const char wg_up_cmd[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
+                                "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
+
 static bool bring_up(struct ml_lab *lab, size_t i, const char *conf, GError **err)
 {
-    static const char up[] = "set -e; umask 077; cat > /etc/wireguard/wg0.conf; "
-                             "wg-quick down wg0 >/dev/null 2>&1 || true; wg-quick up wg0 2>&1";
-    g_autofree char *out = ml_agent_run(lab->dom[i], up, conf, 60, err);
+    g_autofree char *out = ml_agent_run(lab->dom[i], wg_up_cmd, conf, 60, err);
     return out != NULL;
 }
 
@@ -135,18 +136,26 @@ static bool configure(struct ml_lab *lab, char **pub, GError **err)
     ml_progress("wireguard", "hub %s: wg0 %s/%u listening on %u", topo->nodes[hub].name,
                 ml_ip_str(topo->nodes[hub].tunnel_address, addr), topo->wireguard.subnet.prefix,
                 topo->wireguard.listen_port);
+    /* Then every client at once: with up to 8 of them, one after another adds up. */
+    bool clients[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *confs[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        if (i == hub)
-            continue;
-        g_autofree char *conf = ml_wg_render_client(topo, i, pub[hub]);
-        if (!bring_up(lab, i, conf, err))
-            return false;
-        ml_progress("wireguard", "client %s: wg0 %s, endpoint %s:%u, keepalive %u",
-                    topo->nodes[i].name, ml_ip_str(topo->nodes[i].tunnel_address, addr),
-                    inet_ntoa(topo->nodes[hub].address), topo->wireguard.listen_port,
-                    topo->wireguard.persistent_keepalive);
+        clients[i] = i != hub;
+        cmds[i] = wg_up_cmd;
+        confs[i] = clients[i] ? ml_wg_render_client(topo, i, pub[hub]) : NULL;
     }
-    return true;
+    bool ok = ml_lab_run_parallel(lab, clients, cmds, (const char *const *)confs, 60, NULL,
+                                  "bringing up WireGuard", err);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_free(confs[i]);
+        if (ok && clients[i])
+            ml_progress("wireguard", "client %s: wg0 %s, endpoint %s:%u, keepalive %u",
+                        topo->nodes[i].name, ml_ip_str(topo->nodes[i].tunnel_address, addr),
+                        inet_ntoa(topo->nodes[hub].address), topo->wireguard.listen_port,
+                        topo->wireguard.persistent_keepalive);
+    }
+    return ok;
 }
 
 bool ml_wg_setup(struct ml_lab *lab, struct json_object *state, GError **err)

@@ -565,8 +565,16 @@ static bool parse_nodes(struct ctx *c, yaml_node_t *n, unsigned vcpus, unsigned 
     if (count < 2)
         return fail(c, n, "nodes lists %zu node%s; a lab needs at least 2", count,
                     count == 1 ? "" : "s");
-    if (count > ML_MAX_NODES)
-        return fail(c, n, "nodes lists %zu nodes; at most %d are allowed", count, ML_MAX_NODES);
+    if (count > ML_MAX_NODES) {
+        /* At the first node too many, which is where the file has to be cut. */
+        yaml_node_t *extra =
+            yaml_document_get_node(c->doc, n->data.sequence.items.start[ML_MAX_NODES]);
+        return fail(c, extra,
+                    "nodes lists %zu nodes; a lab has one hub and at most %d clients (%d nodes), "
+                    "since every guest is emulated (TCG, no KVM) on the host's 2 cores and more "
+                    "would slow every boot past its waits; remove this node and those after it",
+                    count, ML_MAX_CLIENTS, ML_MAX_NODES);
+    }
     for (size_t i = 0; i < count; i++) {
         yaml_node_t *item = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
         if (!parse_node(c, item, i, vcpus, memory_mib))

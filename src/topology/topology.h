@@ -7,7 +7,11 @@
 #include <stdbool.h>
 
 #define ML_NAME_MAX 32 /* names become parts of libvirt object names */
-#define ML_MAX_NODES 16
+/* A lab is one hub and at most ML_MAX_CLIENTS clients. The development host has 2 cores and no
+ * KVM: every guest is emulated (TCG) and their boots and tunnels share those 2 cores, so a 10th
+ * guest would slow every other one past the agent's and cloud-init's waits. */
+#define ML_MAX_CLIENTS 8
+#define ML_MAX_NODES (1 + ML_MAX_CLIENTS)
 
 #define ML_PATHS_MAX 16
 

@@ -620,12 +620,18 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
 
 void ml_lab_collect_logs(struct ml_lab *lab)
 {
+    static const char cmd[] =
+        "cloud-init status --long 2>&1; echo; echo '--- cloud-init.log'; "
+        "tail -n 300 /var/log/cloud-init.log 2>&1; echo '--- cloud-init-output.log'; "
+        "tail -n 200 /var/log/cloud-init-output.log 2>&1; echo '--- journal'; "
+        "journalctl -b --no-pager -n 200 2>&1";
     if (!lab->plan || !lab->run_open)
         return;
-    /* After a Ctrl-C the logs matter most; each read is bounded by its timeout,
-     * and a second Ctrl-C skips what is left of them. */
+    /* After a Ctrl-C the logs matter most; the reads run on every guest at once, all within
+     * one timeout, and a second Ctrl-C skips what is left of them. */
     ml_agent_set_interruptible(false);
-    bool skipped = false;
+    long long pids[ML_MAX_NODES];
+    bool started[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
@@ -635,6 +641,16 @@ void ml_lab_collect_logs(struct ml_lab *lab)
             g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
             ml_lab_write(lab, f, text, (gssize)len, NULL);
         }
+        if (ml_interrupt_count() < 2 && lab->dom[i] && virDomainIsActive(lab->dom[i]) == 1 &&
+            ml_agent_ping(lab->dom[i], 2))
+            started[i] = ml_agent_spawn(lab->dom[i], cmd, NULL, &pids[i], NULL);
+    }
+    bool skipped = false;
+    double deadline = ml_now() + 30; /* for all of them together: they run at once */
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (!started[i])
+            continue;
+        const char *node = lab->plan->guests[i].node->name;
         if (ml_interrupt_count() >= 2) {
             if (!skipped)
                 ml_progress("logs",
@@ -644,20 +660,12 @@ void ml_lab_collect_logs(struct ml_lab *lab)
             skipped = true;
             continue;
         }
-        if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1 || !ml_agent_ping(lab->dom[i], 2))
-            continue;
-        g_autoptr(GError) e = NULL;
-        g_autofree char *log = ml_agent_run(
-            lab->dom[i],
-            "cloud-init status --long 2>&1; echo; echo '--- cloud-init.log'; "
-            "tail -n 300 /var/log/cloud-init.log 2>&1; echo '--- cloud-init-output.log'; "
-            "tail -n 200 /var/log/cloud-init-output.log 2>&1; echo '--- journal'; "
-            "journalctl -b --no-pager -n 200 2>&1",
-            NULL, 30, &e);
-        if (log) {
+        struct ml_exec ex = {0};
+        if (ml_agent_wait(lab->dom[i], pids[i], MAX(1.0, deadline - ml_now()), &ex, NULL)) {
             g_autofree char *f = g_strdup_printf("guests/%s-cloud-init.log", node);
-            ml_lab_write(lab, f, log, -1, NULL);
+            ml_lab_write(lab, f, ex.out ? ex.out : "", -1, NULL);
         }
+        ml_exec_clear(&ex);
     }
     ml_agent_set_interruptible(true);
 }

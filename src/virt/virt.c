@@ -267,7 +267,35 @@ static void refused(struct teardown *td, int code, char *msg)
     g_free(msg);
 }
 
-/* The lab's domains: named with its prefix and tagged with its name. */
+/* One domain being stopped on its own thread: virDomainDestroy waits for QEMU to exit (up to
+ * seconds each under TCG), so a lab's guests are stopped all at once. libvirt's errors are
+ * per thread: the thread keeps its message. */
+struct stopping {
+    virDomainPtr dom;
+    GThread *thread;
+    bool failed;
+    char *why;
+};
+
+static gpointer stop_main(gpointer data)
+{
+    struct stopping *s = data;
+    if (virDomainIsActive(s->dom) == 1 && virDomainDestroy(s->dom) < 0) {
+        const char *m = virGetLastErrorMessage();
+        s->failed = true;
+        s->why = g_strdup(m ? m : "unknown libvirt error");
+    }
+    return NULL;
+}
+
+static int by_domain_name(gconstpointer a, gconstpointer b)
+{
+    const struct stopping *x = a, *y = b;
+    return strcmp(virDomainGetName(x->dom), virDomainGetName(y->dom));
+}
+
+/* The lab's domains: named with its prefix and tagged with its name. All are stopped at
+ * once, then undefined and reported one by one in the order of their names. */
 static bool remove_domains(struct teardown *td)
 {
     g_autofree char *prefix = ml_plan_domain_prefix(td->lab);
@@ -277,21 +305,39 @@ static bool remove_domains(struct teardown *td)
         ml_virt_error(td->err, "cannot list domains");
         return false;
     }
+    g_autoptr(GArray) own = g_array_new(FALSE, TRUE, sizeof(struct stopping));
     for (int i = 0; i < n; i++) {
         const char *name = virDomainGetName(doms[i]);
         g_autofree char *tag_lab = NULL;
         if (g_str_has_prefix(name, prefix) && ml_virt_domain_tag(doms[i], &tag_lab, NULL) &&
             !strcmp(tag_lab, td->lab)) {
-            if (virDomainIsActive(doms[i]) == 1 && virDomainDestroy(doms[i]) < 0)
-                libvirt_failed(td, "cannot stop domain '%s'", name);
-            else if (virDomainUndefine(doms[i]) < 0)
-                libvirt_failed(td, "cannot undefine domain '%s'", name);
-            else
-                removed(td, "domain %s", name);
+            struct stopping s = {.dom = doms[i]};
+            g_array_append_val(own, s);
+        } else {
+            virDomainFree(doms[i]);
         }
-        virDomainFree(doms[i]);
     }
     free(doms);
+    g_array_sort(own, by_domain_name);
+    for (guint i = 0; i < own->len; i++) {
+        struct stopping *s = &g_array_index(own, struct stopping, i);
+        s->thread = g_thread_new("meshlab-stop", stop_main, s);
+    }
+    for (guint i = 0; i < own->len; i++)
+        g_thread_join(g_array_index(own, struct stopping, i).thread);
+    for (guint i = 0; i < own->len; i++) {
+        struct stopping *s = &g_array_index(own, struct stopping, i);
+        const char *name = virDomainGetName(s->dom);
+        if (s->failed)
+            refused(td, ML_ERR_LIBVIRT,
+                    g_strdup_printf("cannot stop domain '%s': %s", name, s->why));
+        else if (virDomainUndefine(s->dom) < 0)
+            libvirt_failed(td, "cannot undefine domain '%s'", name);
+        else
+            removed(td, "domain %s", name);
+        g_free(s->why);
+        virDomainFree(s->dom);
+    }
     return true;
 }
 
