@@ -203,7 +203,7 @@ for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_re
     sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount dev-mqueue.mount \
     sys-fs-fuse-connections.mount sys-kernel-config.mount systemd-binfmt.service \
     proc-sys-fs-binfmt_misc.automount kmod-static-nodes.service systemd-update-utmp.service \
-    systemd-update-utmp-runlevel.service systemd-journal-flush.service; do
+    systemd-update-utmp-runlevel.service systemd-journal-flush.service cron.service; do
     ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 
@@ -221,6 +221,13 @@ UNIT
 mkdir -p "$root/etc/systemd/journald.conf.d"
 printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/meshlab.conf"
 
+# ifupdown raises eth0 with the address cloud-init rendered. Its unit first waits for udev
+# to settle, which a guest whose devices were all found before cloud-init ran does not need,
+# and its hooks for ethtool settings and resolved have nothing to do here.
+mkdir -p "$root/etc/systemd/system/networking.service.d"
+printf '[Service]\nExecStartPre=\n' > "$root/etc/systemd/system/networking.service.d/meshlab.conf"
+rm -f "$root/etc/network/if-pre-up.d/ethtool" "$root/etc/network/if-up.d/ethtool" \
+    "$root/etc/network/if-up.d/resolved"
 # The ifupdown unit must not wait for a DHCP server that does not exist.
 rm -f "$root/etc/network/interfaces.d/"* 2>/dev/null || true
 printf 'auto lo\niface lo inet loopback\nsource /etc/network/interfaces.d/*\n' > "$root/etc/network/interfaces"

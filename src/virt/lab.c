@@ -423,25 +423,98 @@ static bool guest_ready(struct ml_lab *lab, size_t i, GError **err)
     return true;
 }
 
+struct release_job {
+    struct ml_lab *lab;
+    size_t i;
+    bool released;
+    GError *err;
+};
+
+static gpointer release_one(gpointer data)
+{
+    struct release_job *job = data;
+    release_hold(job->lab, job->i, &job->released, &job->err);
+    return NULL;
+}
+
+/* The guests held before cloud-init get their seed (saved first, reseeded, see
+ * release_hold) in parallel: each step waits on a guest's agent, not on the host. */
+static bool release_holds(struct ml_lab *lab, enum boot_stage *stage, double t0, GError **err)
+{
+    struct release_job jobs[ML_MAX_NODES] = {0};
+    GThread *threads[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        if (stage[i] == STAGE_HOLD) {
+            jobs[i] = (struct release_job){lab, i, false, NULL};
+            threads[i] = g_thread_new("meshlab-release", release_one, &jobs[i]);
+        }
+    bool ok = true;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (!threads[i])
+            continue;
+        g_thread_join(threads[i]);
+        if (jobs[i].err) {
+            if (ok)
+                g_propagate_error(err, g_steal_pointer(&jobs[i].err));
+            g_clear_error(&jobs[i].err);
+            ok = false;
+        } else if (jobs[i].released) {
+            ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
+                        lab->plan->guests[i].node->name, ml_now() - t0);
+            stage[i] = STAGE_CONFIG;
+        }
+    }
+    return ok;
+}
+
+struct start_job {
+    struct ml_lab *lab;
+    size_t i;
+    GError *err;
+};
+
+/* Boots guest i, or restores it from its saved state. */
+static gpointer start_guest(gpointer data)
+{
+    struct start_job *job = data;
+    struct ml_lab *lab = job->lab;
+    const struct ml_plan_guest *g = &lab->plan->guests[job->i];
+    if (lab->warm[job->i])
+        ml_warm_restore(lab->conn, lab->plan->topo->name, g->node->name, lab->xml[job->i],
+                        &job->err);
+    else if (virDomainCreate(lab->dom[job->i]) < 0)
+        ml_virt_error(&job->err, "cannot start guest '%s'", g->domain);
+    return NULL;
+}
+
 static bool boot_guests(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
     enum boot_stage stage[ML_MAX_NODES];
     double t0 = ml_now();
     size_t n_warm = 0;
+    struct start_job jobs[ML_MAX_NODES] = {0};
+    GThread *threads[ML_MAX_NODES] = {0};
+    /* All at once: a start or a restore waits for QEMU to come up (and a restore to read
+     * its memory image), time each guest would otherwise wait for the one before it. */
     for (size_t i = 0; i < plan->n_guests; i++) {
         lab->boot_s[i] = lab->ready_s[i] = 0;
         stage[i] = STAGE_AGENT;
-        if (lab->warm[i]) {
-            if (!ml_warm_restore(lab->conn, plan->topo->name, plan->guests[i].node->name,
-                                 lab->xml[i], err))
-                return false;
-            n_warm++;
-        } else if (virDomainCreate(lab->dom[i]) < 0) {
-            ml_virt_error(err, "cannot start guest '%s'", plan->guests[i].domain);
-            return false;
-        }
+        jobs[i] = (struct start_job){lab, i, NULL};
+        n_warm += lab->warm[i];
+        threads[i] = g_thread_new("meshlab-start", start_guest, &jobs[i]);
     }
+    bool started = true;
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        g_thread_join(threads[i]);
+        if (jobs[i].err && started) {
+            g_propagate_error(err, g_steal_pointer(&jobs[i].err));
+            started = false;
+        }
+        g_clear_error(&jobs[i].err);
+    }
+    if (!started)
+        return false;
     if (n_warm)
         ml_progress("boot",
                     "%zu of %zu guests restored from their saved state (warm start), the rest "
@@ -478,16 +551,8 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
                 ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
                 stage[i] = lab->image.seed_by_agent ? STAGE_HOLD : STAGE_CONFIG;
             }
-            if (stage[i] == STAGE_HOLD) {
-                bool released = false;
-                if (!release_hold(lab, i, &released, err))
-                    return false;
-                if (!released)
-                    continue;
-                ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
-                            node, ml_now() - t0);
-                stage[i] = STAGE_CONFIG;
-            }
+            if (stage[i] == STAGE_HOLD)
+                continue; /* released below, all at once */
             if (!guest_ready(lab, i, err)) {
                 if (err && *err)
                     return false;
@@ -502,6 +567,8 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             ml_progress("boot", "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
                         node, lab->ready_s[i], lab->cpu_s[i]);
         }
+        if (!release_holds(lab, stage, t0, err))
+            return false;
         if (ready == plan->n_guests)
             break;
         if (ml_now() - t0 > timeout) {
