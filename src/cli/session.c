@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/lock.h"
+#include "dataplanes/nft.h"
 #include "dataplanes/path.h"
 #include "measure/metrics.h"
 #include "measure/natmatrix.h"
@@ -209,9 +210,18 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GErro
      * only burns it. */
     for (size_t i = 0; i < lab->plan->n_guests; i++)
         lab->artifacts[i] = ml_path_artifacts(lab, i);
-    bool ok = ml_lab_create(lab, err) && ml_policy_firewall(lab, err);
-    if (ok)
+    lab->firewall = ml_nft_firewall(topo);
+    bool ok = ml_lab_create(lab, err);
+    if (ok && lab->firewall_early) {
+        g_autofree char *summary = ml_nft_firewall_summary(topo);
+        ml_progress("firewall",
+                    "guest firewall loaded on %zu guests at cloud-init's hold, before their "
+                    "network came up: %s",
+                    lab->plan->n_guests, summary);
+    } else if (ok) {
+        ok = ml_policy_firewall(lab, err);
         ml_lab_phase(lab, "firewall");
+    }
     /* The NATs are built and observed before any dataplane runs behind them. */
     if (ok && (ml_topology_has_nat(topo) || topo->nat_matrix.present)) {
         ok = ml_nat_lab_up(lab, err);

@@ -375,6 +375,18 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
      * the numbers its twins drew: the host's randomness goes in before any key is made. */
     if (!ml_warm_reseed(lab->dom[i], err))
         return false;
+    /* The firewall goes in before cloud-init raises the network: no moment without it. */
+    if (lab->firewall) {
+        if (!ml_agent_exec(lab->dom[i], "nft -f -", lab->firewall, 60, &ex, err))
+            return false;
+        if (ex.exit_code != 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "loading the firewall on %s failed (status %d): %s",
+                        node, ex.exit_code, g_strstrip(ex.err ? ex.err : ex.out));
+            ml_exec_clear(&ex);
+            return false;
+        }
+        ml_exec_clear(&ex);
+    }
     struct ml_seed seed = {0};
     bool ok = ml_seed_render(lab->plan, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err) &&
               ml_agent_exec(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, &ex, err);
@@ -423,48 +435,42 @@ static bool guest_ready(struct ml_lab *lab, size_t i, GError **err)
     return true;
 }
 
+/* Each held guest is released by a thread of its own (saved first, reseeded, its seed
+ * written, see release_hold), so that a slow save does not stop the others' boots being
+ * watched. */
 struct release_job {
     struct ml_lab *lab;
     size_t i;
+    GThread *thread;
+    gint done, cancel;
     bool released;
+    double released_at;
     GError *err;
 };
 
-static gpointer release_one(gpointer data)
+static gpointer release_loop(gpointer data)
 {
     struct release_job *job = data;
-    release_hold(job->lab, job->i, &job->released, &job->err);
+    while (!g_atomic_int_get(&job->cancel)) {
+        if (!release_hold(job->lab, job->i, &job->released, &job->err) || job->released)
+            break;
+        g_usleep(250 * 1000);
+    }
+    job->released_at = ml_now();
+    g_atomic_int_set(&job->done, 1);
     return NULL;
 }
 
-/* The guests held before cloud-init get their seed (saved first, reseeded, see
- * release_hold) in parallel: each step waits on a guest's agent, not on the host. */
-static bool release_holds(struct ml_lab *lab, enum boot_stage *stage, double t0, GError **err)
+static void release_jobs_stop(struct release_job *jobs, size_t n)
 {
-    struct release_job jobs[ML_MAX_NODES] = {0};
-    GThread *threads[ML_MAX_NODES] = {0};
-    for (size_t i = 0; i < lab->plan->n_guests; i++)
-        if (stage[i] == STAGE_HOLD) {
-            jobs[i] = (struct release_job){lab, i, false, NULL};
-            threads[i] = g_thread_new("meshlab-release", release_one, &jobs[i]);
-        }
-    bool ok = true;
-    for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        if (!threads[i])
+    for (size_t i = 0; i < n; i++) {
+        if (!jobs[i].thread)
             continue;
-        g_thread_join(threads[i]);
-        if (jobs[i].err) {
-            if (ok)
-                g_propagate_error(err, g_steal_pointer(&jobs[i].err));
-            g_clear_error(&jobs[i].err);
-            ok = false;
-        } else if (jobs[i].released) {
-            ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
-                        lab->plan->guests[i].node->name, ml_now() - t0);
-            stage[i] = STAGE_CONFIG;
-        }
+        g_atomic_int_set(&jobs[i].cancel, 1);
+        g_thread_join(jobs[i].thread);
+        jobs[i].thread = NULL;
+        g_clear_error(&jobs[i].err);
     }
-    return ok;
 }
 
 struct start_job {
@@ -487,38 +493,55 @@ static gpointer start_guest(gpointer data)
     return NULL;
 }
 
+static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct release_job *jobs,
+                       double t0, GError **err);
+
 static bool boot_guests(struct ml_lab *lab, GError **err)
 {
-    struct ml_plan *plan = lab->plan;
     enum boot_stage stage[ML_MAX_NODES];
+    struct release_job jobs[ML_MAX_NODES] = {0};
     double t0 = ml_now();
+    bool ok = wait_ready(lab, stage, jobs, t0, err);
+    release_jobs_stop(jobs, lab->plan->n_guests);
+    if (ok)
+        ml_lab_phase(lab, "boot");
+    return ok;
+}
+
+static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct release_job *jobs,
+                       double t0, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
     size_t n_warm = 0;
-    struct start_job jobs[ML_MAX_NODES] = {0};
+    struct start_job starts[ML_MAX_NODES] = {0};
     GThread *threads[ML_MAX_NODES] = {0};
     /* All at once: a start or a restore waits for QEMU to come up (and a restore to read
      * its memory image), time each guest would otherwise wait for the one before it. */
     for (size_t i = 0; i < plan->n_guests; i++) {
         lab->boot_s[i] = lab->ready_s[i] = 0;
         stage[i] = STAGE_AGENT;
-        jobs[i] = (struct start_job){lab, i, NULL};
+        starts[i] = (struct start_job){lab, i, NULL};
         n_warm += lab->warm[i];
-        threads[i] = g_thread_new("meshlab-start", start_guest, &jobs[i]);
+        threads[i] = g_thread_new("meshlab-start", start_guest, &starts[i]);
     }
     bool started = true;
     for (size_t i = 0; i < plan->n_guests; i++) {
         g_thread_join(threads[i]);
-        if (jobs[i].err && started) {
-            g_propagate_error(err, g_steal_pointer(&jobs[i].err));
+        if (starts[i].err && started) {
+            g_propagate_error(err, g_steal_pointer(&starts[i].err));
             started = false;
         }
-        g_clear_error(&jobs[i].err);
+        g_clear_error(&starts[i].err);
     }
     if (!started)
         return false;
-    if (n_warm)
+    if (n_warm == plan->n_guests)
+        ml_progress("boot", "%zu guests restored from their saved state under %s (warm start)",
+                    n_warm, lab->accel.kvm ? "KVM" : "TCG");
+    else if (n_warm)
         ml_progress("boot",
                     "%zu of %zu guests restored from their saved state (warm start), the rest "
-                    "booted, under %s",
+                    "booted and saved at cloud-init's hold, under %s",
                     n_warm, plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
     else
         ml_progress("boot", "%zu guests started under %s (cold start)%s", plan->n_guests,
@@ -536,6 +559,20 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             if (stage[i] == STAGE_READY)
                 continue;
             const char *node = plan->guests[i].node->name;
+            if (stage[i] == STAGE_HOLD) {
+                /* Saved and restored meanwhile, a guest is briefly not running. */
+                if (!g_atomic_int_get(&jobs[i].done))
+                    continue;
+                g_thread_join(jobs[i].thread);
+                jobs[i].thread = NULL;
+                if (jobs[i].err) {
+                    g_propagate_error(err, g_steal_pointer(&jobs[i].err));
+                    return false;
+                }
+                ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
+                            node, jobs[i].released_at - t0);
+                stage[i] = STAGE_CONFIG;
+            }
             if (virDomainIsActive(lab->dom[i]) != 1) {
                 g_autofree char *c = console_path(lab, i);
                 g_autofree char *tail = file_tail(c, 5);
@@ -550,9 +587,12 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
                 lab->boot_s[i] = ml_now() - t0;
                 ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
                 stage[i] = lab->image.seed_by_agent ? STAGE_HOLD : STAGE_CONFIG;
+                if (stage[i] == STAGE_HOLD) {
+                    jobs[i] = (struct release_job){.lab = lab, .i = i};
+                    jobs[i].thread = g_thread_new("meshlab-release", release_loop, &jobs[i]);
+                    continue;
+                }
             }
-            if (stage[i] == STAGE_HOLD)
-                continue; /* released below, all at once */
             if (!guest_ready(lab, i, err)) {
                 if (err && *err)
                     return false;
@@ -567,8 +607,6 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
             ml_progress("boot", "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
                         node, lab->ready_s[i], lab->cpu_s[i]);
         }
-        if (!release_holds(lab, stage, t0, err))
-            return false;
         if (ready == plan->n_guests)
             break;
         if (ml_now() - t0 > timeout) {
@@ -592,7 +630,6 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
         }
         g_usleep(250 * 1000);
     }
-    ml_lab_phase(lab, "boot");
     return true;
 }
 
@@ -600,6 +637,9 @@ bool ml_lab_create(struct ml_lab *lab, GError **err)
 {
     if (!ml_image_resolve(lab->topo, !lab->accel.kvm, &lab->image, err))
         return false;
+    lab->firewall_early = lab->firewall && lab->image.seed_by_agent;
+    if (!lab->firewall_early)
+        g_clear_pointer(&lab->firewall, g_free);
     ml_lab_phase(lab, "image");
     if (ml_check_interrupted(err))
         return false;
@@ -762,6 +802,7 @@ void ml_lab_clear(struct ml_lab *lab)
         g_free(lab->warm_key[i]);
         g_free(lab->xml[i]);
     }
+    g_free(lab->firewall);
     ml_plan_free(lab->plan);
     ml_image_clear(&lab->image);
     ml_host_accel_clear(&lab->accel);

@@ -28,6 +28,10 @@ struct ml_lab {
     bool warm[ML_MAX_NODES];        /* restored from a saved guest (see warm.h), not booted */
     char *warm_key[ML_MAX_NODES];   /* the key its saved guest has or gets; NULL: none */
     char *xml[ML_MAX_NODES];        /* each domain's XML, as defined (and restored) */
+    char *firewall;                 /* the guest firewall (nft), handed down by the session:
+                                     * an image that holds before cloud-init loads it there,
+                                     * before its network is up (firewall_early) */
+    bool firewall_early;
     struct json_object *dataplanes; /* each dataplane's per-run state, {name: {...}}: what
                                      * it set up and learnt, saved in the state file; only
                                      * the dataplanes read inside */
