@@ -24,7 +24,9 @@ static void test_argv(void)
     CHECK(find(a, "--include=linux-image-cloud-amd64,iperf3", NULL) > 0);
     /* The deb cache: what was downloaded stays in the chroot until it is copied out. */
     CHECK(find(a, "--skip=essential/unlink", NULL) > 0);
-    int sync_in = find(a, "--setup-hook=sync-in /c/debs-bookworm /var/cache/apt/archives/", NULL);
+    /* Into partial/, so that apt checks each cached file's hash (it trusts archives/ on size). */
+    int sync_in =
+        find(a, "--setup-hook=sync-in /c/debs-bookworm /var/cache/apt/archives/partial/", NULL);
     int sync_out =
         find(a, "--customize-hook=sync-out /var/cache/apt/archives /c/debs-bookworm.new", NULL);
     int autoclean = find(a, "--customize-hook=", "apt-get --quiet autoclean");

@@ -244,8 +244,12 @@ char **ml_image_debian_mmdebstrap_argv(const char *packages, const char *hook_sc
     /* The deb cache: mmdebstrap keeps what it downloaded (essential/unlink), and it is copied
      * out before the recipe's hook empties /var/cache/apt/archives. */
     g_ptr_array_add(a, g_strdup("--skip=essential/unlink"));
-    g_ptr_array_add(a, g_strdup("--setup-hook=mkdir -p \"$1/var/cache/apt/archives\""));
-    g_ptr_array_add(a, g_strdup_printf("--setup-hook=sync-in %s /var/cache/apt/archives/", debs));
+    /* In partial/, not beside it: apt takes a file in archives/ on its size alone, but treats
+     * one in partial/ as an interrupted download, resumes it (nothing left to fetch) and checks
+     * its hash against the signed index; a damaged or altered copy is fetched again. */
+    g_ptr_array_add(a, g_strdup("--setup-hook=mkdir -p \"$1/var/cache/apt/archives/partial\""));
+    g_ptr_array_add(
+        a, g_strdup_printf("--setup-hook=sync-in %s /var/cache/apt/archives/partial/", debs));
     /* Versions the mirror no longer has would only fill the cache. */
     g_ptr_array_add(a, g_strdup("--customize-hook=chroot \"$1\" apt-get --quiet autoclean"));
     g_ptr_array_add(
@@ -278,14 +282,20 @@ static bool assemble_debian(const char *tmpl, const char *scratch, const char *d
         !ml_mkdir_p(debs_out, 0755, err))
         return false;
 
-    ml_progress("image", "building debian-12 from %s with mmdebstrap (about a minute)",
+    ml_progress("image",
+                "building debian-12 from %s with mmdebstrap (about two minutes on 2 cores)",
                 debian_mirror());
     g_auto(GStrv) mm = ml_image_debian_mmdebstrap_argv(packages, hook_script, debs, debs_out,
                                                        rootfs, debian_mirror());
     if (!timed_step("mmdebstrap", (const char *const *)mm, MMDEBSTRAP_TIMEOUT_S, err))
         return false;
+    /* The copy of /var/cache/apt/archives carries apt's lock and its empty partial/ along. */
+    g_autofree char *out_partial = g_build_filename(debs_out, "partial", NULL);
+    g_autofree char *out_lock = g_build_filename(debs_out, "lock", NULL);
+    const char *rmpartial[] = {"rm", "-rf", "--one-file-system", out_partial, out_lock, NULL};
     const char *rmold[] = {"rm", "-rf", "--one-file-system", debs, NULL};
-    if (!ml_spawn_timeout(rmold, IMAGE_STEP_TIMEOUT_S, NULL, err))
+    if (!ml_spawn_timeout(rmpartial, IMAGE_STEP_TIMEOUT_S, NULL, err) ||
+        !ml_spawn_timeout(rmold, IMAGE_STEP_TIMEOUT_S, NULL, err))
         return false;
     if (rename(debs_out, debs) < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the deb cache into '%s': %s", debs,
