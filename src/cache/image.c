@@ -5,21 +5,61 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cache/fetch.h"
 #include "cache/image_ubuntu.h"
 #include "topology/plan.h"
+#include "core/leftovers.h"
 #include "core/util.h"
 
 /* Bumped whenever the way the image is assembled changes, so the cache key changes too. */
-#define DEBIAN_BUILDER_VERSION "meshlab-debian-builder/1"
+#define DEBIAN_BUILDER_VERSION "meshlab-debian-builder/2"
 #define DEBIAN_SUITE "bookworm"
 #define DEBIAN_IMAGE_SIZE "2G"
 /* Deadlines of the build's steps: a slow mirror or disk is waited for, a hang is not. */
 #define MMDEBSTRAP_TIMEOUT_S (30 * 60.0)
 #define IMAGE_STEP_TIMEOUT_S (10 * 60.0)
+#define SCRATCH_MIN_BYTES (3ULL << 30)
+
+/* update-initramfs does nothing while the packages install: the kernel's postinst and
+ * initramfs-tools' trigger would each build a full initramfs (the slowest step of the
+ * install). The real one is back before the recipe's hook, which may build its own. */
+#define NOOP_UPDATE_INITRAMFS                                                                      \
+    "--essential-hook=chroot \"$1\" dpkg-divert --quiet --local --rename --divert "                \
+    "/usr/sbin/update-initramfs.meshlab --add /usr/sbin/update-initramfs && "                      \
+    "printf '#!/bin/sh\\nexit 0\\n' > \"$1/usr/sbin/update-initramfs\" && "                        \
+    "chmod 755 \"$1/usr/sbin/update-initramfs\""
+#define RESTORE_UPDATE_INITRAMFS                                                                   \
+    "--customize-hook=rm -f \"$1/usr/sbin/update-initramfs\" && chroot \"$1\" dpkg-divert "        \
+    "--quiet --local --rename --remove /usr/sbin/update-initramfs"
+/* A recipe whose hook writes no initrd gets the stock one, built once, after the hook. */
+#define FALLBACK_INITRAMFS                                                                         \
+    "--customize-hook=ls \"$1\"/boot/initrd.img-* >/dev/null 2>&1 || "                             \
+    "chroot \"$1\" update-initramfs -c -k all"
+
+/* Documentation and translations, which no lab step reads, are not installed (the copyright
+ * files and man pages stay). Set once the essential packages are extracted, whose copies are
+ * deleted then: as --dpkgopt, mmdebstrap would pipe each of them through its Python tar filter,
+ * which cost ~50 s here. */
+#define NO_DOCS                                                                                    \
+    "--extract-hook=printf '%s\\n' 'path-exclude=/usr/share/doc/*' "                               \
+    "'path-include=/usr/share/doc/*/copyright' 'path-exclude=/usr/share/info/*' "                  \
+    "'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' "            \
+    "> \"$1/etc/dpkg/dpkg.cfg.d/99meshlab-nodoc\" && for d in doc info locale; do "                \
+    "if [ -d \"$1/usr/share/$d\" ]; then find \"$1/usr/share/$d\" -type f ! -name copyright "      \
+    "! -name locale.alias -delete || exit 1; fi; done"
+
+/* mmdebstrap options that shape the image. */
+static const char *const debian_shape[] = {
+    "--variant=important",
+    NO_DOCS,
+    NOOP_UPDATE_INITRAMFS,
+    NULL,
+};
 /* ipv6.disable_ipv6 keeps the lab IPv4-only on the wire while AF_INET6 sockets still
  * work (nebula opens its UDP listener as one). The rest spares the emulated CPU under TCG:
  * one UART to probe, pages not zeroed on allocation, no fsck, no speculation mitigations
@@ -72,8 +112,15 @@ char *ml_image_debian_key(GError **err)
         g_checksum_update(sum, (const guchar *)files[i], -1);
         g_checksum_update(sum, (const guchar *)text, (gssize)len);
     }
-    g_checksum_update(sum, (const guchar *)DEBIAN_BUILDER_VERSION DEBIAN_SUITE DEBIAN_IMAGE_SIZE
-                      DEBIAN_CMDLINE, -1);
+    g_checksum_update(
+        sum, (const guchar *)DEBIAN_BUILDER_VERSION DEBIAN_SUITE DEBIAN_IMAGE_SIZE DEBIAN_CMDLINE,
+        -1);
+    /* Every mmdebstrap option, so that a changed option builds a new image; the paths are
+     * placeholders, the files behind them are hashed above. */
+    g_auto(GStrv) mm =
+        ml_image_debian_mmdebstrap_argv("PACKAGES", "HOOK", "DEBS", "DEBS.new", "ROOTFS", "");
+    for (char **o = mm; *o; o++)
+        g_checksum_update(sum, (const guchar *)*o, -1);
     g_checksum_update(sum, (const guchar *)debian_mirror(), -1);
     return g_strndup(g_checksum_get_string(sum), 16);
 }
@@ -137,32 +184,135 @@ static void fill_debian(struct ml_image *ret, const char *dir)
         ret->sha256 = g_strstrip(g_steal_pointer(&sum));
 }
 
-/* Builds the image in the empty directory tmpl; the caller removes tmpl on failure. */
-static bool assemble_debian(const char *tmpl, GError **err)
+/* One step of the build, its time printed so a slow build says where the time went. */
+static bool timed_step(const char *what, const char *const *argv, double timeout_s, GError **err)
+{
+    double t0 = ml_now();
+    if (!ml_spawn_timeout(argv, timeout_s, NULL, err))
+        return false;
+    ml_progress("image", "%s: %.1f s", what, ml_now() - t0);
+    return true;
+}
+
+/* The .debs of earlier builds, so a rebuild (a changed recipe, a cleared image) downloads only
+ * what changed. apt checks each one against the signed indexes as if it had just downloaded it. */
+static char *deb_cache_dir(const char *cache_dir)
+{
+    return g_build_filename(cache_dir, "debs-" DEBIAN_SUITE, NULL);
+}
+
+/* The root file system and the raw disk are scratch: on a tmpfs, dpkg's fsyncs and their
+ * removal cost nothing, where on a disk mounted with discard they were half of the build.
+ * NULL when /dev/shm is missing or has too little room (a guest image needs ~1.5 GiB). */
+static char *scratch_parent(void)
+{
+    static const char shm[] = "/dev/shm";
+    struct statvfs st;
+    if (statvfs(shm, &st) < 0 || (guint64)st.f_bavail * st.f_frsize < SCRATCH_MIN_BYTES)
+        return NULL;
+    g_autofree char *meminfo = NULL;
+    if (!g_file_get_contents("/proc/meminfo", &meminfo, NULL, NULL))
+        return NULL;
+    const char *avail = strstr(meminfo, "MemAvailable:");
+    if (!avail ||
+        g_ascii_strtoull(avail + strlen("MemAvailable:"), NULL, 10) * 1024 < SCRATCH_MIN_BYTES)
+        return NULL;
+    return g_strdup(shm);
+}
+
+/* Scratch directories of builders that died (a crash, a kill -9); a live builder's are kept. */
+static void sweep_scratch(const char *parent)
+{
+    g_autoptr(GDir) d = g_dir_open(parent, 0, NULL);
+    const char *n;
+    while (d && (n = g_dir_read_name(d))) {
+        int pid = g_str_has_prefix(n, ".build-debian-12-") ? ml_leftover_pid(n) : 0;
+        if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        g_autofree char *path = g_build_filename(parent, n, NULL);
+        const char *rm[] = {"rm", "-rf", "--one-file-system", path, NULL};
+        ml_spawn_timeout(rm, IMAGE_STEP_TIMEOUT_S, NULL, NULL);
+    }
+}
+
+char **ml_image_debian_mmdebstrap_argv(const char *packages, const char *hook_script,
+                                       const char *debs, const char *debs_out, const char *rootfs,
+                                       const char *mirror)
+{
+    GPtrArray *a = g_ptr_array_new();
+    g_ptr_array_add(a, g_strdup("mmdebstrap"));
+    g_ptr_array_add(a, g_strdup("--quiet"));
+    for (size_t i = 0; debian_shape[i]; i++)
+        g_ptr_array_add(a, g_strdup(debian_shape[i]));
+    g_ptr_array_add(a, g_strdup_printf("--include=%s", packages));
+    /* The deb cache: mmdebstrap keeps what it downloaded (essential/unlink), and it is copied
+     * out before the recipe's hook empties /var/cache/apt/archives. */
+    g_ptr_array_add(a, g_strdup("--skip=essential/unlink"));
+    /* In partial/, not beside it: apt takes a file in archives/ on its size alone, but treats
+     * one in partial/ as an interrupted download, resumes it (nothing left to fetch) and checks
+     * its hash against the signed index; a damaged or altered copy is fetched again. */
+    g_ptr_array_add(a, g_strdup("--setup-hook=mkdir -p \"$1/var/cache/apt/archives/partial\""));
+    g_ptr_array_add(
+        a, g_strdup_printf("--setup-hook=sync-in %s /var/cache/apt/archives/partial/", debs));
+    /* Versions the mirror no longer has would only fill the cache. */
+    g_ptr_array_add(a, g_strdup("--customize-hook=chroot \"$1\" apt-get --quiet autoclean"));
+    g_ptr_array_add(
+        a, g_strdup_printf("--customize-hook=sync-out /var/cache/apt/archives %s", debs_out));
+    g_ptr_array_add(a, g_strdup(RESTORE_UPDATE_INITRAMFS));
+    g_ptr_array_add(a, g_strdup_printf("--customize-hook=sh '%s' \"$1\"", hook_script));
+    g_ptr_array_add(a, g_strdup(FALLBACK_INITRAMFS));
+    g_ptr_array_add(a, g_strdup(DEBIAN_SUITE));
+    g_ptr_array_add(a, g_strdup(rootfs));
+    g_ptr_array_add(a, g_strdup(mirror));
+    g_ptr_array_add(a, NULL);
+    return (char **)g_ptr_array_free(a, FALSE);
+}
+
+/* Builds the image into the empty directory tmpl, with its root file system and raw disk in
+ * scratch; the caller removes both on failure. */
+static bool assemble_debian(const char *tmpl, const char *scratch, const char *debs, GError **err)
 {
     g_autofree char *packages = read_packages(err);
     if (!packages)
         return false;
-    g_autofree char *rootfs = g_build_filename(tmpl, "rootfs", NULL);
-    g_autofree char *raw = g_build_filename(tmpl, "root.raw", NULL);
+    g_autofree char *rootfs = g_build_filename(scratch, "rootfs", NULL);
+    g_autofree char *raw = g_build_filename(scratch, "root.raw", NULL);
     g_autofree char *qcow = g_build_filename(tmpl, "base.qcow2", NULL);
     g_autofree char *hook_script = recipe_path("customize.sh");
-    g_autofree char *include = g_strdup_printf("--include=%s", packages);
-    g_autofree char *hook = g_strdup_printf("--customize-hook=sh '%s' \"$1\"", hook_script);
-
-    ml_progress("image", "building debian-12 from %s with mmdebstrap (about a minute)",
-                debian_mirror());
-    const char *mm[] = {"mmdebstrap", "--quiet", "--variant=important", include, hook,
-                        DEBIAN_SUITE, rootfs, debian_mirror(), NULL};
-    if (!ml_spawn_timeout(mm, MMDEBSTRAP_TIMEOUT_S, NULL, err))
+    /* The cache is replaced only by a build that went through, with what that build used. */
+    g_autofree char *debs_out = g_strconcat(debs, ".new", NULL);
+    const char *rmnew[] = {"rm", "-rf", "--one-file-system", debs_out, NULL};
+    if (!ml_mkdir_p(debs, 0755, err) || !ml_spawn_timeout(rmnew, IMAGE_STEP_TIMEOUT_S, NULL, err) ||
+        !ml_mkdir_p(debs_out, 0755, err))
         return false;
+
+    ml_progress("image",
+                "building debian-12 from %s with mmdebstrap (about two minutes on 2 cores)",
+                debian_mirror());
+    g_auto(GStrv) mm = ml_image_debian_mmdebstrap_argv(packages, hook_script, debs, debs_out,
+                                                       rootfs, debian_mirror());
+    if (!timed_step("mmdebstrap", (const char *const *)mm, MMDEBSTRAP_TIMEOUT_S, err))
+        return false;
+    /* The copy of /var/cache/apt/archives carries apt's lock and its empty partial/ along. */
+    g_autofree char *out_partial = g_build_filename(debs_out, "partial", NULL);
+    g_autofree char *out_lock = g_build_filename(debs_out, "lock", NULL);
+    const char *rmpartial[] = {"rm", "-rf", "--one-file-system", out_partial, out_lock, NULL};
+    const char *rmold[] = {"rm", "-rf", "--one-file-system", debs, NULL};
+    if (!ml_spawn_timeout(rmpartial, IMAGE_STEP_TIMEOUT_S, NULL, err) ||
+        !ml_spawn_timeout(rmold, IMAGE_STEP_TIMEOUT_S, NULL, err))
+        return false;
+    if (rename(debs_out, debs) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the deb cache into '%s': %s", debs,
+                    g_strerror(errno));
+        return false;
+    }
     ml_progress("image", "root file system ready; making the ext4 image");
     const char *trunc[] = {"truncate", "-s", DEBIAN_IMAGE_SIZE, raw, NULL};
     const char *mkfs[] = {"mkfs.ext4", "-q", "-L", "meshlab-root", "-d", rootfs, raw, NULL};
-    const char *conv[] = {"qemu-img", "convert", "-O", "qcow2", raw, qcow, NULL};
+    const char *conv[] = {"qemu-img", "convert", "-W", "-O", "qcow2", raw, qcow, NULL};
     if (!ml_spawn_timeout(trunc, 60, NULL, err) ||
-        !ml_spawn_timeout(mkfs, IMAGE_STEP_TIMEOUT_S, NULL, err) ||
-        !ml_spawn_timeout(conv, IMAGE_STEP_TIMEOUT_S, NULL, err))
+        !timed_step("mkfs.ext4", mkfs, IMAGE_STEP_TIMEOUT_S, err) ||
+        !timed_step("qemu-img convert", conv, IMAGE_STEP_TIMEOUT_S, err))
         return false;
     g_autofree char *kernel = find_boot_file(rootfs, "vmlinuz-");
     g_autofree char *initrd = find_boot_file(rootfs, "initrd.img-");
@@ -176,9 +326,11 @@ static bool assemble_debian(const char *tmpl, GError **err)
     g_autofree char *idst = g_build_filename(tmpl, "initrd.img", NULL);
     if (!copy_file(kernel, kdst, err) || !copy_file(initrd, idst, err))
         return false;
+    double t_sum = ml_now();
     g_autofree char *sum = ml_fetch_sha256_file(qcow, err);
     if (!sum)
         return false;
+    ml_progress("image", "sha256 of base.qcow2: %.1f s", ml_now() - t_sum);
     g_autofree char *sumfile = g_build_filename(tmpl, "base.qcow2.sha256", NULL);
     g_autofree char *sumline = g_strdup_printf("%s\n", sum);
     g_autofree char *kname = g_path_get_basename(kernel);
@@ -190,9 +342,7 @@ static bool assemble_debian(const char *tmpl, GError **err)
         !ml_write_file(mfile, manifest, -1, 0644, err))
         return false;
     chmod(qcow, 0644);
-    unlink(raw);
-    const char *rm[] = {"rm", "-rf", "--one-file-system", rootfs, NULL};
-    return ml_spawn_timeout(rm, IMAGE_STEP_TIMEOUT_S, NULL, err);
+    return true;
 }
 
 static bool build_debian(const char *dir, GError **err)
@@ -206,7 +356,24 @@ static bool build_debian(const char *dir, GError **err)
                     parent, g_strerror(errno));
         return false;
     }
-    bool ok = assemble_debian(tmpl, err);
+    g_autofree char *shm = scratch_parent();
+    if (shm)
+        sweep_scratch(shm);
+    g_autofree char *scratch =
+        shm ? g_build_filename(shm, base, NULL) : g_build_filename(tmpl, "scratch", NULL);
+    bool ok = true;
+    if (shm ? !g_mkdtemp_full(scratch, 0755) : mkdir(scratch, 0755) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot create a scratch directory '%s': %s",
+                    scratch, g_strerror(errno));
+        ok = false;
+    }
+    g_autofree char *debs = deb_cache_dir(parent);
+    ok = ok && assemble_debian(tmpl, scratch, debs, err);
+    double t_rm = ml_now();
+    const char *rmscratch[] = {"rm", "-rf", "--one-file-system", scratch, NULL};
+    ok = ml_spawn_timeout(rmscratch, IMAGE_STEP_TIMEOUT_S, NULL, ok ? err : NULL) && ok;
+    if (ok)
+        ml_progress("image", "removing the root file system: %.1f s", ml_now() - t_rm);
     if (ok && rename(tmpl, dir) < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_IMAGE, "cannot move the image into '%s': %s", dir,
                     g_strerror(errno));
