@@ -208,6 +208,7 @@ guests = []
 for i, g in enumerate(state.get("guests", [])):
     guests.append({"name": names[i] if i < len(names) else "guest-%d" % i,
                    "boot_s": g.get("boot_s"), "ready_s": g.get("ready_s"),
+                   "cpu_s": g.get("cpu_s"), "save_s": g.get("save_s"),
                    "start": g.get("start")})
 overlays = []
 for line in open(sizes_f):
@@ -251,20 +252,23 @@ def mx(xs):
     xs = [x for x in xs if isinstance(x, (int, float))]
     return max(xs) if xs else float("nan")
 
-print("%3s %3s %-5s %-5s %7s %9s %9s %7s %7s %7s %11s %6s" % (
-    "N", "run", "want", "start", "up_s", "agent_max", "ready_max", "cpu_s", "rss_MiB",
-    "down_s", "overlays_MiB", "up_rc"))
+print("%3s %3s %-5s %-5s %7s %9s %9s %9s %8s %7s %7s %7s %11s %6s" % (
+    "N", "run", "want", "start", "up_s", "agent_max", "ready_max", "gcpu_max", "save_max",
+    "cpu_s", "rss_MiB", "down_s", "ovl_max_MiB", "up_rc"))
 for r in runs:
     g = r["guests"]
-    alloc = sum(o["allocated_bytes"] for o in r["overlays"]) / 2**20
-    print("%3d %3d %-5s %-5s %7.1f %9.1f %9.1f %7.2f %7.1f %7.1f %11.1f %6d" % (
+    alloc = mx([o["allocated_bytes"] / 2**20 for o in r["overlays"]])
+    print("%3d %3d %-5s %-5s %7.1f %9.1f %9.1f %9.1f %8.1f %7.2f %7.1f %7.1f %11.1f %6d" % (
         r["clients"], r["run"], r["start_wanted"], r["start"] or "?", r["up_wall_s"],
         mx([x["boot_s"] for x in g]), mx([x["ready_s"] for x in g]),
+        mx([x["cpu_s"] for x in g]), mx([x["save_s"] for x in g]),
         r["controller_user_s"] + r["controller_sys_s"], r["controller_max_rss_kib"] / 1024,
         r["down_wall_s"], alloc, r["up_rc"]))
 print("N: clients (guests = N + 1); want/start: the start asked for and the one the lab "
       "reports; agent_max/ready_max: the slowest guest's agent and cloud-init, from the "
-      "start; cpu_s/rss_MiB: the controller (meshlab and its children, not QEMU); "
-      "overlays_MiB: allocated. Every figure per guest and overlay: " + json_f)
+      "start; gcpu_max: the most CPU seconds a guest's QEMU used to be ready; save_max: the "
+      "longest save of a cold guest for the next warm start; cpu_s/rss_MiB: the controller "
+      "(meshlab and its children, not QEMU); ovl_max_MiB: the largest overlay, allocated, "
+      "after up. Every figure per guest and overlay: " + json_f)
 PY
 echo "bench-up: run directories and logs in $work" >&2
