@@ -8,41 +8,15 @@
 # on the destination, the full cone filters nothing, the port-restricted cone filters by
 # address and port; the captures, the grid and its picture are written; nothing is left.
 set -u
-bin=${MESHLAB_BIN:-build/meshlab}
 topo=tests/data/e2e-nat.yaml
 lab=e2e-nat
-uri=${MESHLAB_URI:-qemu:///system}
-passed=0 failed=0
 
-skip() {
-    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
-        echo "e2e-nat: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "e2e-nat: skipped: $1"
-    exit 77
-}
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+e2e=e2e-nat
+. "$(dirname "$0")/e2e_lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
-virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
-command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+e2e_require
 
 "$bin" down "$lab" >/dev/null 2>&1
-leftovers() {
-    {
-        virsh -c "$uri" list --all --name | grep '^meshlab-'
-        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
-        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
-        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
-        ls -d /var/lib/meshlab/pools/* /var/lib/meshlab/labs/* 2>/dev/null
-        pgrep -a tcpdump | grep -E 'mlt[0-9a-f]+'
-        ls /tmp/meshlab-capture-* 2>/dev/null
-    } | sed '/^$/d'
-}
 
 out=$(mktemp -d /tmp/meshlab-e2e-nat-XXXXXX)
 echo "e2e-nat: run directory $out"

@@ -11,45 +11,17 @@
 # be failed with no numbers. Then a Ctrl-C or a SIGKILL in the middle of
 # `meshlab up` must leave nothing behind either.
 set -u
-bin=${MESHLAB_BIN:-build/meshlab}
 topo=topologies/three-guest.yaml
 lab=three-guest
-uri=${MESHLAB_URI:-qemu:///system}
-passed=0 failed=0
 
-skip() {
-    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
-        echo "e2e: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "e2e: skipped: $1"
-    exit 77
-}
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+e2e=e2e
+. "$(dirname "$0")/e2e_lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
-virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
-command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+e2e_require
 
 # Whatever a previous, killed run left must not be mistaken for this run's.
 "$bin" down "$lab" >/dev/null 2>&1
 "$bin" down e2e-detour >/dev/null 2>&1
-
-leftovers() {
-    {
-        virsh -c "$uri" list --all --name | grep '^meshlab-'
-        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
-        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
-        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
-        ls -d /var/lib/meshlab/pools/* 2>/dev/null
-        ls -d /var/lib/meshlab/labs/* 2>/dev/null
-        ls -d "${TMPDIR:-/tmp}"/meshlab-seed-* 2>/dev/null
-        find /var/lib/meshlab /var/cache/meshlab -maxdepth 3 \( -name '.build-*' -o -name '*.tmp.*' \) 2>/dev/null
-    } | sed '/^$/d'
-}
 
 out=$(mktemp -d /tmp/meshlab-e2e-XXXXXX)
 echo "e2e: run directory $out"

@@ -6,40 +6,16 @@
 # WireGuard keys (the host reseeds each restored guest's RNG). `down --purge-cache` drops the
 # saved guests, and nothing is left.
 set -u
-bin=${MESHLAB_BIN:-build/meshlab}
 topo=tests/data/e2e-warm.yaml
 lab=e2e-warm
-uri=${MESHLAB_URI:-qemu:///system}
-passed=0 failed=0
 
-skip() {
-    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
-        echo "e2e-warm: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "e2e-warm: skipped: $1"
-    exit 77
-}
-ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+e2e=e2e-warm
+. "$(dirname "$0")/e2e_lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
-virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
-command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+e2e_require
 [ "${MESHLAB_WARM:-on}" != off ] || skip "MESHLAB_WARM=off"
 
 "$bin" down "$lab" --purge-cache >/dev/null 2>&1
-leftovers() {
-    {
-        virsh -c "$uri" list --all --name | grep '^meshlab-'
-        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
-        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
-        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
-        ls -d /var/lib/meshlab/pools/* /var/lib/meshlab/labs/* 2>/dev/null
-    } | sed '/^$/d'
-}
 # field FILE EXPR: a value from a results.json, by a Python expression over r.
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
 

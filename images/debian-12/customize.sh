@@ -195,6 +195,7 @@ for unit in cloud-config.service cloud-final.service; do
 done
 
 # Nothing in a lab guest may touch the network on its own or burn its one vCPU.
+# (kmod-static-nodes stays: it makes /dev/net/tun, which nebula and wireguard-go open.)
 for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
     fstrim.timer man-db.timer dpkg-db-backup.timer logrotate.timer systemd-timesyncd.service \
     ssh.service getty@tty1.service ifupdown-pre.service systemd-pstore.service \
@@ -202,7 +203,7 @@ for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_re
     modprobe@efi_pstore.service modprobe@drm.service modprobe@dm_mod.service \
     sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount dev-mqueue.mount \
     sys-fs-fuse-connections.mount sys-kernel-config.mount systemd-binfmt.service \
-    proc-sys-fs-binfmt_misc.automount kmod-static-nodes.service systemd-update-utmp.service \
+    proc-sys-fs-binfmt_misc.automount systemd-update-utmp.service \
     systemd-update-utmp-runlevel.service systemd-journal-flush.service cron.service; do
     ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done

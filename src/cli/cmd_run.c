@@ -184,13 +184,7 @@ static struct json_object *results_new(struct ml_lab *lab, const char *file, con
     json_object_object_add(results, "profile", profile_json(profile));
     json_object_object_add(results, "environment", ml_measure_environment(lab));
     json_object_object_add(results, "guests", guests_json(lab));
-    size_t warm = 0;
-    for (size_t i = 0; i < lab->plan->n_guests; i++)
-        warm += lab->warm[i];
-    json_object_object_add(results, "start",
-                           json_object_new_string(warm == 0                      ? "cold"
-                                                  : warm == lab->plan->n_guests ? "warm"
-                                                                                : "mixed"));
+    json_object_object_add(results, "start", json_object_new_string(ml_lab_start(lab)));
     json_object_object_foreach(measured, key, value)
     {
         json_object_object_add(results, key, json_object_get(value));

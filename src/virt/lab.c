@@ -129,6 +129,14 @@ static char *console_path(const struct ml_lab *lab, size_t i)
     return g_build_filename(lab->plan->pool_dir, file, NULL);
 }
 
+const char *ml_lab_start(const struct ml_lab *lab)
+{
+    size_t warm = 0;
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        warm += lab->warm[i];
+    return warm == 0 ? "cold" : warm == lab->plan->n_guests ? "warm" : "mixed";
+}
+
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 {
     /* QEMU runs as libvirt-qemu and must pass through to the pools below the
@@ -181,13 +189,7 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
         json_object_array_add(boot, g);
     }
     json_object_object_add(s, "guests", boot);
-    size_t warm = 0;
-    for (size_t i = 0; i < lab->plan->n_guests; i++)
-        warm += lab->warm[i];
-    json_object_object_add(s, "start",
-                           json_object_new_string(warm == 0                      ? "cold"
-                                                  : warm == lab->plan->n_guests ? "warm"
-                                                                                : "mixed"));
+    json_object_object_add(s, "start", json_object_new_string(ml_lab_start(lab)));
     const char *text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY);
     bool ok = ml_write_file(lab->plan->state_file, text, -1, 0600, err);
     json_object_put(s);

@@ -54,6 +54,10 @@ struct ml_lab {
  * that must run beside them (ping, iperf3, a dataplane's tool) is prefixed with. */
 const char *ml_lab_netns_prefix(const struct ml_lab *lab, size_t node);
 
+/* How the lab's guests started: "cold" (all booted), "warm" (all restored from their saved
+ * state, see warm.h) or "mixed". */
+const char *ml_lab_start(const struct ml_lab *lab);
+
 /* MESHLAB_BOOT_TIMEOUT (seconds) or the default; an unusable value is an input error. */
 bool ml_lab_boot_timeout(double *ret, GError **err);
 

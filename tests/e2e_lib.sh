@@ -1,0 +1,44 @@
+# Sourced by the end-to-end tests (tests/e2e_*.sh): the tally of checks, the skip rule, what a
+# test needs before it can run, and what no lab may leave behind. Set e2e (the test's name in
+# its messages) before sourcing.
+bin=${MESHLAB_BIN:-build/meshlab}
+uri=${MESHLAB_URI:-qemu:///system}
+passed=0 failed=0
+
+# Exits 77 (ctest's skip), or fails under MESHLAB_E2E_REQUIRED=1 (CI), saying why.
+skip() {
+    if [ "${MESHLAB_E2E_REQUIRED:-0}" = 1 ]; then
+        echo "$e2e: cannot run: $1 (MESHLAB_E2E_REQUIRED=1 makes that a failure)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    echo "$e2e: skipped: $1"
+    exit 77
+}
+ok() { passed=$((passed + 1)); echo "ok   - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+# check DESCRIPTION SHELL-CONDITION
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+e2e_require() {
+    [ "$(id -u)" = 0 ] || skip "needs root (libvirt qemu:///system, storage pools)"
+    virsh -c "$uri" version >/dev/null 2>&1 || skip "libvirt is not reachable at $uri (start virtlogd and libvirtd)"
+    command -v python3 >/dev/null || skip "python3 is needed to read results.json"
+}
+
+# Everything meshlab makes, of any lab: domains, networks, pools, taps and bridges, pool and
+# state files, seed directories, half-built images and half-written files, captures.
+leftovers() {
+    {
+        virsh -c "$uri" list --all --name | grep '^meshlab-'
+        virsh -c "$uri" net-list --all --name | grep '^meshlab-'
+        virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
+        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
+        ls -d /var/lib/meshlab/pools/* 2>/dev/null
+        ls -d /var/lib/meshlab/labs/* 2>/dev/null
+        ls -d "${TMPDIR:-/tmp}"/meshlab-seed-* 2>/dev/null
+        find /var/lib/meshlab /var/cache/meshlab -maxdepth 3 \( -name '.build-*' -o -name '*.tmp.*' \) 2>/dev/null
+        pgrep -a tcpdump | grep -E 'mlt[0-9a-f]+'
+        ls /tmp/meshlab-capture-* 2>/dev/null
+    } | sed '/^$/d'
+}
