@@ -240,7 +240,9 @@ check "nothing left of the detour lab (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 
 # While a lab boots: its secrets are readable by nobody but root and QEMU, and
 # a second meshlab on it is refused at once without harming it. Then a Ctrl-C
-# must leave nothing behind.
+# must leave nothing behind. The run above saved the guests, so this up and the
+# next restore them (a warm start): the Ctrl-C and the SIGKILL come while they
+# leave cloud-init's hold.
 wait_started() { # wait_started LOG: until the guests were started
     for _ in $(seq 1 240); do
         grep -q 'guests started' "$1" && return 0

@@ -63,7 +63,7 @@ draw() {
 }
 for twin in 1 2; do
     "$bin" up "$topo" --out "$out/up$twin" > "$out/up$twin.log" 2>&1
-    check "twin $twin: up exits 0, restored" "grep -q 'restored from their saved state' $out/up$twin.log"
+    check "twin $twin: up exits 0, restored" "grep -q 'guests started from their saved state' $out/up$twin.log"
     draw > "$out/twin$twin.txt"
     "$bin" down "$lab" > /dev/null 2>&1
 done

@@ -545,11 +545,11 @@ static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct releas
     if (!started)
         return false;
     if (n_warm == plan->n_guests)
-        ml_progress("boot", "%zu guests restored from their saved state under %s (warm start)",
+        ml_progress("boot", "%zu guests started from their saved state under %s (warm start)",
                     n_warm, lab->accel.kvm ? "KVM" : "TCG");
     else if (n_warm)
         ml_progress("boot",
-                    "%zu of %zu guests restored from their saved state (warm start), the rest "
+                    "%zu of %zu guests started from their saved state (warm start), the rest "
                     "booted and saved at cloud-init's hold, under %s",
                     n_warm, plan->n_guests, lab->accel.kvm ? "KVM" : "TCG");
     else
