@@ -386,28 +386,21 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
         return false;
     /* The firewall goes in before cloud-init raises the network: no moment without it. */
     if (lab->firewall) {
-        if (!ml_agent_exec(lab->dom[i], "nft -f -", lab->firewall, 60, &ex, err))
-            return false;
-        if (ex.exit_code != 0) {
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "loading the firewall on %s failed (status %d): %s",
-                        node, ex.exit_code, g_strstrip(ex.err ? ex.err : ex.out));
-            ml_exec_clear(&ex);
+        g_autofree char *out = ml_agent_run(lab->dom[i], "nft -f -", lab->firewall, 60, err);
+        if (!out) {
+            g_prefix_error(err, "loading the firewall on %s: ", node);
             return false;
         }
-        ml_exec_clear(&ex);
     }
     struct ml_seed seed = {0};
-    bool ok = ml_seed_render(lab->plan, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err) &&
-              ml_agent_exec(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, &ex, err);
+    bool ok = ml_seed_render(lab->plan, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err);
     ml_seed_clear(&seed);
-    if (ok && ex.exit_code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s: cannot release cloud-init's hold: %s",
-                    lab->plan->guests[i].node->name, ex.err ? ex.err : "");
-        ok = false;
-    }
-    ml_exec_clear(&ex);
-    *released = ok;
-    return ok;
+    g_autofree char *go =
+        ok ? ml_agent_run(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, err) : NULL;
+    if (ok && !go)
+        g_prefix_error(err, "cannot release cloud-init's hold on %s: ", node);
+    *released = go != NULL;
+    return *released;
 }
 
 /* Ready once cloud-init has configured the guest for this run: the image's ready file

@@ -167,16 +167,11 @@ bool ml_warm_reseed(virDomainPtr dom, GError **err)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);
     strcat(hex, "\n");
     explicit_bzero(seed, sizeof(seed));
-    struct ml_exec ex = {0};
-    bool ok = ml_agent_exec(dom, RESEED_CMD, hex, 30, &ex, err);
+    g_autofree char *out = ml_agent_run(dom, RESEED_CMD, hex, 30, err);
     explicit_bzero(hex, sizeof(hex));
-    if (ok && ex.exit_code != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "cannot reseed the RNG of '%s': %s",
-                    virDomainGetName(dom), g_strstrip(ex.err ? ex.err : ex.out));
-        ok = false;
-    }
-    ml_exec_clear(&ex);
-    return ok;
+    if (!out)
+        g_prefix_error(err, "cannot reseed the RNG: ");
+    return out != NULL;
 }
 
 static long long file_size(const char *path)
