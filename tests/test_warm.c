@@ -68,7 +68,7 @@ static void test_key_and_uuid(virConnectPtr conn)
     CHECK(k1 && k2 && ka && kkvm && kimg && kcmd && kmem);
     if (!(k1 && k2 && ka && kkvm && kimg && kcmd && kmem))
         return;
-    CHECK_STR(k1, k2); /* another run of the same lab restores the same save */
+    CHECK_STR(k1, k2);            /* another run of the same lab restores the same save */
     CHECK(strcmp(k1, ka) != 0);   /* another node */
     CHECK(strcmp(k1, kkvm) != 0); /* another accelerator */
     CHECK(strcmp(k1, kimg) != 0); /* another image */
@@ -124,7 +124,7 @@ static void test_have_list_purge(void)
     CHECK(said->len == 1);
     CHECK(!ml_warm_have("lab1", "hub", "k1"));
     g_autoptr(GPtrArray) left = ml_warm_list(NULL);
-    CHECK(left->len == 1); /* the other lab's save stays */
+    CHECK(left->len == 1);                             /* the other lab's save stays */
     CHECK(ml_warm_purge("lab1", collect, said, &err)); /* again: nothing to do, no error */
     CHECK(said->len == 1);
     CHECK(ml_warm_purge(NULL, NULL, NULL, &err));

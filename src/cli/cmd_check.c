@@ -341,8 +341,7 @@ void cmd_check_text(FILE *f, struct json_object *doc)
     struct json_object *warm = cmd_json_get(doc, "saved_guests");
     size_t n_warm = warm ? json_object_array_length(warm) : 0;
     for (size_t i = 0; i < n_warm; i++)
-        line(f, "info", "saved guest",
-             json_object_get_string(json_object_array_get_idx(warm, i)));
+        line(f, "info", "saved guest", json_object_get_string(json_object_array_get_idx(warm, i)));
     if (n_warm)
         more(f, "the next up of each lab restores these (warm start); 'meshlab down LAB "
                 "--purge-cache' drops a lab's");

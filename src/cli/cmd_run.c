@@ -109,7 +109,8 @@ static struct json_object *guests_json(const struct ml_lab *lab)
             lab->ready_s[i] > 0 ? json_object_new_double(round(lab->ready_s[i] * 10) / 10) : NULL);
         json_object_object_add(g, "start", json_object_new_string(lab->warm[i] ? "warm" : "cold"));
         if (lab->cpu_s[i] > 0)
-            json_object_object_add(g, "cpu_s", json_object_new_double(round(lab->cpu_s[i] * 10) / 10));
+            json_object_object_add(g, "cpu_s",
+                                   json_object_new_double(round(lab->cpu_s[i] * 10) / 10));
         if (lab->save_s[i] > 0)
             json_object_object_add(g, "save_s",
                                    json_object_new_double(round(lab->save_s[i] * 10) / 10));

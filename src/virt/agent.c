@@ -338,9 +338,9 @@ bool ml_agent_file_write(virDomainPtr dom, const char *path, const void *data, s
     bool ok = r && json_object_object_get_ex(r, "count", &count) &&
               json_object_get_int64(count) == (int64_t)len;
     if (r && !ok)
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest-file-write of %s in '%s' wrote %lld of %zu bytes",
-                    path, domain_name(dom), count ? (long long)json_object_get_int64(count) : -1LL,
-                    len);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest-file-write of %s in '%s' wrote %lld of %zu bytes", path,
+                    domain_name(dom), count ? (long long)json_object_get_int64(count) : -1LL, len);
     json_object_put(r);
     g_autoptr(GError) cerr = NULL;
     if (!ml_agent_file_close(dom, handle, ok ? err : &cerr))

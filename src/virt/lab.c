@@ -372,10 +372,10 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
         return true;
     const char *node = lab->plan->guests[i].node->name;
     if (!lab->warm[i] && lab->warm_key[i]) {
-        g_autofree char *overlay = g_build_filename(lab->plan->pool_dir,
-                                                    lab->plan->guests[i].overlay_vol, NULL);
-        if (!ml_warm_save(lab->conn, lab->dom[i], lab->topo->name, node, lab->warm_key[i],
-                          overlay, &lab->save_s[i], err))
+        g_autofree char *overlay =
+            g_build_filename(lab->plan->pool_dir, lab->plan->guests[i].overlay_vol, NULL);
+        if (!ml_warm_save(lab->conn, lab->dom[i], lab->topo->name, node, lab->warm_key[i], overlay,
+                          &lab->save_s[i], err))
             return false;
         ml_progress("boot", "guest %s: saved for the next warm start in %.1f s", node,
                     lab->save_s[i]);
@@ -548,7 +548,8 @@ static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct releas
     else
         ml_progress("boot", "%zu guests started under %s (cold start)%s", plan->n_guests,
                     lab->accel.kvm ? "KVM" : "TCG",
-                    lab->warm_key[0] ? "; each is saved at cloud-init's hold for a warm start" : "");
+                    lab->warm_key[0] ? "; each is saved at cloud-init's hold for a warm start"
+                                     : "");
     double timeout = 0;
     if (!ml_lab_boot_timeout(&timeout, err))
         return false;
@@ -606,7 +607,8 @@ static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct releas
             if (virDomainGetInfo(lab->dom[i], &info) == 0)
                 lab->cpu_s[i] = info.cpuTime / 1e9;
             ready++;
-            ml_progress("boot", "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
+            ml_progress("boot",
+                        "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
                         node, lab->ready_s[i], lab->cpu_s[i]);
         }
         if (ready == plan->n_guests)

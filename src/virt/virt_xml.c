@@ -19,9 +19,9 @@ char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid)
                                                     "  <target>\n"
                                                     "    <path>%s</path>\n",
                                                     plan->pool, plan->pool_dir);
-    g_autofree char *owner =
-        uid >= 0 && gid >= 0 ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
-                             : g_strdup("");
+    g_autofree char *owner = uid >= 0 && gid >= 0
+                                 ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
+                                 : g_strdup("");
     return g_strdup_printf("%s    <permissions><mode>0700</mode>%s</permissions>\n"
                            "  </target>\n"
                            "</pool>\n",
@@ -130,30 +130,30 @@ static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_
     g_string_append(x, disk);
     if (paths->seed)
         put_cdrom(x, paths->seed, "hdc");
-    g_autofree char *devices = g_markup_printf_escaped(
-        "    <controller type='usb' model='none'/>\n"
-        "    <interface type='network'>\n"
-        "      <source network='%s'/>\n"
-        "      <mac address='%s'/>\n"
-        "      <target dev='%s'/>\n"
-        "      <model type='virtio'/>\n"
-        "      <rom enabled='no'/>\n"
-        "    </interface>\n"
-        "    <serial type='pty'>\n"
-        "      <log file='%s'/>\n"
-        "      <target port='0'/>\n"
-        "    </serial>\n"
-        "    <console type='pty'>\n"
-        "      <target type='serial' port='0'/>\n"
-        "    </console>\n"
-        "    <channel type='unix'>\n"
-        "      <target type='virtio' name='org.qemu.guest_agent.0'/>\n"
-        "    </channel>\n"
-        "    <rng model='virtio'>\n"
-        "      <backend model='random'>/dev/urandom</backend>\n"
-        "    </rng>\n"
-        "    <memballoon model='none'/>\n",
-        plan->network, g->mac, g->tap, paths->console);
+    g_autofree char *devices =
+        g_markup_printf_escaped("    <controller type='usb' model='none'/>\n"
+                                "    <interface type='network'>\n"
+                                "      <source network='%s'/>\n"
+                                "      <mac address='%s'/>\n"
+                                "      <target dev='%s'/>\n"
+                                "      <model type='virtio'/>\n"
+                                "      <rom enabled='no'/>\n"
+                                "    </interface>\n"
+                                "    <serial type='pty'>\n"
+                                "      <log file='%s'/>\n"
+                                "      <target port='0'/>\n"
+                                "    </serial>\n"
+                                "    <console type='pty'>\n"
+                                "      <target type='serial' port='0'/>\n"
+                                "    </console>\n"
+                                "    <channel type='unix'>\n"
+                                "      <target type='virtio' name='org.qemu.guest_agent.0'/>\n"
+                                "    </channel>\n"
+                                "    <rng model='virtio'>\n"
+                                "      <backend model='random'>/dev/urandom</backend>\n"
+                                "    </rng>\n"
+                                "    <memballoon model='none'/>\n",
+                                plan->network, g->mac, g->tap, paths->console);
     g_string_append(x, devices);
     /* A second CD for the binaries the guests may not download themselves. */
     if (paths->artifacts)

@@ -19,8 +19,8 @@
  * input pool, which then holds the host's bytes. */
 #define RESEED_CMD                                                                                 \
     "perl -e 'open(my $f, \">\", \"/dev/urandom\") or die \"open: $!\\n\"; "                       \
-    "my $l = <STDIN>; chomp $l; my $d = pack(\"H*\", $l); "                                    \
-    "length($d) == 64 or die \"short input\n\"; "                                               \
+    "my $l = <STDIN>; chomp $l; my $d = pack(\"H*\", $l); "                                        \
+    "length($d) == 64 or die \"short input\n\"; "                                                  \
     "syswrite($f, $d) == 64 or die \"write: $!\\n\"; "                                             \
     "ioctl($f, 0x5207, 0) or die \"RNDRESEEDCRNG: $!\\n\"'"
 
@@ -152,8 +152,7 @@ bool ml_warm_reseed(virDomainPtr dom, GError **err)
         rc = virDomainSetTime(dom, (long long)now.tv_sec, (unsigned int)now.tv_nsec, 0);
     }
     if (rc < 0) {
-        ml_virt_error(err, "cannot set the clock of '%s' through its agent",
-                      virDomainGetName(dom));
+        ml_virt_error(err, "cannot set the clock of '%s' through its agent", virDomainGetName(dom));
         return false;
     }
     unsigned char seed[64];
