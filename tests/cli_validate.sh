@@ -68,5 +68,26 @@ else
     ok
 fi
 
+# A FIFO, a device or a directory is refused at once, exit 2: opening a FIFO with no writer
+# would block, and the timeout ends validate (status 124) if it does.
+mkfifo "$tmp/fifo.yaml"
+mkdir "$tmp/dir.yaml"
+for special in "$tmp/fifo.yaml:a FIFO" "/dev/null:a character device" "$tmp/dir.yaml:a directory"; do
+    path=${special%%:*}
+    kind=${special#*:}
+    timeout 10 "$MESHLAB_BIN" validate "$path" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    want="meshlab: $path: the topology is $kind, not a regular file; give the path of a topology file"
+    if [[ $rc -eq 124 ]]; then
+        bad "validate $path blocked (killed after 10 s)"
+    elif [[ $rc -ne 2 ]]; then
+        bad "validate $path exited $rc, not 2: $(cat "$tmp/err")"
+    elif [[ -s "$tmp/out" || "$(cat "$tmp/err")" != "$want" ]]; then
+        bad "validate $path: stderr differs"$'\n'"  want: $want"$'\n'"  got:  $(cat "$tmp/err")"
+    else
+        ok
+    fi
+done
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -11,6 +11,8 @@
 #include "virt/cloudinit.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define BAD_DIR "tests/data/bad"
 
@@ -303,7 +305,8 @@ static void test_bad_inputs(void)
 }
 
 /* WireGuard's port may not be another dataplane's on the same protocol; iperf3's TCP 5201 is
- * no collision for a UDP port. */
+ * no collision for a UDP port. One check, once the dataplanes' ports are known, at listen_port
+ * (line 33 of the seed lab). */
 static void test_listen_port(void)
 {
     g_autofree char *text = NULL;
@@ -319,8 +322,10 @@ static void test_listen_port(void)
         CHECK(g_string_replace(yaml, "listen_port: 51820", line, 1) == 1);
         g_autoptr(GError) err = NULL;
         g_autoptr(MlTopology) t = ml_topology_parse("t.yaml", yaml->str, yaml->len, &err);
-        CHECK((t != NULL) == cases[i].ok);
-        CHECK(cases[i].ok || (err && strstr(err->message, "collides with")));
+        CHECK(t != NULL);
+        CHECK((t && ml_paths_resolve(t, &err)) == cases[i].ok);
+        CHECK(cases[i].ok || (err && g_str_has_prefix(err->message, "t.yaml:33:16: ") &&
+                              strstr(err->message, "uses already; choose another listen_port")));
         g_string_free(yaml, TRUE);
     }
 }
@@ -503,10 +508,19 @@ static void test_profile_errors(void)
         {FULL "idle_s: 0}\n", "0}", "measure.profiles.full.idle_s 0 is out of range 1..600"},
         {FULL "fixed_rate_fraction: 0}\n", "0}",
          "measure.profiles.full.fixed_rate_fraction 0 is outside (0, 1]: the fixed offered rate "
-         "is this fraction of the slowest path's median"},
+         "is this fraction of the slowest path's median; write a fraction like 0.5"},
         {FULL "fixed_rate_fraction: 1.5}\n", "1.5",
          "measure.profiles.full.fixed_rate_fraction 1.5 is outside (0, 1]: the fixed offered "
-         "rate is this fraction of the slowest path's median"},
+         "rate is this fraction of the slowest path's median; write a fraction like 0.5"},
+        /* Bounds hold for the decimal as written, not for the double it rounds to. */
+        {FULL "fixed_rate_fraction: 1.00000000000000000001}\n", "1.0",
+         "measure.profiles.full.fixed_rate_fraction 1.00000000000000000001 is outside (0, 1]: "
+         "the fixed offered rate is this fraction of the slowest path's median; write a "
+         "fraction like 0.5"},
+        {FULL "fixed_rate_fraction: 0.000000000000000000000}\n", "0.0",
+         "measure.profiles.full.fixed_rate_fraction 0.000000000000000000000 is outside (0, 1]: "
+         "the fixed offered rate is this fraction of the slowest path's median; write a "
+         "fraction like 0.5"},
         {FULL "fixed_rate_fraction: 1e-1}\n", "1e-1",
          "measure.profiles.full.fixed_rate_fraction must be a decimal number like 0.05, not "
          "'1e-1'"},
@@ -514,8 +528,34 @@ static void test_profile_errors(void)
          "measure.profiles.full.fixed_rate_fraction must be a number, not the quoted string "
          "'0.5'"},
         {FULL "ping_interval_s: 0.001}\n", "0.001",
-         "measure.profiles.full.ping_interval_s 0.001 is out of range 0.002..10 seconds; ping "
-         "allows no shorter interval than 0.002"},
+         "measure.profiles.full.ping_interval_s 0.001 is out of range 0.002..10 seconds (ping "
+         "allows no shorter interval than 0.002); write a value in that range"},
+        {FULL "ping_interval_s: 0.0019999999999999999}\n", "0.0019",
+         "measure.profiles.full.ping_interval_s 0.0019999999999999999 is out of range 0.002..10 "
+         "seconds (ping allows no shorter interval than 0.002); write a value in that range"},
+        {FULL "ping_interval_s: 10.00000000000000000001}\n", "10.0",
+         "measure.profiles.full.ping_interval_s 10.00000000000000000001 is out of range "
+         "0.002..10 seconds (ping allows no shorter interval than 0.002); write a value in that "
+         "range"},
+        /* Output the guest agent could not carry back (see test_output_caps). */
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, matrix: [forward-1, bidir-64]}\n",
+         "bidir-64",
+         "measure.profiles.full.matrix: cell 'bidir-64' for pass_s 600 makes iperf3 -J print "
+         "about 30.0 MB, more than the 3.1 MB a guest command's output may be to come back whole "
+         "(libvirt hands the guest agent's reply over as one string of at most 4 MiB, base64); "
+         "the largest pass_s for bidir-64 is 59, or use at most 6 streams for 600 s"},
+        {"    full: {pass_s: 79, passes: 1, ping_count: 1, ping_interval_s: 0.002}\n", "0.002",
+         "measure.profiles.full: ping_interval_s 0.002 for pass_s 79 makes the latency probe "
+         "beside each pass print 39500 lines, about 3.2 MB, more than the 3.1 MB a guest "
+         "command's output may be to come back whole (libvirt hands the guest agent's reply over "
+         "as one string of at most 4 MiB, base64); the smallest ping_interval_s for pass_s 79 is "
+         "0.003, or the largest pass_s at 0.002 s is 78"},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, ping_interval_s: 0.01}\n", "0.01",
+         "measure.profiles.full: ping_interval_s 0.01 for pass_s 600 makes the latency probe "
+         "beside each pass print 60000 lines, about 4.8 MB, more than the 3.1 MB a guest "
+         "command's output may be to come back whole (libvirt hands the guest agent's reply over "
+         "as one string of at most 4 MiB, base64); the smallest ping_interval_s for pass_s 600 "
+         "is 0.016, or the largest pass_s at 0.01 s is 392"},
         {FULL "rounds: 2}\n", "rounds",
          "measure.profiles.full: unknown key 'rounds'; allowed keys are pass_s, passes, "
          "ping_count, ping_interval_s, idle_s, fixed_rate_fraction, matrix"},
@@ -1078,6 +1118,287 @@ static void test_hub_and_eight_clients(void)
     CHECK(err && strstr(err->message, "TCG") && strstr(err->message, "2 cores"));
 }
 
+/* The agent's cap, as found in the sources the lab runs: qemu-ga 7.2 keeps 16 MiB of a stream
+ * (GUEST_EXEC_MAX_OUTPUT, qga/commands.c); libvirt 9.0 reads an agent reply up to 10 MiB
+ * (QEMU_AGENT_MAX_RESPONSE, src/qemu/qemu_agent.c) and hands it to its client as one string of
+ * at most REMOTE_STRING_MAX = 4194304 bytes (src/remote/remote_protocol.x), the cap that binds:
+ * base64 makes that 3 MiB of output, less the reply's wrapping. */
+static void test_output_caps(void)
+{
+    CHECK(ML_AGENT_REPLY_MAX == 4194304);
+    CHECK(ML_GUEST_OUTPUT_MAX == 3142656);
+    CHECK(ML_GUEST_OUTPUT_MAX / 3 * 4 + 4096 <= ML_AGENT_REPLY_MAX);
+
+    /* The estimate covers each real iperf3 -J output in the samples (2 s passes). */
+    static const struct {
+        const char *file;
+        struct ml_cell cell;
+    } samples[] = {
+        {"tests/data/samples/iperf3-loopback-2s.json", {"forward-1", ML_DIR_FORWARD, 1, 1, false}},
+        {"tests/data/samples/iperf3/forward-1-fixed.json",
+         {"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true}},
+        {"tests/data/samples/iperf3/reverse-1.json", {"reverse-1", ML_DIR_REVERSE, 1, 1, false}},
+        {"tests/data/samples/iperf3/bidir-2.json", {"bidir-2", ML_DIR_BIDIR, 2, 1, false}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(samples); i++) {
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        CHECK(g_file_get_contents(samples[i].file, &text, &len, NULL));
+        size_t estimate = ml_iperf_json_bytes(&samples[i].cell, 2);
+        CHECK(estimate >= len && estimate < 2 * len);
+        if (estimate < len)
+            fprintf(stderr, "%s: %zu bytes, estimated %zu\n", samples[i].file, (size_t)len,
+                    estimate);
+    }
+    /* The ping lines of the samples fit the estimate too. */
+    g_autofree char *ping = NULL;
+    gsize ping_len = 0;
+    CHECK(g_file_get_contents("tests/data/samples/ping-loopback-duplicates.txt", &ping, &ping_len,
+                              NULL));
+    g_auto(GStrv) lines = g_strsplit(ping ? ping : "", "\n", -1);
+    CHECK(ml_ping_text_bytes(g_strv_length(lines)) >= ping_len);
+
+    /* Each limit holds at its edge: the largest value passes, one more is refused. */
+    static const struct {
+        const char *profile;
+        bool ok;
+    } edges[] = {
+        {"    full: {pass_s: 59, passes: 1, ping_count: 1, matrix: [forward-128]}\n", true},
+        {"    full: {pass_s: 60, passes: 1, ping_count: 1, matrix: [forward-128]}\n", false},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, matrix: [forward-12]}\n", true},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, matrix: [forward-13]}\n", false},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, matrix: [bidir-6, reverse-12]}\n",
+         true},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, matrix: [bidir-7]}\n", false},
+        {"    full: {pass_s: 78, passes: 1, ping_count: 1, ping_interval_s: 0.002}\n", true},
+        {"    full: {pass_s: 79, passes: 1, ping_count: 1, ping_interval_s: 0.002}\n", false},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, ping_interval_s: 0.016}\n", true},
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1, ping_interval_s: 0.015}\n", false},
+        /* The defaults never reach the cap: 20 Hz for 600 s, one stream. */
+        {"    full: {pass_s: 600, passes: 1, ping_count: 1000}\n", true},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(edges); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse_profiles(edges[i].profile, &err);
+        CHECK((t != NULL) == edges[i].ok);
+        if ((t != NULL) != edges[i].ok)
+            fprintf(stderr, "edge %zu: %s\n", i, err ? err->message : "accepted");
+    }
+}
+
+/* Decimal bounds are exact: as written, any number of digits, either side of the bound. */
+static void test_exact_decimals(void)
+{
+    static const struct {
+        const char *key, *value;
+        bool ok;
+    } cases[] = {
+        {"ping_interval_s", "0.002", true},
+        {"ping_interval_s", "0.00200000000000000000001", true},
+        {"ping_interval_s", "0.0019999999999999999", false},
+        {"ping_interval_s", "0000.002", true},
+        {"ping_interval_s", "10", true},
+        {"ping_interval_s", "10.000000000000000000000", true},
+        {"ping_interval_s", "10.00000000000000000001", false},
+        {"ping_interval_s", "9.99999999999999999999", true},
+        {"fixed_rate_fraction", "1", true},
+        {"fixed_rate_fraction", "1.00000000000000000000", true},
+        {"fixed_rate_fraction", "1.00000000000000000001", false},
+        {"fixed_rate_fraction", "0.00000000000000000001", true},
+        {"fixed_rate_fraction", "0.0", false},
+        {"fixed_rate_fraction", "01", true},
+        {"fixed_rate_fraction", "10", false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *profile = g_strdup_printf(FULL "%s: %s}\n", cases[i].key, cases[i].value);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse_profiles(profile, &err);
+        CHECK((t != NULL) == cases[i].ok);
+        if ((t != NULL) != cases[i].ok)
+            fprintf(stderr, "%s %s: %s\n", cases[i].key, cases[i].value,
+                    err ? err->message : "accepted");
+    }
+}
+
+/* A tag gives a value a type the checks do not read; a directive declares tags or a version.
+ * Both are refused where they are written, before a document is built. */
+static void test_yaml_tags(void)
+{
+    static const struct {
+        const char *from, *to, *want;
+    } cases[] = {
+        {"listen_port: 51820", "listen_port: !!str 51820",
+         "t.yaml:33:16: YAML tags ('!!str') are not allowed in a topology; remove the tag and "
+         "write the value plainly"},
+        {"listen_port: 51820", "listen_port: !!int 51820", "t.yaml:33:16: YAML tags ('!!int')"},
+        {"listen_port: 51820", "listen_port: ! 51820", "t.yaml:33:16: YAML tags ('!')"},
+        {"listen_port: 51820", "listen_port: !<tag:yaml.org,2002:int> 51820",
+         "t.yaml:33:16: YAML tags ('!<tag:yaml.org,2002:int>')"},
+        {"name: three-guest", "!x name: three-guest", "t.yaml:10:1: YAML tags ('!x')"},
+        {"wireguard:\n", "wireguard: !!map\n", "t.yaml:30:12: YAML tags ('!!map')"},
+        {"name: three-guest", "%TAG !e! tag:example.com,2000:\n---\nname: three-guest",
+         "t.yaml:10:1: YAML directives ('%TAG') are not allowed in a topology; remove the line"},
+        {"name: three-guest", "%YAML 1.1\n---\nname: three-guest",
+         "t.yaml:10:1: YAML directives ('%YAML')"},
+    };
+    g_autofree char *seed = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &seed, NULL, NULL));
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GString) yaml = g_string_new(seed);
+        CHECK(g_string_replace(yaml, cases[i].from, cases[i].to, 1) == 1);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("t.yaml", yaml->str, yaml->len, &err);
+        CHECK(t == NULL);
+        CHECK(err && g_str_has_prefix(err->message, cases[i].want));
+        if (err && !g_str_has_prefix(err->message, cases[i].want))
+            fprintf(stderr, "case %zu: %s\n", i, err->message);
+    }
+}
+
+/* A FIFO, a device or a directory given as the topology is refused at once: opening a FIFO
+ * with no writer blocks, and the alarm ends the test if it does. */
+static void test_special_files(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("meshlab-topo-XXXXXX", &err);
+    CHECK(dir != NULL);
+    if (!dir)
+        return;
+    g_autofree char *fifo = g_build_filename(dir, "lab.yaml", NULL);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    static const struct {
+        const char *kind;
+    } kinds[] = {{"a FIFO"}, {"a character device"}, {"a directory"}};
+    const char *paths[] = {fifo, "/dev/null", dir};
+    alarm(10);
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        g_clear_error(&err);
+        CHECK(ml_topology_load(paths[i], &err) == NULL);
+        g_autofree char *want = g_strdup_printf(
+            "%s: the topology is %s, not a regular file; give the path of a topology file",
+            paths[i], kinds[i].kind);
+        CHECK(err && err->code == ML_ERR_INPUT);
+        CHECK_STR(err ? err->message : NULL, want);
+    }
+    alarm(0);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+/* A lab on bridge A.B.C.0/24, with nodes .1 .. .3 and paths. */
+static char *lab_on(const char *abc, const char *wg, const char *paths)
+{
+    return g_strdup_printf("name: r\n"
+                           "image: {use: debian-12}\n"
+                           "bridge: {subnet: %1$s.0/24}\n"
+                           "nodes:\n"
+                           "  - {name: h, address: %1$s.1, tunnel_address: %2$s.1}\n"
+                           "  - {name: a, address: %1$s.2, tunnel_address: %2$s.2}\n"
+                           "  - {name: b, address: %1$s.3, tunnel_address: %2$s.3}\n"
+                           "wireguard: {subnet: %2$s.0/24, hub: h}\n"
+                           "measure: {client: a, server: b, paths: [%3$s]}\n",
+                           abc, wg, paths);
+}
+
+/* Reserved ranges are refused for both subnets, and the ranges beside them are not. */
+static void test_reserved_subnets(void)
+{
+    static const struct {
+        const char *lab, *wg, *range; /* range: NULL when valid */
+    } cases[] = {
+        {"127.0.0", "10.8.0", "the loopback range 127.0.0.0/8"},
+        {"126.255.255", "10.8.0", NULL},
+        {"128.0.0", "10.8.0", NULL},
+        {"0.0.1", "10.8.0", "'this network' 0.0.0.0/8"},
+        {"1.0.0", "10.8.0", NULL},
+        {"224.0.0", "10.8.0", "the multicast range 224.0.0.0/4"},
+        {"239.255.255", "10.8.0", "the multicast range 224.0.0.0/4"},
+        {"223.255.255", "10.8.0", NULL},
+        {"240.0.0", "10.8.0", "the reserved range 240.0.0.0/4"},
+        {"255.255.255", "10.8.0", "the reserved range 240.0.0.0/4"},
+        {"192.0.2", "127.8.0", "the loopback range"},
+        {"192.0.2", "230.8.0", "the multicast range"},
+        {"192.0.2", "0.8.0", "'this network'"},
+        {"192.0.2", "255.8.0", "the reserved range"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = lab_on(cases[i].lab, cases[i].wg, "plain");
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse(text, &err);
+        CHECK((t != NULL) == (cases[i].range == NULL));
+        if (!cases[i].range)
+            continue;
+        bool lab = strcmp(cases[i].lab, "192.0.2") != 0;
+        g_autofree char *want =
+            g_strdup_printf("inline.yaml:%s: %s %s.0/24 is inside %s", lab ? "3:18" : "8:21",
+                            lab ? "bridge.subnet" : "wireguard.subnet",
+                            lab ? cases[i].lab : cases[i].wg, cases[i].range);
+        CHECK(err && g_str_has_prefix(err->message, want));
+        if (err && !g_str_has_prefix(err->message, want))
+            fprintf(stderr, "want %s\n got %s\n", want, err->message);
+    }
+}
+
+/* The addresses the dataplanes derive: Tailscale's 100.64.0.0/10 only with a tailscale path;
+ * wireguard-direct numbers only the two clients, wireguard-go-hub every node. */
+static void test_derived_addresses(void)
+{
+    static const struct {
+        const char *lab, *wg, *paths, *want; /* want: NULL when valid */
+    } cases[] = {
+        {"100.64.2", "10.8.0", "plain, wireguard-hub", NULL},
+        {"100.64.2", "10.8.0", "plain, tailscale-relay",
+         "inline.yaml:3:18: the tailscale paths use the overlay 100.64.0.0/10, which overlaps "
+         "the lab subnet 100.64.2.0/24; move that subnet elsewhere"},
+        {"100.128.0", "10.8.0", "tailscale-direct", NULL},
+        {"192.0.2", "100.127.255", "tailscale-direct",
+         "inline.yaml:8:21: the tailscale paths use the overlay 100.64.0.0/10, which overlaps "
+         "wireguard.subnet 100.127.255.0/24; move that subnet elsewhere"},
+        {"10.10.0", "10.8.0", "wireguard-go-hub",
+         "inline.yaml:3:18: the wireguard-go-hub path uses the overlay 10.10.0.0/24, which "
+         "overlaps the lab subnet 10.10.0.0/24; move that subnet elsewhere"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = lab_on(cases[i].lab, cases[i].wg, cases[i].paths);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse(text, &err);
+        CHECK(t != NULL);
+        CHECK((t && ml_paths_resolve(t, &err)) == (cases[i].want == NULL));
+        if (cases[i].want)
+            CHECK_STR(err ? err->message : NULL, cases[i].want);
+    }
+
+    /* Tunnel addresses in a /16: the hub's .7 is no clash for wireguard-direct, which leaves
+     * the hub out, but is one for wireguard-go-hub. */
+    static const char wide[] = "name: w\n"
+                               "image: {use: debian-12}\n"
+                               "bridge: {subnet: 192.0.2.0/24}\n"
+                               "nodes:\n"
+                               "  - {name: h, address: 192.0.2.1, tunnel_address: 10.8.3.7}\n"
+                               "  - {name: a, address: 192.0.2.2, tunnel_address: 10.8.1.7}\n"
+                               "  - {name: b, address: 192.0.2.3, tunnel_address: 10.8.2.8}\n"
+                               "wireguard: {subnet: 10.8.0.0/16, hub: h}\n"
+                               "measure: {client: a, server: b, paths: [%s]}\n";
+    static const struct {
+        const char *paths, *want;
+    } wides[] = {
+        {"wireguard-direct", NULL},
+        {"wireguard-go-hub",
+         "inline.yaml:6:51: node 'a': tunnel_address 10.8.1.7 ends in .7 like node 'h''s "
+         "10.8.3.7 (line 5), and the wireguard-go-hub path numbers its nodes 10.10.0.<last octet "
+         "of tunnel_address>: both would be 10.10.0.7; give one of them another last octet"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(wides); i++) {
+        g_autofree char *text = g_strdup_printf(wide, wides[i].paths);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = parse(text, &err);
+        CHECK(t != NULL);
+        CHECK((t && ml_paths_resolve(t, &err)) == (wides[i].want == NULL));
+        if (wides[i].want)
+            CHECK_STR(err ? err->message : NULL, wides[i].want);
+    }
+}
+
 int main(void)
 {
     test_seed();
@@ -1096,5 +1417,11 @@ int main(void)
     test_nat_errors();
     test_nat_lesson();
     test_hub_and_eight_clients();
+    test_output_caps();
+    test_exact_decimals();
+    test_yaml_tags();
+    test_special_files();
+    test_reserved_subnets();
+    test_derived_addresses();
     return check_finish();
 }

@@ -597,14 +597,17 @@ static void test_ports(void)
               ports[i].dataplane && !strcmp(ports[i].dataplane, "wireguard-go-hub");
     CHECK(go);
 
-    /* Ports derived from listen_port collide with a fixed one, or leave the range. */
+    /* Ports derived from listen_port collide with a fixed one, or leave the range: refused at
+     * listen_port (line 33), the value that makes them. */
     g_autofree char *text = NULL;
     CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
     static const struct {
         const char *port, *error;
-    } cases[] = {{"4241", "udp 4242 is both nebula's and WireGuard direct's"},
-                 {"41639", "udp 41641 is both tailscaled's and WireGuard on wireguard-go's"},
-                 {"65534", "WireGuard on wireguard-go's port 65536 is out of range"},
+    } cases[] = {{"4241", "puts WireGuard direct on UDP 4242 (listen_port + 1), which nebula uses"},
+                 {"41639", "puts WireGuard on wireguard-go on UDP 41641 (listen_port + 2), which "
+                           "tailscaled uses"},
+                 {"65534", "puts WireGuard on wireguard-go on UDP 65536 (listen_port + 2), beyond "
+                           "65535; choose a listen_port of at most 65533"},
                  {"51830", NULL}};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GString) yaml = g_string_new(text);
@@ -617,14 +620,14 @@ static void test_ports(void)
         CHECK(ok == (cases[i].error == NULL));
         if (cases[i].error) {
             CHECK(err && strstr(err->message, cases[i].error));
-            CHECK(err && g_str_has_prefix(err->message, "p.yaml:38:10: "));
+            CHECK(err && g_str_has_prefix(err->message, "p.yaml:33:16: "));
             if (err && !strstr(err->message, cases[i].error))
                 fprintf(stderr, "got: %s\n", err->message);
         }
     }
 }
 
-/* The new dataplanes' subnets may not overlap the topology's own. */
+/* The new dataplanes' subnets may not overlap the topology's own; refused at the subnet. */
 static void test_conflicts(void)
 {
     g_autofree char *text = NULL;
@@ -636,7 +639,7 @@ static void test_conflicts(void)
     CHECK(t != NULL);
     CHECK(t && !ml_paths_resolve(t, &err));
     CHECK_STR(err ? err->message : NULL,
-              "c.yaml:38:10: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
+              "c.yaml:31:11: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
               "overlaps wireguard.subnet 10.8.0.0/14; move that subnet elsewhere");
     /* Without that path, wireguard-go-hub's 10.10.0.0/24 is the one in the way. */
     CHECK(g_string_replace(yaml, "          wireguard-direct, wireguard-go-hub]",

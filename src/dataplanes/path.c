@@ -222,11 +222,18 @@ enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_top
 }
 
 /* Dataplanes derive their ports from wireguard.listen_port; each must be a
- * port, and no two the same. */
+ * port, and no two the same: two dataplanes on one port would take each
+ * other's packets, and the firewall could no longer tell their transports
+ * apart. The one check of the ports, reported at listen_port, which is the
+ * only one a topology chooses. */
 static bool ports_distinct(const struct ml_topology *topo, GError **err)
 {
-    struct ml_port ports[ML_PORTS_MAX];
+    struct ml_port ports[ML_PORTS_MAX], moved[ML_PORTS_MAX];
     size_t n = ml_dataplane_ports(topo, ports);
+    /* The ports that move with listen_port are the ones it makes. */
+    struct ml_topology other = *topo;
+    other.wireguard.listen_port = topo->wireguard.listen_port ^ 0x4000;
+    g_assert(ml_dataplane_ports(&other, moved) == n);
     for (size_t i = 0; i < n; i++) {
         const struct ml_port *a = &ports[i], *b = NULL;
         for (size_t j = 0; !b && j < i; j++)
@@ -234,15 +241,20 @@ static bool ports_distinct(const struct ml_topology *topo, GError **err)
                 b = &ports[j];
         if (!b && a->port >= 1 && a->port <= 65535)
             continue;
+        const struct ml_port *made = b && moved[b - ports].port != b->port ? b : a;
+        const struct ml_port *fixed = made == a ? b : a;
+        unsigned offset = made->port - topo->wireguard.listen_port;
+        g_autofree char *plus = offset ? g_strdup_printf(" (listen_port + %u)", offset) : NULL;
         g_autofree char *what =
-            b ? g_strdup_printf("%s %u is both %s's and %s's", ml_proto_name(a->proto), a->port,
-                                b->what, a->what)
-              : g_strdup_printf("%s's port %u is out of range", a->what, a->port);
+            b ? g_strdup_printf("which %s uses already", fixed->what)
+              : g_strdup_printf("beyond 65535; choose a listen_port of at most %u instead",
+                                65535 - offset);
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "%s:%d:%d: %s (from wireguard.listen_port %u); "
-                    "choose another listen_port",
-                    topo->path, topo->measure.paths_line, topo->measure.paths_column, what,
-                    topo->wireguard.listen_port);
+                    "%s:%d:%d: wireguard.listen_port %u puts %s on %s %u%s, %s%s", topo->path,
+                    topo->wireguard.listen_port_line, topo->wireguard.listen_port_column,
+                    topo->wireguard.listen_port, made->what,
+                    made->proto == ML_PROTO_TCP ? "TCP" : "UDP", made->port, plus ? plus : "", what,
+                    b ? "; choose another listen_port" : "");
         return false;
     }
     return true;
@@ -304,10 +316,11 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
             first &= !(ml_paths[j]->dataplane == dp && ml_path_needed(topo, ml_paths[j]));
         if (!dp || !dp->conflict || !first || !ml_path_needed(topo, ml_paths[k]))
             continue;
-        g_autofree char *rule = dp->conflict(topo);
+        int line = topo->measure.paths_line, column = topo->measure.paths_column;
+        g_autofree char *rule = dp->conflict(topo, &line, &column);
         if (rule) {
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s", topo->path,
-                        topo->measure.paths_line, topo->measure.paths_column, rule);
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%d:%d: %s", topo->path, line, column,
+                        rule);
             return false;
         }
     }
@@ -315,7 +328,7 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
 }
 
 char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
-                         unsigned prefix)
+                         unsigned prefix, int *ret_line, int *ret_column)
 {
     struct in_addr a = {0};
     inet_pton(AF_INET, net, &a);
@@ -326,6 +339,8 @@ char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const 
         if ((ntohl(a.s_addr) & mask) != (ntohl(mine[i]->net.s_addr) & mask))
             continue;
         char other[16];
+        *ret_line = mine[i]->line;
+        *ret_column = mine[i]->column;
         return g_strdup_printf("%s the overlay %s/%u, which overlaps %s %s/%u; move that "
                                "subnet elsewhere",
                                who, net, prefix, i == 0 ? "the lab subnet" : "wireguard.subnet",

@@ -72,9 +72,10 @@ struct ml_dataplane {
      * firewall opens and isolates them (NULL: the fixed table has them). */
     size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
     /* When the topology conflicts with it (its own subnet overlapping the lab's,
-     * say): the rule broken, for "FILE:LINE:COL: RULE" at measure.paths; NULL
-     * when none (the hook may be NULL). */
-    char *(*conflict)(const struct ml_topology *topo);
+     * say): the rule broken, for "FILE:LINE:COL: RULE"; NULL when none (the hook
+     * may be NULL). *ret_line and *ret_column come set to measure.paths; the hook
+     * moves them to the value that causes the conflict. */
+    char *(*conflict)(const struct ml_topology *topo, int *ret_line, int *ret_column);
     /* False, with the reason, when it cannot run on this host (NULL: always can). */
     bool (*available)(const struct ml_lab *lab, char **ret_reason);
     /* Host files node needs on its artifacts CD (NULL: none), added to files. */
@@ -175,10 +176,10 @@ const struct ml_path_ops *ml_path_auto(const char *dataplane);
 
 /* Pure: when subnet NET/PREFIX (a dotted quad) overlaps the lab subnet or
  * wireguard.subnet, the rule for a dataplane's conflict hook ("WHO the overlay
- * NET/PREFIX, which overlaps ...", who being "the nebula paths use"); NULL
- * when it does not. */
+ * NET/PREFIX, which overlaps ...", who being "the nebula paths use") with
+ * *ret_line and *ret_column set to that subnet's place; NULL when it does not. */
 char *ml_subnet_conflict(const struct ml_topology *topo, const char *who, const char *net,
-                         unsigned prefix);
+                         unsigned prefix, int *ret_line, int *ret_column);
 
 /* The dataplane's per-run state in the lab, created empty when missing. */
 struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_dataplane *dp);

@@ -183,9 +183,9 @@ static const struct ml_auto_ops nebula_auto = {
     .wait = auto_wait,
 };
 
-static char *conflict(const struct ml_topology *t)
+static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
-    return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24);
+    return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24, ret_line, ret_column);
 }
 
 const struct ml_dataplane ml_dataplane_nebula = {

@@ -1,6 +1,7 @@
 #include "dataplanes/tailscale.h"
 
 #include "dataplanes/guest_value.h"
+#include "dataplanes/path.h"
 #include "core/util.h"
 
 #include <arpa/inet.h>
@@ -537,4 +538,13 @@ bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const ch
     g_set_error(err, ML_ERROR, ML_ERR_GUEST,
                 "'headscale nodes list' does not list %s, though it joined as %s", name, ipv4);
     return false;
+}
+
+char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *ret_column)
+{
+    /* Headscale numbers the tailnet from prefixes.v4 (ml_headscale_config), and tailscaled
+     * routes all of 100.64.0.0/10 into tailscale0: a lab or tunnel subnet there would be
+     * swallowed by the tunnel it is meant to carry. */
+    return ml_subnet_conflict(topo, "the tailscale paths use", "100.64.0.0", 10, ret_line,
+                              ret_column);
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "topology/ports.h"
+#include "topology/topology.h"
 
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
 #define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
@@ -24,6 +25,10 @@
  * tailnet.example.com, the policy file, state in /var/lib/headscale/db.sqlite.
  * hub_ip is the hub's IPv4 address, server_url normally ML_HEADSCALE_URL. */
 char *ml_headscale_config(const char *hub_ip, const char *server_url);
+
+/* The dataplane's conflict hook (path.h): a lab or tunnel subnet inside Headscale's
+ * 100.64.0.0/10, at that subnet; NULL when none. */
+char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *ret_column);
 
 /* The policy (HuJSON): one rule accepting every source to every destination and port. */
 char *ml_headscale_policy(void);

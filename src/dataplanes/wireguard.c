@@ -4,6 +4,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "dataplanes/path.h"
+#include "topology/plan.h"
 #include "virt/agent.h"
 #include "core/util.h"
 
@@ -271,4 +273,51 @@ struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, co
     struct in_addr a = {0};
     inet_aton(ml_wg_overlay_address(t, node, prefix, addr), &a);
     return a;
+}
+
+char *ml_wg_overlay_conflict(const struct ml_topology *t, const char *path, const char *prefix,
+                             const bool *which, int *ret_line, int *ret_column)
+{
+    g_autofree char *who = g_strdup_printf("the %s path uses", path);
+    g_autofree char *net = g_strdup_printf("%s0", prefix);
+    char *rule = ml_subnet_conflict(t, who, net, 24, ret_line, ret_column);
+    if (rule)
+        return rule;
+    /* Only the last octet of each tunnel_address is kept: with a wireguard.subnet wider than
+     * /24, two nodes may share it, or have 0 or 255, this /24's network and broadcast. */
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (which && !which[i])
+            continue;
+        const struct ml_node *node = &t->nodes[i];
+        unsigned last = ntohl(node->tunnel_address.s_addr) & 0xff;
+        char tunnel[16], mine[16], theirs[16];
+        ml_ip_str(node->tunnel_address, tunnel);
+        ml_wg_overlay_address(t, i, prefix, mine);
+        for (size_t j = 0; j < i && (last != 0 && last != 255); j++) {
+            if ((which && !which[j]) ||
+                strcmp(mine, ml_wg_overlay_address(t, j, prefix, theirs)) != 0)
+                continue;
+            *ret_line = node->tunnel_line;
+            *ret_column = node->tunnel_column;
+            char other[16];
+            return g_strdup_printf(
+                "node '%s': tunnel_address %s ends in .%u like node '%s''s %s (line %d), and the "
+                "%s path numbers its nodes %s<last octet of tunnel_address>: both would be %s; "
+                "give one of them another last octet",
+                node->name, tunnel, last, t->nodes[j].name,
+                ml_ip_str(t->nodes[j].tunnel_address, other), t->nodes[j].tunnel_line, path, prefix,
+                mine);
+        }
+        if (last == 0 || last == 255) {
+            *ret_line = node->tunnel_line;
+            *ret_column = node->tunnel_column;
+            return g_strdup_printf("node '%s': tunnel_address %s ends in .%u, and the %s path "
+                                   "numbers its nodes %s<last octet of tunnel_address>: %s is "
+                                   "the %s address of its %s/24; choose a tunnel_address ending "
+                                   "in .1 to .254",
+                                   node->name, tunnel, last, path, prefix, mine,
+                                   last ? "broadcast" : "network", net);
+        }
+    }
+    return NULL;
 }

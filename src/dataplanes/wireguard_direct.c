@@ -150,9 +150,12 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, DEV, sentence) && fresh && endpoint && !strcmp(endpoint, want);
 }
 
-static char *conflict(const struct ml_topology *t)
+/* Only the two clients take an address. */
+static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
-    return ml_subnet_conflict(t, "the wireguard-direct path uses", SUBNET "0", 24);
+    bool which[ML_MAX_NODES] = {0};
+    which[t->measure.client] = which[t->measure.server] = true;
+    return ml_wg_overlay_conflict(t, "wireguard-direct", SUBNET, which, ret_line, ret_column);
 }
 
 const struct ml_dataplane ml_dataplane_wireguard_direct = {

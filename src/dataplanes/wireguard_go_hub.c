@@ -199,9 +199,9 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, DEV, sentence) && fresh && tun && daemon;
 }
 
-static char *conflict(const struct ml_topology *t)
+static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
-    return ml_subnet_conflict(t, "the wireguard-go-hub path uses", SUBNET "0", 24);
+    return ml_wg_overlay_conflict(t, "wireguard-go-hub", SUBNET, NULL, ret_line, ret_column);
 }
 
 const struct ml_dataplane ml_dataplane_wireguard_go_hub = {

@@ -38,7 +38,3 @@ struct ml_port {
 
 /* The lab's ports, in the order the firewall lists them; returns how many. */
 size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
-
-/* The fixed port (everything but WireGuard's, which the topology chooses) that uses proto and
- * port, or NULL. */
-const struct ml_port *ml_port_fixed(enum ml_proto proto, unsigned port);

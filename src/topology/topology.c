@@ -4,10 +4,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #define MAX_FILE_BYTES (1024 * 1024)
@@ -68,6 +72,39 @@ static const struct ml_profile default_profiles[] = {
 #undef FWD
 #undef REV
 #undef BID
+
+/* Bytes of `iperf3 -J` output (iperf 3.12), from the real outputs in tests/data/samples
+ * (iperf3-loopback-2s.json, iperf3/forward-1-fixed.json, iperf3/reverse-1.json,
+ * iperf3/bidir-2.json): "start" and "end" take at most 814 + 1254 bytes and 211 + 673 more for
+ * each further socket; each interval (one a second, and a short last one) takes at most 478
+ * bytes of sums and 352 per socket (streams, twice that with --bidir). Rounded up, for the
+ * numbers that grow longer later in a long pass and with more sockets. */
+#define IPERF_JSON_RUN 2048
+#define IPERF_JSON_SOCKET 1024
+#define IPERF_JSON_INTERVAL 512
+#define IPERF_JSON_INTERVAL_SOCKET 384
+/* ping -n prints one line a reply, 57 bytes for 127.0.0.1 with icmp_seq 1 (ping-loopback-5.txt);
+ * 80 leaves room for a 15-character address, a 6-digit icmp_seq and " (DUP!)". Its header and
+ * statistics take under 512. */
+#define PING_LINE 80
+#define PING_TEXT 512
+
+size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds)
+{
+    size_t sockets = (size_t)cell->streams * (cell->direction == ML_DIR_BIDIR ? 2 : 1);
+    return IPERF_JSON_RUN + IPERF_JSON_SOCKET * sockets +
+           ((size_t)seconds + 1) * (IPERF_JSON_INTERVAL + IPERF_JSON_INTERVAL_SOCKET * sockets);
+}
+
+size_t ml_ping_text_bytes(unsigned count)
+{
+    return PING_TEXT + (size_t)PING_LINE * count;
+}
+
+unsigned ml_ping_count(unsigned seconds, double interval_s)
+{
+    return (unsigned)ceil(seconds / interval_s);
+}
 
 static const char *const direction_names[] = {
     [ML_DIR_FORWARD] = "forward", [ML_DIR_REVERSE] = "reverse", [ML_DIR_BIDIR] = "bidir"};
@@ -412,8 +449,33 @@ static bool get_subnet(struct ctx *c, yaml_node_t *n, const char *what, struct m
         return fail(c, n, "%s %s has host bits set; the network is %s", what, shown(c, s),
                     subnet_str(c, &net));
     }
+    /* Ranges no lab network can live in: the kernel treats their addresses as local, as
+     * multicast groups or as invalid, never as hosts on a bridge. */
+    static const struct {
+        uint32_t net;
+        unsigned prefix;
+        const char *what;
+    } reserved[] = {
+        {0x00000000u, 8,
+         "'this network' 0.0.0.0/8 (RFC 1122), which no packet may come from "
+         "or go to"},
+        {0x7f000000u, 8, "the loopback range 127.0.0.0/8, which never leaves a machine"},
+        {0xe0000000u, 4, "the multicast range 224.0.0.0/4, which names groups, not hosts"},
+        {0xf0000000u, 4,
+         "the reserved range 240.0.0.0/4 (RFC 1112), with the broadcast address "
+         "255.255.255.255, which Linux refuses for hosts"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(reserved); i++)
+        if ((host & prefix_mask(MIN(p, reserved[i].prefix))) ==
+            (reserved[i].net & prefix_mask(MIN(p, reserved[i].prefix))))
+            return fail(c, n,
+                        "%s %s is inside %s; choose a private range (RFC 1918) "
+                        "such as 192.168.0.0/16 or 10.0.0.0/8",
+                        what, shown(c, s), reserved[i].what);
     ret->net = a;
     ret->prefix = p;
+    ret->line = (int)n->start_mark.line + 1;
+    ret->column = (int)n->start_mark.column + 1;
     return true;
 }
 
@@ -545,6 +607,8 @@ static bool parse_node(struct ctx *c, yaml_node_t *n, size_t index, unsigned vcp
         return false;
     node->line = (int)n->start_mark.line + 1;
     node->column = (int)n->start_mark.column + 1;
+    node->tunnel_line = (int)v[TUNNEL_ADDRESS]->start_mark.line + 1;
+    node->tunnel_column = (int)v[TUNNEL_ADDRESS]->start_mark.column + 1;
     c->at[index].node = n;
     c->at[index].name = v[NAME];
     c->at[index].address = v[ADDRESS];
@@ -602,14 +666,10 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
         return false;
     if (v[2] && !get_uint(c, v[2], "wireguard.listen_port", 1, 65535, &t->wireguard.listen_port))
         return false;
-    /* Two dataplanes on one port would take each other's packets, and the firewall could no
-     * longer tell their transports apart. */
-    const struct ml_port *taken = ml_port_fixed(ML_PROTO_UDP, t->wireguard.listen_port);
-    if (v[2] && taken)
-        return fail(c, v[2],
-                    "wireguard.listen_port %u collides with %s (UDP %u); choose another "
-                    "port",
-                    t->wireguard.listen_port, taken->what, taken->port);
+    /* The ports made from it (its own, +1, +2) are checked against every other port once the
+     * dataplanes are known (ml_paths_resolve), and reported here. */
+    t->wireguard.listen_port_line = (int)(v[2] ? v[2] : n)->start_mark.line + 1;
+    t->wireguard.listen_port_column = (int)(v[2] ? v[2] : n)->start_mark.column + 1;
     if (v[3] && !get_uint(c, v[3], "wireguard.persistent_keepalive", 0, 65535,
                           &t->wireguard.persistent_keepalive))
         return false;
@@ -635,6 +695,30 @@ static bool get_decimal(struct ctx *c, yaml_node_t *n, const char *what, double 
         return fail(c, n, "%s must be a decimal number like 0.05, not '%s'", what, shown(c, s));
     *ret = g_ascii_strtod(s, NULL);
     return true;
+}
+
+/* Compares two decimals as get_decimal accepts them (digits, optionally '.' and digits) by
+ * their text, so that a bound holds exactly: 0.0019999999999999999 is below 0.002 although
+ * both are the same double. Returns <0, 0 or >0 as strcmp. */
+static int decimal_cmp(const char *a, const char *b)
+{
+    while (*a == '0' && g_ascii_isdigit(a[1]))
+        a++;
+    while (*b == '0' && g_ascii_isdigit(b[1]))
+        b++;
+    size_t wa = strspn(a, "0123456789"), wb = strspn(b, "0123456789");
+    if (wa != wb)
+        return wa < wb ? -1 : 1;
+    int c = strncmp(a, b, wa);
+    if (c)
+        return c;
+    const char *fa = a[wa] == '.' ? a + wa + 1 : "", *fb = b[wb] == '.' ? b + wb + 1 : "";
+    for (; *fa || *fb; fa += !!*fa, fb += !!*fb) {
+        char da = *fa ? *fa : '0', db = *fb ? *fb : '0';
+        if (da != db)
+            return da < db ? -1 : 1;
+    }
+    return 0;
 }
 
 /* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed. */
@@ -707,6 +791,59 @@ static bool parse_cell(struct ctx *c, yaml_node_t *n, const char *what, unsigned
     return true;
 }
 
+static const char *megabytes(struct ctx *c, size_t bytes)
+{
+    return fmt(c, "%.1f MB", (double)bytes / 1e6);
+}
+
+/* iperf3 -J prints the whole pass as one document when it ends; the guest agent must carry it
+ * back in one reply. */
+static bool check_iperf_output(struct ctx *c, yaml_node_t *at, const char *what,
+                               const struct ml_profile *p, const struct ml_cell *cell)
+{
+    size_t bytes = ml_iperf_json_bytes(cell, p->pass_s);
+    if (bytes <= ML_GUEST_OUTPUT_MAX)
+        return true;
+    unsigned longest = 0, most = 0;
+    while (ml_iperf_json_bytes(cell, longest + 1) <= ML_GUEST_OUTPUT_MAX)
+        longest++;
+    struct ml_cell fewer = *cell;
+    for (fewer.streams = 1; ml_iperf_json_bytes(&fewer, p->pass_s) <= ML_GUEST_OUTPUT_MAX;
+         fewer.streams++)
+        most = fewer.streams;
+    return fail(c, at,
+                "%s: cell '%s' for pass_s %u makes iperf3 -J print about %s, more than the %s "
+                "a guest command's output may be to come back whole (libvirt hands the guest "
+                "agent's reply over as one string of at most 4 MiB, base64); the largest pass_s "
+                "for %s is %u, or use at most %u streams for %u s",
+                what, cell->name, p->pass_s, megabytes(c, bytes), megabytes(c, ML_GUEST_OUTPUT_MAX),
+                cell->name, longest, most, p->pass_s);
+}
+
+/* The latency probe beside each pass prints a line a ping, returned when the pass ends. */
+static bool check_ping_output(struct ctx *c, yaml_node_t *at, const char *what,
+                              const struct ml_profile *p)
+{
+    unsigned count = ml_ping_count(p->pass_s, p->ping_interval_s);
+    if (ml_ping_text_bytes(count) <= ML_GUEST_OUTPUT_MAX)
+        return true;
+    unsigned longest = 0, interval_ms = 2;
+    while (ml_ping_text_bytes(ml_ping_count(longest + 1, p->ping_interval_s)) <=
+           ML_GUEST_OUTPUT_MAX)
+        longest++;
+    while (ml_ping_text_bytes(ml_ping_count(p->pass_s, interval_ms / 1000.0)) > ML_GUEST_OUTPUT_MAX)
+        interval_ms++;
+    return fail(c, at,
+                "%s: ping_interval_s %g for pass_s %u makes the latency probe beside each pass "
+                "print %u lines, about %s, more than the %s a guest command's output may be to "
+                "come back whole (libvirt hands the guest agent's reply over as one string of at "
+                "most 4 MiB, base64); the smallest ping_interval_s for pass_s %u is %u.%03u, or "
+                "the largest pass_s at %g s is %u",
+                what, p->ping_interval_s, p->pass_s, count, megabytes(c, ml_ping_text_bytes(count)),
+                megabytes(c, ML_GUEST_OUTPUT_MAX), p->pass_s, interval_ms / 1000,
+                interval_ms % 1000, p->ping_interval_s, longest);
+}
+
 static bool parse_matrix(struct ctx *c, yaml_node_t *n, const char *what, struct ml_profile *p)
 {
     yaml_node_t *at[ML_CELLS_MAX];
@@ -728,7 +865,9 @@ static bool parse_matrix(struct ctx *c, yaml_node_t *n, const char *what, struct
                     "%s lists %zu cells; at most %d", what, count, ML_CELLS_MAX);
     for (size_t i = 0; i < count; i++) {
         struct ml_cell *cell = &p->cells[i];
-        if (!parse_cell(c, yaml_document_get_node(c->doc, items[i]), what, p->passes, cell, &at[i]))
+        if (!parse_cell(c, yaml_document_get_node(c->doc, items[i]), what, p->passes, cell,
+                        &at[i]) ||
+            !check_iperf_output(c, at[i], what, p, cell))
             return false;
         for (size_t j = 0; j < i; j++)
             if (strcmp(p->cells[j].name, cell->name) == 0)
@@ -776,23 +915,26 @@ static bool parse_profile(struct ctx *c, yaml_node_t *n, const char *name, struc
         const char *key = fmt(c, "%s.ping_interval_s", what);
         if (!get_decimal(c, v[PING_INTERVAL_S], key, &p->ping_interval_s))
             return false;
-        if (p->ping_interval_s < 0.002 || p->ping_interval_s > 10)
+        if (decimal_cmp(value(v[PING_INTERVAL_S]), "0.002") < 0 ||
+            decimal_cmp(value(v[PING_INTERVAL_S]), "10") > 0)
             return fail(c, v[PING_INTERVAL_S],
-                        "%s %s is out of range 0.002..10 seconds; ping allows no shorter "
-                        "interval than 0.002",
-                        key, value(v[PING_INTERVAL_S]));
+                        "%s %s is out of range 0.002..10 seconds (ping allows no shorter "
+                        "interval than 0.002); write a value in that range",
+                        key, shown(c, value(v[PING_INTERVAL_S])));
     }
+    if (!check_ping_output(c, v[PING_INTERVAL_S] ? v[PING_INTERVAL_S] : v[PASS_S], what, p))
+        return false;
     if (v[IDLE_S] && !get_uint(c, v[IDLE_S], fmt(c, "%s.idle_s", what), 1, 600, &p->idle_s))
         return false;
     if (v[FRACTION]) {
         const char *key = fmt(c, "%s.fixed_rate_fraction", what);
         if (!get_decimal(c, v[FRACTION], key, &p->fixed_rate_fraction))
             return false;
-        if (p->fixed_rate_fraction <= 0 || p->fixed_rate_fraction > 1)
+        if (decimal_cmp(value(v[FRACTION]), "0") <= 0 || decimal_cmp(value(v[FRACTION]), "1") > 0)
             return fail(c, v[FRACTION],
                         "%s %s is outside (0, 1]: the fixed offered rate is this fraction of "
-                        "the slowest path's median",
-                        key, value(v[FRACTION]));
+                        "the slowest path's median; write a fraction like 0.5",
+                        key, shown(c, value(v[FRACTION])));
     }
     if (v[MATRIX])
         return parse_matrix(c, v[MATRIX], fmt(c, "%s.matrix", what), p);
@@ -1327,6 +1469,31 @@ static const unsigned char *event_anchor(const yaml_event_t *e)
     }
 }
 
+/* The tag an event gives its node (!!str, !x, !<...>), or NULL. */
+static const unsigned char *event_tag(const yaml_event_t *e)
+{
+    switch (e->type) {
+    case YAML_SCALAR_EVENT:
+        return e->data.scalar.tag;
+    case YAML_SEQUENCE_START_EVENT:
+        return e->data.sequence_start.tag;
+    case YAML_MAPPING_START_EVENT:
+        return e->data.mapping_start.tag;
+    default:
+        return NULL;
+    }
+}
+
+/* The word of text that starts at offset, as a message may show it: "!!str", "%TAG". */
+static char *word_at(const char *text, size_t len, size_t offset)
+{
+    size_t n = 0;
+    while (offset + n < len && n < 40 && !g_ascii_isspace(text[offset + n]) && text[offset + n])
+        n++;
+    g_autofree char *word = g_strndup(text + MIN(offset, len), n);
+    return g_strescape(word, NULL);
+}
+
 /* libyaml's scanner slows down with each flow level (half a megabyte of '[' takes minutes), so
  * nesting is bounded before a document is built; the schema itself needs six levels. Anchors
  * and aliases are refused here too: the loader checks each new anchor against all earlier
@@ -1351,7 +1518,29 @@ static bool check_depth(const char *name, const char *text, size_t len, GError *
             depth++;
         else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
             depth--;
-        if (event.type == YAML_ALIAS_EVENT || event_anchor(&event)) {
+        /* A tag would give a value a type other than the one the schema reads it as (`!!str
+         * 1024` is a string to YAML and 1024 to the checks), and a directive declares tags or
+         * another YAML version: a topology is plain YAML 1.1 values, nothing else. */
+        if (event.type == YAML_DOCUMENT_START_EVENT &&
+            (event.data.document_start.version_directive ||
+             event.data.document_start.tag_directives.start !=
+                 event.data.document_start.tag_directives.end)) {
+            g_autofree char *word = word_at(text, len, event.start_mark.index);
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s:%zu:%zu: YAML directives ('%s') are not allowed in a topology; remove "
+                        "the line",
+                        name, (size_t)event.start_mark.line + 1,
+                        (size_t)event.start_mark.column + 1, word);
+            ok = false;
+        } else if (event_tag(&event) && !event_anchor(&event)) {
+            g_autofree char *word = word_at(text, len, event.start_mark.index);
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s:%zu:%zu: YAML tags ('%s') are not allowed in a topology; remove the "
+                        "tag and write the value plainly",
+                        name, (size_t)event.start_mark.line + 1,
+                        (size_t)event.start_mark.column + 1, word);
+            ok = false;
+        } else if (event.type == YAML_ALIAS_EVENT || event_anchor(&event)) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                         "%s:%zu:%zu: YAML %s are not allowed in a topology; write the value out",
                         name, (size_t)event.start_mark.line + 1,
@@ -1444,17 +1633,54 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     return ok ? g_steal_pointer(&topo) : NULL;
 }
 
+/* What a file that is not a regular one is, for the message that refuses it. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "a special file";
+}
+
 struct ml_topology *ml_topology_load(const char *path, GError **err)
 {
     g_autofree char *text = g_malloc(MAX_FILE_BYTES + 1);
-    FILE *f = fopen(path, "rb");
+    struct stat st;
     size_t len;
     int saved;
 
-    if (!f) {
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer, and a terminal for
+     * carrier; the file's kind is known only once it is open. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         saved = errno;
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: cannot open the topology file: %s", path,
                     g_strerror(saved));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0) {
+        saved = errno;
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: cannot stat the topology file: %s", path,
+                    g_strerror(saved));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s: the topology is %s, not a regular file; give the path of a topology file",
+                    path, file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        saved = errno;
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: cannot read the topology file: %s", path,
+                    g_strerror(saved));
+        close(fd);
         return NULL;
     }
     len = fread(text, 1, MAX_FILE_BYTES + 1, f);

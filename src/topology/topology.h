@@ -27,6 +27,7 @@ struct ml_path_ref {
 struct ml_subnet {
     struct in_addr net; /* network byte order, host bits zero */
     unsigned prefix;    /* 8..30 */
+    int line, column;   /* where the topology gave it, 1-based */
 };
 
 /* The NAT a client sits behind (RFC 4787 behaviours, see docs/nat-traversal.md):
@@ -65,7 +66,8 @@ struct ml_node {
     struct in_addr tunnel_address; /* inside wireguard.subnet */
     unsigned vcpus;
     unsigned memory_mib;
-    int line, column; /* where the node was declared, 1-based */
+    int line, column;               /* where the node was declared, 1-based */
+    int tunnel_line, tunnel_column; /* where its tunnel_address was given */
 };
 
 /* How iperf3 drives a cell's passes: client to server, server to client (-R), or both at
@@ -102,6 +104,26 @@ struct ml_profile {
 /* "forward", "reverse", "bidir". */
 const char *ml_direction_name(enum ml_direction d);
 
+/* The most output a guest command may print and still come back whole. qemu-ga keeps up to
+ * 16 MiB of each stream (GUEST_EXEC_MAX_OUTPUT, qga/commands.c of QEMU 7.2) and sends it
+ * base64-encoded in guest-exec-status's reply; libvirtd reads that reply line up to 10 MiB
+ * (QEMU_AGENT_MAX_RESPONSE, src/qemu/qemu_agent.c of libvirt 9.0; longer breaks the agent
+ * channel until the domain is destroyed), and hands it to a client of qemu:///system as one
+ * remote_string of at most REMOTE_STRING_MAX = 4194304 bytes (src/remote/remote_protocol.x of
+ * libvirt 9.0; Debian 12's libvirt.so.0.9000.0 passes 0x400000 to xdr_string in
+ * xdr_remote_nonnull_string; longer fails as "Unable to encode message payload"). That last
+ * cap binds: 4 MiB of base64, less 4 KiB for the reply's JSON and stderr, is 3 MiB of output. */
+#define ML_AGENT_REPLY_MAX 4194304
+#define ML_GUEST_OUTPUT_MAX ((ML_AGENT_REPLY_MAX - 4096) / 4 * 3)
+
+/* At least the bytes `iperf3 -J` prints for one pass of cell lasting seconds (see topology.c
+ * for where the figures come from). */
+size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds);
+/* At least the bytes `ping -n -c count` prints, every probe answered. */
+size_t ml_ping_text_bytes(unsigned count);
+/* How many pings a pass of seconds sends at interval_s (as measure/pass.c counts them). */
+unsigned ml_ping_count(unsigned seconds, double interval_s);
+
 struct ml_topology {
     char *path;                       /* the file it came from */
     char name[ML_NAME_MAX];           /* the lab's name: tags every libvirt object */
@@ -114,6 +136,7 @@ struct ml_topology {
         struct ml_subnet subnet;
         size_t hub; /* index into nodes */
         unsigned listen_port;
+        int listen_port_line, listen_port_column; /* where it was given (or wireguard was) */
         unsigned persistent_keepalive;
     } wireguard;
     struct {
