@@ -97,7 +97,7 @@ struct json_object *ml_physics_json(const struct ml_physics *p)
     json_object_object_add(o, "flag", p->compared ? json_object_new_boolean(p->flag) : NULL);
     g_autofree char *model = g_strdup_printf(
         "2 x (D x %u + A x %u) / payload, D = %.0f data segments of %u bytes, A = %.0f ACKs "
-        "(hub packets received beyond D, the probe's %.0f and %.0f retransmits); %s%s",
+        "(hub packets received beyond D, less the probe's %.0f and %.0f retransmits); %s%s",
         p->data_frame_bytes, p->ack_frame_bytes, p->data_packets, p->mss_bytes, p->ack_packets,
         p->probe_packets, p->retransmits, p->encap && p->encap->how ? p->encap->how : "",
         p->encap && p->encap->approximate ? " (an approximation)" : "");
