@@ -317,7 +317,10 @@ static void test_withheld(void)
                            "hub_cpu_s_per_gb",
                            "rtt_loaded_p99_ms",
                            "expected",
-                           "vps"};
+                           "vps",
+                           "idle_fixed",
+                           "rtt_loaded_loss_percent",
+                           "rtt_loaded_p99_at_least"};
     for (size_t i = 0; i < G_N_ELEMENTS(nulls); i++) {
         struct json_object *v = (struct json_object *)1;
         CHECK(json_object_object_get_ex(p, nulls[i], &v) && v == NULL);
