@@ -108,7 +108,7 @@ static void test_matrix(void)
     CHECK(strstr(phys, "In this run (under TCG), in the headline cells:") != NULL);
     CHECK(strstr(phys, "- wireguard-hub forward-1 measured 2.26 at 3.10 data segments per ACK, "
                        "between its floor 2.18 (data only) and its ceiling 2.29 (an ACK per two "
-                       "segments): the ACKs can move it by at most 4.6 %.") != NULL);
+                       "segments): between those the ACKs move it by at most 4.6 %.") != NULL);
     CHECK(strstr(phys, "- nebula-relay forward-1 measured 2.41 at 8.00 data segments per ACK, "
                        "above its ceiling 2.38") != NULL);
     CHECK(strstr(md, "2.26 under TCG") == NULL && strstr(md, "2.20 on KVM") == NULL);

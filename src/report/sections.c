@@ -254,14 +254,15 @@ static void put_physics_sentence(GString *s, struct json_object *p, const char *
         ml_put_significant(s, hi, 3);
         g_string_append(s, " (an ACK per two segments; its floor, data only, is ");
         ml_put_significant(s, lo, 3);
-        g_string_append(s, "): the hub carried more than data and ACKs (retransmits, a "
-                           "detour).\n");
+        g_string_append(s, "): more than its data and an ACK per two segments (quick ACKs, "
+                           "retransmits, a detour).\n");
     } else {
         g_string_append(s, ", between its floor ");
         ml_put_significant(s, lo, 3);
         g_string_append(s, " (data only) and its ceiling ");
         ml_put_significant(s, hi, 3);
-        g_string_append(s, " (an ACK per two segments): the ACKs can move it by at most ");
+        g_string_append(s,
+                        " (an ACK per two segments): between those the ACKs move it by at most ");
         ml_put_fixed(s, (hi - lo) / lo * 100, 1);
         g_string_append(s, " %.\n");
     }
@@ -336,9 +337,10 @@ void ml_section_physics(struct ml_render *c)
            "latency probe's pings (counted from the pings sent) and\nthe retransmits; the "
            "measured factor leaves the pings' own bytes out. How many data segments one\nACK "
            "answers (the ACK ratio) depends on how much the receiver coalesces (GRO, delayed "
-           "ACKs), and so\non CPU speed; it can only move the factor between the floor (data "
-           "only, no ACK) and the ceiling\n(an ACK per two segments). A direct path should put "
-           "nothing on the hub.\n\n");
+           "ACKs), and so\non CPU speed. With no ACK at all the factor would be the floor; with "
+           "an ACK per two segments,\nwhat delayed ACK sends, the ceiling; only quick ACKs, "
+           "retransmits or a detour put it above. A\ndirect path should put nothing on the "
+           "hub.\n\n");
     g_autoptr(GString) said = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = path_at(c, i);
