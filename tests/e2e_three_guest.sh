@@ -93,6 +93,15 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     say(p["rtt_loaded_p99_ms"] is not None and p["rtt_idle_p99_ms"] is not None,
         "%s: p99 idle %s ms, under load %s ms" % (name, p["rtt_idle_p99_ms"], p["rtt_loaded_p99_ms"]))
     say(p["cv_bits_per_second_percent"] is not None, "%s: CV across passes %s %%" % (name, p["cv_bits_per_second_percent"]))
+    # The latency probe's own bytes are counted from its pings and left out of the hub factor of a
+    # relayed path (raw beside it); a direct path's pings never cross the hub.
+    relayed = p["hub_role"] == "carries"
+    say(all((x["probe_hub_bytes"] > 0 and x["hub_bytes_per_payload_byte_raw"] > x["hub_bytes_per_payload_byte"]) if relayed
+            else x["probe_hub_bytes"] == 0 for x in p["passes"]),
+        "%s: the probe's hub bytes %s left out of the factor" % (name, [x["probe_hub_bytes"] for x in p["passes"]]))
+    # The fixed sweep's baseline is taken again, with the pings its passes run.
+    say(p.get("idle_fixed") is not None and (p["idle_fixed"]["rtt"] or {}).get("transmitted", 0) > 0,
+        "%s: idle baseline re-taken before the fixed sweep, with pings" % name)
     # Above the hub's idle work: a positive figure, or null where the payload's share is lost in
     # the idle work (a TCG lab's fixed rate is a few Mbit/s); never a negative cost.
     say(p["hub_cpu_s_per_gb"] is None or p["hub_cpu_s_per_gb"] > 0, "%s: hub CPU per GB above idle %s s" % (name, p["hub_cpu_s_per_gb"]))

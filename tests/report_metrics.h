@@ -16,11 +16,11 @@ static const struct ml_metric
 , V2("hub_bytes_per_payload_byte", "byte/byte", &ml_table_comparison),
     .header = "Hub bytes per payload byte", .significant = 3
 }
-, V2("rtt_idle_p99_ms", "ms", &ml_table_comparison), .header = "RTT p99 idle / loaded ms",
-                                                     .significant = 3
+, V2("rtt_idle_p99_ms", "ms", &ml_table_comparison),
+    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_idle_p99_at_least"
 }
-, V2("rtt_loaded_p99_ms", "ms", &ml_table_comparison), .header = "RTT p99 idle / loaded ms",
-                                                       .significant = 3
+, V2("rtt_loaded_p99_ms", "ms", &ml_table_comparison),
+    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_loaded_p99_at_least"
 }
 , V2("hub_cpu_s_per_gb", "s/GB", &ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3
 }
@@ -39,8 +39,15 @@ static const struct ml_metric
 , V2("cells.*.rtt_loaded_p50_ms", "ms", &ml_table_cells), .header = "RTT loaded p50 / p99 ms",
                                                           .significant = 3
 }
-, V2("cells.*.rtt_loaded_p99_ms", "ms", &ml_table_cells), .header = "RTT loaded p50 / p99 ms",
-                                                          .significant = 3
+, V2("cells.*.rtt_loaded_p99_ms", "ms", &ml_table_cells),
+    .header = "RTT loaded p50 / p99 ms", .significant = 3,
+    .at_least = "cells.*.rtt_loaded_p99_at_least"
+}
+, V2("cells.*.rtt_loaded_loss_percent", "%", &ml_table_cells), .header = "Loaded loss %",
+                                                               .decimals = 1
+}
+, V2("cells.*.passes_below_offered_rate", "pass", &ml_table_cells),
+    .header = "Passes under 95 % of the offered rate"
 }
 , V2("idle.rtt.p50_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
                                                   .significant = 3
@@ -49,14 +56,18 @@ static const struct ml_metric
                                                   .significant = 3
 }
 , V2("idle.rtt.p99_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
-                                                  .significant = 3
+                                                  .significant = 3,
+                                                  .at_least = "idle.rtt.p99_at_least"
 }
 , V2("idle.rtt.max_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
                                                   .significant = 3
 }
 , V2("idle.rtt.loss_percent", "%", &ml_table_latency), .header = "Idle loss %", .decimals = 1
 }
-, V2("rtt_loaded_p99_ms", "ms", &ml_table_latency), .header = "RTT loaded p99 ms", .significant = 3
+, V2("rtt_loaded_p99_ms", "ms", &ml_table_latency), .header = "RTT loaded p99 ms", .significant = 3,
+                                                    .at_least = "rtt_loaded_p99_at_least"
+}
+, V2("rtt_loaded_loss_percent", "%", &ml_table_latency), .header = "Loaded loss %", .decimals = 1
 }
 , V2("passes.seq", "", &ml_table_passes), .header = "Seq"
 }
@@ -70,8 +81,14 @@ static const struct ml_metric
 }
 , V2("passes.retransmits", "packet", &ml_table_passes), .header = "Retransmits"
 }
-, V2("passes.rtt_loaded.p99_ms", "ms", &ml_table_passes), .header = "RTT loaded p99 ms",
-                                                          .significant = 3
+, V2("passes.rtt_loaded.p99_ms", "ms", &ml_table_passes),
+    .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least"
+}
+, V2("passes.rtt_loaded.loss_percent", "%", &ml_table_passes), .header = "Loaded loss %",
+                                                               .decimals = 1
+}
+, V2("passes.carried_percent_of_offered", "%", &ml_table_passes), .header = "% of the offered rate",
+                                                                  .decimals = 1
 }
 ,
 }

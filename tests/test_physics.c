@@ -15,6 +15,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_object, json_object_put)
 /* seed 000: "divide by the 1,080,164,352 payload bytes and the factor is 2.20" */
 #define SEED_PAYLOAD 1080164352.0
 
+/* The model from a payload and the hub's received packets alone: no probe, no retransmit. */
+static bool expected(const struct ml_encap *e, double payload, double rx, struct ml_physics *ret)
+{
+    struct ml_physics_counts n = {.payload_bytes = payload, .hub_rx_packets = rx};
+    return ml_physics_expected(e, &n, ret);
+}
+
 static const struct ml_path_ops *path(const char *name)
 {
     const struct ml_path_ops *ops = ml_path_find(name);
@@ -28,7 +35,7 @@ static const struct ml_path_ops *path(const char *name)
 static void test_wireguard_frames(void)
 {
     struct ml_physics p;
-    CHECK(ml_physics_expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 0, &p));
+    CHECK(expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 0, &p));
     CHECK(p.inner_mtu_bytes == 1420);
     CHECK(p.overhead_bytes == 60);
     CHECK(p.mss_bytes == 1368);
@@ -40,7 +47,7 @@ static void test_wireguard_frames(void)
     CHECK_NEAR(p.hub_bytes_per_payload_byte, 2.184, 0.0005); /* data only */
     /* wireguard-go on the hub: the same wire format, the same figures */
     struct ml_physics g;
-    CHECK(ml_physics_expected(path("wireguard-go-hub")->encap, SEED_PAYLOAD, 0, &g));
+    CHECK(expected(path("wireguard-go-hub")->encap, SEED_PAYLOAD, 0, &g));
     CHECK(g.data_frame_bytes == 1494 && g.ack_frame_bytes == 138);
 }
 
@@ -49,10 +56,10 @@ static void test_ack_ratio(void)
     const struct ml_encap *wg = path("wireguard-hub")->encap;
     struct ml_physics kvm, tcg;
     /* the hub receives every data segment and every ACK once */
-    CHECK(ml_physics_expected(wg, SEED_PAYLOAD, 789594 + 789594 / 15.0, &kvm));
+    CHECK(expected(wg, SEED_PAYLOAD, 789594 + 789594 / 15.0, &kvm));
     CHECK_NEAR(kvm.ack_ratio, 15, 0.01);
     CHECK_NEAR(kvm.hub_bytes_per_payload_byte, 2.198, 0.0005);
-    CHECK(ml_physics_expected(wg, SEED_PAYLOAD, 789594 + 789594 / 3.0, &tcg));
+    CHECK(expected(wg, SEED_PAYLOAD, 789594 + 789594 / 3.0, &tcg));
     CHECK_NEAR(tcg.ack_ratio, 3, 0.01);
     CHECK_NEAR(tcg.hub_bytes_per_payload_byte, 2.2515, 0.0005);
 
@@ -74,7 +81,7 @@ static void test_other_encaps(void)
 {
     struct ml_physics n, t;
     /* nebula relay: tun mtu 1300, a second header and tag for the relay tunnel */
-    CHECK(ml_physics_expected(path("nebula-relay")->encap, SEED_PAYLOAD, 0, &n));
+    CHECK(expected(path("nebula-relay")->encap, SEED_PAYLOAD, 0, &n));
     CHECK(n.overhead_bytes == 92 && n.mss_bytes == 1248);
     CHECK(n.data_frame_bytes == 1300 + 92 + 14);
     CHECK(n.ack_frame_bytes == 52 + 92 + 14); /* nebula does not pad */
@@ -82,11 +89,11 @@ static void test_other_encaps(void)
     /* tailscale relay: approximate, and said so */
     const struct ml_encap *derp = path("tailscale-relay")->encap;
     CHECK(derp->approximate);
-    CHECK(ml_physics_expected(derp, SEED_PAYLOAD, 0, &t));
+    CHECK(expected(derp, SEED_PAYLOAD, 0, &t));
     CHECK(t.mss_bytes == 1228);
     /* seed 000's relay measured 2.44; the model with ~3 segments per ACK */
     double d = ceil(SEED_PAYLOAD / 1228);
-    CHECK(ml_physics_expected(derp, SEED_PAYLOAD, d + d / 3, &t));
+    CHECK(expected(derp, SEED_PAYLOAD, d + d / 3, &t));
     ml_physics_compare(&t, 2.44);
     CHECK(!t.flag);
     g_autoptr(json_object) o = ml_physics_json(&t);
@@ -98,9 +105,9 @@ static void test_other_encaps(void)
                                                          "nebula-direct", "tailscale-direct", NULL};
          *name; name++) {
         CHECK(path(*name)->encap == NULL);
-        CHECK(!ml_physics_expected(path(*name)->encap, SEED_PAYLOAD, 0, &untouched));
+        CHECK(!expected(path(*name)->encap, SEED_PAYLOAD, 0, &untouched));
     }
-    CHECK(!ml_physics_expected(path("wireguard-hub")->encap, 0, 10, &untouched));
+    CHECK(!expected(path("wireguard-hub")->encap, 0, 10, &untouched));
     CHECK(untouched.mss_bytes == 7);
     /* every path that carries through the hub has a model; one that finds its own way has its
      * relay's, used when it finds the relay */
@@ -111,7 +118,7 @@ static void test_other_encaps(void)
 static void test_json(void)
 {
     struct ml_physics p;
-    CHECK(ml_physics_expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 789594 + 52640, &p));
+    CHECK(expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 789594 + 52640, &p));
     g_autoptr(json_object) before = ml_physics_json(&p);
     CHECK(json_object_object_get(before, "differs_percent") == NULL);
     CHECK(json_object_object_get_ex(before, "flag", NULL)); /* written, null */
@@ -123,16 +130,25 @@ static void test_json(void)
                                        "data_frame_bytes",
                                        "ack_frame_bytes",
                                        "data_packets",
+                                       "probe_packets",
+                                       "retransmits",
                                        "ack_packets",
                                        "ack_ratio",
                                        "hub_bytes_per_payload_byte",
+                                       "floor_hub_bytes_per_payload_byte",
+                                       "ceiling_hub_bytes_per_payload_byte",
+                                       "measured_hub_bytes_per_payload_byte",
                                        "differs_percent",
                                        "flag",
                                        "model",
                                        NULL};
     for (const char *const *k = keys; *k; k++)
         CHECK(json_object_object_get_ex(o, *k, NULL));
-    CHECK(json_object_object_length(o) == 12);
+    CHECK(json_object_object_length(o) == 17);
+    CHECK_NEAR(
+        json_object_get_double(json_object_object_get(o, "measured_hub_bytes_per_payload_byte")),
+        2.2009, 1e-9);
+    CHECK(json_object_object_get(before, "measured_hub_bytes_per_payload_byte") == NULL);
     CHECK(json_object_get_int(json_object_object_get(o, "data_frame_bytes")) == 1494);
     CHECK(json_object_get_int64(json_object_object_get(o, "ack_packets")) == 52640);
     CHECK_NEAR(json_object_get_double(json_object_object_get(o, "ack_ratio")), 15.0, 0.01);
@@ -143,8 +159,76 @@ static void test_json(void)
     CHECK(ml_physics_json(NULL) == NULL);
 }
 
+/* The review's wireguard-hub forward-1 (measurement-review-2026-12-01, finding 5): D = 317,910
+ * data segments, 57,912 more packets received by the hub, of which 3,536 were the latency
+ * probe's pings and replies and 870 retransmits. Those are not ACKs: 53,506 are, 5.94 segments
+ * per ACK, not the 5.5 the hub's packets alone gave. */
+static void test_probe_and_retransmits_are_not_acks(void)
+{
+    const struct ml_encap *wg = path("wireguard-hub")->encap;
+    double payload = 317910.0 * 1368 - 100;
+    struct ml_physics_counts n = {.payload_bytes = payload,
+                                  .hub_rx_packets = 317910 + 57912,
+                                  .probe_rx_packets = 3536,
+                                  .retransmits = 870};
+    struct ml_physics p;
+    CHECK(ml_physics_expected(wg, &n, &p));
+    CHECK(p.data_packets == 317910);
+    CHECK(p.ack_packets == 53506);
+    CHECK(p.probe_packets == 3536 && p.retransmits == 870);
+    CHECK_NEAR(p.ack_ratio, 5.94, 0.005);
+    /* fewer ACKs, a lower factor than the packets alone predict (2.2210) */
+    CHECK(p.hub_bytes_per_payload_byte < 2.2185);
+    struct ml_physics old;
+    CHECK(expected(wg, payload, 317910 + 57912, &old));
+    CHECK_NEAR(old.hub_bytes_per_payload_byte, 2.2210, 0.0005);
+    CHECK(fabs(old.ack_ratio - 5.49) < 0.01);
+    /* more pings and retransmits than packets beyond D: no ACK, never a negative count */
+    n.probe_rx_packets = 60000;
+    CHECK(ml_physics_expected(wg, &n, &p));
+    CHECK(p.ack_packets == 0 && p.ack_ratio == 0);
+}
+
+/* The ACK term can move the factor only between the data alone (no ACK) and an ACK per two
+ * segments: 2.184 to 2.285 for kernel WireGuard at 1420 over 1500 (finding 5). */
+static void test_floor_and_ceiling(void)
+{
+    struct ml_physics p;
+    CHECK(expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 789594 + 789594 / 15.0, &p));
+    CHECK_NEAR(p.floor, 2.1842, 0.0005);
+    CHECK_NEAR(p.ceiling, 2.2851, 0.0005);
+    CHECK(p.floor < p.hub_bytes_per_payload_byte && p.hub_bytes_per_payload_byte < p.ceiling);
+    g_autoptr(json_object) o = ml_physics_json(&p);
+    CHECK_NEAR(
+        json_object_get_double(json_object_object_get(o, "floor_hub_bytes_per_payload_byte")),
+        2.1842, 0.00005);
+    CHECK_NEAR(
+        json_object_get_double(json_object_object_get(o, "ceiling_hub_bytes_per_payload_byte")),
+        2.2851, 0.00005);
+    /* nebula's relay: no padding, 92 bytes of overhead */
+    CHECK(expected(path("nebula-relay")->encap, SEED_PAYLOAD, 0, &p));
+    CHECK_NEAR(p.floor, 2 * 1406 / 1248.0, 0.0005);
+    CHECK_NEAR(p.ceiling, 2 * (1406 + 158 / 2.0) / 1248.0, 0.0005);
+}
+
+/* A ping (84 inner bytes) on the hub's wire, by the frame model the data and ACKs use: the
+ * review's idle rates (12,755 B/s for wireguard-hub, 14,363 for nebula-relay at 20 Hz, four
+ * crossings each) are 18.8 and 18.9 pings a second of these frames. */
+static void test_probe_frame(void)
+{
+    CHECK(ml_physics_frame_bytes(path("wireguard-hub")->encap, ML_PING_INNER_BYTES) == 170);
+    CHECK(ml_physics_frame_bytes(path("wireguard-go-hub")->encap, ML_PING_INNER_BYTES) == 170);
+    CHECK(ml_physics_frame_bytes(path("nebula-relay")->encap, ML_PING_INNER_BYTES) == 190);
+    CHECK(ml_physics_frame_bytes(path("plain")->encap, ML_PING_INNER_BYTES) == 0);
+    CHECK(ml_physics_frame_bytes(path("wireguard-hub")->encap, 1420) == 1494);
+    CHECK(ml_physics_frame_bytes(path("wireguard-hub")->encap, 52) == 138);
+}
+
 int main(void)
 {
+    test_probe_and_retransmits_are_not_acks();
+    test_floor_and_ceiling();
+    test_probe_frame();
     test_wireguard_frames();
     test_ack_ratio();
     test_other_encaps();

@@ -93,14 +93,43 @@ static void test_matrix(void)
                       "wireguard 0.393 |") != NULL);
 
     g_autofree char *phys = section(md, "Physics");
-    CHECK(strstr(phys, "| wireguard-hub | 2.25 | 2.26 | 0.4 | 3.1 | 1,494 / 138 | 1,368 |") !=
+    /* every cell is compared, with the data-only floor and the two-segments-per-ACK ceiling */
+    CHECK(strstr(phys, "| wireguard-hub forward-1 | 2.25 | 2.18 | 2.29 | 2.26 | 0.5 | 3.10 | 1,494 "
+                       "/ 138 | 1,368 |") != NULL);
+    CHECK(strstr(phys, "| wireguard-hub forward-8 | 2.21 | 2.18 | 2.29 | 2.21 | 0.0 | 8.00 |") !=
           NULL);
-    CHECK(strstr(phys, "| nebula-relay | 2.27 | 2.41 | **6.2** |") != NULL);
-    CHECK(strstr(phys, "- **nebula-relay** differs from its model by 6.2 %") != NULL);
-    CHECK(strstr(phys, "wireguard-hub** differs") == NULL);
-    CHECK(strstr(phys, "2.26 under TCG") && strstr(phys, "2.20 on KVM"));
+    CHECK(strstr(phys, "| wireguard-hub forward-1-fixed | 2.27 | 2.18 | 2.29 | 2.24 | -1.1 | 2.50 "
+                       "|") != NULL);
+    CHECK(strstr(phys, "| nebula-relay forward-1 | 2.28 | 2.25 | 2.38 | 2.41 | **5.5** | 8.00 |") !=
+          NULL);
+    CHECK(strstr(phys, "- **nebula-relay forward-1** differs from its model by 5.5 %") != NULL);
+    CHECK(strstr(phys, "wireguard-hub forward-1** differs") == NULL);
+    /* the prose quotes this run's ratio and ACK ratio, never another run's */
+    CHECK(strstr(phys, "In this run (under TCG), in the headline cells:") != NULL);
+    CHECK(strstr(phys, "- wireguard-hub forward-1 measured 2.26 at 3.10 data segments per ACK, "
+                       "between its floor 2.18 (data only) and its ceiling 2.29 (an ACK per two "
+                       "segments): between those the ACKs move it by at most 4.6 %.") != NULL);
+    CHECK(strstr(phys, "- nebula-relay forward-1 measured 2.41 at 8.00 data segments per ACK, "
+                       "above its ceiling 2.38") != NULL);
+    CHECK(strstr(md, "2.26 under TCG") == NULL && strstr(md, "2.20 on KVM") == NULL);
+    CHECK(strstr(md, "about 15") == NULL && strstr(md, "about 3 segments") == NULL);
     /* the old claim is gone */
     CHECK(strstr(md, "do not depend") == NULL && strstr(md, "does not depend") == NULL);
+
+    /* loss under load, and a p99 that counts the lost pings is a bound */
+    g_autofree char *cells = section(md, "Throughput by direction and streams");
+    CHECK(strstr(cells, "| nebula-relay forward-1-fixed | 1 / 0 | 54.6 | — | 2.39 | 417 / ≥ 2,500 "
+                        "| 10.0 | 1 |") != NULL);
+    CHECK(strstr(cells, "| wireguard-hub forward-1 | 3 / 0 | 122 | 14.8 | 2.26 | 3.50 / 21.0 | 0.0 "
+                        "| — |") != NULL);
+    CHECK(strstr(cells, "| wireguard-hub forward-1-fixed | 1 / 0 | 61.0 | — | 2.24 | 1.00 / 6.00 "
+                        "| 0.0 | 0 |") != NULL);
+    g_autofree char *passes = section(md, "Passes");
+    CHECK(strstr(passes, "| nebula-relay forward-1-fixed #1 | ok | 18 | 54.6 | 27,300,000 | 2.39 | "
+                         "3 | ≥ 2,500 | 10.0 | 89.5 |") != NULL);
+    g_autofree char *lat = section(md, "Latency idle and under load");
+    CHECK(strstr(lat, "| wireguard-hub | 10.8.0.3 | 0.650 / 0.910 / 1.30 / 1.43 | 0.0 | 21.0 | 0.0 "
+                      "|") != NULL);
 
     g_autofree char *var = section(md, "Variance and the host");
     CHECK(strstr(var, "| wireguard-hub forward-1 | 3 / 0 | **WARNING** 14.8 | 0.4 |") != NULL);
@@ -110,14 +139,41 @@ static void test_matrix(void)
     CHECK(strstr(md, "host was busy") == NULL);
 
     g_autofree char *vps = section(md, "What it means for the VPS");
-    CHECK(strstr(vps, "- **wireguard-hub**: the hub moves 2,260 GB per TB of client payload "
-                      "(from `hub_bytes_per_payload_byte` = 2.26). One hub vCPU at 100 % relays "
-                      "about 808 Mbit/s (8 Gbit per GB ÷ `hub_cpu_s_per_gb` = 9.90 s/GB), "
-                      "**not meaningful here**: measured under TCG, not KVM.") != NULL);
+    /* in and out apart (egress is what is billed), the vCPU's rate from the full-speed cell */
+    CHECK(strstr(vps, "- **wireguard-hub**: per TB of client payload the hub receives 1,130 GB and "
+                      "sends 1,130 GB, 2,260 GB in all (from `vps.hub_gb_in_per_tb_payload` and "
+                      "`vps.hub_gb_out_per_tb_payload`: the forward-1 cell's passes, the latency "
+                      "probe's own bytes left out). One hub vCPU at 100 % relays about 860 Mbit/s "
+                      "(`vps.hub_vcpu_relay_bits_per_second`: the forward-1 cell relayed 122 "
+                      "Mbit/s with the hub 14 % busy), **not meaningful here**: measured under "
+                      "TCG, not KVM.") != NULL);
+    CHECK(strstr(vps, "hub_cpu_s_per_gb") == NULL);
     CHECK(strstr(vps, "(from `vps.daemons_rss_kib`): nebula on the hub 24,576 KiB.") != NULL);
     CHECK(strstr(vps, "- **plain**: the hub carries none of its traffic (hub bytes per payload "
                       "byte 6.4e-05, from `hub_bytes_per_payload_byte`)") != NULL);
     CHECK(strstr(vps, "tailscale") == NULL);
+    json_object_put(r);
+}
+
+/* A results.json of before the VPS split and the full-speed relay rate: the report says what it
+ * has (in and out together, the probe's bytes in it) and prints no fixed-rate vCPU figure. */
+static void test_vps_of_older_results(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *p = json_object_array_get_idx(json_object_object_get(r, "paths"), 1);
+    struct json_object *v = json_object_object_get(p, "vps");
+    static const char *const gone[] = {"hub_gb_in_per_tb_payload", "hub_gb_out_per_tb_payload",
+                                       "relay_cell", "relay_cell_bits_per_second",
+                                       "relay_cell_hub_busy_percent"};
+    for (size_t i = 0; i < G_N_ELEMENTS(gone); i++)
+        json_object_object_del(v, gone[i]);
+    json_object_object_add(v, "hub_vcpu_relay_bits_per_second", json_object_new_double(43.5e6));
+    g_autofree char *md = render(r);
+    g_autofree char *vps = section(md ? md : "", "What it means for the VPS");
+    CHECK(strstr(vps, "- **wireguard-hub**: per TB of client payload the hub moves 2,260 GB, in "
+                      "and out together") != NULL);
+    CHECK(strstr(vps, "No relay rate from a full-speed cell") != NULL);
+    CHECK(strstr(vps, "43.5") == NULL);
     json_object_put(r);
 }
 
@@ -415,8 +471,8 @@ static void test_minimal(void)
     }
     /* measured, yet without cells or passes: a row of dashes in their tables, not no row */
     if (md) {
-        CHECK(strstr(md, "| a\\|b | — | — | — | — | — |\n") != NULL);
-        CHECK(strstr(md, "| a\\|b | no passes | — | — | — | — | — | — |\n") != NULL);
+        CHECK(strstr(md, "| a\\|b | — | — | — | — | — | — | — |\n") != NULL);
+        CHECK(strstr(md, "| a\\|b | no passes | — | — | — | — | — | — | — | — |\n") != NULL);
     }
     g_autoptr(GError) err = NULL;
     g_autofree char *real = ml_report_render_markdown(r, ml_metrics, ml_metrics_count, &err);
@@ -427,6 +483,7 @@ static void test_minimal(void)
 int main(void)
 {
     test_matrix();
+    test_vps_of_older_results();
     test_cpu_ranking();
     test_busy_host();
     test_nat();

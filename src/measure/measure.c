@@ -217,9 +217,12 @@ static void fail_path(struct mpath *p, const char *status, const char *why)
     p->failed = true;
 }
 
-/* The idle record: the hub's baseline rate and the round-trip times at 20 Hz before any load. */
+/* The idle record, under `key` of the path: the hub's baseline rate and every guest's CPU with the
+ * pings the passes run (so that what is subtracted from a pass is what its own pings cost), and
+ * the round-trip times at 20 Hz before any load. Taken again before each sweep: the fixed-rate
+ * sweep runs minutes after the first. */
 static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile *prof,
-                         GError **err)
+                         const char *key, GError **err)
 {
     double seconds = MAX((double)prof->idle_s, prof->ping_count * prof->ping_interval_s);
     g_autofree char *cmd =
@@ -242,7 +245,8 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         json_object_object_add(cpu, c->lab->topo->nodes[i].name,
                                json_object_new_double(p->idle_cpu[i]));
     }
-    g_autofree char *rel = g_strdup_printf("raw/%s/idle-ping.txt", p->ops->name);
+    g_autofree char *rel = g_strdup_printf("raw/%s/%s-ping.txt", p->ops->name,
+                                           strcmp(key, "idle") ? "idle-fixed" : "idle");
     ml_lab_write(c->lab, rel, ping, -1, NULL);
     struct json_object *idle = json_object_new_object();
     json_object_object_add(idle, "seconds", json_object_new_double(round(seconds * 100) / 100));
@@ -251,7 +255,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     json_object_object_add(idle, "hub_bytes_per_s", json_object_new_double(p->idle_rate));
     json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
-    json_object_object_add(p->o, "idle", idle);
+    json_object_object_add(p->o, key, idle);
     ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
     return true;
 }
@@ -442,8 +446,7 @@ static bool sweep_group(struct run *run, struct mpath **g, size_t n, bool fixed,
         if (!g[i]->active)
             continue;
         g_autoptr(GError) step = NULL;
-        bool ok = fixed ? idle_rate(run->c, run->prof->idle_s, NULL, NULL, &g[i]->idle_rate, &step)
-                        : measure_idle(run->c, g[i], run->prof, &step);
+        bool ok = measure_idle(run->c, g[i], run->prof, fixed ? "idle_fixed" : "idle", &step);
         if (!ok && !step_failed(g[i], "the idle baseline could not be measured", &step, err))
             return false;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "measure/pass.h"
 #include "measure/physics.h"
 #include "measure/stats.h"
 #include "virt/agent.h"
@@ -44,6 +45,8 @@ static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector
 /* The idle baseline and the passes are run by the sweeps (measure.c: they interleave the
  * passes of several paths); the cells are summarised from the passes. */
 static const struct ml_collector idle_col = {.key = "idle", .withheld = ML_WITHHELD_NULL};
+static const struct ml_collector idle_fixed_col = {.key = "idle_fixed",
+                                                   .withheld = ML_WITHHELD_NULL};
 static const struct ml_collector passes_col = {.key = "passes",
                                                .withheld = ML_WITHHELD_EMPTY_ARRAY};
 static const struct ml_collector cells_col = {.key = "cells", .withheld = ML_WITHHELD_EMPTY_OBJECT};
@@ -320,26 +323,79 @@ struct json_object *ml_summary_copy(struct json_object *path, const struct ml_me
     return number_at(path, m->of, &v) ? json_object_new_double(v) : NULL;
 }
 
+/* The median of `key` over the headline cell's passes that passed. */
+static double headline_pass_median(struct json_object *path, const char *key)
+{
+    const char *cell = headline_cell(path);
+    if (!cell)
+        return NAN;
+    g_autofree double *v = NULL;
+    size_t n = pass_values(path, cell, key, &v);
+    return ml_median(v, n);
+}
+
+/* What one hub vCPU relays at 100 %, from the full-speed cell: its throughput divided by the
+ * share of the time the hub was busy, i.e. the payload's bits per busy second of the hub, over
+ * the cell's passes that passed. Sets the cell's pooled throughput and the hub's busy %. */
+static double vcpu_relay_bps(struct json_object *path, double *ret_bps, double *ret_busy_percent)
+{
+    const char *cell = headline_cell(path), *hub = str_at(path, "hub");
+    *ret_bps = *ret_busy_percent = NAN;
+    if (!cell || !hub)
+        return NAN;
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    g_autofree char *busy_key = g_strdup_printf("cpu.%s.busy_s", hub);
+    double bits = 0, busy = 0, seconds = 0;
+    for (guint i = 0; i < ps->len; i++) {
+        struct json_object *x = g_ptr_array_index(ps, i);
+        double p, b, d;
+        if (number_at(x, "payload_bytes", &p) && number_at(x, busy_key, &b) &&
+            number_at(x, "duration_s", &d) && d > 0) {
+            bits += 8 * p;
+            busy += b;
+            seconds += d;
+        }
+    }
+    if (!(seconds > 0) || !(busy > 0))
+        return NAN;
+    *ret_bps = bits / seconds;
+    *ret_busy_percent = 100 * busy / seconds;
+    return bits / busy;
+}
+
 /* What a VPS buyer asks, from the figures above. */
 struct json_object *ml_summary_vps(struct json_object *path, const struct ml_metric *m)
 {
     (void)m;
     struct json_object *o = json_object_new_object();
-    double f = NAN, cpu = NAN;
+    double f = NAN;
     bool have_f = number_at(path, "hub_bytes_per_payload_byte", &f);
-    bool have_cpu = number_at(path, "hub_cpu_s_per_gb", &cpu);
-    /* The provider bills the hub's traffic: hub bytes per payload byte x 1 TB, in GB. */
+    /* The hub's traffic per TB of payload, in GB: hub bytes per payload byte x 1000, in and out
+     * apart (most providers bill only what leaves the VPS), the probe's own bytes taken out. */
     json_object_object_add(o, "hub_gb_per_tb_payload",
                            have_f ? json_object_new_double(f * 1000) : NULL);
-    /* One vCPU at 100 % spends 1 s per second: it moves 1 / (s per GB) GB/s. Only a hub that
-     * relays is sized by it. */
-    json_object_object_add(o, "hub_vcpu_relay_bits_per_second",
-                           have_cpu && cpu > 0 && !g_strcmp0(str_at(path, "hub_role"), "carries")
-                               ? json_object_new_double(8e9 / cpu)
-                               : NULL);
+    json_object_object_add(
+        o, "hub_gb_in_per_tb_payload",
+        num_or_null(headline_pass_median(path, "hub_rx_bytes_per_payload_byte") * 1000));
+    json_object_object_add(
+        o, "hub_gb_out_per_tb_payload",
+        num_or_null(headline_pass_median(path, "hub_tx_bytes_per_payload_byte") * 1000));
+    /* Only a hub that relays is sized by its relay rate; the fixed rate says nothing of it (the
+     * hub idles most of the time there). */
+    double bps = NAN, busy = NAN;
+    double vcpu = vcpu_relay_bps(path, &bps, &busy);
+    bool relays = !g_strcmp0(str_at(path, "hub_role"), "carries");
+    json_object_object_add(o, "hub_vcpu_relay_bits_per_second", relays ? num_or_null(vcpu) : NULL);
+    json_object_object_add(o, "relay_cell",
+                           relays && isfinite(vcpu) ? json_object_new_string(headline_cell(path))
+                                                    : NULL);
+    json_object_object_add(o, "relay_cell_bits_per_second", relays ? num_or_null(bps) : NULL);
+    json_object_object_add(o, "relay_cell_hub_busy_percent", relays ? num_or_null(busy) : NULL);
     struct json_object *from = json_object_new_array();
     json_object_array_add(from, json_object_new_string("hub_bytes_per_payload_byte"));
-    json_object_array_add(from, json_object_new_string("hub_cpu_s_per_gb"));
+    json_object_array_add(from, json_object_new_string("passes.hub_rx_bytes_per_payload_byte"));
+    json_object_array_add(from, json_object_new_string("passes.hub_tx_bytes_per_payload_byte"));
+    json_object_array_add(from, json_object_new_string("passes.cpu"));
     json_object_array_add(from, json_object_new_string("passes.daemons_rss_kib"));
     json_object_object_add(o, "from", from);
     /* The daemons' memory: the largest any pass saw. */
@@ -390,6 +446,20 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
             }
         }
         json_object_object_add(c, "cv_warning", json_object_new_boolean(high));
+        double loss = 0, below = 0;
+        if (number_at(c, "rtt_loaded_loss_percent", &loss) && loss > ML_LOSS_WARN_PERCENT) {
+            g_autofree char *w = g_strdup_printf("%s: %.1f %% of the pings under load got no "
+                                                 "reply (above %.0f %%): its p99 is a lower bound",
+                                                 name, loss, ML_LOSS_WARN_PERCENT);
+            json_object_array_add(a, json_object_new_string(w));
+        }
+        if (number_at(c, "passes_below_offered_rate", &below) && below > 0) {
+            g_autofree char *w = g_strdup_printf(
+                "%s: %.0f pass(es) carried less than %.0f %% of the offered rate: not the rate "
+                "the paths are compared at",
+                name, below, ML_PASS_CARRIED_MIN_PERCENT);
+            json_object_array_add(a, json_object_new_string(w));
+        }
         double failed = 0;
         if (number_at(c, "passes_failed", &failed) && failed > 0) {
             g_autofree char *w = g_strdup_printf("%s: %.0f pass(es) failed their per-second "
@@ -413,33 +483,143 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
     return a;
 }
 
-/* What the path's encapsulation predicts for its hub factor from the headline cell's payload and
- * the hub's packets, beside the measured factor, flagged above 5 %: null for a path that does
+/* What the path's encapsulation predicts for one cell's hub factor from its passes' payload,
+ * the hub's packets, the probe's packets and the retransmits, beside the measured factor (the
+ * hub's bytes less the probe's, over the payload), flagged above 5 %: NULL for a path that does
  * not cross the hub. */
-struct json_object *ml_summary_expected(struct json_object *path, const struct ml_metric *m)
+static struct json_object *cell_expected(struct json_object *path, const char *cell)
 {
-    (void)m;
     const struct ml_path_ops *ops = ml_path_find(str_at(path, "name"));
-    const char *cell = headline_cell(path);
-    if (!ops || !ops->encap || !cell)
+    if (!ops || !cell)
         return NULL;
+    /* A path its dataplane found direct does not cross the hub: nothing to expect. */
+    const struct ml_encap *encap = g_strcmp0(str_at(path, "hub_role"), "quiet") ? ops->encap : NULL;
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
-    double payload = 0, packets = 0, hub = 0;
+    struct ml_physics_counts n = {0};
+    double hub = 0;
     for (guint i = 0; i < ps->len; i++) {
-        double p = 0, k = 0, rx = 0, tx = 0;
+        double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
         if (number_at(x, "payload_bytes", &p) && number_at(x, "hub_rx_packets", &k) &&
             number_at(x, "hub_rx_bytes", &rx) && number_at(x, "hub_tx_bytes", &tx)) {
-            payload += p;
-            packets += k;
-            hub += rx + tx;
+            /* results of before the probe's bytes were counted have none to take out */
+            number_at(x, "probe_hub_bytes", &probe);
+            number_at(x, "probe_hub_rx_packets", &probe_k);
+            number_at(x, "retransmits", &retr);
+            n.payload_bytes += p;
+            n.hub_rx_packets += k;
+            n.probe_rx_packets += probe_k;
+            n.retransmits += retr;
+            hub += rx + tx - probe;
         }
     }
     struct ml_physics ph;
-    if (!ml_physics_expected(ops->encap, payload, packets, &ph))
+    if (!ml_physics_expected(encap, &n, &ph))
         return NULL;
-    ml_physics_compare(&ph, hub / payload);
+    ml_physics_compare(&ph, hub / n.payload_bytes);
     return ml_physics_json(&ph);
+}
+
+struct json_object *ml_summary_cell_expected(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++)
+        json_object_object_add(o, g_ptr_array_index(names, i),
+                               cell_expected(path, g_ptr_array_index(names, i)));
+    return o;
+}
+
+/* The headline cell's physics. */
+struct json_object *ml_summary_expected(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    return cell_expected(path, headline_cell(path));
+}
+
+/* ---- loss under load ---- */
+
+/* The share of the pings of a cell's passes that passed that got no reply, in %: all of them
+ * pooled. */
+static double cell_loss(struct json_object *path, const char *cell)
+{
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    double sent = 0, got = 0;
+    for (guint i = 0; i < ps->len; i++) {
+        double t, r;
+        if (number_at(g_ptr_array_index(ps, i), "rtt_loaded.transmitted", &t) &&
+            number_at(g_ptr_array_index(ps, i), "rtt_loaded.received", &r)) {
+            sent += t;
+            got += r;
+        }
+    }
+    return sent > 0 ? 100 * (sent - got) / sent : NAN;
+}
+
+/* Whether any pass that passed of a cell has `key` true (a p99 that is only a lower bound makes
+ * the cell's median one too). */
+static bool cell_any(struct json_object *path, const char *cell, const char *key)
+{
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    bool any = false;
+    for (guint i = 0; i < ps->len; i++) {
+        g_autoptr(GPtrArray) v = ml_metric_values(g_ptr_array_index(ps, i), key, NULL);
+        any |= v->len == 1 && json_object_get_boolean(g_ptr_array_index(v, 0));
+    }
+    return any;
+}
+
+/* How many of a fixed-rate cell's passes that passed carried less than 95 % of the offered
+ * rate; null for a full-speed cell. */
+static struct json_object *cell_below_offered(struct json_object *path, const char *cell)
+{
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    int below = 0;
+    bool fixed = false;
+    for (guint i = 0; i < ps->len; i++) {
+        struct json_object *x = g_ptr_array_index(ps, i);
+        fixed |= !g_strcmp0(str_at(x, "rate"), "fixed");
+        below += json_object_get_boolean(json_object_object_get(x, "below_offered_rate"));
+    }
+    return fixed ? json_object_new_int(below) : NULL;
+}
+
+struct json_object *ml_summary_cell_loss(struct json_object *path, const struct ml_metric *m)
+{
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        const char *c = g_ptr_array_index(names, i);
+        struct json_object *v = !strcmp(m->of, "loss_percent") ? num_or_null(cell_loss(path, c))
+                                : !strcmp(m->of, "below_offered_rate")
+                                    ? cell_below_offered(path, c)
+                                    : json_object_new_boolean(cell_any(path, c, m->of));
+        json_object_object_add(o, c, v);
+    }
+    return o;
+}
+
+/* A headline flag: the headline cell's value of `of` ("rtt_loaded_p99_at_least"). */
+struct json_object *ml_summary_headline_flag(struct json_object *path, const struct ml_metric *m)
+{
+    const char *c = headline_cell(path);
+    g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
+    g_autoptr(GPtrArray) v = ml_metric_values(path, key, NULL);
+    struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    return c && json_object_is_type(x, json_type_boolean)
+               ? json_object_new_boolean(json_object_get_boolean(x))
+               : NULL;
+}
+
+/* A flag of the path's own records ("idle.rtt.p99_at_least"). */
+struct json_object *ml_summary_copy_flag(struct json_object *path, const struct ml_metric *m)
+{
+    g_autoptr(GPtrArray) v = ml_metric_values(path, m->of, NULL);
+    struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    return json_object_is_type(x, json_type_boolean)
+               ? json_object_new_boolean(json_object_get_boolean(x))
+               : NULL;
 }
 
 /* ---- the table ---- */
@@ -454,15 +634,20 @@ const struct ml_metric ml_metrics[] = {
     /* idle: the hub's baseline and the round-trip times before any load (20 Hz) */
     {RECORDED("idle.hub_bytes_per_s", "byte/s", idle_col)},
     {RECORDED("idle.rtt.p50_ms", "ms", idle_col), SHOWN(&ml_table_latency),
-     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
+     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
+     .at_least = "idle.rtt.p50_at_least"},
     {RECORDED("idle.rtt.p90_ms", "ms", idle_col), SHOWN(&ml_table_latency),
-     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
+     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
+     .at_least = "idle.rtt.p90_at_least"},
     {RECORDED("idle.rtt.p99_ms", "ms", idle_col), SHOWN(&ml_table_latency),
-     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
+     .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
+     .at_least = "idle.rtt.p99_at_least"},
     {RECORDED("idle.rtt.max_ms", "ms", idle_col), SHOWN(&ml_table_latency),
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
     {RECORDED("idle.rtt.loss_percent", "%", idle_col), SHOWN(&ml_table_latency),
      .header = "Idle loss %", .decimals = 1},
+    /* the baseline again before the fixed-rate sweep, the same pings running */
+    {RECORDED("idle_fixed.hub_bytes_per_s", "byte/s", idle_fixed_col)},
     /* every pass: what iperf3 delivered, what crossed the hub, each second, the latency
      * under load, the CPU of every guest and daemon, the host */
     {RECORDED("passes.seq", "pass", passes_col), SHOWN(&ml_table_passes), .header = "Seq"},
@@ -475,7 +660,18 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.retransmits", "packet", passes_col), SHOWN(&ml_table_passes),
      .header = "Retransmits"},
     {RECORDED("passes.rtt_loaded.p99_ms", "ms", passes_col), SHOWN(&ml_table_passes),
-     .header = "RTT loaded p99 ms", .significant = 3},
+     .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least"},
+    {RECORDED("passes.rtt_loaded.loss_percent", "%", passes_col), SHOWN(&ml_table_passes),
+     .header = "Loaded loss %", .decimals = 1},
+    {RECORDED("passes.carried_percent_of_offered", "%", passes_col), SHOWN(&ml_table_passes),
+     .header = "% of the offered rate", .decimals = 1},
+    {RECORDED("passes.below_offered_rate", "yes/no", passes_col)},
+    {RECORDED("passes.hub_bytes_per_payload_byte_raw", "byte/byte", passes_col)},
+    {RECORDED("passes.hub_rx_bytes_per_payload_byte", "byte/byte", passes_col)},
+    {RECORDED("passes.hub_tx_bytes_per_payload_byte", "byte/byte", passes_col)},
+    {RECORDED("passes.probe_hub_bytes", "byte", passes_col)},
+    {RECORDED("passes.probe_hub_rx_packets", "packet", passes_col)},
+    {RECORDED("passes.probe_frame_bytes", "byte", passes_col)},
     {RECORDED("passes.hub_rx_bytes", "byte", passes_col)},
     {RECORDED("passes.hub_tx_bytes", "byte", passes_col)},
     {RECORDED("passes.hub_rx_packets", "packet", passes_col)},
@@ -507,9 +703,19 @@ const struct ml_metric ml_metrics[] = {
      SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3},
     {SUMMARY("cells.*.rtt_loaded_p90_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p90_ms")},
+    {SUMMARY("cells.*.rtt_loaded_p99_at_least", "yes/no", cells_col, ml_summary_cell_loss,
+             "rtt_loaded.p99_at_least")},
     {SUMMARY("cells.*.rtt_loaded_p99_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p99_ms"),
-     SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3},
+     SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3,
+     .at_least = "cells.*.rtt_loaded_p99_at_least"},
+    {SUMMARY("cells.*.rtt_loaded_loss_percent", "%", cells_col, ml_summary_cell_loss,
+             "loss_percent"),
+     SHOWN(&ml_table_cells), .header = "Loaded loss %", .decimals = 1},
+    {SUMMARY("cells.*.passes_below_offered_rate", "pass", cells_col, ml_summary_cell_loss,
+             "below_offered_rate"),
+     SHOWN(&ml_table_cells), .header = "Passes under 95 % of the offered rate"},
+    {SUMMARY("cells.*.expected", "byte/byte", cells_col, ml_summary_cell_expected, NULL)},
     {SUMMARY("cells.*.rtt_loaded_max_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.max_ms")},
     {SUMMARY("cells.*.cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb, "cpu")},
@@ -526,10 +732,19 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("hub_bytes_per_payload_byte", "byte/byte", cells_col, ml_summary_headline,
              "median_hub_bytes_per_payload_byte"),
      SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .significant = 3},
+    {SUMMARY("rtt_idle_p99_at_least", "yes/no", idle_col, ml_summary_copy_flag,
+             "idle.rtt.p99_at_least")},
+    {SUMMARY("rtt_loaded_p99_at_least", "yes/no", cells_col, ml_summary_headline_flag,
+             "rtt_loaded_p99_at_least")},
     {SUMMARY("rtt_idle_p99_ms", "ms", idle_col, ml_summary_copy, "idle.rtt.p99_ms"),
-     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3},
+     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
+     .at_least = "rtt_idle_p99_at_least"},
     {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
-     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3},
+     SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
+     .at_least = "rtt_loaded_p99_at_least"},
+    {SUMMARY("rtt_loaded_loss_percent", "%", cells_col, ml_summary_headline,
+             "rtt_loaded_loss_percent"),
+     SHOWN(&ml_table_latency), .header = "Loaded loss %", .decimals = 1},
     {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu, "busy_above_idle_s_per_gb"),
      SHOWN(&ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3},
     {SUMMARY("expected", "byte/byte", cells_col, ml_summary_expected, NULL)},

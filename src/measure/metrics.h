@@ -32,6 +32,10 @@ enum ml_withheld {
  * CPU over the cell's passes; below, the payload's cost is lost in the idle work (null). */
 #define ML_CPU_ABOVE_IDLE_MIN_SHARE 0.1
 
+/* Under load, a cell whose pings lost more than this share is a warning: its p99 counts the lost
+ * pings, and is then only a lower bound. */
+#define ML_LOSS_WARN_PERCENT 1.0
+
 /* A CV across passes above this is a warning in the report: the passes disagree. */
 #define ML_CV_WARN_PERCENT 10.0
 
@@ -86,5 +90,14 @@ struct json_object *ml_summary_headline_cell(struct json_object *path, const str
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_copy(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_expected(struct json_object *path, const struct ml_metric *m);
+/* Per cell: the physics of every cell (ml_summary_expected is the headline cell's). */
+struct json_object *ml_summary_cell_expected(struct json_object *path, const struct ml_metric *m);
+/* Per cell, by `of`: "loss_percent" (the pings under load that got no reply, pooled over the
+ * passes), "below_offered_rate" (how many fixed-rate passes carried under 95 % of the offered
+ * rate; null for a full-speed cell), else whether any pass has the flag at `of` true. */
+struct json_object *ml_summary_cell_loss(struct json_object *path, const struct ml_metric *m);
+/* The headline cell's flag at `of`; a flag of the path's records at `of`. */
+struct json_object *ml_summary_headline_flag(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_copy_flag(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_vps(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_warnings(struct json_object *path, const struct ml_metric *m);

@@ -9,6 +9,7 @@
 #include "measure/guestcpu.h"
 #include "measure/parse_iperf.h"
 #include "measure/parse_ping.h"
+#include "measure/physics.h"
 #include "measure/stats.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
@@ -195,6 +196,27 @@ static struct json_object *num(double v)
     return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
+/* A percentile of the replies' times with every lost ping counted as +inf: where it lands on a
+ * lost ping, the true value is beyond every reply, and the largest reply is only a lower bound
+ * (*ret_at_least). */
+static double percentile_with_lost(const double *rtts, size_t n, size_t lost, double p,
+                                   bool *ret_at_least)
+{
+    g_autofree double *v = g_new(double, n + lost + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = rtts[i];
+    for (size_t i = 0; i < lost; i++)
+        v[n + i] = INFINITY;
+    double x = ml_percentile(v, n + lost, p);
+    *ret_at_least = isinf(x);
+    if (!*ret_at_least)
+        return x;
+    double max = NAN;
+    for (size_t i = 0; i < n; i++)
+        max = isnan(max) || rtts[i] > max ? rtts[i] : max;
+    return max;
+}
+
 static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
 {
     struct json_object *o = json_object_new_object();
@@ -202,8 +224,9 @@ static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
     g_autoptr(GError) e = NULL;
     bool parsed = ml_ping_parse(ping_text ? ping_text : "", &pr, &e);
     g_autoptr(GArray) rtts = ml_ping_rtts(ping_text);
-    double *v = (double *)(void *)rtts->data;
+    const double *v = (const double *)(void *)rtts->data;
     size_t n = rtts->len;
+    size_t lost = parsed && pr.transmitted > n ? (size_t)pr.transmitted - n : 0;
     json_object_object_add(o, "transmitted",
                            parsed ? json_object_new_int((int)pr.transmitted) : NULL);
     json_object_object_add(o, "received", parsed ? json_object_new_int((int)pr.received) : NULL);
@@ -212,11 +235,22 @@ static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
         parsed && pr.transmitted
             ? json_object_new_double(100.0 * (pr.transmitted - pr.received) / pr.transmitted)
             : NULL);
-    json_object_object_add(o, "p50_ms", num(ml_percentile(v, n, 50)));
-    json_object_object_add(o, "p90_ms", num(ml_percentile(v, n, 90)));
-    double p99 = ml_percentile(v, n, 99);
-    json_object_object_add(o, "p99_ms", num(p99));
-    json_object_object_add(o, "max_ms", num(ml_percentile(v, n, 100)));
+    static const struct {
+        const char *key, *at_least;
+        double p;
+    } ps[] = {{"p50_ms", "p50_at_least", 50},
+              {"p90_ms", "p90_at_least", 90},
+              {"p99_ms", "p99_at_least", 99}};
+    double p99 = NAN;
+    for (size_t i = 0; i < G_N_ELEMENTS(ps); i++) {
+        bool at_least = false;
+        double x = n + lost ? percentile_with_lost(v, n, lost, ps[i].p, &at_least) : NAN;
+        json_object_object_add(o, ps[i].key, num(x));
+        json_object_object_add(o, ps[i].at_least, json_object_new_boolean(at_least));
+        p99 = x;
+    }
+    g_autofree double *copy = g_memdup2(v, n * sizeof(double));
+    json_object_object_add(o, "max_ms", num(ml_percentile(copy, n, 100)));
     if (ret_p99)
         *ret_p99 = p99;
     return o;
@@ -394,6 +428,37 @@ static struct json_object *series_json(const struct ml_second *s, size_t n, GStr
     return a;
 }
 
+struct ml_probe_bytes ml_pass_probe_bytes(const struct ml_encap *e, long long transmitted,
+                                          long long received)
+{
+    struct ml_probe_bytes b = {0};
+    if (!e)
+        return b; /* a direct path's pings do not cross the hub */
+    b.frame_bytes = ml_physics_frame_bytes(e, ML_PING_INNER_BYTES);
+    b.rx_packets = MAX(0, transmitted) + MAX(0, received);
+    b.rx_bytes = b.rx_packets * b.frame_bytes;
+    return b;
+}
+
+struct ml_hub_factors ml_pass_hub_factors(long long rx, long long tx, long long probe_rx,
+                                          long long payload)
+{
+    struct ml_hub_factors f = {NAN, NAN, NAN, NAN};
+    if (payload <= 0)
+        return f;
+    double p = (double)payload;
+    f.raw = (double)(rx + tx) / p;
+    f.in = (double)MAX(0, rx - probe_rx) / p;
+    f.out = (double)MAX(0, tx - probe_rx) / p;
+    f.net = f.in + f.out;
+    return f;
+}
+
+double ml_pass_carried_percent(double carried_bps, double offered_bps)
+{
+    return offered_bps > 0 && isfinite(carried_bps) ? 100.0 * carried_bps / offered_bps : NAN;
+}
+
 static void add_int(struct json_object *o, const char *k, long long v)
 {
     json_object_object_add(o, k, json_object_new_int64(v));
@@ -499,10 +564,25 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     add_int(o, "hub_tx_bytes", tx);
     add_int(o, "hub_rx_packets", last->nic.rx_packets - first->nic.rx_packets);
     add_int(o, "hub_tx_packets", last->nic.tx_packets - first->nic.tx_packets);
-    json_object_object_add(o, "hub_bytes_per_payload_byte",
-                           r.payload_bytes
-                               ? json_object_new_double((double)(rx + tx) / (double)r.payload_bytes)
-                               : NULL);
+    struct ml_ping_result pr = {0};
+    g_autoptr(GError) ping_err = NULL;
+    if (!ml_ping_parse(ping_out.out ? ping_out.out : "", &pr, &ping_err))
+        pr.transmitted = pr.received = 0;
+    struct ml_probe_bytes probe = ml_pass_probe_bytes(pp->ops->encap, pr.transmitted, pr.received);
+    add_int(o, "probe_frame_bytes", probe.frame_bytes);
+    add_int(o, "probe_hub_rx_packets", probe.rx_packets);
+    add_int(o, "probe_hub_bytes", 2 * probe.rx_bytes);
+    struct ml_hub_factors hf = ml_pass_hub_factors(rx, tx, probe.rx_bytes, r.payload_bytes);
+    json_object_object_add(o, "hub_bytes_per_payload_byte", num(hf.net));
+    json_object_object_add(o, "hub_bytes_per_payload_byte_raw", num(hf.raw));
+    json_object_object_add(o, "hub_rx_bytes_per_payload_byte", num(hf.in));
+    json_object_object_add(o, "hub_tx_bytes_per_payload_byte", num(hf.out));
+    double carried =
+        ml_pass_carried_percent(r.payload_bits_per_second, spec->offered_bits_per_second);
+    json_object_object_add(o, "carried_percent_of_offered", num(carried));
+    json_object_object_add(
+        o, "below_offered_rate",
+        isfinite(carried) ? json_object_new_boolean(carried < ML_PASS_CARRIED_MIN_PERCENT) : NULL);
     g_autoptr(GString) csv = g_string_new(NULL);
     json_object_object_add(o, "series", series_json(sec, n, csv));
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
@@ -537,8 +617,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     ml_progress("measure",
                 "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
                 "p99 %.2f ms%s%s%s",
-                pp->ops->name, spec->index, c->name, r.payload_bits_per_second / 1e6,
-                r.payload_bytes ? (double)(rx + tx) / (double)r.payload_bytes : NAN, p99,
+                pp->ops->name, spec->index, c->name, r.payload_bits_per_second / 1e6, hf.net, p99,
                 busy ? ", host BUSY" : "", passed ? "" : ", FAILED: ", passed ? "" : reason->str);
     g_string_free(reason, TRUE);
     ml_exec_clear(&iperf_out);

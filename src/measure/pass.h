@@ -47,8 +47,34 @@ char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target,
  * were taken under the same pings. */
 char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
 
-/* The rtt object (transmitted, received, loss_percent, p50/p90/p99/max_ms) of ping's output. */
+/* The rtt object of ping's output: transmitted, received, loss_percent, p50/p90/p99_ms with
+ * every lost ping counted as +inf (where that lands on a lost ping, the value is the largest
+ * reply and pNN_at_least is true: the true figure is at least that), max_ms of the replies. */
 struct json_object *ml_pass_rtt_json(const char *ping_text);
+
+/* The latency probe's own packets on the hub during a pass: a relayed ping and its reply each
+ * cross the hub's NIC in and out once. Counted from the pings sent (a lost one may have been
+ * dropped before the hub: an upper bound) and the replies, each of frame_bytes on the hub's wire
+ * (ml_physics_frame_bytes); all 0 for a path that does not cross the hub (e NULL). */
+struct ml_probe_bytes {
+    long long frame_bytes, rx_packets, rx_bytes; /* rx and tx each carry rx_bytes */
+};
+struct ml_probe_bytes ml_pass_probe_bytes(const struct ml_encap *e, long long transmitted,
+                                          long long received);
+
+/* Pure: hub bytes per payload byte of a pass: raw (the NIC's in + out), in and out without the
+ * probe's bytes (probe_rx each way), net = in + out. NAN for no payload. */
+struct ml_hub_factors {
+    double raw, net, in, out;
+};
+struct ml_hub_factors ml_pass_hub_factors(long long rx, long long tx, long long probe_rx,
+                                          long long payload);
+
+/* A fixed-rate pass that carried less than this share of its offered rate did not run at the
+ * rate the paths were to be compared at: marked, and counted in its cell. */
+#define ML_PASS_CARRIED_MIN_PERCENT 95.0
+/* Pure: what a pass carried as a share of its offered rate, in %; NAN at full speed. */
+double ml_pass_carried_percent(double carried_bps, double offered_bps);
 
 /* Runs the pass and returns its object (results.json's passes[]), status "ok" or "failed" with
  * the reason and the seconds. NULL with err when a step could not run (the guest stopped
@@ -80,6 +106,7 @@ struct ml_second {
 
 /* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
  * the seconds outside the band showed. A relayed second is not judged when it is the first or the
- * last of the pass (with more than two) or its payload is under a quarter of the median. True when no second is outside. */
+ * last of the pass (with more than two) or its payload is under a quarter of the median. True when
+ * no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);

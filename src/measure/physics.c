@@ -19,26 +19,39 @@ static unsigned padded(const struct ml_encap *e, unsigned n)
     return p > e->inner_mtu ? e->inner_mtu : p;
 }
 
-bool ml_physics_expected(const struct ml_encap *e, double payload_bytes, double hub_rx_packets,
+unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner)
+{
+    if (!e)
+        return 0;
+    return padded(e, inner < e->inner_mtu ? inner : e->inner_mtu) + e->overhead + ETHERNET_BYTES;
+}
+
+bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_counts *n,
                          struct ml_physics *ret)
 {
-    if (!e || !(payload_bytes > 0) || e->inner_mtu <= ACK_BYTES)
+    if (!e || !(n->payload_bytes > 0) || e->inner_mtu <= ACK_BYTES)
         return false;
     struct ml_physics p = {
         .encap = e,
         .inner_mtu_bytes = e->inner_mtu,
         .overhead_bytes = e->overhead,
         .mss_bytes = e->inner_mtu - ACK_BYTES,
-        .data_frame_bytes = padded(e, e->inner_mtu) + e->overhead + ETHERNET_BYTES,
-        .ack_frame_bytes = padded(e, ACK_BYTES) + e->overhead + ETHERNET_BYTES,
-        .payload_bytes = payload_bytes,
+        .data_frame_bytes = ml_physics_frame_bytes(e, e->inner_mtu),
+        .ack_frame_bytes = ml_physics_frame_bytes(e, ACK_BYTES),
+        .payload_bytes = n->payload_bytes,
+        .probe_packets = MAX(0.0, n->probe_rx_packets),
+        .retransmits = MAX(0.0, n->retransmits),
     };
-    p.data_packets = ceil(payload_bytes / p.mss_bytes);
-    p.ack_packets = hub_rx_packets > p.data_packets ? hub_rx_packets - p.data_packets : 0;
+    p.data_packets = ceil(n->payload_bytes / p.mss_bytes);
+    /* Neither a ping nor a segment sent again is an ACK. */
+    double not_acks = p.data_packets + p.probe_packets + p.retransmits;
+    p.ack_packets = n->hub_rx_packets > not_acks ? n->hub_rx_packets - not_acks : 0;
     p.ack_ratio = p.ack_packets > 0 ? p.data_packets / p.ack_packets : 0;
+    double data = p.data_packets * p.data_frame_bytes;
     p.hub_bytes_per_payload_byte =
-        2 * (p.data_packets * p.data_frame_bytes + p.ack_packets * p.ack_frame_bytes) /
-        payload_bytes;
+        2 * (data + p.ack_packets * p.ack_frame_bytes) / n->payload_bytes;
+    p.floor = 2 * data / n->payload_bytes;
+    p.ceiling = 2 * (data + p.data_packets / 2 * p.ack_frame_bytes) / n->payload_bytes;
     *ret = p;
     return true;
 }
@@ -69,18 +82,24 @@ struct json_object *ml_physics_json(const struct ml_physics *p)
     json_object_object_add(o, "data_frame_bytes", json_object_new_int64(p->data_frame_bytes));
     json_object_object_add(o, "ack_frame_bytes", json_object_new_int64(p->ack_frame_bytes));
     json_object_object_add(o, "data_packets", json_object_new_int64((int64_t)p->data_packets));
+    json_object_object_add(o, "probe_packets", json_object_new_int64((int64_t)p->probe_packets));
+    json_object_object_add(o, "retransmits", json_object_new_int64((int64_t)p->retransmits));
     json_object_object_add(o, "ack_packets", json_object_new_int64((int64_t)p->ack_packets));
     json_object_object_add(o, "ack_ratio", p->ack_packets > 0 ? rounded(p->ack_ratio, 2) : NULL);
     json_object_object_add(o, "hub_bytes_per_payload_byte",
                            rounded(p->hub_bytes_per_payload_byte, 4));
+    json_object_object_add(o, "floor_hub_bytes_per_payload_byte", rounded(p->floor, 4));
+    json_object_object_add(o, "ceiling_hub_bytes_per_payload_byte", rounded(p->ceiling, 4));
+    json_object_object_add(o, "measured_hub_bytes_per_payload_byte",
+                           p->compared ? rounded(p->measured, 4) : NULL);
     json_object_object_add(o, "differs_percent",
                            p->compared ? rounded(p->differs_percent, 2) : NULL);
     json_object_object_add(o, "flag", p->compared ? json_object_new_boolean(p->flag) : NULL);
     g_autofree char *model = g_strdup_printf(
         "2 x (D x %u + A x %u) / payload, D = %.0f data segments of %u bytes, A = %.0f ACKs "
-        "(hub packets received beyond D); %s%s",
+        "(hub packets received beyond D, less the probe's %.0f and %.0f retransmits); %s%s",
         p->data_frame_bytes, p->ack_frame_bytes, p->data_packets, p->mss_bytes, p->ack_packets,
-        p->encap && p->encap->how ? p->encap->how : "",
+        p->probe_packets, p->retransmits, p->encap && p->encap->how ? p->encap->how : "",
         p->encap && p->encap->approximate ? " (an approximation)" : "");
     json_object_object_add(o, "model", json_object_new_string(model));
     return o;

@@ -7,6 +7,17 @@
 
 #include "dataplanes/path.h"
 
+/* What ping sends without -s: 56 data bytes, an 8-byte ICMP header and a 20-byte IP header. */
+#define ML_PING_INNER_BYTES 84
+
+/* What a transfer's counters say, the inputs of the model. */
+struct ml_physics_counts {
+    double payload_bytes;
+    double hub_rx_packets;   /* every packet the hub received during the transfer */
+    double probe_rx_packets; /* of those, the latency probe's (each ping and each reply) */
+    double retransmits;      /* of those, data segments sent again (iperf3's count) */
+};
+
 /* One TCP transfer through the hub: every data segment and every ACK crosses
  * the hub's NIC twice (in from one client, out to the other). */
 struct ml_physics {
@@ -17,10 +28,14 @@ struct ml_physics {
     unsigned data_frame_bytes; /* a full segment on the hub's wire, Ethernet included */
     unsigned ack_frame_bytes;  /* a 52-byte ACK, padded, wrapped, Ethernet included */
     double data_packets;       /* D = ceil(payload / mss) */
-    double ack_packets;        /* A = max(0, hub rx packets - D) */
+    double probe_packets;      /* the probe's packets the hub received, not ACKs */
+    double retransmits;        /* data segments sent again, not ACKs */
+    double ack_packets;        /* A = max(0, hub rx packets - probe - retransmits - D) */
     double ack_ratio;          /* D / A, data segments per ACK; 0 when A is 0 */
     double payload_bytes;
     double hub_bytes_per_payload_byte; /* 2 x (D x data + A x ack) / payload */
+    double floor;                      /* 2 x D x data / payload: no ACK at all */
+    double ceiling;                    /* 2 x (D x data + D / 2 x ack) / payload: an ACK per 2 */
     bool compared;                     /* ml_physics_compare ran */
     double measured;
     double differs_percent; /* (measured - expected) / expected x 100 */
@@ -29,14 +44,19 @@ struct ml_physics {
 
 #define ML_PHYSICS_FLAG_PERCENT 5.0
 
-/* Pure: the expected factor of a transfer of payload_bytes through encap e while
- * the hub received hub_rx_packets (its data segments and the other side's
- * ACKs). False, *ret untouched, when there is nothing to expect: no encap (the
- * path does not cross the hub), no payload, or an MTU too small for TCP. */
-bool ml_physics_expected(const struct ml_encap *e, double payload_bytes, double hub_rx_packets,
+/* Pure: an IP packet of inner bytes as the hub's NIC counts it through encap e:
+ * padded, wrapped, with its Ethernet header. 0 for e NULL. */
+unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner);
+
+/* Pure: the expected factor of a transfer through encap e from its counters. The
+ * ACKs are the packets the hub received beyond the data segments, the probe's
+ * packets and the retransmits. False, *ret untouched, when there is nothing to
+ * expect: no encap (the path does not cross the hub), no payload, or an MTU too
+ * small for TCP. */
+bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_counts *n,
                          struct ml_physics *ret);
 /* Sets measured, differs_percent and flag. */
 void ml_physics_compare(struct ml_physics *p, double measured);
-/* The results' `expected` object, `model` sentence included; differs_percent and
- * flag null before ml_physics_compare. NULL (JSON null) for p NULL. */
+/* The results' `expected` object, `model` sentence included; measured, differs_percent
+ * and flag null before ml_physics_compare. NULL (JSON null) for p NULL. */
 struct json_object *ml_physics_json(const struct ml_physics *p);

@@ -54,6 +54,9 @@ struct ml_metric {
     int decimals;
     /* When > 0: shown with this many significant digits (6.4e-05, 2.26), not decimals. */
     int significant;
+    /* A boolean's name beside the value, read as name is ("cells.*.x_at_least"): where it is
+     * true the value is only a lower bound, shown "≥ 350". NULL: none. */
+    const char *at_least;
 };
 
 /* The values of a key in a JSON object: one for a plain key, one per element where the key runs

@@ -372,6 +372,13 @@ static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *
             const char *key = row_key(t, m->name, &o, path, row);
             if (k > i)
                 g_string_append(cell, " / ");
+            if (m->at_least) {
+                struct json_object *ao;
+                const char *ak = row_key(t, m->at_least, &ao, path, row);
+                g_autoptr(GPtrArray) b = ml_metric_values(ao, ak, NULL);
+                if (b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0)))
+                    g_string_append(cell, "≥ ");
+            }
             put_metric(cell, m, o, key, &any);
         }
         g_string_append_printf(s, " %s |", any ? cell->str : DASH);

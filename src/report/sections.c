@@ -195,6 +195,137 @@ void ml_section_cpu(struct ml_render *c)
 
 /* ---- physics ---- */
 
+/* A path whose hub should carry none of its traffic (a direct path, or one found direct). */
+static bool quiet(struct json_object *p)
+{
+    return g_strcmp0(get_str(p, "hub_role"), "quiet") == 0;
+}
+
+/* A cell's physics: its own `expected`, or, in results of before every cell had one, the path's
+ * for the headline cell. */
+static struct json_object *cell_physics(struct json_object *p, const char *cell,
+                                        struct json_object *cell_obj)
+{
+    struct json_object *e = NULL;
+    if (json_object_object_get_ex(cell_obj, "expected", &e))
+        return e;
+    return !g_strcmp0(cell, get_str(p, "headline_cell")) ? get_obj(p, "expected") : NULL;
+}
+
+/* The factor the physics measured for a cell (the hub's bytes less the probe's, pooled), or the
+ * cell's median where results predate it. */
+static bool physics_measured(struct json_object *e, struct json_object *cell, double *ret)
+{
+    return ml_j_num(e, "measured_hub_bytes_per_payload_byte", ret) ||
+           ml_j_num(cell, "median_hub_bytes_per_payload_byte", ret);
+}
+
+/* "wireguard-hub forward-1 measured 2.23 at 5.85 data segments per ACK, between its floor 2.18
+ * (data only) and its ceiling 2.29 (an ACK per two segments)": this run's own figures. */
+static void put_physics_sentence(GString *s, struct json_object *p, const char *cell,
+                                 struct json_object *e, struct json_object *cell_obj)
+{
+    double m, lo, hi, k;
+    if (!physics_measured(e, cell_obj, &m) ||
+        !ml_j_num(e, "floor_hub_bytes_per_payload_byte", &lo) ||
+        !ml_j_num(e, "ceiling_hub_bytes_per_payload_byte", &hi))
+        return;
+    g_string_append(s, "- ");
+    put_text(s, get_str(p, "name"));
+    g_string_append(s, " ");
+    put_text(s, cell);
+    g_string_append(s, " measured ");
+    ml_put_significant(s, m, 3);
+    if (ml_j_num(e, "ack_ratio", &k)) {
+        g_string_append(s, " at ");
+        ml_put_significant(s, k, 3);
+        g_string_append(s, " data segments per ACK");
+    } else {
+        g_string_append(s, " with no ACK counted");
+    }
+    if (m < lo) {
+        g_string_append(s, ", below its floor ");
+        ml_put_significant(s, lo, 3);
+        g_string_append(s, " (data only; its ceiling, an ACK per two segments, is ");
+        ml_put_significant(s, hi, 3);
+        g_string_append(s, "): part of the payload went around the hub.\n");
+    } else if (m > hi) {
+        g_string_append(s, ", above its ceiling ");
+        ml_put_significant(s, hi, 3);
+        g_string_append(s, " (an ACK per two segments; its floor, data only, is ");
+        ml_put_significant(s, lo, 3);
+        g_string_append(s, "): more than its data and an ACK per two segments (quick ACKs, "
+                           "retransmits, a detour).\n");
+    } else {
+        g_string_append(s, ", between its floor ");
+        ml_put_significant(s, lo, 3);
+        g_string_append(s, " (data only) and its ceiling ");
+        ml_put_significant(s, hi, 3);
+        g_string_append(s,
+                        " (an ACK per two segments): between those the ACKs move it by at most ");
+        ml_put_fixed(s, (hi - lo) / lo * 100, 1);
+        g_string_append(s, " %.\n");
+    }
+}
+
+/* One row of the physics table: a cell of a path. */
+static void put_physics_row(GString *s, GString *flags, struct json_object *p, const char *cell,
+                            struct json_object *cell_obj, struct json_object *e)
+{
+    const char *name = get_str(p, "name");
+    g_string_append(s, "| ");
+    put_text(s, name);
+    g_string_append(s, " ");
+    put_text(s, cell);
+    g_string_append(s, " | ");
+    if (e)
+        ml_put_sig(s, e, "hub_bytes_per_payload_byte", 3);
+    else
+        g_string_append(s, quiet(p) ? "0 (direct)" : DASH); /* older results: headline only */
+    g_string_append(s, " | ");
+    ml_put_sig(s, e, "floor_hub_bytes_per_payload_byte", 3);
+    g_string_append(s, " | ");
+    ml_put_sig(s, e, "ceiling_hub_bytes_per_payload_byte", 3);
+    g_string_append(s, " | ");
+    double m;
+    if (physics_measured(e, cell_obj, &m))
+        ml_put_significant(s, m, 3);
+    else
+        g_string_append(s, DASH);
+    g_string_append(s, " | ");
+    double d = NAN;
+    if (e && ml_j_num(e, "differs_percent", &d)) {
+        bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
+        if (flag)
+            g_string_append(s, "**");
+        ml_put_fixed(s, d, 1);
+        if (flag) {
+            g_string_append(s, "**");
+            g_string_append(flags, "- **");
+            put_text(flags, name);
+            g_string_append(flags, " ");
+            put_text(flags, cell);
+            g_string_append(flags, "** differs from its model by ");
+            ml_put_fixed(flags, d, 1);
+            g_string_append(flags, " % (more than 5 %): the hub carries what the model "
+                                   "does not count (retransmits, a detour,\n  keepalives) "
+                                   "or the model's frame sizes are wrong; its passes' "
+                                   "series show which seconds.\n");
+        }
+    } else {
+        g_string_append(s, DASH);
+    }
+    g_string_append(s, " | ");
+    ml_put_sig(s, e, "ack_ratio", 3);
+    g_string_append(s, " | ");
+    ml_put_num(s, e, "data_frame_bytes", 0);
+    g_string_append(s, " / ");
+    ml_put_num(s, e, "ack_frame_bytes", 0);
+    g_string_append(s, " | ");
+    ml_put_num(s, e, "mss_bytes", 0);
+    g_string_append(s, " |\n");
+}
+
 void ml_section_physics(struct ml_render *c)
 {
     GString *s = c->s;
@@ -202,67 +333,55 @@ void ml_section_physics(struct ml_render *c)
     g_string_append(
         s, "What the hub's NIC should carry per payload byte, from the frame sizes: a relayed "
            "byte crosses it\ntwice (in and out), in data frames and in the ACKs that answer "
-           "them. How many data segments\none ACK answers (the ACK ratio, measured from the "
-           "hub's packet counts) depends on how much the\nreceiver coalesces (GRO, delayed "
-           "ACKs), and so on CPU speed: kernel WireGuard through the hub\nmeasured 2.26 under "
-           "TCG (about 3 segments per ACK) against 2.20 on KVM (about 15). A direct path\n"
-           "should put nothing on the hub.\n\n");
-    g_string_append(s, "| Path | Expected hub bytes / payload byte | Measured hub bytes / "
-                       "payload byte | Differs % | ACK ratio (segments/ACK) | Data / ACK frame "
-                       "bytes | MSS bytes |\n|---|---:|---:|---:|---:|---:|---:|\n");
+           "them. The ACKs are the packets the\nhub received beyond the data segments, the "
+           "latency probe's pings (counted from the pings sent) and\nthe retransmits; the "
+           "measured factor leaves the pings' own bytes out. How many data segments one\nACK "
+           "answers (the ACK ratio) depends on how much the receiver coalesces (GRO, delayed "
+           "ACKs), and so\non CPU speed. With no ACK at all the factor would be the floor; with "
+           "an ACK per two segments,\nwhat delayed ACK sends, the ceiling; only quick ACKs, "
+           "retransmits or a detour put it above. A\ndirect path should put nothing on the "
+           "hub.\n\n");
+    g_autoptr(GString) said = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *p = path_at(c, i);
+        const char *head = get_str(p, "headline_cell");
+        struct json_object *cell = head ? get_obj(get_obj(p, "cells"), head) : NULL;
+        struct json_object *e = cell_physics(p, head, cell);
+        if (c->st[i] == ML_PATH_MEASURED && e)
+            put_physics_sentence(said, p, head, e, cell);
+    }
+    if (said->len) {
+        g_string_append(s, "In this run");
+        if (is_tcg(c) || is_kvm(c))
+            g_string_append(s, is_tcg(c) ? " (under TCG)" : " (on KVM)");
+        g_string_append_printf(s, ", in the headline cells:\n\n%s\n", said->str);
+    }
+    g_string_append(s, "| Path, cell | Expected hub bytes / payload byte | Floor (data only) | "
+                       "Ceiling (2 segments/ACK) | Measured hub bytes / payload byte | "
+                       "Differs % | ACK ratio (segments/ACK) | Data / ACK frame bytes | MSS "
+                       "bytes |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     g_autoptr(GString) flags = g_string_new(NULL);
     g_autoptr(GString) models = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
         struct json_object *p = path_at(c, i);
-        struct json_object *e = get_obj(p, "expected");
-        const char *name = get_str(p, "name");
-        g_string_append(s, "| ");
-        put_text(s, name);
-        g_string_append(s, " | ");
-        if (e)
-            ml_put_sig(s, e, "hub_bytes_per_payload_byte", 3);
-        else
-            g_string_append(s, "0 (direct)");
-        g_string_append(s, " | ");
-        ml_put_sig(s, p, "hub_bytes_per_payload_byte", 3);
-        g_string_append(s, " | ");
-        double d = NAN;
-        if (e && ml_j_num(e, "differs_percent", &d)) {
-            bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
-            if (flag)
-                g_string_append(s, "**");
-            ml_put_fixed(s, d, 1);
-            if (flag) {
-                g_string_append(s, "**");
-                g_string_append(flags, "- **");
-                put_text(flags, name);
-                g_string_append(flags, "** differs from its model by ");
-                ml_put_fixed(flags, d, 1);
-                g_string_append(flags, " % (more than 5 %): the hub carries what the model "
-                                       "does not count (retransmits, a detour,\n  keepalives) "
-                                       "or the model's frame sizes are wrong; its passes' "
-                                       "series show which seconds.\n");
+        struct json_object *cells = get_obj(p, "cells");
+        if (!cells)
+            continue;
+        json_object_object_foreach(cells, cell, cell_obj)
+        {
+            struct json_object *e = cell_physics(p, cell, cell_obj);
+            put_physics_row(s, flags, p, cell, cell_obj, e);
+            if (get_str(e, "model")) {
+                g_string_append(models, "- ");
+                put_text(models, get_str(p, "name"));
+                g_string_append(models, " ");
+                put_text(models, cell);
+                g_string_append(models, ": ");
+                put_text(models, get_str(e, "model"));
+                g_string_append(models, "\n");
             }
-        } else {
-            g_string_append(s, DASH);
-        }
-        g_string_append(s, " | ");
-        ml_put_sig(s, e, "ack_ratio", 2);
-        g_string_append(s, " | ");
-        ml_put_num(s, e, "data_frame_bytes", 0);
-        g_string_append(s, " / ");
-        ml_put_num(s, e, "ack_frame_bytes", 0);
-        g_string_append(s, " | ");
-        ml_put_num(s, e, "mss_bytes", 0);
-        g_string_append(s, " |\n");
-        if (get_str(e, "model")) {
-            g_string_append(models, "- ");
-            put_text(models, name);
-            g_string_append(models, ": ");
-            put_text(models, get_str(e, "model"));
-            g_string_append(models, "\n");
         }
     }
     g_string_append(s, "\n");
@@ -390,14 +509,27 @@ static void put_rss(GString *s, struct json_object *rss)
     put_guest_daemons(s, rss, true, "none recorded");
 }
 
+/* "X GB" from v's key, or a dash. */
+static void put_gb(GString *s, struct json_object *v, const char *key)
+{
+    double gb;
+    if (ml_j_num(v, key, &gb))
+        ml_put_fixed(s, gb, 0);
+    else
+        g_string_append(s, DASH);
+    g_string_append(s, " GB");
+}
+
 void ml_section_vps(struct ml_render *c)
 {
     GString *s = c->s;
     bool kvm = is_kvm(c);
     g_string_append(s, "## What it means for the VPS\n\n");
-    g_string_append(s, "For a hub rented as a VPS: the traffic it is billed for, the relayed "
-                       "rate one of its vCPUs can carry,\nand the memory its daemons hold. "
-                       "Each answer names the figures of results.json it comes from.\n");
+    g_string_append(s, "For a hub rented as a VPS: the traffic it receives and sends per TB of "
+                       "client payload (most\nproviders bill only what it sends), the rate one "
+                       "of its vCPUs relays at 100 %, from the full-speed\ncell, and the memory "
+                       "its daemons hold. Each answer names the figures of results.json it comes "
+                       "from.\n");
     if (!kvm)
         g_string_append(s, "The relayed rate is measured CPU time, and so meaningful only on "
                            "KVM; this run's is not.\n");
@@ -410,8 +542,7 @@ void ml_section_vps(struct ml_render *c)
         g_string_append(s, "- **");
         put_text(s, get_str(p, "name"));
         g_string_append(s, "**: ");
-        double gb, bps, cpu;
-        if (!v) {
+        if (!v || quiet(p)) {
             g_string_append(s, "the hub carries none of its traffic (hub bytes per payload "
                                "byte ");
             ml_put_sig(s, p, "hub_bytes_per_payload_byte", 2);
@@ -419,33 +550,55 @@ void ml_section_vps(struct ml_render *c)
                                "traffic costs the VPS anything.\n");
             continue;
         }
-        g_string_append(s, "the hub moves ");
-        if (ml_j_num(v, "hub_gb_per_tb_payload", &gb))
-            ml_put_fixed(s, gb, 0);
-        else
-            g_string_append(s, DASH);
-        g_string_append(s, " GB per TB of client payload (from `hub_bytes_per_payload_byte` = ");
-        ml_put_sig(s, p, "hub_bytes_per_payload_byte", 3);
-        g_string_append(s, "). One hub vCPU at 100 % relays about ");
-        if (ml_j_num(v, "hub_vcpu_relay_bits_per_second", &bps))
-            ml_put_significant(s, bps / 1e6, 3);
-        else
-            g_string_append(s, DASH);
-        g_string_append(s, " Mbit/s (8 Gbit per GB ÷ `hub_cpu_s_per_gb` = ");
-        if (ml_j_num(p, "hub_cpu_s_per_gb", &cpu))
-            ml_put_significant(s, cpu, 3);
-        else
-            g_string_append(s, DASH);
-        g_string_append(s, " s/GB)");
-        if (!ml_j_bool(v, "meaningful"))
-            g_string_append(s, ", **not meaningful here**: measured under ");
-        if (!ml_j_bool(v, "meaningful")) {
-            g_autofree char *up =
-                g_ascii_strup(str_or(get_obj(c->r, "environment"), "accelerator", "?"), -1);
-            put_text(s, up);
-            g_string_append(s, ", not KVM");
+        const char *head = str_or(p, "headline_cell", "headline");
+        if (ml_j_get(v, "hub_gb_out_per_tb_payload")) {
+            g_string_append(s, "per TB of client payload the hub receives ");
+            put_gb(s, v, "hub_gb_in_per_tb_payload");
+            g_string_append(s, " and sends ");
+            put_gb(s, v, "hub_gb_out_per_tb_payload");
+            g_string_append(s, ", ");
+            put_gb(s, v, "hub_gb_per_tb_payload");
+            g_string_append(s, " in all (from `vps.hub_gb_in_per_tb_payload` and "
+                               "`vps.hub_gb_out_per_tb_payload`: the ");
+            put_text(s, head);
+            g_string_append(s, " cell's passes, the latency probe's own bytes left out). ");
+        } else {
+            g_string_append(s, "per TB of client payload the hub moves ");
+            put_gb(s, v, "hub_gb_per_tb_payload");
+            g_string_append(s, ", in and out together (from `vps.hub_gb_per_tb_payload`: this "
+                               "results.json predates the split and counts the latency probe's "
+                               "bytes too). ");
         }
-        g_string_append(s, ". Daemons' memory (from `vps.daemons_rss_kib`): ");
+        double vcpu, bps, busy;
+        if (get_str(v, "relay_cell") && ml_j_num(v, "hub_vcpu_relay_bits_per_second", &vcpu)) {
+            g_string_append(s, "One hub vCPU at 100 % relays about ");
+            ml_put_significant(s, vcpu / 1e6, 3);
+            g_string_append(s, " Mbit/s (`vps.hub_vcpu_relay_bits_per_second`: the ");
+            put_text(s, get_str(v, "relay_cell"));
+            g_string_append(s, " cell relayed ");
+            if (ml_j_num(v, "relay_cell_bits_per_second", &bps))
+                ml_put_significant(s, bps / 1e6, 3);
+            else
+                g_string_append(s, DASH);
+            g_string_append(s, " Mbit/s with the hub ");
+            if (ml_j_num(v, "relay_cell_hub_busy_percent", &busy))
+                ml_put_fixed(s, busy, 0);
+            else
+                g_string_append(s, DASH);
+            g_string_append(s, " % busy)");
+            if (!ml_j_bool(v, "meaningful")) {
+                g_autofree char *up =
+                    g_ascii_strup(str_or(get_obj(c->r, "environment"), "accelerator", "?"), -1);
+                g_string_append(s, ", **not meaningful here**: measured under ");
+                put_text(s, up);
+                g_string_append(s, ", not KVM");
+            }
+            g_string_append(s, ".");
+        } else {
+            g_string_append(s, "No relay rate from a full-speed cell: this results.json "
+                               "predates it (its fixed-rate figure sizes nothing).");
+        }
+        g_string_append(s, " Daemons' memory (from `vps.daemons_rss_kib`): ");
         put_rss(s, get_obj(v, "daemons_rss_kib"));
         g_string_append(s, ".\n");
     }

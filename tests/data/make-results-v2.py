@@ -18,15 +18,78 @@ MATRIX = [
 FIXED = 61000000
 
 
+# The encapsulations of src/dataplanes (inner MTU, overhead, padding), as src/measure/physics.c
+# reads them: the fixtures' physics is computed the same way.
+ENCAP = {"wireguard-hub": (1420, 60, 16), "nebula-relay": (1300, 92, 0)}
+HOW = {"wireguard-hub": "WireGuard: 20 IP + 8 UDP + 16 header + 16 tag = 60 bytes, padding to 16",
+       "nebula-relay": "nebula relayed: 20 IP + 8 UDP + 16 relay header + 16 header + 16 AES-GCM tag + "
+                       "16 relay tag = 92 bytes, no padding"}
+PING_INNER = 84
+PINGS = 80
+
+
+def frame(encap, inner):
+    mtu, over, pad = encap
+    n = min(inner, mtu)
+    if pad:
+        n = min(-(-n // pad) * pad, mtu)
+    return n + over + 14
+
+
+def physics(path, ps):
+    """src/measure/physics.c over a cell's passes that passed: the expected object."""
+    encap = ENCAP.get(path)
+    if not encap or not ps:
+        return None
+    payload = sum(p["payload_bytes"] for p in ps)
+    rx = sum(p["hub_rx_packets"] for p in ps)
+    probe = sum(p["probe_hub_rx_packets"] for p in ps)
+    retr = sum(p["retransmits"] for p in ps)
+    hub = sum(p["hub_rx_bytes"] + p["hub_tx_bytes"] - p["probe_hub_bytes"] for p in ps)
+    mtu, over, pad = encap
+    mss = mtu - 52
+    data, ack = frame(encap, mtu), frame(encap, 52)
+    d = math.ceil(payload / mss)
+    a = max(0, rx - d - probe - retr)
+    expected = 2 * (d * data + a * ack) / payload
+    measured = hub / payload
+    differs = (measured - expected) / expected * 100
+    return {"inner_mtu_bytes": mtu, "overhead_bytes": over, "mss_bytes": mss,
+            "data_frame_bytes": data, "ack_frame_bytes": ack, "data_packets": d,
+            "probe_packets": probe, "retransmits": retr, "ack_packets": a,
+            "ack_ratio": round(d / a, 2) if a else None,
+            "hub_bytes_per_payload_byte": round(expected, 4),
+            "floor_hub_bytes_per_payload_byte": round(2 * d * data / payload, 4),
+            "ceiling_hub_bytes_per_payload_byte": round(2 * (d * data + d / 2 * ack) / payload, 4),
+            "measured_hub_bytes_per_payload_byte": round(measured, 4),
+            "differs_percent": round(differs, 2), "flag": abs(differs) > 5,
+            "model": "2 x (D x %d + A x %d) / payload, D = %d data segments of %d bytes, A = %d ACKs "
+                     "(hub packets received beyond D, less the probe's %d and %d retransmits); %s"
+                     % (data, ack, d, mss, a, probe, retr, HOW[path])}
+
+
 def cv(v):
     return None if len(v) < 2 else round(100 * statistics.stdev(v) / statistics.mean(v), 1)
 
 
 def pass_(seq, rnd, cell, idx, bps, factor, p99, cpu_hub, ok=True, failed=None, dur=4.0,
-          daemon=None, client_cpu=1.0, detour=None):
+          daemon=None, client_cpu=1.0, detour=None, encap=None, acks=3.1, lost=0):
     m = next(c for c in MATRIX if c["cell"] == cell)
     payload = int(bps * dur / 8)
     hub = int(payload * factor)
+    # the latency probe's pings cross a relaying hub in and out, each way (pass.c)
+    pframe = frame(encap, PING_INNER) if encap else 0
+    prx = (PINGS + PINGS - lost) if encap else 0
+    pbytes = prx * pframe
+    rx_bytes, tx_bytes = hub // 2 + pbytes, hub - hub // 2 + pbytes
+    if encap:
+        d = math.ceil(payload / (encap[0] - 52))
+        rx_packets = d + math.ceil(d / acks) + prx + idx * 3
+    else:
+        rx_packets = hub // 2800
+    offered = FIXED if m["rate"] == "fixed" else None
+    carried = round(100 * bps / offered, 1) if offered else None
+    loss = round(100 * lost / PINGS, 2)
     series = []
     for t in range(1, int(dur) + 1):
         pb = payload // int(dur)
@@ -50,12 +113,20 @@ def pass_(seq, rnd, cell, idx, bps, factor, p99, cpu_hub, ok=True, failed=None, 
         "reason": None if ok else "seconds %s outside the band: hub %.1f bytes per payload byte, above the path's 0.01" % (", ".join(map(str, failed)), detour),
         "failed_seconds": failed or [], "duration_s": dur, "payload_bytes": payload,
         "sent_bytes": payload + 1400, "bits_per_second": bps, "retransmits": idx * 3,
-        "hub_rx_bytes": hub // 2, "hub_tx_bytes": hub - hub // 2,
-        "hub_rx_packets": hub // 2800, "hub_tx_packets": hub // 2800,
-        "hub_bytes_per_payload_byte": round(hub / payload, 6), "series": series,
-        "rtt_loaded": {"transmitted": 80, "received": 80, "loss_percent": 0.0,
+        "hub_rx_bytes": rx_bytes, "hub_tx_bytes": tx_bytes,
+        "hub_rx_packets": rx_packets, "hub_tx_packets": rx_packets,
+        "probe_frame_bytes": pframe, "probe_hub_rx_packets": prx, "probe_hub_bytes": 2 * pbytes,
+        "hub_bytes_per_payload_byte": round(hub / payload, 6),
+        "hub_bytes_per_payload_byte_raw": round((rx_bytes + tx_bytes) / payload, 6),
+        "hub_rx_bytes_per_payload_byte": round((hub // 2) / payload, 6),
+        "hub_tx_bytes_per_payload_byte": round((hub - hub // 2) / payload, 6),
+        "carried_percent_of_offered": carried,
+        "below_offered_rate": None if carried is None else carried < 95,
+        "series": series,
+        "rtt_loaded": {"transmitted": PINGS, "received": PINGS - lost, "loss_percent": loss,
                        "p50_ms": round(p99 / 6, 2), "p90_ms": round(p99 / 2, 2), "p99_ms": p99,
-                       "max_ms": round(p99 * 1.2, 2)},
+                       "max_ms": p99 if lost else round(p99 * 1.2, 2),
+                       "p50_at_least": False, "p90_at_least": False, "p99_at_least": loss > 1},
         "cpu": cpu, "daemons_cpu_s": {"hub": daemon(gb) if daemon else {}, "client-a": {}, "client-b": {}},
         "host": {"other_cpu_percent": 3.0, "steal_percent": 0.0, "load1": 2.1, "busy": False},
         "views": [{"when": w, "ok": True, "evidence": "route via %s" % ("hub" if factor > 1 else "the bridge")}
@@ -66,7 +137,7 @@ def pass_(seq, rnd, cell, idx, bps, factor, p99, cpu_hub, ok=True, failed=None, 
     }
 
 
-def cells_of(passes, warn_cv=10):
+def cells_of(passes, warn_cv=10, path=None):
     cells = {}
     for m in MATRIX:
         ps = [p for p in passes if p["cell"] == m["cell"]]
@@ -92,6 +163,13 @@ def cells_of(passes, warn_cv=10):
             c["rtt_loaded_%s_ms" % q] = statistics.median(p["rtt_loaded"]["%s_ms" % q] for p in ok)
         c["cpu_s_per_gb"] = {g: per_gb(g) for g in ("hub", "client-a", "client-b")}
         c["daemons_cpu_s_per_gb"] = daemons
+        sent = sum(p["rtt_loaded"]["transmitted"] for p in ok)
+        got = sum(p["rtt_loaded"]["received"] for p in ok)
+        c["rtt_loaded_loss_percent"] = 100 * (sent - got) / sent if sent else None
+        c["rtt_loaded_p99_at_least"] = any(p["rtt_loaded"]["p99_at_least"] for p in ok)
+        c["passes_below_offered_rate"] = (sum(1 for p in ok if p["below_offered_rate"])
+                                          if m["rate"] == "fixed" else None)
+        c["expected"] = physics(path, ok)
         c["cv_warning"] = any(x is not None and x > warn_cv for x in (c["cv_bits_per_second_percent"], c["cv_hub_bytes_per_payload_byte_percent"]))
         cells[m["cell"]] = c
     return cells
@@ -99,7 +177,7 @@ def cells_of(passes, warn_cv=10):
 
 def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=None, rss=None,
              accel="tcg"):
-    cells = cells_of(passes)
+    cells = cells_of(passes, path=name)
     head = cells["forward-1"]
     cpu_cell = cells.get("forward-1-fixed", head)
     hub_cpu = cpu_cell["cpu_s_per_gb"]["hub"]["busy_s_per_gb"]
@@ -107,10 +185,21 @@ def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=No
     for cn, c in cells.items():
         if c["cv_bits_per_second_percent"] and c["cv_bits_per_second_percent"] > 10:
             warnings.append("CV of bits_per_second in %s is %.0f %% (> 10 %%)" % (cn, c["cv_bits_per_second_percent"]))
+    for cn, c in cells.items():
+        if c["rtt_loaded_loss_percent"] and c["rtt_loaded_loss_percent"] > 1:
+            warnings.append("%s: %.1f %% of the pings under load got no reply (above 1 %%): its p99 is a lower bound" % (cn, c["rtt_loaded_loss_percent"]))
+        if c["passes_below_offered_rate"]:
+            warnings.append("%s: %d pass(es) carried less than 95 %% of the offered rate: not the rate the paths are compared at" % (cn, c["passes_below_offered_rate"]))
     factor = head["median_hub_bytes_per_payload_byte"]
-    if expected:
-        expected["differs_percent"] = round(100 * (factor - expected["hub_bytes_per_payload_byte"]) / expected["hub_bytes_per_payload_byte"], 1)
-        expected["flag"] = abs(expected["differs_percent"]) > 5
+    hok = [p for p in passes if p["cell"] == "forward-1" and p["status"] == "ok"]
+    bits = sum(8 * p["payload_bytes"] for p in hok)
+    busy = sum(p["cpu"]["hub"]["busy_s"] for p in hok)
+    secs = sum(p["duration_s"] for p in hok)
+    med = lambda k: statistics.median(p[k] for p in hok)
+    idle_rtt = {"transmitted": 40, "received": 40, "loss_percent": 0.0,
+                "p50_ms": round(idle_p99 / 2, 2), "p90_ms": round(idle_p99 * 0.7, 2),
+                "p99_ms": idle_p99, "max_ms": round(idle_p99 * 1.1, 2),
+                "p50_at_least": False, "p90_at_least": False, "p99_at_least": False}
     return {
         "name": name, "description": desc, "from": "client-a", "to": "client-b", "target": target,
         "status": "measured", "reason": None, "setup_s": setup, "hub_role": role,
@@ -119,23 +208,30 @@ def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=No
                     "transmitted": 20, "received": 20,
                     "route": {"dev": "eth0" if role == "quiet" else "wg0", "via": None, "src": "192.0.2.11"},
                     "own": []} for w in ("before", "after")],
-        "idle": {"seconds": 2.0, "hub_bytes": 800, "hub_bytes_per_s": 400.0,
-                 "rtt": {"transmitted": 40, "received": 40, "loss_percent": 0.0,
-                         "p50_ms": round(idle_p99 / 2, 2), "p90_ms": round(idle_p99 * 0.7, 2),
-                         "p99_ms": idle_p99, "max_ms": round(idle_p99 * 1.1, 2)}},
+        "idle": {"seconds": 2.0, "hub_bytes": 800, "hub_bytes_per_s": 400.0, "rtt": idle_rtt},
+        "idle_fixed": {"seconds": 2.0, "hub_bytes": 820, "hub_bytes_per_s": 410.0,
+                       "rtt": dict(idle_rtt)},
         "passes": passes, "cells": cells,
         "median_bits_per_second": head["median_bits_per_second"],
         "cv_bits_per_second_percent": head["cv_bits_per_second_percent"],
         "hub_bytes_per_payload_byte": factor,
         "rtt_idle_p99_ms": idle_p99, "rtt_loaded_p99_ms": head["rtt_loaded_p99_ms"],
+        "rtt_idle_p99_at_least": False, "rtt_loaded_p99_at_least": head["rtt_loaded_p99_at_least"],
+        "rtt_loaded_loss_percent": head["rtt_loaded_loss_percent"],
         "hub_cpu_s_per_gb": hub_cpu,
-        "expected": expected,
+        "expected": head["expected"],
         "vps": None if role == "quiet" else {
             "hub_gb_per_tb_payload": round(factor * 1000, 1),
-            "hub_vcpu_relay_bits_per_second": round(8e9 / hub_cpu, -3),
+            "hub_gb_in_per_tb_payload": round(med("hub_rx_bytes_per_payload_byte") * 1000, 1),
+            "hub_gb_out_per_tb_payload": round(med("hub_tx_bytes_per_payload_byte") * 1000, 1),
+            "hub_vcpu_relay_bits_per_second": round(bits / busy, -3),
+            "relay_cell": "forward-1",
+            "relay_cell_bits_per_second": round(bits / secs),
+            "relay_cell_hub_busy_percent": round(100 * busy / secs, 2),
             "meaningful": accel == "kvm",
             "daemons_rss_kib": {"hub": rss or {}},
-            "from": ["hub_bytes_per_payload_byte", "hub_cpu_s_per_gb", "daemons_rss_kib"]},
+            "from": ["hub_bytes_per_payload_byte", "passes.hub_rx_bytes_per_payload_byte",
+                     "passes.hub_tx_bytes_per_payload_byte", "passes.cpu", "passes.daemons_rss_kib"]},
         "warnings": warnings, "observed": None,
     }
 
@@ -147,6 +243,8 @@ def not_run(name, desc, target, reason):
             "checks": [], "idle": None, "passes": [], "cells": {}, "median_bits_per_second": None,
             "cv_bits_per_second_percent": None, "hub_bytes_per_payload_byte": None,
             "rtt_idle_p99_ms": None, "rtt_loaded_p99_ms": None, "hub_cpu_s_per_gb": None,
+            "rtt_idle_p99_at_least": None, "rtt_loaded_p99_at_least": None,
+            "rtt_loaded_loss_percent": None, "idle_fixed": None,
             "expected": None, "vps": None, "warnings": [], "observed": None}
 
 
@@ -211,43 +309,34 @@ def plain_passes(scale=1.0, busy=False):
 
 def wg_passes(scale=1.0, spread=1.0):
     wg = lambda gb: {"wireguard": round(0.4 * gb, 3)}
-    return [pass_(5, 1, "forward-1", 1, 140e6 * scale, 2.26, 21.0, 9.3, daemon=wg),
-            pass_(10, 2, "forward-1", 2, 122e6 * scale * (1 - 0.1 * (spread - 1)), 2.27, 24.0, 9.4, daemon=wg),
-            pass_(14, 3, "forward-1", 3, 104e6 * scale, 2.25, 19.0, 9.2, daemon=wg),
-            pass_(6, 1, "reverse-1", 1, 118e6 * scale, 2.26, 22.0, 9.5, daemon=wg),
-            pass_(7, 1, "forward-8", 1, 150e6 * scale, 2.21, 48.0, 8.8, daemon=wg),
-            pass_(8, 1, "forward-1-fixed", 1, 61e6, 2.24, 6.0, 9.9, daemon=wg)]
+    e = ENCAP["wireguard-hub"]
+    return [pass_(5, 1, "forward-1", 1, 140e6 * scale, 2.26, 21.0, 9.3, daemon=wg, encap=e),
+            pass_(10, 2, "forward-1", 2, 122e6 * scale * (1 - 0.1 * (spread - 1)), 2.27, 24.0, 9.4, daemon=wg, encap=e),
+            pass_(14, 3, "forward-1", 3, 104e6 * scale, 2.25, 19.0, 9.2, daemon=wg, encap=e),
+            pass_(6, 1, "reverse-1", 1, 118e6 * scale, 2.26, 22.0, 9.5, daemon=wg, encap=e),
+            pass_(7, 1, "forward-8", 1, 150e6 * scale, 2.21, 48.0, 8.8, daemon=wg, encap=e, acks=8),
+            pass_(8, 1, "forward-1-fixed", 1, 61e6, 2.24, 6.0, 9.9, daemon=wg, encap=e, acks=2.5)]
 
 
 def nebula_passes(scale=1.0, cpu=14.0):
     nb = lambda gb: {"nebula": round(6.0 * gb, 3)}
-    return [pass_(15, 1, "forward-1", 1, 96e6 * scale, 2.41, 30.0, cpu, daemon=nb),
-            pass_(16, 2, "forward-1", 2, 97e6 * scale, 2.40, 31.0, cpu, daemon=nb),
-            pass_(17, 3, "forward-1", 3, 95e6 * scale, 2.42, 29.0, cpu, daemon=nb),
-            pass_(18, 1, "forward-1-fixed", 1, 61e6, 2.39, 8.0, cpu * 1.1, daemon=nb)]
-
-
-WG_EXPECTED = {"inner_mtu_bytes": 1420, "overhead_bytes": 60, "mss_bytes": 1368,
-               "data_frame_bytes": 1494, "ack_frame_bytes": 138, "data_packets": 1,
-               "ack_packets": 1, "ack_ratio": 3.1, "hub_bytes_per_payload_byte": 2.25,
-               "model": "2 x (D x 1494 + A x 138) / (D x 1368) with D/A = 3.1 data segments per ACK; "
-                        "WireGuard adds 60 bytes and pads to 16"}
-NEBULA_EXPECTED = {"inner_mtu_bytes": 1300, "overhead_bytes": 60, "mss_bytes": 1248,
-                   "data_frame_bytes": 1374, "ack_frame_bytes": 138, "data_packets": 1,
-                   "ack_packets": 1, "ack_ratio": 3.0, "hub_bytes_per_payload_byte": 2.27,
-                   "model": "2 x (D x 1374 + A x 138) / (D x 1248) with D/A = 3.0 data segments per ACK; "
-                            "nebula adds 60 bytes"}
+    e = ENCAP["nebula-relay"]
+    # the review's nebula fixed #3: short of the offered rate, 9.8 % of its pings lost
+    return [pass_(15, 1, "forward-1", 1, 96e6 * scale, 2.41, 30.0, cpu, daemon=nb, encap=e, acks=8),
+            pass_(16, 2, "forward-1", 2, 97e6 * scale, 2.40, 31.0, cpu, daemon=nb, encap=e, acks=8),
+            pass_(17, 3, "forward-1", 3, 95e6 * scale, 2.42, 29.0, cpu, daemon=nb, encap=e, acks=8),
+            pass_(18, 1, "forward-1-fixed", 1, 54.6e6, 2.39, 2500.0, cpu * 1.1, daemon=nb, encap=e,
+                  acks=2, lost=8)]
 
 
 def matrix_doc(run_id="20261130-071500-a1b2c3", wg_scale=1.0, plain_scale=1.0, nebula_cpu=14.0):
-    import copy
     paths = [
         measured("plain", "client-a to client-b over the bridge, unencrypted", "192.0.2.12",
                  "quiet", plain_passes(plain_scale), 0.9),
         measured("wireguard-hub", "kernel WireGuard through the hub", "10.8.0.3", "carries",
-                 wg_passes(wg_scale), 1.3, copy.deepcopy(WG_EXPECTED), 3.2),
+                 wg_passes(wg_scale), 1.3, None, 3.2),
         measured("nebula-relay", "nebula, relayed by the lighthouse on the hub", "10.9.0.3", "carries",
-                 nebula_passes(1.0, nebula_cpu), 1.6, copy.deepcopy(NEBULA_EXPECTED), 4.1,
+                 nebula_passes(1.0, nebula_cpu), 1.6, None, 4.1,
                  rss={"nebula": 24576}),
         not_run("tailscale-direct", "Tailscale, peer to peer", None, LONG),
         not_run("tailscale-relay", "Tailscale through the DERP relay on the hub", None, LONG),
@@ -270,6 +359,8 @@ def fixup(doc):
         p.setdefault("hub", "hub")
         if p.get("idle"):
             p["idle"].setdefault("cpu_busy_s_per_s", {"hub": 0.02, "client-a": 0.03, "client-b": 0.02})
+        if p.get("idle_fixed"):
+            p["idle_fixed"].setdefault("cpu_busy_s_per_s", {"hub": 0.021, "client-a": 0.03, "client-b": 0.02})
         first = next((x["cell"] for x in p["passes"] if x["rate"] == "full"), None)
         p.setdefault("headline_cell", first)
         if p.get("observed") is None:
