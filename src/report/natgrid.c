@@ -2,11 +2,14 @@
 
 #include <string.h>
 
+#include "dataplanes/path.h"
 #include "report/format.h"
+#include "topology/ports.h"
 
 enum filtering { FILTER_NONE, FILTER_ADDRESS, FILTER_ADDRESS_PORT };
 
-/* RFC 4787 behaviour of each topology word (docs/topology.md, nat). */
+/* RFC 4787 behaviour of each topology word (docs/topology.md, nat). "none" is no NAT: what gets
+ * in is up to the guest firewall and the dataplane's port (side_of). */
 static const struct nat_type {
     const char *name;
     bool open;              /* an unsolicited first packet gets in */
@@ -29,6 +32,40 @@ static const struct nat_type *type_named(const char *name)
     return NULL;
 }
 
+/* The dataplane's part in the NAT matrix, or NULL when it takes none. */
+static const struct ml_auto_ops *auto_of(const char *dataplane)
+{
+    const struct ml_path_ops *ops = dataplane ? ml_path_auto(dataplane) : NULL;
+    return ops ? ops->dataplane->autop : NULL;
+}
+
+/* One side of a pair as the dataplane meets it. With no NAT the guest firewall decides: it
+ * opens nebula's 4242, so the first packet gets in; it does not open tailscaled's 41641
+ * (ports.c), so only replies to what the side sent get in, as through a port-restricted cone
+ * (dataplanes/nat.c, ml_nat_expected: none filters address-and-port-dependently). */
+struct side {
+    const struct nat_type *type;
+    bool open, dependent_mapping;
+    enum filtering filtering;
+    bool firewalled; /* no NAT, the dataplane's port closed */
+};
+
+static bool side_of(const char *dataplane, const char *name, struct side *ret)
+{
+    const struct nat_type *x = type_named(name);
+    const struct ml_auto_ops *a = auto_of(dataplane);
+    if (!x || !a)
+        return false;
+    *ret = (struct side){x, x->open, x->dependent_mapping, x->filtering, false};
+    const struct ml_port *p = ml_port_fixed(ML_PROTO_UDP, a->peer_port);
+    if (strcmp(x->name, "none") == 0 && !(p && p->open)) {
+        ret->open = false;
+        ret->filtering = FILTER_ADDRESS_PORT;
+        ret->firewalled = true;
+    }
+    return true;
+}
+
 static bool is_nebula(const char *dataplane)
 {
     return g_strcmp0(dataplane, "nebula") == 0;
@@ -41,15 +78,21 @@ static bool is_tailscale(const char *dataplane)
 
 const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b)
 {
-    const struct nat_type *x = type_named(a), *y = type_named(b);
-    if (!x || !y || (!is_nebula(dataplane) && !is_tailscale(dataplane)))
+    struct side x, y;
+    if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
         return NULL;
-    if (x->open || y->open)
+    if (x.open || y.open)
         return "direct";
-    if (x->dependent_mapping || y->dependent_mapping)
+    /* A symmetric side sends from a port nobody saw: only a side that lets in any port of an
+     * address it has sent to takes it (Tailscale: a disco ping from an unknown address is
+     * answered there and the address becomes a candidate, wgengine/magicsock/magicsock.go:2599
+     * handlePingLocked, de9ec7e; 2605 at v1.102.3). */
+    if ((x.dependent_mapping && (y.dependent_mapping || y.filtering == FILTER_ADDRESS_PORT)) ||
+        (y.dependent_mapping && x.filtering == FILTER_ADDRESS_PORT))
         return "relay"; /* nebula's relay, Tailscale's DERP */
-    /* both keep one port and filter: nebula 1.6.1 races its punch against its relay set-up,
-     * Tailscale's disco pings from both sides open both */
+    /* both keep one port (or take any port of an address they sent to) and filter: nebula 1.6.1
+     * races its punch against its relay set-up, Tailscale's disco pings from both sides open
+     * both */
     return is_nebula(dataplane) ? "race" : "direct";
 }
 
@@ -76,17 +119,29 @@ static const char *relay_word(const char *dataplane)
     return is_tailscale(dataplane) ? "relay (DERP)" : "relay";
 }
 
+/* Who side c (named cn) lets in, for a sentence: "client-a's NAT lets in only ...". */
+static char *lets_in_only(const char *dataplane, const struct side *c, const char *cn)
+{
+    if (c->firewalled)
+        return g_strdup_printf("%s, with no NAT but %s's port closed in its firewall, lets in "
+                               "only the exact addresses and ports it has sent to",
+                               cn, dataplane);
+    return g_strdup_printf("%s's NAT lets in only %s it has sent to", cn,
+                           c->filtering == FILTER_ADDRESS ? "the addresses"
+                                                          : "the exact addresses and ports");
+}
+
 /* Why the pair gives what it is expected to give, without the conclusion: NULL when the pair
  * or dataplane is unknown. */
 static char *why(const char *dataplane, const char *a, const char *b, const char *an,
                  const char *bn)
 {
-    const struct nat_type *x = type_named(a), *y = type_named(b);
-    if (!x || !y || !ml_nat_expected_outcome(dataplane, a, b))
+    struct side x, y;
+    if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
         return NULL;
-    if (x->open || y->open) {
-        bool b_open = y->open;
-        const struct nat_type *o = b_open ? y : x;
+    if (x.open || y.open) {
+        bool b_open = y.open;
+        const struct nat_type *o = b_open ? y.type : x.type;
         const char *on = b_open ? bn : an, *pn = b_open ? an : bn;
         if (strcmp(o->name, "none") == 0)
             return g_strdup_printf("%s has no NAT, so %s's first packet to it opens the way", on,
@@ -99,23 +154,39 @@ static char *why(const char *dataplane, const char *a, const char *b, const char
                                "which it did to the hub, so %s's first packet gets through",
                                on, on, pn);
     }
-    if (x->dependent_mapping && y->dependent_mapping)
+    if (x.dependent_mapping && y.dependent_mapping)
         return g_strdup("both NATs pick a new port for every destination, so neither side can "
                         "predict where to send");
-    if (x->dependent_mapping || y->dependent_mapping) {
-        bool a_sym = x->dependent_mapping;
+    if (x.dependent_mapping || y.dependent_mapping) {
+        bool a_sym = x.dependent_mapping;
         const char *sn = a_sym ? an : bn, *cn = a_sym ? bn : an;
-        const struct nat_type *c = a_sym ? y : x;
-        return g_strdup_printf(
-            "%s's symmetric NAT picks a new port for every destination, so the port the hub saw "
-            "is not the one %s uses towards %s, and %s's NAT lets in only %s it has sent to",
-            sn, sn, cn, cn,
-            c->filtering == FILTER_ADDRESS ? "the addresses" : "the exact addresses and ports");
+        const struct side *c = a_sym ? &y : &x;
+        if (c->filtering == FILTER_ADDRESS)
+            return g_strdup_printf(
+                "%s's symmetric NAT picks a new port for every destination, but %s's NAT lets in "
+                "any port of an address it has sent to, so once %s has sent towards %s, %s's "
+                "packets from that new port get in",
+                sn, cn, cn, sn, sn);
+        g_autofree char *only = lets_in_only(dataplane, c, cn);
+        return g_strdup_printf("%s's symmetric NAT picks a new port for every destination, so the "
+                               "port the hub saw is not the one %s uses towards %s, and %s",
+                               sn, sn, cn, only);
     }
     if (is_nebula(dataplane))
         return g_strdup("both NATs keep one port for every destination but let in only what "
                         "their side has sent to, so both sides must punch at about the same "
                         "time");
+    if (x.firewalled && y.firewalled)
+        return g_strdup_printf("neither side has a NAT, but neither firewall opens %s's port, so "
+                               "each lets in only what it has sent to, and disco pings from both "
+                               "sides at once open both",
+                               dataplane);
+    if (x.firewalled || y.firewalled)
+        return g_strdup_printf("%s has no NAT but its firewall keeps %s's port closed, and %s's "
+                               "NAT keeps one port for every destination, so the address the hub "
+                               "saw is the one to send to, and disco pings from both sides at "
+                               "once open both",
+                               x.firewalled ? an : bn, dataplane, x.firewalled ? bn : an);
     return g_strdup("both NATs keep one port for every destination, so the address the hub saw "
                     "is the one to send to, and disco pings from both sides at once open both "
                     "NATs");
