@@ -107,7 +107,9 @@ struct ml_auto_ops {
     /* The UDP port its peers send to (ports.h). Whether the port table opens it in the guest
      * firewall is what a client with no NAT is to the other's first packet: open (nebula's
      * 4242), or a filter that lets in only replies, as a port-restricted cone (tailscaled's
-     * 41641). The NAT matrix's expected outcomes read it (report/natgrid.c). */
+     * 41641). The NAT matrix's expected outcomes depend on it; the report, which may not read
+     * this table, keeps the same fact (ml_nat_none_open), and tests/test_natgrid.c checks the
+     * two agree. */
     unsigned peer_port;
     /* Stops the daemons on the clients (before their NAT changes). */
     bool (*stop)(struct ml_lab *lab, GError **err);

@@ -2,9 +2,7 @@
 
 #include <string.h>
 
-#include "dataplanes/path.h"
 #include "report/format.h"
-#include "topology/ports.h"
 
 enum filtering { FILTER_NONE, FILTER_ADDRESS, FILTER_ADDRESS_PORT };
 
@@ -32,17 +30,43 @@ static const struct nat_type *type_named(const char *name)
     return NULL;
 }
 
-/* The dataplane's part in the NAT matrix, or NULL when it takes none. */
-static const struct ml_auto_ops *auto_of(const char *dataplane)
+/* What the words need to know of each dataplane the matrix runs, in one place. The report
+ * reads results.json of any run and may include only core (docs/architecture.md), so this is
+ * data here rather than a look at the dataplane's ops table; tests/test_natgrid.c checks
+ * none_open against each dataplane's peer port (ml_auto_ops.peer_port) in the port table the
+ * guest firewall is built from (topology/ports.c). */
+static const struct nat_dataplane {
+    const char *name;
+    /* With no NAT the guest firewall decides: it opens nebula's 4242, so the first packet gets
+     * in; it does not open tailscaled's 41641, so only replies to what the side sent get in, as
+     * through a port-restricted cone (dataplanes/nat.c, ml_nat_expected: none filters
+     * address-and-port-dependently). */
+    bool none_open;
+    /* nebula 1.6.1 races its hole punch against its relay set-up; Tailscale's disco keeps
+     * pinging from both sides. */
+    bool races;
+    const char *relay_word;
+    const char *capture_filter; /* the display filter that shows its hole punch */
+} dataplanes[] = {
+    {"nebula", true, true, "relay", "udp.port == 4242"},
+    {"tailscale", false, false, "relay (DERP)", "udp.port == 41641 || udp.port == 3478"},
+};
+
+static const struct nat_dataplane *dataplane_named(const char *name)
 {
-    const struct ml_path_ops *ops = dataplane ? ml_path_auto(dataplane) : NULL;
-    return ops ? ops->dataplane->autop : NULL;
+    for (size_t i = 0; name && i < G_N_ELEMENTS(dataplanes); i++)
+        if (strcmp(dataplanes[i].name, name) == 0)
+            return &dataplanes[i];
+    return NULL;
 }
 
-/* One side of a pair as the dataplane meets it. With no NAT the guest firewall decides: it
- * opens nebula's 4242, so the first packet gets in; it does not open tailscaled's 41641
- * (ports.c), so only replies to what the side sent get in, as through a port-restricted cone
- * (dataplanes/nat.c, ml_nat_expected: none filters address-and-port-dependently). */
+bool ml_nat_none_open(const char *dataplane)
+{
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d && d->none_open;
+}
+
+/* One side of a pair as the dataplane meets it. */
 struct side {
     const struct nat_type *type;
     bool open, dependent_mapping;
@@ -53,12 +77,11 @@ struct side {
 static bool side_of(const char *dataplane, const char *name, struct side *ret)
 {
     const struct nat_type *x = type_named(name);
-    const struct ml_auto_ops *a = auto_of(dataplane);
-    if (!x || !a)
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    if (!x || !d)
         return false;
     *ret = (struct side){x, x->open, x->dependent_mapping, x->filtering, false};
-    const struct ml_port *p = ml_port_fixed(ML_PROTO_UDP, a->peer_port);
-    if (strcmp(x->name, "none") == 0 && !(p && p->open)) {
+    if (strcmp(x->name, "none") == 0 && !d->none_open) {
         ret->open = false;
         ret->filtering = FILTER_ADDRESS_PORT;
         ret->firewalled = true;
@@ -66,14 +89,10 @@ static bool side_of(const char *dataplane, const char *name, struct side *ret)
     return true;
 }
 
-static bool is_nebula(const char *dataplane)
+static bool races(const char *dataplane)
 {
-    return g_strcmp0(dataplane, "nebula") == 0;
-}
-
-static bool is_tailscale(const char *dataplane)
-{
-    return g_strcmp0(dataplane, "tailscale") == 0;
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d && d->races;
 }
 
 const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b)
@@ -93,7 +112,7 @@ const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const 
     /* both keep one port (or take any port of an address they sent to) and filter: nebula 1.6.1
      * races its punch against its relay set-up, Tailscale's disco pings from both sides open
      * both */
-    return is_nebula(dataplane) ? "race" : "direct";
+    return races(dataplane) ? "race" : "direct";
 }
 
 const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_failed)
@@ -107,16 +126,14 @@ const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_fail
 
 const char *ml_nat_capture_filter(const char *dataplane)
 {
-    if (is_nebula(dataplane))
-        return "udp.port == 4242";
-    if (is_tailscale(dataplane))
-        return "udp.port == 41641 || udp.port == 3478";
-    return NULL;
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d ? d->capture_filter : NULL;
 }
 
 static const char *relay_word(const char *dataplane)
 {
-    return is_tailscale(dataplane) ? "relay (DERP)" : "relay";
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d ? d->relay_word : "relay";
 }
 
 /* Who side c (named cn) lets in, for a sentence: "client-a's NAT lets in only ...". */
@@ -172,7 +189,7 @@ static char *why(const char *dataplane, const char *a, const char *b, const char
                                "port the hub saw is not the one %s uses towards %s, and %s",
                                sn, sn, cn, only);
     }
-    if (is_nebula(dataplane))
+    if (races(dataplane))
         return g_strdup("both NATs keep one port for every destination but let in only what "
                         "their side has sent to, so both sides must punch at about the same "
                         "time");
