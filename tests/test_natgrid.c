@@ -3,9 +3,11 @@
 #include <json-c/json.h>
 
 #include "check.h"
+#include "dataplanes/path.h"
 #include "fixtures.h"
 #include "report/compare.h"
 #include "report/natgrid.h"
+#include "topology/ports.h"
 
 static void expect(const char *dp, const char *a, const char *b, const char *want)
 {
@@ -29,15 +31,42 @@ static void test_expected(void)
     expect("nebula", "restricted-cone", "port-restricted-cone", "race");
     expect("nebula", "restricted-cone", "restricted-cone", "race");
     expect("nebula", "port-restricted-cone", "symmetric", "relay");
-    expect("nebula", "restricted-cone", "symmetric", "relay");
     expect("nebula", "symmetric", "symmetric", "relay");
+    /* A restricted cone lets in any port of an address it sent to, so the symmetric side's new
+     * port gets in once the cone's side has sent to its address: no relay needed. nebula: its
+     * punch against its relay set-up, as between two cones. */
+    expect("nebula", "restricted-cone", "symmetric", "race");
     /* Tailscale */
-    expect("tailscale", "none", "symmetric", "direct");
     expect("tailscale", "full-cone", "symmetric", "direct");
+    expect("tailscale", "one-to-one", "symmetric", "direct");
     expect("tailscale", "port-restricted-cone", "port-restricted-cone", "direct");
     expect("tailscale", "restricted-cone", "port-restricted-cone", "direct");
     expect("tailscale", "port-restricted-cone", "symmetric", "relay");
     expect("tailscale", "symmetric", "symmetric", "relay");
+    /* disco answers a ping from an unknown address and makes it a candidate (tailscale
+     * wgengine/magicsock/magicsock.go:2599 handlePingLocked at de9ec7e, :2605 at v1.102.3). */
+    expect("tailscale", "restricted-cone", "symmetric", "direct");
+    /* `none` is no NAT, but the guest firewall does not open tailscaled's 41641 (ports.c): only
+     * replies to what the side sent get in, as through a port-restricted cone. nebula's 4242 is
+     * open: its `none` lets the first packet in. */
+    expect("tailscale", "none", "symmetric", "relay");
+    expect("tailscale", "none", "none", "direct");
+    expect("tailscale", "none", "restricted-cone", "direct");
+    expect("tailscale", "none", "port-restricted-cone", "direct");
+    expect("tailscale", "none", "full-cone", "direct");
+    /* What `none` is for each dataplane agrees with the guest firewall: the port table opens
+     * the dataplane's peer port or not (the report may not read the dataplanes, so natgrid
+     * keeps the fact as data and this keeps the two together). */
+    const char *const with_auto[] = {"nebula", "tailscale"};
+    for (size_t i = 0; i < G_N_ELEMENTS(with_auto); i++) {
+        const struct ml_path_ops *ops = ml_path_auto(with_auto[i]);
+        const struct ml_port *p =
+            ops ? ml_port_fixed(ML_PROTO_UDP, ops->dataplane->autop->peer_port) : NULL;
+        CHECK(p && ml_nat_none_open(with_auto[i]) == p->open);
+    }
+    CHECK(ml_path_auto("tailscale")->dataplane->autop->peer_port == ML_PORT_TAILSCALED);
+    CHECK(!ml_nat_none_open("tailscale") && ml_nat_none_open("nebula"));
+    CHECK(!ml_nat_none_open("wireguard") && !ml_nat_none_open(NULL));
     /* unknown: no guess */
     expect("wireguard", "none", "none", NULL);
     expect(NULL, "none", "none", NULL);
@@ -91,6 +120,23 @@ static void test_explain(void)
               "1 of 2 repeats failed.");
     expect_in(ml_nat_explain("wireguard", "none", "none", "direct", 1, 0, 0),
               "meshlab has no expectation for this pair");
+    /* Tailscale behind no NAT: the firewall filters, the text says so */
+    expect_in(ml_nat_explain("tailscale", "none", "symmetric", "relay", 0, 2, 0),
+              "B's symmetric NAT picks a new port for every destination, so the port the hub saw "
+              "is not the one B uses towards A, and A, with no NAT but tailscale's port closed in "
+              "its firewall, lets in only the exact addresses and ports it has sent to: relay "
+              "(DERP).");
+    expect_in(ml_nat_explain("nebula", "none", "symmetric", "direct", 2, 0, 0),
+              "A has no NAT, so B's first packet to it opens the way: direct.");
+    expect_in(ml_nat_explain("tailscale", "none", "none", "direct", 2, 0, 0),
+              "Neither side has a NAT, but neither firewall opens tailscale's port");
+    expect_in(ml_nat_explain("tailscale", "port-restricted-cone", "none", "direct", 2, 0, 0),
+              "B has no NAT but its firewall keeps tailscale's port closed, and A's NAT keeps one "
+              "port for every destination");
+    expect_in(ml_nat_explain("tailscale", "restricted-cone", "symmetric", "direct", 2, 0, 0),
+              "B's symmetric NAT picks a new port for every destination, but A's NAT lets in any "
+              "port of an address it has sent to, so once A has sent towards B, B's packets from "
+              "that new port get in: direct.");
 
     /* a failed cell says what failed, a not-run one why */
     struct json_object *cell = json_tokener_parse(

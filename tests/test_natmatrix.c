@@ -1,10 +1,16 @@
 /* The NAT matrix's judgement without guests: a repeat's outcome from the polls of nebula's
- * view (real print-tunnel output, tests/data/samples/nebula) and the check after them, and a
- * cell's outcome from its repeats. */
+ * view (real print-tunnel output, tests/data/samples/nebula) and the check after them, a cell's
+ * outcome from its repeats, what the guest's watch may print (anything: it never crashes the
+ * judge), and the watch script itself run here on a real `tailscale status --json`.
+ *
+ * Not run here: the watch inside a guest, tailscaled, nebula and the matrix's cells (the e2e
+ * test tests/e2e_nat.sh does that on a host with KVM and the artifacts); the policy the matrix
+ * loads is checked as data only. */
 #include "check.h"
 #include "dataplanes/path.h"
 #include "measure/natmatrix.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -19,6 +25,7 @@ static char *sample(const char *rel)
     return text;
 }
 
+/* What the watch prints: the polls of the view, the pings' output, no early end. */
 static struct json_object *polls(const char *const *files, const double *t, size_t n)
 {
     struct json_object *a = json_object_new_array();
@@ -29,7 +36,11 @@ static struct json_object *polls(const char *const *files, const double *t, size
         json_object_object_add(p, "out", json_object_new_string(out ? out : ""));
         json_object_array_add(a, p);
     }
-    return a;
+    struct json_object *w = json_object_new_object();
+    json_object_object_add(w, "polls", a);
+    json_object_object_add(w, "ping", json_object_new_string(""));
+    json_object_object_add(w, "cut", NULL);
+    return w;
 }
 
 static const char *str(struct json_object *o, const char *key)
@@ -91,6 +102,151 @@ static void test_repeat(void)
     CHECK_STR(str(rep, "reason"), "the dataplane found no path");
     json_object_put(p);
     json_object_put(rep);
+}
+
+/* Whatever the guest's watch printed, the judge fails the repeat with why and never crashes
+ * (json-c asserts on json_object_array_length of a non-array; a missing "ping" was strlen(NULL)
+ * when its file was written). */
+static void judge_text(const char *text, const char *why)
+{
+    const struct ml_auto_ops *a = ml_path_find("tailscale-auto")->dataplane->autop;
+    struct json_object *w = json_tokener_parse(text), *rep = json_object_new_object();
+    ml_nat_repeat_judge(topo, a, w, true, "direct", "ok", rep);
+    CHECK_STR(str(rep, "outcome"), "failed");
+    const char *reason = str(rep, "reason");
+    if (!reason || !strstr(reason, why))
+        fprintf(stderr, "%s: reason \"%s\", wanted \"%s\" in it\n", text,
+                reason ? reason : "(null)", why);
+    CHECK(reason && strstr(reason, "the NAT matrix's watch printed JSON meshlab cannot use") &&
+          strstr(reason, why));
+    CHECK(json_object_object_get(rep, "seconds_to_direct") == NULL);
+    CHECK(json_object_array_length(json_object_object_get(rep, "timeline")) == 0);
+    json_object_put(w);
+    json_object_put(rep);
+}
+
+static void test_watch_json(void)
+{
+    judge_text("{\"polls\": {}}", "\"polls\" is missing or not a list");
+    judge_text("{}", "\"polls\" is missing or not a list");
+    judge_text("{\"polls\": null, \"ping\": \"\"}", "\"polls\" is missing or not a list");
+    judge_text("[]", "not a JSON object");
+    judge_text("\"polls\"", "not a JSON object");
+    judge_text("null", "not a JSON object");
+    judge_text("{\"polls\": []}", "\"ping\" (the pings' output) is missing or not text");
+    judge_text("{\"polls\": [], \"ping\": 5}", "\"ping\" (the pings' output) is missing");
+    judge_text("{\"polls\": [], \"ping\": null}", "\"ping\" (the pings' output) is missing");
+    judge_text("{\"polls\": [1], \"ping\": \"\"}", "poll 1 is not");
+    judge_text("{\"polls\": [{\"t\": 0.5, \"out\": \"\"}, {\"t\": \"1\", \"out\": \"x\"}], "
+               "\"ping\": \"\"}",
+               "poll 2 is not {\"t\": seconds, \"out\": text}");
+    judge_text("{\"polls\": [{\"t\": 1, \"out\": 5}], \"ping\": \"\"}", "poll 1 is not");
+    judge_text("{\"polls\": [{\"t\": -1, \"out\": \"\"}], \"ping\": \"\"}", "poll 1 is not");
+    judge_text("{\"polls\": [{\"out\": \"\"}], \"ping\": \"\"}", "poll 1 is not");
+    judge_text("{\"polls\": [], \"ping\": \"\", \"cut\": 3}", "\"cut\" is neither null nor text");
+
+    /* Well formed but empty: judged on the check alone. */
+    const struct ml_auto_ops *a = ml_path_find("tailscale-auto")->dataplane->autop;
+    struct json_object *w = json_tokener_parse("{\"polls\": [], \"ping\": \"\"}"),
+                       *rep = json_object_new_object();
+    ml_nat_repeat_judge(topo, a, w, true, "relay", "ok", rep);
+    CHECK_STR(str(rep, "outcome"), "relay");
+    CHECK(json_object_object_get(rep, "reason") == NULL);
+    json_object_put(w);
+    json_object_put(rep);
+}
+
+/* A real `tailscale status --json` (1.102.4, 5,588 bytes, tests/data/samples/tailscale/README)
+ * whose direct peer is renamed client-b, the topology's server: the view the matrix polls. */
+static char *status_of_client_b(void)
+{
+    g_autofree char *path =
+        g_build_filename("tests/data/samples/tailscale/status-1.102.4-windows.json", NULL);
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return NULL;
+    g_autoptr(GString) s = g_string_new(text);
+    g_string_replace(s, "\"iphone-13.", "\"client-b.", 0);
+    return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* Runs the watch script with python3 here: the view is `cat FILE`, and the prefix "echo"
+ * makes its ping a printed command line, so nothing is sent (this host has no ping at all). */
+static struct json_object *run_watch(const char *dir, const char *view_file, size_t budget)
+{
+    const struct ml_auto_ops *a = ml_path_find("tailscale-auto")->dataplane->autop;
+    g_autofree char *script = g_build_filename(dir, "watch.py", NULL);
+    CHECK(g_file_set_contents(script, ml_nat_watch_py, -1, NULL));
+    g_autofree char *q_file = g_shell_quote(view_file), *q_script = g_shell_quote(script);
+    g_autofree char *view = g_strdup_printf("cat %s", q_file);
+    g_autofree char *cmd = ml_nat_watch_cmd("192.0.2.12", 5, a->direct_re, "echo", view, budget);
+    g_autofree char *line = g_strdup_printf("%s < %s", cmd, q_script);
+    const char *argv[] = {"sh", "-c", line, NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    int status = -1;
+    g_autoptr(GError) e = NULL;
+    bool ran = g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+                            &status, &e);
+    if (!ran || !g_spawn_check_wait_status(status, NULL))
+        fprintf(stderr, "the watch did not run: %s %s\n", e ? e->message : "", err ? err : "");
+    CHECK(ran && g_spawn_check_wait_status(status, NULL));
+    return out ? json_tokener_parse(out) : NULL;
+}
+
+static void test_watch_script(void)
+{
+    const struct ml_auto_ops *a = ml_path_find("tailscale-auto")->dataplane->autop;
+    g_autofree char *status = status_of_client_b();
+    CHECK(status && strlen(status) > 4000); /* more than the old 4,000-character cut */
+    g_autofree char *dir = g_dir_make_tmp("meshlab-natmatrix-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "status.json", NULL);
+    CHECK(dir && status && g_file_set_contents(file, status, -1, NULL));
+
+    struct json_object *w = run_watch(dir, file, ML_NAT_WATCH_BUDGET);
+    struct json_object *ps = json_object_object_get(w, "polls");
+    /* Direct twice in a row ends the window: two views, each the whole document. */
+    CHECK(json_object_is_type(ps, json_type_array) && json_object_array_length(ps) == 2);
+    for (size_t i = 0; i < json_object_array_length(ps); i++)
+        CHECK_STR(str(json_object_array_get_idx(ps, i), "out"), status);
+    CHECK(strstr(str(w, "ping"), "ping -n -D -i 0.2 -W 1 -w 7 192.0.2.12") != NULL);
+    struct json_object *rep = json_object_new_object();
+    ml_nat_repeat_judge(topo, a, w, true, "direct", "ok", rep);
+    CHECK_STR(str(rep, "outcome"), "direct");
+    struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
+    CHECK(json_object_is_type(std, json_type_double) && json_object_get_double(std) >= 0 &&
+          json_object_get_double(std) < 5);
+    struct json_object *tl = json_object_object_get(rep, "timeline");
+    CHECK(json_object_array_length(tl) == 1);
+    CHECK_STR(str(json_object_array_get_idx(tl, 0), "state"), "direct");
+    CHECK_STR(str(json_object_array_get_idx(tl, 0), "remote"), "172.16.31.147:41641");
+    CHECK(json_object_object_get(rep, "reason") == NULL);
+    json_object_put(w);
+    json_object_put(rep);
+
+    /* Views that fill the budget end the watch early, whole, and the repeat says so. */
+    w = run_watch(dir, file, strlen(status) * 3 / 2);
+    CHECK(json_object_array_length(json_object_object_get(w, "polls")) == 1);
+    rep = json_object_new_object();
+    ml_nat_repeat_judge(topo, a, w, true, "direct", "ok", rep);
+    CHECK_STR(str(rep, "outcome"), "direct");
+    CHECK(json_object_object_get(rep, "seconds_to_direct") != NULL);
+    CHECK(str(rep, "reason") && strstr(str(rep, "reason"), "the watch ended") &&
+          strstr(str(rep, "reason"), "its views filled the"));
+    json_object_put(w);
+    json_object_put(rep);
+
+    g_unlink(file);
+    g_autofree char *script = g_build_filename(dir, "watch.py", NULL);
+    g_unlink(script);
+    g_rmdir(dir);
+}
+
+/* The matrix loads the direct policy first (no settle: each repeat starts afresh). */
+static void test_policy(void)
+{
+    CHECK(ml_nat_matrix_policy.policy == ML_POLICY_DIRECT);
+    CHECK(ml_nat_matrix_policy.settle == NULL);
+    CHECK_STR(ml_nat_matrix_policy.name, "nat-matrix");
 }
 
 static struct json_object *cell(const char *const *outcomes, const double *to_direct, size_t n)
@@ -160,6 +316,9 @@ int main(void)
         return check_finish();
     test_repeat();
     test_cell();
+    test_watch_json();
+    test_watch_script();
+    test_policy();
     ml_topology_free(topo);
     return check_finish();
 }

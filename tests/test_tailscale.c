@@ -1,8 +1,16 @@
-/* The files meshlab writes for Headscale and Tailscale (against golden files), and the readers of
- * what tailscale and headscale print, on real output (tests/data/samples/tailscale/README). */
+/* The files meshlab writes for Headscale and Tailscale (against golden files), the readers of
+ * what tailscale and headscale print, on real output (tests/data/samples/tailscale/README), and
+ * the guest commands of the tailscale paths.
+ *
+ * Not run here: this machine has no internet and no tailscale, tailscaled or headscale binary,
+ * so no command below ran against the real programs. Every flag and output field relied on was
+ * read in upstream source instead (tailscale de9ec7e, pre-1.104, cross-checked with v1.102.3;
+ * headscale v0.29.2), cited where it is checked. */
 #include "check.h"
+#include "dataplanes/path.h"
 #include "dataplanes/tailscale.h"
 #include "core/util.h"
+#include "topology/plan.h"
 
 #define SAMPLES "tests/data/samples/tailscale/"
 
@@ -43,8 +51,8 @@ static void test_renderers(void)
     g_autofree char *policy = ml_headscale_policy();
     check_golden("headscale-policy.hujson", policy);
 
-    g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, "client-a",
-                                                  "/run/meshlab/authkey");
+    g_autofree char *up =
+        ml_tailscale_up_command(ML_HEADSCALE_URL, "client-a", "/run/meshlab/authkey");
     g_autofree char *up_line = g_strconcat(up, "\n", NULL);
     check_golden("tailscale-up.txt", up_line);
     /* A path with a space is quoted, never split. */
@@ -97,12 +105,12 @@ static void test_ping(void)
     CHECK(p.direct);
     CHECK_STR(p.endpoint, "192.0.2.12:41641");
     CHECK(p.latency_ms == 1.0);
-    CHECK(ml_tailscale_ping_parse(
-        "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n", &p, NULL));
+    CHECK(ml_tailscale_ping_parse("pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n",
+                                  &p, NULL));
     CHECK(!p.direct);
     CHECK_STR(p.derp_region, "headscale");
-    CHECK(ml_tailscale_ping_parse("pong from x (100.64.0.2, 41235) via DERP(headscale) in 1.5s",
-                                  &p, NULL));
+    CHECK(ml_tailscale_ping_parse("pong from x (100.64.0.2, 41235) via DERP(headscale) in 1.5s", &p,
+                                  NULL));
     CHECK(p.latency_ms == 1500.0);
 
     /* No answer is a result; an unreadable pong is an error that quotes the line. */
@@ -226,11 +234,70 @@ static void test_headscale(void)
     CHECK(never == NULL);
 }
 
+/* tailscaled's command line and where it runs, the footprint command, the auto path's settle,
+ * and which observation the hub's role is judged by. */
+static void test_paths(void)
+{
+    g_autoptr(GError) err = NULL;
+    struct ml_topology *topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    CHECK(topo != NULL);
+    if (!topo)
+        return;
+    struct ml_lab lab = {.topo = topo};
+    size_t client = topo->measure.client, hub = topo->wireguard.hub;
+
+    /* --no-logs-no-support: tailscale cmd/tailscaled/tailscaled.go:225 defines it (the same
+     * line at v1.102.3 and de9ec7e), :321-322 set envknob NoLogsNoSupport, and
+     * logpolicy/logpolicy.go:718 turns log uploads off on it. Without it logtail retries
+     * log.tailscale.com and then asks the DERP server, the hub, for bootstrap DNS over HTTPS
+     * (logpolicy.go:846-851): the hub moves bytes during a check that wants it quiet. */
+    struct ml_daemon d = ml_tailscaled_on(&lab, client);
+    CHECK(strstr(d.command, " --no-logs-no-support") != NULL);
+    CHECK(strstr(d.command, " --port=41641") != NULL);
+    CHECK(d.netns == NULL);
+    g_autofree char *script = ml_daemon_script(&d);
+    CHECK(strstr(script, "--no-logs-no-support") != NULL);
+    lab.nat_now[client] = ML_NAT_SYMMETRIC;
+    d = ml_tailscaled_on(&lab, client);
+    CHECK_STR(d.netns, ML_PLAN_NETNS);
+    CHECK(strstr(d.command, " --no-logs-no-support") != NULL);
+
+    /* tailscale0 is in the NAT's namespace while the client sits behind one. */
+    g_autofree char *natted = ml_tailscale_observe_cmd(&lab, client);
+    CHECK(strstr(natted, "ip netns exec " ML_PLAN_NETNS " ip -d -o link show tailscale0") != NULL);
+    lab.nat_now[client] = ML_NAT_NONE;
+    g_autofree char *plain = ml_tailscale_observe_cmd(&lab, client);
+    CHECK(strstr(plain, "ip netns") == NULL && strstr(plain, "ip -d -o link show tailscale0"));
+    g_autofree char *on_hub = ml_tailscale_observe_cmd(&lab, hub);
+    CHECK(strstr(on_hub, "-C headscale") != NULL && strstr(on_hub, "tailscale0") == NULL);
+
+    /* tailscale-auto settles like the other paths after a policy change. */
+    const struct ml_path_ops *autop = ml_path_find("tailscale-auto");
+    CHECK(autop && autop->settle != NULL);
+    CHECK(ml_path_find("tailscale-direct")->settle && ml_path_find("tailscale-relay")->settle);
+
+    /* The status is read before the CLI ping, which pings every candidate at once and can
+     * change the path (wgengine/magicsock/endpoint.go:983-1036 discoPing): the auto path's hub
+     * role comes from own[0], the status. Here the status says direct and the later ping only
+     * saw DERP: the role is the status's. */
+    g_autofree char *status = sample("status-1.102.4-windows.json");
+    g_autoptr(GString) renamed = g_string_new(status);
+    g_string_replace(renamed, "\"iphone-13.", "\"client-b.", 0);
+    struct ml_evidence ev = {0};
+    ev.own[0] = g_strdup(renamed->str);
+    ev.own[1] = sample("ping-derp-only-pr663.txt");
+    CHECK(autop->dataplane->autop->view_own == 0);
+    CHECK(ml_path_role(autop, topo, &ev) == ML_HUB_QUIET);
+    ml_evidence_clear(&ev);
+    ml_topology_free(topo);
+}
+
 int main(void)
 {
     test_renderers();
     test_ping();
     test_status();
     test_headscale();
+    test_paths();
     return check_finish();
 }

@@ -293,8 +293,8 @@ static char *ts_status(const char *cur_addr)
 static struct ml_evidence ts(const char *pong, const char *cur_addr, long long hub_bytes)
 {
     struct ml_evidence ev = probe(TS_ROUTE, hub_bytes);
-    ev.own[0] = g_strdup(pong);
-    ev.own[1] = ts_status(cur_addr);
+    ev.own[0] = ts_status(cur_addr); /* observe_path reads the status before it pings */
+    ev.own[1] = g_strdup(pong);
     return ev;
 }
 
@@ -314,8 +314,8 @@ static void test_tailscale(void)
     CHECK(!verdict(TAILSCALE_DIRECT, &ev, NULL));
     /* A missing peer: status lists no client-b. */
     ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
-    g_free(ev.own[1]);
-    ev.own[1] = g_strdup("{\"Peer\": {}}");
+    g_free(ev.own[0]);
+    ev.own[0] = g_strdup("{\"Peer\": {}}");
     CHECK(!verdict(TAILSCALE_DIRECT, &ev, "'client-b'"));
 
     ev = ts(TS_PONG_DERP, "", PROBE_BYTES * 2);
@@ -347,7 +347,7 @@ static void test_tailscale_auto(void)
     CHECK(a && a->hub == ML_HUB_FOUND && a->dataplane->autop);
     g_autofree char *view = a->dataplane->autop->view_cmd(NULL);
     CHECK_STR(view, "tailscale --socket=/run/tailscale/tailscaled.sock status --json");
-    CHECK(a->dataplane->autop->view_own == 1); /* observe() puts the status in own[1] */
+    CHECK(a->dataplane->autop->view_own == 0); /* observe() puts the status in own[0] */
     struct ml_evidence ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
     CHECK(ml_path_role(a, topo, &ev) == ML_HUB_QUIET);
     CHECK(verdict(a, &ev, "pong via 192.0.2.12:41641"));

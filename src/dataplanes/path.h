@@ -105,6 +105,13 @@ struct ml_auto_ops {
     /* A Python regular expression that matches the view's output when direct: the NAT matrix
      * ends a cell early after two such views in a row. */
     const char *direct_re;
+    /* The UDP port its peers send to (ports.h). Whether the port table opens it in the guest
+     * firewall is what a client with no NAT is to the other's first packet: open (nebula's
+     * 4242), or a filter that lets in only replies, as a port-restricted cone (tailscaled's
+     * 41641). The NAT matrix's expected outcomes depend on it; the report, which may not read
+     * this table, keeps the same fact (ml_nat_none_open), and tests/test_natgrid.c checks the
+     * two agree. */
+    unsigned peer_port;
     /* Stops the daemons on the clients (before their NAT changes). */
     bool (*stop)(struct ml_lab *lab, GError **err);
     /* Starts them afresh on the hub and the clients, each where its NAT puts it now, without

@@ -178,6 +178,7 @@ static const struct ml_auto_ops nebula_auto = {
     .view_cmd = ml_nebula_view_cmd,
     .view_parse = view_parse,
     .direct_re = "\"currentRemote\":\\s*(\"[0-9]|\\{)",
+    .peer_port = ML_PORT_NEBULA,
     .stop = auto_stop,
     .start = auto_start,
     .wait = auto_wait,

@@ -33,14 +33,19 @@ static const struct ml_daemon headscale_daemon = {
     .timeout_s = 60,
 };
 
-static struct ml_daemon tailscaled_on(const struct ml_lab *lab, size_t node);
-
+/* --no-logs-no-support: tailscaled uploads its logs unless told not to (tailscale
+ * cmd/tailscaled/tailscaled.go:225 defines the flag, :321-322 sets envknob NoLogsNoSupport;
+ * logpolicy/logpolicy.go:718 disables logging on it; the same lines at v1.102.3 and de9ec7e).
+ * Without it logtail retries log.tailscale.com and, failing, fetches bootstrap DNS over HTTPS
+ * from the DERP server (logpolicy.go:846-851), the hub: bytes on the hub's NIC during a check
+ * that wants it quiet. */
 static const struct ml_daemon tailscaled_daemon = {
     .name = "tailscaled",
     .unit = "meshlab-tailscaled",
     .prepare = "mkdir -p /var/lib/tailscale",
-    .command = "/usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
-               "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED),
+    .command =
+        "/usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+        "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED) " --no-logs-no-support",
     .ready = "[ -S " TS_SOCKET " ]",
     .timeout_s = 60,
 };
@@ -187,7 +192,6 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
     return *ret_key != NULL;
 }
 
-/* The run's private copy of the key: 0600, beside the lab's state, removed by down. */
 /* Headscale's own list of nodes (headscale nodes list -o json: the CLI marshals the gRPC
  * ListNodes reply with its snake_case json tags, name, given_name, ip_addresses) must hold every
  * client with the address the client reported. */
@@ -227,7 +231,7 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
         if (i == hub)
             continue;
         const char *node = t->nodes[i].name;
-        struct ml_daemon tailscaled_ts = tailscaled_on(lab, i);
+        struct ml_daemon tailscaled_ts = ml_tailscaled_on(lab, i);
         g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, node, AUTHKEY_GUEST);
         /* The key file goes whatever happens to tailscale up. */
         g_autofree char *join =
@@ -263,6 +267,18 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
     return check_nodes(lab, err);
 }
 
+char *ml_tailscale_observe_cmd(const struct ml_lab *lab, size_t node)
+{
+    if (node == lab->topo->wireguard.hub)
+        return g_strdup("ps -o rss= -C headscale | head -1; free -m | awk '/^Mem:/{print $3}'");
+    /* tailscale0 is where tailscaled runs: behind a NAT, in its namespace. The CLI reaches
+     * the daemon through its socket from anywhere. */
+    return g_strdup_printf("ps -o rss= -C tailscaled | head -1; free -m | awk '/^Mem:/{print $3}'; "
+                           "%sip -d -o link show tailscale0 | grep -o 'mtu [0-9]*\\|tun' | "
+                           "tr '\\n' ' '; echo; tailscale ip | tr '\\n' ' '",
+                           ml_lab_netns_prefix(lab, node));
+}
+
 /* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. */
 static struct json_object *observe(struct ml_lab *lab)
 {
@@ -271,13 +287,8 @@ static struct json_object *observe(struct ml_lab *lab)
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         bool hub = i == t->wireguard.hub;
         g_autoptr(GError) e = NULL;
-        g_autofree char *out = ml_agent_run(
-            lab->dom[i],
-            hub ? "ps -o rss= -C headscale | head -1; free -m | awk '/^Mem:/{print $3}'"
-                : "ps -o rss= -C tailscaled | head -1; free -m | awk '/^Mem:/{print $3}'; "
-                  "ip -d -o link show tailscale0 | grep -o 'mtu [0-9]*\\|tun' | tr '\\n' ' '; "
-                  "echo; tailscale ip | tr '\\n' ' '",
-            NULL, 30, &e);
+        g_autofree char *cmd = ml_tailscale_observe_cmd(lab, i);
+        g_autofree char *out = ml_agent_run(lab->dom[i], cmd, NULL, 30, &e);
         struct json_object *g = json_object_new_object();
         g_auto(GStrv) lines = g_strsplit(out ? out : "", "\n", -1);
         guint nl = g_strv_length(lines);
@@ -314,7 +325,11 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* tailscale ping by the client, then the client's status: own[0], own[1]. */
+/* The client's status, then its tailscale ping: own[0], own[1]. The status first: it is the
+ * view the probe's path is judged by (the hub's role of tailscale-auto, ml_path_role), and a
+ * CLI ping changes the path, pinging every candidate address at once (tailscale
+ * wgengine/magicsock/endpoint.go:983-1036 discoPing, de9ec7e) where the probe's traffic may
+ * have gone by DERP. */
 static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
 {
     const struct ml_topology *t = lab->topo;
@@ -323,10 +338,9 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
         g_strdup_printf("tailscale ping -c 5 %s 2>&1", ts_ip(lab, t->measure.server));
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
-    if (ml_agent_exec(client, cmd, NULL, 60, &ex, &e)) {
-        ev->own[0] = g_strdup(ex.out ? ex.out : "");
-        ev->own[1] = ml_agent_run(client, "tailscale status --json", NULL, 30, &e);
-    }
+    ev->own[0] = ml_agent_run(client, "tailscale status --json", NULL, 30, &e);
+    if (ev->own[0] && ml_agent_exec(client, cmd, NULL, 60, &ex, &e))
+        ev->own[1] = g_strdup(ex.out ? ex.out : "");
     ml_exec_clear(&ex);
     if (!ev->own[1])
         ev->own_error = g_strdup_printf("cannot read tailscale's view: %s", e ? e->message : "?");
@@ -342,8 +356,8 @@ static bool view(const struct ml_topology *t, const struct ml_evidence *ev, stru
         g_string_append_printf(sentence, "%s; ", ev->own_error ? ev->own_error : "no view");
         return false;
     }
-    if (!ml_tailscale_ping_parse(ev->own[0], ping, &e) ||
-        !ml_tailscale_status_parse(ev->own[1], t->nodes[t->measure.server].name, peer, &e)) {
+    if (!ml_tailscale_status_parse(ev->own[0], t->nodes[t->measure.server].name, peer, &e) ||
+        !ml_tailscale_ping_parse(ev->own[1], ping, &e)) {
         g_string_append_printf(sentence, "cannot read tailscale's view: %s; ", e->message);
         return false;
     }
@@ -384,28 +398,65 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
            !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
 }
 
-/* After a policy change tailscale finds its new path by itself; wait until its
- * own ping says so (or give up after a minute and let the check decide). */
-static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
+/* The client's tailscale ping, once a second, until a pong comes the way wanted or timeout_s
+ * passed (*ret_reached false). */
+static bool ping_until(struct ml_lab *lab, bool want_direct, unsigned timeout_s, bool *ret_reached,
+                       GError **err)
 {
     const struct ml_topology *t = lab->topo;
     /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
     g_autofree char *cmd = g_strdup_printf(
-        "timeout 90 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
+        "timeout %u sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
         "do sleep 1; done'",
-        ts_ip(lab, t->measure.server), want_direct ? "pong from .* via [0-9]" : "via DERP(");
+        timeout_s, ts_ip(lab, t->measure.server),
+        want_direct ? "pong from .* via [0-9]" : "via DERP(");
     struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, 120, &ex, err))
+    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, timeout_s + 30.0, &ex, err))
         return false;
-    if (ex.exit_code != 0)
+    *ret_reached = ex.exit_code == 0;
+    ml_exec_clear(&ex);
+    return true;
+}
+
+/* What the seed recorded beside the numbers, once: the results show it with the first
+ * measured path of the dataplane. */
+static void observe_once(struct ml_lab *lab)
+{
+    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
+    if (!json_object_object_get_ex(state, "observed", NULL))
+        json_object_object_add(state, "observed", observe(lab));
+}
+
+/* After a policy change tailscale finds its new path by itself; wait until its
+ * own ping says so (or give up after 90 s and let the check decide). */
+static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
+{
+    bool reached = false;
+    if (!ping_until(lab, want_direct, 90, &reached, err))
+        return false;
+    if (!reached)
         ml_progress("tailscale", "still not on the %s path after 90 s; the check decides",
                     want_direct ? "direct" : "relay");
-    ml_exec_clear(&ex);
-    /* What the seed recorded beside the numbers, once: the results show it with
-     * the first measured path of the dataplane. */
-    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
-    if (want_direct && !json_object_object_get_ex(state, "observed", NULL))
-        json_object_object_add(state, "observed", observe(lab));
+    if (want_direct)
+        observe_once(lab);
+    return true;
+}
+
+/* tailscale-auto after another path's policy (the relay policy drops the clients' UDP):
+ * tailscaled may still send by DERP, its direct address no longer trusted
+ * (wgengine/magicsock/endpoint.go:577-594 addrForSendLocked, de9ec7e). Each CLI ping pings every
+ * candidate address at once (endpoint.go:983-1036 discoPing), so a direct path that exists
+ * answers within seconds; behind NATs that allow none, DERP is what it finds, and the wait
+ * costs 30 s. */
+static bool settle_auto(struct ml_lab *lab, GError **err)
+{
+    bool reached = false;
+    if (!ping_until(lab, true, 30, &reached, err))
+        return false;
+    if (!reached)
+        ml_progress("tailscale", "tailscale-auto: no direct path within 30 s; it is measured on "
+                                 "the path it found (the check says which)");
+    observe_once(lab);
     return true;
 }
 
@@ -419,9 +470,7 @@ static bool settle_relay(struct ml_lab *lab, GError **err)
     return settle_on(lab, false, err);
 }
 
-/* tailscaled where node's daemons run now: its sockets are in the namespace it starts in, the
- * CLI reaches it through the unix socket from anywhere. */
-static struct ml_daemon tailscaled_on(const struct ml_lab *lab, size_t node)
+struct ml_daemon ml_tailscaled_on(const struct ml_lab *lab, size_t node)
 {
     struct ml_daemon d = tailscaled_daemon;
     if (lab->nat_now[node] != ML_NAT_NONE)
@@ -483,7 +532,7 @@ static bool ts_clients(struct ml_lab *lab, bool start, GError **err)
         if (i == lab->topo->wireguard.hub)
             continue;
         if (start) {
-            struct ml_daemon d = tailscaled_on(lab, i);
+            struct ml_daemon d = ml_tailscaled_on(lab, i);
             if (!ml_daemon_start(lab, i, &d, NULL, err))
                 return false;
         } else if (!run_on(lab, i, stop, NULL, 60, NULL, err)) {
@@ -522,8 +571,9 @@ static const struct ml_auto_ops tailscale_auto = {
     .address = auto_address,
     .view_cmd = auto_view_cmd,
     .view_parse = auto_view_parse,
-    .view_own = 1,
+    .view_own = 0,
     .direct_re = "\"CurAddr\":\\s*\"[0-9]",
+    .peer_port = ML_PORT_TAILSCALED,
     .stop = auto_stop,
     .start = auto_start,
     .wait = auto_wait,
@@ -586,5 +636,6 @@ const struct ml_path_ops ml_path_tailscale_auto = {
     .encap = &encap_derp,
     .describe = describe_auto,
     .target = target,
+    .settle = settle_auto,
     .verify = verify_auto,
 };

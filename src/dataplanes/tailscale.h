@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
+#include "dataplanes/daemon.h"
 #include "topology/ports.h"
 #include "topology/topology.h"
 
@@ -95,7 +96,7 @@ bool ml_tailscale_status_parse(const char *json, const char *peer_hostname,
  * both are read. Fails (ML_ERR_GUEST) when the user is absent. */
 bool ml_headscale_user_id(const char *json, const char *user, long *ret_id, GError **err);
 
-/* The key from `headscale preauthkeys create ... -o json`. The caller stores it with mode 0600
+/* The key from `headscale preauthkeys create ... -o json`. The caller keeps it in memory only
  * and never logs it; error messages here never contain it. Fails (ML_ERR_GUEST). */
 char *ml_headscale_preauthkey_parse(const char *json, GError **err);
 
@@ -120,3 +121,15 @@ bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **
  * Headscale has instead. */
 bool ml_headscale_nodes_check(const GPtrArray *nodes, const char *name, const char *ipv4,
                               GError **err);
+
+/* ---- the paths' guest commands (path_tailscale.c) ---- */
+
+/* tailscaled as node runs it now: in the NAT's namespace (ML_PLAN_NETNS) while node sits behind
+ * one, else in the guest's own; the CLI reaches it through its socket from anywhere. Its
+ * command line has --no-logs-no-support: no log uploads to reach the hub. */
+struct ml_daemon ml_tailscaled_on(const struct ml_lab *lab, size_t node);
+
+/* The guest command that records node's footprint beside the numbers: headscale's RSS and the
+ * memory in use on the hub; on a client tailscaled's RSS, the memory in use, tailscale0's MTU
+ * and kind (read in the NAT's namespace while node sits behind one) and its addresses. */
+char *ml_tailscale_observe_cmd(const struct ml_lab *lab, size_t node);

@@ -101,25 +101,36 @@ bool ml_nat_lab_up(struct ml_lab *lab, GError **err)
  * pings the server's overlay address 5 times a second from the first moment (the server pings
  * back from the same moment, back_ping_start), and polls the
  * dataplane's view every half second until the window ends or the view showed direct twice in
- * a row. Prints {"polls": [{"t", "out"}], "ping": "..."}; t is when the view's answer came,
- * seconds after the first ping left. */
-static const char watch_py[] =
+ * a row. Each view is kept whole (a view cut short is no view: `tailscale status --json` is
+ * one JSON document); all of them together may take budget bytes as JSON text, and the watch
+ * ends early, saying so in "cut", rather than print more. Prints
+ * {"polls": [{"t", "out"}], "ping": "...", "cut": null or why}; t is when the view's answer
+ * came, seconds after the first ping left. */
+const char ml_nat_watch_py[] =
     "import json, re, shlex, subprocess, sys, time\n"
-    "target, window, direct_re, prefix, view = sys.argv[1], float(sys.argv[2]), sys.argv[3], "
-    "sys.argv[4], sys.argv[5]\n"
+    "target, window, direct_re, prefix, view, budget = sys.argv[1], float(sys.argv[2]), "
+    "sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])\n"
     "cmd = shlex.split(prefix) + ['ping', '-n', '-D', '-i', '0.2', '-W', '1', '-w', "
     "str(int(window) + 2), target]\n"
     "t0 = time.monotonic()\n"
-    "ping = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)\n"
-    "polls, streak = [], 0\n"
+    "ping = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, "
+    "errors='replace')\n"
+    "polls, streak, used, cut = [], 0, 0, None\n"
     "while time.monotonic() - t0 < window and streak < 2:\n"
     "    tick = time.monotonic()\n"
     "    try:\n"
-    "        r = subprocess.run(view, shell=True, capture_output=True, text=True, timeout=10)\n"
-    "        out = (r.stdout + r.stderr)[-4000:]\n"
+    "        r = subprocess.run(view, shell=True, capture_output=True, text=True, "
+    "errors='replace', timeout=10)\n"
+    "        out = r.stdout + r.stderr\n"
     "    except subprocess.TimeoutExpired:\n"
     "        out = 'view timed out'\n"
-    "    polls.append({'t': round(time.monotonic() - t0, 3), 'out': out})\n"
+    "    t = round(time.monotonic() - t0, 3)\n"
+    "    used += len(json.dumps(out))\n"
+    "    if used > budget:\n"
+    "        cut = 'the watch ended %.1f s after the first ping: its views filled the %d bytes it "
+    "may print' % (t, budget)\n"
+    "        break\n"
+    "    polls.append({'t': t, 'out': out})\n"
     "    streak = streak + 1 if re.search(direct_re, out) else 0\n"
     "    time.sleep(max(0.0, 0.5 - (time.monotonic() - tick)))\n"
     "ping.terminate()\n"
@@ -128,16 +139,68 @@ static const char watch_py[] =
     "except subprocess.TimeoutExpired:\n"
     "    ping.kill()\n"
     "    pout = ping.communicate()[0]\n"
-    "print(json.dumps({'polls': polls, 'ping': pout[-20000:]}))\n";
+    "print(json.dumps({'polls': polls, 'ping': pout[-20000:], 'cut': cut}))\n";
+
+char *ml_nat_watch_cmd(const char *target, unsigned window_s, const char *direct_re,
+                       const char *prefix, const char *view, size_t budget)
+{
+    char window[16], bytes[32];
+    g_snprintf(window, sizeof(window), "%u", window_s);
+    g_snprintf(bytes, sizeof(bytes), "%zu", budget);
+    g_autofree char *q_target = g_shell_quote(target), *q_window = g_shell_quote(window),
+                    *q_re = g_shell_quote(direct_re), *q_prefix = g_shell_quote(prefix),
+                    *q_view = g_shell_quote(view), *q_budget = g_shell_quote(bytes);
+    return g_strdup_printf("python3 - %s %s %s %s %s %s", q_target, q_window, q_re, q_prefix,
+                           q_view, q_budget);
+}
+
+/* Why the watch's JSON cannot be judged, or NULL: it comes from a guest, so every value is
+ * checked before it is used. */
+static char *watch_unusable(struct json_object *w)
+{
+    struct json_object *polls = NULL, *ping = NULL, *cut = NULL;
+    if (!json_object_is_type(w, json_type_object))
+        return g_strdup("it is not a JSON object");
+    if (!json_object_object_get_ex(w, "polls", &polls) ||
+        !json_object_is_type(polls, json_type_array))
+        return g_strdup("its \"polls\" is missing or not a list");
+    for (size_t i = 0; i < json_object_array_length(polls); i++) {
+        struct json_object *p = json_object_array_get_idx(polls, i), *t = NULL, *out = NULL;
+        if (!json_object_is_type(p, json_type_object) || !json_object_object_get_ex(p, "t", &t) ||
+            !(json_object_is_type(t, json_type_double) || json_object_is_type(t, json_type_int)) ||
+            !isfinite(json_object_get_double(t)) || json_object_get_double(t) < 0 ||
+            !json_object_object_get_ex(p, "out", &out) ||
+            !json_object_is_type(out, json_type_string))
+            return g_strdup_printf("its poll %zu is not {\"t\": seconds, \"out\": text}", i + 1);
+    }
+    if (!json_object_object_get_ex(w, "ping", &ping) ||
+        !json_object_is_type(ping, json_type_string))
+        return g_strdup("its \"ping\" (the pings' output) is missing or not text");
+    if (json_object_object_get_ex(w, "cut", &cut) && cut &&
+        !json_object_is_type(cut, json_type_string))
+        return g_strdup("its \"cut\" is neither null nor text");
+    return NULL;
+}
 
 void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_ops *a,
-                         struct json_object *polls, bool check_ok, const char *check_found,
+                         struct json_object *watch, bool check_ok, const char *check_found,
                          const char *check_evidence, struct json_object *rep)
 {
+    g_autofree char *unusable = watch_unusable(watch);
+    if (unusable) {
+        g_autofree char *reason =
+            g_strdup_printf("the NAT matrix's watch printed JSON meshlab cannot use: %s", unusable);
+        json_object_object_add(rep, "timeline", json_object_new_array());
+        json_object_object_add(rep, "seconds_to_direct", NULL);
+        json_object_object_add(rep, "outcome", json_object_new_string("failed"));
+        json_object_object_add(rep, "reason", json_object_new_string(reason));
+        return;
+    }
+    struct json_object *polls = json_object_object_get(watch, "polls");
     struct json_object *timeline = json_object_new_array();
     enum ml_found shown = (enum ml_found) - 1;
     double first_direct = -1;
-    for (size_t i = 0; polls && i < json_object_array_length(polls); i++) {
+    for (size_t i = 0; i < json_object_array_length(polls); i++) {
         struct json_object *p = json_object_array_get_idx(polls, i);
         double t = json_object_get_double(json_object_object_get(p, "t"));
         struct ml_found_view v = {0};
@@ -172,6 +235,14 @@ void ml_nat_repeat_judge(const struct ml_topology *topo, const struct ml_auto_op
         /* The check's view, confirmed by the hub's counters, is what the repeat found, even if
          * the last poll before it still showed something else (a path that changed since). */
         outcome = check_found;
+    }
+    /* A watch that ended early says so: its timeline stops there. */
+    struct json_object *cut = json_object_object_get(watch, "cut");
+    if (cut) {
+        char *with = g_strdup_printf("%s%s%s", reason ? reason : "", reason ? "; " : "",
+                                     json_object_get_string(cut));
+        g_free(reason);
+        reason = with;
     }
     json_object_object_add(rep, "outcome", json_object_new_string(outcome));
     json_object_object_add(rep, "reason", reason ? json_object_new_string(reason) : NULL);
@@ -258,21 +329,17 @@ static bool watch(struct cellrun *cr, struct json_object **ret, GError **err)
 {
     struct ml_lab *lab = cr->lab;
     const struct ml_topology *t = lab->topo;
-    char target[16], window[16];
+    char target[16];
     ml_ip_str(cr->ops->target(lab), target);
-    g_snprintf(window, sizeof(window), "%u", cr->window_s);
     g_autofree char *view = cr->a->view_cmd(lab);
-    g_autofree char *q_target = g_shell_quote(target), *q_window = g_shell_quote(window),
-                    *q_re = g_shell_quote(cr->a->direct_re),
-                    *q_prefix = g_shell_quote(ml_lab_netns_prefix(lab, t->measure.client)),
-                    *q_view = g_shell_quote(view);
     g_autofree char *cmd =
-        g_strdup_printf("python3 - %s %s %s %s %s", q_target, q_window, q_re, q_prefix, q_view);
+        ml_nat_watch_cmd(target, cr->window_s, cr->a->direct_re,
+                         ml_lab_netns_prefix(lab, t->measure.client), view, ML_NAT_WATCH_BUDGET);
     /* The watch first, then the server's pings: both start within a moment of each other (the
      * watch's Python takes longer to start than the agent takes to start a ping). */
     virDomainPtr client = ml_lab_dom(lab, t->measure.client);
     long long pid = 0;
-    if (!ml_agent_spawn(client, cmd, watch_py, &pid, err) || !back_ping_start(cr, err))
+    if (!ml_agent_spawn(client, cmd, ml_nat_watch_py, &pid, err) || !back_ping_start(cr, err))
         return false;
     struct ml_exec ex = {0};
     if (!ml_agent_wait(client, pid, cr->window_s + 60.0, &ex, err))
@@ -395,14 +462,14 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     json_object_object_add(rep, "hub_bytes", json_object_new_int64(h1 - h0));
     const char *found = json_object_get_string(json_object_object_get(chk, "found"));
     const char *evidence = json_object_get_string(json_object_object_get(chk, "evidence"));
-    ml_nat_repeat_judge(t, cr->a, json_object_object_get(w, "polls"), check_ok, found, evidence,
-                        rep);
+    ml_nat_repeat_judge(t, cr->a, w, check_ok, found, evidence, rep);
     /* The dataplane's view at the check, in a few words (its own output is in check.own). */
     struct json_object *own = json_object_object_get(chk, "own");
     struct ml_found_view v = {0};
-    const char *raw = own && json_object_array_length(own) > cr->a->view_own
-                          ? json_object_get_string(json_object_array_get_idx(own, cr->a->view_own))
-                          : NULL;
+    const char *raw =
+        json_object_is_type(own, json_type_array) && json_object_array_length(own) > cr->a->view_own
+            ? json_object_get_string(json_object_array_get_idx(own, cr->a->view_own))
+            : NULL;
     g_autofree char *view =
         !raw || !cr->a->view_parse(t, raw, &v) ? NULL
         : v.found == ML_FOUND_DIRECT ? g_strdup_printf("%s: direct to %s", cr->ops->name, v.remote)
@@ -410,9 +477,14 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
                                      : g_strdup_printf("%s: no tunnel", cr->ops->name);
     json_object_object_add(rep, "view", view ? json_object_new_string(view) : NULL);
     json_object_object_add(rep, "check", chk);
-    g_autofree char *rel =
-        g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt", cr->ops->dataplane->name, an, bn, r);
-    ml_lab_write(lab, rel, json_object_get_string(json_object_object_get(w, "ping")), -1, NULL);
+    /* The pings' own output, when the watch printed it as text (the judge failed it if not). */
+    struct json_object *ping =
+        json_object_is_type(w, json_type_object) ? json_object_object_get(w, "ping") : NULL;
+    if (json_object_is_type(ping, json_type_string)) {
+        g_autofree char *rel =
+            g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt", cr->ops->dataplane->name, an, bn, r);
+        ml_lab_write(lab, rel, json_object_get_string(ping), -1, NULL);
+    }
     json_object_put(w);
     struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
     g_autofree char *after =
@@ -486,18 +558,27 @@ static bool restore(struct cellrun *cr, GError **err)
            cr->a->start(lab, err) && cr->a->wait(lab, err);
 }
 
+/* No settle: each repeat starts its dataplane afresh. */
+const struct ml_path_ops ml_nat_matrix_policy = {
+    .name = "nat-matrix",
+    .policy = ML_POLICY_DIRECT,
+};
+
 struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    struct json_object *cells = json_object_new_array();
     if (capture) {
         g_autofree char *why = NULL;
         if (!ml_capture_available(&why)) {
             g_set_error(err, ML_ERROR, ML_ERR_HOST, "--capture: %s", why);
-            json_object_put(cells);
             return NULL;
         }
     }
+    /* The last measured path's policy is still in force: after a relay path's, every cell
+     * would be forced onto the relay. */
+    if (!ml_policy_enter(lab, &ml_nat_matrix_policy, err))
+        return NULL;
+    struct json_object *cells = json_object_new_array();
     size_t total =
                t->nat_matrix.n_types * (t->nat_matrix.n_types + 1) / 2 * t->nat_matrix.n_dataplanes,
            done = 0;

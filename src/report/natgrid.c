@@ -6,7 +6,8 @@
 
 enum filtering { FILTER_NONE, FILTER_ADDRESS, FILTER_ADDRESS_PORT };
 
-/* RFC 4787 behaviour of each topology word (docs/topology.md, nat). */
+/* RFC 4787 behaviour of each topology word (docs/topology.md, nat). "none" is no NAT: what gets
+ * in is up to the guest firewall and the dataplane's port (side_of). */
 static const struct nat_type {
     const char *name;
     bool open;              /* an unsolicited first packet gets in */
@@ -29,28 +30,89 @@ static const struct nat_type *type_named(const char *name)
     return NULL;
 }
 
-static bool is_nebula(const char *dataplane)
+/* What the words need to know of each dataplane the matrix runs, in one place. The report
+ * reads results.json of any run and may include only core (docs/architecture.md), so this is
+ * data here rather than a look at the dataplane's ops table; tests/test_natgrid.c checks
+ * none_open against each dataplane's peer port (ml_auto_ops.peer_port) in the port table the
+ * guest firewall is built from (topology/ports.c). */
+static const struct nat_dataplane {
+    const char *name;
+    /* With no NAT the guest firewall decides: it opens nebula's 4242, so the first packet gets
+     * in; it does not open tailscaled's 41641, so only replies to what the side sent get in, as
+     * through a port-restricted cone (dataplanes/nat.c, ml_nat_expected: none filters
+     * address-and-port-dependently). */
+    bool none_open;
+    /* nebula 1.6.1 races its hole punch against its relay set-up; Tailscale's disco keeps
+     * pinging from both sides. */
+    bool races;
+    const char *relay_word;
+    const char *capture_filter; /* the display filter that shows its hole punch */
+} dataplanes[] = {
+    {"nebula", true, true, "relay", "udp.port == 4242"},
+    {"tailscale", false, false, "relay (DERP)", "udp.port == 41641 || udp.port == 3478"},
+};
+
+static const struct nat_dataplane *dataplane_named(const char *name)
 {
-    return g_strcmp0(dataplane, "nebula") == 0;
+    for (size_t i = 0; name && i < G_N_ELEMENTS(dataplanes); i++)
+        if (strcmp(dataplanes[i].name, name) == 0)
+            return &dataplanes[i];
+    return NULL;
 }
 
-static bool is_tailscale(const char *dataplane)
+bool ml_nat_none_open(const char *dataplane)
 {
-    return g_strcmp0(dataplane, "tailscale") == 0;
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d && d->none_open;
+}
+
+/* One side of a pair as the dataplane meets it. */
+struct side {
+    const struct nat_type *type;
+    bool open, dependent_mapping;
+    enum filtering filtering;
+    bool firewalled; /* no NAT, the dataplane's port closed */
+};
+
+static bool side_of(const char *dataplane, const char *name, struct side *ret)
+{
+    const struct nat_type *x = type_named(name);
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    if (!x || !d)
+        return false;
+    *ret = (struct side){x, x->open, x->dependent_mapping, x->filtering, false};
+    if (strcmp(x->name, "none") == 0 && !d->none_open) {
+        ret->open = false;
+        ret->filtering = FILTER_ADDRESS_PORT;
+        ret->firewalled = true;
+    }
+    return true;
+}
+
+static bool races(const char *dataplane)
+{
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d && d->races;
 }
 
 const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b)
 {
-    const struct nat_type *x = type_named(a), *y = type_named(b);
-    if (!x || !y || (!is_nebula(dataplane) && !is_tailscale(dataplane)))
+    struct side x, y;
+    if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
         return NULL;
-    if (x->open || y->open)
+    if (x.open || y.open)
         return "direct";
-    if (x->dependent_mapping || y->dependent_mapping)
+    /* A symmetric side sends from a port nobody saw: only a side that lets in any port of an
+     * address it has sent to takes it (Tailscale: a disco ping from an unknown address is
+     * answered there and the address becomes a candidate, wgengine/magicsock/magicsock.go:2599
+     * handlePingLocked, de9ec7e; 2605 at v1.102.3). */
+    if ((x.dependent_mapping && (y.dependent_mapping || y.filtering == FILTER_ADDRESS_PORT)) ||
+        (y.dependent_mapping && x.filtering == FILTER_ADDRESS_PORT))
         return "relay"; /* nebula's relay, Tailscale's DERP */
-    /* both keep one port and filter: nebula 1.6.1 races its punch against its relay set-up,
-     * Tailscale's disco pings from both sides open both */
-    return is_nebula(dataplane) ? "race" : "direct";
+    /* both keep one port (or take any port of an address they sent to) and filter: nebula 1.6.1
+     * races its punch against its relay set-up, Tailscale's disco pings from both sides open
+     * both */
+    return races(dataplane) ? "race" : "direct";
 }
 
 const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_failed)
@@ -64,16 +126,26 @@ const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_fail
 
 const char *ml_nat_capture_filter(const char *dataplane)
 {
-    if (is_nebula(dataplane))
-        return "udp.port == 4242";
-    if (is_tailscale(dataplane))
-        return "udp.port == 41641 || udp.port == 3478";
-    return NULL;
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d ? d->capture_filter : NULL;
 }
 
 static const char *relay_word(const char *dataplane)
 {
-    return is_tailscale(dataplane) ? "relay (DERP)" : "relay";
+    const struct nat_dataplane *d = dataplane_named(dataplane);
+    return d ? d->relay_word : "relay";
+}
+
+/* Who side c (named cn) lets in, for a sentence: "client-a's NAT lets in only ...". */
+static char *lets_in_only(const char *dataplane, const struct side *c, const char *cn)
+{
+    if (c->firewalled)
+        return g_strdup_printf("%s, with no NAT but %s's port closed in its firewall, lets in "
+                               "only the exact addresses and ports it has sent to",
+                               cn, dataplane);
+    return g_strdup_printf("%s's NAT lets in only %s it has sent to", cn,
+                           c->filtering == FILTER_ADDRESS ? "the addresses"
+                                                          : "the exact addresses and ports");
 }
 
 /* Why the pair gives what it is expected to give, without the conclusion: NULL when the pair
@@ -81,12 +153,12 @@ static const char *relay_word(const char *dataplane)
 static char *why(const char *dataplane, const char *a, const char *b, const char *an,
                  const char *bn)
 {
-    const struct nat_type *x = type_named(a), *y = type_named(b);
-    if (!x || !y || !ml_nat_expected_outcome(dataplane, a, b))
+    struct side x, y;
+    if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
         return NULL;
-    if (x->open || y->open) {
-        bool b_open = y->open;
-        const struct nat_type *o = b_open ? y : x;
+    if (x.open || y.open) {
+        bool b_open = y.open;
+        const struct nat_type *o = b_open ? y.type : x.type;
         const char *on = b_open ? bn : an, *pn = b_open ? an : bn;
         if (strcmp(o->name, "none") == 0)
             return g_strdup_printf("%s has no NAT, so %s's first packet to it opens the way", on,
@@ -99,23 +171,39 @@ static char *why(const char *dataplane, const char *a, const char *b, const char
                                "which it did to the hub, so %s's first packet gets through",
                                on, on, pn);
     }
-    if (x->dependent_mapping && y->dependent_mapping)
+    if (x.dependent_mapping && y.dependent_mapping)
         return g_strdup("both NATs pick a new port for every destination, so neither side can "
                         "predict where to send");
-    if (x->dependent_mapping || y->dependent_mapping) {
-        bool a_sym = x->dependent_mapping;
+    if (x.dependent_mapping || y.dependent_mapping) {
+        bool a_sym = x.dependent_mapping;
         const char *sn = a_sym ? an : bn, *cn = a_sym ? bn : an;
-        const struct nat_type *c = a_sym ? y : x;
-        return g_strdup_printf(
-            "%s's symmetric NAT picks a new port for every destination, so the port the hub saw "
-            "is not the one %s uses towards %s, and %s's NAT lets in only %s it has sent to",
-            sn, sn, cn, cn,
-            c->filtering == FILTER_ADDRESS ? "the addresses" : "the exact addresses and ports");
+        const struct side *c = a_sym ? &y : &x;
+        if (c->filtering == FILTER_ADDRESS)
+            return g_strdup_printf(
+                "%s's symmetric NAT picks a new port for every destination, but %s's NAT lets in "
+                "any port of an address it has sent to, so once %s has sent towards %s, %s's "
+                "packets from that new port get in",
+                sn, cn, cn, sn, sn);
+        g_autofree char *only = lets_in_only(dataplane, c, cn);
+        return g_strdup_printf("%s's symmetric NAT picks a new port for every destination, so the "
+                               "port the hub saw is not the one %s uses towards %s, and %s",
+                               sn, sn, cn, only);
     }
-    if (is_nebula(dataplane))
+    if (races(dataplane))
         return g_strdup("both NATs keep one port for every destination but let in only what "
                         "their side has sent to, so both sides must punch at about the same "
                         "time");
+    if (x.firewalled && y.firewalled)
+        return g_strdup_printf("neither side has a NAT, but neither firewall opens %s's port, so "
+                               "each lets in only what it has sent to, and disco pings from both "
+                               "sides at once open both",
+                               dataplane);
+    if (x.firewalled || y.firewalled)
+        return g_strdup_printf("%s has no NAT but its firewall keeps %s's port closed, and %s's "
+                               "NAT keeps one port for every destination, so the address the hub "
+                               "saw is the one to send to, and disco pings from both sides at "
+                               "once open both",
+                               x.firewalled ? an : bn, dataplane, x.firewalled ? bn : an);
     return g_strdup("both NATs keep one port for every destination, so the address the hub saw "
                     "is the one to send to, and disco pings from both sides at once open both "
                     "NATs");

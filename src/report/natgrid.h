@@ -7,12 +7,18 @@
 
 #include <glib.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 
 /* "direct", "relay" or "race" (nebula 1.6.1: its hole punch against its relay set-up) for NAT
  * types a and b (topology words: none, one-to-one, full-cone, restricted-cone,
  * port-restricted-cone, symmetric) on dataplane "nebula" or "tailscale"; the order of a and b
  * does not matter. NULL for an unknown dataplane or type. */
 const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b);
+
+/* Whether, on dataplane, a client with no NAT lets the other client's first packet in: its
+ * peer port is open in the guest firewall (nebula's 4242). False for tailscale, whose 41641 is
+ * not opened, so `none` filters as a port-restricted cone for it, and for an unknown dataplane. */
+bool ml_nat_none_open(const char *dataplane);
 
 /* A cell's outcome from its repeats' counts: the most frequent; on a tie direct beats relay
  * and relay beats failed; "not-run" when all are 0. */

@@ -237,7 +237,7 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
 void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void *opaque),
                          void *opaque)
 {
-    static const char *const suffixes[] = {".json", ".authkey"};
+    static const char *const suffixes[] = {".json"};
     for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
         g_autofree char *path = ml_lab_state_path(lab_name, suffixes[i]);
         if (unlink(path) == 0 && cb) {
