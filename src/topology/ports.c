@@ -18,6 +18,14 @@ static const struct ml_port fixed[] = {
     {"tailscaled", ML_PROTO_UDP, ML_PORT_TAILSCALED, false, "tailscale"},
 };
 
+const struct ml_port *ml_port_fixed(enum ml_proto proto, unsigned port)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        if (fixed[i].proto == proto && fixed[i].port == port)
+            return &fixed[i];
+    return NULL;
+}
+
 size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX])
 {
     size_t n = 0;

@@ -36,5 +36,8 @@ struct ml_port {
     const char *dataplane;
 };
 
+/* One of the ports every lab has (not WireGuard's, which the topology sets), or NULL. */
+const struct ml_port *ml_port_fixed(enum ml_proto proto, unsigned port);
+
 /* The lab's ports, in the order the firewall lists them; returns how many. */
 size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
