@@ -270,13 +270,6 @@ static const char *headline_cell(struct json_object *path)
     return first_cell_at(path, "full");
 }
 
-/* The CPU figures' cell: the first fixed-rate cell (paths at equal work), else the headline. */
-static const char *cpu_cell(struct json_object *path)
-{
-    const char *c = first_cell_at(path, "fixed");
-    return c ? c : headline_cell(path);
-}
-
 double ml_headline_median(struct json_object *path, const char *key)
 {
     const char *cell = headline_cell(path);
@@ -303,10 +296,11 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
     return c && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
 }
 
-/* The hub's busy CPU seconds per GB of payload, at the fixed rate where measured. */
+/* The hub's busy CPU seconds per GB of payload in the headline cell, the cell the comparison
+ * names (the CPU section shows the fixed rate's beside it). */
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m)
 {
-    const char *c = cpu_cell(path), *hub = str_at(path, "hub");
+    const char *c = headline_cell(path), *hub = str_at(path, "hub");
     g_autofree char *key =
         g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "", hub ? hub : "", m->of);
     double v;
@@ -515,7 +509,7 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb, "cpu")},
     {SUMMARY("cells.*.daemons_cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb,
              "daemons_cpu_s")},
-    /* the headline: the first cell's figures, the CPU at the fixed rate */
+    /* the headline: the first full-speed cell's figures, the hub's CPU included */
     {SUMMARY("headline_cell", "name", cells_col, ml_summary_headline_cell, NULL)},
     {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
              "median_bits_per_second"),
