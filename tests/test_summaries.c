@@ -173,6 +173,33 @@ static void test_cpu_per_gb_and_the_vps(void)
     json_object_put(p);
 }
 
+/* The daemons above their idle rate, per GB: the sums over the passes that passed, and no figure
+ * where the payload's share is under a tenth of the daemon's CPU (lost in its idle work). */
+static void test_daemons_above_idle(void)
+{
+    struct json_object *p = path("wireguard-go-hub", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    for (size_t i = 0; i < json_object_array_length(ps); i++) {
+        struct json_object *x = json_object_array_get_idx(ps, i);
+        double raw = json_object_get_double(json_object_object_get(
+            json_object_object_get(json_object_object_get(x, "daemons_cpu_s"), "hub"),
+            "wireguard-go"));
+        struct json_object *above = json_object_new_object(), *hub = json_object_new_object();
+        /* the fixed pass (the last): 0.15 s of which 0.01 above idle */
+        json_object_object_add(hub, "wireguard-go",
+                               json_object_new_double(i == 4 ? 0.01 : raw - 0.1));
+        json_object_object_add(above, "hub", hub);
+        json_object_object_add(x, "daemons_cpu_above_idle_s", above);
+    }
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
+    /* (0.75 + 0.825 + 0.775) s less 3 x 0.1 s idle over 0.4725 GB; the failed pass not in it */
+    CHECK(near(at(p, "cells.forward-1.daemons_cpu_above_idle_s_per_gb.hub.wireguard-go"),
+               2.05 / 0.4725));
+    CHECK(near(at(p, "cells.forward-1.daemons_cpu_s_per_gb.hub.wireguard-go"), 2.35 / 0.4725));
+    CHECK(isnan(at(p, "cells.forward-1-fixed.daemons_cpu_above_idle_s_per_gb.hub.wireguard-go")));
+    json_object_put(p);
+}
+
 static void test_warnings(void)
 {
     struct json_object *p = path("wireguard-go-hub", "carries");
@@ -247,6 +274,7 @@ int main(void)
 {
     test_a_failed_pass_is_in_no_figure();
     test_cpu_per_gb_and_the_vps();
+    test_daemons_above_idle();
     test_warnings();
     test_expected();
     test_withheld();

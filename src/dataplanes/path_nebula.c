@@ -190,6 +190,7 @@ static char *conflict(const struct ml_topology *t)
 
 const struct ml_dataplane ml_dataplane_nebula = {
     .name = "nebula",
+    .daemons = {"nebula"},
     .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,

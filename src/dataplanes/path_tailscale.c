@@ -531,6 +531,7 @@ static const struct ml_auto_ops tailscale_auto = {
 
 const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
+    .daemons = {"tailscaled", "headscale"},
     .available = available,
     .artifacts = artifacts,
     .setup = setup,

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "dataplanes/path.h"
+#include "measure/guestcpu.h"
 #include "virt/lab.h"
 
 /* Where a pass runs. */
@@ -28,6 +29,8 @@ struct ml_pass_path {
      * with the hub's baseline; subtracted so that CPU per GB is what the payload cost. <0:
      * unknown. */
     double idle_cpu_s_per_s[ML_MAX_NODES];
+    /* The same for each daemon of the path's dataplane (guestcpu.h's order); <0: unknown. */
+    double idle_daemon_s_per_s[ML_MAX_NODES][ML_DAEMONS_MAX];
 };
 
 /* What a pass is. */
@@ -80,6 +83,7 @@ struct ml_second {
 
 /* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
  * the seconds outside the band showed. A relayed second is not judged when it is the first or the
- * last of the pass (with more than two) or its payload is under a quarter of the median. True when no second is outside. */
+ * last of the pass (with more than two) or its payload is under a quarter of the median. True when
+ * no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);

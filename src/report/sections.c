@@ -127,7 +127,7 @@ static void put_guest_daemons(GString *s, struct json_object *o, bool memory, co
 
 static void put_daemons(GString *s, struct json_object *cell)
 {
-    put_guest_daemons(s, get_obj(cell, "daemons_cpu_s_per_gb"), false, DASH);
+    put_guest_daemons(s, get_obj(cell, "daemons_cpu_above_idle_s_per_gb"), false, DASH);
 }
 
 void ml_section_cpu(struct ml_render *c)
@@ -161,8 +161,9 @@ void ml_section_cpu(struct ml_render *c)
     g_string_append(
         s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
            "is one), cheapest first; a path whose hub carries none of its traffic "
-           "costs the hub nothing and\nranks first. Daemons: their own CPU seconds per GB at the "
-           "fixed rate.\n\n");
+           "costs the hub nothing and\nranks first. Daemons: those of the path's own dataplane, "
+           "their CPU seconds per GB above their idle\nrate (measured with the guests'), at the "
+           "fixed rate; another dataplane's daemons are never counted.\n\n");
     if (is_tcg(c))
         g_string_append(s, "> Under TCG this is an emulation cost: QEMU translates every guest "
                            "instruction, so these seconds\n"
