@@ -40,12 +40,39 @@ check "results.json written" "[ -s '$out/run/results.json' ]"
 check "report.md written" "[ -s '$out/run/report.md' ]"
 
 if [ -s "$out/run/results.json" ]; then
-    python3 - "$out/run/results.json" "$took" "$out/run/.meshlab-run" <<'PY' > "$out/asserts.txt"
-import json, sys
+    python3 - "$out/run/results.json" "$took" "$out/run/.meshlab-run" "$out/run/report.md" <<'PY' > "$out/asserts.txt"
+import json, math, sys
 r = json.load(open(sys.argv[1]))
+md = open(sys.argv[4]).read()
 paths = {p["name"]: p for p in r["paths"]}
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
+def sig(v, d=3):
+    """A figure as the report prints it (src/report/format.c, ml_put_significant); None: a dash."""
+    if v is None:
+        return "\u2014"
+    if v == 0:
+        return "0"
+    e = math.floor(math.log10(abs(v)))
+    rounded = round(v / 10 ** (e - d + 1)) * 10 ** (e - d + 1)
+    if rounded != 0:
+        e = math.floor(math.log10(abs(rounded)))
+    if e < -3:
+        m, x = ("%.*e" % (d - 1, v)).split("e")
+        return m.rstrip("0").rstrip(".") + "e" + x
+    whole, _, frac = ("%.*f" % (max(0, d - 1 - e), v)).partition(".")
+    return ("-" if whole.startswith("-") else "") + "{:,}".format(int(whole.lstrip("-"))) + ("." + frac if frac else "")
+def names(a):
+    return a[0] if len(a) == 1 else ", ".join(a[:-1]) + " and " + a[-1]
+def section(title):
+    at = md.find("## %s\n" % title)
+    end = md.find("\n## ", at + 1)
+    return "" if at < 0 else md[at:end if end > 0 else len(md)]
+# The daemons of each path's own dataplane: only these are counted in its passes.
+OWN = {"plain": set(), "wireguard-hub": set(), "wireguard-direct": set(), "nebula-direct": {"nebula"},
+       "nebula-relay": {"nebula"}, "nebula-auto": {"nebula"}, "wireguard-go-hub": {"wireguard-go"},
+       "tailscale-direct": {"tailscaled", "headscale"}, "tailscale-relay": {"tailscaled", "headscale"},
+       "tailscale-auto": {"tailscaled", "headscale"}}
 say(r["schema"] == "meshlab-results/2" and r["schema_version"] == 2, "schema is meshlab-results/2")
 say(bool(r.get("meshlab_version")), "meshlab's version recorded: %s" % r.get("meshlab_version"))
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
@@ -66,7 +93,44 @@ cells = [c["cell"] for c in r["profile"]["matrix"]]
 say("reverse-1" in cells and "forward-8" in cells and "forward-1-fixed" in cells, "quick matrix: %s" % cells)
 fr = r.get("fixed_rate") or {}
 say(fr.get("bits_per_second", 0) > 0 and fr.get("slowest_path") in paths, "fixed rate %.1f Mbit/s from %s" % (fr.get("bits_per_second", 0) / 1e6, fr.get("slowest_path")))
-say(len(r["order"]) > 0 and len({o["path"] for o in r["order"][:6]}) > 1, "passes interleaved across paths: %s" % [o["path"] for o in r["order"][:6]])
+# `order` is the passes that ran, and the report's order text says what it shows (blocks whose
+# rounds count from 1, which paths ran back to back, whether the rates interleave).
+order = r["order"]
+say(len(order) > 0 and [o["seq"] for o in order] == list(range(1, len(order) + 1)), "order: %d passes, seq 1 to %d" % (len(order), len(order)))
+say(all(sorted(x["seq"] for x in p["passes"]) == [o["seq"] for o in order if o["path"] == n] for n, p in paths.items()),
+    "order holds exactly every path's passes")
+fixed_cells = {m["cell"] for m in r["profile"]["matrix"] if m["rate"] == "fixed"}
+blocks = []
+for i, o in enumerate(order):
+    if i == 0 or o["round"] < order[i - 1]["round"]:
+        blocks.append([])
+    blocks[-1].append(o)
+var = section("Variance and the host")
+for b in blocks:
+    ps = list(dict.fromkeys(o["path"] for o in b))
+    fx = {o["cell"] in fixed_cells for o in b}
+    rate = "full speed and fixed rate" if fx == {True, False} else "fixed rate" if fx == {True} else "full speed"
+    rounds = max(o["round"] for o in b)
+    line = "- seq %d-%d, %s, %d round%s: %s" % (b[0]["seq"], b[-1]["seq"], rate, rounds, "" if rounds == 1 else "s", names(ps))
+    say(line in var, "the report lists the block %r" % line)
+runs, i = [], 0
+while i < len(order):
+    j = i
+    while j + 1 < len(order) and order[j + 1]["path"] == order[i]["path"]:
+        j += 1
+    if j > i:
+        runs.append("%s's %d passes (seq %d-%d)" % (order[i]["path"], j - i + 1, order[i]["seq"], order[j]["seq"]))
+    i = j + 1
+b2b = "Back to back: " + ", ".join(runs) + "." if runs else "No path ran two passes back to back."
+say(b2b in var, "the report says %r" % b2b)
+full_seqs = [o["seq"] for o in order if o["cell"] not in fixed_cells]
+fixed_seqs = [o["seq"] for o in order if o["cell"] in fixed_cells]
+if full_seqs and fixed_seqs:
+    rates = ("Every full-speed pass ran before every fixed-rate one." if max(full_seqs) < min(fixed_seqs) else
+             "Every fixed-rate pass ran before every full-speed one." if max(fixed_seqs) < min(full_seqs) else
+             "Full-speed and fixed-rate passes interleave.")
+    say(rates in var, "the report says %r" % rates)
+say("interleaved within each" not in md, "the report makes no claim its order does not show")
 ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0, 0.01),
           "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0)}
 for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub"):
@@ -87,9 +151,29 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     c = p["cells"]
     say(c.get("reverse-1", {}).get("median_bits_per_second", 0) > 0 and c.get("forward-8", {}).get("median_bits_per_second", 0) > 0,
         "%s: reverse and 8-stream results (%s, %s Mbit/s)" % (name, c.get("reverse-1", {}).get("median_bits_per_second"), c.get("forward-8", {}).get("median_bits_per_second")))
-    cpu = c.get("forward-1-fixed", {}).get("cpu_s_per_gb", {})
-    say(all(g in cpu and cpu[g].get("busy_s_per_gb") is not None for g in ("hub", "client-a", "client-b")),
-        "%s: CPU per GB for every guest at the fixed rate: %s" % (name, {g: round(v.get("busy_s_per_gb") or -1, 2) for g, v in cpu.items()}))
+    # The CPU the report prints: above idle per GB, fixed and full (the headline cell), per guest.
+    head = p["headline_cell"]
+    fixed = c.get("forward-1-fixed", {})
+    guests = [g["name"] for g in r["guests"]]
+    above = lambda cell, g: cell.get("cpu_s_per_gb", {}).get(g, {}).get("busy_above_idle_s_per_gb")
+    full = c.get(head, {})
+    # at full speed the two ends always work for the payload, and a relaying hub too
+    workers = [p["from"], p["to"]] + ([p["hub"]] if p["hub_role"] == "carries" else [])
+    say(all(above(full, g) is not None and above(full, g) > 0 for g in workers),
+        "%s: CPU above idle per GB at full speed for %s: %s" % (name, workers, {g: above(full, g) for g in guests}))
+    say(all(above(x, g) is None or above(x, g) > 0 for x in (fixed, full) for g in guests),
+        "%s: no CPU figure below idle (fixed %s)" % (name, {g: above(fixed, g) for g in guests}))
+    daemons = ", ".join("%s %s %s" % (g, d, sig(v)) for g, ds in (fixed or full).get("daemons_cpu_above_idle_s_per_gb", {}).items()
+                        for d, v in ds.items() if v is not None) or "\u2014"
+    row = "| %s | %s | %s |" % (name, " | ".join(sig(above(x, g)) for x in (fixed, full) for g in guests), daemons)
+    say(row in section("CPU cost"), "%s: the CPU section prints %r" % (name, row))
+    # A path counts only its own dataplane's daemons (nebula's memory is not wireguard-hub's).
+    keys = ("daemons_cpu_s", "daemons_cpu_above_idle_s", "daemons_rss_kib")
+    say(all(k in x for x in p["passes"] for k in keys), "%s: every pass records %s" % (name, ", ".join(keys)))
+    seen = {d for x in p["passes"] for k in keys for ds in (x.get(k) or {}).values() for d in ds}
+    seen |= {d for ds in (p["vps"] or {}).get("daemons_rss_kib", {}).values() for d in ds}
+    say(seen == OWN[name],
+        "%s: only its own daemons counted (%s, its dataplane's: %s)" % (name, sorted(seen), sorted(OWN[name])))
     say(p["rtt_loaded_p99_ms"] is not None and p["rtt_idle_p99_ms"] is not None,
         "%s: p99 idle %s ms, under load %s ms" % (name, p["rtt_idle_p99_ms"], p["rtt_loaded_p99_ms"]))
     say(p["cv_bits_per_second_percent"] is not None, "%s: CV across passes %s %%" % (name, p["cv_bits_per_second_percent"]))
@@ -102,9 +186,13 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # The fixed sweep's baseline is taken again, with the pings its passes run.
     say(p.get("idle_fixed") is not None and (p["idle_fixed"]["rtt"] or {}).get("transmitted", 0) > 0,
         "%s: idle baseline re-taken before the fixed sweep, with pings" % name)
-    # Above the hub's idle work: a positive figure, or null where the payload's share is lost in
-    # the idle work (a TCG lab's fixed rate is a few Mbit/s); never a negative cost.
-    say(p["hub_cpu_s_per_gb"] is None or p["hub_cpu_s_per_gb"] > 0, "%s: hub CPU per GB above idle %s s" % (name, p["hub_cpu_s_per_gb"]))
+    # The comparison's hub CPU is the headline cell's (the cell its intro names), above idle: a
+    # relaying hub always has one; the figure is the last column of the path's row.
+    hub_cpu = p["hub_cpu_s_per_gb"]
+    say(hub_cpu == above(full, p["hub"]) and (p["hub_role"] != "carries" or (hub_cpu is not None and hub_cpu > 0)),
+        "%s: hub CPU per GB above idle %s s, the %s cell's" % (name, hub_cpu, head))
+    say(any(l.startswith("| %s | " % name) and l.endswith("| %s |" % sig(hub_cpu)) for l in section("Comparison").splitlines()),
+        "%s: the comparison prints hub CPU %s" % (name, sig(hub_cpu)))
     say(all(os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), x["raw"]["iperf3"])) for x in p["passes"]), "%s: raw iperf3 JSON kept for every pass" % name)
     if name == "nebula-relay":
         say(any("currentRemote null" in c["evidence"] for c in p["checks"]), "nebula-relay: nebula itself says relayed")

@@ -7,6 +7,8 @@
 #include <math.h>
 
 #include "core/util.h"
+#include "dataplanes/path.h"
+#include "measure/guestcpu.h"
 #include "measure/metrics.h"
 #include "measure/stats.h"
 #include "report/tables.h"
@@ -272,6 +274,110 @@ static void test_a_failed_path_has_no_numbers(void)
     json_object_put(r);
 }
 
+/* A guest's daemons at one moment, as the guest prints them: nebula, tailscaled and wireguard-go
+ * all running (a lab of several dataplanes), USER_HZ ticks of utime + stime and VmRSS. */
+static void daemons_at(struct ml_guest_cpu *ret, unsigned nebula, unsigned tailscaled,
+                       unsigned wggo)
+{
+    g_autofree char *text = g_strdup_printf(
+        "cpu  1124 117 477 656651 46 3 8335 12 0 0\n"
+        "D nebula 812 (nebula) S 1 812 812 0 -1 4194560 2130 0 0 0 %u 0 0 0 20 0 9 0 5000 0 0\n"
+        "R nebula VmRSS:\t   27192 kB\n"
+        "D tailscaled 700 (tailscaled) S 1 700 700 0 -1 4194560 10 0 0 0 %u 0 0 0 20 0 9 0 5000 "
+        "0 0\n"
+        "R tailscaled VmRSS:\t   43336 kB\n"
+        "D wireguard-go 900 (wireguard-go) S 1 900 900 0 -1 4194560 10 0 0 0 %u 0 0 0 20 0 9 0 "
+        "5000 0 0\n"
+        "R wireguard-go VmRSS:\t    9000 kB\n",
+        nebula, tailscaled, wggo);
+    CHECK(ml_guest_cpu_parse(text, ret));
+}
+
+static size_t daemon_index(const char *name)
+{
+    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+        if (!strcmp(ml_daemon_name(k), name))
+            return k;
+    return ML_DAEMONS_MAX;
+}
+
+/* Every daemon a dataplane names is one the guests are asked about; kernel WireGuard and plain
+ * run none. */
+static void test_every_dataplane_names_its_daemons(void)
+{
+    for (size_t i = 0; ml_paths[i]; i++) {
+        const struct ml_dataplane *dp = ml_paths[i]->dataplane;
+        for (size_t k = 0; dp && k < ML_DATAPLANE_DAEMONS_MAX; k++)
+            CHECK(!dp->daemons[k] || daemon_index(dp->daemons[k]) < ML_DAEMONS_MAX);
+    }
+    CHECK(ml_path_runs_daemon(ml_path_find("nebula-relay"), "nebula"));
+    CHECK(ml_path_runs_daemon(ml_path_find("nebula-direct"), "nebula"));
+    CHECK(ml_path_runs_daemon(ml_path_find("tailscale-relay"), "headscale"));
+    CHECK(ml_path_runs_daemon(ml_path_find("tailscale-direct"), "tailscaled"));
+    CHECK(ml_path_runs_daemon(ml_path_find("wireguard-go-hub"), "wireguard-go"));
+    CHECK(!ml_path_runs_daemon(ml_path_find("wireguard-hub"), "nebula"));
+    CHECK(!ml_path_runs_daemon(ml_path_find("wireguard-hub"), "wireguard-go"));
+    CHECK(!ml_path_runs_daemon(ml_path_find("plain"), "nebula"));
+    CHECK(!ml_path_runs_daemon(ml_path_find("nebula-relay"), "tailscaled"));
+}
+
+/* A path counts its own dataplane's daemons above their idle rate, and no other's: the review
+ * found the idle nebula of a lab in wireguard-hub's and plain's CPU and memory. */
+static void test_a_path_counts_only_its_own_daemons(void)
+{
+    struct ml_guest_cpu idle0, idle1, a, b;
+    /* idle for 10 s: nebula 0.5 s, tailscaled 0.2 s, wireguard-go 0 s */
+    daemons_at(&idle0, 1000, 500, 300);
+    daemons_at(&idle1, 1050, 520, 300);
+    double rates[ML_DAEMONS_MAX];
+    ml_guest_cpu_daemon_rates(&idle0, &idle1, 10, rates);
+    CHECK(fabs(rates[daemon_index("nebula")] - 0.05) < 1e-9);
+    CHECK(fabs(rates[daemon_index("tailscaled")] - 0.02) < 1e-9);
+    CHECK(rates[daemon_index("headscale")] < 0); /* not running: unknown */
+    struct json_object *idle = ml_guest_daemon_rates_json(ml_path_find("nebula-relay"), rates);
+    CHECK(json_object_object_length(idle) == 1);
+    CHECK(fabs(json_object_get_double(json_object_object_get(idle, "nebula")) - 0.05) < 1e-9);
+    json_object_put(idle);
+
+    /* a 30 s pass: nebula 6 s, tailscaled 0.6 s, wireguard-go 0 s */
+    daemons_at(&a, 2000, 900, 300);
+    daemons_at(&b, 2600, 960, 300);
+    const char *paths[] = {"nebula-relay", "wireguard-hub", "plain"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+        struct json_object *cpu = json_object_new_object(), *above = json_object_new_object();
+        struct json_object *rss = json_object_new_object();
+        ml_guest_daemons_json(ml_path_find(paths[i]), &a, &b, rates, 30, cpu, above, rss);
+        if (i == 0) {
+            /* nebula: 6 s, less 0.05 s/s x 30 s idle = 4.5 s; its memory; nothing else */
+            CHECK(json_object_object_length(cpu) == 1 && json_object_object_length(above) == 1 &&
+                  json_object_object_length(rss) == 1);
+            CHECK(fabs(json_object_get_double(json_object_object_get(cpu, "nebula")) - 6) < 1e-9);
+            CHECK(fabs(json_object_get_double(json_object_object_get(above, "nebula")) - 4.5) <
+                  1e-9);
+            CHECK(json_object_get_int64(json_object_object_get(rss, "nebula")) == 27192);
+        } else {
+            /* kernel WireGuard and plain run no daemon: nebula's and tailscaled's are not theirs */
+            CHECK(json_object_object_length(cpu) == 0 && json_object_object_length(above) == 0 &&
+                  json_object_object_length(rss) == 0);
+        }
+        json_object_put(cpu);
+        json_object_put(above);
+        json_object_put(rss);
+    }
+    /* no idle rate measured: the figure is null, never the raw seconds */
+    double unknown[ML_DAEMONS_MAX] = {-1, -1, -1, -1};
+    struct json_object *cpu = json_object_new_object(), *above = json_object_new_object();
+    struct json_object *rss = json_object_new_object();
+    ml_guest_daemons_json(ml_path_find("tailscale-direct"), &a, &b, unknown, 30, cpu, above, rss);
+    CHECK(fabs(json_object_get_double(json_object_object_get(cpu, "tailscaled")) - 0.6) < 1e-9);
+    struct json_object *v = (struct json_object *)1;
+    CHECK(json_object_object_get_ex(above, "tailscaled", &v) && v == NULL);
+    CHECK(!json_object_object_get_ex(cpu, "nebula", NULL));
+    json_object_put(cpu);
+    json_object_put(above);
+    json_object_put(rss);
+}
+
 int main(void)
 {
     test_median();
@@ -279,5 +385,7 @@ int main(void)
     test_values_of_a_key();
     test_a_new_descriptor_reaches_results_and_report();
     test_a_failed_path_has_no_numbers();
+    test_every_dataplane_names_its_daemons();
+    test_a_path_counts_only_its_own_daemons();
     return check_finish();
 }

@@ -1,6 +1,7 @@
 /* report.md and report.html from results documents (v2), compared with golden files and
  * checked for what the review asked of them (docs/report.md). */
 #include <json-c/json.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "fixtures.h"
@@ -67,8 +68,11 @@ static void test_matrix(void)
     CHECK(strstr(md, "0.0.0.0") == NULL);
 
     /* Significant digits: the direct path's hub factor is 6.4e-05, not 0.00. */
-    CHECK(strstr(md, "| plain | ok | 1,200 | 1.2 | 6.4e-05 | 0.900 / 2.45 | 4.00 |") != NULL);
-    CHECK(strstr(md, "| wireguard-hub | ok | 122 | 14.8 | 2.26 |") != NULL);
+    CHECK(strstr(md, "| plain | ok | 1,200 | 1.2 | 6.4e-05 | 0.900 / 2.45 | 2.83 |") != NULL);
+    /* the hub CPU of the cell the intro names (forward-1), the CPU section's "full" figure */
+    CHECK(strstr(md, "| wireguard-hub | ok | 122 | 14.8 | 2.26 | 1.30 / 21.0 | 8.37 |") != NULL);
+    CHECK(strstr(md, "hub CPU is the hub's busy\nseconds above idle per GB of payload in that "
+                     "same cell") != NULL);
     CHECK(strstr(md, "| 0.00 |") == NULL);
 
     /* Rows per cell, labelled "PATH CELL", reading cells.*.x. */
@@ -89,8 +93,14 @@ static void test_matrix(void)
     g_autofree char *cpu = section(md, "CPU cost");
     CHECK(strstr(cpu, "Under TCG this is an emulation cost") != NULL);
     CHECK(strstr(cpu, "comparable only between paths of one run") != NULL);
-    CHECK(strstr(cpu, "| 2 | wireguard-hub | 8.91 | 0.886 | 0.796 | 8.37 | 0.900 | 0.812 | hub "
-                      "wireguard 0.393 |") != NULL);
+    /* a path's own daemons only, above their idle rate: kernel WireGuard runs none, nebula's
+     * 6.00 s/GB less its idle 0.01 s/s over the 4 s of the fixed pass (0.0273 GB: it carried
+     * 54.6 of the 61 Mbit/s offered) is 4.54 */
+    CHECK(strstr(cpu, "| 2 | wireguard-hub | 8.91 | 0.886 | 0.796 | 8.37 | 0.900 | 0.812 | — |") !=
+          NULL);
+    CHECK(strstr(cpu, "| 3 | nebula-relay | 13.8 | 0.890 | 0.824 | 12.6 | 0.906 | 0.813 | hub "
+                      "nebula 4.54 |") != NULL);
+    CHECK(strstr(cpu, "another dataplane's daemons are never counted") != NULL);
 
     g_autofree char *phys = section(md, "Physics");
     /* every cell is compared, with the data-only floor and the two-segments-per-ACK ceiling */
@@ -135,7 +145,7 @@ static void test_matrix(void)
     CHECK(strstr(var, "| wireguard-hub forward-1 | 3 / 0 | **WARNING** 14.8 | 0.4 |") != NULL);
     CHECK(strstr(var, "| nebula-relay forward-1 | 3 / 0 | 1.0 |") != NULL);
     CHECK(count(var, "WARNING") == 2); /* the rule's and the one cell's */
-    CHECK(strstr(var, "The 18 passes ran in 3 rounds (passes per round: 12, 3, 3)") != NULL);
+    CHECK(strstr(var, "The 18 passes ran in one block (results.json `order`)") != NULL);
     CHECK(strstr(md, "host was busy") == NULL);
 
     g_autofree char *vps = section(md, "What it means for the VPS");
@@ -177,21 +187,121 @@ static void test_vps_of_older_results(void)
     json_object_put(r);
 }
 
-/* Ranked by hub CPU per GB, cheapest first, whatever the order of the paths. */
+/* Ranked by the hub's CPU per GB of the fixed cell, cheapest first, whatever the order of the
+ * paths: a path whose hub carries none of its traffic first (it costs the hub nothing, whatever
+ * its idle noise reads), one without a figure last. */
+static void set_hub_fixed_cpu(struct json_object *path, struct json_object *v)
+{
+    struct json_object *cell =
+        json_object_object_get(json_object_object_get(path, "cells"), "forward-1-fixed");
+    json_object_object_add(
+        json_object_object_get(json_object_object_get(cell, "cpu_s_per_gb"), "hub"),
+        "busy_above_idle_s_per_gb", v);
+}
+
 static void test_cpu_ranking(void)
 {
     struct json_object *r = fixture_json("results-v2-matrix.json");
     struct json_object *paths = json_object_object_get(r, "paths");
-    json_object_object_add(json_object_array_get_idx(paths, 0), "hub_cpu_s_per_gb",
-                           json_object_new_double(20.0));
-    json_object_object_add(json_object_array_get_idx(paths, 2), "hub_cpu_s_per_gb",
-                           json_object_new_double(1.5));
+    set_hub_fixed_cpu(json_object_array_get_idx(paths, 0), json_object_new_double(20.0));
+    set_hub_fixed_cpu(json_object_array_get_idx(paths, 1), NULL);
+    set_hub_fixed_cpu(json_object_array_get_idx(paths, 2), json_object_new_double(1.5));
+    /* the comparison's figure is the headline cell's: it does not rank */
+    json_object_object_add(json_object_array_get_idx(paths, 1), "hub_cpu_s_per_gb",
+                           json_object_new_double(0.5));
     g_autofree char *md = render(r);
     g_autofree char *cpu = md ? section(md, "CPU cost") : g_strdup("");
-    const char *first = strstr(cpu, "| 1 | nebula-relay |");
-    const char *second = strstr(cpu, "| 2 | wireguard-hub |");
-    const char *third = strstr(cpu, "| 3 | plain |");
+    const char *first = strstr(cpu, "| 1 | plain | 20.0 |");
+    const char *second = strstr(cpu, "| 2 | nebula-relay | 1.50 |");
+    const char *third = strstr(cpu, "| 3 | wireguard-hub | — |");
     CHECK(first && second && third && first < second && second < third);
+    /* plain without any figure still costs the hub nothing */
+    set_hub_fixed_cpu(json_object_array_get_idx(paths, 0), NULL);
+    g_autofree char *md2 = render(r);
+    g_autofree char *cpu2 = md2 ? section(md2, "CPU cost") : g_strdup("");
+    CHECK(strstr(cpu2, "| 1 | plain | — |") != NULL);
+    json_object_put(r);
+}
+
+/* results.json `order` from "path cell round" triples, seq counting from 1. */
+static struct json_object *order_of(const char *const *runs, size_t n)
+{
+    struct json_object *a = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        g_auto(GStrv) w = g_strsplit(runs[i], " ", 3);
+        struct json_object *o = json_object_new_object();
+        json_object_object_add(o, "seq", json_object_new_int((int)i + 1));
+        json_object_object_add(o, "round", json_object_new_int(atoi(w[2])));
+        json_object_object_add(o, "path", json_object_new_string(w[0]));
+        json_object_object_add(o, "cell", json_object_new_string(w[1]));
+        json_object_object_add(o, "pass", json_object_new_int(atoi(w[2])));
+        json_object_array_add(a, o);
+    }
+    return a;
+}
+
+/* The order sentence describes the run's own `order`: the example run's (two paths taking turns,
+ * one path's six passes back to back, every full-speed pass first), and one that really
+ * interleaves. */
+static void test_order_is_the_runs(void)
+{
+    static const char *const example[] = {
+        "wireguard-hub forward-1 1",       "plain forward-1 1",
+        "wireguard-hub forward-1 2",       "plain forward-1 2",
+        "wireguard-hub forward-1 3",       "plain forward-1 3",
+        "nebula-relay forward-1 1",        "nebula-relay forward-1 2",
+        "nebula-relay forward-1 3",        "nebula-relay forward-1-fixed 1",
+        "nebula-relay forward-1-fixed 2",  "nebula-relay forward-1-fixed 3",
+        "wireguard-hub forward-1-fixed 1", "plain forward-1-fixed 1",
+        "wireguard-hub forward-1-fixed 2", "plain forward-1-fixed 2",
+        "wireguard-hub forward-1-fixed 3", "plain forward-1-fixed 3",
+    };
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    json_object_object_add(r, "order", order_of(example, G_N_ELEMENTS(example)));
+    g_autofree char *md = render(r);
+    g_autofree char *var = md ? section(md, "Variance and the host") : g_strdup("");
+    CHECK(strstr(var, "The 18 passes ran in 4 blocks, one after the other") != NULL);
+    CHECK(strstr(var, "- seq 1-6, full speed, 3 rounds: wireguard-hub and plain, in the same "
+                      "order every round\n") != NULL);
+    CHECK(strstr(var, "- seq 7-9, full speed, 3 rounds: nebula-relay alone\n") != NULL);
+    CHECK(strstr(var, "- seq 10-12, fixed rate, 3 rounds: nebula-relay alone\n") != NULL);
+    CHECK(strstr(var, "- seq 13-18, fixed rate, 3 rounds: wireguard-hub and plain, in the same "
+                      "order every round\n") != NULL);
+    CHECK(strstr(var, "Every full-speed pass ran before every fixed-rate one.") != NULL);
+    CHECK(strstr(var, "Back to back: nebula-relay's 6 passes (seq 7-12).") != NULL);
+    CHECK(strstr(var, "(wireguard-hub and plain); on nebula-relay, alone in its blocks, it lands "
+                      "whole.") != NULL);
+    CHECK(strstr(var, "Paths that never shared a block ran at different times") != NULL);
+    /* the claim the run contradicted is gone */
+    CHECK(strstr(md, "interleaved within each") == NULL);
+    CHECK(strstr(md, "spreads over paths instead of") == NULL);
+    json_object_put(r);
+
+    static const char *const mixed[] = {
+        "plain forward-1 1",
+        "wireguard-hub forward-1 1",
+        "nebula-relay forward-1 1",
+        "plain forward-1-fixed 1",
+        "wireguard-hub forward-1-fixed 1",
+        "nebula-relay forward-1-fixed 1",
+        "wireguard-hub forward-1 2",
+        "plain forward-1 2",
+        "nebula-relay forward-1 2",
+        "wireguard-hub forward-1-fixed 2",
+        "plain forward-1-fixed 2",
+        "nebula-relay forward-1-fixed 2",
+    };
+    r = fixture_json("results-v2-matrix.json");
+    json_object_object_add(r, "order", order_of(mixed, G_N_ELEMENTS(mixed)));
+    g_autofree char *md2 = render(r);
+    g_autofree char *var2 = md2 ? section(md2, "Variance and the host") : g_strdup("");
+    CHECK(strstr(var2, "The 12 passes ran in one block (results.json `order`):\n\n- seq 1-12, "
+                       "full speed and fixed rate, 2 rounds: plain, wireguard-hub and "
+                       "nebula-relay, in an order that changes between rounds; cells forward-1 "
+                       "and forward-1-fixed\n") != NULL);
+    CHECK(strstr(var2, "Full-speed and fixed-rate passes interleave.") != NULL);
+    CHECK(strstr(var2, "No path ran two passes back to back.") != NULL);
+    CHECK(strstr(var2, "lands whole") == NULL && strstr(var2, "never shared") == NULL);
     json_object_put(r);
 }
 
@@ -485,6 +595,7 @@ int main(void)
     test_matrix();
     test_vps_of_older_results();
     test_cpu_ranking();
+    test_order_is_the_runs();
     test_busy_host();
     test_nat();
     test_html_links();

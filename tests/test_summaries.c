@@ -136,9 +136,13 @@ static void test_cpu_per_gb_and_the_vps(void)
     CHECK(near(at(p, "cells.forward-1.cpu_s_per_gb.hub.busy_s_per_gb"), 9.4 / 0.4725));
     CHECK(near(at(p, "cells.forward-1.cpu_s_per_gb.client-a.busy_s_per_gb"), 3 / 0.4725));
     CHECK(near(at(p, "cells.forward-1.daemons_cpu_s_per_gb.hub.wireguard-go"), 2.35 / 0.4725));
-    /* the headline CPU is the fixed rate's, above the hub's idle: 0.5 s for 0.05 GB */
+    /* the fixed cell's, above the hub's idle: 0.5 s for 0.05 GB */
     CHECK(near(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_s_per_gb"), 12));
-    CHECK(near(at(p, "hub_cpu_s_per_gb"), 10));
+    CHECK(near(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_above_idle_s_per_gb"), 10));
+    /* the comparison's hub CPU is the cell it names, forward-1's: (2.9 + 3.2 + 3.0) s above
+     * idle over 0.4725 GB, never the fixed cell's 10 */
+    CHECK(near(at(p, "hub_cpu_s_per_gb"), 9.1 / 0.4725));
+    CHECK(near(at(p, "cells.forward-1.cpu_s_per_gb.hub.busy_above_idle_s_per_gb"), 9.1 / 0.4725));
     /* 1 TB of payload costs 2,260 GB of hub traffic: 1,140 GB in, 1,120 GB out (the medians of
      * 1.135, 1.145, 1.14 and of 1.115, 1.125, 1.12 per payload byte) */
     CHECK(near(at(p, "vps.hub_gb_per_tb_payload"), 2260));
@@ -157,7 +161,8 @@ static void test_cpu_per_gb_and_the_vps(void)
     json_object_put(p);
 
     /* At a low fixed rate the payload's CPU is lost in the idle work: 0.05 s above idle of 1 s
-     * busy is under a tenth, and so no figure; below idle (noise) is none either. */
+     * busy is under a tenth, and so no figure; below idle (noise) is none either. The headline's
+     * hub CPU does not depend on it. */
     p = path("wireguard-go-hub", "carries");
     struct json_object *fixed = json_object_array_get_idx(json_object_object_get(p, "passes"), 4);
     struct json_object *hubcpu =
@@ -165,11 +170,25 @@ static void test_cpu_per_gb_and_the_vps(void)
     json_object_object_add(hubcpu, "busy_s", json_object_new_double(1.0));
     json_object_object_add(hubcpu, "busy_above_idle_s", json_object_new_double(0.05));
     ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
-    CHECK(isnan(at(p, "hub_cpu_s_per_gb")));
+    CHECK(isnan(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_above_idle_s_per_gb")));
+    CHECK(near(at(p, "hub_cpu_s_per_gb"), 9.1 / 0.4725));
     CHECK(near(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_s_per_gb"), 20));
     json_object_object_add(hubcpu, "busy_above_idle_s", json_object_new_double(-0.4));
     ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
+    CHECK(isnan(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_above_idle_s_per_gb")));
+    json_object_put(p);
+
+    /* the headline's hub lost in its idle work: no figure, whatever the fixed cell says */
+    p = path("wireguard-go-hub", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    for (size_t i = 0; i < 4; i++) {
+        struct json_object *h = json_object_object_get(
+            json_object_object_get(json_object_array_get_idx(ps, i), "cpu"), "hub");
+        json_object_object_add(h, "busy_above_idle_s", json_object_new_double(0.01));
+    }
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
     CHECK(isnan(at(p, "hub_cpu_s_per_gb")));
+    CHECK(near(at(p, "cells.forward-1-fixed.cpu_s_per_gb.hub.busy_above_idle_s_per_gb"), 10));
     json_object_put(p);
 
     /* a direct path's hub relays nothing: no relay rate is invented for it */
@@ -178,6 +197,33 @@ static void test_cpu_per_gb_and_the_vps(void)
     CHECK(isnan(at(p, "vps.hub_vcpu_relay_bits_per_second")));
     struct json_object *v = (struct json_object *)1;
     CHECK(json_object_object_get_ex(p, "expected", &v) && v == NULL);
+    json_object_put(p);
+}
+
+/* The daemons above their idle rate, per GB: the sums over the passes that passed, and no figure
+ * where the payload's share is under a tenth of the daemon's CPU (lost in its idle work). */
+static void test_daemons_above_idle(void)
+{
+    struct json_object *p = path("wireguard-go-hub", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    for (size_t i = 0; i < json_object_array_length(ps); i++) {
+        struct json_object *x = json_object_array_get_idx(ps, i);
+        double raw = json_object_get_double(json_object_object_get(
+            json_object_object_get(json_object_object_get(x, "daemons_cpu_s"), "hub"),
+            "wireguard-go"));
+        struct json_object *above = json_object_new_object(), *hub = json_object_new_object();
+        /* the fixed pass (the last): 0.15 s of which 0.01 above idle */
+        json_object_object_add(hub, "wireguard-go",
+                               json_object_new_double(i == 4 ? 0.01 : raw - 0.1));
+        json_object_object_add(above, "hub", hub);
+        json_object_object_add(x, "daemons_cpu_above_idle_s", above);
+    }
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-go-hub", p);
+    /* (0.75 + 0.825 + 0.775) s less 3 x 0.1 s idle over 0.4725 GB; the failed pass not in it */
+    CHECK(near(at(p, "cells.forward-1.daemons_cpu_above_idle_s_per_gb.hub.wireguard-go"),
+               2.05 / 0.4725));
+    CHECK(near(at(p, "cells.forward-1.daemons_cpu_s_per_gb.hub.wireguard-go"), 2.35 / 0.4725));
+    CHECK(isnan(at(p, "cells.forward-1-fixed.daemons_cpu_above_idle_s_per_gb.hub.wireguard-go")));
     json_object_put(p);
 }
 
@@ -332,6 +378,7 @@ int main(void)
 {
     test_a_failed_pass_is_in_no_figure();
     test_cpu_per_gb_and_the_vps();
+    test_daemons_above_idle();
     test_warnings();
     test_loss_and_rate();
     test_expected();

@@ -179,6 +179,14 @@ const struct ml_path_ops *ml_path_find(const char *name)
     return NULL;
 }
 
+bool ml_path_runs_daemon(const struct ml_path_ops *ops, const char *daemon)
+{
+    for (size_t i = 0; ops && ops->dataplane && daemon && i < ML_DATAPLANE_DAEMONS_MAX; i++)
+        if (ops->dataplane->daemons[i] && !strcmp(ops->dataplane->daemons[i], daemon))
+            return true;
+    return false;
+}
+
 bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops)
 {
     return ml_topology_has_path(topo, ops->name);

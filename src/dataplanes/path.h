@@ -64,10 +64,15 @@ struct ml_evidence {
 };
 void ml_evidence_clear(struct ml_evidence *e);
 
+#define ML_DATAPLANE_DAEMONS_MAX 4
+
 /* A dataplane: what it needs, how it comes up, what it remembers, how it sees
  * its own paths. One file fills one in; its paths point at it. */
 struct ml_dataplane {
     const char *name; /* its key in the lab's state file, "wireguard", "nebula", ... */
+    /* The processes it runs in the guests, as pidof names them (one of guestcpu.h's
+     * ML_DAEMONS): only its own paths count their CPU and memory. None: kernel WireGuard. */
+    const char *daemons[ML_DATAPLANE_DAEMONS_MAX];
     /* Its own transports, appended to the lab's port table (ports.h) so the
      * firewall opens and isolates them (NULL: the fixed table has them). */
     size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
@@ -171,6 +176,8 @@ struct ml_path_ops {
 extern const struct ml_path_ops *const ml_paths[];
 /* The path by name, or NULL. */
 const struct ml_path_ops *ml_path_find(const char *name);
+/* Whether the path's dataplane runs the daemon (a process name): what the path's passes count. */
+bool ml_path_runs_daemon(const struct ml_path_ops *ops, const char *daemon);
 /* Checks that every path the topology names is registered, and the dataplanes'
  * own rules; the error is "FILE:LINE:COL: RULE" at the name, as the parser's. */
 bool ml_paths_resolve(const struct ml_topology *topo, GError **err);

@@ -191,6 +191,7 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
 
 const struct ml_dataplane ml_dataplane_nebula = {
     .name = "nebula",
+    .daemons = {"nebula"},
     .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,

@@ -582,6 +582,7 @@ static const struct ml_auto_ops tailscale_auto = {
 const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
     .conflict = ml_tailscale_conflict,
+    .daemons = {"tailscaled", "headscale"},
     .available = available,
     .artifacts = artifacts,
     .setup = setup,

@@ -207,6 +207,7 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
 const struct ml_dataplane ml_dataplane_wireguard_go_hub = {
     .conflict = conflict,
     .name = "wireguard-go-hub",
+    .daemons = {"wireguard-go"},
     .ports = ports,
     .setup = setup,
     .observe = observe,

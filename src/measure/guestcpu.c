@@ -16,6 +16,46 @@ const char *ml_daemon_name(size_t i)
     return i < ML_DAEMONS_MAX ? daemons[i] : NULL;
 }
 
+void ml_guest_cpu_daemon_rates(const struct ml_guest_cpu *a, const struct ml_guest_cpu *b,
+                               double dt, double ret[ML_DAEMONS_MAX])
+{
+    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+        ret[k] = a->daemon_s[k] >= 0 && b->daemon_s[k] >= 0 && dt > 0
+                     ? MAX(0.0, (b->daemon_s[k] - a->daemon_s[k]) / dt)
+                     : -1;
+}
+
+struct json_object *ml_guest_daemon_rates_json(const struct ml_path_ops *ops,
+                                               const double rates[ML_DAEMONS_MAX])
+{
+    struct json_object *o = json_object_new_object();
+    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+        if (rates[k] >= 0 && ml_path_runs_daemon(ops, daemons[k]))
+            json_object_object_add(o, daemons[k], json_object_new_double(rates[k]));
+    return o;
+}
+
+void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_cpu *a,
+                           const struct ml_guest_cpu *b, const double idle_s_per_s[ML_DAEMONS_MAX],
+                           double seconds, struct json_object *cpu, struct json_object *above_idle,
+                           struct json_object *rss)
+{
+    for (size_t k = 0; k < ML_DAEMONS_MAX; k++) {
+        if (!ml_path_runs_daemon(ops, daemons[k]))
+            continue;
+        if (a->daemon_s[k] >= 0 && b->daemon_s[k] >= 0) {
+            double s = b->daemon_s[k] - a->daemon_s[k];
+            json_object_object_add(cpu, daemons[k], json_object_new_double(s));
+            json_object_object_add(above_idle, daemons[k],
+                                   idle_s_per_s[k] >= 0
+                                       ? json_object_new_double(s - idle_s_per_s[k] * seconds)
+                                       : NULL);
+        }
+        if (b->daemon_rss_kib[k] >= 0)
+            json_object_object_add(rss, daemons[k], json_object_new_int64(b->daemon_rss_kib[k]));
+    }
+}
+
 /* /proc/stat's first line, then each daemon process's stat line (pidof finds none: nothing). */
 const char ml_guest_cpu_cmd[] =
     "head -n 1 /proc/stat; "

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <glib.h>
+#include <json-c/json.h>
 #include <libvirt/libvirt.h>
 #include <stdbool.h>
 
+#include "dataplanes/path.h"
 #include "virt/lab.h"
 
 /* The daemons whose own CPU is counted wherever they run. */
@@ -33,6 +35,23 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
 double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c);
 /* The daemons' names, in the order of daemon_s. */
 const char *ml_daemon_name(size_t i);
+
+/* Pure: each daemon's CPU seconds per second between readings a and b, dt seconds apart (the
+ * idle baseline); -1 where either reading has no such process. */
+void ml_guest_cpu_daemon_rates(const struct ml_guest_cpu *a, const struct ml_guest_cpu *b,
+                               double dt, double ret[ML_DAEMONS_MAX]);
+/* Pure: {daemon: rate} of the daemons the path's dataplane runs whose rate is known (>= 0). */
+struct json_object *ml_guest_daemon_rates_json(const struct ml_path_ops *ops,
+                                               const double rates[ML_DAEMONS_MAX]);
+/* Pure: one guest's daemons that the path's dataplane runs, between readings a and b taken
+ * `seconds` apart: into cpu their CPU seconds, into above_idle the same less their idle rate
+ * (idle_s_per_s, <0 unknown: null) times the seconds, into rss their memory at b, KiB (each an
+ * object, daemon name to value). Another dataplane's daemons, idling in the guest, are in none:
+ * a path pays only for its own. */
+void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_cpu *a,
+                           const struct ml_guest_cpu *b, const double idle_s_per_s[ML_DAEMONS_MAX],
+                           double seconds, struct json_object *cpu, struct json_object *above_idle,
+                           struct json_object *rss);
 
 /* Reads every guest of the lab at once (in parallel through the agent) and the host's view of
  * each domain. */

@@ -206,6 +206,7 @@ struct mpath {
     bool failed;                   /* its status is decided: failed or not-run */
     double idle_rate;              /* the hub's bytes per second while idle, before its passes */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
+    double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
 };
 
 static void fail_path(struct mpath *p, const char *status, const char *why)
@@ -238,12 +239,15 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         !ml_guest_cpu_read(c->lab, b, err))
         return false;
     double dt = MAX(ml_now() - t0, 0.1);
-    struct json_object *cpu = json_object_new_object();
+    struct json_object *cpu = json_object_new_object(), *daemons = json_object_new_object();
     for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
         double busy = ml_guest_cpu_busy_s(&b[i]) - ml_guest_cpu_busy_s(&a[i]);
         p->idle_cpu[i] = MAX(0.0, busy / dt);
         json_object_object_add(cpu, c->lab->topo->nodes[i].name,
                                json_object_new_double(p->idle_cpu[i]));
+        ml_guest_cpu_daemon_rates(&a[i], &b[i], dt, p->idle_daemon[i]);
+        json_object_object_add(daemons, c->lab->topo->nodes[i].name,
+                               ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
     }
     g_autofree char *rel = g_strdup_printf("raw/%s/%s-ping.txt", p->ops->name,
                                            strcmp(key, "idle") ? "idle-fixed" : "idle");
@@ -255,6 +259,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     json_object_object_add(idle, "hub_bytes_per_s", json_object_new_double(p->idle_rate));
     json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
+    json_object_object_add(idle, "daemons_cpu_s_per_s", daemons);
     json_object_object_add(p->o, key, idle);
     ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
     return true;
@@ -390,6 +395,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .ping_interval_s = prof->ping_interval_s,
                 };
                 memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
+                memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
                 struct ml_pass_spec spec = {
                     .cell = cell,
                     .index = r,
@@ -616,8 +622,11 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
             continue;
         struct mpath *p = &paths[n++];
         *p = (struct mpath){.ops = ml_paths[k], .passes = json_object_new_array(), .active = true};
-        for (size_t i = 0; i < ML_MAX_NODES; i++)
+        for (size_t i = 0; i < ML_MAX_NODES; i++) {
             p->idle_cpu[i] = -1;
+            for (size_t d = 0; d < ML_DAEMONS_MAX; d++)
+                p->idle_daemon[i][d] = -1;
+        }
         p->o = path_skeleton(lab, p->ops);
         json_object_object_add(p->o, "passes", json_object_get(p->passes));
         ml_ip_str(p->ops->target(lab), p->target);

@@ -199,13 +199,15 @@ struct json_object *ml_summary_cells(struct json_object *path, const struct ml_m
     return o;
 }
 
-/* CPU seconds per GB of payload of every guest (m->of: "cpu") or daemon ("daemons_cpu_s"),
- * over a cell's passes that passed: the sums of both, so a short pass weighs less. */
+/* CPU seconds per GB of payload of every guest (m->of: "cpu") or daemon ("daemons_cpu_s", and
+ * above its idle rate "daemons_cpu_above_idle_s"), over a cell's passes that passed: the sums of
+ * both, so a short pass weighs less. */
 struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const struct ml_metric *m)
 {
     struct json_object *o = json_object_new_object();
     g_autoptr(GPtrArray) names = cell_names(path);
-    bool daemons = !strcmp(m->of, "daemons_cpu_s");
+    bool daemons = g_str_has_prefix(m->of, "daemons_");
+    bool daemons_above_idle = !strcmp(m->of, "daemons_cpu_above_idle_s");
     for (guint i = 0; i < names->len; i++) {
         g_autoptr(GPtrArray) ps = ok_passes(path, g_ptr_array_index(names, i));
         double gb = 0;
@@ -220,8 +222,12 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
             continue;
         /* The first pass names the guests and their keys; every pass has the same. */
         struct json_object *first = json_object_object_get(g_ptr_array_index(ps, 0), m->of);
+        if (!json_object_is_type(first, json_type_object))
+            continue;
         json_object_object_foreach(first, node, keys)
         {
+            if (!json_object_is_type(keys, json_type_object))
+                continue;
             struct json_object *g = json_object_new_object();
             json_object_object_foreach(keys, key, unused)
             {
@@ -237,10 +243,13 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
                 g_autofree char *out = daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
                 /* What the payload cost above idle is a figure only where it stands out of the
                  * idle work: at a low rate (a TCG lab's fixed rate) it is noise, even negative. */
-                if (all && !daemons && !strcmp(key, "busy_above_idle_s")) {
+                if (all &&
+                    (daemons_above_idle || (!daemons && !strcmp(key, "busy_above_idle_s")))) {
                     double busy = 0, v = 0;
                     for (guint k = 0; k < ps->len; k++) {
-                        g_autofree char *at = g_strdup_printf("%s.%s.busy_s", m->of, node);
+                        g_autofree char *at =
+                            daemons_above_idle ? g_strdup_printf("daemons_cpu_s.%s.%s", node, key)
+                                               : g_strdup_printf("%s.%s.busy_s", m->of, node);
                         if (number_at(g_ptr_array_index(ps, k), at, &v))
                             busy += v;
                     }
@@ -273,13 +282,6 @@ static const char *headline_cell(struct json_object *path)
     return first_cell_at(path, "full");
 }
 
-/* The CPU figures' cell: the first fixed-rate cell (paths at equal work), else the headline. */
-static const char *cpu_cell(struct json_object *path)
-{
-    const char *c = first_cell_at(path, "fixed");
-    return c ? c : headline_cell(path);
-}
-
 double ml_headline_median(struct json_object *path, const char *key)
 {
     const char *cell = headline_cell(path);
@@ -306,10 +308,11 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
     return c && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
 }
 
-/* The hub's busy CPU seconds per GB of payload, at the fixed rate where measured. */
+/* The hub's busy CPU seconds per GB of payload in the headline cell, the cell the comparison
+ * names (the CPU section shows the fixed rate's beside it). */
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m)
 {
-    const char *c = cpu_cell(path), *hub = str_at(path, "hub");
+    const char *c = headline_cell(path), *hub = str_at(path, "hub");
     g_autofree char *key =
         g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "", hub ? hub : "", m->of);
     double v;
@@ -679,6 +682,7 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.series", "byte per second", passes_col)},
     {RECORDED("passes.cpu", "s", passes_col)},
     {RECORDED("passes.daemons_cpu_s", "s", passes_col)},
+    {RECORDED("passes.daemons_cpu_above_idle_s", "s", passes_col)},
     {RECORDED("passes.daemons_rss_kib", "KiB", passes_col)},
     {RECORDED("passes.host", "%", passes_col)},
     /* the cells of the matrix: each (direction, streams, rate) over its passes that passed */
@@ -721,7 +725,9 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb, "cpu")},
     {SUMMARY("cells.*.daemons_cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb,
              "daemons_cpu_s")},
-    /* the headline: the first cell's figures, the CPU at the fixed rate */
+    {SUMMARY("cells.*.daemons_cpu_above_idle_s_per_gb", "s/GB", cells_col,
+             ml_summary_cell_cpu_per_gb, "daemons_cpu_above_idle_s")},
+    /* the headline: the first full-speed cell's figures, the hub's CPU included */
     {SUMMARY("headline_cell", "name", cells_col, ml_summary_headline_cell, NULL)},
     {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
              "median_bits_per_second"),

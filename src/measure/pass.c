@@ -264,10 +264,12 @@ struct json_object *ml_pass_rtt_json(const char *ping_text)
 static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_path *pp,
                                     double seconds, const struct ml_guest_cpu *a,
                                     const struct ml_guest_cpu *b, struct json_object **ret_daemons,
+                                    struct json_object **ret_daemons_above_idle,
                                     struct json_object **ret_rss)
 {
     struct json_object *cpu = json_object_new_object();
     *ret_daemons = json_object_new_object();
+    *ret_daemons_above_idle = json_object_new_object();
     *ret_rss = json_object_new_object();
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const struct ml_guest_cpu *x = &a[i], *y = &b[i];
@@ -292,17 +294,12 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
                                    ? json_object_new_double(y->qemu_s - x->qemu_s)
                                    : NULL);
         json_object_object_add(cpu, lab->topo->nodes[i].name, g);
-        struct json_object *d = json_object_new_object();
-        for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
-            if (x->daemon_s[k] >= 0 && y->daemon_s[k] >= 0)
-                json_object_object_add(d, ml_daemon_name(k),
-                                       json_object_new_double(y->daemon_s[k] - x->daemon_s[k]));
-        json_object_object_add(*ret_daemons, lab->topo->nodes[i].name, d);
+        /* Only the path's own daemons: another dataplane's, idling in the guest, are not its. */
+        struct json_object *d = json_object_new_object(), *above = json_object_new_object();
         struct json_object *r = json_object_new_object();
-        for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
-            if (y->daemon_rss_kib[k] >= 0)
-                json_object_object_add(r, ml_daemon_name(k),
-                                       json_object_new_int64(y->daemon_rss_kib[k]));
+        ml_guest_daemons_json(pp->ops, x, y, pp->idle_daemon_s_per_s[i], seconds, d, above, r);
+        json_object_object_add(*ret_daemons, lab->topo->nodes[i].name, d);
+        json_object_object_add(*ret_daemons_above_idle, lab->topo->nodes[i].name, above);
         json_object_object_add(*ret_rss, lab->topo->nodes[i].name, r);
     }
     return cpu;
@@ -588,9 +585,11 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
     double p99 = NAN;
     json_object_object_add(o, "rtt_loaded", rtt_json(ping_out.out, &p99));
-    struct json_object *daemons = NULL, *rss = NULL;
-    json_object_object_add(o, "cpu", cpu_json(lab, pp, cpu_s, cpu0, cpu1, &daemons, &rss));
+    struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
+    json_object_object_add(o, "cpu",
+                           cpu_json(lab, pp, cpu_s, cpu0, cpu1, &daemons, &daemons_above, &rss));
     json_object_object_add(o, "daemons_cpu_s", daemons);
+    json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
 
     double other = NAN, steal = NAN;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "dataplanes/path.h"
+#include "measure/guestcpu.h"
 #include "virt/lab.h"
 
 /* Where a pass runs. */
@@ -28,6 +29,8 @@ struct ml_pass_path {
      * with the hub's baseline; subtracted so that CPU per GB is what the payload cost. <0:
      * unknown. */
     double idle_cpu_s_per_s[ML_MAX_NODES];
+    /* The same for each daemon of the path's dataplane (guestcpu.h's order); <0: unknown. */
+    double idle_daemon_s_per_s[ML_MAX_NODES][ML_DAEMONS_MAX];
 };
 
 /* What a pass is. */

@@ -52,20 +52,6 @@ static const char *headline(struct json_object *r)
     return ml_j_len(m) ? get_str(json_object_array_get_idx(m, 0), "cell") : NULL;
 }
 
-/* The cell the hub's CPU per GB comes from: the fixed rate's, else the headline. */
-static const char *cpu_cell(struct json_object *path, const char *head)
-{
-    struct json_object *cells = get_obj(path, "cells");
-    if (cells) {
-        json_object_object_foreach(cells, name, cell)
-        {
-            if (g_strcmp0(get_str(cell, "rate"), "fixed") == 0)
-                return name;
-        }
-    }
-    return head;
-}
-
 /* One value per pass that passed, of the figure in the cell. */
 static GArray *pass_values(struct json_object *path, const char *cell, enum figure f)
 {
@@ -83,7 +69,7 @@ static GArray *pass_values(struct json_object *path, const char *cell, enum figu
             have = ml_j_num(p, "hub_bytes_per_payload_byte", &v);
         else if (f == FIG_LOADED_P99)
             have = ml_j_num(get_obj(p, "rtt_loaded"), "p99_ms", &v);
-        else if (ml_j_num(get_obj(get_obj(p, "cpu"), "hub"), "busy_s", &busy) &&
+        else if (ml_j_num(get_obj(get_obj(p, "cpu"), "hub"), "busy_above_idle_s", &busy) &&
                  ml_j_num(p, "payload_bytes", &payload) && payload > 0) {
             v = busy / (payload / 1e9);
             have = true;
@@ -249,7 +235,8 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
         }
         add_row(rows, name, NULL, FIG_HUB_FACTOR, pa, pb, pa, pb, head);
         add_row(rows, name, NULL, FIG_LOADED_P99, pa, pb, pa, pb, head);
-        add_row(rows, name, NULL, FIG_HUB_CPU, pa, pb, pa, pb, cpu_cell(pa, head));
+        /* hub_cpu_s_per_gb is the headline cell's, above idle: its noise is that cell's too */
+        add_row(rows, name, NULL, FIG_HUB_CPU, pa, pb, pa, pb, head);
     }
     struct json_object *pbs = get_array(b, "paths");
     for (size_t i = 0; i < ml_j_len(pbs); i++) {

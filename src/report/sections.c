@@ -67,12 +67,16 @@ void ml_section_busy_notice(struct ml_render *c)
 
 struct ranked {
     size_t index;
-    double hub; /* hub busy s per GB; NAN when unknown */
+    bool free;  /* the hub carries none of its traffic */
+    double hub; /* hub busy s above idle per GB; NAN when unknown */
 };
 
+/* Cheapest first: a path that costs the hub nothing, then the known figures, then the unknown. */
 static gint by_hub_cpu(gconstpointer a, gconstpointer b)
 {
     const struct ranked *x = a, *y = b;
+    if (x->free != y->free)
+        return x->free ? -1 : 1;
     if (isnan(x->hub) != isnan(y->hub))
         return isnan(x->hub) ? 1 : -1;
     if (!isnan(x->hub) && x->hub != y->hub)
@@ -123,7 +127,7 @@ static void put_guest_daemons(GString *s, struct json_object *o, bool memory, co
 
 static void put_daemons(GString *s, struct json_object *cell)
 {
-    put_guest_daemons(s, get_obj(cell, "daemons_cpu_s_per_gb"), false, DASH);
+    put_guest_daemons(s, get_obj(cell, "daemons_cpu_above_idle_s_per_gb"), false, DASH);
 }
 
 void ml_section_cpu(struct ml_render *c)
@@ -135,8 +139,12 @@ void ml_section_cpu(struct ml_render *c)
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
-        struct ranked r = {i, NAN};
-        ml_j_num(path_at(c, i), "hub_cpu_s_per_gb", &r.hub);
+        struct json_object *p = path_at(c, i);
+        struct json_object *fixed = ml_render_fixed_cell(p, NULL);
+        struct json_object *cell = fixed ? fixed : head ? get_obj(get_obj(p, "cells"), head) : NULL;
+        struct ranked r = {i, g_strcmp0(get_str(p, "hub_role"), "quiet") == 0, NAN};
+        ml_j_num(get_obj(get_obj(cell, "cpu_s_per_gb"), get_str(p, "hub")),
+                 "busy_above_idle_s_per_gb", &r.hub);
         g_array_append_val(rank, r);
     }
     if (rank->len == 0)
@@ -150,9 +158,12 @@ void ml_section_cpu(struct ml_render *c)
                        "under a tenth of its busy time: lost in the idle work), at the fixed\n"
                        "offered rate and at full speed (the ");
     put_text(s, head ? head : "headline");
-    g_string_append(s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
-                       "is one), cheapest first. Daemons: their own CPU seconds per GB at the "
-                       "fixed rate.\n\n");
+    g_string_append(
+        s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
+           "is one), cheapest first; a path whose hub carries none of its traffic "
+           "costs the hub nothing and\nranks first. Daemons: those of the path's own dataplane, "
+           "their CPU seconds per GB above their idle\nrate (measured with the guests'), at the "
+           "fixed rate; another dataplane's daemons are never counted.\n\n");
     if (is_tcg(c))
         g_string_append(s, "> Under TCG this is an emulation cost: QEMU translates every guest "
                            "instruction, so these seconds\n"
@@ -422,37 +433,254 @@ static void put_host_max(GString *s, struct json_object *path, const char *cell,
         ml_put_fixed(s, max, 1);
 }
 
+/* ---- the order the passes ran in ---- */
+
+/* Whether a cell runs at the fixed rate: its rate in the profile's matrix, else its name. */
+static bool cell_fixed(struct ml_render *c, const char *cell)
+{
+    struct json_object *matrix = get_array(get_obj(c->r, "profile"), "matrix");
+    for (size_t i = 0; cell && i < ml_j_len(matrix); i++) {
+        struct json_object *m = json_object_array_get_idx(matrix, i);
+        if (g_strcmp0(get_str(m, "cell"), cell) == 0)
+            return g_strcmp0(get_str(m, "rate"), "fixed") == 0;
+    }
+    return cell && g_str_has_suffix(cell, "-fixed");
+}
+
+static void add_unique(GPtrArray *a, const char *name)
+{
+    for (guint i = 0; i < a->len; i++)
+        if (g_strcmp0(g_ptr_array_index(a, i), name) == 0)
+            return;
+    g_ptr_array_add(a, (gpointer)name);
+}
+
+static bool holds(GPtrArray *a, const char *name)
+{
+    for (guint i = 0; i < a->len; i++)
+        if (g_strcmp0(g_ptr_array_index(a, i), name) == 0)
+            return true;
+    return false;
+}
+
+/* "a", "a and b", "a, b and c". */
+static void put_names(GString *s, GPtrArray *names)
+{
+    for (guint i = 0; i < names->len; i++) {
+        g_string_append(s, i == 0 ? "" : i + 1 == names->len ? " and " : ", ");
+        put_text(s, g_ptr_array_index(names, i));
+    }
+}
+
+/* A block of the order: passes whose round never goes back (a sweep of one group of paths). */
+struct block {
+    size_t from, to; /* indices into order, inclusive */
+    GPtrArray *paths, *cells;
+    int rounds;
+    bool full, fixed;
+    bool same_order; /* every round ran its paths in the same order */
+};
+
+static const char *entry_str(struct json_object *order, size_t i, const char *key)
+{
+    return str_or(json_object_array_get_idx(order, i), key, "?");
+}
+
+static int entry_round(struct json_object *order, size_t i)
+{
+    double r = 0;
+    return ml_j_num(json_object_array_get_idx(order, i), "round", &r) ? (int)r : 0;
+}
+
+static long entry_seq(struct json_object *order, size_t i)
+{
+    double v = (double)i + 1;
+    ml_j_num(json_object_array_get_idx(order, i), "seq", &v);
+    return (long)v;
+}
+
+/* The paths of one round of a block, in the order they ran, a path's repeats folded. */
+static char *round_sequence(struct json_object *order, const struct block *b, int round)
+{
+    GString *s = g_string_new(NULL);
+    const char *last = NULL;
+    for (size_t i = b->from; i <= b->to; i++) {
+        const char *p = entry_str(order, i, "path");
+        if (entry_round(order, i) != round || g_strcmp0(p, last) == 0)
+            continue;
+        g_string_append_printf(s, "%s\n", p);
+        last = p;
+    }
+    return g_string_free(s, FALSE);
+}
+
+static void block_fill(struct ml_render *c, struct json_object *order, struct block *b)
+{
+    b->paths = g_ptr_array_new();
+    b->cells = g_ptr_array_new();
+    for (size_t i = b->from; i <= b->to; i++) {
+        const char *cell = entry_str(order, i, "cell");
+        add_unique(b->paths, entry_str(order, i, "path"));
+        add_unique(b->cells, cell);
+        b->rounds = MAX(b->rounds, entry_round(order, i));
+        if (cell_fixed(c, cell))
+            b->fixed = true;
+        else
+            b->full = true;
+    }
+    b->same_order = true;
+    g_autofree char *first = round_sequence(order, b, entry_round(order, b->from));
+    for (int r = entry_round(order, b->from) + 1; r <= b->rounds; r++) {
+        g_autofree char *seq = round_sequence(order, b, r);
+        if (*seq && strcmp(seq, first) != 0)
+            b->same_order = false;
+    }
+}
+
+static void put_block(GString *s, struct json_object *order, const struct block *b)
+{
+    g_string_append_printf(s, "- seq %ld-%ld, %s, %d round%s: ", entry_seq(order, b->from),
+                           entry_seq(order, b->to),
+                           b->full && b->fixed ? "full speed and fixed rate"
+                           : b->fixed          ? "fixed rate"
+                                               : "full speed",
+                           b->rounds, b->rounds == 1 ? "" : "s");
+    put_names(s, b->paths);
+    if (b->paths->len == 1)
+        g_string_append(s, " alone");
+    else if (b->rounds > 1)
+        g_string_append(s, b->same_order ? ", in the same order every round"
+                                         : ", in an order that changes between rounds");
+    if (b->cells->len > 1) {
+        g_string_append(s, "; cells ");
+        put_names(s, b->cells);
+    }
+    g_string_append(s, "\n");
+}
+
+/* The passes of one path that ran one after another, two or more: "nebula-relay's 6 (seq
+ * 7-12)". */
+static bool put_back_to_back(GString *s, struct json_object *order)
+{
+    size_t n = ml_j_len(order);
+    bool any = false;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && g_strcmp0(entry_str(order, j, "path"), entry_str(order, i, "path")) == 0)
+            j++;
+        if (j - i >= 2) {
+            g_string_append(s, any ? ", " : "Back to back: ");
+            put_text(s, entry_str(order, i, "path"));
+            g_string_append_printf(s, "'s %zu passes (seq %ld-%ld)", j - i, entry_seq(order, i),
+                                   entry_seq(order, j - 1));
+            any = true;
+        }
+        i = j;
+    }
+    g_string_append(s, any ? "." : "No path ran two passes back to back.");
+    return any;
+}
+
+/* What results.json `order` shows: the blocks the passes ran in (a group of paths through its
+ * rounds), which paths took turns, which ran back to back, and whether the full-speed and the
+ * fixed-rate passes interleave; and so which paths a slow minute of the host can spread over.
+ * Built from the run's order, never from how the sweeps are meant to run. */
 static void put_order(struct ml_render *c)
 {
+    GString *s = c->s;
     struct json_object *order = get_array(c->r, "order");
     size_t n = ml_j_len(order);
     if (n == 0)
         return;
-    int rounds = 0;
-    g_autoptr(GString) per_round = g_string_new(NULL);
-    for (int round = 1;; round++) {
-        size_t in = 0;
-        for (size_t i = 0; i < n; i++) {
-            double r;
-            if (ml_j_num(json_object_array_get_idx(order, i), "round", &r) && (int)r == round)
-                in++;
+    g_autoptr(GArray) blocks = g_array_new(false, true, sizeof(struct block));
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || entry_round(order, i) < entry_round(order, i - 1)) {
+            struct block b = {.from = i, .to = i};
+            g_array_append_val(blocks, b);
+        } else {
+            g_array_index(blocks, struct block, blocks->len - 1).to = i;
         }
-        if (in == 0)
-            break;
-        rounds = round;
-        g_string_append_printf(per_round, "%s%zu", round > 1 ? ", " : "", in);
+    g_autoptr(GPtrArray) paths = g_ptr_array_new(), shared = g_ptr_array_new();
+    long last_full = -1, first_full = -1, last_fixed = -1, first_fixed = -1;
+    for (size_t i = 0; i < n; i++) {
+        long seq = entry_seq(order, i);
+        bool fixed = cell_fixed(c, entry_str(order, i, "cell"));
+        long *first = fixed ? &first_fixed : &first_full, *last = fixed ? &last_fixed : &last_full;
+        if (*first < 0)
+            *first = seq;
+        *last = seq;
+        add_unique(paths, entry_str(order, i, "path"));
     }
-    struct json_object *first = json_object_array_get_idx(order, 0);
-    g_string_append_printf(c->s,
-                           "The %zu passes ran in %d rounds (passes per round: %s), paths and "
-                           "cells interleaved within each\nround (results.json `order`; the first "
-                           "was ",
-                           n, rounds, per_round->str);
-    put_text(c->s, str_or(first, "path", "?"));
-    g_string_append(c->s, " ");
-    put_text(c->s, str_or(first, "cell", "?"));
-    g_string_append(c->s, "), so that a slow minute of the host spreads over paths instead of "
-                          "landing on one.\n\n");
+    for (guint k = 0; k < blocks->len; k++) {
+        struct block *b = &g_array_index(blocks, struct block, k);
+        block_fill(c, order, b);
+        for (guint p = 0; b->paths->len > 1 && p < b->paths->len; p++)
+            add_unique(shared, g_ptr_array_index(b->paths, p));
+    }
+    /* Two paths that never ran in one block ran at different times. */
+    bool apart = false;
+    for (guint a = 0; a < paths->len; a++)
+        for (guint z = a + 1; z < paths->len; z++) {
+            bool together = false;
+            for (guint k = 0; k < blocks->len; k++) {
+                struct block *b = &g_array_index(blocks, struct block, k);
+                together |= holds(b->paths, g_ptr_array_index(paths, a)) &&
+                            holds(b->paths, g_ptr_array_index(paths, z));
+            }
+            apart |= !together;
+        }
+
+    if (blocks->len == 1)
+        g_string_append_printf(s, "The %zu passes ran in one block (results.json `order`):\n\n", n);
+    else
+        g_string_append_printf(s,
+                               "The %zu passes ran in %u blocks, one after the other "
+                               "(results.json `order`; a block's rounds count from 1):\n\n",
+                               n, blocks->len);
+    for (guint k = 0; k < blocks->len; k++)
+        put_block(s, order, &g_array_index(blocks, struct block, k));
+    g_string_append(s, "\n");
+    if (first_full >= 0 && first_fixed >= 0)
+        g_string_append(s, last_full < first_fixed   ? "Every full-speed pass ran before every "
+                                                       "fixed-rate one. "
+                           : last_fixed < first_full ? "Every fixed-rate pass ran before every "
+                                                       "full-speed one. "
+                                                     : "Full-speed and fixed-rate passes "
+                                                       "interleave. ");
+    put_back_to_back(s, order);
+    if (paths->len > 1) {
+        g_autoptr(GPtrArray) alone = g_ptr_array_new();
+        for (guint p = 0; p < paths->len; p++)
+            if (!holds(shared, g_ptr_array_index(paths, p)))
+                g_ptr_array_add(alone, g_ptr_array_index(paths, p));
+        if (shared->len == 0) {
+            g_string_append(s, " No two paths took turns: a slow minute of the host lands on "
+                               "one path's passes.");
+        } else {
+            g_string_append(s, " A slow minute of the host spreads over paths only where they "
+                               "take turns in a block (");
+            put_names(s, shared);
+            g_string_append(s, ")");
+            if (alone->len) {
+                g_string_append(s, "; on ");
+                put_names(s, alone);
+                g_string_append(s, alone->len == 1 ? ", alone in its blocks,"
+                                                   : ", each alone "
+                                                     "in its blocks,");
+                g_string_append(s, " it lands whole");
+            }
+            g_string_append(s, ".");
+        }
+        if (apart)
+            g_string_append(s, " Paths that never shared a block ran at different times: a "
+                               "difference between them may be the host's, not the paths'.");
+    }
+    g_string_append(s, "\n\n");
+    for (guint k = 0; k < blocks->len; k++) {
+        struct block *b = &g_array_index(blocks, struct block, k);
+        g_ptr_array_free(b->paths, TRUE);
+        g_ptr_array_free(b->cells, TRUE);
+    }
 }
 
 void ml_section_variance(struct ml_render *c)

@@ -6,7 +6,8 @@ const struct ml_report_table ml_table_comparison = {
     .intro =
         "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
         "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
-        "checks.",
+        "checks; hub CPU is the hub's busy\nseconds above idle per GB of payload in that same "
+        "cell (CPU cost has the fixed rate's).",
     .check_column = true,
     .rows = ML_ROWS_PATH,
 };

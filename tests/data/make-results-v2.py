@@ -16,6 +16,8 @@ MATRIX = [
     {"cell": "forward-1-fixed", "direction": "forward", "streams": 1, "rate": "fixed", "passes": 1},
 ]
 FIXED = 61000000
+# Each daemon's CPU seconds per second while idle (idle.daemons_cpu_s_per_s).
+DAEMON_IDLE_S_PER_S = 0.01
 
 
 # The encapsulations of src/dataplanes (inner MTU, overhead, padding), as src/measure/physics.c
@@ -128,6 +130,9 @@ def pass_(seq, rnd, cell, idx, bps, factor, p99, cpu_hub, ok=True, failed=None, 
                        "max_ms": p99 if lost else round(p99 * 1.2, 2),
                        "p50_at_least": False, "p90_at_least": False, "p99_at_least": loss > 1},
         "cpu": cpu, "daemons_cpu_s": {"hub": daemon(gb) if daemon else {}, "client-a": {}, "client-b": {}},
+        "daemons_cpu_above_idle_s": {"hub": {n: round(v - DAEMON_IDLE_S_PER_S * dur, 3)
+                                             for n, v in (daemon(gb) if daemon else {}).items()},
+                                     "client-a": {}, "client-b": {}},
         "host": {"other_cpu_percent": 3.0, "steal_percent": 0.0, "load1": 2.1, "busy": False},
         "views": [{"when": w, "ok": True, "evidence": "route via %s" % ("hub" if factor > 1 else "the bridge")}
                   for w in ("start", "middle", "end")],
@@ -148,12 +153,20 @@ def cells_of(passes, warn_cv=10, path=None):
         fac = [p["hub_bytes_per_payload_byte"] for p in ok]
         gb = sum(p["payload_bytes"] for p in ok) / 1e9
         def per_gb(guest):
-            return {k + "_per_gb": round(sum(p["cpu"][guest][k] for p in ok) / gb, 3)
-                    for k in ("user_s", "system_s", "softirq_s", "busy_s", "vcpu_s")}
-        daemons = {}
+            g = {k + "_per_gb": round(sum(p["cpu"][guest][k] for p in ok) / gb, 3)
+                 for k in ("user_s", "system_s", "softirq_s", "busy_s", "vcpu_s")}
+            g["busy_above_idle_s_per_gb"] = round(g["busy_s_per_gb"] * 0.9, 3)
+            return g
+        daemons, above = {}, {}
         for g in ("hub", "client-a", "client-b"):
             names = set(n for p in ok for n in p["daemons_cpu_s"][g])
             daemons[g] = {n: round(sum(p["daemons_cpu_s"][g][n] for p in ok) / gb, 3) for n in sorted(names)}
+            # above idle: a figure only where it is a tenth or more of the daemon's CPU
+            above[g] = {}
+            for n in sorted(names):
+                a = sum(p["daemons_cpu_above_idle_s"][g][n] for p in ok)
+                raw = sum(p["daemons_cpu_s"][g][n] for p in ok)
+                above[g][n] = round(a / gb, 3) if a > 0 and a >= 0.1 * raw else None
         c = {"direction": m["direction"], "streams": m["streams"], "rate": m["rate"],
              "passes_ok": len(ok), "passes_failed": len(ps) - len(ok),
              "median_bits_per_second": statistics.median(bps), "cv_bits_per_second_percent": cv(bps),
@@ -170,6 +183,7 @@ def cells_of(passes, warn_cv=10, path=None):
         c["passes_below_offered_rate"] = (sum(1 for p in ok if p["below_offered_rate"])
                                           if m["rate"] == "fixed" else None)
         c["expected"] = physics(path, ok)
+        c["daemons_cpu_above_idle_s_per_gb"] = above
         c["cv_warning"] = any(x is not None and x > warn_cv for x in (c["cv_bits_per_second_percent"], c["cv_hub_bytes_per_payload_byte_percent"]))
         cells[m["cell"]] = c
     return cells
@@ -179,8 +193,8 @@ def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=No
              accel="tcg"):
     cells = cells_of(passes, path=name)
     head = cells["forward-1"]
-    cpu_cell = cells.get("forward-1-fixed", head)
-    hub_cpu = cpu_cell["cpu_s_per_gb"]["hub"]["busy_s_per_gb"]
+    # the hub's CPU of the cell the comparison names (the headline), above idle
+    hub_cpu = head["cpu_s_per_gb"]["hub"]["busy_above_idle_s_per_gb"]
     warnings = []
     for cn, c in cells.items():
         if c["cv_bits_per_second_percent"] and c["cv_bits_per_second_percent"] > 10:
@@ -200,6 +214,9 @@ def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=No
                 "p50_ms": round(idle_p99 / 2, 2), "p90_ms": round(idle_p99 * 0.7, 2),
                 "p99_ms": idle_p99, "max_ms": round(idle_p99 * 1.1, 2),
                 "p50_at_least": False, "p90_at_least": False, "p99_at_least": False}
+    idle_daemons = {g: {n: DAEMON_IDLE_S_PER_S
+                        for n in sorted(set(d for p in passes for d in p["daemons_cpu_s"][g]))}
+                    for g in ("hub", "client-a", "client-b")}
     return {
         "name": name, "description": desc, "from": "client-a", "to": "client-b", "target": target,
         "status": "measured", "reason": None, "setup_s": setup, "hub_role": role,
@@ -208,9 +225,10 @@ def measured(name, desc, target, role, passes, idle_p99, expected=None, setup=No
                     "transmitted": 20, "received": 20,
                     "route": {"dev": "eth0" if role == "quiet" else "wg0", "via": None, "src": "192.0.2.11"},
                     "own": []} for w in ("before", "after")],
-        "idle": {"seconds": 2.0, "hub_bytes": 800, "hub_bytes_per_s": 400.0, "rtt": idle_rtt},
+        "idle": {"seconds": 2.0, "hub_bytes": 800, "hub_bytes_per_s": 400.0, "rtt": idle_rtt,
+                 "daemons_cpu_s_per_s": idle_daemons},
         "idle_fixed": {"seconds": 2.0, "hub_bytes": 820, "hub_bytes_per_s": 410.0,
-                       "rtt": dict(idle_rtt)},
+                       "rtt": dict(idle_rtt), "daemons_cpu_s_per_s": idle_daemons},
         "passes": passes, "cells": cells,
         "median_bits_per_second": head["median_bits_per_second"],
         "cv_bits_per_second_percent": head["cv_bits_per_second_percent"],
@@ -308,23 +326,24 @@ def plain_passes(scale=1.0, busy=False):
 
 
 def wg_passes(scale=1.0, spread=1.0):
-    wg = lambda gb: {"wireguard": round(0.4 * gb, 3)}
+    # kernel WireGuard runs no daemon: nothing is counted for it
     e = ENCAP["wireguard-hub"]
-    return [pass_(5, 1, "forward-1", 1, 140e6 * scale, 2.26, 21.0, 9.3, daemon=wg, encap=e),
-            pass_(10, 2, "forward-1", 2, 122e6 * scale * (1 - 0.1 * (spread - 1)), 2.27, 24.0, 9.4, daemon=wg, encap=e),
-            pass_(14, 3, "forward-1", 3, 104e6 * scale, 2.25, 19.0, 9.2, daemon=wg, encap=e),
-            pass_(6, 1, "reverse-1", 1, 118e6 * scale, 2.26, 22.0, 9.5, daemon=wg, encap=e),
-            pass_(7, 1, "forward-8", 1, 150e6 * scale, 2.21, 48.0, 8.8, daemon=wg, encap=e, acks=8),
-            pass_(8, 1, "forward-1-fixed", 1, 61e6, 2.24, 6.0, 9.9, daemon=wg, encap=e, acks=2.5)]
+    return [pass_(5, 1, "forward-1", 1, 140e6 * scale, 2.26, 21.0, 9.3, encap=e),
+            pass_(10, 2, "forward-1", 2, 122e6 * scale * (1 - 0.1 * (spread - 1)), 2.27, 24.0, 9.4, encap=e),
+            pass_(14, 3, "forward-1", 3, 104e6 * scale, 2.25, 19.0, 9.2, encap=e),
+            pass_(6, 1, "reverse-1", 1, 118e6 * scale, 2.26, 22.0, 9.5, encap=e),
+            pass_(7, 1, "forward-8", 1, 150e6 * scale, 2.21, 48.0, 8.8, encap=e, acks=8),
+            pass_(8, 1, "forward-1-fixed", 1, 61e6, 2.24, 6.0, 9.9, encap=e, acks=2.5)]
 
 
 def nebula_passes(scale=1.0, cpu=14.0):
     nb = lambda gb: {"nebula": round(6.0 * gb, 3)}
     e = ENCAP["nebula-relay"]
+    # the hub's CPU varies from pass to pass as a real one does (the noise compare weighs);
     # the review's nebula fixed #3: short of the offered rate, 9.8 % of its pings lost
-    return [pass_(15, 1, "forward-1", 1, 96e6 * scale, 2.41, 30.0, cpu, daemon=nb, encap=e, acks=8),
+    return [pass_(15, 1, "forward-1", 1, 96e6 * scale, 2.41, 30.0, cpu * 0.97, daemon=nb, encap=e, acks=8),
             pass_(16, 2, "forward-1", 2, 97e6 * scale, 2.40, 31.0, cpu, daemon=nb, encap=e, acks=8),
-            pass_(17, 3, "forward-1", 3, 95e6 * scale, 2.42, 29.0, cpu, daemon=nb, encap=e, acks=8),
+            pass_(17, 3, "forward-1", 3, 95e6 * scale, 2.42, 29.0, cpu * 1.03, daemon=nb, encap=e, acks=8),
             pass_(18, 1, "forward-1-fixed", 1, 54.6e6, 2.39, 2500.0, cpu * 1.1, daemon=nb, encap=e,
                   acks=2, lost=8)]
 
