@@ -332,7 +332,7 @@ static void test_plot_scripts(void)
     g_autofree char *rtt = ml_plot_script(r, "rtt");
     g_autofree char *cpu = ml_plot_script(r, "cpu");
     CHECK(tp && strstr(tp, "$failed << EOD\n 9 1250\nEOD\n") && strstr(tp, "title 'FAILED'"));
-    CHECK(hs && strstr(hs, "title 'failed second'") && strstr(hs, "title \"plain\""));
+    CHECK(hs && strstr(hs, "title 'failed second'") && strstr(hs, "title 'plain'"));
     CHECK(rtt && strstr(rtt, "\"plain\" 0.45 0.63 0.9 0.99 0.41 1.225 2.45 2.94\n"));
     CHECK(cpu && strstr(cpu, "\"wireguard-hub\" 8.912 0.886 0.796\n"));
     CHECK(!strstr(tp ? tp : "", "tailscale"));
