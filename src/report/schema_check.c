@@ -771,13 +771,14 @@ bool ml_results_check(struct json_object *results, const char *file, GError **er
     const char *named =
         json_object_is_type(name, json_type_string) ? json_object_get_string(name) : NULL;
     if (g_strcmp0(named, ML_RESULTS_SCHEMA) != 0) {
+        g_autofree char *shown = name ? quote(name) : NULL;
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "%s is not a '%s' results document (its schema is '%s'); meshlab reads the "
-                    "results of this meshlab only: measure the lab again with it.",
+                    "%s is not a '%s' results document: at /schema: its schema is %s; meshlab "
+                    "reads the results of this meshlab only: measure the lab again with it.",
                     file, ML_RESULTS_SCHEMA,
-                    named                                            ? named
-                    : json_object_is_type(results, json_type_object) ? "(none)"
-                                                                     : "(not an object)");
+                    shown                                            ? shown
+                    : json_object_is_type(results, json_type_object) ? "missing"
+                                                                     : "missing (not an object)");
         return false;
     }
     g_autoptr(GString) at = g_string_new(NULL);
