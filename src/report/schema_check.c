@@ -25,10 +25,11 @@ struct ctx {
     int depth;
 };
 
-/* Keywords that say nothing about validity: skipped. */
+/* Keywords that say nothing about validity: skipped ("format" is not asserted, as in the
+ * python checker). $defs is walked for the schema's own check; validation reaches it by $ref. */
 static const char *const annotations[] = {
-    "$schema", "$id",      "$comment",   "$defs",    "title",     "description",
-    "default", "examples", "deprecated", "readOnly", "writeOnly", "format", /* not asserted */
+    "$schema",  "$id",        "$comment", "title",     "description", "default",
+    "examples", "deprecated", "readOnly", "writeOnly", "format",
 };
 
 /* Keywords whose value is a schema, an object of schemas, or an array of schemas. */
@@ -694,7 +695,7 @@ static char *problem(struct json_object *root, struct json_object *s, GString *a
         return g_strdup_printf("%s is neither a schema nor true/false", at->str[0] ? at->str : "/");
     json_object_object_foreach(s, key, v)
     {
-        if (strcmp(key, "$defs") != 0 && IN(key, annotations))
+        if (IN(key, annotations))
             continue;
         if (!IN(key, one_schema) && !IN(key, schema_maps) && !IN(key, schema_lists) &&
             !IN(key, numbers) && !IN(key, counts) && !IN(key, others))
