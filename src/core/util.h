@@ -45,7 +45,7 @@ struct ml_log_sink {
 };
 /* Installs sink (NULL: the default, ml_log_stderr) and returns the one before. */
 struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *sink);
-/* text as it may be printed on a terminal: C0 and C1 control characters (newline and tab
+/* Text as it may be printed on a terminal: C0 and C1 control characters (newline and tab
  * excepted), DEL and bytes that are not UTF-8 written as \xNN or \u00NN, so text from a guest
  * or a results file cannot move the cursor, clear the screen or retitle the window. "" for NULL. */
 char *ml_escape_controls(const char *text);
