@@ -81,7 +81,8 @@ old=$tmp/old
 mkdir -m 700 "$old"
 cp tests/data/results-all-measured.json "$old/results.json"
 expect 2 "report of a v1 results.json" -- "$bin" report "$old"
-has "the refusal names both schemas" "meshlab-results/1.*meshlab-results/2" "$tmp/err"
+has "the refusal names the schema it reads" "not a 'meshlab-results/2' results document" "$tmp/err"
+has "the refusal names the file's schema" "at /schema: its schema is \"meshlab-results/1\"" "$tmp/err"
 [ ! -e "$old/report.md" ] && ok || bad "nothing written for a v1 results.json"
 expect 2 "report of a directory without results.json" -- "$bin" report "$tmp/empty"
 open=$tmp/open

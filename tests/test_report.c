@@ -1,5 +1,6 @@
 /* report.md and report.html from results documents (v2), compared with golden files and
  * checked for what the review asked of them (docs/report.md). */
+#include <glib/gstdio.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 
@@ -498,7 +499,7 @@ static void test_plot_scripts(void)
     g_autofree char *rtt = ml_plot_script(r, "rtt");
     g_autofree char *cpu = ml_plot_script(r, "cpu");
     CHECK(tp && strstr(tp, "$failed << EOD\n 9 1250\nEOD\n") && strstr(tp, "title 'FAILED'"));
-    CHECK(hs && strstr(hs, "title 'failed second'") && strstr(hs, "title \"plain\""));
+    CHECK(hs && strstr(hs, "title 'failed second'") && strstr(hs, "title 'plain'"));
     CHECK(rtt && strstr(rtt, "\"plain\" 0.45 0.63 0.9 0.99 0.41 1.225 2.45 2.94\n"));
     CHECK(cpu && strstr(cpu, "\"wireguard-hub\" 8.912 0.886 0.796\n"));
     CHECK(!strstr(tp ? tp : "", "tailscale"));
@@ -508,6 +509,60 @@ static void test_plot_scripts(void)
     r = json_tokener_parse("{\"schema\": \"meshlab-results/2\", \"paths\": []}");
     g_autofree char *none = ml_plot_script(r, "throughput");
     CHECK(none == NULL);
+    json_object_put(r);
+}
+
+/* Labels from results.json are inert in the real gnuplot: a path and a guest named with
+ * backquotes, a quote that would end the string, newlines and system() draw as text, and no
+ * payload runs (gnuplot runs in an empty directory, which must stay empty). */
+static void test_plot_inert(void)
+{
+    g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+    if (!gnuplot) {
+        printf("test_plot_inert: not run: gnuplot is not installed\n");
+        return;
+    }
+    static const char *const payload =
+        "a'b`touch PWNED-1`c\"d`touch PWNED-2`\\'.system(\"touch PWNED-3\").'\n"
+        "!touch PWNED-4\nsystem(\"touch PWNED-5\")\r`touch PWNED-6`";
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *path = json_object_array_get_idx(json_object_object_get(r, "paths"), 0);
+    struct json_object *guest = json_object_array_get_idx(json_object_object_get(r, "guests"), 0);
+    json_object_object_add(path, "name", json_object_new_string(payload));
+    json_object_object_add(guest, "name", json_object_new_string(payload));
+    static const char *const names[] = {"throughput", "hub-series", "rtt", "cpu"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *script = ml_plot_script(r, names[i]);
+        CHECK(script != NULL);
+        if (!script)
+            continue;
+        g_autoptr(GError) err = NULL;
+        g_autofree char *dir = g_dir_make_tmp("meshlab-test-plot-XXXXXX", &err);
+        g_autofree char *file = g_build_filename(dir, "plot.gp", NULL);
+        CHECK(dir && g_file_set_contents(file, script, -1, NULL));
+        g_autofree char *out = NULL, *errs = NULL;
+        int status = -1;
+        const char *argv[] = {gnuplot, "plot.gp", NULL};
+        CHECK(g_spawn_sync(dir, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errs,
+                           &status, &err));
+        CHECK(status == 0 && out && strstr(out, "<svg"));
+        /* the label is drawn as the text it is (rtt and cpu carry the path's in a datablock,
+         * cpu the guest's in its key) */
+        CHECK(out && strstr(out, "touch PWNED-1"));
+        g_unlink(file);
+        GDir *d = g_dir_open(dir, 0, NULL);
+        const char *left = d ? g_dir_read_name(d) : "(cannot read the directory)";
+        CHECK(left == NULL);
+        if (left)
+            fprintf(stderr, "the %s script created %s: %s\n", names[i], left, script);
+        for (; d && left; left = g_dir_read_name(d)) {
+            g_autofree char *made = g_build_filename(dir, left, NULL);
+            g_unlink(made);
+        }
+        if (d)
+            g_dir_close(d);
+        g_rmdir(dir);
+    }
     json_object_put(r);
 }
 
@@ -603,6 +658,7 @@ int main(void)
     test_notes();
     test_no_gnuplot();
     test_plot_scripts();
+    test_plot_inert();
     test_html();
     test_rejects();
     test_minimal();

@@ -5,6 +5,7 @@
 #include "cli/print.h"
 #include "core/util.h"
 #include "report/compare.h"
+#include "report/schema_check.h"
 
 static const char compare_usage[] =
     "Usage: meshlab compare [--json] RUN_A RUN_B\n\n"
@@ -15,7 +16,7 @@ static const char compare_usage[] =
     "2 x sqrt(sA^2/nA + sB^2/nB), s the standard deviation of the passes' values and n\n"
     "their number; \"unknown\" with fewer than 2 passes on either side. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
-    "a meshlab-results/2 document.\n\n"
+    "a meshlab-results/2 document that docs/results.schema.json (built in) accepts.\n\n"
     "  -j, --json   print the comparison as JSON (schema meshlab-compare/1)\n";
 
 static struct json_object *load(const char *arg, char **ret_file, GError **err)
@@ -26,6 +27,10 @@ static struct json_object *load(const char *arg, char **ret_file, GError **err)
     if (!r)
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "Cannot read %s: %s", *ret_file,
                     json_util_get_last_err());
+    else if (!ml_results_check(r, *ret_file, err)) {
+        json_object_put(r);
+        r = NULL;
+    }
     return r;
 }
 

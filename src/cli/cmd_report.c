@@ -8,6 +8,7 @@
 #include "core/util.h"
 #include "measure/metrics.h"
 #include "report/report.h"
+#include "report/schema_check.h"
 
 static const char report_usage[] =
     "Usage: meshlab report RUN_DIR\n\n"
@@ -15,8 +16,9 @@ static const char report_usage[] =
     "again from RUN_DIR/results.json alone: nothing is measured and no lab is needed. The\n"
     "pictures are drawn with gnuplot (Debian: gnuplot-nox); without it the reports are still\n"
     "written, with a line where each picture would be, and the command exits 0. Exits 2 when\n"
-    "RUN_DIR has no results.json this meshlab reads (its schema must be meshlab-results/2),\n"
-    "or is not a directory you own that only you can write.\n";
+    "RUN_DIR has no results.json this meshlab reads (a meshlab-results/2 document that\n"
+    "docs/results.schema.json, built into meshlab, accepts: the first field that breaks it is\n"
+    "named, and nothing is written), or is not a directory you own that only you can write.\n";
 
 /* The run directory, opened once: the reports are written through this descriptor (no link
  * followed), and only into a directory that its owner alone can write, as 'run' requires. */
@@ -51,17 +53,15 @@ int cmd_report_main(int argc, char **argv)
     g_autofree char *file = g_build_filename(dir, "results.json", NULL);
     struct json_object *results = json_object_from_file(file);
     if (!results) {
-        fprintf(stderr, "meshlab: cannot read %s: %s\n", file, json_util_get_last_err());
-        return ML_EXIT_USAGE;
+        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
+                    json_util_get_last_err());
+        return cmd_fail(err);
     }
-    const char *schema = json_object_get_string(json_object_object_get(results, "schema"));
-    if (g_strcmp0(schema, ML_RESULTS_SCHEMA) != 0) {
-        fprintf(stderr,
-                "meshlab: %s is a '%s' document; meshlab report renders '%s' only: measure the "
-                "lab again with this meshlab\n",
-                file, schema ? schema : "(no schema)", ML_RESULTS_SCHEMA);
+    /* Someone else's run directory is what report is for: nothing reaches the renderers (and
+     * gnuplot) that the contract does not allow. */
+    if (!ml_results_check(results, file, &err)) {
         json_object_put(results);
-        return ML_EXIT_USAGE;
+        return cmd_fail(err);
     }
     int fd = open_run_dir(dir, &err);
     size_t drawn = 0;

@@ -17,7 +17,8 @@ struct ml_topology *cmd_load_topology(const char *path, GError **err)
 
 int cmd_fail(const GError *err)
 {
-    fprintf(stderr, "meshlab: %s\n", err->message);
+    g_autofree char *message = ml_escape_controls(err->message); /* guest text, file content */
+    fprintf(stderr, "meshlab: %s\n", message);
     if (err->domain == ML_ERROR && err->code == ML_ERR_INPUT)
         return ML_EXIT_USAGE;
     if (err->domain == ML_ERROR && err->code == ML_ERR_INTERRUPTED)

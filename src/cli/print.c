@@ -1,6 +1,7 @@
 #include "cli/print.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 
 #include "core/util.h"
 
@@ -33,6 +34,24 @@ bool cmd_print_args(int argc, char **argv, const char *usage, int operands,
     return true;
 }
 
+/* The text renderers print what guests and results files said: written to memory first, then
+ * out with its control characters escaped, so none of it is a terminal escape. */
+static void put_text(FILE *f, struct json_object *doc, cmd_text_fn text)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fputs("meshlab: out of memory\n", stderr);
+        return;
+    }
+    text(mem, doc);
+    fclose(mem);
+    g_autofree char *safe = ml_escape_controls(buf);
+    fputs(safe, f);
+    free(buf);
+}
+
 void cmd_print(FILE *f, enum cmd_format format, struct json_object *doc, cmd_text_fn text)
 {
     if (format == CMD_JSON)
@@ -41,7 +60,7 @@ void cmd_print(FILE *f, enum cmd_format format, struct json_object *doc, cmd_tex
                                                         JSON_C_TO_STRING_SPACED |
                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
     else
-        text(f, doc);
+        put_text(f, doc, text);
     fflush(f);
 }
 

@@ -49,11 +49,44 @@ struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *next)
     return before;
 }
 
+char *ml_escape_controls(const char *text)
+{
+    const char *p = text ? text : "";
+    const char *end = p + strlen(p);
+    GString *s = g_string_sized_new((gsize)(end - p));
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+            g_string_append_c(s, (char)c);
+            p++;
+            continue;
+        }
+        gunichar u = c < 0x80 ? (gunichar)-1 : g_utf8_get_char_validated(p, end - p);
+        if (u == (gunichar)-1 || u == (gunichar)-2) {
+            /* C0, DEL, or a byte that is not UTF-8 (a lone 0x9b is CSI on some terminals) */
+            g_string_append_printf(s, "\\x%02x", c);
+            p++;
+            continue;
+        }
+        const char *next = g_utf8_next_char(p);
+        if (u < 0xa0)
+            g_string_append_printf(s, "\\u%04x", (unsigned)u); /* C1 */
+        else
+            g_string_append_len(s, p, next - p);
+        p = next;
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Messages carry guest output and results.json's strings: escaped here, an ESC in them never
+ * reaches the terminal. */
 char *ml_log_format(const struct ml_log_event *e)
 {
+    g_autofree char *message = ml_escape_controls(e->message);
     if (e->kind == ML_LOG_WARN)
-        return g_strdup_printf("meshlab: warning: %s", e->message);
-    return g_strdup_printf("[%6.1fs] %-10s %s", e->elapsed, e->phase, e->message);
+        return g_strdup_printf("meshlab: warning: %s", message);
+    g_autofree char *phase = ml_escape_controls(e->phase);
+    return g_strdup_printf("[%6.1fs] %-10s %s", e->elapsed, phase, message);
 }
 
 void ml_log_stderr(const struct ml_log_event *e, void *data)

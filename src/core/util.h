@@ -45,8 +45,12 @@ struct ml_log_sink {
 };
 /* Installs sink (NULL: the default, ml_log_stderr) and returns the one before. */
 struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *sink);
-/* The text of an event: "[  12.3s] phase      message" for progress,
- * "meshlab: warning: message" for a warning. */
+/* Text as it may be printed on a terminal: C0 and C1 control characters (newline and tab
+ * excepted), DEL and bytes that are not UTF-8 written as \xNN or \u00NN, so text from a guest
+ * or a results file cannot move the cursor, clear the screen or retitle the window. "" for NULL. */
+char *ml_escape_controls(const char *text);
+/* The text of an event, its control characters escaped (ml_escape_controls):
+ * "[  12.3s] phase      message" for progress, "meshlab: warning: message" for a warning. */
 char *ml_log_format(const struct ml_log_event *event);
 /* The default sink: ml_log_format's line on stderr. */
 void ml_log_stderr(const struct ml_log_event *event, void *data);

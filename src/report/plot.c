@@ -29,16 +29,36 @@ static const struct {
     {"cpu", "Busy CPU above idle per GB of payload, per guest, s/GB"},
 };
 
-/* A string for a gnuplot script or datablock: double-quoted, with what would end it escaped. */
+/* A string in a gnuplot command: single-quoted, where gnuplot expands nothing (in double quotes
+ * it runs `backquoted` commands), a quote doubled, a control character (a newline would end the
+ * command) a space. The labels are names from results.json, which may come from anyone. */
 static void put_quoted(GString *s, const char *text)
+{
+    g_string_append_c(s, '\'');
+    for (const char *p = text ? text : ""; *p; p++) {
+        if (*p == '\'')
+            g_string_append(s, "''");
+        else if (g_ascii_iscntrl(*p))
+            g_string_append_c(s, ' ');
+        else
+            g_string_append_c(s, *p);
+    }
+    g_string_append_c(s, '\'');
+}
+
+/* A label in a datablock: data, never evaluated, read up to the next '"' (gnuplot's data
+ * reader knows no escapes), so a '"' or '\\' becomes '_' and a control character a space; the
+ * line, and the datablock, cannot end early. */
+static void put_label(GString *s, const char *text)
 {
     g_string_append_c(s, '"');
     for (const char *p = text ? text : ""; *p; p++) {
         if (*p == '"' || *p == '\\')
-            g_string_append_c(s, '\\');
-        if (*p == '\n' || *p == '\r')
-            continue;
-        g_string_append_c(s, *p);
+            g_string_append_c(s, '_');
+        else if (g_ascii_iscntrl(*p))
+            g_string_append_c(s, ' ');
+        else
+            g_string_append_c(s, *p);
     }
     g_string_append_c(s, '"');
 }
@@ -187,7 +207,7 @@ static bool script_rtt(GString *s, struct json_object *r, struct json_object *pa
         struct json_object *p = json_object_array_get_idx(paths, i);
         if (!measured(p))
             continue;
-        put_quoted(s, get_str(p, "name"));
+        put_label(s, get_str(p, "name"));
         struct json_object *idle = get_obj(get_obj(p, "idle"), "rtt");
         struct json_object *loaded = cell ? get_obj(get_obj(p, "cells"), cell) : NULL;
         for (size_t k = 0; k < G_N_ELEMENTS(q); k++) {
@@ -237,7 +257,7 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
                 break;
             }
         }
-        put_quoted(s, get_str(p, "name"));
+        put_label(s, get_str(p, "name"));
         for (size_t g = 0; g < ml_j_len(guests); g++)
             put_number(s,
                        get_obj(get_obj(cell, "cpu_s_per_gb"),
@@ -334,11 +354,13 @@ void ml_plots_nat(struct json_object *results, struct ml_plots *p)
         const char *dp = g_ptr_array_index(dataplanes, i);
         g_autofree char *safe = file_safe(dp);
         struct ml_plot *plot = &p->plot[p->n++];
+        /* the title goes into report.md's "![title](...)" as it is: the file-safe name, which
+         * for every name the schema admits is the name itself */
         *plot = (struct ml_plot){
             .name = g_strdup_printf("nat-matrix-%s", safe),
             .title = g_strdup_printf("NAT matrix, %s: green direct (seconds to the first direct "
                                      "packet), amber relay, red failed, grey not run",
-                                     dp),
+                                     safe),
             .svg = ml_nat_svg(matrix, dp),
             .nat_dataplane = g_strdup(dp),
         };

@@ -1,0 +1,224 @@
+/* The results schema built into meshlab, and the validator that reads it: the built-in copy is
+ * docs/results.schema.json, every keyword of it is one the validator knows, every fixture is
+ * accepted, and each rule refuses at the right JSON pointer (tests/cli_schema_agree.sh checks
+ * the same documents against the python checker). */
+#include <json-c/json.h>
+
+#include "check.h"
+#include "fixtures.h"
+#include "core/util.h"
+#include "dataplanes/path.h"
+#include "report/schema_check.h"
+
+extern const unsigned char ml_results_schema_json[];
+extern const size_t ml_results_schema_json_len;
+
+static void test_built_in(void)
+{
+    g_autofree char *file = NULL;
+    gsize len = 0;
+    CHECK(g_file_get_contents("docs/results.schema.json", &file, &len, NULL));
+    CHECK(file && len == ml_results_schema_json_len &&
+          memcmp(file, ml_results_schema_json, len) == 0);
+    struct json_object *s = ml_results_schema();
+    CHECK(s != NULL);
+    g_autofree char *problem = ml_schema_problem(s);
+    CHECK(problem == NULL);
+    if (problem)
+        fprintf(stderr, "%s\n", problem);
+}
+
+static void test_fixtures(void)
+{
+    static const char *const files[] = {
+        "tests/data/results-v2-busy.json",   "tests/data/results-v2-faster.json",
+        "tests/data/results-v2-matrix.json", "tests/data/results-v2-nat.json",
+        "tests/data/results-v2-rerun.json",  "tests/data/results-v2-schema-example.json",
+        "docs/examples/results.json",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        struct json_object *r = json_object_from_file(files[i]);
+        g_autoptr(GError) err = NULL;
+        CHECK(r && ml_results_check(r, files[i], &err));
+        if (err)
+            fprintf(stderr, "%s\n", err->message);
+        json_object_put(r);
+    }
+    /* the v1 document is another schema, said as such */
+    struct json_object *old = fixture_json("results-all-measured.json");
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_results_check(old, "old.json", &err));
+    CHECK(err && err->code == ML_ERR_INPUT &&
+          strstr(err->message, "old.json is not a 'meshlab-results/2' results document: at "
+                               "/schema: its schema is \"meshlab-results/1\""));
+    json_object_put(old);
+}
+
+/* Validates text against a schema given as text: "" when valid, else "POINTER: RULE". */
+static char *verdict(const char *schema, const char *text)
+{
+    struct json_object *s = json_tokener_parse(schema), *v = json_tokener_parse(text);
+    if (!s || (!v && strcmp(text, "null") != 0))
+        return g_strdup("(test's JSON does not parse)");
+    char *problem = ml_schema_problem(s);
+    if (problem) {
+        json_object_put(s);
+        json_object_put(v);
+        return problem;
+    }
+    g_autofree char *at = NULL, *rule = NULL;
+    bool ok = ml_schema_validate(s, v, &at, &rule);
+    json_object_put(s);
+    json_object_put(v);
+    return ok ? g_strdup("") : g_strdup_printf("%s: %s", at, rule);
+}
+
+#define VALID(schema, text)                                                                        \
+    do {                                                                                           \
+        g_autofree char *got_ = verdict(schema, text);                                             \
+        CHECK_STR(got_, "");                                                                       \
+    } while (0)
+#define INVALID(schema, text, want)                                                                \
+    do {                                                                                           \
+        g_autofree char *got_ = verdict(schema, text);                                             \
+        CHECK_STR(got_, want);                                                                     \
+    } while (0)
+
+static void test_keywords(void)
+{
+    /* type: 1.0 is an integer (as in the python checker), true is not a number */
+    VALID("{\"type\": \"integer\"}", "1.0");
+    INVALID("{\"type\": \"integer\"}", "1.5", ": 1.5 is a number, not of type integer");
+    INVALID("{\"type\": [\"number\", \"null\"]}", "true",
+            ": true is a boolean, not of type number or null");
+    VALID("{\"type\": [\"number\", \"null\"]}", "null");
+    INVALID("{\"type\": \"string\"}", "{\"a\": 1}", ": an object is not of type string");
+
+    /* const and enum compare JSON values: 2 is 2.0, "2" is not */
+    VALID("{\"const\": 2}", "2.0");
+    INVALID("{\"const\": 2}", "\"2\"", ": \"2\" is not 2");
+    INVALID("{\"enum\": [\"a\", null]}", "\"b\"", ": \"b\" is not one of [\"a\",null]");
+    VALID("{\"enum\": [\"a\", null]}", "null");
+
+    /* objects: required and refused keys at the object, members at their own pointer, the
+     * document's order */
+    const char *obj = "{\"type\": \"object\", \"required\": [\"a\"], \"additionalProperties\": "
+                      "false, \"properties\": {\"a\": {\"type\": \"string\"}, \"b/c~\": "
+                      "{\"minimum\": 0}}}";
+    INVALID(obj, "{}", ": the key \"a\" is missing, and it is required");
+    INVALID(obj, "{\"a\": \"x\", \"z\": 1}", ": the key \"z\" is not allowed here");
+    INVALID(obj, "{\"a\": \"x\", \"b/c~\": -1}", "/b~1c~0: -1 is below the minimum 0");
+    INVALID(obj, "{\"a\": 3}", "/a: 3 is an integer, not of type string");
+    INVALID("{\"propertyNames\": {\"pattern\": \"^[a-z]+$\"}}", "{\"ok\": 1, \"Bad\": 2}",
+            ": the key \"Bad\" is refused: \"Bad\" does not match the pattern '^[a-z]+$'");
+    INVALID("{\"additionalProperties\": {\"type\": \"integer\"}}", "{\"x\": \"y\"}",
+            "/x: \"y\" is a string, not of type integer");
+
+    /* arrays */
+    INVALID("{\"items\": {\"maximum\": 3}, \"maxItems\": 3}", "[1, 2, 4]",
+            "/2: 4 is above the maximum 3");
+    INVALID("{\"items\": {\"maximum\": 3}, \"maxItems\": 2}", "[1, 2, 3]",
+            ": the array has 3 items, more than 2");
+
+    /* strings: a pattern is searched, not anchored; a NUL is never text */
+    VALID("{\"pattern\": \"b\"}", "\"abc\"");
+    INVALID("{\"pattern\": \"^b\"}", "\"a\\u001b[2J\"",
+            ": \"a\\u001b[2J\" does not match the pattern '^b'");
+    INVALID("{\"minLength\": 1}", "\"\"", ": \"\" is shorter than 1 characters");
+    INVALID("{\"type\": \"string\"}", "\"a\\u0000b\"",
+            ": the text is not UTF-8 or holds a NUL character");
+
+    /* $ref, anyOf (the alternative that got deepest speaks), allOf, not, if/then/else */
+    const char *defs = "{\"$defs\": {\"n\": {\"type\": \"object\", \"properties\": {\"x\": "
+                       "{\"type\": \"integer\"}}}}, \"anyOf\": [{\"$ref\": \"#/$defs/n\"}, "
+                       "{\"type\": \"null\"}]}";
+    VALID(defs, "null");
+    VALID(defs, "{\"x\": 1}");
+    INVALID(defs, "{\"x\": \"1\"}", "/x: \"1\" is a string, not of type integer");
+    INVALID("{\"allOf\": [{\"minimum\": 1}, {\"maximum\": 2}]}", "3", ": 3 is above the maximum 2");
+    INVALID("{\"not\": {\"pattern\": \"_kb$\"}}", "\"rss_kb\"",
+            ": \"rss_kb\" matches {\"pattern\":\"_kb$\"}, which it must not");
+    const char *cond = "{\"if\": {\"properties\": {\"s\": {\"const\": \"ok\"}}}, \"then\": "
+                       "{\"required\": [\"v\"]}, \"else\": {\"properties\": {\"v\": {\"type\": "
+                       "\"null\"}}}}";
+    VALID(cond, "{\"s\": \"ok\", \"v\": 1}");
+    INVALID(cond, "{\"s\": \"ok\"}", ": the key \"v\" is missing, and it is required");
+    INVALID(cond, "{\"s\": \"no\", \"v\": 1}", "/v: 1 is an integer, not of type null");
+    INVALID("{\"oneOf\": [{\"minimum\": 0}, {\"maximum\": 10}]}", "5",
+            ": an integer matches 2 of oneOf's schemas, not exactly one");
+
+    /* a schema the validator cannot read is refused, never half-applied */
+    INVALID("{\"properties\": {\"a\": {\"multipleOf\": 2}}}", "1",
+            "/properties/a/multipleOf: meshlab's validator does not know the keyword "
+            "'multipleOf'; teach it to src/report/schema_check.c, or say it with the keywords "
+            "it knows");
+    INVALID("{\"$ref\": \"#/$defs/none\"}", "1",
+            "/$ref #/$defs/none does not point into this schema ('#/...')");
+    g_autofree char *uncompiled = verdict("{\"pattern\": \"(\"}", "1");
+    CHECK(g_str_has_prefix(uncompiled, "/pattern does not compile: "));
+}
+
+/* The name patterns: the registry's path names and the topology's names (check_name: a
+ * lowercase letter first, lowercase letters, digits and '-', no '-' last, at most 31). */
+static void test_name_patterns(void)
+{
+    struct json_object *s = ml_results_schema();
+    struct json_object *defs = json_object_object_get(s, "$defs");
+    struct json_object *path = json_object_object_get(
+        json_object_object_get(json_object_object_get(defs, "path"), "properties"), "name");
+    struct json_object *guest = json_object_object_get(
+        json_object_object_get(
+            json_object_object_get(
+                json_object_object_get(json_object_object_get(s, "properties"), "guests"), "items"),
+            "properties"),
+        "name");
+    CHECK(json_object_object_get(path, "pattern") && json_object_object_get(guest, "pattern"));
+    for (size_t k = 0; ml_paths[k]; k++) {
+        struct json_object *name = json_object_new_string(ml_paths[k]->name);
+        CHECK(ml_schema_validate(path, name, NULL, NULL));
+        json_object_put(name);
+    }
+    static const char *const good[] = {"hub", "a", "client-a", "a1-b2",
+                                       "abcdefghijklmnopqrstuvwxyz01234"};
+    static const char *const bad[] = {
+        "",    "A",   "-a",  "a-",    "1a",
+        "a_b", "a.b", "a b", "a`id`", "abcdefghijklmnopqrstuvwxyz012345"};
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        struct json_object *name = json_object_new_string(good[i]);
+        CHECK(ml_schema_validate(guest, name, NULL, NULL));
+        json_object_put(name);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        struct json_object *name = json_object_new_string(bad[i]);
+        CHECK(!ml_schema_validate(guest, name, NULL, NULL));
+        CHECK(!ml_schema_validate(path, name, NULL, NULL));
+        json_object_put(name);
+    }
+}
+
+/* What report and compare say: the file, the pointer, the rule, what to do. */
+static void test_message(void)
+{
+    struct json_object *r = fixture_json("results-v2-nat.json");
+    struct json_object *p0 = json_object_array_get_idx(json_object_object_get(r, "paths"), 0);
+    json_object_object_add(p0, "name", json_object_new_string("plain`id > PWNED`"));
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_results_check(r, "run/results.json", &err));
+    CHECK(err && err->code == ML_ERR_INPUT);
+    CHECK(err &&
+          g_str_has_prefix(err->message,
+                           "run/results.json: at /paths/0/name: \"plain`id > PWNED`\" "
+                           "does not match the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'. The "
+                           "file breaks the results contract"));
+    json_object_put(r);
+}
+
+int main(void)
+{
+    test_built_in();
+    test_fixtures();
+    test_keywords();
+    test_name_patterns();
+    test_message();
+    return check_finish();
+}
