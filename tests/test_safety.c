@@ -14,6 +14,9 @@
 #include "topology/plan.h"
 #include "core/rundir.h"
 #include "core/util.h"
+#include "topology/name.h"
+#include "virt/lab.h"
+#include "virt/warm.h"
 
 static char *tmp_root;
 
@@ -279,6 +282,64 @@ static void test_leftovers(void)
     CHECK_STR(o, "keep\n");
 }
 
+static void count_removed(const char *what, void *opaque)
+{
+    (void)what;
+    (*(int *)opaque)++;
+}
+
+/* Issue 16, item 1: the name rule refuses every name that would lead to a directory above one
+ * lab's own, and the functions that build or remove those paths refuse such a name themselves. */
+static void test_bad_names(void)
+{
+    static const char *const bad[] = {"",    ".",  "..", "../x", "a/b", "/",
+                                      "Lab", "-a", "a-", "1a",   "a b", "a\nb"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        CHECK(!ml_name_check("lab name", bad[i], false, &err));
+        CHECK(err && err->code == ML_ERR_INPUT && strstr(err->message, "is not allowed"));
+        CHECK(!ml_name_check("image.use", bad[i], true, NULL));
+        g_autofree char *pool = ml_lab_pool_dir(bad[i]);
+        CHECK(pool == NULL);
+    }
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_name_check("lab name", "abcdefghijklmnopqrstuvwxyz012345", false, &err));
+    CHECK(err && strstr(err->message, "at most 31 characters"));
+    CHECK(ml_name_check("lab name", "three-guest", false, NULL));
+    CHECK(ml_name_check("image.use", "ubuntu-24.04", true, NULL));
+    CHECK(!ml_name_check("lab name", "ubuntu-24.04", false, NULL));
+    g_autofree char *good = ml_lab_pool_dir("lab-a");
+    CHECK(good && g_str_has_suffix(good, "/pools/lab-a"));
+
+    /* Two labs' saves and states: a bad name removes none of them. */
+    const char *cache = g_getenv("MESHLAB_CACHE_DIR"), *state = g_getenv("MESHLAB_STATE_DIR");
+    g_autofree char *save_a = g_build_filename(cache, "warm", "lab-a", "hub", "state", NULL);
+    g_autofree char *save_b = g_build_filename(cache, "warm", "lab-b", "hub", "state", NULL);
+    g_autofree char *labs = g_build_filename(state, "labs", NULL);
+    g_autofree char *dir_a = g_path_get_dirname(save_a), *dir_b = g_path_get_dirname(save_b);
+    CHECK(g_mkdir_with_parents(dir_a, 0700) == 0 && g_mkdir_with_parents(dir_b, 0700) == 0);
+    CHECK(g_mkdir_with_parents(labs, 0700) == 0);
+    write_text(save_a, "a", 0600);
+    write_text(save_b, "b", 0600);
+    g_autofree char *json = g_build_filename(labs, ".json", NULL);
+    write_text(json, "{}", 0600);
+    int removed = 0;
+    for (size_t i = 0; i < 4; i++) {
+        g_clear_error(&err);
+        CHECK(!ml_warm_purge(bad[i], count_removed, &removed, &err));
+        CHECK(err && strstr(err->message, "is not allowed"));
+        ml_lab_state_remove(bad[i], count_removed, &removed);
+        CHECK(ml_lab_state_read(bad[i]) == NULL && !ml_lab_state_exists(bad[i]));
+    }
+    CHECK(removed == 0);
+    CHECK(g_file_test(save_a, G_FILE_TEST_EXISTS) && g_file_test(save_b, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(json, G_FILE_TEST_EXISTS));
+    g_clear_error(&err);
+    CHECK(ml_warm_purge("lab-a", count_removed, &removed, &err));
+    CHECK(removed == 1 && !g_file_test(save_a, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(save_b, G_FILE_TEST_EXISTS));
+}
+
 int main(void)
 {
     /* Not g_dir_make_tmp: GLib would remember $TMPDIR before it is set below. */
@@ -301,6 +362,7 @@ int main(void)
     test_lock();
     test_names_unambiguous();
     test_leftovers();
+    test_bad_names();
 
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp_root);
     if (system(rm) != 0)

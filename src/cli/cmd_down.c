@@ -9,6 +9,7 @@
 #include "virt/lab.h"
 #include "core/leftovers.h"
 #include "core/lock.h"
+#include "topology/name.h"
 #include "topology/plan.h"
 #include "core/rundir.h"
 #include "topology/topology.h"
@@ -71,12 +72,14 @@ int cmd_down_main(int argc, char **argv)
         if (!topo)
             return cmd_fail(err);
         lab = g_strdup(topo->name);
-    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") ||
-               g_str_has_suffix(arg, ".yml")) {
+    } else if (!ml_name_check("lab name", arg, false, &err)) {
+        /* Before the lock and before any path is built: "", "." and ".." would name the
+         * directories that hold every lab's pools and saves. */
+        g_autofree char *shown = ml_name_shown(arg);
         fprintf(stderr,
-                "meshlab: '%s' is not a file; give the lab's name instead "
-                "('meshlab status' lists them)\n",
-                arg);
+                "meshlab: '%s' is not a file, and %s; give the lab's name ('meshlab status' "
+                "lists them) or its topology file\n",
+                shown, err->message);
         return ML_EXIT_USAGE;
     } else {
         lab = g_strdup(arg);

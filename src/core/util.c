@@ -1,4 +1,5 @@
 #include "core/util.h"
+#include "topology/name.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-G_DEFINE_QUARK(meshlab-error-quark, ml_error)
+G_DEFINE_QUARK(meshlab - error - quark, ml_error)
 
 static double start_time;
 static bool quiet;
@@ -226,6 +227,9 @@ char *ml_lab_state_path(const char *lab, const char *suffix)
 
 char *ml_lab_pool_dir(const char *lab)
 {
+    /* "", "." or ".." here would be the directory of every lab's pool, or the state dir. */
+    if (!lab || !ml_name_check("lab name", lab, false, NULL))
+        return NULL;
     return g_build_filename(ml_state_dir(), "pools", lab, NULL);
 }
 

@@ -88,7 +88,8 @@ const char *ml_cache_dir(void); /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
  * state, ".lock" its lock). */
 char *ml_lab_state_path(const char *lab, const char *suffix);
 
-/* The directory of a lab's storage pool: STATE/pools/LAB. */
+/* The directory of a lab's storage pool: STATE/pools/LAB; NULL when LAB is not a valid lab
+ * name (topology/name.h), so that no caller can build STATE/pools or STATE from "" or "..". */
 char *ml_lab_pool_dir(const char *lab);
 
 /* The last n lines of text, leading and trailing white space trimmed; "" for NULL. */

@@ -12,6 +12,7 @@
 #include "core/lock.h"
 #include "core/rundir.h"
 #include "core/util.h"
+#include "topology/name.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
 #include "virt/warm.h"
@@ -198,12 +199,16 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 
 bool ml_lab_state_exists(const char *lab_name)
 {
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return false;
     g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
 struct json_object *ml_lab_state_read(const char *lab_name)
 {
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return NULL;
     g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return json_object_from_file(path);
 }
@@ -238,6 +243,8 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
                          void *opaque)
 {
     static const char *const suffixes[] = {".json", ".authkey"};
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return;
     for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
         g_autofree char *path = ml_lab_state_path(lab_name, suffixes[i]);
         if (unlink(path) == 0 && cb) {

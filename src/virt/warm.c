@@ -11,6 +11,7 @@
 
 #include "core/spawn.h"
 #include "core/util.h"
+#include "topology/name.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
 
@@ -215,6 +216,10 @@ GPtrArray *ml_warm_list(const char *lab)
 bool ml_warm_purge(const char *lab, void (*cb)(const char *what, void *opaque), void *opaque,
                    GError **err)
 {
+    /* Only one lab's saves, or all of them when asked by NULL: never because a name
+     * ("", ".", "..") happens to lead to the directory of every save, or above it. */
+    if (lab && !ml_name_check("lab name", lab, false, err))
+        return false;
     g_autofree char *root = g_build_filename(ml_cache_dir(), "warm", NULL);
     g_autofree char *dir = lab ? g_build_filename(root, lab, NULL) : g_strdup(root);
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
