@@ -77,6 +77,23 @@ bool ml_write_file(const char *path, const char *data, gssize len, int mode, GEr
 /* Creates a directory and its parents with the given mode. */
 bool ml_mkdir_p(const char *path, int mode, GError **err);
 
+/* Creates the directory path (its parent must exist) with the given mode, or leaves the one
+ * that is there as it is: *ret_created says which, so that only a directory meshlab has just
+ * made is chmodded. A link at path is refused. */
+bool ml_mkdir_new(const char *path, int mode, bool *ret_created, GError **err);
+
+/* Copies the regular file FROM to DEST, in a directory another user may write (a pool
+ * directory belongs to QEMU's user): FROM is opened without following a link and must be a
+ * regular file; whatever is at DEST (a file, a link) is removed and DEST is created anew with
+ * O_EXCL, never through a link, with the given mode. Holes are kept, and a file system that
+ * can share the blocks (reflink) does. */
+bool ml_file_place(const char *from, const char *dest, int mode, GError **err);
+
+/* The last max bytes (all of it when shorter) of the regular file path, read without
+ * following a link at path and without blocking on a FIFO: a link, FIFO or device is refused
+ * with err set. */
+char *ml_file_read_nofollow(const char *path, gsize max, gsize *ret_len, GError **err);
+
 /* Lower-case hex SHA-256 of a buffer. */
 char *ml_sha256_hex(const void *data, size_t len);
 

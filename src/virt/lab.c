@@ -9,6 +9,7 @@
 
 #include "virt/agent.h"
 #include "virt/cloudinit.h"
+#include "core/leftovers.h"
 #include "core/lock.h"
 #include "core/rundir.h"
 #include "core/util.h"
@@ -19,6 +20,8 @@
 
 #define BOOT_TIMEOUT_S 600
 #define BOOT_TIMEOUT_MAX_S 86400
+/* The end of a guest's console log that goes into the run directory. */
+#define CONSOLE_LOG_MAX (16 * 1024 * 1024)
 #define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name)
@@ -223,16 +226,31 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
         return true;
     g_autofree char *name = g_strdup_printf("%s-artifacts.iso", lab->plan->guests[i].node->name);
     g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
+    /* Built in root's own directory (0700, the pid in its name for 'meshlab down'), then
+     * copied into the pool, which QEMU's user can write: genisoimage would follow a link. */
+    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
+    if (!dir) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
+                    "directory",
+                    g_get_tmp_dir(), g_strerror(errno));
+        return false;
+    }
+    g_autofree char *iso = g_build_filename(dir, name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", path};
+    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", iso};
     for (size_t k = 0; k < G_N_ELEMENTS(head); k++)
         g_ptr_array_add(argv, (gpointer)head[k]);
     for (guint k = 0; k < files->len; k++)
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
-    if (!ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err))
+    bool ok = ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err) &&
+              ml_file_place(iso, path, 0600, err);
+    unlink(iso);
+    rmdir(dir);
+    if (!ok)
         return false;
-    chmod(path, 0600);
     ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
                 lab->plan->guests[i].node->name, files->len);
     *ret_path = g_steal_pointer(&path);
@@ -753,9 +771,10 @@ void ml_lab_collect_logs(struct ml_lab *lab)
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
-        g_autofree char *text = NULL;
         gsize len = 0;
-        if (g_file_get_contents(src, &text, &len, NULL)) {
+        /* The pool belongs to QEMU's user: never follow a link planted there. */
+        g_autofree char *text = ml_file_read_nofollow(src, CONSOLE_LOG_MAX, &len, NULL);
+        if (text) {
             g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
             ml_lab_write(lab, f, text, (gssize)len, NULL);
         }

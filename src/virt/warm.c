@@ -15,7 +15,6 @@
 #include "virt/agent.h"
 #include "virt/virt.h"
 
-#define WARM_STEP_TIMEOUT_S 300.0
 /* RNDRESEEDCRNG, _IO('R', 0x07) in <linux/random.h>: the CRNG takes a new key from the
  * input pool, which then holds the host's bytes. */
 #define RESEED_CMD                                                                                 \
@@ -75,19 +74,11 @@ bool ml_warm_have(const char *lab, const char *node, const char *key)
            g_file_test(ov, G_FILE_TEST_IS_REGULAR);
 }
 
-static bool copy_sparse(const char *from, const char *to, GError **err)
-{
-    const char *argv[] = {"cp", "--sparse=always", "--reflink=auto", from, to, NULL};
-    return ml_spawn_timeout(argv, WARM_STEP_TIMEOUT_S, NULL, err);
-}
-
 bool ml_warm_place_overlay(const char *lab, const char *node, const char *dest, GError **err)
 {
+    /* dest is in the pool, which QEMU's user can write: no link there is followed. */
     g_autofree char *ov = warm_file(lab, node, "overlay.qcow2");
-    if (!copy_sparse(ov, dest, err))
-        return false;
-    chmod(dest, 0600);
-    return true;
+    return ml_file_place(ov, dest, 0600, err);
 }
 
 bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const char *node,
@@ -109,9 +100,8 @@ bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const c
         return false;
     }
     chmod(st, 0600);
-    bool ok = copy_sparse(overlay, ov, err);
-    if (ok)
-        chmod(ov, 0600);
+    /* The overlay is read from the pool without following a link planted there. */
+    bool ok = ml_file_place(overlay, ov, 0600, err);
     /* Whatever happened to the copy, the guest goes on from what was saved. */
     if (virDomainRestoreFlags(conn, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
         g_clear_error(err);
