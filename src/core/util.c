@@ -1,5 +1,4 @@
 #include "core/util.h"
-#include "topology/name.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -186,20 +185,28 @@ bool ml_mkdir_p(const char *path, int mode, GError **err)
     return true;
 }
 
-bool ml_mkdir_new(const char *path, int mode, bool *ret_created, GError **err)
+bool ml_mkdir_mode(const char *path, int mode, GError **err)
 {
-    *ret_created = false;
-    if (mkdir(path, (mode_t)mode) == 0) {
-        *ret_created = true;
-        return true;
+    g_autofree char *parent = g_path_get_dirname(path);
+    if (!ml_mkdir_p(parent, 0755, err))
+        return false;
+    if (mkdir(path, (mode_t)mode) < 0) {
+        struct stat st;
+        if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", path,
+                    errno == EEXIST ? "something other than a directory is in the way"
+                                    : g_strerror(errno));
+        return false;
     }
-    struct stat st;
-    if (errno == EEXIST && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return true;
-    g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", path,
-                errno == EEXIST ? "something other than a directory is in the way"
-                                : g_strerror(errno));
-    return false;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    bool ok = fd >= 0 && fchmod(fd, (mode_t)mode) == 0;
+    if (!ok)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot set the mode of directory '%s': %s", path,
+                    g_strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return ok;
 }
 
 /* Opens path for reading if it is a regular file, never through a link, never blocking. */
@@ -373,8 +380,9 @@ char *ml_lab_state_path(const char *lab, const char *suffix)
 
 char *ml_lab_pool_dir(const char *lab)
 {
-    /* "", "." or ".." here would be the directory of every lab's pool, or the state dir. */
-    if (!lab || !ml_name_check("lab name", lab, false, NULL))
+    /* "", "." or ".." here would be the directory of every lab's pool, or the state dir; the
+     * verbs check the whole name rule (topology/name.h) before they get here. */
+    if (!lab || !*lab || !strcmp(lab, ".") || !strcmp(lab, "..") || strchr(lab, '/'))
         return NULL;
     return g_build_filename(ml_state_dir(), "pools", lab, NULL);
 }

@@ -77,10 +77,10 @@ bool ml_write_file(const char *path, const char *data, gssize len, int mode, GEr
 /* Creates a directory and its parents with the given mode. */
 bool ml_mkdir_p(const char *path, int mode, GError **err);
 
-/* Creates the directory path (its parent must exist) with the given mode, or leaves the one
- * that is there as it is: *ret_created says which, so that only a directory meshlab has just
- * made is chmodded. A link at path is refused. */
-bool ml_mkdir_new(const char *path, int mode, bool *ret_created, GError **err);
+/* Creates the directory path and its parents. The directory path itself, when made now, gets
+ * exactly mode (past the umask: QEMU's user must get through); one that was already there
+ * keeps its own mode (MESHLAB_STATE_DIR=/tmp must not lose /tmp's sticky bit). */
+bool ml_mkdir_mode(const char *path, int mode, GError **err);
 
 /* Copies the regular file FROM to DEST, in a directory another user may write (a pool
  * directory belongs to QEMU's user): FROM is opened without following a link and must be a
@@ -105,8 +105,9 @@ const char *ml_cache_dir(void); /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
  * state, ".lock" its lock). */
 char *ml_lab_state_path(const char *lab, const char *suffix);
 
-/* The directory of a lab's storage pool: STATE/pools/LAB; NULL when LAB is not a valid lab
- * name (topology/name.h), so that no caller can build STATE/pools or STATE from "" or "..". */
+/* The directory of a lab's storage pool: STATE/pools/LAB; NULL when LAB is "", "." or ".." or
+ * holds a '/', so that no caller can build STATE/pools or STATE from it (the whole name rule
+ * is topology/name.h's). */
 char *ml_lab_pool_dir(const char *lab);
 
 /* The last n lines of text, leading and trailing white space trimmed; "" for NULL. */

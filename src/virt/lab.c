@@ -148,11 +148,14 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
      * them are root's alone. */
     g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
     g_autofree char *pools = g_build_filename(ml_state_dir(), "pools", NULL);
-    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0711, err) ||
+    if (!ml_mkdir_mode(ml_state_dir(), 0755, err) || !ml_mkdir_mode(pools, 0711, err) ||
         !ml_mkdir_p(dir, 0700, err))
         return false;
-    chmod(ml_state_dir(), 0755);
-    chmod(pools, 0711);
+    struct stat st;
+    if (stat(ml_state_dir(), &st) == 0 && !(st.st_mode & S_IXOTH))
+        ml_warn("the state directory %s (mode %04o) does not let QEMU's user through to the "
+                "pools below it; 'chmod o+x %s' does, if you meant to keep it there",
+                ml_state_dir(), (unsigned)(st.st_mode & 07777), ml_state_dir());
     struct json_object *s = json_object_new_object();
     json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
     json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
