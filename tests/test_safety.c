@@ -240,6 +240,22 @@ static void test_leftovers(void)
     CHECK(ml_leftover_pid("known-hashes.tmp.4242.AbC123") == 4242);
     CHECK(ml_leftover_pid("debian-12-0123abcd") == 0);
     CHECK(ml_leftover_pid("tailscale_1.104.4_amd64.tgz.part") == 0);
+    /* Issue 16, finding 18: the other temporary names in $TMPDIR carry the pid too. */
+    CHECK(ml_leftover_pid("meshlab-capture-4242-AbC123.pcap") == 4242);
+    CHECK(ml_leftover_pid("meshlab-plot-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("meshlab-kvm-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("meshlab-warm-AbC123") == 0);
+    CHECK(ml_leftover_pid("meshlab-plot-AbC123") == 0);
+    const char *kinds[][2] = {{"seed", ""}, {"capture", ".pcap"}, {"plot", ""}, {"kvm", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        g_autofree char *tmpl = ml_leftover_template(kinds[i][0], kinds[i][1]);
+        g_autofree char *name = g_strdup(tmpl);
+        char *x = strstr(name, "XXXXXX");
+        CHECK(x != NULL);
+        if (x)
+            memcpy(x, "AbC123", 6);
+        CHECK(ml_leftover_pid(name) == (int)getpid());
+    }
 
     int gone = dead_pid();
     g_autofree char *cache = g_strdup(g_getenv("MESHLAB_CACHE_DIR"));
@@ -261,17 +277,26 @@ static void test_leftovers(void)
     CHECK(g_mkdir_with_parents(seed, 0700) == 0);
     g_autofree char *ud = g_build_filename(seed, "user-data", NULL);
     write_text(ud, "#cloud-config\n", 0600);
+    g_autofree char *plot = g_strdup_printf("%s/meshlab-plot-%d-AbC123", tmp, gone);
+    CHECK(g_mkdir_with_parents(plot, 0700) == 0);
+    g_autofree char *pcap = g_strdup_printf("%s/meshlab-capture-%d-AbC123.pcap", tmp, gone);
+    write_text(pcap, "pcap", 0600);
+    g_autofree char *live_pcap =
+        g_strdup_printf("%s/meshlab-capture-%d-AbC123.pcap", tmp, (int)getpid());
+    write_text(live_pcap, "pcap", 0600);
     g_autofree char *labs = g_build_filename(g_getenv("MESHLAB_STATE_DIR"), "labs", NULL);
     CHECK(g_mkdir_with_parents(labs, 0700) == 0);
     g_autofree char *state_tmp = g_strdup_printf("%s/three-guest.json.tmp.%d.AbC123", labs, gone);
     write_text(state_tmp, "{", 0600);
 
     int seen = 0;
-    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 4);
-    CHECK(seen == 4);
+    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 6);
+    CHECK(seen == 6);
     CHECK(g_file_test(build, G_FILE_TEST_IS_DIR)); /* a dry run removes nothing */
     seen = 0;
-    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 4);
+    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 6);
+    CHECK(!g_file_test(plot, G_FILE_TEST_EXISTS) && !g_file_test(pcap, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(live_pcap, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(build, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(half, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(seed, G_FILE_TEST_EXISTS));

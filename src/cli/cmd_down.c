@@ -24,7 +24,7 @@ static const char down_usage[] =
     "state file. Nothing else is touched. Works without the topology file (give the\n"
     "lab's name), and is safe to run again: a lab that is gone is reported as such.\n"
     "It also removes what a meshlab that was killed (SIGKILL, a crash) left outside\n"
-    "libvirt: the lab's pool directory, its stale lock, seed directories in $TMPDIR,\n"
+    "libvirt: the lab's pool directory, its stale lock, temporary files in $TMPDIR,\n"
     "half-built images and half-written files in the cache and state directories\n"
     "(only those whose process is gone). While another meshlab works on the lab, down\n"
     "is refused and says which process that is.\n\n"

@@ -114,7 +114,7 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
 {
     /* The pid in the name lets 'meshlab down' tell a killed meshlab's leftovers
      * from the seeds another meshlab is writing right now. */
-    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
     g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
     if (!dir) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create a temporary directory");

@@ -231,7 +231,7 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
     /* Built in root's own directory (0700, the pid in its name for 'meshlab down'), then
      * copied into the pool, which QEMU's user can write: genisoimage would follow a link. */
-    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
     g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
     if (!dir) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
