@@ -64,5 +64,25 @@ check "lab-a's pool, state and saves are gone" \
 check "lab-b's pool, state and saves are all there" \
     "[ -s '$tmp/state/pools/lab-b/hub.qcow2' ] && [ -e '$tmp/state/labs/lab-b.json' ] && [ -s '$tmp/cache/warm/lab-b/hub/overlay.qcow2' ]"
 
+# What down removes from a pool directory a killed meshlab left: the files meshlab makes, by
+# their names, and nothing added by hand (finding 18); then it says what it left, and exits 1.
+pool=$tmp/state/pools/lab-b
+touch "$pool/hub-seed.iso" "$pool/a-artifacts.iso" "$pool/hub-console.log" "$pool/hub-console.log.0"
+echo mine > "$pool/notes.txt"
+mkdir "$pool/keep"
+"$bin" down lab-b >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+check "down with hand-added files in the pool exits 1 (got $rc)" "[ $rc = 1 ]"
+check "down says what it left: $(head -c 300 "$tmp/stderr")" \
+    "grep -q \"holds what meshlab did not make ('keep', 'notes.txt')\" '$tmp/stderr'"
+check "down removed meshlab's files from the pool" \
+    "[ \"\$(ls -A '$pool' | tr '\n' ' ')\" = 'keep notes.txt ' ]"
+check "the hand-added file is intact" "[ \"\$(cat '$pool/notes.txt')\" = mine ]"
+rm -r "$pool/notes.txt" "$pool/keep"
+"$bin" down lab-b >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+check "down once they are moved away exits 0 (got $rc) and removes the directory" \
+    "[ $rc = 0 ] && [ ! -e '$pool' ]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

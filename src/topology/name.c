@@ -69,3 +69,23 @@ bool ml_name_check_guest(const char *lab, const char *node, GError **err)
     return ml_name_check("lab name", lab, false, err) &&
            (!node || ml_name_check("node name", node, false, err));
 }
+
+bool ml_name_is_pool_file(const char *file)
+{
+    static const char *const suffixes[] = {".qcow2", "-seed.iso", "-artifacts.iso", "-console.log"};
+    g_autofree char *name = g_strdup(file);
+    /* virtlogd keeps a few rotated logs beside the console log: NODE-console.log.0, .1 ... */
+    char *dot = strrchr(name, '.');
+    if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1)) {
+        *dot = '\0';
+        if (!g_str_has_suffix(name, "-console.log"))
+            return false;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        if (!g_str_has_suffix(name, suffixes[i]))
+            continue;
+        name[strlen(name) - strlen(suffixes[i])] = '\0';
+        return ml_name_check("node name", name, false, NULL);
+    }
+    return false;
+}

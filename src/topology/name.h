@@ -18,3 +18,9 @@ char *ml_name_shown(const char *s);
 /* ml_name_check for a lab's name and one of its nodes' (node may be NULL): what exec and
  * console check before they connect to anything. */
 bool ml_name_check_guest(const char *lab, const char *node, GError **err);
+
+/* Whether file is one that meshlab puts in a lab's pool directory (the names
+ * topology/plan.c and virt/lab.c give them): NODE.qcow2, NODE-seed.iso, NODE-artifacts.iso,
+ * NODE-console.log and virtlogd's rotated NODE-console.log.N. down removes these and leaves
+ * anything else, a file added by hand, where it is. */
+bool ml_name_is_pool_file(const char *file);
