@@ -55,6 +55,12 @@ refused 'console .. hub' console .. hub
 refused 'console lab-a .' console lab-a .
 refused 'console lab-a a/b' console lab-a a/b
 
+# status takes no name: one given is refused like any stray operand, and touches nothing.
+"$bin" status .. >/dev/null 2>"$tmp/stderr"
+rc=$?
+check "status .. exits 2 (got $rc) and touches nothing" \
+    "[ $rc = 2 ] && grep -q 'Usage: meshlab status' '$tmp/stderr' && [ \"\$(tree)\" = \"\$before\" ]"
+
 # A good name still works, and takes only its own lab's pool and saves.
 "$bin" down --purge-cache lab-a >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
