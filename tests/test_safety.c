@@ -14,6 +14,9 @@
 #include "topology/plan.h"
 #include "core/rundir.h"
 #include "core/util.h"
+#include "topology/name.h"
+#include "virt/lab.h"
+#include "virt/warm.h"
 
 static char *tmp_root;
 
@@ -237,6 +240,22 @@ static void test_leftovers(void)
     CHECK(ml_leftover_pid("known-hashes.tmp.4242.AbC123") == 4242);
     CHECK(ml_leftover_pid("debian-12-0123abcd") == 0);
     CHECK(ml_leftover_pid("tailscale_1.104.4_amd64.tgz.part") == 0);
+    /* Issue 16, finding 18: the other temporary names in $TMPDIR carry the pid too. */
+    CHECK(ml_leftover_pid("meshlab-capture-4242-AbC123.pcap") == 4242);
+    CHECK(ml_leftover_pid("meshlab-plot-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("meshlab-kvm-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("meshlab-warm-AbC123") == 0);
+    CHECK(ml_leftover_pid("meshlab-plot-AbC123") == 0);
+    const char *kinds[][2] = {{"seed", ""}, {"capture", ".pcap"}, {"plot", ""}, {"kvm", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        g_autofree char *tmpl = ml_leftover_template(kinds[i][0], kinds[i][1]);
+        g_autofree char *name = g_strdup(tmpl);
+        char *x = strstr(name, "XXXXXX");
+        CHECK(x != NULL);
+        if (x)
+            memcpy(x, "AbC123", 6);
+        CHECK(ml_leftover_pid(name) == (int)getpid());
+    }
 
     int gone = dead_pid();
     g_autofree char *cache = g_strdup(g_getenv("MESHLAB_CACHE_DIR"));
@@ -258,17 +277,26 @@ static void test_leftovers(void)
     CHECK(g_mkdir_with_parents(seed, 0700) == 0);
     g_autofree char *ud = g_build_filename(seed, "user-data", NULL);
     write_text(ud, "#cloud-config\n", 0600);
+    g_autofree char *plot = g_strdup_printf("%s/meshlab-plot-%d-AbC123", tmp, gone);
+    CHECK(g_mkdir_with_parents(plot, 0700) == 0);
+    g_autofree char *pcap = g_strdup_printf("%s/meshlab-capture-%d-AbC123.pcap", tmp, gone);
+    write_text(pcap, "pcap", 0600);
+    g_autofree char *live_pcap =
+        g_strdup_printf("%s/meshlab-capture-%d-AbC123.pcap", tmp, (int)getpid());
+    write_text(live_pcap, "pcap", 0600);
     g_autofree char *labs = g_build_filename(g_getenv("MESHLAB_STATE_DIR"), "labs", NULL);
     CHECK(g_mkdir_with_parents(labs, 0700) == 0);
     g_autofree char *state_tmp = g_strdup_printf("%s/three-guest.json.tmp.%d.AbC123", labs, gone);
     write_text(state_tmp, "{", 0600);
 
     int seen = 0;
-    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 4);
-    CHECK(seen == 4);
+    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 6);
+    CHECK(seen == 6);
     CHECK(g_file_test(build, G_FILE_TEST_IS_DIR)); /* a dry run removes nothing */
     seen = 0;
-    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 4);
+    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 6);
+    CHECK(!g_file_test(plot, G_FILE_TEST_EXISTS) && !g_file_test(pcap, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(live_pcap, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(build, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(half, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(seed, G_FILE_TEST_EXISTS));
@@ -277,6 +305,136 @@ static void test_leftovers(void)
     CHECK(g_file_test(img_dir, G_FILE_TEST_IS_DIR));
     g_autofree char *o = read_text(outside);
     CHECK_STR(o, "keep\n");
+}
+
+/* Issue 16, item 3: the run directory's parents are not followed through a link that another
+ * user can change (runs -> /anywhere in a checkout), only through the host's own; guests/
+ * (consoles, journals) is the owner's alone. */
+static void test_rundir_parents(void)
+{
+    g_autofree char *elsewhere = path_in("parents-elsewhere");
+    CHECK(mkdir(elsewhere, 0755) == 0);
+    g_autofree char *checkout = path_in("checkout");
+    CHECK(mkdir(checkout, 0755) == 0);
+    g_autofree char *runs = g_build_filename(checkout, "runs", NULL);
+    CHECK(symlink(elsewhere, runs) == 0);
+    if (geteuid() == 0)
+        CHECK(lchown(runs, 65534, 65534) == 0 && chown(checkout, 65534, 65534) == 0);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_build_filename(runs, "three-guest-1", NULL);
+    CHECK(ml_rundir_open(dir, "three-guest", "r", false, &err) < 0);
+    CHECK(err && err->code == ML_ERR_INPUT && strstr(err->message, "'runs' on its way") &&
+          strstr(err->message, "symbolic link"));
+    g_autofree char *escaped = g_build_filename(elsewhere, "three-guest-1", NULL);
+    CHECK(!g_file_test(escaped, G_FILE_TEST_EXISTS));
+    /* Deeper, with parents still to create past the link. */
+    g_autofree char *deep = g_build_filename(runs, "a", "b", "three-guest-1", NULL);
+    g_clear_error(&err);
+    CHECK(ml_rundir_open(deep, "three-guest", "r", false, &err) < 0);
+    g_autofree char *deep_escaped = g_build_filename(elsewhere, "a", NULL);
+    CHECK(!g_file_test(deep_escaped, G_FILE_TEST_EXISTS));
+
+    /* The host's own link (root's, in a directory only root writes) is followed. */
+    if (geteuid() == 0) {
+        g_autofree char *host = path_in("host");
+        CHECK(mkdir(host, 0755) == 0);
+        g_autofree char *var_run = g_build_filename(host, "run", NULL);
+        CHECK(symlink("../parents-elsewhere", var_run) == 0);
+        g_autofree char *through = g_build_filename(var_run, "new", "three-guest-2", NULL);
+        g_clear_error(&err);
+        int fd = ml_rundir_open(through, "three-guest", "r", false, &err);
+        CHECK(fd >= 0);
+        g_autofree char *made = g_build_filename(elsewhere, "new", "three-guest-2", NULL);
+        CHECK(g_file_test(made, G_FILE_TEST_IS_DIR));
+        if (fd >= 0) {
+            CHECK(ml_rundir_write(fd, "guests/hub-console.log", "root@hub:~# ", -1, 0644, &err));
+            CHECK(ml_rundir_write(fd, "rulesets/plain/hub.nft", "x", -1, 0644, &err));
+            struct stat st;
+            g_autofree char *guests = g_build_filename(made, "guests", NULL);
+            g_autofree char *rules = g_build_filename(made, "rulesets", NULL);
+            CHECK(stat(guests, &st) == 0 && (st.st_mode & 07777) == 0700);
+            CHECK(stat(rules, &st) == 0 && (st.st_mode & 07777) == 0755);
+            close(fd);
+        }
+    }
+}
+
+/* Issue 16, item 3: meshlab sets the mode only of a directory it has just made. */
+static void test_mkdir_mode(void)
+{
+    g_autofree char *shared = path_in("shared-tmp");
+    CHECK(mkdir(shared, 0755) == 0 && chmod(shared, 01777) == 0);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_mkdir_mode(shared, 0755, &err));
+    struct stat st;
+    CHECK(stat(shared, &st) == 0 && (st.st_mode & 07777) == 01777);
+    mode_t old = umask(077);
+    g_autofree char *fresh = path_in("fresh/state");
+    CHECK(ml_mkdir_mode(fresh, 0711, &err));
+    umask(old);
+    CHECK(stat(fresh, &st) == 0 && (st.st_mode & 07777) == 0711);
+    g_autofree char *file = path_in("fresh/file");
+    write_text(file, "x", 0644);
+    CHECK(!ml_mkdir_mode(file, 0755, &err));
+    CHECK(err && strstr(err->message, "in the way"));
+}
+
+static void count_removed(const char *what, void *opaque)
+{
+    (void)what;
+    (*(int *)opaque)++;
+}
+
+/* Issue 16, item 1: the name rule refuses every name that would lead to a directory above one
+ * lab's own, and the functions that build or remove those paths refuse such a name themselves. */
+static void test_bad_names(void)
+{
+    static const char *const bad[] = {"",    ".",  "..", "../x", "a/b", "/",
+                                      "Lab", "-a", "a-", "1a",   "a b", "a\nb"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        CHECK(!ml_name_check("lab name", bad[i], false, &err));
+        CHECK(err && err->code == ML_ERR_INPUT && strstr(err->message, "is not allowed"));
+        CHECK(!ml_name_check("image.use", bad[i], true, NULL));
+        g_autofree char *pool = ml_lab_pool_dir(bad[i]);
+        CHECK(i >= 6 || pool == NULL); /* the first six would lead out of STATE/pools/LAB */
+    }
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_name_check("lab name", "abcdefghijklmnopqrstuvwxyz012345", false, &err));
+    CHECK(err && strstr(err->message, "at most 31 characters"));
+    CHECK(ml_name_check("lab name", "three-guest", false, NULL));
+    CHECK(ml_name_check("image.use", "ubuntu-24.04", true, NULL));
+    CHECK(!ml_name_check("lab name", "ubuntu-24.04", false, NULL));
+    g_autofree char *good = ml_lab_pool_dir("lab-a");
+    CHECK(good && g_str_has_suffix(good, "/pools/lab-a"));
+
+    /* Two labs' saves and states: a bad name removes none of them. */
+    const char *cache = g_getenv("MESHLAB_CACHE_DIR"), *state = g_getenv("MESHLAB_STATE_DIR");
+    g_autofree char *save_a = g_build_filename(cache, "warm", "lab-a", "hub", "state", NULL);
+    g_autofree char *save_b = g_build_filename(cache, "warm", "lab-b", "hub", "state", NULL);
+    g_autofree char *labs = g_build_filename(state, "labs", NULL);
+    g_autofree char *dir_a = g_path_get_dirname(save_a), *dir_b = g_path_get_dirname(save_b);
+    CHECK(g_mkdir_with_parents(dir_a, 0700) == 0 && g_mkdir_with_parents(dir_b, 0700) == 0);
+    CHECK(g_mkdir_with_parents(labs, 0700) == 0);
+    write_text(save_a, "a", 0600);
+    write_text(save_b, "b", 0600);
+    g_autofree char *json = g_build_filename(labs, ".json", NULL);
+    write_text(json, "{}", 0600);
+    int removed = 0;
+    for (size_t i = 0; i < 4; i++) {
+        g_clear_error(&err);
+        CHECK(!ml_warm_purge(bad[i], count_removed, &removed, &err));
+        CHECK(err && strstr(err->message, "is not allowed"));
+        ml_lab_state_remove(bad[i], count_removed, &removed);
+        CHECK(ml_lab_state_read(bad[i]) == NULL && !ml_lab_state_exists(bad[i]));
+    }
+    CHECK(removed == 0);
+    CHECK(g_file_test(save_a, G_FILE_TEST_EXISTS) && g_file_test(save_b, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(json, G_FILE_TEST_EXISTS));
+    g_clear_error(&err);
+    CHECK(ml_warm_purge("lab-a", count_removed, &removed, &err));
+    CHECK(removed == 1 && !g_file_test(save_a, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(save_b, G_FILE_TEST_EXISTS));
 }
 
 int main(void)
@@ -301,6 +459,9 @@ int main(void)
     test_lock();
     test_names_unambiguous();
     test_leftovers();
+    test_bad_names();
+    test_rundir_parents();
+    test_mkdir_mode();
 
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp_root);
     if (system(rm) != 0)

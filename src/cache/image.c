@@ -394,9 +394,8 @@ bool ml_image_debian_prepare(const char *cache_dir, struct ml_image *ret, GError
     g_autofree char *name = g_strdup_printf("debian-12-%s", key);
     g_autofree char *dir = g_build_filename(cache_dir, name, NULL);
     g_autofree char *done = g_build_filename(dir, "manifest", NULL);
-    if (!ml_mkdir_p(cache_dir, 0755, err))
+    if (!ml_mkdir_mode(cache_dir, 0755, err))
         return false;
-    chmod(cache_dir, 0755);
 
     /* One builder at a time; a second meshlab waits and then finds the image. */
     g_autofree char *lockpath = g_build_filename(cache_dir, ".debian-12.lock", NULL);

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/util.h"
+#include "topology/name.h"
 #include "virt/virt.h"
 
 static const char console_usage[] =
@@ -36,6 +37,8 @@ int cmd_console_main(int argc, char **argv)
         return status;
     const char *lab = argv[optind], *node = argv[optind + 1];
     g_autoptr(GError) err = NULL;
+    if (!ml_name_check_guest(lab, node, &err))
+        return cmd_fail(err);
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
     if (!conn)
         return cmd_fail(err);

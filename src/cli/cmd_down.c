@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,8 +10,8 @@
 #include "virt/lab.h"
 #include "core/leftovers.h"
 #include "core/lock.h"
+#include "topology/name.h"
 #include "topology/plan.h"
-#include "core/rundir.h"
 #include "topology/topology.h"
 #include "core/util.h"
 #include "virt/virt.h"
@@ -19,17 +20,23 @@
 static const char down_usage[] =
     "Usage: meshlab down [--purge-cache] NAME|FILE\n\n"
     "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
-    "meshlab metadata), its network, its storage pool and the volumes in it, and its\n"
-    "state file. Nothing else is touched. Works without the topology file (give the\n"
+    "meshlab metadata), its network, its storage pool and the volumes meshlab made in\n"
+    "it (a file added there by hand is left, and down says so), and its state file.\n"
+    "Nothing else is touched. Works without the topology file (give the\n"
     "lab's name), and is safe to run again: a lab that is gone is reported as such.\n"
     "It also removes what a meshlab that was killed (SIGKILL, a crash) left outside\n"
-    "libvirt: the lab's pool directory, its stale lock, seed directories in $TMPDIR,\n"
+    "libvirt: the lab's pool directory, its stale lock, temporary files in $TMPDIR,\n"
     "half-built images and half-written files in the cache and state directories\n"
     "(only those whose process is gone). While another meshlab works on the lab, down\n"
     "is refused and says which process that is.\n\n"
     "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
     "its first up, restored by the next) stay in the cache for the next up.\n\n"
     "  --purge-cache   also drop the lab's saved guests: its next up boots cold\n";
+
+static gint sort_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static void print_removed(const char *what, void *opaque)
 {
@@ -42,6 +49,39 @@ static void print_leftover(const char *path, void *opaque)
 {
     g_autofree char *what = g_strdup_printf("%s (left by a meshlab that was killed)", path);
     print_removed(what, opaque);
+}
+
+/* Removes the files meshlab makes in a pool directory (ml_name_is_pool_file), never
+ * following a link; anything else, added by hand, is left, and err lists it. */
+static bool clear_pool_dir(int dirfd, const char *shown, const char *lab, GError **err)
+{
+    int dup_fd = dup(dirfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot list '%s': %s", shown, g_strerror(errno));
+        return false;
+    }
+    g_autoptr(GPtrArray) foreign = g_ptr_array_new_with_free_func(g_free);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (!ml_name_is_pool_file(e->d_name) || unlinkat(dirfd, e->d_name, 0) < 0)
+            g_ptr_array_add(foreign, g_strdup(e->d_name));
+    }
+    closedir(d);
+    if (foreign->len == 0)
+        return true;
+    g_ptr_array_sort(foreign, sort_names);
+    g_ptr_array_add(foreign, NULL);
+    g_autofree char *list = g_strjoinv("', '", (char **)foreign->pdata);
+    g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                "the pool directory %s holds what meshlab did not make ('%s'): it is left alone, "
+                "and so is the directory; move it away and run 'meshlab down %s' again",
+                shown, list, lab);
+    return false;
 }
 
 int cmd_down_main(int argc, char **argv)
@@ -71,12 +111,14 @@ int cmd_down_main(int argc, char **argv)
         if (!topo)
             return cmd_fail(err);
         lab = g_strdup(topo->name);
-    } else if (strchr(arg, '/') || g_str_has_suffix(arg, ".yaml") ||
-               g_str_has_suffix(arg, ".yml")) {
+    } else if (!ml_name_check("lab name", arg, false, &err)) {
+        /* Before the lock and before any path is built: "", "." and ".." would name the
+         * directories that hold every lab's pools and saves. */
+        g_autofree char *shown = ml_name_shown(arg);
         fprintf(stderr,
-                "meshlab: '%s' is not a file; give the lab's name instead "
-                "('meshlab status' lists them)\n",
-                arg);
+                "meshlab: '%s' is not a file, and %s; give the lab's name ('meshlab status' "
+                "lists them) or its topology file\n",
+                shown, err->message);
         return ML_EXIT_USAGE;
     } else {
         lab = g_strdup(arg);
@@ -96,9 +138,9 @@ int cmd_down_main(int argc, char **argv)
         ml_lab_state_remove(lab, print_removed, &removed);
         /* A meshlab killed before libvirt knew the pool leaves its directory. */
         g_autofree char *pool_dir = ml_lab_pool_dir(lab);
-        int fd = open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = pool_dir ? open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         if (fd >= 0) {
-            bool cleared = ml_rundir_clear(fd, pool_dir, &err);
+            bool cleared = clear_pool_dir(fd, pool_dir, lab, &err);
             close(fd);
             if (!cleared || rmdir(pool_dir) < 0) {
                 ml_lock_release(lab, lock);

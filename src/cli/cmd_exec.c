@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/util.h"
 #include "dataplanes/nat.h"
+#include "topology/name.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 #include "virt/lab.h"
@@ -438,6 +439,9 @@ int cmd_exec_main(int argc, char **argv)
     if (n_ops != 2)
         return usage_error("%s", "exec wants the lab's name and a node's name before `--`");
     const char *lab = ops[0], *node = ops[1];
+    g_autoptr(GError) bad_name = NULL;
+    if (!ml_name_check_guest(lab, node, &bad_name))
+        return cmd_fail(bad_name);
 
     ml_signals_install();
     /* A closed pipe (| head) must stop the guest's command, not kill meshlab past it. */

@@ -11,15 +11,22 @@
 #include "core/util.h"
 #include "core/rundir.h"
 
+#define TMP_KINDS "seed|capture|plot|kvm"
+
+char *ml_leftover_template(const char *kind, const char *suffix)
+{
+    return g_strdup_printf("meshlab-%s-%d-XXXXXX%s", kind, (int)getpid(), suffix);
+}
+
 int ml_leftover_pid(const char *name)
 {
-    /* meshlab-seed-PID-XXXXXX, .build-IMAGE-PID-XXXXXX, FILE.tmp.PID[.XXXXXX] */
+    /* meshlab-KIND-PID-XXXXXX[.pcap], .build-IMAGE-PID-XXXXXX, FILE.tmp.PID[.XXXXXX] */
     static GRegex *re;
     if (!re)
-        re =
-            g_regex_new("^(?:" ML_SEED_TMP_PREFIX "|\\.build-[a-z0-9.-]+?-)([0-9]+)-[A-Za-z0-9]{6}$"
-                        "|\\.tmp\\.([0-9]+)(?:\\.[A-Za-z0-9]{6})?$",
-                        G_REGEX_OPTIMIZE, 0, NULL);
+        re = g_regex_new("^(?:meshlab-(?:" TMP_KINDS ")-|\\.build-[a-z0-9.-]+?-)([0-9]+)-"
+                         "[A-Za-z0-9]{6}(?:\\.pcap)?$"
+                         "|\\.tmp\\.([0-9]+)(?:\\.[A-Za-z0-9]{6})?$",
+                         G_REGEX_OPTIMIZE, 0, NULL);
     g_autoptr(GMatchInfo) m = NULL;
     if (!g_regex_match(re, name, 0, &m))
         return 0;
@@ -82,7 +89,7 @@ int ml_leftovers_sweep(bool remove, ml_leftover_cb cb, void *opaque)
     g_autoptr(GDir) d = g_dir_open(g_get_tmp_dir(), 0, NULL);
     const char *name;
     while (d && (name = g_dir_read_name(d))) {
-        if (!g_str_has_prefix(name, ML_SEED_TMP_PREFIX))
+        if (!g_str_has_prefix(name, "meshlab-"))
             continue;
         g_autofree char *path = g_build_filename(g_get_tmp_dir(), name, NULL);
         int pid = ml_leftover_pid(name);

@@ -1,5 +1,5 @@
-/* What a meshlab killed by SIGKILL (or a crash) leaves outside libvirt: seed
- * directories in $TMPDIR, half-built images and half-written files in the
+/* What a meshlab killed by SIGKILL (or a crash) leaves outside libvirt: seeds,
+ * captures, plots and KVM probes in $TMPDIR, half-built images and half-written files in the
  * cache and state directories. Each carries its writer's pid in its name, so
  * only the leftovers of processes that are gone are touched. */
 #pragma once
@@ -9,6 +9,10 @@
 
 /* Seeds are assembled in $TMPDIR/meshlab-seed-<pid>-XXXXXX. */
 #define ML_SEED_TMP_PREFIX "meshlab-seed-"
+
+/* The template of a temporary file or directory in $TMPDIR that the sweep knows:
+ * "meshlab-KIND-<pid>-XXXXXX" and suffix, KIND one of seed, capture, plot, kvm. */
+char *ml_leftover_template(const char *kind, const char *suffix);
 
 typedef void (*ml_leftover_cb)(const char *path, void *opaque);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,24 +144,101 @@ static bool reuse(const char *path, int fd, const char *lab, bool force, GError 
     return ml_rundir_clear(fd, path, err);
 }
 
+/* A link that only root can have made and can change: root owns it and the directory it is
+ * in, which nobody else can write (or only with the sticky bit, as /tmp). */
+static bool trusted_link(int dirfd, const struct stat *link)
+{
+    struct stat dir;
+    return link->st_uid == 0 && fstat(dirfd, &dir) == 0 && dir.st_uid == 0 &&
+           (!(dir.st_mode & (S_IWGRP | S_IWOTH)) || (dir.st_mode & S_ISVTX));
+}
+
+/* Opens the directory at the absolute path abs, creating what is missing (0755) on the way,
+ * one component at a time with O_NOFOLLOW: a link is followed only when trusted_link (the
+ * host's own, as /var/run), else refused. A run directory's parents are often a user's
+ * (runs/ in a checkout): a link there would send root's mkdir and writes anywhere. */
+static int open_parents(const char *abs, const char *shown, GError **err)
+{
+    int cur = open("/", DIR_FLAGS);
+    /* The components left, last first. */
+    g_autoptr(GPtrArray) left = g_ptr_array_new_with_free_func(g_free);
+    g_auto(GStrv) parts = g_strsplit(abs, "/", -1);
+    for (gint i = (gint)g_strv_length(parts) - 1; i >= 0; i--)
+        if (*parts[i] && strcmp(parts[i], "."))
+            g_ptr_array_add(left, g_strdup(parts[i]));
+    int hops = 0;
+    while (cur >= 0 && left->len > 0) {
+        g_autofree char *name = g_ptr_array_steal_index(left, left->len - 1);
+        int next = openat(cur, name, DIR_FLAGS);
+        if (next < 0 && errno == ENOENT && (mkdirat(cur, name, 0755) == 0 || errno == EEXIST))
+            next = openat(cur, name, DIR_FLAGS);
+        struct stat st;
+        if (next < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+            fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+            if (!trusted_link(cur, &st) || ++hops > 40) {
+                g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                            "cannot use '%s' as the run directory: '%s' on its way is a symbolic "
+                            "link that uid %u can change, and meshlab (root) does not follow "
+                            "it; give --out the real directory",
+                            shown, name, (unsigned)st.st_uid);
+                close(cur);
+                return -1;
+            }
+            char target[PATH_MAX];
+            ssize_t n = readlinkat(cur, name, target, sizeof(target) - 1);
+            if (n <= 0) {
+                close(cur);
+                cur = -1;
+                break;
+            }
+            target[n] = '\0';
+            g_auto(GStrv) more = g_strsplit(target, "/", -1);
+            for (gint i = (gint)g_strv_length(more) - 1; i >= 0; i--)
+                if (*more[i] && strcmp(more[i], "."))
+                    g_ptr_array_add(left, g_strdup(more[i]));
+            if (target[0] == '/') {
+                close(cur);
+                cur = open("/", DIR_FLAGS);
+            }
+            continue;
+        }
+        int e = errno;
+        close(cur);
+        cur = next;
+        errno = e;
+    }
+    if (cur < 0 && !(err && *err))
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create run directory '%s': %s", shown,
+                    g_strerror(errno));
+    return cur;
+}
+
 int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force, GError **err)
 {
-    int fd = open(path, DIR_FLAGS);
+    /* Relative to the working directory as it is (getcwd), not as $PWD spells it through
+     * links. */
+    g_autofree char *cwd = g_path_is_absolute(path) ? NULL : getcwd(NULL, 0);
+    g_autofree char *abs = g_canonicalize_filename(path, cwd);
+    g_autofree char *parent_path = g_path_get_dirname(abs);
+    g_autofree char *base = g_path_get_basename(abs);
+    int parent = open_parents(parent_path, path, err);
+    if (parent < 0)
+        return -1;
+    int fd = openat(parent, base, DIR_FLAGS);
     if (fd < 0 && errno == ENOENT) {
-        g_autofree char *parent = g_path_get_dirname(path);
-        if (!ml_mkdir_p(parent, 0755, err))
-            return -1;
-        if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+        if (mkdirat(parent, base, 0755) < 0 && errno != EEXIST) {
             g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create run directory '%s': %s", path,
                         g_strerror(errno));
+            close(parent);
             return -1;
         }
-        fd = open(path, DIR_FLAGS);
+        fd = openat(parent, base, DIR_FLAGS);
     }
     if (fd < 0) {
         int e = errno;
         struct stat st;
-        bool link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+        bool link = fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+        close(parent);
         g_set_error(err, ML_ERROR, e == ELOOP || e == ENOTDIR ? ML_ERR_INPUT : ML_ERR_HOST,
                     "cannot use '%s' as the run directory: %s", path,
                     link ? "it is a symbolic link; give the directory it points to, if you trust "
@@ -168,6 +246,7 @@ int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool f
                          : g_strerror(e));
         return -1;
     }
+    close(parent);
     if (!check_owner(path, fd, err) || !reuse(path, fd, lab, force, err)) {
         close(fd);
         return -1;
@@ -237,7 +316,8 @@ bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, i
             errno = EINVAL;
             break;
         }
-        if (mkdirat(cur, parts[i], 0755) < 0 && errno != EEXIST) {
+        int dir_mode = i == 0 && !strcmp(parts[i], ML_RUNDIR_PRIVATE) ? 0700 : 0755;
+        if (mkdirat(cur, parts[i], (mode_t)dir_mode) < 0 && errno != EEXIST) {
             close(cur);
             cur = -1;
             break;

@@ -9,13 +9,17 @@
 #include <glib.h>
 #include <stdbool.h>
 
+/* The subdirectory of the guests' consoles and journals: a console is a root shell, and
+ * anything printed there may be a secret, so ml_rundir_write makes it 0700. */
+#define ML_RUNDIR_PRIVATE "guests"
+
 /* The file that marks a directory as one meshlab run: {"lab", "run_id"}. */
 #define ML_RUNDIR_MARKER ".meshlab-run"
 
-/* Opens (creating it if needed) the run directory at path for run run_id of
- * lab. Refuses a directory owned by another user than the caller or root, or
- * writable by group or others, and a non-empty one, unless it is a run
- * directory of the same lab and force is set: then the old run is removed
+/* Opens (creating it and its parents if needed) the run directory at path for run run_id
+ * of lab, following no link on the way that anyone but root could have made. Refuses a directory
+ * owned by another user than the caller or root, or writable by group or others, and a non-empty
+ * one, unless it is a run directory of the same lab and force is set: then the old run is removed
  * first, so runs are never mixed. Returns the directory's descriptor, or -1
  * with err set. */
 int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force, GError **err);

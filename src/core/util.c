@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-G_DEFINE_QUARK(meshlab-error-quark, ml_error)
+G_DEFINE_QUARK(meshlab - error - quark, ml_error)
 
 static double start_time;
 static bool quiet;
@@ -218,6 +218,160 @@ bool ml_mkdir_p(const char *path, int mode, GError **err)
     return true;
 }
 
+bool ml_mkdir_mode(const char *path, int mode, GError **err)
+{
+    g_autofree char *parent = g_path_get_dirname(path);
+    if (!ml_mkdir_p(parent, 0755, err))
+        return false;
+    if (mkdir(path, (mode_t)mode) < 0) {
+        struct stat st;
+        if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", path,
+                    errno == EEXIST ? "something other than a directory is in the way"
+                                    : g_strerror(errno));
+        return false;
+    }
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    bool ok = fd >= 0 && fchmod(fd, (mode_t)mode) == 0;
+    if (!ok)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot set the mode of directory '%s': %s", path,
+                    g_strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* Opens path for reading if it is a regular file, never through a link, never blocking. */
+static int open_regular(const char *path, struct stat *st, GError **err)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open '%s': %s", path,
+                    errno == ELOOP ? "it is a symbolic link, which meshlab does not follow here"
+                                   : g_strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot read '%s': it is not a regular file (a FIFO, a device or a "
+                    "directory); remove it and run again",
+                    path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Copies [off, off + len) from in to out at the same offset. */
+static bool copy_range(int in, int out, off_t off, off_t len)
+{
+    g_autofree char *buf = NULL; /* only when the kernel cannot copy it itself */
+    const size_t buf_size = 1 << 20;
+    while (len > 0) {
+        loff_t from = off, to = off;
+        ssize_t n = copy_file_range(in, &from, out, &to, (size_t)len, 0);
+        if (n < 0 &&
+            (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
+            if (!buf)
+                buf = g_malloc(buf_size);
+            n = pread(in, buf, (size_t)MIN(len, (off_t)buf_size), off);
+            for (ssize_t w = 0, done = 0; n > 0 && done < n; done += w)
+                if ((w = pwrite(out, buf + done, (size_t)(n - done), off + done)) < 0)
+                    return false;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n == 0; /* the file shrank: what is there is copied */
+        off += n;
+        len -= n;
+    }
+    return true;
+}
+
+static bool copy_sparse(int in, int out, off_t size)
+{
+    off_t off = 0;
+    while (off < size) {
+        off_t data = lseek(in, off, SEEK_DATA);
+        if (data < 0 && errno == ENXIO)
+            break; /* only a hole is left */
+        off_t hole = data < 0 ? size : lseek(in, data, SEEK_HOLE);
+        if (data < 0)
+            data = off;
+        if (hole < 0 || hole > size)
+            hole = size;
+        if (!copy_range(in, out, data, hole - data))
+            return false;
+        off = hole;
+    }
+    return ftruncate(out, size) == 0;
+}
+
+bool ml_file_place(const char *from, const char *dest, int mode, GError **err)
+{
+    struct stat st;
+    int in = open_regular(from, &st, err);
+    if (in < 0)
+        return false;
+    g_autofree char *dir = g_path_get_dirname(dest);
+    g_autofree char *base = g_path_get_basename(dest);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int out = -1;
+    if (dfd >= 0 && (unlinkat(dfd, base, 0) == 0 || errno == ENOENT))
+        out = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+    bool ok = out >= 0 && copy_sparse(in, out, st.st_size) && fchmod(out, (mode_t)mode) == 0;
+    int e = errno;
+    if (out >= 0 && close(out) < 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        if (out >= 0)
+            unlinkat(dfd, base, 0);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot copy '%s' to '%s': %s", from, dest,
+                    e == EEXIST  ? "something was created at its name meanwhile"
+                    : e == ELOOP ? "a symbolic link is in the way"
+                                 : g_strerror(e));
+    }
+    if (dfd >= 0)
+        close(dfd);
+    close(in);
+    return ok;
+}
+
+char *ml_file_read_nofollow(const char *path, gsize max, gsize *ret_len, GError **err)
+{
+    struct stat st;
+    int fd = open_regular(path, &st, err);
+    if (fd < 0)
+        return NULL;
+    off_t start = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+    gsize want = (gsize)(st.st_size - start), got = 0;
+    char *buf = g_malloc(want + 1);
+    while (got < want) {
+        ssize_t n = pread(fd, buf + got, want - got, start + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read '%s': %s", path,
+                        g_strerror(errno));
+            close(fd);
+            g_free(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        got += (gsize)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    if (ret_len)
+        *ret_len = got;
+    return buf;
+}
+
 char *ml_sha256_hex(const void *data, size_t len)
 {
     return g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
@@ -259,6 +413,10 @@ char *ml_lab_state_path(const char *lab, const char *suffix)
 
 char *ml_lab_pool_dir(const char *lab)
 {
+    /* "", "." or ".." here would be the directory of every lab's pool, or the state dir; the
+     * verbs check the whole name rule (topology/name.h) before they get here. */
+    if (!lab || !*lab || !strcmp(lab, ".") || !strcmp(lab, "..") || strchr(lab, '/'))
+        return NULL;
     return g_build_filename(ml_state_dir(), "pools", lab, NULL);
 }
 

@@ -81,6 +81,23 @@ bool ml_write_file(const char *path, const char *data, gssize len, int mode, GEr
 /* Creates a directory and its parents with the given mode. */
 bool ml_mkdir_p(const char *path, int mode, GError **err);
 
+/* Creates the directory path and its parents. The directory path itself, when made now, gets
+ * exactly mode (past the umask: QEMU's user must get through); one that was already there
+ * keeps its own mode (MESHLAB_STATE_DIR=/tmp must not lose /tmp's sticky bit). */
+bool ml_mkdir_mode(const char *path, int mode, GError **err);
+
+/* Copies the regular file FROM to DEST, in a directory another user may write (a pool
+ * directory belongs to QEMU's user): FROM is opened without following a link and must be a
+ * regular file; whatever is at DEST (a file, a link) is removed and DEST is created anew with
+ * O_EXCL, never through a link, with the given mode. Holes are kept, and a file system that
+ * can share the blocks (reflink) does. */
+bool ml_file_place(const char *from, const char *dest, int mode, GError **err);
+
+/* The last max bytes (all of it when shorter) of the regular file path, read without
+ * following a link at path and without blocking on a FIFO: a link, FIFO or device is refused
+ * with err set. */
+char *ml_file_read_nofollow(const char *path, gsize max, gsize *ret_len, GError **err);
+
 /* Lower-case hex SHA-256 of a buffer. */
 char *ml_sha256_hex(const void *data, size_t len);
 
@@ -92,7 +109,9 @@ const char *ml_cache_dir(void); /* MESHLAB_CACHE_DIR or /var/cache/meshlab */
  * state, ".lock" its lock). */
 char *ml_lab_state_path(const char *lab, const char *suffix);
 
-/* The directory of a lab's storage pool: STATE/pools/LAB. */
+/* The directory of a lab's storage pool: STATE/pools/LAB; NULL when LAB is "", "." or ".." or
+ * holds a '/', so that no caller can build STATE/pools or STATE from it (the whole name rule
+ * is topology/name.h's). */
 char *ml_lab_pool_dir(const char *lab);
 
 /* The last n lines of text, leading and trailing white space trimmed; "" for NULL. */

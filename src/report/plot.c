@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/spawn.h"
+#include "core/leftovers.h"
 #include "report/format.h"
 #include "report/natgrid.h"
 
@@ -390,7 +391,8 @@ void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_p
     }
     ml_plots_none(ret, NULL);
     g_autoptr(GError) err = NULL;
-    g_autofree char *dir = g_dir_make_tmp("meshlab-plot-XXXXXX", &err);
+    g_autofree char *tmpl = ml_leftover_template("plot", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, &err);
     for (size_t i = 0; i < ML_PLOTS_GNUPLOT; i++) {
         struct ml_plot *p = &ret->plot[i];
         g_autofree char *script = ml_plot_script(results, p->name);

@@ -1,4 +1,5 @@
 #include "topology/topology.h"
+#include "topology/name.h"
 #include "topology/ports.h"
 #include "core/util.h"
 
@@ -343,29 +344,9 @@ static bool get_uint(struct ctx *c, yaml_node_t *n, const char *what, unsigned m
 static bool check_name(struct ctx *c, yaml_node_t *n, const char *what, const char *s,
                        bool allow_dot)
 {
-    size_t len = strlen(s);
-    const char *chars = allow_dot ? "abcdefghijklmnopqrstuvwxyz0123456789.-"
-                                  : "abcdefghijklmnopqrstuvwxyz0123456789-";
-
-    if (len >= ML_NAME_MAX)
-        return fail(c, n,
-                    "%s '%s' is %zu characters long; names are at most %d characters because "
-                    "they become parts of file and libvirt names",
-                    what, shown(c, s), len, ML_NAME_MAX - 1);
-    if (!g_ascii_islower(s[0]) || strspn(s, chars) != len || s[len - 1] == '-' ||
-        s[len - 1] == '.') {
-        if (allow_dot)
-            return fail(c, n,
-                        "%s '%s' is not allowed: a name starts with a lowercase letter, has only "
-                        "lowercase letters, digits, '.' and '-', and does not end with '.' or "
-                        "'-' (names become parts of file names)",
-                        what, shown(c, s));
-        return fail(c, n,
-                    "%s '%s' is not allowed: a name starts with a lowercase letter, has only "
-                    "lowercase letters, digits and '-', and does not end with '-' (names "
-                    "become parts of file and libvirt names)",
-                    what, shown(c, s));
-    }
+    g_autoptr(GError) rule = NULL;
+    if (!ml_name_check(what, s, allow_dot, &rule))
+        return fail(c, n, "%s", rule->message);
     return true;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "core/leftovers.h"
 
 #define TCPDUMP "tcpdump"
 
@@ -32,7 +33,8 @@ bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GE
         return false;
     }
     GError *e = NULL;
-    c->fd = g_file_open_tmp("meshlab-capture-XXXXXX.pcap", &c->tmp_path, &e);
+    g_autofree char *tmpl = ml_leftover_template("capture", ".pcap");
+    c->fd = g_file_open_tmp(tmpl, &c->tmp_path, &e);
     if (c->fd < 0) {
         g_propagate_prefixed_error(err, e, "cannot make a file for the capture on %s: ", tap);
         return false;

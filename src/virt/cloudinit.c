@@ -114,7 +114,7 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
 {
     /* The pid in the name lets 'meshlab down' tell a killed meshlab's leftovers
      * from the seeds another meshlab is writing right now. */
-    g_autofree char *tmpl = g_strdup_printf(ML_SEED_TMP_PREFIX "%d-XXXXXX", (int)getpid());
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
     g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
     if (!dir) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create a temporary directory");
@@ -126,15 +126,17 @@ bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **er
     bool ok = ml_write_file(ud, seed->user_data, -1, 0600, err) &&
               ml_write_file(md, seed->meta_data, -1, 0600, err) &&
               ml_write_file(nc, seed->network_config, -1, 0600, err);
+    /* Built in root's own directory, then copied into the pool, which belongs to QEMU's
+     * user: cloud-localds would write through a link planted at path. */
+    g_autofree char *iso = g_build_filename(dir, "seed.iso", NULL);
     if (ok) {
-        const char *argv[] = {"cloud-localds", "-N", nc, path, ud, md, NULL};
-        ok = ml_spawn_timeout(argv, 60, NULL, err);
-        if (ok)
-            chmod(path, 0600);
+        const char *argv[] = {"cloud-localds", "-N", nc, iso, ud, md, NULL};
+        ok = ml_spawn_timeout(argv, 60, NULL, err) && ml_file_place(iso, path, 0600, err);
     }
     unlink(ud);
     unlink(md);
     unlink(nc);
+    unlink(iso);
     rmdir(dir);
     return ok;
 }

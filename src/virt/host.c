@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "topology/plan.h"
+#include "core/leftovers.h"
 #include "core/util.h"
 
 const char *ml_host_qemu_binary(void)
@@ -193,7 +194,8 @@ static char *utc_now(void)
  * when the probe could not run to its end (then there is nothing to cache). */
 static bool run_probe(const struct ml_kvm_probe *p, const char *kernel, struct ml_host_accel *ret)
 {
-    g_autofree char *dir = g_dir_make_tmp("meshlab-kvm-XXXXXX", NULL);
+    g_autofree char *tmpl = ml_leftover_template("kvm", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
     if (!dir) {
         ret->reason = g_strdup("cannot create a temporary directory for the KVM probe");
         return false;

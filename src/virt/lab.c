@@ -9,15 +9,19 @@
 
 #include "virt/agent.h"
 #include "virt/cloudinit.h"
+#include "core/leftovers.h"
 #include "core/lock.h"
 #include "core/rundir.h"
 #include "core/util.h"
+#include "topology/name.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
 #include "virt/warm.h"
 
 #define BOOT_TIMEOUT_S 600
 #define BOOT_TIMEOUT_MAX_S 86400
+/* The end of a guest's console log that goes into the run directory. */
+#define CONSOLE_LOG_MAX (16 * 1024 * 1024)
 #define READY_CMD "systemctl is-active -q cloud-init.service && test -f /etc/meshlab/guest"
 
 void ml_lab_phase(struct ml_lab *lab, const char *name)
@@ -144,11 +148,14 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
      * them are root's alone. */
     g_autofree char *dir = g_path_get_dirname(lab->plan->state_file);
     g_autofree char *pools = g_build_filename(ml_state_dir(), "pools", NULL);
-    if (!ml_mkdir_p(ml_state_dir(), 0755, err) || !ml_mkdir_p(pools, 0711, err) ||
+    if (!ml_mkdir_mode(ml_state_dir(), 0755, err) || !ml_mkdir_mode(pools, 0711, err) ||
         !ml_mkdir_p(dir, 0700, err))
         return false;
-    chmod(ml_state_dir(), 0755);
-    chmod(pools, 0711);
+    struct stat st;
+    if (stat(ml_state_dir(), &st) == 0 && !(st.st_mode & S_IXOTH))
+        ml_warn("the state directory %s (mode %04o) does not let QEMU's user through to the "
+                "pools below it; 'chmod o+x %s' does, if you meant to keep it there",
+                ml_state_dir(), (unsigned)(st.st_mode & 07777), ml_state_dir());
     struct json_object *s = json_object_new_object();
     json_object_object_add(s, "lab", json_object_new_string(lab->topo->name));
     json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
@@ -198,12 +205,16 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
 
 bool ml_lab_state_exists(const char *lab_name)
 {
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return false;
     g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return g_file_test(path, G_FILE_TEST_EXISTS);
 }
 
 struct json_object *ml_lab_state_read(const char *lab_name)
 {
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return NULL;
     g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return json_object_from_file(path);
 }
@@ -218,16 +229,31 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
         return true;
     g_autofree char *name = g_strdup_printf("%s-artifacts.iso", lab->plan->guests[i].node->name);
     g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
+    /* Built in root's own directory (0700, the pid in its name for 'meshlab down'), then
+     * copied into the pool, which QEMU's user can write: genisoimage would follow a link. */
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
+    if (!dir) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
+                    "directory",
+                    g_get_tmp_dir(), g_strerror(errno));
+        return false;
+    }
+    g_autofree char *iso = g_build_filename(dir, name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", path};
+    const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", iso};
     for (size_t k = 0; k < G_N_ELEMENTS(head); k++)
         g_ptr_array_add(argv, (gpointer)head[k]);
     for (guint k = 0; k < files->len; k++)
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
-    if (!ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err))
+    bool ok = ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err) &&
+              ml_file_place(iso, path, 0600, err);
+    unlink(iso);
+    rmdir(dir);
+    if (!ok)
         return false;
-    chmod(path, 0600);
     ml_progress("define", "guest %s: artifacts CD with %u files from the cache",
                 lab->plan->guests[i].node->name, files->len);
     *ret_path = g_steal_pointer(&path);
@@ -238,6 +264,8 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
                          void *opaque)
 {
     static const char *const suffixes[] = {".json"};
+    if (!ml_name_check("lab name", lab_name, false, NULL))
+        return;
     for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
         g_autofree char *path = ml_lab_state_path(lab_name, suffixes[i]);
         if (unlink(path) == 0 && cb) {
@@ -746,9 +774,10 @@ void ml_lab_collect_logs(struct ml_lab *lab)
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
         g_autofree char *src = console_path(lab, i);
-        g_autofree char *text = NULL;
         gsize len = 0;
-        if (g_file_get_contents(src, &text, &len, NULL)) {
+        /* The pool belongs to QEMU's user: never follow a link planted there. */
+        g_autofree char *text = ml_file_read_nofollow(src, CONSOLE_LOG_MAX, &len, NULL);
+        if (text) {
             g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
             ml_lab_write(lab, f, text, (gssize)len, NULL);
         }

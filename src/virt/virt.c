@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "topology/name.h"
 
 const char *ml_virt_uri(void)
 {
@@ -414,6 +415,11 @@ static void remove_volumes(struct teardown *td, virStoragePoolPtr pool, const ch
     int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
     for (int i = 0; i < nv; i++) {
         const char *vname = virStorageVolGetName(vols[i]);
+        /* Only what meshlab made: a file added by hand stays, and so does the directory. */
+        if (!ml_name_is_pool_file(vname)) {
+            virStorageVolFree(vols[i]);
+            continue;
+        }
         if (virStorageVolDelete(vols[i], 0) < 0)
             libvirt_failed(td, "cannot delete volume '%s' of pool '%s'", vname, poolname);
         else

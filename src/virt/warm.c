@@ -11,10 +11,10 @@
 
 #include "core/spawn.h"
 #include "core/util.h"
+#include "topology/name.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
 
-#define WARM_STEP_TIMEOUT_S 300.0
 /* RNDRESEEDCRNG, _IO('R', 0x07) in <linux/random.h>: the CRNG takes a new key from the
  * input pool, which then holds the host's bytes. */
 #define RESEED_CMD                                                                                 \
@@ -74,19 +74,11 @@ bool ml_warm_have(const char *lab, const char *node, const char *key)
            g_file_test(ov, G_FILE_TEST_IS_REGULAR);
 }
 
-static bool copy_sparse(const char *from, const char *to, GError **err)
-{
-    const char *argv[] = {"cp", "--sparse=always", "--reflink=auto", from, to, NULL};
-    return ml_spawn_timeout(argv, WARM_STEP_TIMEOUT_S, NULL, err);
-}
-
 bool ml_warm_place_overlay(const char *lab, const char *node, const char *dest, GError **err)
 {
+    /* dest is in the pool, which QEMU's user can write: no link there is followed. */
     g_autofree char *ov = warm_file(lab, node, "overlay.qcow2");
-    if (!copy_sparse(ov, dest, err))
-        return false;
-    chmod(dest, 0600);
-    return true;
+    return ml_file_place(ov, dest, 0600, err);
 }
 
 bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const char *node,
@@ -108,9 +100,8 @@ bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const c
         return false;
     }
     chmod(st, 0600);
-    bool ok = copy_sparse(overlay, ov, err);
-    if (ok)
-        chmod(ov, 0600);
+    /* The overlay is read from the pool without following a link planted there. */
+    bool ok = ml_file_place(overlay, ov, 0600, err);
     /* Whatever happened to the copy, the guest goes on from what was saved. */
     if (virDomainRestoreFlags(conn, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
         g_clear_error(err);
@@ -215,6 +206,10 @@ GPtrArray *ml_warm_list(const char *lab)
 bool ml_warm_purge(const char *lab, void (*cb)(const char *what, void *opaque), void *opaque,
                    GError **err)
 {
+    /* Only one lab's saves, or all of them when asked by NULL: never because a name
+     * ("", ".", "..") happens to lead to the directory of every save, or above it. */
+    if (lab && !ml_name_check("lab name", lab, false, err))
+        return false;
     g_autofree char *root = g_build_filename(ml_cache_dir(), "warm", NULL);
     g_autofree char *dir = lab ? g_build_filename(root, lab, NULL) : g_strdup(root);
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR))

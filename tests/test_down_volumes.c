@@ -1,0 +1,104 @@
+/* down removes only the files meshlab made in a lab's pool (issue 16, finding 18): the
+ * overlays, seed and artifacts ISOs and console logs, by their names, and no file that someone
+ * added by hand. Against libvirt's test:///default driver, whose volumes are not files. */
+#include "check.h"
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdlib.h>
+
+#include "core/util.h"
+#include "topology/name.h"
+#include "topology/plan.h"
+#include "virt/virt.h"
+
+static void collect(const char *what, void *opaque)
+{
+    g_ptr_array_add(opaque, g_strdup(what));
+}
+
+static bool said(GPtrArray *lines, const char *what)
+{
+    for (guint i = 0; i < lines->len; i++)
+        if (!strcmp(g_ptr_array_index(lines, i), what))
+            return true;
+    return false;
+}
+
+static void test_pool_file_names(void)
+{
+    static const char *const ours[] = {"hub.qcow2",       "hub-seed.iso",      "a-artifacts.iso",
+                                       "hub-console.log", "hub-console.log.0", "b-1.qcow2",
+                                       "client-b.qcow2"};
+    static const char *const theirs[] = {"notes.txt",        "hub.qcow2.bak",     "Hub.qcow2",
+                                         ".qcow2",           "-seed.iso",         "hub.log.1",
+                                         "hub.qcow2.1",      "hub-console.log.x", "../x.qcow2",
+                                         "hub-seed.iso.0",   "a.b.qcow2",         "",
+                                         "hub-console.log.", "base.qcow2.tmp"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ours); i++)
+        CHECK(ml_name_is_pool_file(ours[i]));
+    for (size_t i = 0; i < G_N_ELEMENTS(theirs); i++) {
+        if (ml_name_is_pool_file(theirs[i]))
+            fprintf(stderr, "taken as meshlab's: '%s'\n", theirs[i]);
+        CHECK(!ml_name_is_pool_file(theirs[i]));
+    }
+}
+
+static void test_teardown_leaves_foreign_volumes(void)
+{
+    virConnectPtr conn = virConnectOpen("test:///default");
+    CHECK(conn != NULL);
+    if (!conn)
+        return;
+    g_autofree char *pool_name = ml_plan_pool_name("lab-a");
+    g_autofree char *pool_dir = ml_lab_pool_dir("lab-a");
+    g_autofree char *xml = g_strdup_printf("<pool type='dir'><name>%s</name><target><path>%s"
+                                           "</path></target></pool>",
+                                           pool_name, pool_dir);
+    virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
+    CHECK(pool != NULL && virStoragePoolCreate(pool, 0) == 0);
+    const char *vols[] = {"hub.qcow2", "hub-seed.iso", "notes.txt"};
+    for (size_t i = 0; pool && i < G_N_ELEMENTS(vols); i++) {
+        g_autofree char *vx =
+            g_strdup_printf("<volume><name>%s</name><capacity>1024</capacity></volume>", vols[i]);
+        virStorageVolPtr v = virStorageVolCreateXML(pool, vx, 0);
+        CHECK(v != NULL);
+        if (v)
+            virStorageVolFree(v);
+    }
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GError) err = NULL;
+    ml_virt_teardown(conn, "lab-a", collect, lines, &err);
+    g_autofree char *hub = g_strdup_printf("volume %s/hub.qcow2", pool_name);
+    g_autofree char *seed = g_strdup_printf("volume %s/hub-seed.iso", pool_name);
+    g_autofree char *notes = g_strdup_printf("volume %s/notes.txt", pool_name);
+    CHECK(said(lines, hub) && said(lines, seed));
+    CHECK(!said(lines, notes));
+    virStoragePoolPtr still = virStoragePoolLookupByName(conn, pool_name);
+    if (still) {
+        virStorageVolPtr v = virStorageVolLookupByName(still, "notes.txt");
+        CHECK(v != NULL);
+        if (v)
+            virStorageVolFree(v);
+        virStoragePoolFree(still);
+    }
+    if (pool)
+        virStoragePoolFree(pool);
+    virConnectClose(conn);
+}
+
+int main(void)
+{
+    const char *t = getenv("TMPDIR");
+    g_autofree char *root = g_strdup_printf("%s/meshlab-test-down-XXXXXX", t && *t ? t : "/tmp");
+    if (!g_mkdtemp(root))
+        return 1;
+    g_autofree char *state = g_build_filename(root, "state", NULL);
+    g_setenv("MESHLAB_STATE_DIR", state, TRUE);
+    test_pool_file_names();
+    test_teardown_leaves_foreign_volumes();
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", root);
+    if (system(rm) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+    return check_finish();
+}
