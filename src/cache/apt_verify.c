@@ -2,6 +2,7 @@
 
 #include "cache/checksum.h"
 #include "cache/fetch.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <errno.h>
@@ -21,6 +22,16 @@ enum {
     SNIFF_BYTES = 1024,
     INRELEASE_MAX_BYTES = 16 << 20,
 };
+
+/* gpgv checks a few hundred kB in well under a second; a minute is a hang (a keyring on a
+ * stalled network mount, a FIFO). */
+#define GPGV_TIMEOUT_S 60.0
+static double gpgv_timeout_s = GPGV_TIMEOUT_S;
+
+void ml_apt_test_set_gpgv_timeout(double seconds)
+{
+    gpgv_timeout_s = seconds > 0 ? seconds : GPGV_TIMEOUT_S;
+}
 
 /* Reads up to SNIFF_BYTES from the start of path; returns how many, or -1. */
 static gssize read_head(const char *path, char *buf)
@@ -229,13 +240,34 @@ char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char 
     /* Status lines go to stderr with gpgv's own messages; the signed text alone to stdout. */
     const char *argv[] = {gpgv,        "--status-fd", "2",  "--output", "-",
                           "--keyring", abs_keyring,   "--", path,       NULL};
-    g_autofree char *out = NULL;
-    g_autofree char *errout = NULL;
-    int status = 0;
+    struct ml_proc proc;
     g_autoptr(GError) spawn_err = NULL;
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errout,
-                      &status, &spawn_err)) {
+    if (!ml_proc_run(argv, gpgv_timeout_s, &proc, &spawn_err)) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot run gpgv: %s", spawn_err->message);
+        return NULL;
+    }
+    g_autofree char *out = g_steal_pointer(&proc.out);
+    g_autofree char *errout = g_steal_pointer(&proc.err);
+    bool timed_out = proc.timed_out, interrupted = proc.interrupted, cut = proc.out_cut;
+    double took = proc.seconds;
+    ml_proc_clear(&proc);
+    if (interrupted) {
+        g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED,
+                    "interrupted while gpgv checked the signature of %s", url);
+        return NULL;
+    }
+    if (timed_out) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "gpgv did not finish checking the signature of %s ('%s' against the keyring "
+                    "'%s') within %.0f s and was stopped after %.0f s; nothing was trusted. "
+                    "Check that 'gpgv --version' answers and that the keyring and the cache are "
+                    "on a local disk, then run the command again",
+                    url, path, abs_keyring, gpgv_timeout_s, took);
+        return NULL;
+    }
+    if (cut) {
+        g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                    "gpgv printed more of %s than the file holds; nothing was trusted", url);
         return NULL;
     }
 
