@@ -228,13 +228,16 @@ static void set_transfer_error(const struct transfer *t, CURLcode rc, long statu
                         "stopped; the server is too slow, try again later or use another mirror",
                         file, t->deadline_s);
     } else if (*t->refused_redirect) {
-        const char *allowed = ml_fetch_redirect_protocols(t->url);
+        const char *rule = ml_fetch_redirect_protocols(t->url);
+        const char *allowed = !rule                        ? "nowhere"
+                              : g_str_equal(rule, "https") ? "https"
+                                                           : "http or https";
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "cannot download %s: the server redirected to %s, but a redirect from this "
                     "URL may only lead to %s (a download that starts on https stays on it); "
                     "nothing was downloaded. Use a URL or mirror that serves it that way "
                     "throughout",
-                    file, t->refused_redirect, allowed ? allowed : "nowhere");
+                    file, t->refused_redirect, allowed);
     } else if (kept) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "cannot download %s: %s; what arrived is kept in '%s', run the command again "
