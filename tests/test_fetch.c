@@ -4,6 +4,7 @@
  * page), the https ones against a second instance serving TLS with a throwaway certificate. */
 #include "check.h"
 #include "http_fixture.h"
+#include "cache/checksum.h"
 #include "cache/fetch.h"
 #include "cache/image_ubuntu.h"
 #include "core/util.h"
@@ -295,6 +296,42 @@ static void test_redirect_rule(void)
     CHECK(ml_fetch_redirect_protocols("file:///var/cache/SHA256SUMS") == NULL);
     CHECK(ml_fetch_redirect_protocols("ftp://example.invalid/x") == NULL);
     CHECK(ml_fetch_redirect_protocols(NULL) == NULL);
+}
+
+/* What reads as a checksum list: each publisher's form passes, prose, HTML and binary do not. */
+static void test_sums_list_rule(void)
+{
+    const char *h = "0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789abcdef";
+    g_autofree char *bare = g_strdup_printf("%s\n", h);
+    g_autofree char *bare_no_nl = g_strdup(h);
+    g_autofree char *ubuntu = g_strdup_printf("%s *a.img\r\n%s *b.img\r\n", h, h);
+    g_autofree char *github = g_strdup_printf("\n%s  headscale_0.1_linux_amd64\n\n", h);
+    const char *good[] = {bare, bare_no_nl, ubuntu, github};
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        int line = -1;
+        CHECK(ml_sha256_list_valid(good[i], strlen(good[i]), &line) && line == 0);
+    }
+    g_autofree char *trailing = g_strdup_printf("%s  a\nsigned by: someone\n", h);
+    g_autofree char *short_hash = g_strdup_printf("%.63s  a\n", h);
+    g_autofree char *no_name = g_strdup_printf("%s *\n", h);
+    g_autofree char *glued = g_strdup_printf("%sx  a\n", h);
+    const struct {
+        const char *text;
+        int line;
+    } bad[] = {
+        {"", 0},       {"\n\n", 0},     {"<html><body>Log in</body></html>", 1},
+        {trailing, 2}, {short_hash, 1}, {no_name, 1},
+        {glued, 1},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        int line = -1;
+        CHECK(!ml_sha256_list_valid(bad[i].text, strlen(bad[i].text), &line));
+        CHECK(line == bad[i].line);
+    }
+    char binary[70];
+    memcpy(binary, h, 64);
+    memcpy(binary + 64, "\0  a\n", 5);
+    CHECK(!ml_sha256_list_valid(binary, 69, NULL));
 }
 
 /* A redirect to a scheme other than http(s) is refused with what and where, nothing kept. */
@@ -720,6 +757,7 @@ int main(void)
         test_range_ignored(big_hash);
         test_known_hashes();
         test_redirect_rule();
+        test_sums_list_rule();
         test_redirect_other_scheme();
         test_redirect_downgrade(small_hash);
         test_size_cap(big_hash);

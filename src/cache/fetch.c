@@ -33,7 +33,8 @@ struct transfer {
     curl_off_t resume_from; /* bytes already in the .part file when the request was made */
     curl_off_t received;    /* bytes written by this transfer */
     guint64 max_bytes;      /* the whole file never exceeds this */
-    double deadline_s;      /* nor does one transfer take longer */
+    double deadline_s;      /* nor does fetching it take longer, a restart included: */
+    double until;           /* ml_now() at the deadline */
     bool too_big;
     bool deadline_hit;
     bool served_html; /* the last answer said Content-Type: text/html */
@@ -141,7 +142,9 @@ static CURL *new_handle(struct transfer *t, char *errbuf)
     /* A Content-Length over the cap ends the transfer before any byte; on_write counts the
      * rest, since a server need not send one. */
     curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)t->max_bytes);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(t->deadline_s * 1000.0));
+    double left_ms = (t->until - ml_now()) * 1000.0;
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)MAX(left_ms, 1.0));
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)LOW_SPEED_BYTES);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_TIME_S);
@@ -166,7 +169,7 @@ static void note_end(struct transfer *t, CURLcode rc)
     if (rc == CURLE_FILESIZE_EXCEEDED)
         t->too_big = true;
     /* The connect and low-speed limits end a transfer with the same code, earlier. */
-    if (rc == CURLE_OPERATION_TIMEDOUT && ml_now() - t->started >= t->deadline_s - 0.5)
+    if (rc == CURLE_OPERATION_TIMEDOUT && ml_now() >= t->until - 0.5)
         t->deadline_hit = true;
     char *at = NULL;
     if (rc == CURLE_UNSUPPORTED_PROTOCOL &&
@@ -294,7 +297,7 @@ static char *fetch_small(const char *url, GError **err)
                          .mem = mem,
                          .max_bytes = SUMS_MAX_BYTES,
                          .deadline_s = SUMS_DEADLINE_S,
-                         .started = ml_now()};
+                         .until = ml_now() + SUMS_DEADLINE_S};
     CURL *c = new_handle(&t, errbuf);
     if (!c) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot download %s: libcurl failed to start",
@@ -487,6 +490,7 @@ static bool download_part(const struct ml_fetch_request *req, const char *part, 
 {
     curl_init_once();
     g_autofree char *name = g_path_get_basename(req->dest);
+    double until = ml_now() + req->deadline_s;
     for (int attempt = 0;; attempt++) {
         struct stat st;
         curl_off_t have = stat(part, &st) == 0 ? (curl_off_t)st.st_size : 0;
@@ -507,7 +511,8 @@ static bool download_part(const struct ml_fetch_request *req, const char *part, 
                              .out = out,
                              .resume_from = have,
                              .max_bytes = req->max_bytes,
-                             .deadline_s = req->deadline_s};
+                             .deadline_s = req->deadline_s,
+                             .until = until};
         t.started = t.last_report = ml_now();
         CURL *c = new_handle(&t, errbuf);
         if (!c) {
@@ -592,18 +597,20 @@ static bool check_form(const struct ml_fetch_request *req, const struct expectat
     g_autoptr(GError) read_err = NULL;
     bool ok = false;
     g_autofree char *done = g_strdup_printf("'%s' was deleted and nothing was recorded", path);
+    g_autofree char *label =
+        req->what ? g_strdup_printf("%s (%s)", req->url, req->what) : g_strdup(req->url);
     if (stat(path, &st) == 0 && (guint64)st.st_size > req->max_bytes) {
         g_autofree char *cap = g_format_size_full(req->max_bytes, G_FORMAT_SIZE_LONG_FORMAT);
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "'%s' is larger than %s, the cap of the checksum list %s; %s. Run the "
                     "command again to download it afresh",
-                    path, cap, req->url, done);
+                    path, cap, label, done);
     } else if (!g_file_get_contents(path, &text, &len, &read_err)) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read the checksum list: %s",
                     read_err->message);
         return false;
     } else {
-        ok = check_sums_text(text, len, served_html, req->url, done, err);
+        ok = check_sums_text(text, len, served_html, label, done, err);
     }
     if (!ok) {
         forget_known(req, e, path);
