@@ -10,7 +10,9 @@
 #include "core/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -544,6 +546,33 @@ static void test_sums_form(void)
     CHECK(!known_lists(known, portal_url) && known_lists(known, good));
 }
 
+static gpointer unlock_later(gpointer data)
+{
+    g_usleep(1000 * 1000);
+    close(GPOINTER_TO_INT(data));
+    return NULL;
+}
+
+/* Another meshlab holds the download directory: this one waits for it, and does not append to
+ * the same .part or overwrite its known-hashes record meanwhile. */
+static void test_one_at_a_time(const char *small_hash)
+{
+    g_autofree char *dir = g_build_filename(tmp, "out", NULL);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+    GThread *thread = g_thread_new("unlock", unlock_later, GINT_TO_POINTER(fd));
+    g_autofree char *u = url("small.bin");
+    g_autofree char *dest = out_file("locked.bin");
+    struct ml_fetch_request req = {.url = u, .dest = dest, .expected_sha256 = small_hash};
+    double start = ml_now();
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_fetch(&req, &err));
+    double took = ml_now() - start;
+    g_thread_join(thread);
+    CHECK(took >= 0.9);
+    CHECK(exists(dest));
+}
+
 static int count_lines(const char *path);
 
 /* About five seconds of transfer: progress shows, every two seconds or so, never a flood. */
@@ -763,6 +792,7 @@ int main(void)
         test_size_cap(big_hash);
         test_deadline();
         test_sums_form();
+        test_one_at_a_time(small_hash);
         test_image_offline();
         test_image_catalogue();
         test_image_sums_portal();

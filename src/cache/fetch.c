@@ -5,8 +5,10 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -620,9 +622,56 @@ static bool check_form(const struct ml_fetch_request *req, const struct expectat
     return ok;
 }
 
+/* One meshlab at a time fetches into a directory: two would append to the same .part, and the
+ * second to write known-hashes would drop the first's record. Returns the locked directory's
+ * fd, or -1 (interrupted, or the directory cannot be opened). */
+static int lock_dir(const char *dir, GError **err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot open '%s': %s", dir, g_strerror(errno));
+        return -1;
+    }
+    bool told = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot lock '%s': %s", dir,
+                        g_strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (!told)
+            ml_progress("fetch", "another meshlab is downloading into %s; waiting for it", dir);
+        told = true;
+        if (ml_check_interrupted(err)) {
+            close(fd);
+            return -1;
+        }
+        g_usleep(200 * 1000);
+    }
+    return fd;
+}
+
+static bool fetch_locked(const struct ml_fetch_request *req, GError **err);
+
 bool ml_fetch(const struct ml_fetch_request *request, GError **err)
 {
     g_return_val_if_fail(request && request->url && request->dest, false);
+    if (ml_check_interrupted(err))
+        return false;
+    g_autofree char *dir = g_path_get_dirname(request->dest);
+    if (!ml_mkdir_p(dir, 0755, err))
+        return false;
+    int lock = lock_dir(dir, err);
+    if (lock < 0)
+        return false;
+    bool ok = fetch_locked(request, err);
+    close(lock);
+    return ok;
+}
+
+static bool fetch_locked(const struct ml_fetch_request *request, GError **err)
+{
     struct ml_fetch_request r = *request;
     const struct ml_fetch_request *req = &r;
     if (!r.max_bytes)
@@ -631,13 +680,9 @@ bool ml_fetch(const struct ml_fetch_request *request, GError **err)
         r.deadline_s = ML_FETCH_DEFAULT_DEADLINE_S;
     if (req->sums_url && !req->sums_name) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
-                    "a checksum list for %s needs the file name to "
-                    "look up in it",
-                    req->url);
+                    "a checksum list for %s needs the file name to look up in it", req->url);
         return false;
     }
-    if (ml_check_interrupted(err))
-        return false;
 
     struct expectations e = {0};
     g_autofree char *part = g_strconcat(req->dest, ".part", NULL);
@@ -653,8 +698,7 @@ bool ml_fetch(const struct ml_fetch_request *request, GError **err)
     }
     bool html = false;
     if (ok) {
-        g_autofree char *dir = g_path_get_dirname(req->dest);
-        ok = ml_mkdir_p(dir, 0755, err) && download_part(req, part, &html, err) &&
+        ok = download_part(req, part, &html, err) &&
              check_form(req, &e, part, req->dest, html, err) &&
              verify_file(req, &e, part, req->dest, &hash, err);
     }

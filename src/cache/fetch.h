@@ -26,7 +26,8 @@ struct ml_fetch_request {
     const char *sums_name;       /* the file name to look up in it */
     const char *known_hashes;    /* optional: path of a record "sha256  url" per line; the first
                                     verified download records its hash, a later download of the
-                                    same URL with another hash is refused */
+                                    same URL with another hash is refused; it lives in
+                                    dest's directory, which one meshlab at a time fetches into */
     enum ml_fetch_form form;
     const char *what;  /* what the file is, for messages ("the Ubuntu cloud image"), or NULL */
     guint64 max_bytes; /* the file is never larger: a transfer that passes it is stopped and
@@ -39,8 +40,8 @@ struct ml_fetch_request {
  * downloaded again (sums_url still is read) but verified the same way, so files copied in by
  * hand are trusted no more than downloaded ones. A failed transfer keeps dest.part, and the next
  * call resumes it; a file that does not verify, or grows past max_bytes, is deleted. A redirect
- * never leaves https for http (ml_fetch_redirect_protocols). Errors: ML_ERR_FETCH, or
- * ML_ERR_INTERRUPTED. */
+ * never leaves https for http (ml_fetch_redirect_protocols). While another meshlab fetches into
+ * the same directory, it waits. Errors: ML_ERR_FETCH, or ML_ERR_INTERRUPTED. */
 bool ml_fetch(const struct ml_fetch_request *req, GError **err);
 
 /* The schemes a redirect from url may lead to, as libcurl's CURLOPT_REDIR_PROTOCOLS_STR takes
