@@ -573,6 +573,65 @@ static void test_one_at_a_time(const char *small_hash)
     CHECK(exists(dest));
 }
 
+/* Runs ml_fetch in a child, so a read that blocks for ever fails the test instead of hanging
+ * it: true when it ended within seconds; *ret_message is its error. */
+static bool fetch_in_child(const struct ml_fetch_request *req, double seconds, char **ret_message)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        g_autoptr(GError) err = NULL;
+        bool ok = ml_fetch(req, &err);
+        if (err && write(fds[1], err->message, strlen(err->message)) < 0)
+            _exit(3);
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    double until = ml_now() + seconds;
+    int status = 0;
+    pid_t r = 0;
+    while ((r = waitpid(child, &status, WNOHANG)) == 0 && ml_now() < until)
+        g_usleep(20 * 1000);
+    if (r == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    g_autoptr(GString) text = g_string_new(NULL);
+    char buf[512];
+    ssize_t n;
+    while (r != 0 && (n = read(fds[0], buf, sizeof(buf))) > 0)
+        g_string_append_len(text, buf, n);
+    close(fds[0]);
+    *ret_message = g_string_free(g_steal_pointer(&text), FALSE);
+    return r != 0;
+}
+
+/* A FIFO in the cache under a download's name, its .part's or known-hashes' is refused at
+ * once; reading or appending to it would block for ever. */
+static void test_fifo_in_cache(const char *small_hash)
+{
+    g_autofree char *u = url("small.bin");
+    g_autofree char *dest = out_file("fifo.bin");
+    g_autofree char *part = g_strconcat(dest, ".part", NULL);
+    g_autofree char *known = out_file("fifo-known");
+    const char *fifos[] = {dest, part, known};
+    for (size_t i = 0; i < G_N_ELEMENTS(fifos); i++) {
+        CHECK(mkfifo(fifos[i], 0644) == 0);
+        struct ml_fetch_request req = {
+            .url = u, .dest = dest, .expected_sha256 = small_hash, .known_hashes = known};
+        g_autofree char *message = NULL;
+        CHECK(fetch_in_child(&req, 5, &message));
+        CHECK(message && strstr(message, fifos[i]) && strstr(message, "not a regular file"));
+        if (i == 0)
+            fprintf(stderr, "FIFO in the cache: %s\n", message);
+        unlink(fifos[i]);
+        unlink(dest);
+    }
+}
+
 static int count_lines(const char *path);
 
 /* About five seconds of transfer: progress shows, every two seconds or so, never a flood. */
@@ -793,6 +852,7 @@ int main(void)
         test_deadline();
         test_sums_form();
         test_one_at_a_time(small_hash);
+        test_fifo_in_cache(small_hash);
         test_image_offline();
         test_image_catalogue();
         test_image_sums_portal();

@@ -320,11 +320,36 @@ static char *fetch_small(const char *url, GError **err)
     return g_strdup(mem->str);
 }
 
+/* Refuses what would block a read for ever (a FIFO) or never end (a device). */
+static bool check_regular(const char *path, const struct stat *st, GError **err)
+{
+    if (S_ISREG(st->st_mode))
+        return true;
+    g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                "'%s' is not a regular file (a FIFO, a device or a directory stands in the "
+                "cache under that name); remove it and run the command again",
+                path);
+    return false;
+}
+
 char *ml_fetch_sha256_file(const char *path, GError **err)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!check_regular(path, &st, err)) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
+        close(fd);
         return NULL;
     }
     g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
@@ -684,8 +709,15 @@ static bool fetch_locked(const struct ml_fetch_request *request, GError **err)
         return false;
     }
 
-    struct expectations e = {0};
     g_autofree char *part = g_strconcat(req->dest, ".part", NULL);
+    const char *mine[] = {req->dest, part, req->known_hashes};
+    for (size_t i = 0; i < G_N_ELEMENTS(mine); i++) {
+        struct stat st;
+        if (mine[i] && stat(mine[i], &st) == 0 && !check_regular(mine[i], &st, err))
+            return false;
+    }
+
+    struct expectations e = {0};
     g_autofree char *hash = NULL;
     bool ok = gather_expectations(req, &e, err);
 
