@@ -438,6 +438,53 @@ static void test_gpgv_deadline(void)
         fprintf(stderr, "after the hang: %s\n", again->message);
 }
 
+/* A FIFO in the cache under the InRelease's or an index's name is refused at once, in a child
+ * so that a read that blocks for ever fails the test instead of hanging it. */
+static void test_fifo_in_cache(void)
+{
+    make_archive("fifo");
+    g_autoptr(GError) err = NULL;
+    g_autofree char *cache = download("fifo", &err);
+    CHECK(err == NULL);
+    const char *names[] = {INRELEASE, MAIN_INDEX};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *path = cached(cache, names[i]);
+        g_autofree char *saved = g_strconcat(path, ".saved", NULL);
+        CHECK(rename(path, saved) == 0 && mkfifo(path, 0644) == 0);
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        pid_t child = fork();
+        if (child == 0) {
+            close(fds[0]);
+            g_autoptr(GError) verr = NULL;
+            bool ok = ml_image_ubuntu_verify_packages(cache, keyring, &verr);
+            if (verr && write(fds[1], verr->message, strlen(verr->message)) < 0)
+                _exit(3);
+            _exit(ok ? 0 : 1);
+        }
+        close(fds[1]);
+        double until = ml_now() + 5;
+        int status = 0;
+        pid_t r = 0;
+        while ((r = waitpid(child, &status, WNOHANG)) == 0 && ml_now() < until)
+            g_usleep(20 * 1000);
+        if (r == 0) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+        }
+        char msg[1024] = "";
+        ssize_t n = r ? read(fds[0], msg, sizeof(msg) - 1) : 0;
+        msg[n > 0 ? n : 0] = '\0';
+        close(fds[0]);
+        CHECK(r == child && WIFEXITED(status) && WEXITSTATUS(status) == 1);
+        CHECK(strstr(msg, path) && strstr(msg, "not a regular file"));
+        if (i == 0)
+            fprintf(stderr, "FIFO for the InRelease: %s\n", msg);
+        unlink(path);
+        CHECK(rename(saved, path) == 0);
+    }
+}
+
 /* A catalogue whose packages could not be verified is refused when it is read. */
 static void test_catalogue_rules(void)
 {
@@ -561,6 +608,7 @@ int main(void)
         test_changed_after_signing();
         test_unsigned_text_appended();
         test_gpgv_deadline();
+        test_fifo_in_cache();
         test_html_page("dists/noble/InRelease", "InRelease", INRELEASE);
         test_html_page("dists/noble/main/binary-amd64/Packages.gz", "Packages index", MAIN_INDEX);
         test_html_page(DEB_UNIVERSE, "Debian package", "libthing2_2.0-1_amd64.deb");

@@ -44,6 +44,19 @@ static gssize read_head(const char *path, char *buf)
     return (gssize)n;
 }
 
+/* A FIFO under a cache file's name would block the read for ever. */
+static bool regular_file(const char *path, GError **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return true; /* a missing file fails where it is read, with its own message */
+    g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                "'%s' is not a regular file (a FIFO, a device or a directory stands in the "
+                "cache under that name); remove it and run 'meshlab fetch' again",
+                path);
+    return false;
+}
+
 static const char *kind_name(enum ml_apt_kind kind)
 {
     switch (kind) {
@@ -70,6 +83,8 @@ static void set_html_error(const char *path, const char *url, const char *what, 
 bool ml_apt_check_form(const char *path, enum ml_apt_kind kind, const char *url, GError **err)
 {
     char buf[SNIFF_BYTES + 1] = "";
+    if (!regular_file(path, err))
+        return false;
     gssize n = read_head(path, buf);
     if (n < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
@@ -221,6 +236,8 @@ char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char 
     gsize len = 0;
     g_autoptr(GError) read_err = NULL;
     struct stat st;
+    if (!regular_file(path, err))
+        return NULL;
     if (stat(path, &st) == 0 && st.st_size > INRELEASE_MAX_BYTES) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "'%s' (from %s) is larger than %d bytes; that is no InRelease file", path, url,
@@ -422,6 +439,8 @@ static bool stanza_finish(struct stanza *s, GHashTable *wanted, const char *path
 
 bool ml_apt_packages_collect(const char *path, GHashTable *wanted, GError **err)
 {
+    if (!regular_file(path, err))
+        return false;
     g_autoptr(GInputStream) in = open_index(path, err);
     if (!in)
         return false;
@@ -473,6 +492,8 @@ bool ml_apt_check_file(const char *path, const struct ml_apt_sum *sum, const cha
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
         return false;
     }
+    if (!regular_file(path, err))
+        return false;
     g_autofree char *got = NULL;
     if ((guint64)st.st_size == sum->size) {
         got = ml_fetch_sha256_file(path, err);
