@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +29,29 @@ static inline void rm_rf(const char *path)
     }
 }
 
-/* Serves root; log_path (may be NULL) receives one line per request. Returns the
- * server's pid and sets *ret_port, or returns 0 when it did not start. */
-static inline GPid http_server_start(const char *root, const char *log_path, int *ret_port)
+/* Serves root, over HTTPS when cert and key (PEM files) are given; log_path (may be NULL)
+ * receives one line per request. Returns the server's pid and sets *ret_port, or returns 0
+ * when it did not start. */
+static inline GPid http_server_start_tls(const char *root, const char *log_path, const char *cert,
+                                         const char *key, int *ret_port)
 {
-    const char *argv[] = {"python3", "tests/http_server.py", "--root", root,
-                          log_path ? "--log" : NULL, log_path, NULL};
+    const char *argv[10] = {"python3", "tests/http_server.py", "--root", root};
+    int argc = 4;
+    if (log_path) {
+        argv[argc++] = "--log";
+        argv[argc++] = log_path;
+    }
+    if (cert && key) {
+        argv[argc++] = "--tls";
+        argv[argc++] = cert;
+        argv[argc++] = key;
+    }
     GPid pid = 0;
     int out_fd = -1;
     GError *err = NULL;
     if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                  &pid, NULL, &out_fd, NULL, &err)) {
+                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+                                  NULL, &out_fd, NULL, &err)) {
         fprintf(stderr, "cannot start the test server: %s\n", err->message);
         g_error_free(err);
         return 0;
@@ -63,4 +75,51 @@ static inline GPid http_server_start(const char *root, const char *log_path, int
         return 0;
     }
     return pid;
+}
+
+/* Serves root over plain HTTP. */
+static inline GPid http_server_start(const char *root, const char *log_path, int *ret_port)
+{
+    return http_server_start_tls(root, log_path, NULL, NULL, ret_port);
+}
+
+/* Makes a self-signed certificate for 127.0.0.1 (cert.pem, key.pem in dir) with openssl;
+ * false when openssl is missing or fails. */
+static inline bool http_make_cert(const char *dir, char **ret_cert, char **ret_key)
+{
+    char *cert = g_build_filename(dir, "cert.pem", NULL);
+    char *key = g_build_filename(dir, "key.pem", NULL);
+    const char *argv[] = {"openssl",
+                          "req",
+                          "-x509",
+                          "-newkey",
+                          "ec",
+                          "-pkeyopt",
+                          "ec_paramgen_curve:prime256v1",
+                          "-nodes",
+                          "-days",
+                          "2",
+                          "-subj",
+                          "/CN=127.0.0.1",
+                          "-addext",
+                          "subjectAltName=IP:127.0.0.1",
+                          "-keyout",
+                          key,
+                          "-out",
+                          cert,
+                          NULL};
+    int status = -1;
+    bool ok =
+        g_spawn_sync(NULL, (char **)argv, NULL,
+                     G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                     NULL, NULL, NULL, NULL, &status, NULL) &&
+        g_spawn_check_wait_status(status, NULL);
+    if (!ok) {
+        g_free(cert);
+        g_free(key);
+        return false;
+    }
+    *ret_cert = cert;
+    *ret_key = key;
+    return true;
 }

@@ -10,6 +10,12 @@ behaviour so the tests can provoke what real mirrors do:
                    served whole, so the same URL resumes cleanly.
   /norange/name    ignores Range and always answers 200 with the whole file.
   /slow/N/name     sends at about N bytes per second, to watch progress reporting.
+  /nolength/name   sends the file with no Content-Length, ending it by closing the connection.
+  /redirect/URL    answers 302 with Location: URL (the rest of the path, scheme included).
+  /portal/anything answers 200 with an HTML login page served as text/html, the way a
+                   captive portal answers every URL.
+
+Files ending in .html are served as text/html. With --tls CERT KEY it serves HTTPS instead.
 
 Every request is appended to --log as "METHOD path range" (range "-" when absent).
 """
@@ -17,6 +23,7 @@ Every request is appended to --log as "METHOD path range" (range "-" when absent
 import argparse
 import os
 import re
+import ssl
 import sys
 import threading
 import time
@@ -58,10 +65,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def serve(self, send_body):
         self.record()
+        if self.path.startswith("/redirect/"):
+            self.send_plain(302, "moved\n", {"Location": self.path[len("/redirect/"):]})
+            return
         path = self.path.split("?", 1)[0]
+        if path.startswith("/portal/"):
+            self.send_page(PORTAL_PAGE)
+            return
         cut = None
         rate = None
         honour_range = True
+        send_length = True
         m = re.match(r"^/(cut|slow)/(\d+)(/.*)$", path)
         if m and m.group(1) == "cut":
             cut, path = int(m.group(2)), m.group(3)
@@ -69,6 +83,8 @@ class Handler(BaseHTTPRequestHandler):
             rate, path = max(1, int(m.group(2))), m.group(3)
         elif path.startswith("/norange/"):
             honour_range, path = False, path[len("/norange"):]
+        elif path.startswith("/nolength/"):
+            honour_range, send_length, path = False, False, path[len("/nolength"):]
 
         rel = os.path.normpath(path.lstrip("/"))
         full = os.path.join(self.root, rel)
@@ -99,8 +115,14 @@ class Handler(BaseHTTPRequestHandler):
 
         length = end - start + 1
         self.send_response(206 if partial else 200)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(length))
+        html = full.endswith(".html")
+        self.send_header("Content-Type",
+                         "text/html; charset=utf-8" if html else "application/octet-stream")
+        if send_length:
+            self.send_header("Content-Length", str(length))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.send_header("Accept-Ranges", "bytes" if honour_range else "none")
         if partial:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
@@ -134,6 +156,22 @@ class Handler(BaseHTTPRequestHandler):
                 pass
 
 
+    def send_page(self, text):
+        body = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+PORTAL_PAGE = """<!DOCTYPE html>
+<html><head><title>Guest WiFi</title></head>
+<body><form action="/login">Accept the terms to continue</form></body></html>
+"""
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -148,11 +186,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True, help="directory to serve")
     parser.add_argument("--log", help="file to append one line per request to")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS")
     args = parser.parse_args()
 
     Handler.root = os.path.abspath(args.root)
     Handler.log_path = args.log
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -5,7 +5,8 @@
  * keyring in place of the one read out of the cloud image). A good chain passes; a tampered
  * .deb, a tampered Packages index, an InRelease signed by another key, one changed after
  * signing, one with unsigned text appended, and an HTML page served with status 200 in place
- * of each file all fail with a message that says what and where.
+ * of each file all fail with a message that says what and where. A gpgv that hangs is stopped
+ * at its deadline.
  *
  * The real archive cannot be reached from where this was written (no internet), so its
  * layout is taken from public references, which the test archive copies:
@@ -24,6 +25,7 @@
  *    images/ubuntu-24.04.conf's apt_keyring names. */
 #include "check.h"
 #include "http_fixture.h"
+#include "cache/apt_verify.h"
 #include "cache/image_ubuntu.h"
 #include "core/util.h"
 
@@ -398,6 +400,91 @@ static void test_html_page(const char *rel, const char *what, const char *local)
     CHECK(!exists(kept));
 }
 
+/* gpgv hangs (a stand-in that sleeps, found first on PATH as the real one is): it is stopped
+ * at its deadline, the file is not trusted, and the message says what hung on which file. */
+static void test_gpgv_deadline(void)
+{
+    make_archive("hang");
+    g_autoptr(GError) err = NULL;
+    g_autofree char *cache = download("hang", &err);
+    CHECK(err == NULL);
+    g_autofree char *bin = g_build_filename(tmp, "hanging-bin", NULL);
+    g_mkdir_with_parents(bin, 0755);
+    g_autofree char *gpgv = g_build_filename(bin, "gpgv", NULL);
+    g_file_set_contents(gpgv, "#!/bin/sh\nexec sleep 30\n", -1, NULL);
+    chmod(gpgv, 0755);
+    g_autofree char *saved = g_strdup(g_getenv("PATH"));
+    g_autofree char *path = g_strconcat(bin, ":", saved, NULL);
+    g_setenv("PATH", path, TRUE);
+    ml_apt_test_set_gpgv_timeout(2);
+
+    double start = ml_now();
+    g_autoptr(GError) verr = NULL;
+    CHECK(!ml_image_ubuntu_verify_packages(cache, keyring, &verr));
+    double took = ml_now() - start;
+    g_setenv("PATH", saved, TRUE);
+    ml_apt_test_set_gpgv_timeout(0);
+    CHECK(took >= 1.5 && took < 8);
+    CHECK(verr && verr->code == ML_ERR_HOST && strstr(verr->message, "gpgv did not finish") &&
+          strstr(verr->message, "/hang/ubuntu/dists/noble/InRelease") &&
+          strstr(verr->message, "within 2 s") && strstr(verr->message, "nothing was trusted"));
+    if (verr)
+        fprintf(stderr, "hanging gpgv (%.1f s): %s\n", took, verr->message);
+
+    /* The real gpgv, with the default deadline, then verifies the same cache. */
+    g_autoptr(GError) again = NULL;
+    CHECK(ml_image_ubuntu_verify_packages(cache, keyring, &again));
+    if (again)
+        fprintf(stderr, "after the hang: %s\n", again->message);
+}
+
+/* A FIFO in the cache under the InRelease's or an index's name is refused at once, in a child
+ * so that a read that blocks for ever fails the test instead of hanging it. */
+static void test_fifo_in_cache(void)
+{
+    make_archive("fifo");
+    g_autoptr(GError) err = NULL;
+    g_autofree char *cache = download("fifo", &err);
+    CHECK(err == NULL);
+    const char *names[] = {INRELEASE, MAIN_INDEX};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *path = cached(cache, names[i]);
+        g_autofree char *saved = g_strconcat(path, ".saved", NULL);
+        CHECK(rename(path, saved) == 0 && mkfifo(path, 0644) == 0);
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        pid_t child = fork();
+        if (child == 0) {
+            close(fds[0]);
+            g_autoptr(GError) verr = NULL;
+            bool ok = ml_image_ubuntu_verify_packages(cache, keyring, &verr);
+            if (verr && write(fds[1], verr->message, strlen(verr->message)) < 0)
+                _exit(3);
+            _exit(ok ? 0 : 1);
+        }
+        close(fds[1]);
+        double until = ml_now() + 5;
+        int status = 0;
+        pid_t r = 0;
+        while ((r = waitpid(child, &status, WNOHANG)) == 0 && ml_now() < until)
+            g_usleep(20 * 1000);
+        if (r == 0) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+        }
+        char msg[1024] = "";
+        ssize_t n = r ? read(fds[0], msg, sizeof(msg) - 1) : 0;
+        msg[n > 0 ? n : 0] = '\0';
+        close(fds[0]);
+        CHECK(r == child && WIFEXITED(status) && WEXITSTATUS(status) == 1);
+        CHECK(strstr(msg, path) && strstr(msg, "not a regular file"));
+        if (i == 0)
+            fprintf(stderr, "FIFO for the InRelease: %s\n", msg);
+        unlink(path);
+        CHECK(rename(saved, path) == 0);
+    }
+}
+
 /* A catalogue whose packages could not be verified is refused when it is read. */
 static void test_catalogue_rules(void)
 {
@@ -520,6 +607,8 @@ int main(void)
         test_foreign_signature();
         test_changed_after_signing();
         test_unsigned_text_appended();
+        test_gpgv_deadline();
+        test_fifo_in_cache();
         test_html_page("dists/noble/InRelease", "InRelease", INRELEASE);
         test_html_page("dists/noble/main/binary-amd64/Packages.gz", "Packages index", MAIN_INDEX);
         test_html_page(DEB_UNIVERSE, "Debian package", "libthing2_2.0-1_amd64.deb");

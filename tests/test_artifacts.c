@@ -1,7 +1,8 @@
 /* The pinned Tailscale/Headscale artifacts against a local HTTP server standing in for the
  * publishers ($MESHLAB_ARTIFACT_MIRROR): a good fetch verified by the checksum files, the
  * tailscale archive extracted, a mismatch refused, a changed file refused by known-hashes, a
- * cache filled by hand verified offline, and the list of missing files. */
+ * cache filled by hand verified offline, the list of missing files, and a mirror answering with
+ * a captive portal's HTML page, which is never recorded as a checksum file. */
 #include "cache/artifacts.h"
 #include "check.h"
 #include "http_fixture.h"
@@ -90,8 +91,7 @@ static void test_missing_listing(void)
     CHECK(ml_artifacts_missing(c, missing));
     g_autofree char *want = g_strdup_printf(
         "%s/downloads/" TS_FILE "\n%s/downloads/" TS_FILE ".sha256\n"
-        "%s/downloads/" HS_FILE "\n%s/downloads/headscale_" ML_HEADSCALE_VERSION
-        "_checksums.txt\n",
+        "%s/downloads/" HS_FILE "\n%s/downloads/headscale_" ML_HEADSCALE_VERSION "_checksums.txt\n",
         abs, abs, abs, abs);
     CHECK_STR(missing->str, want);
     CHECK(ml_artifact_path(c, "tailscale") == NULL);
@@ -165,8 +165,9 @@ static void test_mismatch(void)
     CHECK(ml_artifact_path(c, "headscale") == NULL);
 
     /* A checksum file without the entry is refused before any download. */
-    put(www, "checksums.txt", "3333333333333333333333333333333333333333333333333333333333333333"
-                              "  headscale_other\n");
+    put(www, "checksums.txt",
+        "3333333333333333333333333333333333333333333333333333333333333333"
+        "  headscale_other\n");
     g_autofree char *c2 = cache("noentry-cache");
     g_autoptr(GError) err2 = NULL;
     CHECK(!ml_artifact_fetch(c2, "headscale", &err2));
@@ -180,9 +181,8 @@ static void test_changed_upstream(const char *c)
 {
     g_autofree char *abs = g_canonicalize_filename(c, NULL);
     g_autofree char *file = g_build_filename(abs, "downloads", HS_FILE, NULL);
-    g_autofree char *sums = g_build_filename(abs, "downloads",
-                                             "headscale_" ML_HEADSCALE_VERSION "_checksums.txt",
-                                             NULL);
+    g_autofree char *sums = g_build_filename(
+        abs, "downloads", "headscale_" ML_HEADSCALE_VERSION "_checksums.txt", NULL);
     publish("v2");
     unlink(file);
     unlink(sums);
@@ -192,6 +192,40 @@ static void test_changed_upstream(const char *c)
     CHECK(!exists(file));
     CHECK(ml_artifact_path(c, "headscale") == NULL);
     CHECK(ml_artifacts_missing(c, NULL));
+}
+
+/* A mirror behind a captive portal answers every URL with an HTML page and status 200: the
+ * checksum file is refused as HTML before known-hashes records it, so the next run, once past
+ * the portal, fetches the real one instead of refusing it as "changed". */
+static void test_portal_mirror(void)
+{
+    g_autofree char *c = cache("portal-cache");
+    g_autofree char *abs = g_canonicalize_filename(c, NULL);
+    g_autofree char *known = g_build_filename(abs, "downloads", "known-hashes", NULL);
+    g_autofree char *sums = g_build_filename(
+        abs, "downloads", "headscale_" ML_HEADSCALE_VERSION "_checksums.txt", NULL);
+    g_autofree char *portal = g_strdup_printf("http://127.0.0.1:%d/portal", port);
+    g_setenv("MESHLAB_ARTIFACT_MIRROR", portal, TRUE);
+    const char *names[] = {"headscale", "tailscale"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(GError) err = NULL;
+        CHECK(!ml_artifact_fetch(c, names[i], &err));
+        CHECK(err && err->code == ML_ERR_FETCH &&
+              strstr(err->message, "the mirror returned HTML") && strstr(err->message, portal) &&
+              strstr(err->message, "nothing was recorded"));
+        if (err)
+            fprintf(stderr, "%s behind a portal: %s\n", names[i], err->message);
+    }
+    CHECK(!exists(known) && !exists(sums));
+    CHECK(ml_artifact_path(c, "headscale") == NULL);
+
+    /* Past the portal, the real mirror serves and verifies. */
+    g_autofree char *mirror = g_strdup_printf("http://127.0.0.1:%d/", port);
+    g_setenv("MESHLAB_ARTIFACT_MIRROR", mirror, TRUE);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_artifact_fetch(c, "headscale", &err));
+    if (err)
+        fprintf(stderr, "after the portal: %s\n", err->message);
 }
 
 /* Air-gapped: the four files copied into CACHE/downloads, no server at all. */
@@ -212,7 +246,7 @@ static void test_filled_by_hand(void)
     g_autoptr(GString) missing = g_string_new(NULL);
     CHECK(ml_artifacts_missing(c, missing));
     CHECK(strstr(missing->str, TS_FILE " (present, not verified yet: run 'meshlab fetch "
-                               "tailscale')"));
+                                       "tailscale')"));
     CHECK(strstr(missing->str, "_checksums.txt\n"));
 
     g_autofree char *sums_from = g_build_filename(www, "checksums.txt", NULL);
@@ -256,6 +290,7 @@ int main(void)
         g_autofree char *c = cache("cache");
         test_good_fetch(c);
         test_mismatch();
+        test_portal_mirror();
         test_filled_by_hand();
         g_setenv("MESHLAB_ARTIFACT_MIRROR", mirror, TRUE);
         test_changed_upstream(c);

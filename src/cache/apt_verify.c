@@ -2,6 +2,7 @@
 
 #include "cache/checksum.h"
 #include "cache/fetch.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <errno.h>
@@ -22,6 +23,16 @@ enum {
     INRELEASE_MAX_BYTES = 16 << 20,
 };
 
+/* gpgv checks a few hundred kB in well under a second; a minute is a hang (a keyring on a
+ * stalled network mount, a FIFO). */
+#define GPGV_TIMEOUT_S 60.0
+static double gpgv_timeout_s = GPGV_TIMEOUT_S;
+
+void ml_apt_test_set_gpgv_timeout(double seconds)
+{
+    gpgv_timeout_s = seconds > 0 ? seconds : GPGV_TIMEOUT_S;
+}
+
 /* Reads up to SNIFF_BYTES from the start of path; returns how many, or -1. */
 static gssize read_head(const char *path, char *buf)
 {
@@ -31,6 +42,19 @@ static gssize read_head(const char *path, char *buf)
     size_t n = fread(buf, 1, SNIFF_BYTES, f);
     fclose(f);
     return (gssize)n;
+}
+
+/* A FIFO under a cache file's name would block the read for ever. */
+static bool regular_file(const char *path, GError **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return true; /* a missing file fails where it is read, with its own message */
+    g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                "'%s' is not a regular file (a FIFO, a device or a directory stands in the "
+                "cache under that name); remove it and run 'meshlab fetch' again",
+                path);
+    return false;
 }
 
 static const char *kind_name(enum ml_apt_kind kind)
@@ -59,6 +83,8 @@ static void set_html_error(const char *path, const char *url, const char *what, 
 bool ml_apt_check_form(const char *path, enum ml_apt_kind kind, const char *url, GError **err)
 {
     char buf[SNIFF_BYTES + 1] = "";
+    if (!regular_file(path, err))
+        return false;
     gssize n = read_head(path, buf);
     if (n < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
@@ -210,6 +236,8 @@ char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char 
     gsize len = 0;
     g_autoptr(GError) read_err = NULL;
     struct stat st;
+    if (!regular_file(path, err))
+        return NULL;
     if (stat(path, &st) == 0 && st.st_size > INRELEASE_MAX_BYTES) {
         g_set_error(err, ML_ERROR, ML_ERR_FETCH,
                     "'%s' (from %s) is larger than %d bytes; that is no InRelease file", path, url,
@@ -229,13 +257,34 @@ char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char 
     /* Status lines go to stderr with gpgv's own messages; the signed text alone to stdout. */
     const char *argv[] = {gpgv,        "--status-fd", "2",  "--output", "-",
                           "--keyring", abs_keyring,   "--", path,       NULL};
-    g_autofree char *out = NULL;
-    g_autofree char *errout = NULL;
-    int status = 0;
+    struct ml_proc proc;
     g_autoptr(GError) spawn_err = NULL;
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errout,
-                      &status, &spawn_err)) {
+    if (!ml_proc_run(argv, gpgv_timeout_s, &proc, &spawn_err)) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot run gpgv: %s", spawn_err->message);
+        return NULL;
+    }
+    g_autofree char *out = g_steal_pointer(&proc.out);
+    g_autofree char *errout = g_steal_pointer(&proc.err);
+    bool timed_out = proc.timed_out, interrupted = proc.interrupted, cut = proc.out_cut;
+    double took = proc.seconds;
+    ml_proc_clear(&proc);
+    if (interrupted) {
+        g_set_error(err, ML_ERROR, ML_ERR_INTERRUPTED,
+                    "interrupted while gpgv checked the signature of %s", url);
+        return NULL;
+    }
+    if (timed_out) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "gpgv did not finish checking the signature of %s ('%s' against the keyring "
+                    "'%s') within %.0f s and was stopped after %.0f s; nothing was trusted. "
+                    "Check that 'gpgv --version' answers and that the keyring and the cache are "
+                    "on a local disk, then run the command again",
+                    url, path, abs_keyring, gpgv_timeout_s, took);
+        return NULL;
+    }
+    if (cut) {
+        g_set_error(err, ML_ERROR, ML_ERR_FETCH,
+                    "gpgv printed more of %s than the file holds; nothing was trusted", url);
         return NULL;
     }
 
@@ -390,6 +439,8 @@ static bool stanza_finish(struct stanza *s, GHashTable *wanted, const char *path
 
 bool ml_apt_packages_collect(const char *path, GHashTable *wanted, GError **err)
 {
+    if (!regular_file(path, err))
+        return false;
     g_autoptr(GInputStream) in = open_index(path, err);
     if (!in)
         return false;
@@ -441,6 +492,8 @@ bool ml_apt_check_file(const char *path, const struct ml_apt_sum *sum, const cha
         g_set_error(err, ML_ERROR, ML_ERR_FETCH, "cannot read '%s': %s", path, g_strerror(errno));
         return false;
     }
+    if (!regular_file(path, err))
+        return false;
     g_autofree char *got = NULL;
     if ((guint64)st.st_size == sum->size) {
         got = ml_fetch_sha256_file(path, err);

@@ -32,6 +32,10 @@ bool ml_apt_check_form(const char *path, enum ml_apt_kind kind, const char *url,
  * strong digest by a key in the keyring, and no bad one. url names the file in messages. */
 char *ml_apt_inrelease_verify(const char *path, const char *keyring, const char *url, GError **err);
 
+/* Tests only: gpgv's deadline in ml_apt_inrelease_verify (0 restores the default, a minute);
+ * past it gpgv is stopped and the file is not trusted. */
+void ml_apt_test_set_gpgv_timeout(double seconds);
+
 /* In the signed text of a Release file: checks that its Suite or Codename is suite (another
  * suite's signed file must not stand in), then finds name (relative to dists/SUITE/, e.g.
  * "main/binary-amd64/Packages.gz") in its SHA256 field. */

@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { SUMS_MAX_BYTES = 1 << 20 };
+enum {
+    SUMS_MAX_BYTES = 1 << 20,
+    SUMS_DEADLINE_S = 120,
+};
 
 /* One pinned download. No SHA-256 is pinned yet: no public source this project could read lists
  * the hashes of these two files, so the first verified download records them (trust on first
@@ -25,6 +28,8 @@ struct artifact {
     const char *sums_local; /* its name in CACHE/downloads (checksums.txt is too generic) */
     const char *sums_entry; /* the name to look up in it, or NULL: the file holds one bare hash */
     const char *sha256;     /* pinned, or NULL */
+    guint64 max_bytes;      /* a few times the published size: past it the mirror sends junk */
+    double deadline_s;      /* for one transfer, which the next run resumes */
 };
 
 #define TS_FILE "tailscale_" ML_TAILSCALE_VERSION "_amd64.tgz"
@@ -43,6 +48,8 @@ static const struct artifact artifacts[] = {
         .sums_local = TS_FILE ".sha256",
         .sums_entry = NULL,
         .sha256 = NULL,
+        .max_bytes = 128u << 20, /* about 30 MB */
+        .deadline_s = 1800,
     },
     {
         .name = "headscale",
@@ -52,6 +59,8 @@ static const struct artifact artifacts[] = {
         .sums_local = "headscale_" ML_HEADSCALE_VERSION "_checksums.txt",
         .sums_entry = HS_FILE,
         .sha256 = NULL,
+        .max_bytes = 256u << 20, /* about 60 MB */
+        .deadline_s = 3600,
     },
 };
 
@@ -241,8 +250,15 @@ static bool extract_tailscale(const struct layout *l, GError **err)
     if (!remove_tree(tmp, err) || !remove_tree(l->dir, err) || !ml_mkdir_p(tmp, 0755, err))
         return false;
     ml_progress("fetch", "extracting tailscale and tailscaled into %s", l->dir);
-    const char *argv[] = {"tar", "-xzf", l->file, "-C", tmp, "--no-same-owner",
-                          "--strip-components=1", TS_TOP "/tailscale", TS_TOP "/tailscaled",
+    const char *argv[] = {"tar",
+                          "-xzf",
+                          l->file,
+                          "-C",
+                          tmp,
+                          "--no-same-owner",
+                          "--strip-components=1",
+                          TS_TOP "/tailscale",
+                          TS_TOP "/tailscaled",
                           NULL};
     g_autoptr(GError) tar_err = NULL;
     if (!ml_spawn(argv, NULL, &tar_err)) {
@@ -280,8 +296,16 @@ static bool fetch_artifact(const struct artifact *a, const struct layout *l, GEr
         return false;
 
     /* The checksum file of a release never changes: it is itself recorded in known-hashes on
-     * first download, so a later, different copy is refused before it can vouch for anything. */
-    struct ml_fetch_request sums_req = {.url = sums_url, .dest = l->sums, .known_hashes = l->known};
+     * first download, so a later, different copy is refused before it can vouch for anything;
+     * what is not a checksum list (a portal's HTML page) is refused before it is recorded. */
+    g_autofree char *sums_what = g_strdup_printf("the checksum list of %s %s", a->name, a->version);
+    struct ml_fetch_request sums_req = {.url = sums_url,
+                                        .dest = l->sums,
+                                        .known_hashes = l->known,
+                                        .form = ML_FETCH_SUMS,
+                                        .what = sums_what,
+                                        .max_bytes = SUMS_MAX_BYTES,
+                                        .deadline_s = SUMS_DEADLINE_S};
     if (!ml_fetch(&sums_req, err))
         return false;
     g_autofree char *hash = read_expected_hash(a, l, sums_url, err);
@@ -289,8 +313,14 @@ static bool fetch_artifact(const struct artifact *a, const struct layout *l, GEr
         return false;
 
     unlink(l->verified);
-    struct ml_fetch_request req = {
-        .url = url, .dest = l->file, .expected_sha256 = hash, .known_hashes = l->known};
+    g_autofree char *what = g_strdup_printf("%s %s", a->name, a->version);
+    struct ml_fetch_request req = {.url = url,
+                                   .dest = l->file,
+                                   .expected_sha256 = hash,
+                                   .known_hashes = l->known,
+                                   .what = what,
+                                   .max_bytes = a->max_bytes,
+                                   .deadline_s = a->deadline_s};
     if (!ml_fetch(&req, err))
         return false;
     g_autofree char *stamp = g_strdup_printf("%s  %s\n", hash, base_name(a->url));
@@ -304,8 +334,10 @@ bool ml_artifact_fetch(const char *cache_dir, const char *name, GError **err)
 {
     const struct artifact *a = find(name);
     if (!a) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "unknown artifact '%s'; known: tailscale, "
-                    "headscale", name ? name : "");
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "unknown artifact '%s'; known: tailscale, "
+                    "headscale",
+                    name ? name : "");
         return false;
     }
     struct layout l = {0};

@@ -33,3 +33,35 @@ char *ml_sha256_list_lookup(const char *text, const char *name)
     }
     return NULL;
 }
+
+bool ml_sha256_list_valid(const char *text, size_t len, int *ret_bad_line)
+{
+    if (ret_bad_line)
+        *ret_bad_line = 0;
+    if (!text || memchr(text, '\0', len))
+        return false;
+    g_autofree char *copy = g_strndup(text, len);
+    g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+    int hashes = 0;
+    for (int i = 0; lines[i]; i++) {
+        char *line = g_strstrip(lines[i]);
+        if (!*line)
+            continue;
+        const char *rest = line + ML_SHA256_HEX_LEN;
+        bool ok = ml_sha256_hex_prefix(line);
+        if (ok && *rest) {
+            ok = *rest == ' ' || *rest == '\t';
+            rest += strspn(rest, " \t");
+            if (*rest == '*')
+                rest++;
+            ok = ok && *rest;
+        }
+        if (!ok) {
+            if (ret_bad_line)
+                *ret_bad_line = i + 1;
+            return false;
+        }
+        hashes++;
+    }
+    return hashes > 0;
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum { ML_SHA256_HEX_LEN = 64 };
 
@@ -16,3 +17,8 @@ bool ml_sha256_hex_valid(const char *s);
  * With name NULL, the first hash in the list, which may stand alone on its line (a
  * FILE.sha256 holding the bare hash). Returns the hash in lower case, or NULL. */
 char *ml_sha256_list_lookup(const char *text, const char *name);
+
+/* Whether text (len bytes) reads as a checksum list: at least one line, and every line that is
+ * not blank a SHA-256 alone or followed by white space, an optional '*' and a name. Sets
+ * *ret_bad_line (may be NULL) to the 1-based number of the first line that is not, or 0. */
+bool ml_sha256_list_valid(const char *text, size_t len, int *ret_bad_line);

@@ -20,6 +20,19 @@
 /* A TCG appliance, the package checks and the installs take minutes; an hour is a hang. */
 #define CUSTOMISE_TIMEOUT_S 3600.0
 
+/* What each download may weigh and take: a few times its published size (past that the mirror
+ * sends something else), and an hour or two for the image on a slow line; the next run resumes
+ * a transfer the deadline stopped. */
+#define IMAGE_MAX_BYTES ((guint64)1 << 30) /* noble's cloud image is about 600 MB */
+#define IMAGE_DEADLINE_S 7200.0
+#define SUMS_MAX_BYTES ((guint64)1 << 20) /* SHA256SUMS is a few kB */
+#define SUMS_DEADLINE_S 120.0
+#define INRELEASE_MAX_BYTES ((guint64)16 << 20) /* about 250 kB */
+#define INRELEASE_DEADLINE_S 300.0
+#define INDEX_MAX_BYTES ((guint64)128 << 20) /* universe's Packages.gz is about 20 MB */
+#define DEB_MAX_BYTES ((guint64)128 << 20)   /* the packages listed are below 2 MB */
+#define INDEX_DEADLINE_S 1800.0
+
 struct download {
     char *url;
     char *mirror; /* tried when url fails, or NULL */
@@ -370,8 +383,7 @@ static bool paths_init(struct paths *p, const struct catalogue *c, const char *c
 }
 
 /* Tries the primary URL, then the mirror: old release directories move to an archive host. */
-static bool fetch_with_mirror(const struct download *d, struct ml_fetch_request req,
-                              GError **err)
+static bool fetch_with_mirror(const struct download *d, struct ml_fetch_request req, GError **err)
 {
     g_autoptr(GError) first = NULL;
     req.url = d->url;
@@ -403,7 +415,18 @@ static GPtrArray *index_files(const struct catalogue *c)
 static bool fetch_archive_file(const char *url, const char *dest, const char *pinned,
                                enum ml_apt_kind kind, GError **err)
 {
-    struct ml_fetch_request req = {.url = url, .dest = dest, .expected_sha256 = pinned};
+    struct ml_fetch_request req = {
+        .url = url,
+        .dest = dest,
+        .expected_sha256 = pinned,
+        .what = kind == ML_APT_INRELEASE ? "the archive's InRelease"
+                : kind == ML_APT_GZIP    ? "a Packages index"
+                                         : "a package",
+        .max_bytes = kind == ML_APT_INRELEASE ? INRELEASE_MAX_BYTES
+                     : kind == ML_APT_GZIP    ? INDEX_MAX_BYTES
+                                              : DEB_MAX_BYTES,
+        .deadline_s = kind == ML_APT_INRELEASE ? INRELEASE_DEADLINE_S : INDEX_DEADLINE_S,
+    };
     return ml_fetch(&req, err) && ml_apt_check_form(dest, kind, url, err);
 }
 
@@ -448,7 +471,13 @@ static bool fetch_all(const struct catalogue *c, const struct paths *p, bool all
         g_autofree char *sums_url = sibling_url(c->image.url, c->sums_file);
         g_autofree char *sums_mirror = sibling_url(c->image.mirror, c->sums_file);
         struct download sums = {.url = sums_url, .mirror = sums_mirror};
-        struct ml_fetch_request req = {.dest = p->sums, .known_hashes = p->known};
+        /* A portal's HTML page is refused before known-hashes could record it. */
+        struct ml_fetch_request req = {.dest = p->sums,
+                                       .known_hashes = p->known,
+                                       .form = ML_FETCH_SUMS,
+                                       .what = "the image's checksum list",
+                                       .max_bytes = SUMS_MAX_BYTES,
+                                       .deadline_s = SUMS_DEADLINE_S};
         if (!fetch_with_mirror(&sums, req, err))
             return false;
     }
@@ -460,6 +489,9 @@ static bool fetch_all(const struct catalogue *c, const struct paths *p, bool all
         .sums_url = g_file_test(p->sums, G_FILE_TEST_EXISTS) ? p->sums_uri : NULL,
         .sums_name = c->image.file,
         .known_hashes = p->known,
+        .what = "the cloud image",
+        .max_bytes = IMAGE_MAX_BYTES,
+        .deadline_s = IMAGE_DEADLINE_S,
     };
     if (!fetch_with_mirror(&c->image, req, err))
         return false;
@@ -592,8 +624,8 @@ static bool mount_root(guestfs_h *g, GError **err)
     bool ok = true;
     for (guint i = 0; i < n && ok; i++) {
         if (guestfs_mount(g, list[i].device, list[i].dir) < 0) {
-            g_autofree char *what = g_strdup_printf("mounting %s on %s", list[i].device,
-                                                    list[i].dir);
+            g_autofree char *what =
+                g_strdup_printf("mounting %s on %s", list[i].device, list[i].dir);
             ok = gfs_fail(g, what, err);
         }
     }
@@ -629,17 +661,18 @@ static bool install_debs(guestfs_h *g, const struct catalogue *c, const char *do
     if (!guest_write(g, "/usr/sbin/policy-rc.d", "#!/bin/sh\nexit 101\n", 0755, err))
         return false;
     ml_progress("image", "installing%s", pkgs->str);
-    char *out = guestfs_sh(g, "DEBIAN_FRONTEND=noninteractive dpkg -i " DEB_DIR_IN_GUEST
-                              "/*.deb 2>&1");
+    char *out =
+        guestfs_sh(g, "DEBIAN_FRONTEND=noninteractive dpkg -i " DEB_DIR_IN_GUEST "/*.deb 2>&1");
     if (!out)
-        return gfs_fail(g, "installing the packages with dpkg -i (a dependency missing from "
-                           "the catalogue shows up here)",
+        return gfs_fail(g,
+                        "installing the packages with dpkg -i (a dependency missing from "
+                        "the catalogue shows up here)",
                         err);
     free(out);
 
     /* dpkg -i can leave a package unconfigured and still exit 0 for the others; ask. */
-    g_autofree char *query = g_strdup_printf(
-        "dpkg-query -W -f='${Package} ${Status}\\n'%s 2>&1", pkgs->str);
+    g_autofree char *query =
+        g_strdup_printf("dpkg-query -W -f='${Package} ${Status}\\n'%s 2>&1", pkgs->str);
     out = guestfs_sh(g, query);
     if (!out)
         return gfs_fail(g, "checking the installed packages", err);
@@ -802,8 +835,8 @@ static bool build_image(const struct catalogue *c, const struct paths *p, const 
     return ok;
 }
 
-static bool prepare(const char *cache_dir, bool allow_network, bool customise_too,
-                    bool force_tcg, char **ret_qcow2, GError **err)
+static bool prepare(const char *cache_dir, bool allow_network, bool customise_too, bool force_tcg,
+                    char **ret_qcow2, GError **err)
 {
     g_autoptr(catalogue) c = catalogue_load(ML_IMAGE_UBUNTU_NAME, err);
     if (!c)
