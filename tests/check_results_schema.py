@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Validates results.json files against docs/results.schema.json (meshlab-results/2).
+"""Validates results.json files against docs/results.schema.json (meshlab-results/3).
 
 Usage: check_results_schema.py [--schema SCHEMA] FILE...
 Prints every violation as FILE: at /json/pointer: message, and exits 0 when every file is
@@ -68,7 +68,7 @@ def main():
             status = 1
             print(f"{name}: INVALID ({len(errors)} error{'s' if len(errors) != 1 else ''})")
         else:
-            print(f"{name}: valid meshlab-results/2")
+            print(f"{name}: valid meshlab-results/3")
     return status
 
 

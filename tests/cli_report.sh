@@ -81,7 +81,7 @@ old=$tmp/old
 mkdir -m 700 "$old"
 cp tests/data/results-all-measured.json "$old/results.json"
 expect 2 "report of a v1 results.json" -- "$bin" report "$old"
-has "the refusal names the schema it reads" "not a 'meshlab-results/2' results document" "$tmp/err"
+has "the refusal names the schema it reads" "not a 'meshlab-results/3' results document" "$tmp/err"
 has "the refusal names the file's schema" "at /schema: its schema is \"meshlab-results/1\"" "$tmp/err"
 [ ! -e "$old/report.md" ] && ok || bad "nothing written for a v1 results.json"
 expect 2 "report of a directory without results.json" -- "$bin" report "$tmp/empty"
@@ -111,7 +111,7 @@ if command -v python3 >/dev/null; then
         bad "compare --json is JSON"
 fi
 expect 2 "compare with a v1 document" -- "$bin" compare "$a" tests/data/results-all-measured.json
-has "compare names the document it refuses" "results-all-measured.json is not a 'meshlab-results/2'" "$tmp/err"
+has "compare names the document it refuses" "results-all-measured.json is not a 'meshlab-results/3'" "$tmp/err"
 expect 2 "compare with one run" -- "$bin" compare "$a"
 expect 2 "compare with a missing file" -- "$bin" compare "$a" "$tmp/nothing.json"
 

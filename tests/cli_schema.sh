@@ -63,7 +63,7 @@ rejects() {
 rejects pass-rss-kb 'd["paths"][0]["passes"][0]["rss_kb"] = 14000' \
     "at /paths/0/passes/0: Additional properties are not allowed ('rss_kb' was unexpected)"
 rejects status-bogus 'd["paths"][0]["status"] = "bogus"' "at /paths/0/status: 'bogus' is not one of"
-rejects schema-v1 'd["schema"] = "meshlab-results/1"' "at /schema: 'meshlab-results/2' was expected"
+rejects schema-v1 'd["schema"] = "meshlab-results/1"' "at /schema: 'meshlab-results/3' was expected"
 rejects no-passes 'del d["paths"][0]["passes"]' "at /paths/0: 'passes' is a required property"
 rejects cell-rate 'd["paths"][0]["cells"]["forward-1"]["rate"] = "half"' \
     "at /paths/0/cells/forward-1/rate: 'half' is not one of"

@@ -124,7 +124,7 @@ PY
 [ -s "$tmp/v/list" ] && ok || { bad "no documents generated"; echo "$passed passed, $failed failed"; exit 1; }
 
 # The python checker on every document at once; its lines are FILE: at POINTER: MESSAGE,
-# FILE: INVALID (...) and FILE: valid meshlab-results/2.
+# FILE: INVALID (...) and FILE: valid meshlab-results/3.
 $py tests/check_results_schema.py "$tmp"/v/*/results.json >"$tmp/python" 2>&1
 mkdir "$tmp/empty"
 count=0 refused=0
@@ -133,7 +133,7 @@ while IFS=$'\t' read -r n what; do
     file=$tmp/v/$n/results.json
     PATH=$tmp/empty "$bin" report "$tmp/v/$n" >/dev/null 2>"$tmp/err"
     rc=$?
-    if grep -qF -- "$file: valid meshlab-results/2" "$tmp/python"; then
+    if grep -qF -- "$file: valid meshlab-results/3" "$tmp/python"; then
         [ "$rc" = 0 ] && ok || bad "$what: python accepts it, meshlab exits $rc: $(head -c 300 "$tmp/err")"
         continue
     fi

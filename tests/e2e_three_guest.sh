@@ -73,7 +73,7 @@ OWN = {"plain": set(), "wireguard-hub": set(), "wireguard-direct": set(), "nebul
        "nebula-relay": {"nebula"}, "nebula-auto": {"nebula"}, "wireguard-go-hub": {"wireguard-go"},
        "tailscale-direct": {"tailscaled", "headscale"}, "tailscale-relay": {"tailscaled", "headscale"},
        "tailscale-auto": {"tailscaled", "headscale"}}
-say(r["schema"] == "meshlab-results/2" and r["schema_version"] == 2, "schema is meshlab-results/2")
+say(r["schema"] == "meshlab-results/3" and r["schema_version"] == 3, "schema is meshlab-results/3")
 say(bool(r.get("meshlab_version")), "meshlab's version recorded: %s" % r.get("meshlab_version"))
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
 say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s" % r["environment"]["accelerator"])

@@ -99,7 +99,7 @@ static void test_runs(void)
     g_clear_error(&err);
     CHECK(ml_compare(a, "A", v1, "old/results.json", &err) == NULL);
     CHECK(err && err->code == ML_ERR_INPUT &&
-          strstr(err->message, "old/results.json is not a 'meshlab-results/2'"));
+          strstr(err->message, "old/results.json is not a 'meshlab-results/3'"));
     json_object_put(v1);
     json_object_put(a);
     json_object_put(faster);

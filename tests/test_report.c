@@ -506,7 +506,7 @@ static void test_plot_scripts(void)
     json_object_put(r);
 
     /* nothing measured: nothing to draw */
-    r = json_tokener_parse("{\"schema\": \"meshlab-results/2\", \"paths\": []}");
+    r = json_tokener_parse("{\"schema\": \"meshlab-results/3\", \"paths\": []}");
     g_autofree char *none = ml_plot_script(r, "throughput");
     CHECK(none == NULL);
     json_object_put(r);
@@ -612,11 +612,11 @@ static void test_rejects(void)
     expect_error("[]", "The results document is not a JSON object.");
     expect_error("{\"schema\": \"meshlab-results/1\", \"paths\": []}",
                  "The results document's schema is 'meshlab-results/1'; this meshlab reads "
-                 "'meshlab-results/2'.");
-    expect_error("{\"schema\": \"meshlab-results/2\"}", "The results document has no paths array.");
-    expect_error("{\"schema\": \"meshlab-results/2\", \"paths\": [{\"status\": \"measured\"}]}",
+                 "'meshlab-results/3'.");
+    expect_error("{\"schema\": \"meshlab-results/3\"}", "The results document has no paths array.");
+    expect_error("{\"schema\": \"meshlab-results/3\", \"paths\": [{\"status\": \"measured\"}]}",
                  "Results path 1 has no name.");
-    expect_error("{\"schema\": \"meshlab-results/2\", \"paths\": [{\"name\": \"plain\", "
+    expect_error("{\"schema\": \"meshlab-results/3\", \"paths\": [{\"name\": \"plain\", "
                  "\"status\": \"skipped\"}]}",
                  "Results path 'plain' has status 'skipped'; expected measured, failed or "
                  "not-run.");
@@ -627,7 +627,7 @@ static void test_minimal(void)
     /* A document cut short (an interrupted run) still renders, with dashes for what is missing,
      * and with the real metrics table too. */
     struct json_object *r = json_tokener_parse(
-        "{\"schema\": \"meshlab-results/2\", \"paths\": [{\"name\": \"a|b\", \"status\": "
+        "{\"schema\": \"meshlab-results/3\", \"paths\": [{\"name\": \"a|b\", \"status\": "
         "\"measured\"}]}");
     g_autofree char *md = render(r);
     if (md) {

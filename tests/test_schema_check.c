@@ -49,7 +49,7 @@ static void test_fixtures(void)
     g_autoptr(GError) err = NULL;
     CHECK(!ml_results_check(old, "old.json", &err));
     CHECK(err && err->code == ML_ERR_INPUT &&
-          strstr(err->message, "old.json is not a 'meshlab-results/2' results document: at "
+          strstr(err->message, "old.json is not a 'meshlab-results/3' results document: at "
                                "/schema: its schema is \"meshlab-results/1\""));
     json_object_put(old);
 }

@@ -16,7 +16,7 @@ static const char compare_usage[] =
     "2 x sqrt(sA^2/nA + sB^2/nB), s the standard deviation of the passes' values and n\n"
     "their number; \"unknown\" with fewer than 2 passes on either side. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
-    "a meshlab-results/2 document that docs/results.schema.json (built in) accepts.\n\n"
+    "a meshlab-results/3 document that docs/results.schema.json (built in) accepts.\n\n"
     "  -j, --json   print the comparison as JSON (schema meshlab-compare/1)\n";
 
 static struct json_object *load(const char *arg, char **ret_file, GError **err)

@@ -16,7 +16,7 @@ static const char report_usage[] =
     "again from RUN_DIR/results.json alone: nothing is measured and no lab is needed. The\n"
     "pictures are drawn with gnuplot (Debian: gnuplot-nox); without it the reports are still\n"
     "written, with a line where each picture would be, and the command exits 0. Exits 2 when\n"
-    "RUN_DIR has no results.json this meshlab reads (a meshlab-results/2 document that\n"
+    "RUN_DIR has no results.json this meshlab reads (a meshlab-results/3 document that\n"
     "docs/results.schema.json, built into meshlab, accepts: the first field that breaks it is\n"
     "named, and nothing is written), or is not a directory you own that only you can write.\n";
 

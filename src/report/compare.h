@@ -18,7 +18,7 @@
  * "difference_percent", "noise", "passes_a", "passes_b", "verdict"}]}; verdict is
  * "beyond noise", "within noise" or "unknown" (fewer than 2 passes on either side). a_name and
  * b_name say where each document came from. Fails (ML_ERR_INPUT) unless both are
- * meshlab-results/2. */
+ * meshlab-results/3. */
 struct json_object *ml_compare(struct json_object *a, const char *a_name, struct json_object *b,
                                const char *b_name, GError **err);
 

@@ -1,4 +1,4 @@
-/* Renders a results document (docs/results.md, "meshlab-results/2") as report.md and
+/* Renders a results document (docs/results.md, "meshlab-results/3") as report.md and
  * report.html. The results document is the only input: every report is made from it, never
  * from live state, so 'meshlab report RUN_DIR' re-renders a run exactly. */
 #pragma once
@@ -9,8 +9,8 @@
 #include "report/metric.h"
 #include "report/plot.h"
 
-#define ML_RESULTS_SCHEMA "meshlab-results/2"
-#define ML_RESULTS_VERSION 2
+#define ML_RESULTS_SCHEMA "meshlab-results/3"
+#define ML_RESULTS_VERSION 3
 
 /* Returns report.md's text (g_free it): the header, the paths, a table for each report table
  * the metrics (measure/metrics.h: ml_metrics) are shown in (rows per path, per cell of the

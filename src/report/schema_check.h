@@ -25,6 +25,6 @@ bool ml_schema_validate(struct json_object *schema, struct json_object *doc, cha
 char *ml_schema_problem(struct json_object *schema);
 
 /* results, read from file, as 'meshlab report' and 'meshlab compare' accept it: a
- * meshlab-results/2 document that the built-in schema accepts, every string UTF-8 without a
+ * meshlab-results/3 document that the built-in schema accepts, every string UTF-8 without a
  * NUL. Else false and err (ML_ERR_INPUT) naming file, the field's JSON pointer and the rule. */
 bool ml_results_check(struct json_object *results, const char *file, GError **err);

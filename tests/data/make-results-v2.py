@@ -268,7 +268,7 @@ def not_run(name, desc, target, reason):
 
 def document(paths, order, busy=False, accel="tcg", run_id="20261130-071500-a1b2c3"):
     return {
-        "schema": "meshlab-results/2", "schema_version": 2, "meshlab_version": "0.2.0",
+        "schema": "meshlab-results/3", "schema_version": 3, "meshlab_version": "0.2.0",
         "lab": "three-guest", "topology": "topologies/three-guest.yaml", "run_id": run_id,
         "lab_run_id": run_id, "started": "2026-11-30T07:15:00Z", "finished": "2026-11-30T07:27:10Z",
         "profile": {"name": "quick", "pass_s": 4, "ping_count": 40, "ping_interval_s": 0.05,
