@@ -3,6 +3,7 @@
  * (and works on a host that has none). */
 #include "cache/artifacts.h"
 #include "cache/image_ubuntu.h"
+#include "cli/commands.h"
 #include "core/util.h"
 
 #include <getopt.h>
@@ -59,11 +60,8 @@ static int fetch_one(const char *name, bool download_only)
     } else {
         ok = ml_image_ubuntu_prepare(cache_dir(), true, kvm_missing(), &qcow2, &err);
     }
-    if (!ok) {
-        fprintf(stderr, "meshlab: %s\n", err->message);
-        return g_error_matches(err, ML_ERROR, ML_ERR_INTERRUPTED) ? ML_EXIT_INTERRUPTED
-                                                                   : ML_EXIT_FAIL;
-    }
+    if (!ok)
+        return cmd_fail(err); /* a mirror's text, escaped */
     if (qcow2)
         printf("%s\n", qcow2);
     if (artifact)
