@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/examples/ is a real run, and its report is what this meshlab renders from its
 # results.json: `meshlab report` on a copy gives report.md back byte for byte, and the
-# results document is valid against the published schema.
+# results document is valid against the published schema, and every file it names is there.
 set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 [ -x "$bin" ] || { echo "cli_example: skipped: $bin not built"; exit 77; }
@@ -26,6 +26,35 @@ if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
     else
         bad "docs/examples/results.json: $(head -5 "$tmp/schema")"
     fi
+fi
+# Every file the document names (a pass's raw iperf3 JSON, ping output and series, a capture, a
+# ruleset, a guest's log) is shipped beside it, so each figure can be rebuilt from its samples.
+names=$(/usr/bin/python3 - "$ex/results.json" <<'PY'
+import json, re, sys
+prefixes = ("raw/", "captures/", "rulesets/", "guests/", "plots/")
+def walk(o):
+    if isinstance(o, dict):
+        for v in o.values():
+            yield from walk(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from walk(v)
+    elif isinstance(o, str) and o.startswith(prefixes):
+        yield o
+for n in sorted(set(walk(json.load(open(sys.argv[1]))))):
+    print(n)
+PY
+)
+count=0 missing=0
+for n in $names; do
+    count=$((count + 1))
+    case "$n" in *..*) bad "results.json names '$n', which leaves the run directory"; continue ;; esac
+    [ -f "$ex/$n" ] || { missing=$((missing + 1)); [ "$missing" -le 5 ] && echo "  missing: $ex/$n"; }
+done
+if [ "$count" -gt 0 ] && [ "$missing" = 0 ]; then
+    ok "every one of the $count files results.json names is in $ex"
+else
+    bad "$missing of the $count files results.json names are missing from $ex"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
