@@ -30,6 +30,7 @@ int main(void)
     }
     if (again)
         virConnectClose(again);
-    CHECK(ml_virt_closed_why() == NULL || !strcmp(ml_virt_closed_why(), "meshlab closed it"));
+    /* Closing them on purpose is no hung daemon. */
+    CHECK(ml_virt_closed_why() == NULL);
     return check_finish();
 }

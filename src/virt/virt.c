@@ -57,7 +57,9 @@ static void on_close(virConnectPtr conn, int reason, void *opaque)
 {
     (void)conn;
     (void)opaque;
-    g_atomic_int_set(&closed_reason, reason + 1);
+    /* Closing a connection on purpose says nothing about the others. */
+    if (reason != VIR_CONNECT_CLOSE_REASON_CLIENT)
+        g_atomic_int_set(&closed_reason, reason + 1);
 }
 
 const char *ml_virt_closed_why(void)
@@ -69,8 +71,6 @@ const char *ml_virt_closed_why(void)
         return "libvirtd closed it";
     case VIR_CONNECT_CLOSE_REASON_KEEPALIVE:
         return "libvirtd stopped answering keepalives";
-    case VIR_CONNECT_CLOSE_REASON_CLIENT:
-        return "meshlab closed it";
     default:
         return NULL;
     }
