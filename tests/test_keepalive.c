@@ -30,7 +30,7 @@ static gpointer count_domains(gpointer data)
 
 int main(void)
 {
-    if (geteuid() != 0 || access(DAEMON, X_OK) != 0 || !g_find_program_in_path("setpriv")) {
+    if (geteuid() != 0 || access(DAEMON, X_OK) != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
         printf("skipped: needs root, setpriv and " DAEMON "\n");
         return 77;
     }
