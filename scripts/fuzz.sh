@@ -47,8 +47,12 @@ run_one() {
     start=$(date +%s)
     "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$dir/fuzz-crashes/$t-" "$corpus" "$seeds/$t" >"$log" 2>&1 || rc=$?
-    local took=$(($(date +%s) - start)) runs
+    local took=$(($(date +%s) - start)) runs fuzzed
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    # libFuzzer's own count of the seconds it fuzzed: the wall clock also holds the build of the
+    # corpus and any time the process was stopped.
+    fuzzed=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n 1)
+    took=${fuzzed:-$took}
     printf '%-12s %12s %8s %8s %8s\n' "$t" "${runs:-?}" "$took" "$((rc != 0))" \
         "$(find "$corpus" -type f | wc -l)" >"$dir/fuzz-logs/$t.result"
     return $rc
