@@ -45,7 +45,8 @@ run_one() {
     mkdir -p "$corpus" "$seeds/$t"
     local start rc=0
     start=$(date +%s)
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    # A GLib critical (a NULL where a string belongs) is a finding too.
+    G_DEBUG=fatal-criticals "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$dir/fuzz-crashes/$t-" "$corpus" "$seeds/$t" >"$log" 2>&1 || rc=$?
     local took=$(($(date +%s) - start)) runs fuzzed
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
