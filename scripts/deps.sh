@@ -22,6 +22,8 @@ packages=(
     gnuplot-nox python3-jsonschema
     # run --capture: pcaps taken passively from the guests' taps
     tcpdump
+    # scripts/fuzz.sh: the parsers' libFuzzer targets (clang's fuzzer, ASan and UBSan runtimes)
+    clang libclang-rt-14-dev
 )
 need=()
 for p in "${packages[@]}"; do

@@ -225,21 +225,21 @@ static void test_agent_replies(void)
     size_t n = 99;
     struct json_object *r =
         json_tokener_parse("{\"count\": 3, \"buf-b64\": \"YWJj\", \"eof\": false}");
-    CHECK(ml_agent_file_read_parse(r, out, &n, NULL));
+    CHECK(ml_agent_file_read_parse(r, 64, out, &n, NULL));
     CHECK(n == 3 && out->len == 3 && !memcmp(out->data, "abc", 3));
     json_object_put(r);
     r = json_tokener_parse("{\"count\": 0, \"eof\": true}");
-    CHECK(ml_agent_file_read_parse(r, out, &n, NULL));
+    CHECK(ml_agent_file_read_parse(r, 64, out, &n, NULL));
     CHECK(n == 0 && out->len == 3);
     json_object_put(r);
     g_autoptr(GError) err = NULL;
     r = json_tokener_parse("{\"count\": 5, \"buf-b64\": \"YWJj\"}");
-    CHECK(!ml_agent_file_read_parse(r, out, &n, &err));
+    CHECK(!ml_agent_file_read_parse(r, 64, out, &n, &err));
     CHECK(out->len == 3);
     json_object_put(r);
     g_clear_error(&err);
     r = json_tokener_parse("{\"buf-b64\": \"YWJj\"}");
-    CHECK(!ml_agent_file_read_parse(r, out, &n, &err));
+    CHECK(!ml_agent_file_read_parse(r, 64, out, &n, &err));
     json_object_put(r);
 
     /* A command killed by a signal: exec exits 128+N, so the signal must be read. */
@@ -257,6 +257,80 @@ static void test_agent_replies(void)
     json_object_put(r);
 }
 
+/* Parses reply as the answer to execute, wanting type want; true when it was accepted. When it
+ * was refused, err is set and names the command. */
+static bool reply_ok(const char *reply, const char *execute, enum json_type want)
+{
+    g_autoptr(GError) err = NULL;
+    struct json_object *r = ml_agent_reply_parse(reply, strlen(reply), execute, want, &err);
+    if (r) {
+        CHECK(err == NULL && json_object_is_type(r, want));
+        json_object_put(r);
+        return true;
+    }
+    CHECK(err && err->code == ML_ERR_GUEST && strstr(err->message, execute));
+    return false;
+}
+
+static void test_agent_reply_types(void)
+{
+    CHECK(reply_ok("{\"return\": {\"pid\": 7}}", "guest-exec", json_type_object));
+    CHECK(reply_ok("{\"return\": 3}\n", "guest-file-open", json_type_int));
+    CHECK(reply_ok("{\"return\": {}}", "guest-ping", json_type_object));
+    /* The agent may answer anything: null, another type, no return, half a reply. */
+    CHECK(!reply_ok("{\"return\": null}", "guest-exec", json_type_object));
+    CHECK(!reply_ok("{\"return\": null}", "guest-file-open", json_type_int));
+    CHECK(!reply_ok("{\"return\": \"3\"}", "guest-file-open", json_type_int));
+    CHECK(!reply_ok("{\"return\": [1]}", "guest-exec-status", json_type_object));
+    CHECK(!reply_ok("{\"error\": {\"class\": \"x\"}}", "guest-exec", json_type_object));
+    CHECK(!reply_ok("{\"return\": {\"pid\": 7}", "guest-exec", json_type_object));
+    CHECK(!reply_ok("{\"return\": {}} {\"return\": {}}", "guest-ping", json_type_object));
+    CHECK(!reply_ok("[]", "guest-ping", json_type_object));
+    CHECK(!reply_ok("", "guest-ping", json_type_object));
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_agent_reply_parse("{\"return\": null}", 16, "guest-exec", json_type_object, &err));
+    CHECK(err && strstr(err->message, "returned null, not an object"));
+
+    /* Members of the wrong type fail with a message instead of being read as 0 or "". */
+    static const char *const bad_status[] = {
+        "{}",
+        "{\"exited\": \"yes\"}",
+        "{\"exited\": true, \"exitcode\": \"0\"}",
+        "{\"exited\": true, \"exitcode\": 99999999999}",
+        "{\"exited\": true, \"signal\": -4}",
+        "{\"exited\": true, \"out-data\": 5}",
+        "{\"exited\": true, \"err-data\": {}}",
+        "{\"exited\": true, \"out-truncated\": \"no\"}",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_status); i++) {
+        struct json_object *r = json_tokener_parse(bad_status[i]);
+        bool exited = false;
+        struct ml_exec ex = {0};
+        g_autoptr(GError) e = NULL;
+        CHECK(!ml_agent_exec_status_parse(r, &exited, &ex, &e));
+        CHECK(e && e->code == ML_ERR_GUEST && !exited && ex.out == NULL);
+        json_object_put(r);
+    }
+    static const char *const bad_read[] = {
+        "{\"count\": \"3\", \"buf-b64\": \"YWJj\"}",
+        "{\"count\": 3, \"buf-b64\": 3}",
+        "{\"count\": 3, \"buf-b64\": \"YWJj\", \"eof\": 0}",
+        "{\"count\": -1}",
+        /* More than asked for: 3 bytes when 2 were asked. */
+        "{\"count\": 3, \"buf-b64\": \"YWJj\"}",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_read); i++) {
+        struct json_object *r = json_tokener_parse(bad_read[i]);
+        g_autoptr(GByteArray) out = g_byte_array_new();
+        size_t n = 0;
+        g_autoptr(GError) e = NULL;
+        CHECK(!ml_agent_file_read_parse(r, 2, out, &n, &e));
+        CHECK(e && e->code == ML_ERR_GUEST && out->len == 0);
+        json_object_put(r);
+    }
+    CHECK(!strcmp(ml_agent_error_text(NULL), "no reason was given"));
+}
+
 int main(void)
 {
     test_command_line();
@@ -265,5 +339,6 @@ int main(void)
     test_has_netns();
     test_drain();
     test_agent_replies();
+    test_agent_reply_types();
     return check_finish();
 }

@@ -244,7 +244,7 @@ static void cleanup(struct exec_run *r)
         g_autofree char *out = ml_agent_run(r->dom, rm, NULL, 10, &err);
         if (!out)
             fprintf(stderr, "meshlab: warning: %s was not removed from the guest: %s\n", r->dir,
-                    err->message);
+                    ml_agent_error_text(err));
     }
     g_free(r->dir);
 }

@@ -86,7 +86,7 @@ static char *journal(struct ml_lab *lab, size_t node, const struct ml_daemon *d)
     if (ml_agent_exec(ml_lab_dom(lab, node), cmd, NULL, 30, &ex, &e))
         out = g_strdup(ex.out && *ex.out ? ex.out : ex.err);
     else
-        out = g_strdup_printf("(cannot read the journal: %s)", e->message);
+        out = g_strdup_printf("(cannot read the journal: %s)", ml_agent_error_text(e));
     ml_exec_clear(&ex);
     return out;
 }

@@ -136,7 +136,8 @@ bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GErr
         if (json_object_get_type(cur) == json_type_object &&
             json_object_object_get_ex(cur, "ip", &ip)) {
             json_object_object_get_ex(cur, "port", &port);
-            snprintf(ret->remote, sizeof(ret->remote), "%s:%d", json_object_get_string(ip),
+            const char *addr = json_object_get_string(ip); /* NULL for a null "ip" */
+            snprintf(ret->remote, sizeof(ret->remote), "%s:%d", addr ? addr : "",
                      port ? json_object_get_int(port) : 0);
         } else {
             g_strlcpy(ret->remote, s, sizeof(ret->remote));
@@ -145,8 +146,8 @@ bool ml_nebula_tunnel_parse(const char *text, struct ml_nebula_tunnel *ret, GErr
                json_object_get_type(relays) == json_type_array &&
                json_object_array_length(relays) > 0) {
         ret->relayed = true;
-        g_strlcpy(ret->relay, json_object_get_string(json_object_array_get_idx(relays, 0)),
-                  sizeof(ret->relay));
+        const char *relay = json_object_get_string(json_object_array_get_idx(relays, 0));
+        g_strlcpy(ret->relay, relay ? relay : "", sizeof(ret->relay));
     }
     json_object_put(o);
     return true;

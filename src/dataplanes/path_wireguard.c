@@ -35,7 +35,8 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     if (ev->own[0])
         ev->own[1] = ml_agent_run(hub, "wg show wg0 allowed-ips", NULL, 15, &e);
     if (!ev->own[1])
-        ev->own_error = g_strdup_printf("cannot read the hub's handshakes: %s", e->message);
+        ev->own_error =
+            g_strdup_printf("cannot read the hub's handshakes: %s", ml_agent_error_text(e));
 }
 
 /* Every payload byte crosses the hub's NIC twice (in from the client, out to

@@ -113,7 +113,8 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     if (ev->own[1])
         ev->own[2] = ml_agent_run(client, "wg show " DEV " allowed-ips", NULL, 15, &e);
     if (!ev->own[2])
-        ev->own_error = g_strdup_printf("cannot read the client's " DEV ": %s", e->message);
+        ev->own_error =
+            g_strdup_printf("cannot read the client's " DEV ": %s", ml_agent_error_text(e));
 }
 
 static char *describe(const struct ml_topology *t)

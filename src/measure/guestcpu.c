@@ -115,10 +115,12 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
         if (g_str_has_prefix(*l, "R ")) {
             for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
                 size_t n = strlen(daemons[i]);
-                long long kib = 0;
+                long long kib = 0, sum = MAX(ret->daemon_rss_kib[i], 0);
+                /* A guest's figure is untrusted: a negative or overflowing sum is not added. */
                 if (!strncmp(*l + 2, daemons[i], n) && (*l)[2 + n] == ' ' &&
-                    sscanf(*l + 3 + n, "VmRSS: %lld kB", &kib) == 1)
-                    ret->daemon_rss_kib[i] = MAX(ret->daemon_rss_kib[i], 0) + kib;
+                    sscanf(*l + 3 + n, "VmRSS: %lld kB", &kib) == 1 && kib >= 0 &&
+                    !__builtin_add_overflow(sum, kib, &sum))
+                    ret->daemon_rss_kib[i] = sum;
             }
             continue;
         }

@@ -1,6 +1,8 @@
 /* The QEMU guest agent: after boot it is meshlab's only way into a guest. */
 #pragma once
 
+#include "topology/topology.h"
+
 #include <glib.h>
 #include <json-c/json.h>
 #include <libvirt/libvirt.h>
@@ -13,6 +15,27 @@ struct ml_exec {
     char *err;     /* decoded stderr */
 };
 void ml_exec_clear(struct ml_exec *ex);
+
+/* Larger replies are refused unread: ML_AGENT_REPLY_MAX (topology/topology.h), the 4 MiB
+ * string libvirt's remote protocol carries, is the most a reply can be. */
+/* The most one guest-file-read asks for: qemu-ga's count is an int and it allocates it whole. */
+#define ML_AGENT_READ_MAX (1024 * 1024)
+
+/* Pure: reads the text of the agent's reply to the command execute (len bytes, not necessarily
+ * NUL-terminated): {"return": VALUE} where VALUE has type want. Returns VALUE, a new reference;
+ * NULL with err (ML_ERR_GUEST) for anything else: not JSON, cut short, text after it, no
+ * "return", null or a value of another type. */
+struct json_object *ml_agent_reply_parse(const char *reply, size_t len, const char *execute,
+                                         enum json_type want, GError **err);
+
+/* e's message, or a sentence saying there is none: for messages that quote why a call failed. */
+const char *ml_agent_error_text(const GError *e);
+
+/* Bounds the agent commands libvirt sends on meshlab's behalf (virDomainSetTime), whose
+ * default is to wait for ever, to ML_AGENT_TIMEOUT_S. Call it after each start or restore: the
+ * bound lives with the running domain. A driver with no agent (test:///default) needs none. */
+bool ml_agent_bound(virDomainPtr dom, GError **err);
+#define ML_AGENT_TIMEOUT_S 10
 
 /* True when the agent answers guest-ping within timeout_s. */
 bool ml_agent_ping(virDomainPtr dom, int timeout_s);
@@ -52,10 +75,11 @@ bool ml_agent_file_open(virDomainPtr dom, const char *path, const char *mode, lo
 /* Reads up to count bytes at offset and appends them to out; *ret_count is how many came. */
 bool ml_agent_file_read_at(virDomainPtr dom, long long handle, long long offset, size_t count,
                            GByteArray *out, size_t *ret_count, GError **err);
-/* Reads a guest-file-read reply r: appends its decoded bytes to out and sets *ret_count;
- * fails when the reply's count and its data disagree. */
-bool ml_agent_file_read_parse(struct json_object *r, GByteArray *out, size_t *ret_count,
-                              GError **err);
+/* Reads a guest-file-read reply r to a read of asked bytes: appends its decoded bytes to out and
+ * sets *ret_count; fails when the reply's count and its data disagree, or it says more than
+ * asked. */
+bool ml_agent_file_read_parse(struct json_object *r, size_t asked, GByteArray *out,
+                              size_t *ret_count, GError **err);
 bool ml_agent_file_close(virDomainPtr dom, long long handle, GError **err);
 /* Writes data to path in the guest (created or truncated) with guest-file-open/write/close:
  * no process runs in the guest. */

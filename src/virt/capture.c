@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,30 @@ bool ml_capture_available(char **ret_reason)
     return false;
 }
 
+char **ml_capture_argv(const char *tcpdump, const char *tap, const char *path, bool as_root)
+{
+    GPtrArray *a = g_ptr_array_new();
+    /* -p: no promiscuous mode; -U, --immediate-mode: each packet written as it comes, none
+     * left in the kernel's buffer when the capture stops; -C/-W: a ring of
+     * ML_CAPTURE_FILES files of ML_CAPTURE_FILE_MB each, so a flooding guest fills at most
+     * that much of the host's disk, and the copy reads no more. */
+    const char *fixed[] = {tcpdump, "-p", "-n", "-U", "--immediate-mode", "-i", tap, "-w", path};
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        g_ptr_array_add(a, g_strdup(fixed[i]));
+    g_ptr_array_add(a, g_strdup("-C"));
+    g_ptr_array_add(a, g_strdup_printf("%d", ML_CAPTURE_FILE_MB));
+    g_ptr_array_add(a, g_strdup("-W"));
+    g_ptr_array_add(a, g_strdup_printf("%d", ML_CAPTURE_FILES));
+    /* tcpdump drops root for its own user after the first file; the next ones are made in
+     * meshlab's private directory, which that user cannot enter. */
+    if (as_root) {
+        g_ptr_array_add(a, g_strdup("-Z"));
+        g_ptr_array_add(a, g_strdup("root"));
+    }
+    g_ptr_array_add(a, NULL);
+    return (char **)g_ptr_array_free(a, FALSE);
+}
+
 bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GError **err)
 {
     memset(c, 0, sizeof(*c));
@@ -33,12 +58,14 @@ bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GE
         return false;
     }
     GError *e = NULL;
-    g_autofree char *tmpl = ml_leftover_template("capture", ".pcap");
-    c->fd = g_file_open_tmp(tmpl, &c->tmp_path, &e);
-    if (c->fd < 0) {
-        g_propagate_prefixed_error(err, e, "cannot make a file for the capture on %s: ", tap);
+    g_autofree char *tmpl = ml_leftover_template("capture", "");
+    c->tmp_path = g_dir_make_tmp(tmpl, &e);
+    if (!c->tmp_path) {
+        g_propagate_prefixed_error(err, e, "cannot make a directory for the capture on %s: ", tap);
         return false;
     }
+    g_autofree char *path = g_build_filename(c->tmp_path, ML_CAPTURE_BASE, NULL);
+    g_auto(GStrv) argv = ml_capture_argv(bin, tap, path, geteuid() == 0);
     pid_t pid = fork();
     if (pid < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot start tcpdump: %s", g_strerror(errno));
@@ -50,14 +77,12 @@ bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GE
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         int null = open("/dev/null", O_RDWR);
-        dup2(c->fd, STDOUT_FILENO);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
             dup2(null, STDERR_FILENO);
         }
-        /* -p: no promiscuous mode; -U: each packet written as it comes; -w -: to stdout, which
-         * is already open, so tcpdump needs no file of its own. */
-        execl(bin, TCPDUMP, "-p", "-n", "-U", "-i", tap, "-w", "-", (char *)NULL);
+        execv(argv[0], argv);
         _exit(127);
     }
     setpgid(pid, pid);
@@ -78,6 +103,143 @@ static void reap(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
+struct ring_file {
+    char *path;
+    struct timespec mtime;
+};
+
+static gint by_mtime(gconstpointer a, gconstpointer b)
+{
+    const struct ring_file *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec)
+        return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+        return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+static bool write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        data += w;
+        len -= (size_t)w;
+    }
+    return true;
+}
+
+bool ml_capture_collect(const char *dir, int out_fd, bool *ret_wrapped, GError **err)
+{
+    *ret_wrapped = false;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_autoptr(GArray) files = g_array_new(FALSE, TRUE, sizeof(struct ring_file));
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        if (!g_str_has_prefix(name, ML_CAPTURE_BASE))
+            continue;
+        struct ring_file f = {g_build_filename(dir, name, NULL), {0}};
+        struct stat st;
+        if (lstat(f.path, &st) == 0 && S_ISREG(st.st_mode)) {
+            f.mtime = st.st_mtim;
+            g_array_append_val(files, f);
+        } else {
+            g_free(f.path);
+        }
+    }
+    /* The ring's oldest file first; each starts with its own pcap header, which only the first
+     * keeps: the rest go on the same link and snap length, so the result is one pcap. */
+    g_array_sort(files, by_mtime);
+    /* Once the ring went round, its first file is no longer its oldest. */
+    *ret_wrapped =
+        files->len >= ML_CAPTURE_FILES &&
+        !g_str_has_suffix(g_array_index(files, struct ring_file, 0).path, "/" ML_CAPTURE_BASE "0");
+    bool ok = true;
+    enum { CHUNK = 64 * 1024 };
+    g_autofree char *buf = g_malloc(CHUNK);
+    for (guint i = 0; ok && i < files->len; i++) {
+        const char *path = g_array_index(files, struct ring_file, i).path;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read the capture file %s: %s", path,
+                        g_strerror(errno));
+            ok = false;
+            break;
+        }
+        size_t skip = i == 0 ? 0 : ML_PCAP_HEADER;
+        for (;;) {
+            ssize_t r = read(fd, buf, CHUNK);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read the capture file %s: %s", path,
+                            g_strerror(errno));
+                ok = false;
+                break;
+            }
+            if (r == 0)
+                break;
+            size_t drop = MIN(skip, (size_t)r);
+            skip -= drop;
+            if (!write_all(out_fd, buf + drop, (size_t)r - drop)) {
+                g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot write the capture: %s",
+                            g_strerror(errno));
+                ok = false;
+                break;
+            }
+        }
+        close(fd);
+    }
+    for (guint i = 0; i < files->len; i++)
+        g_free(g_array_index(files, struct ring_file, i).path);
+    return ok;
+}
+
+/* rel below the run directory, created empty through ml_lab_write (which follows no link), then
+ * opened again the same way for the copy. */
+static int open_in_run(const struct ml_lab *lab, const char *rel, GError **err)
+{
+    if (!ml_lab_write(lab, rel, "", 0, err))
+        return -1;
+    g_auto(GStrv) parts = g_strsplit(rel, "/", -1);
+    guint n = g_strv_length(parts);
+    int cur = dup(lab->run_fd);
+    for (guint i = 0; cur >= 0 && i + 1 < n; i++) {
+        int next = openat(cur, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(cur);
+        cur = next;
+    }
+    int fd =
+        cur >= 0 ? openat(cur, parts[n - 1], O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int saved = errno;
+    if (cur >= 0)
+        close(cur);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
+        close(fd);
+        fd = -1;
+        saved = EEXIST;
+    }
+    if (fd < 0)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open '%s' in the run directory: %s", rel,
+                    g_strerror(saved));
+    return fd;
+}
+
+static void remove_dir(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **err)
 {
     bool ok = true;
@@ -85,16 +247,21 @@ bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **er
         reap(c->pid);
     c->pid = 0;
     if (c->tmp_path) {
-        g_autofree char *data = NULL;
-        gsize len = 0;
-        GError *e = NULL;
-        if (!g_file_get_contents(c->tmp_path, &data, &len, &e)) {
-            g_propagate_prefixed_error(err, e, "cannot read the capture %s: ", c->rel);
+        int out = open_in_run(lab, c->rel, err);
+        bool wrapped = false;
+        ok = out >= 0 && ml_capture_collect(c->tmp_path, out, &wrapped, err);
+        if (out >= 0 && close(out) < 0 && ok) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot write '%s': %s", c->rel,
+                        g_strerror(errno));
             ok = false;
-        } else {
-            ok = ml_lab_write(lab, c->rel, data, (gssize)len, err);
         }
-        unlink(c->tmp_path);
+        if (ok && wrapped)
+            ml_warn("capture: %s holds only the last %d MB the tap carried (the cap on each "
+                    "capture)",
+                    c->rel, ML_CAPTURE_FILES * ML_CAPTURE_FILE_MB);
+        if (!ok)
+            g_prefix_error(err, "the capture %s: ", c->rel);
+        remove_dir(c->tmp_path);
     }
     if (c->fd >= 0)
         close(c->fd);

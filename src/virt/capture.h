@@ -1,6 +1,8 @@
 /* Packets to look at: tcpdump on the host, passively, on a guest's tap (the bridge still has no
- * host address: nothing is sent). Each capture goes to a private temporary file first and is
- * written below the run directory when it stops, so no tcpdump writes into a user's tree. */
+ * host address: nothing is sent). Each capture goes to a ring of files in a private temporary
+ * directory first (at most ML_CAPTURE_FILES × ML_CAPTURE_FILE_MB) and is copied below the run
+ * directory in chunks when it stops, so no tcpdump writes into a user's tree and no capture is
+ * ever held in memory. */
 #pragma once
 
 #include <glib.h>
@@ -10,10 +12,15 @@
 
 #include "virt/lab.h"
 
+#define ML_CAPTURE_FILE_MB 16      /* tcpdump -C: millions of bytes per file */
+#define ML_CAPTURE_FILES 4         /* tcpdump -W: files in the ring */
+#define ML_CAPTURE_BASE "tap.pcap" /* the ring's files: tap.pcap0, tap.pcap1, ... */
+#define ML_PCAP_HEADER 24          /* a pcap file's global header */
+
 struct ml_capture {
     pid_t pid;      /* tcpdump, leading its own process group; 0: not running */
-    int fd;         /* the temporary file it writes */
-    char *tmp_path; /* removed when the capture stops */
+    int fd;         /* unused, -1 */
+    char *tmp_path; /* the private directory tcpdump writes; removed when the capture stops */
     char *rel;      /* where it goes below the run directory */
 };
 
@@ -21,6 +28,13 @@ struct ml_capture {
 bool ml_capture_available(char **ret_reason);
 /* Starts tcpdump on tap; the pcap will be rel below the run directory. */
 bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GError **err);
+/* tcpdump's argv for a capture on tap into the ring at path (NULL-terminated; g_strfreev it).
+ * as_root: tcpdump keeps root to open the ring's next files. */
+char **ml_capture_argv(const char *tcpdump, const char *tap, const char *path, bool as_root);
+/* Copies the ring tcpdump wrote in dir to out_fd, oldest file first, 64 KiB at a time, as one
+ * pcap (the later files' headers left out). *ret_wrapped: the ring was full, so the oldest
+ * packets may be gone. */
+bool ml_capture_collect(const char *dir, int out_fd, bool *ret_wrapped, GError **err);
 /* Stops it (SIGINT, then SIGKILL after 5 s) and writes the pcap below lab's run directory. */
 bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **err);
 

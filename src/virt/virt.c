@@ -24,10 +24,65 @@ static void quiet_handler(void *opaque, virErrorPtr e)
     (void)e;
 }
 
+/* Why libvirt closed a connection (VIR_CONNECT_CLOSE_REASON_* + 1), 0 while none was closed. */
+static int closed_reason;
+
+static gpointer run_events(gpointer data)
+{
+    (void)data;
+    for (;;)
+        if (virEventRunDefaultImpl() < 0)
+            g_usleep(100 * 1000);
+    return NULL;
+}
+
+bool ml_virt_events_start(GError **err)
+{
+    static gsize once;
+    static bool started;
+    if (g_once_init_enter(&once)) {
+        /* Keepalive and close callbacks are run by an event loop, which libvirt needs
+         * registered before the first connection is opened. */
+        started = virEventRegisterDefaultImpl() == 0 &&
+                  g_thread_try_new("meshlab-libvirt-events", run_events, NULL, NULL) != NULL;
+        g_once_init_leave(&once, 1);
+    }
+    if (!started)
+        g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                    "cannot start libvirt's event loop, so a hung libvirtd could not be noticed; "
+                    "this is a bug in meshlab or libvirt, please report it");
+    return started;
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+    (void)conn;
+    (void)opaque;
+    /* Closing a connection on purpose says nothing about the others. */
+    if (reason != VIR_CONNECT_CLOSE_REASON_CLIENT)
+        g_atomic_int_set(&closed_reason, reason + 1);
+}
+
+const char *ml_virt_closed_why(void)
+{
+    switch (g_atomic_int_get(&closed_reason) - 1) {
+    case VIR_CONNECT_CLOSE_REASON_ERROR:
+        return "a connection error";
+    case VIR_CONNECT_CLOSE_REASON_EOF:
+        return "libvirtd closed it";
+    case VIR_CONNECT_CLOSE_REASON_KEEPALIVE:
+        return "libvirtd stopped answering keepalives";
+    default:
+        return NULL;
+    }
+}
+
 virConnectPtr ml_virt_connect(const char *uri, GError **err)
 {
     /* libvirt prints every error to stderr by default; meshlab reports its own. */
     virSetErrorFunc(NULL, quiet_handler);
+    if (!ml_virt_events_start(err))
+        return NULL;
     virConnectPtr conn = virConnectOpen(uri);
     if (!conn) {
         const char *m = virGetLastErrorMessage();
@@ -35,7 +90,23 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
                     "cannot connect to libvirt at %s: %s; is libvirtd running? (start it with "
                     "'libvirtd -d', or run 'meshlab check')",
                     uri, m ? m : "unknown error");
+        return NULL;
     }
+    /* A libvirtd that stops answering ends the connection after ML_VIRT_KEEPALIVE_S ×
+     * ML_VIRT_KEEPALIVE_COUNT s, and every call waiting on it fails, teardown's included.
+     * Drivers in this process (test:///default) have no keepalive and need none. */
+    if (virConnectSetKeepAlive(conn, ML_VIRT_KEEPALIVE_S, ML_VIRT_KEEPALIVE_COUNT) < 0) {
+        virErrorPtr e = virGetLastError();
+        bool unsupported = e && e->code == VIR_ERR_NO_SUPPORT;
+        if (!unsupported) {
+            ml_virt_error(err, "cannot turn on libvirt's keepalive at %s", uri);
+            virConnectClose(conn);
+            return NULL;
+        }
+        virResetLastError();
+    }
+    if (virConnectRegisterCloseCallback(conn, on_close, NULL, NULL) < 0)
+        virResetLastError();
     return conn;
 }
 
@@ -46,7 +117,14 @@ void ml_virt_error(GError **err, const char *what_fmt, ...)
     g_autofree char *what = g_strdup_vprintf(what_fmt, ap);
     va_end(ap);
     const char *m = virGetLastErrorMessage();
-    g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT, "%s: %s", what, m ? m : "unknown libvirt error");
+    const char *closed = ml_virt_closed_why();
+    if (closed)
+        g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                    "%s: %s (the connection to libvirt was closed: %s; check libvirtd with "
+                    "'meshlab check', then run the command again)",
+                    what, m ? m : "unknown libvirt error", closed);
+    else
+        g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT, "%s: %s", what, m ? m : "unknown libvirt error");
 }
 
 #include "virt/virt_xml.h"

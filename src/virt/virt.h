@@ -12,7 +12,16 @@
 
 /* MESHLAB_URI or qemu:///system. */
 const char *ml_virt_uri(void);
+/* Opens uri with a keepalive (a remote libvirtd silent for ML_VIRT_KEEPALIVE_S ×
+ * ML_VIRT_KEEPALIVE_COUNT s closes the connection and fails the calls waiting on it) and
+ * libvirt's event loop running, which the keepalive needs. */
 virConnectPtr ml_virt_connect(const char *uri, GError **err);
+#define ML_VIRT_KEEPALIVE_S 5
+#define ML_VIRT_KEEPALIVE_COUNT 3
+/* Registers libvirt's default event loop and runs it in a thread of its own, once per process. */
+bool ml_virt_events_start(GError **err);
+/* Why libvirt closed a connection of this process, as words; NULL while none was closed. */
+const char *ml_virt_closed_why(void);
 
 /* Sets err from libvirt's last error, prefixed with what was being done. */
 void ml_virt_error(GError **err, const char *what_fmt, ...) G_GNUC_PRINTF(2, 3);

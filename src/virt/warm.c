@@ -130,13 +130,22 @@ bool ml_warm_restore(virConnectPtr conn, const char *lab, const char *node, cons
 
 bool ml_warm_reseed(virDomainPtr dom, GError **err)
 {
+    /* virDomainSetTime waits on the agent with libvirt's default timeout, which is for ever:
+     * a guest that stalls would hang this thread and the boot that joins it. */
+    if (!ml_agent_bound(dom, err))
+        return false;
     /* A guest just restored answers its agent again only after a moment. */
     double until = ml_now() + 60;
-    while (!ml_agent_ping(dom, 2) && ml_now() < until)
+    while (!ml_agent_ping(dom, 2) && ml_now() < until) {
+        if (ml_check_interrupted(err))
+            return false;
         g_usleep(200 * 1000);
+    }
     struct timespec now;
     int rc = -1;
     for (int tries = 0; tries < 5 && rc < 0; tries++) {
+        if (ml_check_interrupted(err))
+            return false;
         if (tries)
             g_usleep(500 * 1000);
         clock_gettime(CLOCK_REALTIME, &now);
