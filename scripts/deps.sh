@@ -18,6 +18,8 @@ packages=(
     # tests: the local HTTP server for the download tests, the e2e checks
     # (setpriv and flock are util-linux's)
     python3 iproute2 util-linux
+    # test_fetch's https server: a throwaway certificate made at test time
+    openssl
     # report.html's plots (gnuplot's svg terminal), results.json checked against its JSON Schema
     gnuplot-nox python3-jsonschema
     # run --capture: pcaps taken passively from the guests' taps

@@ -242,9 +242,11 @@ static void cleanup(struct exec_run *r)
         g_autofree char *rm = g_strdup_printf("rm -rf -- %s", q);
         g_autoptr(GError) err = NULL;
         g_autofree char *out = ml_agent_run(r->dom, rm, NULL, 10, &err);
-        if (!out)
+        if (!out) {
+            g_autofree char *shown = ml_escape_controls(ml_agent_error_text(err));
             fprintf(stderr, "meshlab: warning: %s was not removed from the guest: %s\n", r->dir,
-                    ml_agent_error_text(err));
+                    shown);
+        }
     }
     g_free(r->dir);
 }
@@ -312,8 +314,10 @@ static int stream(struct exec_run *r, const char *command_line, double timeout_s
     ml_exec_clear(&ex);
     if (stopped && !strcmp(stopped, "output"))
         return 128 + SIGPIPE;
-    if (!drain_both(r, SIZE_MAX, &err))
-        fprintf(stderr, "meshlab: %s\n", err->message);
+    if (!drain_both(r, SIZE_MAX, &err)) {
+        g_autofree char *shown = ml_escape_controls(err->message); /* the guest's words */
+        fprintf(stderr, "meshlab: %s\n", shown);
+    }
     if (stopped && !strcmp(stopped, "interrupt"))
         return ML_EXIT_INTERRUPTED;
     if (stopped) {
