@@ -75,6 +75,46 @@ static void test_relay_band(void)
     CHECK(s[9].ok == -1);
 }
 
+/* The hub's counters lag the client's by part of a second: one second reads high and its
+ * neighbour low, and together they are the path. Recorded by CI on a quiet host (nebula-relay,
+ * forward-8, quick profile, idle 12,823 B/s): second 5 read 4.23 above idle after second 4's
+ * 3.14; the two together are 3.51, the pass's own level. It must not fail the pass; a loop's
+ * second (above) or a bypass (the seconds that went direct) still does. */
+static void test_counter_lag(void)
+{
+    static const double payload[] = {6161,   117038, 183116, 210127,
+                                      106678, 109222, 174661, 106368};
+    static const double hub[] = {21946, 417096, 650865, 673162, 464398, 389480, 617978, 385463};
+    struct ml_second s[8];
+    for (size_t i = 0; i < 8; i++)
+        s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = payload[i],
+                                  .hub_bytes = hub[i]};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_band_judge(ML_HUB_CARRIES, 12823, s, 8, why));
+    CHECK(s[4].ok == 1 && why->len == 0);
+    /* on bf295aa's rule it failed: the same second alone is 4.23 */
+    CHECK((hub[4] - 12823) / payload[4] > ML_BAND_RELAY_MAX);
+
+    /* The quickstart's false alarm of issue 18: 1.75 then 2.59 on a 2.2 path, 2.17 together. */
+    relayed(s, 8);
+    s[3].hub_bytes = 1.75 * s[3].payload_bytes + 400;
+    s[4].hub_bytes = 2.59 * s[4].payload_bytes + 400;
+    g_string_truncate(why, 0);
+    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+
+    /* No neighbour makes up for a second that went around the hub, nor for a loop's. */
+    relayed(s, 8);
+    s[3].hub_bytes = 0.5 * s[3].payload_bytes;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+    relayed(s, 8);
+    s[3].hub_bytes = 4.6 * s[3].payload_bytes;
+    s[4].hub_bytes = 2.0 * s[4].payload_bytes; /* low, but the pair is 3.3: not the path's 2.26 */
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+    CHECK(s[3].ok == 0);
+}
+
 static void test_direct_band(void)
 {
     struct ml_second s[6];
@@ -287,6 +327,7 @@ static void test_p99_counts_the_lost(void)
 
 int main(void)
 {
+    test_counter_lag();
     test_probe_bytes();
     test_carried();
     test_p99_counts_the_lost();

@@ -32,6 +32,30 @@ static const char *hub_rate(double bytes, char buf[32])
     return buf;
 }
 
+/* A relayed second outside the band that is only the hub's counters lagging the client's: the
+ * hub read in one instant counts bytes the client sent the second before (or the next second
+ * catches up), so the second reads high where a judged neighbour reads low, or the other way
+ * round, and the two seconds together are at the pass's own level (within
+ * ML_BAND_LAG_TOLERANCE of the median second) and inside the band. A loop or a bypass has no
+ * such neighbour: its seconds stay off the pass's level whatever they are paired with. */
+static bool lagged(const struct ml_second *s, const double *f, size_t n, size_t i, double idle,
+                   double level)
+{
+    for (int d = -1; d <= 1; d += 2) {
+        if ((d < 0 && i == 0) || (d > 0 && i + 1 >= n))
+            continue;
+        size_t j = (size_t)((ptrdiff_t)i + d);
+        if (s[j].ok == -1 || !((f[i] - level) * (f[j] - level) < 0))
+            continue;
+        double hub = MAX(0.0, s[i].hub_bytes - idle) + MAX(0.0, s[j].hub_bytes - idle);
+        double pair = hub / (s[i].payload_bytes + s[j].payload_bytes);
+        if (pair >= ML_BAND_RELAY_MIN && pair <= ML_BAND_RELAY_MAX &&
+            fabs(pair - level) <= ML_BAND_LAG_TOLERANCE * level)
+            return true;
+    }
+    return false;
+}
+
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why)
 {
@@ -39,6 +63,9 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
     for (size_t i = 0; i < n; i++)
         p[i] = s[i].payload_bytes;
     double median = ml_median(p, n);
+    g_autofree double *f = g_new0(double, n + 1);
+    g_autofree double *fs = g_new0(double, n + 1);
+    size_t nf = 0;
     unsigned bad = 0;
     for (size_t i = 0; i < n; i++) {
         char a[32], b[32];
@@ -62,17 +89,27 @@ bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_sec
             s[i].ok = -1;
             continue;
         }
-        double hub = MAX(0.0, s[i].hub_bytes - idle_bytes_per_s);
-        double f = hub / s[i].payload_bytes;
-        bool can_fit = f >= ML_BAND_RELAY_MIN && f <= ML_BAND_RELAY_MAX;
-        s[i].ok = can_fit;
-        if (!can_fit)
-            g_string_append_printf(why,
-                                   "%ssecond %.0f: hub moved %s for %s of payload (%.2f per "
-                                   "payload byte above idle, the band is %.1f to %.1f)",
-                                   bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
-                                   hub_rate(s[i].payload_bytes, b), f, ML_BAND_RELAY_MIN,
-                                   ML_BAND_RELAY_MAX);
+        f[i] = MAX(0.0, s[i].hub_bytes - idle_bytes_per_s) / s[i].payload_bytes;
+        fs[nf++] = f[i];
+        s[i].ok = f[i] >= ML_BAND_RELAY_MIN && f[i] <= ML_BAND_RELAY_MAX;
+    }
+    double level = nf ? ml_median(fs, nf) : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (role == ML_HUB_QUIET || s[i].ok != 0)
+            continue;
+        if (lagged(s, f, n, i, idle_bytes_per_s, level))
+            s[i].ok = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char a[32], b[32];
+        if (role == ML_HUB_QUIET || s[i].ok != 0)
+            continue;
+        g_string_append_printf(why,
+                               "%ssecond %.0f: hub moved %s for %s of payload (%.2f per "
+                               "payload byte above idle, the band is %.1f to %.1f)",
+                               bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
+                               hub_rate(s[i].payload_bytes, b), f[i], ML_BAND_RELAY_MIN,
+                               ML_BAND_RELAY_MAX);
     }
     return bad == 0;
 }

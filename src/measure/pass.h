@@ -106,10 +106,15 @@ struct ml_second {
 #define ML_BAND_RELAY_MAX 4.0
 #define ML_BAND_DIRECT_SLACK_BYTES 16384.0
 #define ML_BAND_DIRECT_SLACK_SHARE 0.001
+/* How close to the pass's median second two adjacent seconds must be, together, for one of them
+ * outside the band to count as the counters' lag rather than the path (ml_band_judge). */
+#define ML_BAND_LAG_TOLERANCE 0.10
 
 /* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
  * the seconds outside the band showed. A relayed second is not judged when it is the first or the
- * last of the pass (with more than two) or its payload is under a quarter of the median. True when
- * no second is outside. */
+ * last of the pass (with more than two) or its payload is under a quarter of the median; one
+ * outside the band is inside after all when it and an adjacent second deviate from the pass's
+ * median second in opposite directions and together sit within ML_BAND_LAG_TOLERANCE of it (the
+ * hub's counters lagging the client's by part of a second). True when no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);
