@@ -19,7 +19,6 @@
 /* libvirt objects are named "meshlab-<lab>-<node>"; keep them short enough to be safe as
  * domain, volume and file names everywhere. */
 #define DOMAIN_NAME_MAX 64
-#define SHOWN_MAX 48
 #define MAX_KEYS 12
 #define MAX_DEPTH 16
 
@@ -202,25 +201,7 @@ static const char *fmt(struct ctx *c, const char *format, ...)
  * long values cut short. */
 static const char *shown(struct ctx *c, const char *s)
 {
-    GString *out = g_string_new(NULL);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        bool utf8_continuation = (*p & 0xc0) == 0x80;
-        if (out->len >= SHOWN_MAX && !utf8_continuation) {
-            g_string_append(out, "...");
-            break;
-        }
-        if (*p == '\\')
-            g_string_append(out, "\\\\");
-        else if (*p == '\n')
-            g_string_append(out, "\\n");
-        else if (*p == '\t')
-            g_string_append(out, "\\t");
-        else if (*p < 0x20 || *p == 0x7f)
-            g_string_append_printf(out, "\\x%02x", *p);
-        else
-            g_string_append_c(out, (char)*p);
-    }
-    return keep(c, g_string_free(out, FALSE));
+    return keep(c, ml_name_shown(s));
 }
 
 static const char *value(const yaml_node_t *n)
