@@ -17,6 +17,7 @@
  */
 #include "check.h"
 #include "core/util.h"
+#include "dataplanes/dataplane.h"
 #include "measure/hostinfo.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_object, json_object_put)
@@ -158,13 +159,16 @@ static void test_missing_and_odd(void)
     }
 }
 
-/* The guest command prints every label the parser reads, in its order. */
+/* The guest command prints every label the parser reads, in its order: the fixed sections,
+ * then one per daemon of the dataplane registry, each with the version command its dataplane
+ * gives (the four below are cited above; a new dataplane cites its own in its test). */
 static void test_command(void)
 {
-    static const char *const labels[] = {"kernel",     "vcpus",     "memory", "offloads",
-                                         "sysctls",    "links",     "nebula", "wireguard-go",
-                                         "tailscaled", "headscale", "end",    NULL};
-    const char *at = ml_hostinfo_command;
+    static const char *const labels[] = {"kernel",    "vcpus",      "memory",    "offloads",
+                                         "sysctls",   "links",      "nebula",    "tailscaled",
+                                         "headscale", "wireguard-go", "end",     NULL};
+    g_autofree char *cmd = ml_hostinfo_command();
+    const char *at = cmd;
     for (const char *const *l = labels; *l; l++) {
         g_autofree char *echo = g_strdup_printf("echo '### meshlab: %s'", *l);
         const char *found = strstr(at, echo);
@@ -173,12 +177,24 @@ static void test_command(void)
             at = found;
     }
     for (const char *const *s = ml_hostinfo_sysctls; *s; s++)
-        CHECK(strstr(ml_hostinfo_command, *s));
-    CHECK(strstr(ml_hostinfo_command, "nebula -version"));
-    CHECK(strstr(ml_hostinfo_command, "wireguard-go --version"));
-    CHECK(strstr(ml_hostinfo_command, "tailscaled --version"));
-    CHECK(strstr(ml_hostinfo_command, "headscale version"));
-    CHECK(strstr(ml_hostinfo_command, "ethtool -k eth0"));
+        CHECK(strstr(cmd, *s));
+    CHECK(strstr(cmd, "nebula -version"));
+    CHECK(strstr(cmd, "wireguard-go --version"));
+    CHECK(strstr(cmd, "tailscaled --version"));
+    CHECK(strstr(cmd, "headscale version"));
+    CHECK(strstr(cmd, "ethtool -k eth0"));
+    /* Every daemon of every dataplane has its section and its command, once. */
+    size_t n = 0;
+    for (size_t d = 0; ml_dataplanes[d]; d++)
+        for (size_t k = 0; k < ML_DATAPLANE_DAEMONS_MAX && ml_dataplanes[d]->daemons[k].name;
+             k++, n++) {
+            const struct ml_dp_daemon *dm = &ml_dataplanes[d]->daemons[k];
+            g_autofree char *label = g_strdup_printf("echo '### meshlab: %s';", dm->name);
+            const char *first = strstr(cmd, label);
+            CHECK(first && !strstr(first + 1, label));
+            CHECK(dm->version && strstr(cmd, dm->version));
+        }
+    CHECK(n >= ml_daemon_count() && ml_daemon_count() >= 4);
 }
 
 static void test_host(void)

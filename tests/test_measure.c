@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "core/util.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "measure/guestcpu.h"
 #include "measure/metrics.h"
 #include "measure/stats.h"
@@ -293,23 +293,37 @@ static void daemons_at(struct ml_guest_cpu *ret, unsigned nebula, unsigned tails
     CHECK(ml_guest_cpu_parse(text, ret));
 }
 
-static size_t daemon_index(const char *name)
-{
-    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
-        if (!strcmp(ml_daemon_name(k), name))
-            return k;
-    return ML_DAEMONS_MAX;
-}
-
-/* Every daemon a dataplane names is one the guests are asked about; kernel WireGuard and plain
- * run none. */
+/* Every daemon a dataplane names is one the guests are asked about, and the command asks for
+ * it; every registered path points back at the dataplane that lists it; kernel WireGuard and
+ * plain run none. */
 static void test_every_dataplane_names_its_daemons(void)
 {
-    for (size_t i = 0; ml_paths[i]; i++) {
-        const struct ml_dataplane *dp = ml_paths[i]->dataplane;
-        for (size_t k = 0; dp && k < ML_DATAPLANE_DAEMONS_MAX; k++)
-            CHECK(!dp->daemons[k] || daemon_index(dp->daemons[k]) < ML_DAEMONS_MAX);
+    g_autofree char *cmd = ml_guest_cpu_command();
+    for (size_t d = 0; ml_dataplanes[d]; d++) {
+        const struct ml_dataplane *dp = ml_dataplanes[d];
+        for (size_t k = 0; k < ML_DATAPLANE_DAEMONS_MAX && dp->daemons[k].name; k++) {
+            CHECK(ml_daemon_index(dp->daemons[k].name) < ML_DAEMONS_MAX);
+            g_autofree char *word = g_strdup_printf(" %s", dp->daemons[k].name);
+            CHECK(strstr(cmd, word));
+        }
+        for (size_t p = 0; dp->paths[p]; p++)
+            CHECK(dp->paths[p]->dataplane == dp && ml_path_find(dp->paths[p]->name) == dp->paths[p]);
     }
+    /* ml_path_at walks every path of every dataplane once, forced ones first. */
+    size_t n = 0, forced_after_emerged = 0;
+    bool emerged = false;
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(i, ops)
+    {
+        n++;
+        forced_after_emerged += emerged && ops->hub != ML_HUB_FOUND;
+        emerged |= ops->hub == ML_HUB_FOUND;
+    }
+    size_t listed = 0;
+    for (size_t d = 0; ml_dataplanes[d]; d++)
+        for (size_t p = 0; ml_dataplanes[d]->paths[p]; p++)
+            listed++;
+    CHECK(n == listed && n >= 10 && forced_after_emerged == 0);
     CHECK(ml_path_runs_daemon(ml_path_find("nebula-relay"), "nebula"));
     CHECK(ml_path_runs_daemon(ml_path_find("nebula-direct"), "nebula"));
     CHECK(ml_path_runs_daemon(ml_path_find("tailscale-relay"), "headscale"));
@@ -331,9 +345,9 @@ static void test_a_path_counts_only_its_own_daemons(void)
     daemons_at(&idle1, 1050, 520, 300);
     double rates[ML_DAEMONS_MAX];
     ml_guest_cpu_daemon_rates(&idle0, &idle1, 10, rates);
-    CHECK(fabs(rates[daemon_index("nebula")] - 0.05) < 1e-9);
-    CHECK(fabs(rates[daemon_index("tailscaled")] - 0.02) < 1e-9);
-    CHECK(rates[daemon_index("headscale")] < 0); /* not running: unknown */
+    CHECK(fabs(rates[ml_daemon_index("nebula")] - 0.05) < 1e-9);
+    CHECK(fabs(rates[ml_daemon_index("tailscaled")] - 0.02) < 1e-9);
+    CHECK(rates[ml_daemon_index("headscale")] < 0); /* not running: unknown */
     struct json_object *idle = ml_guest_daemon_rates_json(ml_path_find("nebula-relay"), rates);
     CHECK(json_object_object_length(idle) == 1);
     CHECK(fabs(json_object_get_double(json_object_object_get(idle, "nebula")) - 0.05) < 1e-9);
@@ -365,7 +379,9 @@ static void test_a_path_counts_only_its_own_daemons(void)
         json_object_put(rss);
     }
     /* no idle rate measured: the figure is null, never the raw seconds */
-    double unknown[ML_DAEMONS_MAX] = {-1, -1, -1, -1};
+    double unknown[ML_DAEMONS_MAX];
+    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
+        unknown[k] = -1;
     struct json_object *cpu = json_object_new_object(), *above = json_object_new_object();
     struct json_object *rss = json_object_new_object();
     ml_guest_daemons_json(ml_path_find("tailscale-direct"), &a, &b, unknown, 30, cpu, above, rss);

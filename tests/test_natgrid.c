@@ -3,7 +3,7 @@
 #include <json-c/json.h>
 
 #include "check.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "fixtures.h"
 #include "report/compare.h"
 #include "report/natgrid.h"

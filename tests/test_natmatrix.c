@@ -7,7 +7,7 @@
  * test tests/e2e_nat.sh does that on a host with KVM and the artifacts); the policy the matrix
  * loads is checked as data only. */
 #include "check.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "measure/natmatrix.h"
 
 #include <glib/gstdio.h>

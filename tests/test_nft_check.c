@@ -8,7 +8,7 @@
 
 #include "dataplanes/nat.h"
 #include "dataplanes/nft.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "topology/topology.h"
 #include "core/util.h"
 
@@ -47,8 +47,9 @@ static void check_topology(const char *nft, const struct ml_topology *topo)
 {
     g_autofree char *fw = ml_nft_firewall(topo);
     CHECK(nft_check(nft, "the firewall", fw));
-    for (size_t k = 0; ml_paths[k]; k++) {
-        const struct ml_path_ops *ops = ml_paths[k];
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(k, ops)
+    {
         for (size_t i = 0; i < topo->n_nodes; i++) {
             g_autofree char *policy = ml_nft_policy(topo, i, ops->policy);
             g_autofree char *both = g_strconcat(fw, policy, NULL);

@@ -181,11 +181,14 @@ static void test_guest_cpu(void)
     CHECK(ml_guest_cpu_parse(text, &c));
     CHECK(c.user_s == 11.24 && c.system_s == 4.77 && c.softirq_s == 83.35 && c.irq_s == 0.03);
     CHECK(c.steal_s == 0.12);
-    CHECK(fabs(c.daemon_s[2] - 3.8) < 1e-9);       /* nebula: (250 + 130) / 100 */
-    CHECK(fabs(c.daemon_s[3] - 16.5) < 1e-9);      /* wireguard-go: two processes together */
-    CHECK(c.daemon_s[0] < 0 && c.daemon_s[1] < 0); /* no tailscaled, no headscale */
-    CHECK(c.daemon_rss_kib[2] == 14336 && c.daemon_rss_kib[3] == 9000);
-    CHECK(!strcmp(ml_daemon_name(3), "wireguard-go"));
+    size_t neb = ml_daemon_index("nebula"), wgo = ml_daemon_index("wireguard-go");
+    size_t ts = ml_daemon_index("tailscaled"), hs = ml_daemon_index("headscale");
+    CHECK(neb < ML_DAEMONS_MAX && wgo < ML_DAEMONS_MAX && ts < ML_DAEMONS_MAX && hs < ML_DAEMONS_MAX);
+    CHECK(fabs(c.daemon_s[neb] - 3.8) < 1e-9);       /* nebula: (250 + 130) / 100 */
+    CHECK(fabs(c.daemon_s[wgo] - 16.5) < 1e-9);      /* wireguard-go: two processes together */
+    CHECK(c.daemon_s[ts] < 0 && c.daemon_s[hs] < 0); /* no tailscaled, no headscale */
+    CHECK(c.daemon_rss_kib[neb] == 14336 && c.daemon_rss_kib[wgo] == 9000);
+    CHECK(!strcmp(ml_daemon_name(wgo), "wireguard-go"));
     CHECK(!ml_guest_cpu_parse("bash: /proc/stat: No such file\n", &c));
 
     /* The host: 2 CPUs, 10 s; 16 s busy of which the lab's QEMU 14 s and meshlab 0.5: 7.5 %. */

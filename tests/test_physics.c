@@ -111,8 +111,9 @@ static void test_other_encaps(void)
     CHECK(untouched.mss_bytes == 7);
     /* every path that carries through the hub has a model; one that finds its own way has its
      * relay's, used when it finds the relay */
-    for (const struct ml_path_ops *const *p = ml_paths; *p; p++)
-        CHECK(((*p)->hub != ML_HUB_QUIET) == ((*p)->encap != NULL));
+    const struct ml_path_ops *p;
+    ML_FOR_EACH_PATH(k, p)
+    CHECK((p->hub != ML_HUB_QUIET) == (p->encap != NULL));
 }
 
 static void test_json(void)

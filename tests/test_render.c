@@ -8,7 +8,7 @@
 #include "cache/image.h"
 #include "dataplanes/nebula.h"
 #include "dataplanes/nft.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "topology/plan.h"
 #include "topology/topology.h"
 #include "core/util.h"
@@ -135,8 +135,9 @@ int main(void)
     /* tailscaled's port is not opened: peers punch their way in, as in the seed. */
     CHECK(strstr(fw, "udp dport 41641 accept") == NULL);
     /* The policies in force while each path is measured, node by node. */
-    for (size_t k = 0; ml_paths[k]; k++) {
-        const struct ml_path_ops *ops = ml_paths[k];
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(k, ops)
+    {
         GString *all = g_string_new(NULL);
         for (size_t i = 0; i < topo->n_nodes; i++) {
             g_autofree char *p = ml_nft_policy(topo, i, ops->policy);

@@ -7,7 +7,7 @@
 #include "check.h"
 #include "fixtures.h"
 #include "core/util.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "report/schema_check.h"
 
 extern const unsigned char ml_results_schema_json[];
@@ -173,8 +173,10 @@ static void test_name_patterns(void)
             "properties"),
         "name");
     CHECK(json_object_object_get(path, "pattern") && json_object_object_get(guest, "pattern"));
-    for (size_t k = 0; ml_paths[k]; k++) {
-        struct json_object *name = json_object_new_string(ml_paths[k]->name);
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(k, ops)
+    {
+        struct json_object *name = json_object_new_string(ops->name);
         CHECK(ml_schema_validate(path, name, NULL, NULL));
         json_object_put(name);
     }

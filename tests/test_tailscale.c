@@ -7,7 +7,8 @@
  * read in upstream source instead (tailscale de9ec7e, pre-1.104, cross-checked with v1.102.3;
  * headscale v0.29.2), cited where it is checked. */
 #include "check.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "dataplanes/tailscale.h"
 #include "core/util.h"
 #include "topology/plan.h"

@@ -3,7 +3,8 @@
  * views are real print-tunnel output (tests/data/samples/nebula/README); the
  * tailscale lines follow ping.go's format and status --json's field names. */
 #include "check.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "core/util.h"
 
 #define PROBE_BYTES 41120 /* 20 answered pings of 1000 bytes, both ways */
@@ -659,8 +660,9 @@ int main(void)
         return 1;
     }
     /* Every registered path with a check of its own is tested below. */
-    for (size_t i = 0; ml_paths[i]; i++)
-        CHECK(ml_paths[i]->verify != NULL);
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(i, ops)
+    CHECK(ops->verify != NULL);
     test_route_parse();
     test_plain();
     test_idle();

@@ -3,7 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/print.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "topology/topology.h"
 #include "core/util.h"
 
@@ -34,12 +34,15 @@ bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int
 static const char validate_usage[] =
     "Usage: meshlab validate FILE\n\n"
     "Checks a topology file without touching libvirt. Prints nothing and exits 0 when it\n"
-    "is valid; otherwise prints one line, FILE:LINE:COLUMN: the rule broken, and exits 2.\n";
+    "is valid; otherwise prints one line, FILE:LINE:COLUMN: the rule broken, and exits 2.\n\n"
+    "The paths measure.paths may name (every dataplane's, from its registry):\n";
 
 int cmd_validate_main(int argc, char **argv)
 {
     int status;
-    if (!cmd_simple_args(argc, argv, validate_usage, 1, &status))
+    g_autofree char *names = ml_path_names();
+    g_autofree char *usage = g_strdup_printf("%sPaths: %s\n", validate_usage, names);
+    if (!cmd_simple_args(argc, argv, usage, 1, &status))
         return status;
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) topo = cmd_load_topology(argv[optind], &err);

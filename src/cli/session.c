@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "core/lock.h"
+#include "dataplanes/policy.h"
 #include "dataplanes/nft.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "measure/metrics.h"
 #include "measure/natmatrix.h"
 #include "core/rundir.h"
@@ -161,18 +162,12 @@ static void probe_accelerator(struct ml_lab *lab)
 static bool setup_dataplanes(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *topo = lab->topo;
-    for (size_t k = 0; ml_paths[k]; k++) {
-        const struct ml_path_ops *ops = ml_paths[k];
-        const struct ml_dataplane *dp = ops->dataplane;
+    for (size_t d = 0; ml_dataplanes[d]; d++) {
+        const struct ml_dataplane *dp = ml_dataplanes[d];
         g_autofree char *why_not = NULL;
-        if (!ml_path_needed(topo, ops) || !dp || !dp->setup)
+        if (!dp->setup || !ml_dp_needed(dp, topo))
             continue;
-        bool already = false;
-        for (size_t j = 0; j < k; j++)
-            already |= ml_paths[j]->dataplane == dp && ml_path_needed(topo, ml_paths[j]);
-        if (already)
-            continue;
-        if (dp->available && !dp->available(lab, &why_not)) {
+        if (!ml_dp_available(dp, lab, &why_not)) {
             ml_progress("up", "%s: %s", dp->name, why_not);
             continue;
         }
@@ -180,8 +175,8 @@ static bool setup_dataplanes(struct ml_lab *lab, GError **err)
             return false;
         g_autoptr(GError) serr = NULL;
         struct json_object *state = ml_dataplane_state(lab, dp);
-        bool ok = dp->setup(lab, state, &serr);
-        g_autofree char *phase = g_strdup_printf("setup %s", ops->name);
+        bool ok = ml_dp_setup(dp, lab, state, &serr);
+        g_autofree char *phase = g_strdup_printf("setup %s", dp->name);
         ml_lab_phase(lab, phase);
         if (ok)
             continue;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "dataplanes/nat.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 
 #include "topology/plan.h"
 #include "topology/ports.h"

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "dataplanes/nebula.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "core/util.h"
 
 static char *describe_direct(const struct ml_topology *t)
@@ -189,9 +190,12 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
     return ml_subnet_conflict(t, "the nebula paths use", "10.42.0.0", 24, ret_line, ret_column);
 }
 
+extern const struct ml_path_ops ml_path_nebula_direct, ml_path_nebula_relay, ml_path_nebula_auto;
+
 const struct ml_dataplane ml_dataplane_nebula = {
     .name = "nebula",
-    .daemons = {"nebula"},
+    .daemons = {{"nebula", "nebula -version"}},
+    .paths = {&ml_path_nebula_direct, &ml_path_nebula_relay, &ml_path_nebula_auto},
     .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,

@@ -2,7 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 
 static char *describe(const struct ml_topology *t)
 {
@@ -25,8 +26,17 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, "eth0", sentence);
 }
 
+extern const struct ml_path_ops ml_path_plain;
+
+/* No dataplane: the bridge itself, every hook its default. */
+const struct ml_dataplane ml_dataplane_plain = {
+    .name = "plain",
+    .paths = {&ml_path_plain},
+};
+
 const struct ml_path_ops ml_path_plain = {
     .name = "plain",
+    .dataplane = &ml_dataplane_plain,
     .hub = ML_HUB_QUIET,
     .describe = describe,
     .target = target,

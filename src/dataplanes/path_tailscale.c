@@ -10,7 +10,8 @@
 #include "virt/agent.h"
 #include "cache/artifacts.h"
 #include "dataplanes/daemon.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "topology/plan.h"
 #include "topology/ports.h"
 #include "dataplanes/tailscale.h"
@@ -579,10 +580,14 @@ static const struct ml_auto_ops tailscale_auto = {
     .wait = auto_wait,
 };
 
+extern const struct ml_path_ops ml_path_tailscale_direct, ml_path_tailscale_relay,
+    ml_path_tailscale_auto;
+
 const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
     .conflict = ml_tailscale_conflict,
-    .daemons = {"tailscaled", "headscale"},
+    .daemons = {{"tailscaled", "tailscaled --version"}, {"headscale", "headscale version"}},
+    .paths = {&ml_path_tailscale_direct, &ml_path_tailscale_relay, &ml_path_tailscale_auto},
     .available = available,
     .artifacts = artifacts,
     .setup = setup,

@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "virt/agent.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
 
 /* WireGuard rekeys every 2 minutes while traffic flows; 180 s is "recent". */
@@ -54,8 +55,11 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, "wg0", sentence) && fresh;
 }
 
+extern const struct ml_path_ops ml_path_wireguard_hub;
+
 const struct ml_dataplane ml_dataplane_wireguard = {
     .name = "wireguard",
+    .paths = {&ml_path_wireguard_hub},
     .setup = ml_wg_setup,
     .observe = observe,
 };

@@ -1,7 +1,7 @@
 #include "dataplanes/tailscale.h"
 
 #include "dataplanes/guest_value.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "core/util.h"
 
 #include <arpa/inet.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 #include "core/util.h"

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
@@ -159,9 +160,12 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
     return ml_wg_overlay_conflict(t, "wireguard-direct", SUBNET, which, ret_line, ret_column);
 }
 
+extern const struct ml_path_ops ml_path_wireguard_direct;
+
 const struct ml_dataplane ml_dataplane_wireguard_direct = {
-    .conflict = conflict,
     .name = "wireguard-direct",
+    .paths = {&ml_path_wireguard_direct},
+    .conflict = conflict,
     .ports = ports,
     .setup = setup,
     .observe = observe,

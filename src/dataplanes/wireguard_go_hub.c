@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
@@ -205,10 +206,13 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
     return ml_wg_overlay_conflict(t, "wireguard-go-hub", SUBNET, NULL, ret_line, ret_column);
 }
 
+extern const struct ml_path_ops ml_path_wireguard_go_hub;
+
 const struct ml_dataplane ml_dataplane_wireguard_go_hub = {
     .conflict = conflict,
     .name = "wireguard-go-hub",
-    .daemons = {"wireguard-go"},
+    .daemons = {{"wireguard-go", "wireguard-go --version"}},
+    .paths = {&ml_path_wireguard_go_hub},
     .ports = ports,
     .setup = setup,
     .observe = observe,

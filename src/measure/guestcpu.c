@@ -9,11 +9,26 @@
 #include "core/util.h"
 #include "virt/virt.h"
 
-static const char *const daemons[ML_DAEMONS_MAX] = {ML_DAEMONS};
-
+/* The registry's daemons (dataplane.h), the same order everywhere: daemon_s[k] is ml_daemon_at(k). */
 const char *ml_daemon_name(size_t i)
 {
-    return i < ML_DAEMONS_MAX ? daemons[i] : NULL;
+    const struct ml_dp_daemon *d = i < ML_DAEMONS_MAX ? ml_daemon_at(i) : NULL;
+    return d ? d->name : NULL;
+}
+
+size_t ml_daemon_index(const char *name)
+{
+    for (size_t k = 0; name && k < ml_daemons_n(); k++)
+        if (!strcmp(ml_daemon_name(k), name))
+            return k;
+    return ML_DAEMONS_MAX;
+}
+
+size_t ml_daemons_n(void)
+{
+    size_t n = ml_daemon_count();
+    g_assert(n <= ML_DAEMONS_MAX);
+    return n;
 }
 
 void ml_guest_cpu_daemon_rates(const struct ml_guest_cpu *a, const struct ml_guest_cpu *b,
@@ -29,9 +44,9 @@ struct json_object *ml_guest_daemon_rates_json(const struct ml_path_ops *ops,
                                                const double rates[ML_DAEMONS_MAX])
 {
     struct json_object *o = json_object_new_object();
-    for (size_t k = 0; k < ML_DAEMONS_MAX; k++)
-        if (rates[k] >= 0 && ml_path_runs_daemon(ops, daemons[k]))
-            json_object_object_add(o, daemons[k], json_object_new_double(rates[k]));
+    for (size_t k = 0; k < ml_daemons_n(); k++)
+        if (rates[k] >= 0 && ml_path_runs_daemon(ops, ml_daemon_name(k)))
+            json_object_object_add(o, ml_daemon_name(k), json_object_new_double(rates[k]));
     return o;
 }
 
@@ -40,28 +55,32 @@ void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_
                            double seconds, struct json_object *cpu, struct json_object *above_idle,
                            struct json_object *rss)
 {
-    for (size_t k = 0; k < ML_DAEMONS_MAX; k++) {
-        if (!ml_path_runs_daemon(ops, daemons[k]))
+    for (size_t k = 0; k < ml_daemons_n(); k++) {
+        if (!ml_path_runs_daemon(ops, ml_daemon_name(k)))
             continue;
         if (a->daemon_s[k] >= 0 && b->daemon_s[k] >= 0) {
             double s = b->daemon_s[k] - a->daemon_s[k];
-            json_object_object_add(cpu, daemons[k], json_object_new_double(s));
-            json_object_object_add(above_idle, daemons[k],
+            json_object_object_add(cpu, ml_daemon_name(k), json_object_new_double(s));
+            json_object_object_add(above_idle, ml_daemon_name(k),
                                    idle_s_per_s[k] >= 0
                                        ? json_object_new_double(s - idle_s_per_s[k] * seconds)
                                        : NULL);
         }
         if (b->daemon_rss_kib[k] >= 0)
-            json_object_object_add(rss, daemons[k], json_object_new_int64(b->daemon_rss_kib[k]));
+            json_object_object_add(rss, ml_daemon_name(k), json_object_new_int64(b->daemon_rss_kib[k]));
     }
 }
 
 /* /proc/stat's first line, then each daemon process's stat line (pidof finds none: nothing). */
-const char ml_guest_cpu_cmd[] =
-    "head -n 1 /proc/stat; "
-    "for d in tailscaled headscale nebula wireguard-go; do "
-    "for p in $(pidof $d); do echo \"D $d $(cat /proc/$p/stat 2>/dev/null)\"; "
-    "echo \"R $d $(grep VmRSS /proc/$p/status 2>/dev/null)\"; done; done";
+char *ml_guest_cpu_command(void)
+{
+    GString *c = g_string_new("head -n 1 /proc/stat; for d in");
+    for (size_t k = 0; k < ml_daemons_n(); k++)
+        g_string_append_printf(c, " %s", ml_daemon_name(k));
+    g_string_append(c, "; do for p in $(pidof $d); do echo \"D $d $(cat /proc/$p/stat 2>/dev/null)\"; "
+                       "echo \"R $d $(grep VmRSS /proc/$p/status 2>/dev/null)\"; done; done");
+    return g_string_free(c, FALSE);
+}
 
 /* USER_HZ is 100 on every Linux architecture meshlab boots. */
 #define GUEST_HZ 100.0
@@ -113,11 +132,12 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
             continue;
         }
         if (g_str_has_prefix(*l, "R ")) {
-            for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
-                size_t n = strlen(daemons[i]);
+            for (size_t i = 0; i < ml_daemons_n(); i++) {
+                const char *name = ml_daemon_name(i);
+                size_t n = strlen(name);
                 long long kib = 0, sum = MAX(ret->daemon_rss_kib[i], 0);
                 /* A guest's figure is untrusted: a negative or overflowing sum is not added. */
-                if (!strncmp(*l + 2, daemons[i], n) && (*l)[2 + n] == ' ' &&
+                if (!strncmp(*l + 2, name, n) && (*l)[2 + n] == ' ' &&
                     sscanf(*l + 3 + n, "VmRSS: %lld kB", &kib) == 1 && kib >= 0 &&
                     !__builtin_add_overflow(sum, kib, &sum))
                     ret->daemon_rss_kib[i] = sum;
@@ -126,10 +146,11 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
         }
         if (!g_str_has_prefix(*l, "D "))
             continue;
-        for (size_t i = 0; i < ML_DAEMONS_MAX; i++) {
-            size_t n = strlen(daemons[i]);
+        for (size_t i = 0; i < ml_daemons_n(); i++) {
+            const char *name = ml_daemon_name(i);
+            size_t n = strlen(name);
             double s;
-            if (strncmp(*l + 2, daemons[i], n) || (*l)[2 + n] != ' ' ||
+            if (strncmp(*l + 2, name, n) || (*l)[2 + n] != ' ' ||
                 !stat_cpu(*l + 3 + n, GUEST_HZ, &s))
                 continue;
             ret->daemon_s[i] = (ret->daemon_s[i] < 0 ? 0 : ret->daemon_s[i]) + s;
@@ -156,8 +177,9 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
     size_t n = lab->plan->n_guests;
     const char *cmds[ML_MAX_NODES] = {0};
     char *out[ML_MAX_NODES] = {0};
+    g_autofree char *cmd = ml_guest_cpu_command();
     for (size_t i = 0; i < n; i++)
-        cmds[i] = ml_guest_cpu_cmd;
+        cmds[i] = cmd;
     bool ok = ml_lab_run_parallel(lab, NULL, cmds, NULL, 30, out, "reading CPU time", err);
     for (size_t i = 0; i < n; i++) {
         if (ok && !ml_guest_cpu_parse(out[i], &ret[i])) {

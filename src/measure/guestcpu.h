@@ -8,12 +8,12 @@
 #include <libvirt/libvirt.h>
 #include <stdbool.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
-/* The daemons whose own CPU is counted wherever they run. */
-#define ML_DAEMONS "tailscaled", "headscale", "nebula", "wireguard-go"
-#define ML_DAEMONS_MAX 4
+/* The daemons whose own CPU is counted wherever they run: every dataplane's (the registry's
+ * ml_daemon_at), at most this many. */
+#define ML_DAEMONS_MAX 12
 
 /* A guest's CPU counters at one moment, seconds since boot (USER_HZ ticks / 100). */
 struct ml_guest_cpu {
@@ -26,15 +26,19 @@ struct ml_guest_cpu {
 };
 
 /* The command that prints what ml_guest_cpu_parse reads. */
-extern const char ml_guest_cpu_cmd[];
+char *ml_guest_cpu_command(void);
 /* Pure: reads that command's output ("cpu ..." line of /proc/stat, then "D NAME STAT-LINE" and
  * "R NAME VmRSS: N kB" per daemon process). False when there is no cpu line. */
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
 /* Busy seconds: user + nice + system + softirq + irq (idle, iowait and steal are not). The
  * passes' busy_s and the idle rate subtracted from it are both this. */
 double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c);
-/* The daemons' names, in the order of daemon_s. */
+/* The daemons' names, in the order of daemon_s; NULL past the last. */
 const char *ml_daemon_name(size_t i);
+/* How many there are. */
+size_t ml_daemons_n(void);
+/* The index of the daemon called name in daemon_s, or ML_DAEMONS_MAX when none is. */
+size_t ml_daemon_index(const char *name);
 
 /* Pure: each daemon's CPU seconds per second between readings a and b, dt seconds apart (the
  * idle baseline); -1 where either reading has no such process. */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "dataplanes/dataplane.h"
 #include "virt/agent.h"
 
 #define SECTION "### meshlab: "
@@ -23,15 +24,11 @@ const char *const ml_hostinfo_sysctls[] = {
     NULL,
 };
 
-/* The daemons whose versions are recorded, and how each prints it (upstream
- * sources cited in tests/test_hostinfo.c). A binary that is not installed prints
- * nothing, and its section stays empty. */
-#define DAEMON(name, args)                                                                         \
-    "echo '" SECTION name "'; command -v " name " >/dev/null && " name " " args " 2>/dev/null; "
-static const char *const daemons[] = {"nebula", "wireguard-go", "tailscaled", "headscale", NULL};
-
+/* The command's fixed sections; then, for each daemon of the registry (dataplane.h), its
+ * version as the dataplane says it prints it (upstream sources cited in tests/test_hostinfo.c).
+ * A binary that is not installed prints nothing, and its section stays empty. */
 // clang-format off
-const char ml_hostinfo_command[] =
+static const char fixed_sections[] =
     /* tailscaled and headscale live in /usr/local (path_tailscale.c installs them there) */
     "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C; "
     "echo '" SECTION "kernel'; uname -r; "
@@ -41,13 +38,20 @@ const char ml_hostinfo_command[] =
     "echo '" SECTION "sysctls'; sysctl net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem "
     "net.ipv4.tcp_wmem net.ipv4.tcp_congestion_control net.core.default_qdisc "
     "net.ipv4.ip_forward net.core.netdev_max_backlog net.ipv4.tcp_mtu_probing 2>/dev/null; "
-    "echo '" SECTION "links'; ip -o link 2>/dev/null; "
-    DAEMON("nebula", "-version")
-    DAEMON("wireguard-go", "--version")
-    DAEMON("tailscaled", "--version")
-    DAEMON("headscale", "version")
-    "echo '" SECTION "end'; true";
+    "echo '" SECTION "links'; ip -o link 2>/dev/null; ";
 // clang-format on
+
+char *ml_hostinfo_command(void)
+{
+    GString *c = g_string_new(fixed_sections);
+    for (size_t i = 0; ml_daemon_at(i); i++) {
+        const struct ml_dp_daemon *d = ml_daemon_at(i);
+        g_string_append_printf(c, "echo '" SECTION "%s'; { %s; } 2>/dev/null; ", d->name,
+                               d->version);
+    }
+    g_string_append(c, "echo '" SECTION "end'; true");
+    return g_string_free(c, FALSE);
+}
 
 /* The lines of section name (without its label line), "" when it printed
  * nothing, NULL when the output has no such label. */
@@ -219,9 +223,10 @@ bool ml_hostinfo_parse(const char *text, struct json_object **ret, GError **err)
     json_object_object_add(o, "sysctls", sysctls(sys));
     json_object_object_add(o, "mtu_bytes", mtus(links));
     struct json_object *d = json_object_new_object();
-    for (const char *const *name = daemons; *name; name++) {
-        g_autofree char *printed = section(text, *name);
-        json_object_object_add(d, *name, version(printed));
+    for (size_t i = 0; ml_daemon_at(i); i++) {
+        const char *name = ml_daemon_at(i)->name;
+        g_autofree char *printed = section(text, name);
+        json_object_object_add(d, name, version(printed));
     }
     json_object_object_add(o, "daemons", d);
     *ret = o;
@@ -230,7 +235,8 @@ bool ml_hostinfo_parse(const char *text, struct json_object **ret, GError **err)
 
 struct json_object *ml_hostinfo_guest(virDomainPtr dom, GError **err)
 {
-    g_autofree char *out = ml_agent_run(dom, ml_hostinfo_command, NULL, 30, err);
+    g_autofree char *cmd = ml_hostinfo_command();
+    g_autofree char *out = ml_agent_run(dom, cmd, NULL, 30, err);
     struct json_object *o = NULL;
     if (!out || !ml_hostinfo_parse(out, &o, err))
         return NULL;

@@ -12,8 +12,9 @@
 extern const char *const ml_hostinfo_sysctls[];
 
 /* The one shell command ml_hostinfo_guest runs in a guest: it prints labelled
- * sections ("### meshlab: NAME") that ml_hostinfo_parse reads. */
-extern const char ml_hostinfo_command[];
+ * sections ("### meshlab: NAME") that ml_hostinfo_parse reads, one per daemon of the
+ * dataplane registry. */
+char *ml_hostinfo_command(void);
 
 /* Runs ml_hostinfo_command in the guest through the agent and parses it. Fails
  * only when the agent or the command failed; a tool the guest lacks is a null

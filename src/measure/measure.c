@@ -14,7 +14,9 @@
 #include "measure/hostinfo.h"
 #include "measure/pass.h"
 #include "measure/stats.h"
-#include "dataplanes/path.h"
+#include "dataplanes/policy.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "core/util.h"
 #include "virt/virt.h"
 
@@ -128,8 +130,7 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
         ml_evidence_clear(&p);
         return NULL;
     }
-    if (ops->dataplane && ops->dataplane->observe)
-        ops->dataplane->observe(c->lab, &p);
+    ml_dp_observe(ops->dataplane, c->lab, &p);
     GString *ev = g_string_new(NULL);
     *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);
     struct json_object *o = json_object_new_object();
@@ -533,7 +534,7 @@ static char *start_iperf_server(struct ctx *c, GError **err)
 static void record_setup_time(struct ml_lab *lab, const struct ml_path_ops *ops,
                               struct json_object *o)
 {
-    struct json_object *state = ops->dataplane ? ml_dataplane_state(lab, ops->dataplane) : NULL;
+    struct json_object *state = ml_dataplane_state(lab, ops->dataplane);
     struct json_object *v = NULL;
     double setup =
         state && json_object_object_get_ex(state, "setup_s", &v) ? json_object_get_double(v) : 0;
@@ -552,12 +553,12 @@ static bool ready_to_measure(struct ml_lab *lab, struct mpath *p, const char *no
     }
     const struct ml_dataplane *dp = p->ops->dataplane;
     g_autofree char *why_not = NULL;
-    if (dp && dp->available && !dp->available(lab, &why_not)) {
+    if (!ml_dp_available(dp, lab, &why_not)) {
         fail_path(p, "not-run", why_not);
         return false;
     }
-    struct json_object *state = dp ? ml_dataplane_state(lab, dp) : NULL, *v = NULL;
-    if (state && json_object_object_get_ex(state, "setup_failed", &v)) {
+    struct json_object *state = ml_dataplane_state(lab, dp), *v = NULL;
+    if (json_object_object_get_ex(state, "setup_failed", &v)) {
         g_autofree char *why =
             g_strdup_printf("its dataplane could not be set up: %s", json_object_get_string(v));
         fail_path(p, "failed", why);
@@ -617,11 +618,13 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     size_t n = 0;
     g_autoptr(GError) no_server = NULL;
     g_autofree char *srv = start_iperf_server(&c, &no_server);
-    for (size_t k = 0; ml_paths[k] && n < G_N_ELEMENTS(paths); k++) {
-        if (!ml_path_wanted(t, ml_paths[k]))
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(k, ops)
+    {
+        if (n >= G_N_ELEMENTS(paths) || !ml_path_wanted(t, ops))
             continue;
         struct mpath *p = &paths[n++];
-        *p = (struct mpath){.ops = ml_paths[k], .passes = json_object_new_array(), .active = true};
+        *p = (struct mpath){.ops = ops, .passes = json_object_new_array(), .active = true};
         for (size_t i = 0; i < ML_MAX_NODES; i++) {
             p->idle_cpu[i] = -1;
             for (size_t d = 0; d < ML_DAEMONS_MAX; d++)

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
 /* Measures every path the topology names with the given profile and returns

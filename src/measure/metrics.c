@@ -2,7 +2,7 @@
 
 #include "report/tables.h"
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,14 +28,8 @@ static bool collect_observed(struct ml_collect_ctx *c, const struct ml_collector
     *ret = NULL;
     const struct ml_path_ops *ops = c->lab ? ml_path_find(c->path) : NULL;
     const struct ml_dataplane *dp = ops ? ops->dataplane : NULL;
-    if (!dp)
+    if (!dp || dp->paths[0] != ops)
         return true;
-    for (size_t k = 0; ml_paths[k]; k++)
-        if (ml_paths[k]->dataplane == dp) {
-            if (ml_paths[k] != ops)
-                return true;
-            break;
-        }
     struct json_object *extra = NULL;
     if (json_object_object_get_ex(ml_dataplane_state(c->lab, dp), "observed", &extra))
         *ret = json_object_get(extra);

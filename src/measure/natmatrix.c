@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "dataplanes/policy.h"
+#include "dataplanes/verdict.h"
 #include "dataplanes/nat.h"
 #include "measure/measure.h"
 #include "report/natgrid.h"
@@ -535,7 +537,7 @@ static char *why_not(struct ml_lab *lab, const struct ml_path_ops *ops)
 {
     const struct ml_dataplane *dp = ops->dataplane;
     char *reason = NULL;
-    if (dp->available && !dp->available(lab, &reason)) {
+    if (!ml_dp_available(dp, lab, &reason)) {
         char *r = g_strdup_printf("artifacts missing (%s)", reason);
         g_free(reason);
         return r;

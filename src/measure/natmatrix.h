@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
 /* In up, before the dataplanes: each NATed client's namespace and NAT, and every NAT type the

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "dataplanes/verdict.h"
 #include "measure/guestcpu.h"
 #include "measure/parse_iperf.h"
 #include "measure/parse_ping.h"
@@ -154,9 +155,7 @@ static void view_read(const struct ml_pass_path *pp, struct view *v)
     ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
-    const struct ml_dataplane *dp = pp->ops->dataplane;
-    if (dp && dp->observe)
-        dp->observe(pp->lab, &ev);
+    ml_dp_observe(pp->ops->dataplane, pp->lab, &ev);
     GString *s = g_string_new(NULL);
     v->ok = ev.route && (!pp->ops->verify || pp->ops->verify(pp->lab->topo, &ev, s));
     if (!ev.route)

@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "measure/guestcpu.h"
 #include "virt/lab.h"
 

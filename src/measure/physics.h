@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 
 /* What ping sends without -s: 56 data bytes, an 8-byte ICMP header and a 20-byte IP header. */
 #define ML_PING_INNER_BYTES 84

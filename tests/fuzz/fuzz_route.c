@@ -1,7 +1,8 @@
 /* One line of `ip -o route get ADDR` from a guest. */
 #include <string.h>
 
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/verdict.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
 /* The topology file: YAML in, a topology or one "FILE:LINE:COL: RULE" error out. */
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "fuzz.h"
 #include "topology/topology.h"
 

@@ -1,6 +1,10 @@
-/* A path a measurement can take, as an ops table: adding a path is adding a
- * file that fills one in. Each says where traffic goes and how to prove that
- * traffic really took it. */
+/* The dataplanes meshlab can measure, and the paths each one offers: the registry
+ * (ml_dataplanes[], registry.c) lists dataplanes, each dataplane lists its paths, and
+ * everything outside a dataplane's own file (setup, the firewall's ports, the daemons whose
+ * CPU and memory are counted and whose versions are recorded, the NAT grid's expectations)
+ * reads it from here. Adding a dataplane is one file that fills in a struct ml_dataplane
+ * and its paths, plus its line in the registry. Every hook has a default (the ml_dp_*
+ * wrappers), so callers never test a hook for NULL. */
 #pragma once
 
 #include <glib.h>
@@ -31,48 +35,46 @@ struct ml_found_view {
 };
 
 struct ml_path_ops;
-
-#define ML_EVIDENCE_OWN_MAX 4
-
-/* The fields of one `ip -o route get ADDR` line that say where the route
- * leaves; empty when the line has none (no gateway: via is ""). */
-struct ml_route {
-    char dev[16]; /* the interface, IFNAMSIZ */
-    char via[46]; /* the gateway, INET6_ADDRSTRLEN */
-    char src[46]; /* the preferred source address */
-    bool parsed;  /* the line was read; false leaves the rest empty */
-};
-/* Pure: reads one line of `ip -o route get ADDR` (as printed, or squashed to
- * single spaces: tabs, "\" and runs of spaces separate words alike). False,
- * ret zeroed, for anything else: an error message, an unknown word, a value
- * that does not fit. */
-bool ml_route_parse(const char *text, struct ml_route *ret);
-
-/* What a check recorded, as data: the probe's burst of pings from the client
- * to the path's target while the hub's NIC counters were read from the host,
- * and the dataplane's own view in the raw text its tools printed. verify reads
- * nothing else, so it can be tested on recorded evidence without guests. */
-struct ml_evidence {
-    long long hub_bytes;      /* hub NIC bytes in + out during the burst */
-    long long hub_idle_bytes; /* the same over as long just before the burst; 0: unknown */
-    long long probe_bytes;    /* ICMP payload + headers sent and answered */
-    unsigned transmitted, received;
-    char *route;        /* the client's `ip -o route get TARGET`, squashed */
-    struct ml_route rt; /* route's fields; ml_path_verdict reads route when !rt.parsed */
-    char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
-    char *own_error;                /* why they could not be read, or NULL */
-};
-void ml_evidence_clear(struct ml_evidence *e);
+struct ml_evidence;
 
 #define ML_DATAPLANE_DAEMONS_MAX 4
+#define ML_DATAPLANE_PATHS_MAX 4
+
+/* A process a dataplane runs in the guests. */
+struct ml_dp_daemon {
+    const char *name;    /* as pidof and /proc/PID/stat name it: "tailscaled", "charon-systemd" */
+    /* The shell command that prints its version ("nebula -version"); when the daemon is
+     * not installed it prints nothing (its errors are discarded). */
+    const char *version;
+};
+
+/* What a dataplane's own transport does when a client sits behind nothing (the guest firewall
+ * alone) or a NAT, as the NAT grid's expected outcomes and words need it (report/natgrid.c
+ * reads this through the registry; tests/test_natgrid.c checks none_open against the port
+ * table the firewall is built from). */
+struct ml_nat_traits {
+    /* With no NAT the guest firewall decides: true when it opens the dataplane's peer port, so
+     * the other side's first packet gets in (nebula's 4242); false when only replies get in, as
+     * through a port-restricted cone (tailscaled's 41641). */
+    bool none_open;
+    /* Whether it races its hole punch against its relay set-up (nebula 1.6.1), so a cell may
+     * end either way where a punch is possible. */
+    bool races;
+    const char *relay_word;     /* what the report calls its relay: "relay", "relay (DERP)" */
+    const char *capture_filter; /* the display filter that shows its hole punch */
+};
 
 /* A dataplane: what it needs, how it comes up, what it remembers, how it sees
  * its own paths. One file fills one in; its paths point at it. */
 struct ml_dataplane {
     const char *name; /* its key in the lab's state file, "wireguard", "nebula", ... */
-    /* The processes it runs in the guests, as pidof names them (one of guestcpu.h's
-     * ML_DAEMONS): only its own paths count their CPU and memory. None: kernel WireGuard. */
-    const char *daemons[ML_DATAPLANE_DAEMONS_MAX];
+    /* Its paths, in the order they are measured and reported (NULL-terminated). */
+    const struct ml_path_ops *paths[ML_DATAPLANE_PATHS_MAX + 1];
+    /* The processes it runs in the guests: only its own paths count their CPU and memory, and
+     * the environment table records their versions. None: kernel WireGuard. */
+    struct ml_dp_daemon daemons[ML_DATAPLANE_DAEMONS_MAX];
+    /* How its transport meets a NAT; NULL for a dataplane the NAT matrix does not run. */
+    const struct ml_nat_traits *nat;
     /* Its own transports, appended to the lab's port table (ports.h) so the
      * firewall opens and isolates them (NULL: the fixed table has them). */
     size_t (*ports)(const struct ml_topology *topo, struct ml_port *ret, size_t max);
@@ -126,11 +128,6 @@ struct ml_auto_ops {
     bool (*wait)(struct ml_lab *lab, GError **err);
 };
 
-/* For a path with hub role ML_HUB_FOUND: the role its dataplane's view in ev->own[0] shows
- * (ML_HUB_FOUND when it shows no tunnel); other paths: their own. */
-enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_topology *topo,
-                              const struct ml_evidence *ev);
-
 /* How a path wraps one inner IP packet on the hub's wire, for the hub factor
  * physics predicts (measure/physics.h). A packet of n inner bytes is padded to
  * a multiple of pad_to (0: none), capped at inner_mtu as WireGuard does, then
@@ -171,9 +168,36 @@ struct ml_path_ops {
     bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
 };
 
-/* Every path, in the order they are measured and reported, NULL-terminated:
- * the one list a new dataplane's paths join (path.c). */
-extern const struct ml_path_ops *const ml_paths[];
+/* Every dataplane, NULL-terminated: the one list a new dataplane joins (registry.c). */
+extern const struct ml_dataplane *const ml_dataplanes[];
+/* Every path's name, dataplane by dataplane in the registry's order, ", " between: what an
+ * error about a path name and `meshlab validate --help` list. */
+char *ml_path_names(void);
+/* The dataplane by name, or NULL. */
+const struct ml_dataplane *ml_dataplane_find(const char *name);
+/* The registry's paths one after the other: the forced paths of every dataplane in the
+ * registry's order, then the paths that emerge by themselves (hub role ML_HUB_FOUND), which are
+ * measured after every forced one. NULL past the last. */
+const struct ml_path_ops *ml_path_at(size_t i);
+#define ML_FOR_EACH_PATH(i, ops) for (size_t i = 0; ((ops) = ml_path_at(i)) != NULL; i++)
+
+/* The daemons of every dataplane, each name once, in the registry's order: what guestcpu.c
+ * counts and hostinfo.c asks for its version. NULL past the last. */
+const struct ml_dp_daemon *ml_daemon_at(size_t i);
+size_t ml_daemon_count(void);
+
+/* The hooks with their defaults, so no caller tests one for NULL. */
+bool ml_dp_available(const struct ml_dataplane *dp, const struct ml_lab *lab, char **ret_reason);
+bool ml_dp_setup(const struct ml_dataplane *dp, struct ml_lab *lab, struct json_object *state,
+                 GError **err);
+void ml_dp_observe(const struct ml_dataplane *dp, struct ml_lab *lab, struct ml_evidence *ev);
+char *ml_dp_conflict(const struct ml_dataplane *dp, const struct ml_topology *topo, int *ret_line,
+                     int *ret_column);
+/* Whether the topology needs the dataplane: one of its paths measured, or run by the NAT
+ * matrix. */
+bool ml_dp_needed(const struct ml_dataplane *dp, const struct ml_topology *topo);
+/* The path's settle hook; true when it has none. */
+bool ml_path_settle(const struct ml_path_ops *ops, struct ml_lab *lab, GError **err);
 /* The path by name, or NULL. */
 const struct ml_path_ops *ml_path_find(const char *name);
 /* Whether the path's dataplane runs the daemon (a process name): what the path's passes count. */
@@ -201,23 +225,6 @@ struct json_object *ml_dataplane_state(struct ml_lab *lab, const struct ml_datap
 struct json_object *ml_lab_state_named(struct ml_lab *lab, const char *name);
 /* The lab's whole port table: the fixed ports, then each dataplane's own. */
 size_t ml_dataplane_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
-
-/* Pure: the verdict on one check. The route parsed (unless the caller did),
- * the path's own verify, then what every path shares, written once: every
- * probe ping answered, and the hub's bytes above its idle bytes within its
- * role's band. */
-bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
-                     const struct ml_evidence *ev, GString *sentence);
-
-/* Pure: true when the parsed route leaves by dev with no gateway; appends to
- * sentence what it should have been when it does not. */
-bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence);
-
-/* Loads the seed's guest firewall into every guest. */
-bool ml_policy_firewall(struct ml_lab *lab, GError **err);
-/* Puts ops' policy in force on every guest, saves the rulesets in force under
- * RUN_DIR/rulesets/PATH/, and lets the dataplane settle. */
-bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);
 
 /* The files node i needs from the host, from every path the topology names
  * that can run here; empty when it needs none. */

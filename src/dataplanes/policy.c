@@ -1,0 +1,55 @@
+#include "dataplanes/policy.h"
+
+#include "core/util.h"
+#include "dataplanes/nft.h"
+#include "virt/agent.h"
+
+bool ml_policy_firewall(struct ml_lab *lab, GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    g_autofree char *fw = ml_nft_firewall(lab->topo);
+    const char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
+    for (size_t i = 0; i < n; i++) {
+        cmds[i] = "nft -f -";
+        inputs[i] = fw;
+    }
+    if (!ml_lab_run_parallel(lab, NULL, cmds, inputs, 60, NULL, "loading the firewall", err))
+        return false;
+    g_autofree char *summary = ml_nft_firewall_summary(lab->topo);
+    ml_progress("firewall", "guest firewall loaded on %zu guests: %s", n, summary);
+    return true;
+}
+
+bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+{
+    size_t n = lab->plan->n_guests;
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *inputs[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        cmds[i] = "nft -f - && nft list ruleset";
+        inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
+    }
+    bool ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
+                                  "the path policy", err);
+    const char *path = ops->name;
+    for (size_t i = 0; ok && i < n; i++) {
+        g_autofree char *rel =
+            g_strdup_printf("rulesets/%s/%s.nft", path, lab->topo->nodes[i].name);
+        ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        g_free(inputs[i]);
+        g_free(out[i]);
+    }
+    if (!ok)
+        return false;
+    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s/rulesets/%s", path,
+                ml_policy_name(ops->policy), lab->run_dir, path);
+    if (ops->settle && !ops->settle(lab, err)) {
+        if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
+            g_prefix_error(err, "the dataplane did not settle after the policy change: ");
+        return false;
+    }
+    return true;
+}
+

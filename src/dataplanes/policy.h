@@ -1,0 +1,15 @@
+/* The guest firewall and the path policies put in force in the guests, with the rulesets in
+ * force saved beside the run. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "dataplanes/dataplane.h"
+#include "virt/lab.h"
+
+/* Loads the seed's guest firewall, built from the lab's port table, into every guest. */
+bool ml_policy_firewall(struct ml_lab *lab, GError **err);
+/* Puts ops' policy in force on every guest, saves the rulesets in force under
+ * RUN_DIR/rulesets/PATH/, and lets the dataplane settle. */
+bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);

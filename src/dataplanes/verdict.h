@@ -1,0 +1,57 @@
+/* The verdict on one check of a path: what the check recorded (the client's route, the probe,
+ * the hub's NIC bytes, the dataplane's own view) and the one function that judges it. Pure:
+ * tests feed it recorded evidence without guests. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "dataplanes/dataplane.h"
+
+/* The fields of one `ip -o route get ADDR` line that say where the route
+ * leaves; empty when the line has none (no gateway: via is ""). */
+struct ml_route {
+    char dev[16]; /* the interface, IFNAMSIZ */
+    char via[46]; /* the gateway, INET6_ADDRSTRLEN */
+    char src[46]; /* the preferred source address */
+    bool parsed;  /* the line was read; false leaves the rest empty */
+};
+/* Pure: reads one line of `ip -o route get ADDR` (as printed, or squashed to
+ * single spaces: tabs, "\" and runs of spaces separate words alike). False,
+ * ret zeroed, for anything else: an error message, an unknown word, a value
+ * that does not fit. */
+bool ml_route_parse(const char *text, struct ml_route *ret);
+
+#define ML_EVIDENCE_OWN_MAX 4
+
+/* What a check recorded, as data: the probe's burst of pings from the client
+ * to the path's target while the hub's NIC counters were read from the host,
+ * and the dataplane's own view in the raw text its tools printed. verify reads
+ * nothing else, so it can be tested on recorded evidence without guests. */
+struct ml_evidence {
+    long long hub_bytes;      /* hub NIC bytes in + out during the burst */
+    long long hub_idle_bytes; /* the same over as long just before the burst; 0: unknown */
+    long long probe_bytes;    /* ICMP payload + headers sent and answered */
+    unsigned transmitted, received;
+    char *route;        /* the client's `ip -o route get TARGET`, squashed */
+    struct ml_route rt; /* route's fields; ml_path_verdict reads route when !rt.parsed */
+    char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
+    char *own_error;                /* why they could not be read, or NULL */
+};
+void ml_evidence_clear(struct ml_evidence *e);
+
+/* For a path with hub role ML_HUB_FOUND: the role its dataplane's view in ev->own[] shows
+ * (ML_HUB_FOUND when it shows no tunnel); other paths: their own. */
+enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                              const struct ml_evidence *ev);
+
+/* Pure: the verdict on one check. The route parsed (unless the caller did),
+ * the path's own verify, then what every path shares, written once: every
+ * probe ping answered, and the hub's bytes above its idle bytes within its
+ * role's band. */
+bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
+                     const struct ml_evidence *ev, GString *sentence);
+
+/* Pure: true when the parsed route leaves by dev with no gateway; appends to
+ * sentence what it should have been when it does not. */
+bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence);
