@@ -11,7 +11,7 @@
 
 #include "topology/ports.h"
 
-#define ML_NEBULA_PORT ML_PORT_NEBULA
+#define ML_NEBULA_PORT 4242 /* nebula on every node, the lighthouse and relay included */
 #define ML_NEBULA_DEV "nebula1"
 #define ML_NEBULA_ADMIN "127.0.0.1:2222"
 

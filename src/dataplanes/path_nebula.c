@@ -179,11 +179,20 @@ static const struct ml_auto_ops nebula_auto = {
     .view_cmd = ml_nebula_view_cmd,
     .view_parse = view_parse,
     .direct_re = "\"currentRemote\":\\s*(\"[0-9]|\\{)",
-    .peer_port = ML_PORT_NEBULA,
+    .peer_port = ML_NEBULA_PORT,
     .stop = auto_stop,
     .start = auto_start,
     .wait = auto_wait,
 };
+
+static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
+{
+    (void)t;
+    if (max < 1)
+        return 0;
+    ret[0] = (struct ml_port){"nebula", ML_PROTO_UDP, ML_NEBULA_PORT, true, "nebula"};
+    return 1;
+}
 
 static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
@@ -196,6 +205,7 @@ const struct ml_dataplane ml_dataplane_nebula = {
     .name = "nebula",
     .daemons = {{"nebula", "nebula -version"}},
     .paths = {&ml_path_nebula_direct, &ml_path_nebula_relay, &ml_path_nebula_auto},
+    .ports = ports,
     .conflict = conflict,
     .setup = ml_nebula_setup,
     .observe = observe,

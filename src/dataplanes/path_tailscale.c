@@ -583,11 +583,28 @@ static const struct ml_auto_ops tailscale_auto = {
 extern const struct ml_path_ops ml_path_tailscale_direct, ml_path_tailscale_relay,
     ml_path_tailscale_auto;
 
+/* Headscale's HTTPS (control and DERP) and STUN on the hub, tailscaled's port everywhere. That
+ * port is not opened, as in the seed: peers reach it through the holes their own packets punch. */
+static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
+{
+    (void)t;
+    static const struct ml_port mine[] = {
+        {"Headscale and its DERP relay", ML_PROTO_TCP, ML_PORT_HTTPS, true, "tailscale"},
+        {"Headscale's STUN", ML_PROTO_UDP, ML_PORT_STUN, true, "tailscale"},
+        {"tailscaled", ML_PROTO_UDP, ML_PORT_TAILSCALED, false, "tailscale"},
+    };
+    size_t n = MIN(max, G_N_ELEMENTS(mine));
+    for (size_t i = 0; i < n; i++)
+        ret[i] = mine[i];
+    return n;
+}
+
 const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
     .conflict = ml_tailscale_conflict,
     .daemons = {{"tailscaled", "tailscaled --version"}, {"headscale", "headscale version"}},
     .paths = {&ml_path_tailscale_direct, &ml_path_tailscale_relay, &ml_path_tailscale_auto},
+    .ports = ports,
     .available = available,
     .artifacts = artifacts,
     .setup = setup,

@@ -44,6 +44,14 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
  * the server), each time inside a larger WireGuard packet. The hub's peers for
  * the client and the server must both hold a fresh handshake (other clients
  * of the hub do not matter), and the client's route must enter wg0. */
+static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
+{
+    if (max < 1)
+        return 0;
+    ret[0] = (struct ml_port){"WireGuard", ML_PROTO_UDP, t->wireguard.listen_port, true, "wireguard"};
+    return 1;
+}
+
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
     const struct ml_wg_end ends[] = {
@@ -60,6 +68,7 @@ extern const struct ml_path_ops ml_path_wireguard_hub;
 const struct ml_dataplane ml_dataplane_wireguard = {
     .name = "wireguard",
     .paths = {&ml_path_wireguard_hub},
+    .ports = ports,
     .setup = ml_wg_setup,
     .observe = observe,
 };

@@ -11,6 +11,10 @@
 #include "topology/ports.h"
 #include "topology/topology.h"
 
+#define ML_PORT_HTTPS 443        /* Headscale's control server and embedded DERP relay */
+#define ML_PORT_STUN 3478        /* Headscale's embedded STUN server */
+#define ML_PORT_TAILSCALED 41641 /* tailscaled --port */
+
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
 #define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
 #define ML_HEADSCALE_DERP_REGION "headscale"

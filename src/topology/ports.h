@@ -1,6 +1,7 @@
-/* Every port a dataplane or a measurement uses, in one table: the guest firewall, the
- * dataplanes' isolation rules, the renderers and topology validation all read it, so a new
- * dataplane is one more entry here. */
+/* The ports every lab has whatever it measures (ssh, the NAT probe, iperf3), and the type of
+ * the lab's port table: each dataplane adds its own transports through its ports hook
+ * (dataplanes/dataplane.h, ml_dataplane_ports), and the guest firewall, the dataplanes'
+ * isolation rules, the renderers and topology validation read the whole table. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,13 +10,9 @@
 #include "topology/topology.h"
 
 #define ML_PORT_SSH 22
-#define ML_PORT_HTTPS 443          /* Headscale's control server and embedded DERP relay */
-#define ML_PORT_STUN 3478          /* Headscale's embedded STUN server */
-#define ML_PORT_NAT_PROBE 3479     /* the NAT probe on the hub (dataplanes/nat.h): P1 */
+#define ML_PORT_NAT_PROBE 3479     /* the NAT probe on the hub (guestnet/nat.h): P1 */
 #define ML_PORT_NAT_PROBE_ALT 3480 /* ... and its second port, P2 */
-#define ML_PORT_NEBULA 4242        /* nebula on every node, the lighthouse and relay included */
 #define ML_PORT_IPERF3 5201        /* iperf3's default, which the measurements use */
-#define ML_PORT_TAILSCALED 41641   /* tailscaled --port */
 #define ML_PORT_WIREGUARD_DEFAULT 51820 /* wireguard.listen_port unless the topology says */
 
 #define ML_PORTS_MAX 16
@@ -36,8 +33,5 @@ struct ml_port {
     const char *dataplane;
 };
 
-/* One of the ports every lab has (not WireGuard's, which the topology sets), or NULL. */
-const struct ml_port *ml_port_fixed(enum ml_proto proto, unsigned port);
-
-/* The lab's ports, in the order the firewall lists them; returns how many. */
+/* The ports every lab has, in the order the firewall lists them; returns how many. */
 size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX]);
