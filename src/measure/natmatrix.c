@@ -7,7 +7,7 @@
 #include "core/util.h"
 #include "dataplanes/nat.h"
 #include "measure/measure.h"
-#include "report/natgrid.h"
+#include "results/natgrid.h"
 #include "virt/agent.h"
 #include "virt/capture.h"
 #include "virt/virt.h"
