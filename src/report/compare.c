@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "results/columns.h"
 #include "results/format.h"
 #include "results/natgrid.h"
 #include "report/report.h"
@@ -246,10 +247,10 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
 }
 
 /* A value in the unit people read: Mbit/s for bit/s. */
-static void put_value(GString *s, struct json_object *row, const char *key)
+static void put_value(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
 {
     double v;
-    if (!ml_j_num(row, key, &v)) {
+    if (!ml_j_num(row, col->key, &v)) {
         g_string_append(s, ML_DASH);
         return;
     }
@@ -257,6 +258,41 @@ static void put_value(GString *s, struct json_object *row, const char *key)
         v /= 1e6;
     ml_put_significant(s, v, 3);
 }
+
+static void put_unit(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
+{
+    bool mbit = g_strcmp0(ml_j_str(row, "unit"), "bit/s") == 0;
+    g_string_append(s, mbit ? "Mbit/s" : ml_j_str_or(row, "unit", "?"));
+}
+
+static void put_passes(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
+{
+    ml_put_num(s, row, "passes_a", 0);
+    g_string_append(s, " / ");
+    ml_put_num(s, row, "passes_b", 0);
+}
+
+static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col,
+                        void *ctx)
+{
+    const char *v = ml_j_str_or(row, "verdict", "?");
+    g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s**" : "%s", v);
+}
+
+static const struct ml_column compare_columns[] = {
+    {.header = "Path", .key = "path"},
+    {.header = "Cell", .key = "cell", .absent = ML_DASH},
+    {.header = "Figure", .key = "figure"},
+    {.header = "Unit", .put = put_unit},
+    {.header = "A", .key = "a", .right = true, .put = put_value},
+    {.header = "B", .key = "b", .right = true, .put = put_value},
+    {.header = "B - A", .key = "difference", .right = true, .put = put_value},
+    {.header = "B - A %", .key = "difference_percent", .form = ML_CELL_FIXED, .decimals = 1,
+     .right = true},
+    {.header = "Noise (2σ)", .key = "noise", .right = true, .put = put_value},
+    {.header = "Passes A / B", .right = true, .put = put_passes},
+    {.header = "Verdict", .put = put_verdict},
+};
 
 char *ml_compare_text(struct json_object *cmp)
 {
@@ -271,36 +307,10 @@ char *ml_compare_text(struct json_object *cmp)
                                json_object_get_string(json_object_array_get_idx(w, i)));
     if (ml_j_len(w))
         g_string_append(s, "\n");
-    g_string_append(
-        s, "| Path | Cell | Figure | Unit | A | B | B - A | B - A % | Noise (2σ) | "
-           "Passes A / B | Verdict |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    ml_columns_head(s, compare_columns, G_N_ELEMENTS(compare_columns));
     struct json_object *rows = ml_j_array(cmp, "rows");
-    for (size_t i = 0; i < ml_j_len(rows); i++) {
-        struct json_object *r = json_object_array_get_idx(rows, i);
-        bool mbit = g_strcmp0(ml_j_str(r, "unit"), "bit/s") == 0;
-        g_string_append(s, "| ");
-        ml_put_text(s, ml_j_str(r, "path"));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(r, "cell", ML_DASH));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str(r, "figure"));
-        g_string_append_printf(s, " | %s | ", mbit ? "Mbit/s" : ml_j_str_or(r, "unit", "?"));
-        put_value(s, r, "a");
-        g_string_append(s, " | ");
-        put_value(s, r, "b");
-        g_string_append(s, " | ");
-        put_value(s, r, "difference");
-        g_string_append(s, " | ");
-        ml_put_num(s, r, "difference_percent", 1);
-        g_string_append(s, " | ");
-        put_value(s, r, "noise");
-        g_string_append(s, " | ");
-        ml_put_num(s, r, "passes_a", 0);
-        g_string_append(s, " / ");
-        ml_put_num(s, r, "passes_b", 0);
-        g_string_append(s, " | ");
-        const char *v = ml_j_str_or(r, "verdict", "?");
-        g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s** |\n" : "%s |\n", v);
-    }
+    for (size_t i = 0; i < ml_j_len(rows); i++)
+        ml_columns_row(s, compare_columns, G_N_ELEMENTS(compare_columns),
+                       json_object_array_get_idx(rows, i), NULL);
     return g_string_free(s, false);
 }

@@ -1,0 +1,37 @@
+/* One writer of Markdown tables (report.md, the NAT report, `meshlab compare`), after
+ * iproute2's json_print.h: a table is an array of column descriptions, each saying its header
+ * and how a row object's value is written, and one function writes the header and another
+ * each row. So every table's cells are separated, escaped and aligned the same way. */
+#pragma once
+
+#include <glib.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+struct ml_column;
+
+/* Writes one cell of row; ctx is what the table's caller passed to ml_columns_row. */
+typedef void (*ml_cell_fn)(GString *s, struct json_object *row, const struct ml_column *col,
+                           void *ctx);
+
+enum ml_cell_form {
+    ML_CELL_TEXT,        /* the string at key, escaped; absent (or empty, with `absent`) as `absent` */
+    ML_CELL_FIXED,       /* the number at key with `decimals` decimals, or a dash */
+    ML_CELL_SIGNIFICANT, /* the number at key with `decimals` significant digits, or a dash */
+};
+
+struct ml_column {
+    const char *header;
+    const char *key; /* where the value lies in the row object */
+    enum ml_cell_form form;
+    int decimals;
+    const char *absent; /* ML_CELL_TEXT: written when the value is absent or empty */
+    bool right;         /* right-aligned ("---:"), as numbers are */
+    ml_cell_fn put;     /* when set, writes the cell instead of form */
+};
+
+/* "| A | B |\n|---|---:|\n" */
+void ml_columns_head(GString *s, const struct ml_column *cols, size_t n);
+/* "| a | b |\n": each column's cell of row. */
+void ml_columns_row(GString *s, const struct ml_column *cols, size_t n, struct json_object *row,
+                    void *ctx);
