@@ -272,23 +272,21 @@ static void put_passes(GString *s, struct json_object *row, const struct ml_colu
     ml_put_num(s, row, "passes_b", 0);
 }
 
-static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col,
-                        void *ctx)
+static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
 {
     const char *v = ml_j_str_or(row, "verdict", "?");
     g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s**" : "%s", v);
 }
 
 static const struct ml_column compare_columns[] = {
-    {.header = "Path", .key = "path"},
-    {.header = "Cell", .key = "cell", .absent = ML_DASH},
-    {.header = "Figure", .key = "figure"},
+    ML_COL_TEXT("Path", "path", NULL),
+    ML_COL_TEXT("Cell", "cell", ML_DASH),
+    ML_COL_TEXT("Figure", "figure", NULL),
     {.header = "Unit", .put = put_unit},
     {.header = "A", .key = "a", .right = true, .put = put_value},
     {.header = "B", .key = "b", .right = true, .put = put_value},
     {.header = "B - A", .key = "difference", .right = true, .put = put_value},
-    {.header = "B - A %", .key = "difference_percent", .form = ML_CELL_FIXED, .decimals = 1,
-     .right = true},
+    ML_COL_FIXED("B - A %", "difference_percent", 1),
     {.header = "Noise (2σ)", .key = "noise", .right = true, .put = put_value},
     {.header = "Passes A / B", .right = true, .put = put_passes},
     {.header = "Verdict", .put = put_verdict},

@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "report/render.h"
+#include "results/columns.h"
 
 /* ---- what several parts share ---- */
 
@@ -544,13 +545,25 @@ static void put_checks(struct ml_render *c)
     g_string_append(s, "\n");
 }
 
+static const struct ml_column phase_columns[] = {
+    ML_COL_TEXT("Phase", "name", "?"),
+    ML_COL_FIXED("Seconds (s)", "seconds", 1),
+};
+
+static const struct ml_column guest_columns[] = {
+    ML_COL_TEXT("Guest", "name", "?"),    ML_COL_TEXT("Address", "address", ML_DASH),
+    ML_COL_FIXED("vCPUs", "vcpus", 0),    ML_COL_FIXED("Memory MiB", "memory_mib", 0),
+    ML_COL_FIXED("Agent s", "boot_s", 1), ML_COL_FIXED("Ready s", "ready_s", 1),
+};
+
 static void put_setup(struct ml_render *c)
 {
     GString *s = c->s;
     struct json_object *phases = ml_j_array(c->r, "phases");
     struct json_object *guests = ml_j_array(c->r, "guests");
 
-    g_string_append(s, "## Setup times\n\n| Phase | Seconds (s) |\n|---|---:|\n");
+    g_string_append(s, "## Setup times\n\n");
+    ml_columns_head(s, phase_columns, G_N_ELEMENTS(phase_columns));
     double total = 0;
     bool total_known = true;
     for (size_t i = 0; i < ml_j_len(phases); i++) {
@@ -560,39 +573,22 @@ static void put_setup(struct ml_render *c)
             total += v;
         else
             total_known = false;
-        g_string_append(s, "| ");
-        ml_put_text(s, ml_j_str_or(ph, "name", "?"));
-        g_string_append(s, " | ");
-        ml_put_num(s, ph, "seconds", 1);
-        g_string_append(s, " |\n");
+        ml_columns_row(s, phase_columns, G_N_ELEMENTS(phase_columns), ph, NULL);
     }
-    g_string_append(s, "| total | ");
+    struct json_object *sum = json_object_new_object();
+    json_object_object_add(sum, "name", json_object_new_string("total"));
     if (total_known)
-        ml_put_fixed(s, total, 1);
-    else
-        g_string_append(s, ML_DASH);
-    g_string_append(s, " |\n\n");
+        json_object_object_add(sum, "seconds", json_object_new_double(total));
+    ml_columns_row(s, phase_columns, G_N_ELEMENTS(phase_columns), sum, NULL);
+    json_object_put(sum);
+    g_string_append(s, "\n");
 
     g_string_append(s, "Agent is from starting the guest to its guest agent answering; ready is to "
-                       "cloud-init having finished.\n\n"
-                       "| Guest | Address | vCPUs | Memory MiB | Agent s | Ready s |\n"
-                       "|---|---|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < ml_j_len(guests); i++) {
-        struct json_object *g = json_object_array_get_idx(guests, i);
-        g_string_append(s, "| ");
-        ml_put_text(s, ml_j_str_or(g, "name", "?"));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(g, "address", ML_DASH));
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "vcpus", 0);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "memory_mib", 0);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "boot_s", 1);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "ready_s", 1);
-        g_string_append(s, " |\n");
-    }
+                       "cloud-init having finished.\n\n");
+    ml_columns_head(s, guest_columns, G_N_ELEMENTS(guest_columns));
+    for (size_t i = 0; i < ml_j_len(guests); i++)
+        ml_columns_row(s, guest_columns, G_N_ELEMENTS(guest_columns),
+                       json_object_array_get_idx(guests, i), NULL);
     g_string_append(s, "\n");
 
     bool any = false;

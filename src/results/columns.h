@@ -15,8 +15,8 @@ typedef void (*ml_cell_fn)(GString *s, struct json_object *row, const struct ml_
                            void *ctx);
 
 enum ml_cell_form {
-    ML_CELL_TEXT,        /* the string at key, escaped; absent (or empty, with `absent`) as `absent` */
-    ML_CELL_FIXED,       /* the number at key with `decimals` decimals, or a dash */
+    ML_CELL_TEXT,  /* the string at key, escaped; absent (or empty, with `absent`) as `absent` */
+    ML_CELL_FIXED, /* the number at key with `decimals` decimals, or a dash */
     ML_CELL_SIGNIFICANT, /* the number at key with `decimals` significant digits, or a dash */
 };
 
@@ -29,6 +29,21 @@ struct ml_column {
     bool right;         /* right-aligned ("---:"), as numbers are */
     ml_cell_fn put;     /* when set, writes the cell instead of form */
 };
+
+/* The usual columns: a text, absent as `absent` (NULL: nothing); a number with decimals or
+ * significant digits, right-aligned, absent as a dash. */
+#define ML_COL_TEXT(h, k, a)                                                                       \
+    {                                                                                              \
+        .header = (h), .key = (k), .absent = (a)                                                   \
+    }
+#define ML_COL_FIXED(h, k, d)                                                                      \
+    {                                                                                              \
+        .header = (h), .key = (k), .form = ML_CELL_FIXED, .decimals = (d), .right = true           \
+    }
+#define ML_COL_SIG(h, k, d)                                                                        \
+    {                                                                                              \
+        .header = (h), .key = (k), .form = ML_CELL_SIGNIFICANT, .decimals = (d), .right = true     \
+    }
 
 /* "| A | B |\n|---|---:|\n" */
 void ml_columns_head(GString *s, const struct ml_column *cols, size_t n);
