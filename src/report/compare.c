@@ -283,12 +283,12 @@ static const struct ml_column compare_columns[] = {
     ML_COL_TEXT("Cell", "cell", ML_DASH),
     ML_COL_TEXT("Figure", "figure", NULL),
     {.header = "Unit", .put = put_unit},
-    {.header = "A", .key = "a", .right = true, .put = put_value},
-    {.header = "B", .key = "b", .right = true, .put = put_value},
-    {.header = "B - A", .key = "difference", .right = true, .put = put_value},
+    ML_COL_NUM_BY("A", "a", put_value),
+    ML_COL_NUM_BY("B", "b", put_value),
+    ML_COL_NUM_BY("B - A", "difference", put_value),
     ML_COL_FIXED("B - A %", "difference_percent", 1),
-    {.header = "Noise (2σ)", .key = "noise", .right = true, .put = put_value},
-    {.header = "Passes A / B", .right = true, .put = put_passes},
+    ML_COL_NUM_BY("Noise (2σ)", "noise", put_value),
+    ML_COL_NUM_BY("Passes A / B", NULL, put_passes),
     {.header = "Verdict", .put = put_verdict},
 };
 

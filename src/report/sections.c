@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report/render.h"
+#include "results/columns.h"
 
 /* Above this coefficient of variation (%) a figure is flagged as noisy. */
 #define CV_WARN_PERCENT 10.0
@@ -399,10 +400,16 @@ void ml_section_physics(struct ml_render *c)
 
 /* ---- variance and the host ---- */
 
-static void put_cv(GString *s, struct json_object *cell, const char *key)
+/* A row of the variance table is a cell of the matrix; its path and name are the row's ctx. */
+struct cell_of_path {
+    struct json_object *path;
+    const char *name;
+};
+
+static void put_cv(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
 {
     double v;
-    if (!ml_j_num(cell, key, &v)) {
+    if (!ml_j_num(cell, col->key, &v)) {
         g_string_append(s, ML_DASH);
         return;
     }
@@ -412,9 +419,12 @@ static void put_cv(GString *s, struct json_object *cell, const char *key)
 }
 
 /* The highest value of host.KEY over the passes of one cell. */
-static void put_host_max(GString *s, struct json_object *path, const char *cell, const char *key)
+static void put_host_max(GString *s, struct json_object *cell_obj, const struct ml_column *col,
+                         void *ctx)
 {
-    struct json_object *passes = ml_j_array(path, "passes");
+    const struct cell_of_path *at = ctx;
+    const char *cell = at->name, *key = col->key;
+    struct json_object *passes = ml_j_array(at->path, "passes");
     double max = NAN;
     for (size_t i = 0; i < ml_j_len(passes); i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
@@ -678,6 +688,32 @@ static void put_order(struct ml_render *c)
     }
 }
 
+static void put_path_cell(GString *s, struct json_object *cell, const struct ml_column *col,
+                          void *ctx)
+{
+    const struct cell_of_path *at = ctx;
+    ml_put_text(s, ml_j_str(at->path, "name"));
+    g_string_append(s, " ");
+    ml_put_text(s, at->name);
+}
+
+static void put_passes(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
+{
+    ml_put_num(s, cell, "passes_ok", 0);
+    g_string_append(s, " / ");
+    ml_put_num(s, cell, "passes_failed", 0);
+}
+
+static const struct ml_column variance_columns[] = {
+    {.header = "Path, cell", .put = put_path_cell},
+    ML_COL_NUM_BY("Passes ok / failed", NULL, put_passes),
+    ML_COL_NUM_BY("CV throughput %", "cv_bits_per_second_percent", put_cv),
+    ML_COL_NUM_BY("CV hub bytes per payload byte %", "cv_hub_bytes_per_payload_byte_percent",
+                  put_cv),
+    ML_COL_NUM_BY("Host other CPU % (max)", "other_cpu_percent", put_host_max),
+    ML_COL_NUM_BY("Host steal % (max)", "steal_percent", put_host_max),
+};
+
 void ml_section_variance(struct ml_render *c)
 {
     GString *s = c->s;
@@ -690,9 +726,7 @@ void ml_section_variance(struct ml_render *c)
                        "median is then a rough figure. Host: the highest share of the\nhost's "
                        "CPU that other programs used, and of steal time, during a pass of the "
                        "cell.\n\n");
-    g_string_append(s, "| Path, cell | Passes ok / failed | CV throughput % | CV hub bytes per "
-                       "payload byte % | Host other CPU % (max) | Host steal % (max) |\n"
-                       "|---|---:|---:|---:|---:|---:|\n");
+    ml_columns_head(s, variance_columns, G_N_ELEMENTS(variance_columns));
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
@@ -702,23 +736,8 @@ void ml_section_variance(struct ml_render *c)
             continue;
         json_object_object_foreach(cells, name, cell)
         {
-            g_string_append(s, "| ");
-            ml_put_text(s, ml_j_str(p, "name"));
-            g_string_append(s, " ");
-            ml_put_text(s, name);
-            g_string_append(s, " | ");
-            ml_put_num(s, cell, "passes_ok", 0);
-            g_string_append(s, " / ");
-            ml_put_num(s, cell, "passes_failed", 0);
-            g_string_append(s, " | ");
-            put_cv(s, cell, "cv_bits_per_second_percent");
-            g_string_append(s, " | ");
-            put_cv(s, cell, "cv_hub_bytes_per_payload_byte_percent");
-            g_string_append(s, " | ");
-            put_host_max(s, p, name, "other_cpu_percent");
-            g_string_append(s, " | ");
-            put_host_max(s, p, name, "steal_percent");
-            g_string_append(s, " |\n");
+            struct cell_of_path at = {p, name};
+            ml_columns_row(s, variance_columns, G_N_ELEMENTS(variance_columns), cell, &at);
         }
     }
     g_string_append(s, "\nA cell of one pass has no CV (—).\n\n");

@@ -45,6 +45,12 @@ struct ml_column {
         .header = (h), .key = (k), .form = ML_CELL_SIGNIFICANT, .decimals = (d), .right = true     \
     }
 
+/* A number column that fn writes (a unit conversion, a mark, two values "3 / 0"). */
+#define ML_COL_NUM_BY(h, k, fn)                                                                    \
+    {                                                                                              \
+        .header = (h), .key = (k), .right = true, .put = (fn)                                      \
+    }
+
 /* "| A | B |\n|---|---:|\n" */
 void ml_columns_head(GString *s, const struct ml_column *cols, size_t n);
 /* "| a | b |\n": each column's cell of row. */
