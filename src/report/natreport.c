@@ -5,10 +5,11 @@
 
 #include "results/natgrid.h"
 #include "report/render.h"
+#include "results/columns.h"
 
-static void put_bool_word(GString *s, struct json_object *o, const char *key)
+static void put_bool_word(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
 {
-    struct json_object *v = ml_j_get(o, key);
+    struct json_object *v = ml_j_get(o, col->key);
     if (json_object_is_type(v, json_type_boolean))
         g_string_append(s, json_object_get_boolean(v) ? "yes" : "no");
     else
@@ -28,6 +29,45 @@ static void put_expected(GString *s, struct json_object *e)
         g_string_append(s, ML_DASH);
 }
 
+/* A row of the observed table is one NAT type's object; its member name and the render
+ * (for footnotes) are the row's ctx. */
+struct observed_row {
+    struct ml_render *c;
+    const char *type;
+};
+
+static void put_type(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    const struct observed_row *at = ctx;
+    ml_put_text(s, ml_j_str_or(o, "type", at->type));
+}
+
+/* "yes", or "**NO**, expected ...", and what the probe saw. */
+static void put_as_configured(GString *s, struct json_object *o, const struct ml_column *col,
+                              void *ctx)
+{
+    const struct observed_row *at = ctx;
+    if (ml_j_bool(o, "as_configured")) {
+        g_string_append(s, "yes");
+    } else {
+        g_string_append(s, "**NO**, expected ");
+        put_expected(s, ml_j_obj(o, "expected"));
+    }
+    if (ml_j_str(o, "seen")) {
+        g_string_append(s, "; seen: ");
+        ml_notes_put(&at->c->notes, s, ml_j_str(o, "seen"));
+    }
+}
+
+static const struct ml_column observed_columns[] = {
+    {.header = "NAT type", .put = put_type},
+    ML_COL_TEXT("Node", "node", ML_DASH),
+    ML_COL_TEXT("Mapping", "mapping", ML_DASH),
+    ML_COL_TEXT("Filtering", "filtering", ML_DASH),
+    {.header = "Port preserved", .key = "port_preserved", .put = put_bool_word},
+    {.header = "As configured", .put = put_as_configured},
+};
+
 void ml_section_nat_observed(struct ml_render *c)
 {
     struct json_object *obs = ml_j_obj(c->r, "nat_observed");
@@ -42,32 +82,11 @@ void ml_section_nat_observed(struct ml_render *c)
            "port is kept; sends from a new hub port and a new\nhub address show which "
            "unsolicited packets get in (the filtering). A NAT that does not behave as\n"
            "configured fails the run.\n\n");
-    g_string_append(s, "| NAT type | Node | Mapping | Filtering | Port preserved | As configured "
-                       "|\n|---|---|---|---|---|---|\n");
+    ml_columns_head(s, observed_columns, G_N_ELEMENTS(observed_columns));
     json_object_object_foreach(obs, type, o)
     {
-        g_string_append(s, "| ");
-        ml_put_text(s, ml_j_str_or(o, "type", type));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(o, "node", ML_DASH));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(o, "mapping", ML_DASH));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(o, "filtering", ML_DASH));
-        g_string_append(s, " | ");
-        put_bool_word(s, o, "port_preserved");
-        g_string_append(s, " | ");
-        if (ml_j_bool(o, "as_configured")) {
-            g_string_append(s, "yes");
-        } else {
-            g_string_append(s, "**NO**, expected ");
-            put_expected(s, ml_j_obj(o, "expected"));
-        }
-        if (ml_j_str(o, "seen")) {
-            g_string_append(s, "; seen: ");
-            ml_notes_put(&c->notes, s, ml_j_str(o, "seen"));
-        }
-        g_string_append(s, " |\n");
+        struct observed_row at = {c, type};
+        ml_columns_row(s, observed_columns, G_N_ELEMENTS(observed_columns), o, &at);
     }
     g_string_append(s, "\n");
 }
