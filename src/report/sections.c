@@ -27,6 +27,25 @@ static struct json_object *path_at(struct ml_render *c, size_t i)
     return json_object_array_get_idx(c->paths, i);
 }
 
+/* What a row of a table of cells (variance, physics) is written with besides its row object:
+ * the path, the cell's name and object, and the physics table's "Flagged" list. */
+struct cell_row {
+    struct json_object *path;
+    const char *name;
+    struct json_object *obj;
+    GString *flags;
+};
+
+/* "plain forward-1": the path and its cell. */
+static void put_path_cell(GString *s, struct json_object *cell, const struct ml_column *col,
+                          void *ctx)
+{
+    const struct cell_row *at = ctx;
+    ml_put_text(s, ml_j_str(at->path, "name"));
+    g_string_append(s, " ");
+    ml_put_text(s, at->name);
+}
+
 /* ---- the busy host ---- */
 
 static size_t busy_passes(struct ml_render *c, size_t *ret_total)
@@ -275,63 +294,74 @@ static void put_physics_sentence(GString *s, struct json_object *p, const char *
     }
 }
 
-/* One row of the physics table: a cell of a path. */
-static void put_physics_row(GString *s, GString *flags, struct json_object *p, const char *cell,
-                            struct json_object *cell_obj, struct json_object *e)
+/* The physics table's cells that need more than the row's figures (its ctx: the path, the
+ * cell's name and object, and the "Flagged" list the Differs column adds to). */
+static void put_expected(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
 {
-    const char *name = ml_j_str(p, "name");
-    g_string_append(s, "| ");
-    ml_put_text(s, name);
-    g_string_append(s, " ");
-    ml_put_text(s, cell);
-    g_string_append(s, " | ");
+    const struct cell_row *at = ctx;
     if (e)
-        ml_put_sig(s, e, "hub_bytes_per_payload_byte", 3);
+        ml_put_sig(s, e, col->key, 3);
     else
-        g_string_append(s, quiet(p) ? "0 (direct)" : ML_DASH); /* older results: headline only */
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "floor_hub_bytes_per_payload_byte", 3);
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "ceiling_hub_bytes_per_payload_byte", 3);
-    g_string_append(s, " | ");
+        g_string_append(s, quiet(at->path) ? "0 (direct)" : ML_DASH); /* older results */
+}
+
+static void put_measured(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
+{
+    const struct cell_row *at = ctx;
     double m;
-    if (physics_measured(e, cell_obj, &m))
+    if (physics_measured(e, at->obj, &m))
         ml_put_significant(s, m, 3);
     else
         g_string_append(s, ML_DASH);
-    g_string_append(s, " | ");
+}
+
+static void put_differs(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
+{
+    const struct cell_row *at = ctx;
     double d = NAN;
-    if (e && ml_j_num(e, "differs_percent", &d)) {
-        bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
-        if (flag)
-            g_string_append(s, "**");
-        ml_put_fixed(s, d, 1);
-        if (flag) {
-            g_string_append(s, "**");
-            g_string_append(flags, "- **");
-            ml_put_text(flags, name);
-            g_string_append(flags, " ");
-            ml_put_text(flags, cell);
-            g_string_append(flags, "** differs from its model by ");
-            ml_put_fixed(flags, d, 1);
-            g_string_append(flags, " % (more than 5 %): the hub carries what the model "
-                                   "does not count (retransmits, a detour,\n  keepalives) "
-                                   "or the model's frame sizes are wrong; its passes' "
-                                   "series show which seconds.\n");
-        }
-    } else {
+    if (!ml_j_num(e, col->key, &d)) {
         g_string_append(s, ML_DASH);
+        return;
     }
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "ack_ratio", 3);
-    g_string_append(s, " | ");
+    bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
+    if (!flag) {
+        ml_put_fixed(s, d, 1);
+        return;
+    }
+    g_string_append(s, "**");
+    ml_put_fixed(s, d, 1);
+    g_string_append(s, "**");
+    GString *flags = at->flags;
+    g_string_append(flags, "- **");
+    ml_put_text(flags, ml_j_str(at->path, "name"));
+    g_string_append(flags, " ");
+    ml_put_text(flags, at->name);
+    g_string_append(flags, "** differs from its model by ");
+    ml_put_fixed(flags, d, 1);
+    g_string_append(flags, " % (more than 5 %): the hub carries what the model "
+                           "does not count (retransmits, a detour,\n  keepalives) "
+                           "or the model's frame sizes are wrong; its passes' "
+                           "series show which seconds.\n");
+}
+
+static void put_frames(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
+{
     ml_put_num(s, e, "data_frame_bytes", 0);
     g_string_append(s, " / ");
     ml_put_num(s, e, "ack_frame_bytes", 0);
-    g_string_append(s, " | ");
-    ml_put_num(s, e, "mss_bytes", 0);
-    g_string_append(s, " |\n");
 }
+
+static const struct ml_column physics_columns[] = {
+    {.header = "Path, cell", .put = put_path_cell},
+    ML_COL_NUM_BY("Expected hub bytes / payload byte", "hub_bytes_per_payload_byte", put_expected),
+    ML_COL_SIG("Floor (data only)", "floor_hub_bytes_per_payload_byte", 3),
+    ML_COL_SIG("Ceiling (2 segments/ACK)", "ceiling_hub_bytes_per_payload_byte", 3),
+    ML_COL_NUM_BY("Measured hub bytes / payload byte", NULL, put_measured),
+    ML_COL_NUM_BY("Differs %", "differs_percent", put_differs),
+    ML_COL_SIG("ACK ratio (segments/ACK)", "ack_ratio", 3),
+    ML_COL_NUM_BY("Data / ACK frame bytes", NULL, put_frames),
+    ML_COL_FIXED("MSS bytes", "mss_bytes", 0),
+};
 
 void ml_section_physics(struct ml_render *c)
 {
@@ -363,10 +393,7 @@ void ml_section_physics(struct ml_render *c)
             g_string_append(s, is_tcg(c) ? " (under TCG)" : " (on KVM)");
         g_string_append_printf(s, ", in the headline cells:\n\n%s\n", said->str);
     }
-    g_string_append(s, "| Path, cell | Expected hub bytes / payload byte | Floor (data only) | "
-                       "Ceiling (2 segments/ACK) | Measured hub bytes / payload byte | "
-                       "Differs % | ACK ratio (segments/ACK) | Data / ACK frame bytes | MSS "
-                       "bytes |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    ml_columns_head(s, physics_columns, G_N_ELEMENTS(physics_columns));
     g_autoptr(GString) flags = g_string_new(NULL);
     g_autoptr(GString) models = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
@@ -379,7 +406,8 @@ void ml_section_physics(struct ml_render *c)
         json_object_object_foreach(cells, cell, cell_obj)
         {
             struct json_object *e = cell_physics(p, cell, cell_obj);
-            put_physics_row(s, flags, p, cell, cell_obj, e);
+            struct cell_row at = {p, cell, cell_obj, flags};
+            ml_columns_row(s, physics_columns, G_N_ELEMENTS(physics_columns), e, &at);
             if (ml_j_str(e, "model")) {
                 g_string_append(models, "- ");
                 ml_put_text(models, ml_j_str(p, "name"));
@@ -400,12 +428,6 @@ void ml_section_physics(struct ml_render *c)
 
 /* ---- variance and the host ---- */
 
-/* A row of the variance table is a cell of the matrix; its path and name are the row's ctx. */
-struct cell_of_path {
-    struct json_object *path;
-    const char *name;
-};
-
 static void put_cv(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
 {
     double v;
@@ -422,7 +444,7 @@ static void put_cv(GString *s, struct json_object *cell, const struct ml_column 
 static void put_host_max(GString *s, struct json_object *cell_obj, const struct ml_column *col,
                          void *ctx)
 {
-    const struct cell_of_path *at = ctx;
+    const struct cell_row *at = ctx;
     const char *cell = at->name, *key = col->key;
     struct json_object *passes = ml_j_array(at->path, "passes");
     double max = NAN;
@@ -688,15 +710,6 @@ static void put_order(struct ml_render *c)
     }
 }
 
-static void put_path_cell(GString *s, struct json_object *cell, const struct ml_column *col,
-                          void *ctx)
-{
-    const struct cell_of_path *at = ctx;
-    ml_put_text(s, ml_j_str(at->path, "name"));
-    g_string_append(s, " ");
-    ml_put_text(s, at->name);
-}
-
 static void put_passes(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
 {
     ml_put_num(s, cell, "passes_ok", 0);
@@ -736,7 +749,7 @@ void ml_section_variance(struct ml_render *c)
             continue;
         json_object_object_foreach(cells, name, cell)
         {
-            struct cell_of_path at = {p, name};
+            struct cell_row at = {p, name, cell, NULL};
             ml_columns_row(s, variance_columns, G_N_ELEMENTS(variance_columns), cell, &at);
         }
     }
