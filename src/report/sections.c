@@ -143,6 +143,57 @@ static void put_daemons(GString *s, struct json_object *cell)
     put_guest_daemons(s, ml_j_obj(cell, "daemons_cpu_above_idle_s_per_gb"), false, ML_DASH);
 }
 
+/* A row of the CPU table: a path, its rank, and the cells its figures come from. */
+struct cpu_row {
+    guint rank;
+    struct json_object *fixed, *full;
+};
+
+static void put_rank(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    g_string_append_printf(s, "%u", ((const struct cpu_row *)ctx)->rank);
+}
+
+static void put_cpu_fixed(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    put_guest_cpu(s, ((const struct cpu_row *)ctx)->fixed, col->key);
+}
+
+static void put_cpu_full(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    put_guest_cpu(s, ((const struct cpu_row *)ctx)->full, col->key);
+}
+
+static void put_cpu_daemons(GString *s, struct json_object *p, const struct ml_column *col,
+                            void *ctx)
+{
+    const struct cpu_row *at = ctx;
+    put_daemons(s, at->fixed ? at->fixed : at->full);
+}
+
+/* Rank, path, each guest's s/GB at the fixed rate, then at full speed, the daemons'. The
+ * headers are kept in headers. */
+static GArray *cpu_columns(struct json_object *guests, GPtrArray *headers)
+{
+    GArray *cols = g_array_new(false, true, sizeof(struct ml_column));
+    const struct ml_column rank = {.header = "Rank", .right = true, .put = put_rank};
+    const struct ml_column path = ML_COL_TEXT("Path", "name", NULL);
+    g_array_append_val(cols, rank);
+    g_array_append_val(cols, path);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t g = 0; g < ml_j_len(guests); g++) {
+            const char *name = ml_j_str_or(json_object_array_get_idx(guests, g), "name", "?");
+            char *header = g_strdup_printf("%s s/GB %s", name, pass == 0 ? "fixed" : "full");
+            g_ptr_array_add(headers, header);
+            const struct ml_column each =
+                ML_COL_NUM_BY(header, name, pass == 0 ? put_cpu_fixed : put_cpu_full);
+            g_array_append_val(cols, each);
+        }
+    const struct ml_column daemons = {.header = "Daemons s/GB (fixed)", .put = put_cpu_daemons};
+    g_array_append_val(cols, daemons);
+    return cols;
+}
+
 void ml_section_cpu(struct ml_render *c)
 {
     GString *s = c->s;
@@ -185,36 +236,16 @@ void ml_section_cpu(struct ml_render *c)
                            "> are comparable only between paths of one run, never with a KVM "
                            "host, a VPS or another run.\n\n");
 
-    g_string_append(s, "| Rank | Path |");
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t g = 0; g < ml_j_len(guests); g++) {
-            g_string_append(s, " ");
-            ml_put_text(s, ml_j_str_or(json_object_array_get_idx(guests, g), "name", "?"));
-            g_string_append(s, pass == 0 ? " s/GB fixed |" : " s/GB full |");
-        }
-    g_string_append(s, " Daemons s/GB (fixed) |\n|---:|---|");
-    for (size_t g = 0; g < 2 * ml_j_len(guests); g++)
-        g_string_append(s, "---:|");
-    g_string_append(s, "---|\n");
-
+    g_autoptr(GPtrArray) headers = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) cols = cpu_columns(guests, headers);
+    const struct ml_column *col = (const struct ml_column *)(void *)cols->data;
+    ml_columns_head(s, col, cols->len);
     for (guint k = 0; k < rank->len; k++) {
         struct ranked *r = &g_array_index(rank, struct ranked, k);
         struct json_object *p = path_at(c, r->index);
-        struct json_object *fixed = ml_results_fixed_cell(p, NULL);
-        struct json_object *full = head ? ml_j_obj(ml_j_obj(p, "cells"), head) : NULL;
-        g_string_append_printf(s, "| %u | ", k + 1);
-        ml_put_text(s, ml_j_str(p, "name"));
-        g_string_append(s, " |");
-        for (int pass = 0; pass < 2; pass++)
-            for (size_t g = 0; g < ml_j_len(guests); g++) {
-                g_string_append(s, " ");
-                put_guest_cpu(s, pass == 0 ? fixed : full,
-                              ml_j_str_or(json_object_array_get_idx(guests, g), "name", "?"));
-                g_string_append(s, " |");
-            }
-        g_string_append(s, " ");
-        put_daemons(s, fixed ? fixed : full);
-        g_string_append(s, " |\n");
+        struct cpu_row at = {k + 1, ml_results_fixed_cell(p, NULL),
+                             head ? ml_j_obj(ml_j_obj(p, "cells"), head) : NULL};
+        ml_columns_row(s, col, cols->len, p, &at);
     }
     g_string_append(s, "\n");
 }
