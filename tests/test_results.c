@@ -51,22 +51,24 @@ static void test_columns(void)
     static const struct ml_column cols[] = {
         ML_COL_TEXT("Name", "name", "?"),       ML_COL_TEXT("Note|s", "note", NULL),
         ML_COL_FIXED("Mbit/s", "rate", 1),      ML_COL_SIG("Factor", "factor", 3),
-        ML_COL_NUM_BY("By", "name", put_twice),
+        ML_COL_NUM_BY("By", "name", put_twice), ML_COL_PAIR("A / B", "rate", "absent", 0),
     };
     g_autoptr(GString) s = g_string_new(NULL);
     ml_columns_head(s, cols, G_N_ELEMENTS(cols));
-    CHECK_STR(s->str, "| Name | Note\\|s | Mbit/s | Factor | By |\n|---|---|---:|---:|---:|\n");
+    CHECK_STR(
+        s->str,
+        "| Name | Note\\|s | Mbit/s | Factor | By | A / B |\n|---|---|---:|---:|---:|---:|\n");
     g_string_truncate(s, 0);
     struct json_object *row =
         json_tokener_parse("{\"name\": \"a|b\", \"note\": \"two\\nlines\", \"rate\": 1234.56,"
                            " \"factor\": 0.000064}");
     ml_columns_row(s, cols, G_N_ELEMENTS(cols), row, "x:");
-    CHECK_STR(s->str, "| a\\|b | two lines | 1,234.6 | 6.4e-05 | x:a|b |\n");
+    CHECK_STR(s->str, "| a\\|b | two lines | 1,234.6 | 6.4e-05 | x:a|b | 1,235 / — |\n");
     json_object_put(row);
     g_string_truncate(s, 0);
     struct json_object *empty = json_object_new_object();
     ml_columns_row(s, cols, G_N_ELEMENTS(cols), empty, "");
-    CHECK_STR(s->str, "| ? |  | — | — | none |\n");
+    CHECK_STR(s->str, "| ? |  | — | — | none | — / — |\n");
     json_object_put(empty);
 }
 

@@ -265,13 +265,6 @@ static void put_unit(GString *s, struct json_object *row, const struct ml_column
     g_string_append(s, mbit ? "Mbit/s" : ml_j_str_or(row, "unit", "?"));
 }
 
-static void put_passes(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
-{
-    ml_put_num(s, row, "passes_a", 0);
-    g_string_append(s, " / ");
-    ml_put_num(s, row, "passes_b", 0);
-}
-
 static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
 {
     const char *v = ml_j_str_or(row, "verdict", "?");
@@ -288,7 +281,7 @@ static const struct ml_column compare_columns[] = {
     ML_COL_NUM_BY("B - A", "difference", put_value),
     ML_COL_FIXED("B - A %", "difference_percent", 1),
     ML_COL_NUM_BY("Noise (2σ)", "noise", put_value),
-    ML_COL_NUM_BY("Passes A / B", NULL, put_passes),
+    ML_COL_PAIR("Passes A / B", "passes_a", "passes_b", 0),
     {.header = "Verdict", .put = put_verdict},
 };
 

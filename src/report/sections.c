@@ -375,13 +375,6 @@ static void put_differs(GString *s, struct json_object *e, const struct ml_colum
                            "series show which seconds.\n");
 }
 
-static void put_frames(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
-{
-    ml_put_num(s, e, "data_frame_bytes", 0);
-    g_string_append(s, " / ");
-    ml_put_num(s, e, "ack_frame_bytes", 0);
-}
-
 static const struct ml_column physics_columns[] = {
     {.header = "Path, cell", .put = put_path_cell},
     ML_COL_NUM_BY("Expected hub bytes / payload byte", "hub_bytes_per_payload_byte", put_expected),
@@ -390,7 +383,7 @@ static const struct ml_column physics_columns[] = {
     ML_COL_NUM_BY("Measured hub bytes / payload byte", NULL, put_measured),
     ML_COL_NUM_BY("Differs %", "differs_percent", put_differs),
     ML_COL_SIG("ACK ratio (segments/ACK)", "ack_ratio", 3),
-    ML_COL_NUM_BY("Data / ACK frame bytes", NULL, put_frames),
+    ML_COL_PAIR("Data / ACK frame bytes", "data_frame_bytes", "ack_frame_bytes", 0),
     ML_COL_FIXED("MSS bytes", "mss_bytes", 0),
 };
 
@@ -741,16 +734,9 @@ static void put_order(struct ml_render *c)
     }
 }
 
-static void put_passes(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
-{
-    ml_put_num(s, cell, "passes_ok", 0);
-    g_string_append(s, " / ");
-    ml_put_num(s, cell, "passes_failed", 0);
-}
-
 static const struct ml_column variance_columns[] = {
     {.header = "Path, cell", .put = put_path_cell},
-    ML_COL_NUM_BY("Passes ok / failed", NULL, put_passes),
+    ML_COL_PAIR("Passes ok / failed", "passes_ok", "passes_failed", 0),
     ML_COL_NUM_BY("CV throughput %", "cv_bits_per_second_percent", put_cv),
     ML_COL_NUM_BY("CV hub bytes per payload byte %", "cv_hub_bytes_per_payload_byte_percent",
                   put_cv),

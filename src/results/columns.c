@@ -31,6 +31,11 @@ static void put_cell(GString *s, struct json_object *row, const struct ml_column
     case ML_CELL_SIGNIFICANT:
         ml_put_sig(s, row, col->key, col->decimals);
         break;
+    case ML_CELL_PAIR:
+        ml_put_num(s, row, col->key, col->decimals);
+        g_string_append(s, " / ");
+        ml_put_num(s, row, col->key2, col->decimals);
+        break;
     }
 }
 

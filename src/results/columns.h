@@ -18,11 +18,13 @@ enum ml_cell_form {
     ML_CELL_TEXT,  /* the string at key, escaped; absent (or empty, with `absent`) as `absent` */
     ML_CELL_FIXED, /* the number at key with `decimals` decimals, or a dash */
     ML_CELL_SIGNIFICANT, /* the number at key with `decimals` significant digits, or a dash */
+    ML_CELL_PAIR,        /* "3 / 0": the numbers at key and key2 with `decimals`, each or a dash */
 };
 
 struct ml_column {
     const char *header;
-    const char *key; /* where the value lies in the row object */
+    const char *key;  /* where the value lies in the row object */
+    const char *key2; /* ML_CELL_PAIR: the second value */
     enum ml_cell_form form;
     int decimals;
     const char *absent; /* ML_CELL_TEXT: written when the value is absent or empty */
@@ -45,7 +47,12 @@ struct ml_column {
         .header = (h), .key = (k), .form = ML_CELL_SIGNIFICANT, .decimals = (d), .right = true     \
     }
 
-/* A number column that fn writes (a unit conversion, a mark, two values "3 / 0"). */
+#define ML_COL_PAIR(h, k, k2, d)                                                                   \
+    {                                                                                              \
+        .header = (h), .key = (k), .key2 = (k2), .form = ML_CELL_PAIR, .decimals = (d),            \
+        .right = true                                                                              \
+    }
+/* A number column that fn writes (a unit conversion, a mark). */
 #define ML_COL_NUM_BY(h, k, fn)                                                                    \
     {                                                                                              \
         .header = (h), .key = (k), .right = true, .put = (fn)                                      \
