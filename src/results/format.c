@@ -105,22 +105,25 @@ void ml_put_significant(GString *s, double v, int digits)
     put_grouped(s, g_ascii_formatd(buf, sizeof buf, fmt, v));
 }
 
-void ml_put_num(GString *s, struct json_object *o, const char *key, int decimals)
+/* The number at key as put writes it with n, or a dash. */
+static void put_at(GString *s, struct json_object *o, const char *key, int n,
+                   void (*put)(GString *, double, int))
 {
     double v;
     if (ml_j_num(o, key, &v))
-        ml_put_fixed(s, v, decimals);
+        put(s, v, n);
     else
         g_string_append(s, ML_DASH);
 }
 
+void ml_put_num(GString *s, struct json_object *o, const char *key, int decimals)
+{
+    put_at(s, o, key, decimals, ml_put_fixed);
+}
+
 void ml_put_sig(GString *s, struct json_object *o, const char *key, int digits)
 {
-    double v;
-    if (ml_j_num(o, key, &v))
-        ml_put_significant(s, v, digits);
-    else
-        g_string_append(s, ML_DASH);
+    put_at(s, o, key, digits, ml_put_significant);
 }
 
 void ml_notes_init(struct ml_notes *n)
