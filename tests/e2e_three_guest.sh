@@ -48,7 +48,7 @@ paths = {p["name"]: p for p in r["paths"]}
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 def sig(v, d=3):
-    """A figure as the report prints it (src/report/format.c, ml_put_significant); None: a dash."""
+    """A figure as the report prints it (src/results/format.c, ml_put_significant); None: a dash."""
     if v is None:
         return "\u2014"
     if v == 0:

@@ -2,8 +2,8 @@
  * report's own tables are tested against it, independently of what measure/'s table shows. */
 #pragma once
 
-#include "report/metric.h"
-#include "report/tables.h"
+#include "results/metric.h"
+#include "results/tables.h"
 
 #define V2(key, u, ...)                                                                            \
     {                                                                                              \

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/print.h"
 #include "core/util.h"
+#include "results/json.h"
 
 static void test_escape(void)
 {
@@ -68,7 +69,7 @@ static void fail_with_escape(void)
 
 static void text_with_escape(FILE *f, struct json_object *doc)
 {
-    fprintf(f, "state: %s\n", cmd_json_str(doc, "state"));
+    fprintf(f, "state: %s\n", ml_j_str(doc, "state"));
 }
 
 static void print_with_escape(void)

@@ -11,7 +11,8 @@
 #include "measure/guestcpu.h"
 #include "measure/metrics.h"
 #include "measure/stats.h"
-#include "report/tables.h"
+#include "results/json.h"
+#include "results/tables.h"
 #include "report/report.h"
 
 static struct json_object *path_named(struct json_object *results, const char *name)
@@ -27,7 +28,7 @@ static struct json_object *path_named(struct json_object *results, const char *n
 
 static double num(struct json_object *o, const char *key)
 {
-    g_autoptr(GPtrArray) v = ml_metric_values(o, key, NULL);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
     struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
     return json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int)
                ? json_object_get_double(x)
@@ -84,14 +85,14 @@ static void test_values_of_a_key(void)
         "{\"passes\": [{\"bps\": 1}, {\"x\": 0}, {\"bps\": 3}], \"observed\": {\"hub\": "
         "{\"mib\": 180}, \"client-a\": {\"mib\": 95}}, \"one\": {\"two\": 2}}");
     bool list = true;
-    g_autoptr(GPtrArray) one = ml_metric_values(o, "one.two", &list);
+    g_autoptr(GPtrArray) one = ml_j_values(o, "one.two", &list);
     CHECK(one->len == 1 && !list && json_object_get_int(g_ptr_array_index(one, 0)) == 2);
-    g_autoptr(GPtrArray) passes = ml_metric_values(o, "passes.bps", &list);
+    g_autoptr(GPtrArray) passes = ml_j_values(o, "passes.bps", &list);
     CHECK(passes->len == 3 && list && g_ptr_array_index(passes, 1) == NULL);
-    g_autoptr(GPtrArray) guests = ml_metric_values(o, "observed.*.mib", &list);
+    g_autoptr(GPtrArray) guests = ml_j_values(o, "observed.*.mib", &list);
     CHECK(guests->len == 2 && list && json_object_get_int(g_ptr_array_index(guests, 0)) == 180 &&
           json_object_get_int(g_ptr_array_index(guests, 1)) == 95);
-    g_autoptr(GPtrArray) none = ml_metric_values(o, "missing.key", &list);
+    g_autoptr(GPtrArray) none = ml_j_values(o, "missing.key", &list);
     CHECK(none->len == 1 && !list && g_ptr_array_index(none, 0) == NULL);
     json_object_put(o);
 }
@@ -135,7 +136,7 @@ static const struct ml_report_table widget_table = {
 /* The median of the values at `of`: a summary this test defines, as a new metric's file would. */
 static struct json_object *widget_median(struct json_object *path, const struct ml_metric *m)
 {
-    g_autoptr(GPtrArray) v = ml_metric_values(path, m->of, NULL);
+    g_autoptr(GPtrArray) v = ml_j_values(path, m->of, NULL);
     g_autofree double *x = g_new(double, v->len + 1);
     size_t n = 0;
     for (guint i = 0; i < v->len; i++)
@@ -185,8 +186,7 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
     CHECK(figures != NULL);
     CHECK(widget_runs == 1);
     CHECK(num(figures, "widget_median_per_second") == 1250.5);
-    g_autoptr(GPtrArray) rates =
-        ml_metric_values(figures, "widgets.samples.widgets_per_second", NULL);
+    g_autoptr(GPtrArray) rates = ml_j_values(figures, "widgets.samples.widgets_per_second", NULL);
     CHECK(rates->len == 3);
     CHECK_STR(json_object_get_string(
                   json_object_object_get(json_object_object_get(figures, "widgets"), "options")),

@@ -1,4 +1,4 @@
-/* The NAT matrix's words and picture (report/natgrid.h): the expected outcome of each pair from
+/* The NAT matrix's words and picture (results/natgrid.h): the expected outcome of each pair from
  * the research table, the sentence a student reads, and the SVG grid's squares. */
 #include <json-c/json.h>
 
@@ -6,7 +6,7 @@
 #include "dataplanes/dataplane.h"
 #include "fixtures.h"
 #include "report/compare.h"
-#include "report/natgrid.h"
+#include "results/natgrid.h"
 #include "topology/ports.h"
 
 static void expect(const char *dp, const char *a, const char *b, const char *want)

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/print.h"
 #include "core/util.h"
+#include "results/json.h"
 #include "topology/plan.h"
 #include "topology/topology.h"
 #include "virt/virt.h"
@@ -68,10 +69,10 @@ static void test_status_json(void)
     CHECK(rc == 0);
     if (!doc)
         return;
-    CHECK_STR(cmd_json_str(doc, "uri"), "test:///default");
+    CHECK_STR(ml_j_str(doc, "uri"), "test:///default");
     /* A fresh test:///default holds no lab: the list is there, and empty. */
     CHECK(is(doc, "labs", json_type_array));
-    CHECK(json_object_array_length(cmd_json_get(doc, "labs")) == 0);
+    CHECK(json_object_array_length(ml_j_get(doc, "labs")) == 0);
     json_object_put(doc);
 }
 
@@ -91,58 +92,56 @@ static void test_check_json(const char *cache)
         return;
     CHECK(is(doc, "ok", json_type_boolean));
     CHECK(is(doc, "problems", json_type_array));
-    bool ok = cmd_json_bool(doc, "ok");
-    CHECK(ok == (json_object_array_length(cmd_json_get(doc, "problems")) == 0));
+    bool ok = ml_j_bool(doc, "ok");
+    CHECK(ok == (json_object_array_length(ml_j_get(doc, "problems")) == 0));
     CHECK(rc == (ok ? 0 : 1));
 
-    struct json_object *lv = cmd_json_get(doc, "libvirt");
-    CHECK(cmd_json_bool(lv, "ok"));
-    CHECK_STR(cmd_json_str(lv, "uri"), "test:///default");
-    CHECK(lv &&
-          g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", cmd_json_str(lv, "version"), 0, 0));
-    CHECK(is(doc, "qemu", json_type_object) &&
-          is(cmd_json_get(doc, "qemu"), "ok", json_type_boolean));
+    struct json_object *lv = ml_j_get(doc, "libvirt");
+    CHECK(ml_j_bool(lv, "ok"));
+    CHECK_STR(ml_j_str(lv, "uri"), "test:///default");
+    CHECK(lv && g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$", ml_j_str(lv, "version"), 0, 0));
+    CHECK(is(doc, "qemu", json_type_object) && is(ml_j_get(doc, "qemu"), "ok", json_type_boolean));
 
     /* MESHLAB_ACCEL=tcg decides without a probe. */
-    struct json_object *acc = cmd_json_get(doc, "accelerator");
-    CHECK(is(acc, "kvm", json_type_boolean) && !cmd_json_bool(acc, "kvm"));
-    CHECK_STR(cmd_json_str(acc, "reason"), "MESHLAB_ACCEL=tcg");
-    CHECK_STR(cmd_json_str(acc, "source"), "none");
+    struct json_object *acc = ml_j_get(doc, "accelerator");
+    CHECK(is(acc, "kvm", json_type_boolean) && !ml_j_bool(acc, "kvm"));
+    CHECK_STR(ml_j_str(acc, "reason"), "MESHLAB_ACCEL=tcg");
+    CHECK_STR(ml_j_str(acc, "source"), "none");
 
-    struct json_object *tools = cmd_json_get(doc, "tools");
+    struct json_object *tools = ml_j_get(doc, "tools");
     CHECK(is(doc, "tools", json_type_array) && json_object_array_length(tools) == 6);
     bool seen_gpgv = false;
     for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
         struct json_object *t = json_object_array_get_idx(tools, i);
         CHECK(is(t, "name", json_type_string) && is(t, "ok", json_type_boolean));
-        g_autofree char *path = g_find_program_in_path(cmd_json_str(t, "name"));
-        CHECK(cmd_json_bool(t, "ok") == (path != NULL));
-        CHECK(g_strcmp0(cmd_json_str(t, "path"), path) == 0);
-        seen_gpgv |= !g_strcmp0(cmd_json_str(t, "name"), "gpgv");
+        g_autofree char *path = g_find_program_in_path(ml_j_str(t, "name"));
+        CHECK(ml_j_bool(t, "ok") == (path != NULL));
+        CHECK(g_strcmp0(ml_j_str(t, "path"), path) == 0);
+        seen_gpgv |= !g_strcmp0(ml_j_str(t, "name"), "gpgv");
     }
     CHECK(seen_gpgv);
 
-    struct json_object *disk = cmd_json_get(doc, "disk");
-    CHECK(is(disk, "free_bytes", json_type_int) && cmd_json_int(disk, "free_bytes") > 0);
-    CHECK_STR(cmd_json_str(disk, "cache_dir"), cache);
-    CHECK(cmd_json_bool(disk, "ok") == (cmd_json_int(disk, "free_bytes") > 4LL << 30));
-    struct json_object *mem = cmd_json_get(doc, "memory");
+    struct json_object *disk = ml_j_get(doc, "disk");
+    CHECK(is(disk, "free_bytes", json_type_int) && ml_j_int(disk, "free_bytes") > 0);
+    CHECK_STR(ml_j_str(disk, "cache_dir"), cache);
+    CHECK(ml_j_bool(disk, "ok") == (ml_j_int(disk, "free_bytes") > 4LL << 30));
+    struct json_object *mem = ml_j_get(doc, "memory");
     CHECK(is(mem, "available_bytes", json_type_int) && is(mem, "ok", json_type_boolean));
 
-    struct json_object *img = cmd_json_get(doc, "image_cache");
-    CHECK(img && g_str_has_prefix(cmd_json_str(img, "name"), "debian-12-"));
-    CHECK(is(img, "cached", json_type_boolean) && !cmd_json_bool(img, "cached"));
-    struct json_object *st = cmd_json_get(img, "stale");
+    struct json_object *img = ml_j_get(doc, "image_cache");
+    CHECK(img && g_str_has_prefix(ml_j_str(img, "name"), "debian-12-"));
+    CHECK(is(img, "cached", json_type_boolean) && !ml_j_bool(img, "cached"));
+    struct json_object *st = ml_j_get(img, "stale");
     CHECK(st && json_object_array_length(st) == 1);
     if (st && json_object_array_length(st) == 1)
         CHECK_STR(json_object_get_string(json_object_array_get_idx(st, 0)), stale);
 
-    struct json_object *art = cmd_json_get(doc, "artifacts");
-    CHECK(is(art, "cached", json_type_boolean) && !cmd_json_bool(art, "cached"));
+    struct json_object *art = ml_j_get(doc, "artifacts");
+    CHECK(is(art, "cached", json_type_boolean) && !ml_j_bool(art, "cached"));
     CHECK(is(art, "missing", json_type_array) &&
-          json_object_array_length(cmd_json_get(art, "missing")) > 0);
+          json_object_array_length(ml_j_get(art, "missing")) > 0);
 
-    struct json_object *lo = cmd_json_get(doc, "leftovers");
+    struct json_object *lo = ml_j_get(doc, "leftovers");
     CHECK(is(doc, "leftovers", json_type_array) && json_object_array_length(lo) == 1);
     if (lo && json_object_array_length(lo) == 1)
         CHECK_STR(json_object_get_string(json_object_array_get_idx(lo, 0)), left);
@@ -164,11 +163,11 @@ static void test_check_json_fails(void)
     if (!doc)
         return;
     CHECK(rc == 1);
-    CHECK(is(doc, "ok", json_type_boolean) && !cmd_json_bool(doc, "ok"));
-    struct json_object *lv = cmd_json_get(doc, "libvirt");
-    CHECK(!cmd_json_bool(lv, "ok"));
+    CHECK(is(doc, "ok", json_type_boolean) && !ml_j_bool(doc, "ok"));
+    struct json_object *lv = ml_j_get(doc, "libvirt");
+    CHECK(!ml_j_bool(lv, "ok"));
     CHECK(is(lv, "error", json_type_string) && is(lv, "advice", json_type_string));
-    struct json_object *problems = cmd_json_get(doc, "problems");
+    struct json_object *problems = ml_j_get(doc, "problems");
     CHECK(problems && json_object_array_length(problems) >= 1);
     if (problems && json_object_array_length(problems) >= 1)
         CHECK_STR(json_object_get_string(json_object_array_get_idx(problems, 0)), "libvirt");
@@ -225,32 +224,32 @@ static void test_status_lab(const char *state)
         file, "{\"run_id\": \"20261130-050000-abcdef\", \"run_dir\": \"/tmp/run-x\"}", -1, NULL);
 
     struct json_object *doc = cmd_status_collect(conn, "test:///default");
-    struct json_object *list = cmd_json_get(doc, "labs");
+    struct json_object *list = ml_j_get(doc, "labs");
     CHECK(list && json_object_array_length(list) == 1);
     struct json_object *lab = list ? json_object_array_get_idx(list, 0) : NULL;
-    CHECK_STR(cmd_json_str(lab, "name"), "three-guest");
-    CHECK_STR(cmd_json_str(lab, "run_id"), "20261130-050000-abcdef");
-    CHECK_STR(cmd_json_str(lab, "run_dir"), "/tmp/run-x");
-    struct json_object *net = cmd_json_get(lab, "network");
+    CHECK_STR(ml_j_str(lab, "name"), "three-guest");
+    CHECK_STR(ml_j_str(lab, "run_id"), "20261130-050000-abcdef");
+    CHECK_STR(ml_j_str(lab, "run_dir"), "/tmp/run-x");
+    struct json_object *net = ml_j_get(lab, "network");
     g_autofree char *net_name = ml_plan_network_name("three-guest");
-    CHECK_STR(cmd_json_str(net, "name"), net_name);
+    CHECK_STR(ml_j_str(net, "name"), net_name);
     CHECK(is(net, "active", json_type_boolean));
-    struct json_object *pool = cmd_json_get(lab, "pool");
+    struct json_object *pool = ml_j_get(lab, "pool");
     g_autofree char *pool_name = ml_plan_pool_name("three-guest");
-    CHECK_STR(cmd_json_str(pool, "name"), pool_name);
+    CHECK_STR(ml_j_str(pool, "name"), pool_name);
     CHECK(is(pool, "volumes", json_type_int));
-    struct json_object *doms = cmd_json_get(lab, "domains");
+    struct json_object *doms = ml_j_get(lab, "domains");
     CHECK(is(lab, "domains", json_type_array) && json_object_array_length(doms) == 1);
     struct json_object *dom = doms ? json_object_array_get_idx(doms, 0) : NULL;
-    CHECK_STR(cmd_json_str(dom, "name"), plan->guests[0].domain);
-    CHECK_STR(cmd_json_str(dom, "state"), "shut off");
+    CHECK_STR(ml_j_str(dom, "name"), plan->guests[0].domain);
+    CHECK_STR(ml_j_str(dom, "state"), "shut off");
 
     g_autofree char *text = render(cmd_status_text, doc);
     g_autofree char *head =
         g_strdup_printf("lab three-guest  run 20261130-050000-abcdef  dir /tmp/run-x\n");
     CHECK(g_str_has_prefix(text, head));
-    g_autofree char *net_line = g_strdup_printf(
-        "  network %-32s %s\n", net_name, cmd_json_bool(net, "active") ? "active" : "inactive");
+    g_autofree char *net_line = g_strdup_printf("  network %-32s %s\n", net_name,
+                                                ml_j_bool(net, "active") ? "active" : "inactive");
     CHECK(strstr(text, net_line) != NULL);
     g_autofree char *dom_line =
         g_strdup_printf("  domain  %-32s shut off\n", plan->guests[0].domain);

@@ -9,7 +9,7 @@
 #include "report_metrics.h"
 #include "core/util.h"
 #include "measure/metrics.h"
-#include "report/format.h"
+#include "results/format.h"
 #include "report/report.h"
 
 static char *render_with(struct json_object *results, const struct ml_plots *plots)

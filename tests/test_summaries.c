@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "core/util.h"
+#include "results/json.h"
 #include "measure/metrics.h"
 
 static struct json_object *pass(const char *cell, const char *rate, const char *status, double bps,
@@ -95,7 +96,7 @@ static struct json_object *path(const char *name, const char *role)
 
 static double at(struct json_object *o, const char *key)
 {
-    g_autoptr(GPtrArray) v = ml_metric_values(o, key, NULL);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
     struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
     return json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int)
                ? json_object_get_double(x)

@@ -12,6 +12,7 @@
 #include "core/leftovers.h"
 #include "topology/plan.h"
 #include "core/util.h"
+#include "results/json.h"
 #include "virt/virt.h"
 
 static const char check_usage[] =
@@ -47,7 +48,7 @@ static void verdict(struct json_object *doc, const char *what, struct json_objec
     json_object_object_add(item, "ok", json_object_new_boolean(ok));
     if (!ok) {
         json_object_object_add(item, "advice", str_or_null(advice));
-        json_object_array_add(cmd_json_get(doc, "problems"), json_object_new_string(what));
+        json_object_array_add(ml_j_get(doc, "problems"), json_object_new_string(what));
     }
 }
 
@@ -228,7 +229,7 @@ struct json_object *cmd_check_collect(void)
     struct json_object *leftovers = json_object_new_array();
     ml_leftovers_sweep(false, add_leftover, leftovers);
     json_object_object_add(doc, "leftovers", leftovers);
-    bool ok = json_object_array_length(cmd_json_get(doc, "problems")) == 0;
+    bool ok = json_object_array_length(ml_j_get(doc, "problems")) == 0;
     json_object_object_add(doc, "ok", json_object_new_boolean(ok));
     return doc;
 }
@@ -247,30 +248,30 @@ static void more(FILE *f, const char *text)
 
 static void verdict_line(FILE *f, struct json_object *o, const char *what, const char *detail)
 {
-    bool ok = cmd_json_bool(o, "ok");
+    bool ok = ml_j_bool(o, "ok");
     line(f, ok ? "ok" : "FAIL", what, detail);
-    if (!ok && cmd_json_str(o, "advice"))
-        fprintf(f, "      %-22s -> %s\n", "", cmd_json_str(o, "advice"));
+    if (!ok && ml_j_str(o, "advice"))
+        fprintf(f, "      %-22s -> %s\n", "", ml_j_str(o, "advice"));
 }
 
 static void text_libvirt(FILE *f, struct json_object *o)
 {
     g_autofree char *d = NULL;
-    if (cmd_json_bool(o, "ok"))
-        d = g_strdup_printf("%s: libvirt %s, QEMU %s", cmd_json_str(o, "uri"),
-                            cmd_json_str(o, "version"), cmd_json_str(o, "qemu_version"));
+    if (ml_j_bool(o, "ok"))
+        d = g_strdup_printf("%s: libvirt %s, QEMU %s", ml_j_str(o, "uri"), ml_j_str(o, "version"),
+                            ml_j_str(o, "qemu_version"));
     else
-        d = g_strdup(cmd_json_str(o, "error"));
+        d = g_strdup(ml_j_str(o, "error"));
     verdict_line(f, o, "libvirt", d);
 }
 
 static void text_accelerator(FILE *f, struct json_object *o)
 {
-    bool kvm = cmd_json_bool(o, "kvm");
-    g_autofree char *d = g_strdup_printf("%s: %s", kvm ? "KVM" : "TCG", cmd_json_str(o, "reason"));
+    bool kvm = ml_j_bool(o, "kvm");
+    g_autofree char *d = g_strdup_printf("%s: %s", kvm ? "KVM" : "TCG", ml_j_str(o, "reason"));
     line(f, "info", "accelerator", d);
-    if (cmd_json_str(o, "origin"))
-        more(f, cmd_json_str(o, "origin"));
+    if (ml_j_str(o, "origin"))
+        more(f, ml_j_str(o, "origin"));
     if (!kvm) {
         more(f, "guests run as libvirt domain type 'qemu' (slow but exact byte ratios);");
         more(f, "libguestfs gets backend setting force_tcg");
@@ -279,17 +280,17 @@ static void text_accelerator(FILE *f, struct json_object *o)
 
 static void text_image_cache(FILE *f, struct json_object *o)
 {
-    if (!cmd_json_bool(o, "ok")) {
-        verdict_line(f, o, "image debian-12", cmd_json_str(o, "error"));
+    if (!ml_j_bool(o, "ok")) {
+        verdict_line(f, o, "image debian-12", ml_j_str(o, "error"));
         return;
     }
-    bool cached = cmd_json_bool(o, "cached");
+    bool cached = ml_j_bool(o, "cached");
     g_autofree char *d =
-        g_strdup_printf("%s (%s)", cached ? "cached" : "not built yet", cmd_json_str(o, "name"));
+        g_strdup_printf("%s (%s)", cached ? "cached" : "not built yet", ml_j_str(o, "name"));
     line(f, "info", "image debian-12", d);
     if (!cached)
         more(f, "the first 'meshlab up' builds it from the Debian mirror (about a minute)");
-    struct json_object *stale = cmd_json_get(o, "stale");
+    struct json_object *stale = ml_j_get(o, "stale");
     for (size_t i = 0; stale && i < json_object_array_length(stale); i++) {
         const char *old = json_object_get_string(json_object_array_get_idx(stale, i));
         g_autofree char *base = g_path_get_basename(old);
@@ -302,50 +303,49 @@ static void text_image_cache(FILE *f, struct json_object *o)
 
 void cmd_check_text(FILE *f, struct json_object *doc)
 {
-    text_libvirt(f, cmd_json_get(doc, "libvirt"));
-    struct json_object *qemu = cmd_json_get(doc, "qemu");
+    text_libvirt(f, ml_j_get(doc, "libvirt"));
+    struct json_object *qemu = ml_j_get(doc, "qemu");
     verdict_line(f, qemu, "qemu",
-                 cmd_json_str(qemu, "path") ? cmd_json_str(qemu, "path") : "no qemu-system-x86_64");
-    text_accelerator(f, cmd_json_get(doc, "accelerator"));
-    struct json_object *tools = cmd_json_get(doc, "tools");
+                 ml_j_str(qemu, "path") ? ml_j_str(qemu, "path") : "no qemu-system-x86_64");
+    text_accelerator(f, ml_j_get(doc, "accelerator"));
+    struct json_object *tools = ml_j_get(doc, "tools");
     for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
         struct json_object *t = json_object_array_get_idx(tools, i);
-        const char *path = cmd_json_str(t, "path");
-        verdict_line(f, t, cmd_json_str(t, "name"), path ? path : "not found");
+        const char *path = ml_j_str(t, "path");
+        verdict_line(f, t, ml_j_str(t, "name"), path ? path : "not found");
     }
-    struct json_object *disk = cmd_json_get(doc, "disk");
-    const char *cache_dir = cmd_json_str(disk, "cache_dir");
-    const char *measured = cmd_json_str(disk, "measured_at");
-    double gib = (double)cmd_json_int(disk, "free_bytes") / 1073741824.0;
+    struct json_object *disk = ml_j_get(doc, "disk");
+    const char *cache_dir = ml_j_str(disk, "cache_dir");
+    const char *measured = ml_j_str(disk, "measured_at");
+    double gib = (double)ml_j_int(disk, "free_bytes") / 1073741824.0;
     g_autofree char *dd = g_strcmp0(cache_dir, measured)
                               ? g_strdup_printf("%.1f GiB free on %s (%s does not exist yet)", gib,
                                                 measured, cache_dir)
                               : g_strdup_printf("%.1f GiB free for %s", gib, cache_dir);
     verdict_line(f, disk, "disk", dd);
-    struct json_object *mem = cmd_json_get(doc, "memory");
-    g_autofree char *md = g_strdup_printf(
-        "%.1f GiB available", (double)cmd_json_int(mem, "available_bytes") / 1073741824.0);
+    struct json_object *mem = ml_j_get(doc, "memory");
+    g_autofree char *md = g_strdup_printf("%.1f GiB available",
+                                          (double)ml_j_int(mem, "available_bytes") / 1073741824.0);
     verdict_line(f, mem, "memory", md);
-    text_image_cache(f, cmd_json_get(doc, "image_cache"));
-    struct json_object *art = cmd_json_get(doc, "artifacts");
-    if (cmd_json_bool(art, "cached")) {
-        g_autofree char *d =
-            g_strdup_printf("cached and verified (%s, %s)", cmd_json_str(art, "tailscale"),
-                            cmd_json_str(art, "headscale"));
+    text_image_cache(f, ml_j_get(doc, "image_cache"));
+    struct json_object *art = ml_j_get(doc, "artifacts");
+    if (ml_j_bool(art, "cached")) {
+        g_autofree char *d = g_strdup_printf(
+            "cached and verified (%s, %s)", ml_j_str(art, "tailscale"), ml_j_str(art, "headscale"));
         line(f, "info", "tailscale, headscale", d);
     } else {
         line(f, "info", "tailscale, headscale", "not in the cache");
         more(f, "the Tailscale paths will be reported as not run; 'meshlab fetch tailscale "
                 "headscale' fetches them");
     }
-    struct json_object *warm = cmd_json_get(doc, "saved_guests");
+    struct json_object *warm = ml_j_get(doc, "saved_guests");
     size_t n_warm = warm ? json_object_array_length(warm) : 0;
     for (size_t i = 0; i < n_warm; i++)
         line(f, "info", "saved guest", json_object_get_string(json_object_array_get_idx(warm, i)));
     if (n_warm)
         more(f, "the next up of each lab restores these (warm start); 'meshlab down LAB "
                 "--purge-cache' drops a lab's");
-    struct json_object *left = cmd_json_get(doc, "leftovers");
+    struct json_object *left = ml_j_get(doc, "leftovers");
     size_t n_left = left ? json_object_array_length(left) : 0;
     for (size_t i = 0; i < n_left; i++)
         line(f, "info", "leftover", json_object_get_string(json_object_array_get_idx(left, i)));
@@ -356,7 +356,7 @@ void cmd_check_text(FILE *f, struct json_object *doc)
         more(f, d);
     }
     fprintf(f, "%s\n",
-            cmd_json_bool(doc, "ok")
+            ml_j_bool(doc, "ok")
                 ? "this host can run a lab"
                 : "some checks failed: a lab cannot run here until they are fixed");
 }
@@ -369,7 +369,7 @@ int cmd_check_main(int argc, char **argv)
         return status;
     struct json_object *doc = cmd_check_collect();
     cmd_print(stdout, format, doc, cmd_check_text);
-    bool ok = cmd_json_bool(doc, "ok");
+    bool ok = ml_j_bool(doc, "ok");
     json_object_put(doc);
     return ok ? ML_EXIT_OK : ML_EXIT_FAIL;
 }

@@ -9,6 +9,7 @@
 #include "virt/lab.h"
 #include "topology/plan.h"
 #include "core/util.h"
+#include "results/json.h"
 #include "virt/virt.h"
 
 static const char status_usage[] =
@@ -87,7 +88,7 @@ static struct json_object *pool_of(virConnectPtr conn, const char *lab)
 
 static struct json_object *state_string(struct json_object *state, const char *key)
 {
-    const char *v = cmd_json_str(state, key);
+    const char *v = ml_j_str(state, key);
     return v ? json_object_new_string(v) : NULL;
 }
 
@@ -117,32 +118,31 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
 
 void cmd_status_text(FILE *f, struct json_object *doc)
 {
-    struct json_object *labs = cmd_json_get(doc, "labs");
+    struct json_object *labs = ml_j_get(doc, "labs");
     size_t n = labs ? json_object_array_length(labs) : 0;
     if (n == 0)
-        fprintf(f, "no meshlab labs on %s\n", cmd_json_str(doc, "uri"));
+        fprintf(f, "no meshlab labs on %s\n", ml_j_str(doc, "uri"));
     for (size_t i = 0; i < n; i++) {
         struct json_object *lab = json_object_array_get_idx(labs, i);
-        fprintf(f, "lab %s", cmd_json_str(lab, "name"));
-        if (cmd_json_str(lab, "run_id"))
-            fprintf(f, "  run %s", cmd_json_str(lab, "run_id"));
-        if (cmd_json_str(lab, "run_dir"))
-            fprintf(f, "  dir %s", cmd_json_str(lab, "run_dir"));
+        fprintf(f, "lab %s", ml_j_str(lab, "name"));
+        if (ml_j_str(lab, "run_id"))
+            fprintf(f, "  run %s", ml_j_str(lab, "run_id"));
+        if (ml_j_str(lab, "run_dir"))
+            fprintf(f, "  dir %s", ml_j_str(lab, "run_dir"));
         fprintf(f, "\n");
-        struct json_object *doms = cmd_json_get(lab, "domains");
+        struct json_object *doms = ml_j_get(lab, "domains");
         for (size_t d = 0; doms && d < json_object_array_length(doms); d++) {
             struct json_object *dom = json_object_array_get_idx(doms, d);
-            fprintf(f, "  domain  %-32s %s\n", cmd_json_str(dom, "name"),
-                    cmd_json_str(dom, "state"));
+            fprintf(f, "  domain  %-32s %s\n", ml_j_str(dom, "name"), ml_j_str(dom, "state"));
         }
-        struct json_object *net = cmd_json_get(lab, "network");
+        struct json_object *net = ml_j_get(lab, "network");
         if (net)
-            fprintf(f, "  network %-32s %s\n", cmd_json_str(net, "name"),
-                    cmd_json_bool(net, "active") ? "active" : "inactive");
-        struct json_object *pool = cmd_json_get(lab, "pool");
+            fprintf(f, "  network %-32s %s\n", ml_j_str(net, "name"),
+                    ml_j_bool(net, "active") ? "active" : "inactive");
+        struct json_object *pool = ml_j_get(lab, "pool");
         if (pool)
-            fprintf(f, "  pool    %-32s %d volumes\n", cmd_json_str(pool, "name"),
-                    (int)cmd_json_int(pool, "volumes"));
+            fprintf(f, "  pool    %-32s %d volumes\n", ml_j_str(pool, "name"),
+                    (int)ml_j_int(pool, "volumes"));
     }
 }
 

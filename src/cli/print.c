@@ -63,25 +63,3 @@ void cmd_print(FILE *f, enum cmd_format format, struct json_object *doc, cmd_tex
         put_text(f, doc, text);
     fflush(f);
 }
-
-struct json_object *cmd_json_get(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-const char *cmd_json_str(struct json_object *o, const char *key)
-{
-    struct json_object *v = cmd_json_get(o, key);
-    return v ? json_object_get_string(v) : NULL;
-}
-
-bool cmd_json_bool(struct json_object *o, const char *key)
-{
-    return json_object_get_boolean(cmd_json_get(o, key));
-}
-
-int64_t cmd_json_int(struct json_object *o, const char *key)
-{
-    return json_object_get_int64(cmd_json_get(o, key));
-}

@@ -1,7 +1,8 @@
 /* One print path for verbs that report what they found (status, check): the
  * verb builds one json_object, then that object is written either as JSON or
  * through the verb's text renderer, which reads nothing but the object. So
- * text and JSON cannot disagree, as in iproute2's `ip -j`. */
+ * text and JSON cannot disagree, as in iproute2's `ip -j`. Text renderers read the object
+ * with results/json.h. */
 #pragma once
 
 #include <json-c/json.h>
@@ -21,10 +22,3 @@ typedef void (*cmd_text_fn)(FILE *f, struct json_object *doc);
 
 /* Writes doc to f as pretty JSON ending in a newline, or as text(f, doc). */
 void cmd_print(FILE *f, enum cmd_format format, struct json_object *doc, cmd_text_fn text);
-
-/* Readers for text renderers: a missing key reads as NULL, false or 0. */
-const char *cmd_json_str(struct json_object *o, const char *key);
-bool cmd_json_bool(struct json_object *o, const char *key);
-int64_t cmd_json_int(struct json_object *o, const char *key);
-/* The array or object at key, or NULL. */
-struct json_object *cmd_json_get(struct json_object *o, const char *key);

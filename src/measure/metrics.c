@@ -1,6 +1,7 @@
 #include "measure/metrics.h"
 
-#include "report/tables.h"
+#include "results/json.h"
+#include "results/tables.h"
 
 #include "dataplanes/dataplane.h"
 
@@ -54,31 +55,9 @@ static struct json_object *num_or_null(double v)
     return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
-static bool number(struct json_object *v, double *ret)
-{
-    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-        return false;
-    *ret = json_object_get_double(v);
-    return isfinite(*ret);
-}
-
-static bool number_at(struct json_object *o, const char *key, double *ret)
-{
-    g_autoptr(GPtrArray) v = ml_metric_values(o, key, NULL);
-    return v->len == 1 && number(g_ptr_array_index(v, 0), ret);
-}
-
-static const char *str_at(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 static bool pass_ok(struct json_object *pass)
 {
-    return !g_strcmp0(str_at(pass, "status"), "ok");
+    return !g_strcmp0(ml_j_str(pass, "status"), "ok");
 }
 
 /* The path's passes array into *ret and its length; 0 when it has none. */
@@ -96,7 +75,7 @@ static GPtrArray *ok_passes(struct json_object *path, const char *cell)
     size_t n_pass = passes_of(path, &passes);
     for (size_t i = 0; i < n_pass; i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
-        if (pass_ok(p) && !g_strcmp0(str_at(p, "cell"), cell))
+        if (pass_ok(p) && !g_strcmp0(ml_j_str(p, "cell"), cell))
             g_ptr_array_add(a, p);
     }
     return a;
@@ -109,7 +88,7 @@ static GPtrArray *cell_names(struct json_object *path)
     struct json_object *passes = NULL;
     size_t n_pass = passes_of(path, &passes);
     for (size_t i = 0; i < n_pass; i++) {
-        const char *c = str_at(json_object_array_get_idx(passes, i), "cell");
+        const char *c = ml_j_str(json_object_array_get_idx(passes, i), "cell");
         bool seen = false;
         for (guint j = 0; c && j < a->len; j++)
             seen |= !strcmp(g_ptr_array_index(a, j), c);
@@ -126,7 +105,7 @@ static size_t pass_values(struct json_object *path, const char *cell, const char
     *ret = g_new(double, ps->len + 1);
     size_t n = 0;
     for (guint i = 0; i < ps->len; i++)
-        if (number_at(g_ptr_array_index(ps, i), key, &(*ret)[n]))
+        if (ml_j_num_at(g_ptr_array_index(ps, i), key, &(*ret)[n]))
             n++;
     return n;
 }
@@ -174,7 +153,7 @@ struct json_object *ml_summary_cells(struct json_object *path, const struct ml_m
         int ok = 0, failed = 0;
         for (size_t k = 0; k < n_pass; k++) {
             struct json_object *p = json_object_array_get_idx(passes, k);
-            if (g_strcmp0(str_at(p, "cell"), name))
+            if (g_strcmp0(ml_j_str(p, "cell"), name))
                 continue;
             if (!json_object_object_get_ex(c, "direction", NULL)) {
                 json_object_object_add(c, "direction",
@@ -207,7 +186,7 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
         double gb = 0;
         for (guint k = 0; k < ps->len; k++) {
             double b = 0;
-            if (number_at(g_ptr_array_index(ps, k), "payload_bytes", &b))
+            if (ml_j_num_at(g_ptr_array_index(ps, k), "payload_bytes", &b))
                 gb += b / 1e9;
         }
         struct json_object *cell = json_object_new_object();
@@ -231,7 +210,7 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
                 for (guint k = 0; k < ps->len; k++) {
                     g_autofree char *at = g_strdup_printf("%s.%s.%s", m->of, node, key);
                     double v = 0;
-                    all &= number_at(g_ptr_array_index(ps, k), at, &v);
+                    all &= ml_j_num_at(g_ptr_array_index(ps, k), at, &v);
                     sum += v;
                 }
                 g_autofree char *out = daemons ? g_strdup(key) : g_strdup_printf("%s_per_gb", key);
@@ -244,7 +223,7 @@ struct json_object *ml_summary_cell_cpu_per_gb(struct json_object *path, const s
                         g_autofree char *at =
                             daemons_above_idle ? g_strdup_printf("daemons_cpu_s.%s.%s", node, key)
                                                : g_strdup_printf("%s.%s.busy_s", m->of, node);
-                        if (number_at(g_ptr_array_index(ps, k), at, &v))
+                        if (ml_j_num_at(g_ptr_array_index(ps, k), at, &v))
                             busy += v;
                     }
                     all = sum > 0 && sum >= ML_CPU_ABOVE_IDLE_MIN_SHARE * busy;
@@ -264,8 +243,8 @@ static const char *first_cell_at(struct json_object *path, const char *rate)
     size_t n = passes_of(path, &passes);
     for (size_t i = 0; i < n; i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
-        if (!g_strcmp0(str_at(p, "rate"), rate))
-            return str_at(p, "cell");
+        if (!g_strcmp0(ml_j_str(p, "rate"), rate))
+            return ml_j_str(p, "cell");
     }
     return NULL;
 }
@@ -299,25 +278,25 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
     const char *c = headline_cell(path);
     g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
     double v;
-    return c && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
+    return c && ml_j_num_at(path, key, &v) ? json_object_new_double(v) : NULL;
 }
 
 /* The hub's busy CPU seconds per GB of payload in the headline cell, the cell the comparison
  * names (the CPU section shows the fixed rate's beside it). */
 struct json_object *ml_summary_hub_cpu(struct json_object *path, const struct ml_metric *m)
 {
-    const char *c = headline_cell(path), *hub = str_at(path, "hub");
+    const char *c = headline_cell(path), *hub = ml_j_str(path, "hub");
     g_autofree char *key =
         g_strdup_printf("cells.%s.cpu_s_per_gb.%s.%s", c ? c : "", hub ? hub : "", m->of);
     double v;
-    return c && hub && number_at(path, key, &v) ? json_object_new_double(v) : NULL;
+    return c && hub && ml_j_num_at(path, key, &v) ? json_object_new_double(v) : NULL;
 }
 
 /* A value of the path's own records ("idle.rtt.p99_ms"). */
 struct json_object *ml_summary_copy(struct json_object *path, const struct ml_metric *m)
 {
     double v;
-    return number_at(path, m->of, &v) ? json_object_new_double(v) : NULL;
+    return ml_j_num_at(path, m->of, &v) ? json_object_new_double(v) : NULL;
 }
 
 /* The median of `key` over the headline cell's passes that passed. */
@@ -336,7 +315,7 @@ static double headline_pass_median(struct json_object *path, const char *key)
  * the cell's passes that passed. Sets the cell's pooled throughput and the hub's busy %. */
 static double vcpu_relay_bps(struct json_object *path, double *ret_bps, double *ret_busy_percent)
 {
-    const char *cell = headline_cell(path), *hub = str_at(path, "hub");
+    const char *cell = headline_cell(path), *hub = ml_j_str(path, "hub");
     *ret_bps = *ret_busy_percent = NAN;
     if (!cell || !hub)
         return NAN;
@@ -346,8 +325,8 @@ static double vcpu_relay_bps(struct json_object *path, double *ret_bps, double *
     for (guint i = 0; i < ps->len; i++) {
         struct json_object *x = g_ptr_array_index(ps, i);
         double p, b, d;
-        if (number_at(x, "payload_bytes", &p) && number_at(x, busy_key, &b) &&
-            number_at(x, "duration_s", &d) && d > 0) {
+        if (ml_j_num_at(x, "payload_bytes", &p) && ml_j_num_at(x, busy_key, &b) &&
+            ml_j_num_at(x, "duration_s", &d) && d > 0) {
             bits += 8 * p;
             busy += b;
             seconds += d;
@@ -366,7 +345,7 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
     (void)m;
     struct json_object *o = json_object_new_object();
     double f = NAN;
-    bool have_f = number_at(path, "hub_bytes_per_payload_byte", &f);
+    bool have_f = ml_j_num_at(path, "hub_bytes_per_payload_byte", &f);
     /* The hub's traffic per TB of payload, in GB: hub bytes per payload byte x 1000, in and out
      * apart (most providers bill only what leaves the VPS), the probe's own bytes taken out. */
     json_object_object_add(o, "hub_gb_per_tb_payload",
@@ -381,7 +360,7 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
      * hub idles most of the time there). */
     double bps = NAN, busy = NAN;
     double vcpu = vcpu_relay_bps(path, &bps, &busy);
-    bool relays = !g_strcmp0(str_at(path, "hub_role"), "carries");
+    bool relays = !g_strcmp0(ml_j_str(path, "hub_role"), "carries");
     json_object_object_add(o, "hub_vcpu_relay_bits_per_second", relays ? num_or_null(vcpu) : NULL);
     json_object_object_add(o, "relay_cell",
                            relays && isfinite(vcpu) ? json_object_new_string(headline_cell(path))
@@ -434,7 +413,7 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
         bool high = false;
         for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
             double v;
-            if (number_at(c, keys[k], &v) && v > ML_CV_WARN_PERCENT) {
+            if (ml_j_num_at(c, keys[k], &v) && v > ML_CV_WARN_PERCENT) {
                 high = true;
                 g_autofree char *w = g_strdup_printf("%s: %s is %.1f %% (above %.0f %%): the "
                                                      "passes disagree",
@@ -444,13 +423,13 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
         }
         json_object_object_add(c, "cv_warning", json_object_new_boolean(high));
         double loss = 0, below = 0;
-        if (number_at(c, "rtt_loaded_loss_percent", &loss) && loss > ML_LOSS_WARN_PERCENT) {
+        if (ml_j_num_at(c, "rtt_loaded_loss_percent", &loss) && loss > ML_LOSS_WARN_PERCENT) {
             g_autofree char *w = g_strdup_printf("%s: %.1f %% of the pings under load got no "
                                                  "reply (above %.0f %%): its p99 is a lower bound",
                                                  name, loss, ML_LOSS_WARN_PERCENT);
             json_object_array_add(a, json_object_new_string(w));
         }
-        if (number_at(c, "passes_below_offered_rate", &below) && below > 0) {
+        if (ml_j_num_at(c, "passes_below_offered_rate", &below) && below > 0) {
             g_autofree char *w = g_strdup_printf(
                 "%s: %.0f pass(es) carried less than %.0f %% of the offered rate: not the rate "
                 "the paths are compared at",
@@ -458,7 +437,7 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
             json_object_array_add(a, json_object_new_string(w));
         }
         double failed = 0;
-        if (number_at(c, "passes_failed", &failed) && failed > 0) {
+        if (ml_j_num_at(c, "passes_failed", &failed) && failed > 0) {
             g_autofree char *w = g_strdup_printf("%s: %.0f pass(es) failed their per-second "
                                                  "checks and are left out of every figure",
                                                  name, failed);
@@ -486,23 +465,24 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
  * not cross the hub. */
 static struct json_object *cell_expected(struct json_object *path, const char *cell)
 {
-    const struct ml_path_ops *ops = ml_path_find(str_at(path, "name"));
+    const struct ml_path_ops *ops = ml_path_find(ml_j_str(path, "name"));
     if (!ops || !cell)
         return NULL;
     /* A path its dataplane found direct does not cross the hub: nothing to expect. */
-    const struct ml_encap *encap = g_strcmp0(str_at(path, "hub_role"), "quiet") ? ops->encap : NULL;
+    const struct ml_encap *encap =
+        g_strcmp0(ml_j_str(path, "hub_role"), "quiet") ? ops->encap : NULL;
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     struct ml_physics_counts n = {0};
     double hub = 0;
     for (guint i = 0; i < ps->len; i++) {
         double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
-        if (number_at(x, "payload_bytes", &p) && number_at(x, "hub_rx_packets", &k) &&
-            number_at(x, "hub_rx_bytes", &rx) && number_at(x, "hub_tx_bytes", &tx)) {
+        if (ml_j_num_at(x, "payload_bytes", &p) && ml_j_num_at(x, "hub_rx_packets", &k) &&
+            ml_j_num_at(x, "hub_rx_bytes", &rx) && ml_j_num_at(x, "hub_tx_bytes", &tx)) {
             /* results of before the probe's bytes were counted have none to take out */
-            number_at(x, "probe_hub_bytes", &probe);
-            number_at(x, "probe_hub_rx_packets", &probe_k);
-            number_at(x, "retransmits", &retr);
+            ml_j_num_at(x, "probe_hub_bytes", &probe);
+            ml_j_num_at(x, "probe_hub_rx_packets", &probe_k);
+            ml_j_num_at(x, "retransmits", &retr);
             n.payload_bytes += p;
             n.hub_rx_packets += k;
             n.probe_rx_packets += probe_k;
@@ -545,8 +525,8 @@ static double cell_loss(struct json_object *path, const char *cell)
     double sent = 0, got = 0;
     for (guint i = 0; i < ps->len; i++) {
         double t, r;
-        if (number_at(g_ptr_array_index(ps, i), "rtt_loaded.transmitted", &t) &&
-            number_at(g_ptr_array_index(ps, i), "rtt_loaded.received", &r)) {
+        if (ml_j_num_at(g_ptr_array_index(ps, i), "rtt_loaded.transmitted", &t) &&
+            ml_j_num_at(g_ptr_array_index(ps, i), "rtt_loaded.received", &r)) {
             sent += t;
             got += r;
         }
@@ -561,7 +541,7 @@ static bool cell_any(struct json_object *path, const char *cell, const char *key
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     bool any = false;
     for (guint i = 0; i < ps->len; i++) {
-        g_autoptr(GPtrArray) v = ml_metric_values(g_ptr_array_index(ps, i), key, NULL);
+        g_autoptr(GPtrArray) v = ml_j_values(g_ptr_array_index(ps, i), key, NULL);
         any |= v->len == 1 && json_object_get_boolean(g_ptr_array_index(v, 0));
     }
     return any;
@@ -576,7 +556,7 @@ static struct json_object *cell_below_offered(struct json_object *path, const ch
     bool fixed = false;
     for (guint i = 0; i < ps->len; i++) {
         struct json_object *x = g_ptr_array_index(ps, i);
-        fixed |= !g_strcmp0(str_at(x, "rate"), "fixed");
+        fixed |= !g_strcmp0(ml_j_str(x, "rate"), "fixed");
         below += json_object_get_boolean(json_object_object_get(x, "below_offered_rate"));
     }
     return fixed ? json_object_new_int(below) : NULL;
@@ -602,7 +582,7 @@ struct json_object *ml_summary_headline_flag(struct json_object *path, const str
 {
     const char *c = headline_cell(path);
     g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
-    g_autoptr(GPtrArray) v = ml_metric_values(path, key, NULL);
+    g_autoptr(GPtrArray) v = ml_j_values(path, key, NULL);
     struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
     return c && json_object_is_type(x, json_type_boolean)
                ? json_object_new_boolean(json_object_get_boolean(x))
@@ -612,7 +592,7 @@ struct json_object *ml_summary_headline_flag(struct json_object *path, const str
 /* A flag of the path's own records ("idle.rtt.p99_at_least"). */
 struct json_object *ml_summary_copy_flag(struct json_object *path, const struct ml_metric *m)
 {
-    g_autoptr(GPtrArray) v = ml_metric_values(path, m->of, NULL);
+    g_autoptr(GPtrArray) v = ml_j_values(path, m->of, NULL);
     struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
     return json_object_is_type(x, json_type_boolean)
                ? json_object_new_boolean(json_object_get_boolean(x))
@@ -766,7 +746,7 @@ static void put_at(struct json_object *o, const char *key, struct json_object *v
     const char *star = strstr(key, ".*.");
     if (star) {
         g_autofree char *parent = g_strndup(key, (size_t)(star - key));
-        g_autoptr(GPtrArray) p = ml_metric_values(o, parent, NULL);
+        g_autoptr(GPtrArray) p = ml_j_values(o, parent, NULL);
         struct json_object *into = p->len == 1 ? g_ptr_array_index(p, 0) : NULL;
         if (!json_object_is_type(into, json_type_object)) {
             into = json_object_new_object();
@@ -787,7 +767,7 @@ static void put_at(struct json_object *o, const char *key, struct json_object *v
     const char *dot = strrchr(key, '.');
     if (dot) {
         g_autofree char *parent = g_strndup(key, (size_t)(dot - key));
-        g_autoptr(GPtrArray) p = ml_metric_values(o, parent, NULL);
+        g_autoptr(GPtrArray) p = ml_j_values(o, parent, NULL);
         o = p->len == 1 ? g_ptr_array_index(p, 0) : NULL;
         key = dot + 1;
     }
@@ -808,7 +788,7 @@ static bool collected_before(const struct ml_metric *table, size_t i)
 static void progress_summary(const char *path, const struct ml_metric *m, struct json_object *v)
 {
     double x;
-    if (number(v, &x))
+    if (ml_j_value_num(v, &x))
         ml_progress("measure", "%s: %s %.4g %s", path, m->name, x, m->unit);
 }
 

@@ -1,11 +1,11 @@
 /* The metrics table: every figure meshlab measures on a path, as one descriptor each
- * (report/metric.h), and the loops that collect, summarise and withhold them. Adding a figure
+ * (results/metric.h), and the loops that collect, summarise and withhold them. Adding a figure
  * is adding a line to ml_metrics (and, for a new kind of measurement, its collector). */
 #pragma once
 
 #include <json-c/json.h>
 
-#include "report/metric.h"
+#include "results/metric.h"
 #include "virt/lab.h"
 
 /* What a collector runs on: one path of the lab, with the profile's lengths and counts. */

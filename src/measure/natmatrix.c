@@ -9,7 +9,7 @@
 #include "dataplanes/verdict.h"
 #include "dataplanes/nat.h"
 #include "measure/measure.h"
-#include "report/natgrid.h"
+#include "results/natgrid.h"
 #include "virt/agent.h"
 #include "virt/capture.h"
 #include "virt/virt.h"

@@ -4,13 +4,10 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "report/format.h"
-#include "report/natgrid.h"
+#include "results/columns.h"
+#include "results/format.h"
+#include "results/natgrid.h"
 #include "report/report.h"
-
-#define get_obj ml_j_obj
-#define get_array ml_j_array
-#define get_str ml_j_str
 
 static double stddev(const double *v, size_t n)
 {
@@ -48,18 +45,18 @@ static const struct {
 
 static const char *headline(struct json_object *r)
 {
-    struct json_object *m = get_array(get_obj(r, "profile"), "matrix");
-    return ml_j_len(m) ? get_str(json_object_array_get_idx(m, 0), "cell") : NULL;
+    struct json_object *m = ml_j_array(ml_j_obj(r, "profile"), "matrix");
+    return ml_j_len(m) ? ml_j_str(json_object_array_get_idx(m, 0), "cell") : NULL;
 }
 
 /* One value per pass that passed, of the figure in the cell. */
 static GArray *pass_values(struct json_object *path, const char *cell, enum figure f)
 {
     GArray *out = g_array_new(false, false, sizeof(double));
-    struct json_object *passes = get_array(path, "passes");
+    struct json_object *passes = ml_j_array(path, "passes");
     for (size_t i = 0; i < ml_j_len(passes); i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
-        if (g_strcmp0(get_str(p, "status"), "ok") != 0 || g_strcmp0(get_str(p, "cell"), cell))
+        if (g_strcmp0(ml_j_str(p, "status"), "ok") != 0 || g_strcmp0(ml_j_str(p, "cell"), cell))
             continue;
         double v, busy, payload;
         bool have = false;
@@ -68,8 +65,8 @@ static GArray *pass_values(struct json_object *path, const char *cell, enum figu
         else if (f == FIG_HUB_FACTOR)
             have = ml_j_num(p, "hub_bytes_per_payload_byte", &v);
         else if (f == FIG_LOADED_P99)
-            have = ml_j_num(get_obj(p, "rtt_loaded"), "p99_ms", &v);
-        else if (ml_j_num(get_obj(get_obj(p, "cpu"), "hub"), "busy_above_idle_s", &busy) &&
+            have = ml_j_num(ml_j_obj(p, "rtt_loaded"), "p99_ms", &v);
+        else if (ml_j_num(ml_j_obj(ml_j_obj(p, "cpu"), "hub"), "busy_above_idle_s", &busy) &&
                  ml_j_num(p, "payload_bytes", &payload) && payload > 0) {
             v = busy / (payload / 1e9);
             have = true;
@@ -116,10 +113,10 @@ static void add_row(struct json_object *rows, const char *path, const char *cell
 
 static struct json_object *path_named(struct json_object *r, const char *name)
 {
-    struct json_object *paths = get_array(r, "paths");
+    struct json_object *paths = ml_j_array(r, "paths");
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
-        if (g_strcmp0(get_str(p, "name"), name) == 0)
+        if (g_strcmp0(ml_j_str(p, "name"), name) == 0)
             return p;
     }
     return NULL;
@@ -127,7 +124,7 @@ static struct json_object *path_named(struct json_object *r, const char *name)
 
 static bool check_schema(struct json_object *r, const char *name, GError **err)
 {
-    const char *schema = get_str(r, "schema");
+    const char *schema = ml_j_str(r, "schema");
     if (json_object_is_type(r, json_type_object) && g_strcmp0(schema, ML_RESULTS_SCHEMA) == 0)
         return true;
     g_set_error(err, ML_ERROR, ML_ERR_INPUT,
@@ -149,8 +146,8 @@ static void warn(struct json_object *w, const char *fmt, ...)
 
 static void warnings_of(struct json_object *w, struct json_object *a, struct json_object *b)
 {
-    const char *acc_a = get_str(get_obj(a, "environment"), "accelerator");
-    const char *acc_b = get_str(get_obj(b, "environment"), "accelerator");
+    const char *acc_a = ml_j_str(ml_j_obj(a, "environment"), "accelerator");
+    const char *acc_b = ml_j_str(ml_j_obj(b, "environment"), "accelerator");
     if (g_strcmp0(acc_a, acc_b) != 0)
         warn(w,
              "A ran under %s and B under %s: their throughput and CPU figures measure "
@@ -168,13 +165,13 @@ static void warnings_of(struct json_object *w, struct json_object *a, struct jso
  * a word, not a figure with noise). Cells not run on either side say nothing. */
 static void nat_warnings(struct json_object *w, struct json_object *a, struct json_object *b)
 {
-    struct json_object *ma = get_array(a, "nat_matrix"), *mb = get_array(b, "nat_matrix");
+    struct json_object *ma = ml_j_array(a, "nat_matrix"), *mb = ml_j_array(b, "nat_matrix");
     for (size_t i = 0; i < ml_j_len(ma); i++) {
         struct json_object *ca = json_object_array_get_idx(ma, i);
-        const char *dp = get_str(ca, "dataplane"), *x = get_str(ca, "a_nat"),
-                   *y = get_str(ca, "b_nat");
+        const char *dp = ml_j_str(ca, "dataplane"), *x = ml_j_str(ca, "a_nat"),
+                   *y = ml_j_str(ca, "b_nat");
         struct json_object *cb = ml_nat_cell(mb, dp, x, y);
-        const char *oa = get_str(ca, "outcome"), *ob = get_str(cb, "outcome");
+        const char *oa = ml_j_str(ca, "outcome"), *ob = ml_j_str(cb, "outcome");
         if (!dp || !x || !y || !oa || !ob || g_strcmp0(oa, ob) == 0 ||
             g_strcmp0(oa, "not-run") == 0 || g_strcmp0(ob, "not-run") == 0)
             continue;
@@ -199,18 +196,18 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
         struct json_object *r = side ? b : a;
         json_object_object_add(o, "source", json_object_new_string(side ? b_name : a_name));
         json_object_object_add(o, "run_id", json_object_get(ml_j_get(r, "run_id")));
-        json_object_object_add(o, "accelerator",
-                               json_object_get(ml_j_get(get_obj(r, "environment"), "accelerator")));
+        json_object_object_add(
+            o, "accelerator", json_object_get(ml_j_get(ml_j_obj(r, "environment"), "accelerator")));
         json_object_object_add(o, "host_busy", json_object_new_boolean(ml_j_bool(r, "host_busy")));
         json_object_object_add(cmp, side ? "b" : "a", o);
     }
     warnings_of(w, a, b);
     nat_warnings(w, a, b);
     const char *head = headline(a);
-    struct json_object *paths = get_array(a, "paths");
+    struct json_object *paths = ml_j_array(a, "paths");
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *pa = json_object_array_get_idx(paths, i);
-        const char *name = get_str(pa, "name");
+        const char *name = ml_j_str(pa, "name");
         struct json_object *pb = path_named(b, name);
         if (!name)
             continue;
@@ -218,17 +215,17 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
             warn(w, "%s is in A only", name);
             continue;
         }
-        if (g_strcmp0(get_str(pa, "status"), "measured") ||
-            g_strcmp0(get_str(pb, "status"), "measured")) {
+        if (g_strcmp0(ml_j_str(pa, "status"), "measured") ||
+            g_strcmp0(ml_j_str(pb, "status"), "measured")) {
             warn(w, "%s was not measured in both runs (A: %s, B: %s)", name,
                  ml_j_str_or(pa, "status", "?"), ml_j_str_or(pb, "status", "?"));
             continue;
         }
-        struct json_object *ca = get_obj(pa, "cells");
+        struct json_object *ca = ml_j_obj(pa, "cells");
         if (ca) {
             json_object_object_foreach(ca, cell, va)
             {
-                struct json_object *vb = get_obj(get_obj(pb, "cells"), cell);
+                struct json_object *vb = ml_j_obj(ml_j_obj(pb, "cells"), cell);
                 if (vb)
                     add_row(rows, name, cell, FIG_CELL_THROUGHPUT, pa, pb, va, vb, cell);
             }
@@ -238,9 +235,9 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
         /* hub_cpu_s_per_gb is the headline cell's, above idle: its noise is that cell's too */
         add_row(rows, name, NULL, FIG_HUB_CPU, pa, pb, pa, pb, head);
     }
-    struct json_object *pbs = get_array(b, "paths");
+    struct json_object *pbs = ml_j_array(b, "paths");
     for (size_t i = 0; i < ml_j_len(pbs); i++) {
-        const char *name = get_str(json_object_array_get_idx(pbs, i), "name");
+        const char *name = ml_j_str(json_object_array_get_idx(pbs, i), "name");
         if (name && !path_named(a, name))
             warn(w, "%s is in B only", name);
     }
@@ -250,61 +247,61 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
 }
 
 /* A value in the unit people read: Mbit/s for bit/s. */
-static void put_value(GString *s, struct json_object *row, const char *key)
+static void put_value(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
 {
     double v;
-    if (!ml_j_num(row, key, &v)) {
+    if (!ml_j_num(row, col->key, &v)) {
         g_string_append(s, ML_DASH);
         return;
     }
-    if (g_strcmp0(get_str(row, "unit"), "bit/s") == 0)
+    if (g_strcmp0(ml_j_str(row, "unit"), "bit/s") == 0)
         v /= 1e6;
     ml_put_significant(s, v, 3);
 }
 
+static void put_unit(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
+{
+    bool mbit = g_strcmp0(ml_j_str(row, "unit"), "bit/s") == 0;
+    g_string_append(s, mbit ? "Mbit/s" : ml_j_str_or(row, "unit", "?"));
+}
+
+static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
+{
+    const char *v = ml_j_str_or(row, "verdict", "?");
+    g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s**" : "%s", v);
+}
+
+static const struct ml_column compare_columns[] = {
+    ML_COL_TEXT("Path", "path", NULL),
+    ML_COL_TEXT("Cell", "cell", ML_DASH),
+    ML_COL_TEXT("Figure", "figure", NULL),
+    {.header = "Unit", .put = put_unit},
+    ML_COL_NUM_BY("A", "a", put_value),
+    ML_COL_NUM_BY("B", "b", put_value),
+    ML_COL_NUM_BY("B - A", "difference", put_value),
+    ML_COL_FIXED("B - A %", "difference_percent", 1),
+    ML_COL_NUM_BY("Noise (2σ)", "noise", put_value),
+    ML_COL_PAIR("Passes A / B", "passes_a", "passes_b", 0),
+    {.header = "Verdict", .put = put_verdict},
+};
+
 char *ml_compare_text(struct json_object *cmp)
 {
     GString *s = g_string_new(NULL);
-    struct json_object *a = get_obj(cmp, "a"), *b = get_obj(cmp, "b");
+    struct json_object *a = ml_j_obj(cmp, "a"), *b = ml_j_obj(cmp, "b");
     g_string_append_printf(s, "A: %s (run %s)\nB: %s (run %s)\n\n", ml_j_str_or(a, "source", "?"),
                            ml_j_str_or(a, "run_id", "?"), ml_j_str_or(b, "source", "?"),
                            ml_j_str_or(b, "run_id", "?"));
-    struct json_object *w = get_array(cmp, "warnings");
+    struct json_object *w = ml_j_array(cmp, "warnings");
     for (size_t i = 0; i < ml_j_len(w); i++)
         g_string_append_printf(s, "warning: %s\n",
                                json_object_get_string(json_object_array_get_idx(w, i)));
     if (ml_j_len(w))
         g_string_append(s, "\n");
-    g_string_append(
-        s, "| Path | Cell | Figure | Unit | A | B | B - A | B - A % | Noise (2σ) | "
-           "Passes A / B | Verdict |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-    struct json_object *rows = get_array(cmp, "rows");
-    for (size_t i = 0; i < ml_j_len(rows); i++) {
-        struct json_object *r = json_object_array_get_idx(rows, i);
-        bool mbit = g_strcmp0(get_str(r, "unit"), "bit/s") == 0;
-        g_string_append(s, "| ");
-        ml_put_text(s, get_str(r, "path"));
-        g_string_append(s, " | ");
-        ml_put_text(s, ml_j_str_or(r, "cell", ML_DASH));
-        g_string_append(s, " | ");
-        ml_put_text(s, get_str(r, "figure"));
-        g_string_append_printf(s, " | %s | ", mbit ? "Mbit/s" : ml_j_str_or(r, "unit", "?"));
-        put_value(s, r, "a");
-        g_string_append(s, " | ");
-        put_value(s, r, "b");
-        g_string_append(s, " | ");
-        put_value(s, r, "difference");
-        g_string_append(s, " | ");
-        ml_put_num(s, r, "difference_percent", 1);
-        g_string_append(s, " | ");
-        put_value(s, r, "noise");
-        g_string_append(s, " | ");
-        ml_put_num(s, r, "passes_a", 0);
-        g_string_append(s, " / ");
-        ml_put_num(s, r, "passes_b", 0);
-        g_string_append(s, " | ");
-        const char *v = ml_j_str_or(r, "verdict", "?");
-        g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s** |\n" : "%s |\n", v);
-    }
+    ml_columns_head(s, compare_columns, G_N_ELEMENTS(compare_columns));
+    struct json_object *rows = ml_j_array(cmp, "rows");
+    for (size_t i = 0; i < ml_j_len(rows); i++)
+        ml_columns_row(s, compare_columns, G_N_ELEMENTS(compare_columns),
+                       json_object_array_get_idx(rows, i), NULL);
     return g_string_free(s, false);
 }

@@ -3,41 +3,74 @@
  * nat_observed and nat_matrix (docs/results.md). Absent keys: no section. */
 #include <string.h>
 
-#include "report/natgrid.h"
+#include "results/natgrid.h"
 #include "report/render.h"
+#include "results/columns.h"
 
-#define get_obj ml_j_obj
-#define get_array ml_j_array
-#define get_str ml_j_str
-#define str_or ml_j_str_or
-#define put_text ml_put_text
-#define DASH ML_DASH
-
-static void put_bool_word(GString *s, struct json_object *o, const char *key)
+static void put_bool_word(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
 {
-    struct json_object *v = ml_j_get(o, key);
+    struct json_object *v = ml_j_get(o, col->key);
     if (json_object_is_type(v, json_type_boolean))
         g_string_append(s, json_object_get_boolean(v) ? "yes" : "no");
     else
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
 }
 
 static void put_expected(GString *s, struct json_object *e)
 {
-    put_text(s, str_or(e, "mapping", DASH));
+    ml_put_text(s, ml_j_str_or(e, "mapping", ML_DASH));
     g_string_append(s, " mapping, ");
-    put_text(s, str_or(e, "filtering", DASH));
+    ml_put_text(s, ml_j_str_or(e, "filtering", ML_DASH));
     g_string_append(s, " filtering, port ");
     struct json_object *v = ml_j_get(e, "port_preserved");
     if (json_object_is_type(v, json_type_boolean))
         g_string_append(s, json_object_get_boolean(v) ? "preserved" : "not preserved");
     else
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
 }
+
+/* A row of the observed table is one NAT type's object; its member name and the render
+ * (for footnotes) are the row's ctx. */
+struct observed_row {
+    struct ml_render *c;
+    const char *type;
+};
+
+static void put_type(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    const struct observed_row *at = ctx;
+    ml_put_text(s, ml_j_str_or(o, "type", at->type));
+}
+
+/* "yes", or "**NO**, expected ...", and what the probe saw. */
+static void put_as_configured(GString *s, struct json_object *o, const struct ml_column *col,
+                              void *ctx)
+{
+    const struct observed_row *at = ctx;
+    if (ml_j_bool(o, "as_configured")) {
+        g_string_append(s, "yes");
+    } else {
+        g_string_append(s, "**NO**, expected ");
+        put_expected(s, ml_j_obj(o, "expected"));
+    }
+    if (ml_j_str(o, "seen")) {
+        g_string_append(s, "; seen: ");
+        ml_notes_put(&at->c->notes, s, ml_j_str(o, "seen"));
+    }
+}
+
+static const struct ml_column observed_columns[] = {
+    {.header = "NAT type", .put = put_type},
+    ML_COL_TEXT("Node", "node", ML_DASH),
+    ML_COL_TEXT("Mapping", "mapping", ML_DASH),
+    ML_COL_TEXT("Filtering", "filtering", ML_DASH),
+    {.header = "Port preserved", .key = "port_preserved", .put = put_bool_word},
+    {.header = "As configured", .put = put_as_configured},
+};
 
 void ml_section_nat_observed(struct ml_render *c)
 {
-    struct json_object *obs = get_obj(c->r, "nat_observed");
+    struct json_object *obs = ml_j_obj(c->r, "nat_observed");
     if (!obs || json_object_object_length(obs) == 0)
         return;
     GString *s = c->s;
@@ -49,32 +82,11 @@ void ml_section_nat_observed(struct ml_render *c)
            "port is kept; sends from a new hub port and a new\nhub address show which "
            "unsolicited packets get in (the filtering). A NAT that does not behave as\n"
            "configured fails the run.\n\n");
-    g_string_append(s, "| NAT type | Node | Mapping | Filtering | Port preserved | As configured "
-                       "|\n|---|---|---|---|---|---|\n");
+    ml_columns_head(s, observed_columns, G_N_ELEMENTS(observed_columns));
     json_object_object_foreach(obs, type, o)
     {
-        g_string_append(s, "| ");
-        put_text(s, str_or(o, "type", type));
-        g_string_append(s, " | ");
-        put_text(s, str_or(o, "node", DASH));
-        g_string_append(s, " | ");
-        put_text(s, str_or(o, "mapping", DASH));
-        g_string_append(s, " | ");
-        put_text(s, str_or(o, "filtering", DASH));
-        g_string_append(s, " | ");
-        put_bool_word(s, o, "port_preserved");
-        g_string_append(s, " | ");
-        if (ml_j_bool(o, "as_configured")) {
-            g_string_append(s, "yes");
-        } else {
-            g_string_append(s, "**NO**, expected ");
-            put_expected(s, get_obj(o, "expected"));
-        }
-        if (get_str(o, "seen")) {
-            g_string_append(s, "; seen: ");
-            ml_notes_put(&c->notes, s, get_str(o, "seen"));
-        }
-        g_string_append(s, " |\n");
+        struct observed_row at = {c, type};
+        ml_columns_row(s, observed_columns, G_N_ELEMENTS(observed_columns), o, &at);
     }
     g_string_append(s, "\n");
 }
@@ -82,21 +94,21 @@ void ml_section_nat_observed(struct ml_render *c)
 /* A not-run cell's reason without its own "not run: ", which the report writes before it. */
 static const char *not_run_reason(struct json_object *cell)
 {
-    const char *r = str_or(cell, "reason", "no reason recorded");
+    const char *r = ml_j_str_or(cell, "reason", "no reason recorded");
     return g_str_has_prefix(r, "not run: ") && r[9] ? r + 9 : r;
 }
 
 static unsigned count_of(struct json_object *cell, const char *key)
 {
     double v;
-    return ml_j_num(get_obj(cell, "outcomes"), key, &v) && v > 0 ? (unsigned)v : 0;
+    return ml_j_num(ml_j_obj(cell, "outcomes"), key, &v) && v > 0 ? (unsigned)v : 0;
 }
 
 /* "direct 2.5 s, 2/2", "relay, 1/2", "failed, 2/2", "not run: REASON" */
 static void put_grid_cell(struct ml_render *c, struct json_object *cell)
 {
     GString *s = c->s;
-    const char *outcome = str_or(cell, "outcome", "not-run");
+    const char *outcome = ml_j_str_or(cell, "outcome", "not-run");
     unsigned d = count_of(cell, "direct"), r = count_of(cell, "relay"),
              f = count_of(cell, "failed");
     if (strcmp(outcome, "not-run") == 0) {
@@ -104,7 +116,7 @@ static void put_grid_cell(struct ml_render *c, struct json_object *cell)
         ml_notes_put(&c->notes, s, not_run_reason(cell));
         return;
     }
-    put_text(s, outcome);
+    ml_put_text(s, outcome);
     double secs;
     if (strcmp(outcome, "direct") == 0 && ml_j_num(cell, "seconds_to_direct", &secs)) {
         g_string_append_c(s, ' ');
@@ -120,12 +132,12 @@ static void put_grid_cell(struct ml_render *c, struct json_object *cell)
 /* "relay, direct 2.5 s": each repeat's outcome in the order they ran. */
 static void put_repeats(GString *s, struct json_object *cell)
 {
-    struct json_object *repeats = get_array(cell, "repeats");
+    struct json_object *repeats = ml_j_array(cell, "repeats");
     for (size_t i = 0; i < ml_j_len(repeats); i++) {
         struct json_object *rep = json_object_array_get_idx(repeats, i);
-        const char *o = str_or(rep, "outcome", "?");
+        const char *o = ml_j_str_or(rep, "outcome", "?");
         g_string_append(s, i ? ", " : "");
-        put_text(s, strcmp(o, "not-run") == 0 ? "not run" : o);
+        ml_put_text(s, strcmp(o, "not-run") == 0 ? "not run" : o);
         double secs;
         if (strcmp(o, "direct") == 0 && ml_j_num(rep, "seconds_to_direct", &secs)) {
             g_string_append_c(s, ' ');
@@ -138,11 +150,11 @@ static void put_repeats(GString *s, struct json_object *cell)
 static void put_explanation(struct ml_render *c, struct json_object *cell)
 {
     GString *s = c->s;
-    const char *outcome = str_or(cell, "outcome", "not-run");
+    const char *outcome = ml_j_str_or(cell, "outcome", "not-run");
     g_string_append(s, "- **");
-    put_text(s, str_or(cell, "a_nat", "?"));
+    ml_put_text(s, ml_j_str_or(cell, "a_nat", "?"));
     g_string_append(s, " × ");
-    put_text(s, str_or(cell, "b_nat", "?"));
+    ml_put_text(s, ml_j_str_or(cell, "b_nat", "?"));
     g_string_append(s, "**: ");
     if (strcmp(outcome, "not-run") == 0) {
         g_string_append(s, "not run: ");
@@ -150,12 +162,12 @@ static void put_explanation(struct ml_render *c, struct json_object *cell)
         g_string_append(s, "\n");
         return;
     }
-    const char *stored = get_str(cell, "explanation");
+    const char *stored = ml_j_str(cell, "explanation");
     g_autofree char *made = stored && *stored ? NULL : ml_nat_explain_cell(cell);
-    put_text(s, made ? made : stored);
+    ml_put_text(s, made ? made : stored);
     g_string_append(s, " (expected ");
-    put_text(s, str_or(cell, "expected", DASH));
-    if (ml_j_len(get_array(cell, "repeats"))) {
+    ml_put_text(s, ml_j_str_or(cell, "expected", ML_DASH));
+    if (ml_j_len(ml_j_array(cell, "repeats"))) {
         g_string_append(s, "; repeats: ");
         put_repeats(s, cell);
     }
@@ -165,7 +177,7 @@ static void put_explanation(struct ml_render *c, struct json_object *cell)
         if (ml_j_num(cell, "hub_bytes", &b) && b >= 0)
             ml_put_count(s, (uint64_t)b);
         else
-            g_string_append(s, DASH);
+            g_string_append(s, ML_DASH);
     }
     g_string_append(s, ")\n");
 }
@@ -177,20 +189,20 @@ static void put_grid(struct ml_render *c, struct json_object *matrix, const char
     const char *a_node = "client-a", *b_node = "client-b";
     for (size_t i = 0; i < ml_j_len(matrix); i++) {
         struct json_object *cell = json_object_array_get_idx(matrix, i);
-        if (g_strcmp0(get_str(cell, "dataplane"), dp) == 0) {
-            a_node = str_or(cell, "a_node", a_node);
-            b_node = str_or(cell, "b_node", b_node);
+        if (g_strcmp0(ml_j_str(cell, "dataplane"), dp) == 0) {
+            a_node = ml_j_str_or(cell, "a_node", a_node);
+            b_node = ml_j_str_or(cell, "b_node", b_node);
             break;
         }
     }
     g_string_append(s, "| ");
-    put_text(s, a_node);
+    ml_put_text(s, a_node);
     g_string_append(s, "'s NAT ↓, ");
-    put_text(s, b_node);
+    ml_put_text(s, b_node);
     g_string_append(s, "'s NAT → |");
     for (guint j = 0; j < types->len; j++) {
         g_string_append_c(s, ' ');
-        put_text(s, g_ptr_array_index(types, j));
+        ml_put_text(s, g_ptr_array_index(types, j));
         g_string_append(s, " |");
     }
     g_string_append(s, "\n|---|");
@@ -200,7 +212,7 @@ static void put_grid(struct ml_render *c, struct json_object *matrix, const char
     for (guint i = 0; i < types->len; i++) {
         const char *a = g_ptr_array_index(types, i);
         g_string_append(s, "| ");
-        put_text(s, a);
+        ml_put_text(s, a);
         g_string_append(s, " |");
         for (guint j = 0; j < types->len; j++) {
             /* an unordered pair: once, above the diagonal */
@@ -210,7 +222,7 @@ static void put_grid(struct ml_render *c, struct json_object *matrix, const char
             if (cell)
                 put_grid_cell(c, cell);
             else if (j >= i)
-                g_string_append(s, DASH);
+                g_string_append(s, ML_DASH);
             g_string_append(s, " |");
         }
         g_string_append_c(s, '\n');
@@ -220,7 +232,7 @@ static void put_grid(struct ml_render *c, struct json_object *matrix, const char
 
 void ml_section_nat_matrix(struct ml_render *c)
 {
-    struct json_object *matrix = get_array(c->r, "nat_matrix");
+    struct json_object *matrix = ml_j_array(c->r, "nat_matrix");
     if (!ml_j_len(matrix))
         return;
     GString *s = c->s;
@@ -236,7 +248,7 @@ void ml_section_nat_matrix(struct ml_render *c)
     for (guint k = 0; k < dataplanes->len; k++) {
         const char *dp = g_ptr_array_index(dataplanes, k);
         g_string_append(s, "### ");
-        put_text(s, dp);
+        ml_put_text(s, dp);
         g_string_append(s, "\n\n");
         put_grid(c, matrix, dp);
         const struct ml_plot *p = ml_plots_nat_of(c->plots, dp);
@@ -247,7 +259,7 @@ void ml_section_nat_matrix(struct ml_render *c)
                                    p->missing ? p->missing : "no reason recorded");
         for (size_t i = 0; i < ml_j_len(matrix); i++) {
             struct json_object *cell = json_object_array_get_idx(matrix, i);
-            if (g_strcmp0(get_str(cell, "dataplane"), dp) == 0)
+            if (g_strcmp0(ml_j_str(cell, "dataplane"), dp) == 0)
                 put_explanation(c, cell);
         }
         g_string_append_c(s, '\n');
@@ -257,9 +269,9 @@ void ml_section_nat_matrix(struct ml_render *c)
 static bool any_capture(struct json_object *matrix)
 {
     for (size_t i = 0; i < ml_j_len(matrix); i++) {
-        struct json_object *reps = get_array(json_object_array_get_idx(matrix, i), "repeats");
+        struct json_object *reps = ml_j_array(json_object_array_get_idx(matrix, i), "repeats");
         for (size_t j = 0; j < ml_j_len(reps); j++)
-            if (ml_j_len(get_array(json_object_array_get_idx(reps, j), "captures")))
+            if (ml_j_len(ml_j_array(json_object_array_get_idx(reps, j), "captures")))
                 return true;
     }
     return false;
@@ -270,7 +282,7 @@ static void put_link(GString *s, const char *path)
 {
     const char *base = strrchr(path, '/');
     g_string_append_c(s, '[');
-    put_text(s, base ? base + 1 : path);
+    ml_put_text(s, base ? base + 1 : path);
     g_string_append(s, "](");
     for (const char *p = path; *p; p++)
         if (*p != ')' && *p != '\n' && *p != ' ')
@@ -280,7 +292,7 @@ static void put_link(GString *s, const char *path)
 
 void ml_section_nat_captures(struct ml_render *c)
 {
-    struct json_object *matrix = get_array(c->r, "nat_matrix");
+    struct json_object *matrix = ml_j_array(c->r, "nat_matrix");
     if (!any_capture(matrix))
         return;
     GString *s = c->s;
@@ -296,32 +308,32 @@ void ml_section_nat_captures(struct ml_render *c)
         if (!filter)
             continue;
         g_string_append(s, "- ");
-        put_text(s, dp);
+        ml_put_text(s, dp);
         g_string_append_printf(s, ": `%s`%s\n", filter,
                                strcmp(dp, "tailscale") == 0 ? " (disco and STUN)" : "");
     }
-    const char *run_filter = get_str(c->r, "captures_filter");
+    const char *run_filter = ml_j_str(c->r, "captures_filter");
     if (run_filter && *run_filter && !strchr(run_filter, '`') && !strchr(run_filter, '\n'))
         g_string_append_printf(s, "- this run's (results.json `captures_filter`): `%s`\n",
                                run_filter);
     g_string_append_c(s, '\n');
     for (size_t i = 0; i < ml_j_len(matrix); i++) {
         struct json_object *cell = json_object_array_get_idx(matrix, i);
-        struct json_object *reps = get_array(cell, "repeats");
+        struct json_object *reps = ml_j_array(cell, "repeats");
         for (size_t j = 0; j < ml_j_len(reps); j++) {
             struct json_object *rep = json_object_array_get_idx(reps, j);
-            struct json_object *caps = get_array(rep, "captures");
+            struct json_object *caps = ml_j_array(rep, "captures");
             if (!ml_j_len(caps))
                 continue;
             g_string_append(s, "- ");
-            put_text(s, str_or(cell, "dataplane", "?"));
+            ml_put_text(s, ml_j_str_or(cell, "dataplane", "?"));
             g_string_append(s, ", ");
-            put_text(s, str_or(cell, "a_nat", "?"));
+            ml_put_text(s, ml_j_str_or(cell, "a_nat", "?"));
             g_string_append(s, " × ");
-            put_text(s, str_or(cell, "b_nat", "?"));
+            ml_put_text(s, ml_j_str_or(cell, "b_nat", "?"));
             g_string_append_printf(s, ", repeat %zu (", j + 1);
-            const char *o = str_or(rep, "outcome", "?");
-            put_text(s, strcmp(o, "not-run") == 0 ? "not run" : o);
+            const char *o = ml_j_str_or(rep, "outcome", "?");
+            ml_put_text(s, strcmp(o, "not-run") == 0 ? "not run" : o);
             g_string_append(s, "): ");
             for (size_t k = 0; k < ml_j_len(caps); k++) {
                 struct json_object *cap = json_object_array_get_idx(caps, k);
@@ -330,9 +342,9 @@ void ml_section_nat_captures(struct ml_render *c)
                 g_string_append(s, k ? ", " : "");
                 put_link(s, json_object_get_string(cap));
             }
-            if (get_str(rep, "view")) {
+            if (ml_j_str(rep, "view")) {
                 g_string_append(s, "; the dataplane's view: ");
-                put_text(s, get_str(rep, "view"));
+                ml_put_text(s, ml_j_str(rep, "view"));
             }
             g_string_append_c(s, '\n');
         }

@@ -3,8 +3,8 @@
  * can read it. */
 #include <string.h>
 
-#include "report/format.h"
-#include "report/natgrid.h"
+#include "results/format.h"
+#include "results/natgrid.h"
 
 #define CELL_W 150
 #define CELL_H 72

@@ -10,12 +10,8 @@
 
 #include "core/spawn.h"
 #include "core/leftovers.h"
-#include "report/format.h"
-#include "report/natgrid.h"
-
-#define get_obj ml_j_obj
-#define get_array ml_j_array
-#define get_str ml_j_str
+#include "results/format.h"
+#include "results/natgrid.h"
 
 /* Seconds one picture may take; gnuplot draws these in well under one. */
 #define PLOT_TIMEOUT_S 30.0
@@ -76,7 +72,7 @@ static void put_number(GString *s, struct json_object *o, const char *key, doubl
 
 static bool measured(struct json_object *p)
 {
-    return g_strcmp0(get_str(p, "status"), "measured") == 0;
+    return g_strcmp0(ml_j_str(p, "status"), "measured") == 0;
 }
 
 static void head(GString *s, const char *title, const char *ylabel)
@@ -99,13 +95,13 @@ static bool script_throughput(GString *s, struct json_object *paths)
     size_t n = 0, nf = 0;
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
-        struct json_object *passes = get_array(p, "passes");
+        struct json_object *passes = ml_j_array(p, "passes");
         if (!measured(p) || !ml_j_len(passes))
             continue;
         g_string_append_printf(s, "$p%zu << EOD\n", i);
         for (size_t j = 0; j < ml_j_len(passes); j++) {
             struct json_object *pass = json_object_array_get_idx(passes, j);
-            bool bad = g_strcmp0(get_str(pass, "status"), "failed") == 0;
+            bool bad = g_strcmp0(ml_j_str(pass, "status"), "failed") == 0;
             GString *to = bad ? failed : s;
             put_number(to, pass, "seq", 1);
             put_number(to, pass, "bits_per_second", 1e-6);
@@ -115,7 +111,7 @@ static bool script_throughput(GString *s, struct json_object *paths)
         g_string_append(s, "EOD\n");
         g_string_append_printf(plot, "%s$p%zu using 1:2 with points pt 7 ps 0.8 title ",
                                n ? ", " : "", i);
-        put_quoted(plot, get_str(p, "name"));
+        put_quoted(plot, ml_j_str(p, "name"));
         n++;
     }
     if (!n)
@@ -142,13 +138,13 @@ static bool script_series(GString *s, struct json_object *paths)
     size_t n = 0, nf = 0;
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
-        struct json_object *passes = get_array(p, "passes");
+        struct json_object *passes = ml_j_array(p, "passes");
         if (!measured(p) || !ml_j_len(passes))
             continue;
         g_string_append_printf(s, "$s%zu << EOD\n", i);
         for (size_t j = 0; j < ml_j_len(passes); j++) {
             struct json_object *pass = json_object_array_get_idx(passes, j);
-            struct json_object *series = get_array(pass, "series");
+            struct json_object *series = ml_j_array(pass, "series");
             double seq = 0, dur = 0;
             ml_j_num(pass, "seq", &seq);
             if (!ml_j_num(pass, "duration_s", &dur) || dur <= 0)
@@ -174,7 +170,7 @@ static bool script_series(GString *s, struct json_object *paths)
         g_string_append(s, "EOD\n");
         g_string_append_printf(plot, "%s$s%zu using 1:2 with linespoints pt 7 ps 0.4 title ",
                                n ? ", " : "", i);
-        put_quoted(plot, get_str(p, "name"));
+        put_quoted(plot, ml_j_str(p, "name"));
         n++;
     }
     if (!n)
@@ -193,8 +189,8 @@ static bool script_series(GString *s, struct json_object *paths)
 
 static const char *headline(struct json_object *r)
 {
-    struct json_object *matrix = get_array(get_obj(r, "profile"), "matrix");
-    return ml_j_len(matrix) ? get_str(json_object_array_get_idx(matrix, 0), "cell") : NULL;
+    struct json_object *matrix = ml_j_array(ml_j_obj(r, "profile"), "matrix");
+    return ml_j_len(matrix) ? ml_j_str(json_object_array_get_idx(matrix, 0), "cell") : NULL;
 }
 
 /* Clustered bars, one cluster per measured path. */
@@ -208,9 +204,9 @@ static bool script_rtt(GString *s, struct json_object *r, struct json_object *pa
         struct json_object *p = json_object_array_get_idx(paths, i);
         if (!measured(p))
             continue;
-        put_label(s, get_str(p, "name"));
-        struct json_object *idle = get_obj(get_obj(p, "idle"), "rtt");
-        struct json_object *loaded = cell ? get_obj(get_obj(p, "cells"), cell) : NULL;
+        put_label(s, ml_j_str(p, "name"));
+        struct json_object *idle = ml_j_obj(ml_j_obj(p, "idle"), "rtt");
+        struct json_object *loaded = cell ? ml_j_obj(ml_j_obj(p, "cells"), cell) : NULL;
         for (size_t k = 0; k < G_N_ELEMENTS(q); k++) {
             g_autofree char *key = g_strdup_printf("%s_ms", q[k]);
             put_number(s, idle, key, 1);
@@ -238,7 +234,7 @@ static bool script_rtt(GString *s, struct json_object *r, struct json_object *pa
 
 static bool script_cpu(GString *s, struct json_object *r, struct json_object *paths)
 {
-    struct json_object *guests = get_array(r, "guests");
+    struct json_object *guests = ml_j_array(r, "guests");
     const char *head_cell = headline(r);
     if (!ml_j_len(guests))
         return false;
@@ -246,23 +242,23 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
     size_t n = 0;
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
-        struct json_object *cells = get_obj(p, "cells");
+        struct json_object *cells = ml_j_obj(p, "cells");
         if (!measured(p) || !cells)
             continue;
-        struct json_object *cell = head_cell ? get_obj(cells, head_cell) : NULL;
+        struct json_object *cell = head_cell ? ml_j_obj(cells, head_cell) : NULL;
         json_object_object_foreach(cells, name, each)
         {
             (void)name;
-            if (g_strcmp0(get_str(each, "rate"), "fixed") == 0) {
+            if (g_strcmp0(ml_j_str(each, "rate"), "fixed") == 0) {
                 cell = each;
                 break;
             }
         }
-        put_label(s, get_str(p, "name"));
+        put_label(s, ml_j_str(p, "name"));
         for (size_t g = 0; g < ml_j_len(guests); g++)
             put_number(s,
-                       get_obj(get_obj(cell, "cpu_s_per_gb"),
-                               get_str(json_object_array_get_idx(guests, g), "name")),
+                       ml_j_obj(ml_j_obj(cell, "cpu_s_per_gb"),
+                                ml_j_str(json_object_array_get_idx(guests, g), "name")),
                        "busy_above_idle_s_per_gb", 1);
         g_string_append(s, "\n");
         n++;
@@ -277,7 +273,7 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
     for (size_t g = 0; g < ml_j_len(guests); g++) {
         g_string_append_printf(s, "%s$d using %zu%s title ", g ? ", " : "", g + 2,
                                g ? "" : ":xtic(1)");
-        put_quoted(s, get_str(json_object_array_get_idx(guests, g), "name"));
+        put_quoted(s, ml_j_str(json_object_array_get_idx(guests, g), "name"));
     }
     g_string_append(s, "\n");
     return true;
@@ -285,7 +281,7 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
 
 char *ml_plot_script(struct json_object *results, const char *name)
 {
-    struct json_object *paths = get_array(results, "paths");
+    struct json_object *paths = ml_j_array(results, "paths");
     GString *s = g_string_new(NULL);
     bool ok = false;
     if (strcmp(name, "throughput") == 0)
@@ -349,7 +345,7 @@ static char *file_safe(const char *name)
 
 void ml_plots_nat(struct json_object *results, struct ml_plots *p)
 {
-    struct json_object *matrix = get_array(results, "nat_matrix");
+    struct json_object *matrix = ml_j_array(results, "nat_matrix");
     g_autoptr(GPtrArray) dataplanes = ml_nat_dataplanes_of(matrix);
     for (guint i = 0; i < dataplanes->len && p->n < ML_PLOTS_MAX; i++) {
         const char *dp = g_ptr_array_index(dataplanes, i);

@@ -7,7 +7,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-/* gnuplot's pictures, then one NAT matrix grid per dataplane (report/natgrid.h) */
+/* gnuplot's pictures, then one NAT matrix grid per dataplane (results/natgrid.h) */
 #define ML_PLOTS_GNUPLOT 4
 #define ML_PLOTS_NAT_MAX 4
 #define ML_PLOTS_MAX (ML_PLOTS_GNUPLOT + ML_PLOTS_NAT_MAX)

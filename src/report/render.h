@@ -1,11 +1,11 @@
-/* What the parts of report.md share while one document is rendered (report.c, sections.c):
- * internal to report/. */
+/* What the parts of report.md share while one document is rendered: report.c calls the sections
+ * of sections.c and natreport.c, which call nothing back. Internal to report/. */
 #pragma once
 
 #include <glib.h>
 #include <json-c/json.h>
 
-#include "report/format.h"
+#include "results/format.h"
 #include "report/plot.h"
 
 enum ml_path_status { ML_PATH_MEASURED, ML_PATH_FAILED, ML_PATH_NOT_RUN };
@@ -18,13 +18,6 @@ struct ml_render {
     struct ml_notes notes;
     const struct ml_plots *plots; /* NULL: no pictures section */
 };
-
-/* "not run" or "failed", and the path's reason (a footnote marker when it is long). */
-void ml_render_not_measured(struct ml_render *c, struct json_object *path, enum ml_path_status st);
-/* The headline cell's name (the profile's first), or NULL. */
-const char *ml_render_headline_cell(struct json_object *r);
-/* The path's first cell with rate "fixed", or NULL. */
-struct json_object *ml_render_fixed_cell(struct json_object *path, const char **ret_name);
 
 /* The sections read from results.json directly (sections.c). */
 void ml_section_cpu(struct ml_render *c);

@@ -5,49 +5,20 @@
 
 #include "core/util.h"
 #include "report/render.h"
-
-#define get ml_j_get
-#define get_obj ml_j_obj
-#define get_array ml_j_array
-#define get_str ml_j_str
-#define str_or ml_j_str_or
-#define put_text ml_put_text
-#define DASH ML_DASH
+#include "results/columns.h"
 
 /* ---- what several parts share ---- */
 
-void ml_render_not_measured(struct ml_render *c, struct json_object *path, enum ml_path_status st)
+static void not_measured(struct ml_render *c, struct json_object *path, enum ml_path_status st)
 {
     g_string_append(c->s, st == ML_PATH_FAILED ? "failed: " : "not run: ");
-    ml_notes_put(&c->notes, c->s, str_or(path, "reason", "no reason recorded"));
-}
-
-const char *ml_render_headline_cell(struct json_object *r)
-{
-    struct json_object *matrix = get_array(get_obj(r, "profile"), "matrix");
-    return ml_j_len(matrix) ? get_str(json_object_array_get_idx(matrix, 0), "cell") : NULL;
-}
-
-struct json_object *ml_render_fixed_cell(struct json_object *path, const char **ret_name)
-{
-    struct json_object *cells = get_obj(path, "cells");
-    if (!cells)
-        return NULL;
-    json_object_object_foreach(cells, name, cell)
-    {
-        if (g_strcmp0(get_str(cell, "rate"), "fixed") == 0) {
-            if (ret_name)
-                *ret_name = name;
-            return cell;
-        }
-    }
-    return NULL;
+    ml_notes_put(&c->notes, c->s, ml_j_str_or(path, "reason", "no reason recorded"));
 }
 
 static bool path_status(struct json_object *path, size_t i, enum ml_path_status *ret, GError **err)
 {
-    const char *name = get_str(path, "name");
-    const char *status = get_str(path, "status");
+    const char *name = ml_j_str(path, "name");
+    const char *status = ml_j_str(path, "status");
     if (!name || !*name) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "Results path %zu has no name.", i + 1);
         return false;
@@ -69,7 +40,7 @@ static bool path_status(struct json_object *path, size_t i, enum ml_path_status 
 
 static void put_check_summary(GString *s, struct json_object *path)
 {
-    struct json_object *checks = get_array(path, "checks");
+    struct json_object *checks = ml_j_array(path, "checks");
     size_t n = ml_j_len(checks);
     if (n == 0) {
         g_string_append(s, "not checked");
@@ -81,7 +52,7 @@ static void put_check_summary(GString *s, struct json_object *path)
         if (ml_j_bool(ch, "ok"))
             continue;
         g_string_append(s, any_failed ? ", " : "failed (");
-        put_text(s, str_or(ch, "when", "?"));
+        ml_put_text(s, ml_j_str_or(ch, "when", "?"));
         any_failed = true;
     }
     g_string_append(s, any_failed ? ")" : "ok");
@@ -91,41 +62,41 @@ static void put_check_summary(GString *s, struct json_object *path)
 
 static void put_matrix(GString *s, struct json_object *profile)
 {
-    struct json_object *matrix = get_array(profile, "matrix");
+    struct json_object *matrix = ml_j_array(profile, "matrix");
     for (size_t i = 0; i < ml_j_len(matrix); i++) {
         struct json_object *m = json_object_array_get_idx(matrix, i);
         g_string_append(s, i ? ", " : "");
-        put_text(s, str_or(m, "cell", "?"));
+        ml_put_text(s, ml_j_str_or(m, "cell", "?"));
         g_string_append(s, " ×");
         ml_put_num(s, m, "passes", 0);
     }
     if (!ml_j_len(matrix))
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
 }
 
 static void put_header(struct ml_render *c)
 {
     GString *s = c->s;
     struct json_object *r = c->r;
-    struct json_object *env = get_obj(r, "environment");
-    struct json_object *image = get_obj(env, "image");
-    struct json_object *profile = get_obj(r, "profile");
-    struct json_object *fixed = get_obj(r, "fixed_rate");
+    struct json_object *env = ml_j_obj(r, "environment");
+    struct json_object *image = ml_j_obj(env, "image");
+    struct json_object *profile = ml_j_obj(r, "profile");
+    struct json_object *fixed = ml_j_obj(r, "fixed_rate");
 
     g_string_append(s, "# meshlab report: ");
-    put_text(s, str_or(r, "lab", DASH));
+    ml_put_text(s, ml_j_str_or(r, "lab", ML_DASH));
     g_string_append(s, "\n\n- Run: ");
-    put_text(s, str_or(r, "run_id", DASH));
+    ml_put_text(s, ml_j_str_or(r, "run_id", ML_DASH));
     g_string_append(s, ", ");
-    put_text(s, str_or(r, "started", DASH));
+    ml_put_text(s, ml_j_str_or(r, "started", ML_DASH));
     g_string_append(s, " to ");
-    put_text(s, str_or(r, "finished", "(unfinished)"));
+    ml_put_text(s, ml_j_str_or(r, "finished", "(unfinished)"));
     g_string_append(s, ", meshlab ");
-    put_text(s, str_or(r, "meshlab_version", DASH));
+    ml_put_text(s, ml_j_str_or(r, "meshlab_version", ML_DASH));
     g_string_append(s, "\n- Topology: ");
-    put_text(s, str_or(r, "topology", DASH));
+    ml_put_text(s, ml_j_str_or(r, "topology", ML_DASH));
     g_string_append(s, "\n- Profile: ");
-    put_text(s, str_or(profile, "name", DASH));
+    ml_put_text(s, ml_j_str_or(profile, "name", ML_DASH));
     g_string_append(s, ", passes of ");
     ml_put_num(s, profile, "pass_s", 0);
     g_string_append(s, " s; cells (× passes): ");
@@ -136,11 +107,11 @@ static void put_header(struct ml_render *c)
         if (ml_j_num(fixed, "bits_per_second", &bps))
             ml_put_significant(s, bps / 1e6, 3);
         else
-            g_string_append(s, DASH);
+            g_string_append(s, ML_DASH);
         g_string_append(s, " Mbit/s (");
         ml_put_num(s, fixed, "fraction", 2);
         g_string_append(s, " × the median of the slowest path, ");
-        put_text(s, str_or(fixed, "slowest_path", DASH));
+        ml_put_text(s, ml_j_str_or(fixed, "slowest_path", ML_DASH));
         g_string_append(s, ")");
     } else {
         g_string_append(s, "none (no full-speed cell was measured)");
@@ -148,28 +119,28 @@ static void put_header(struct ml_render *c)
 
     /* The image actually booted, and why it is not the one asked for: results from a fallback
      * image are easy to mistake for the requested one. */
-    const char *used = str_or(image, "name", DASH);
-    const char *requested = get_str(image, "requested");
+    const char *used = ml_j_str_or(image, "name", ML_DASH);
+    const char *requested = ml_j_str(image, "requested");
     g_string_append(s, "\n- Image: ");
-    put_text(s, used);
+    ml_put_text(s, used);
     if (requested && *requested && strcmp(requested, used) != 0) {
         g_string_append(s, ", used instead of the requested ");
-        put_text(s, requested);
+        ml_put_text(s, requested);
         g_string_append(s, ": ");
-        ml_notes_put(&c->notes, s, str_or(image, "fallback_reason", "no reason recorded"));
+        ml_notes_put(&c->notes, s, ml_j_str_or(image, "fallback_reason", "no reason recorded"));
     }
 
-    const char *accel = get_str(env, "accelerator");
+    const char *accel = ml_j_str(env, "accelerator");
     g_string_append(s, "\n- Accelerator: ");
     if (accel && *accel) {
         g_autofree char *up = g_ascii_strup(accel, -1);
-        put_text(s, up);
+        ml_put_text(s, up);
     } else {
         g_string_append(s, "unknown");
     }
-    if (get_str(env, "accelerator_reason")) {
+    if (ml_j_str(env, "accelerator_reason")) {
         g_string_append(s, " (");
-        put_text(s, get_str(env, "accelerator_reason"));
+        ml_put_text(s, ml_j_str(env, "accelerator_reason"));
         g_string_append(s, ")");
     }
     g_string_append(s, "\n\n");
@@ -190,25 +161,25 @@ static void put_path_list(struct ml_render *c)
     g_string_append(s, "## Paths\n\n");
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = json_object_array_get_idx(c->paths, i);
-        const char *desc = get_str(p, "description");
-        const char *from = get_str(p, "from");
-        const char *to = get_str(p, "to");
-        const char *target = get_str(p, "target");
-        const char *role = get_str(p, "hub_role");
+        const char *desc = ml_j_str(p, "description");
+        const char *from = ml_j_str(p, "from");
+        const char *to = ml_j_str(p, "to");
+        const char *target = ml_j_str(p, "target");
+        const char *role = ml_j_str(p, "hub_role");
         g_string_append(s, "- **");
-        put_text(s, get_str(p, "name"));
+        ml_put_text(s, ml_j_str(p, "name"));
         g_string_append(s, "**: ");
-        put_text(s, desc && *desc ? desc : "no description");
+        ml_put_text(s, desc && *desc ? desc : "no description");
         if (from && to && !(desc && strstr(desc, from) && strstr(desc, to))) {
             g_string_append(s, "; ");
-            put_text(s, from);
+            ml_put_text(s, from);
             g_string_append(s, " to ");
-            put_text(s, to);
+            ml_put_text(s, to);
         }
         if (target && *target && strcmp(target, "0.0.0.0") != 0 &&
             !(desc && strstr(desc, target))) {
             g_string_append(s, "; target ");
-            put_text(s, target);
+            ml_put_text(s, target);
         }
         if (g_strcmp0(role, "carries") == 0)
             g_string_append(s, "; the hub carries its traffic");
@@ -216,7 +187,7 @@ static void put_path_list(struct ml_render *c)
             g_string_append(s, "; the hub should carry none of it");
         if (c->st[i] != ML_PATH_MEASURED) {
             g_string_append(s, "; ");
-            ml_render_not_measured(c, p, c->st[i]);
+            not_measured(c, p, c->st[i]);
         }
         g_string_append(s, "\n");
     }
@@ -232,7 +203,7 @@ static void put_value(GString *s, const struct ml_metric *m, struct json_object 
 {
     double x;
     if (json_object_is_type(v, json_type_string))
-        put_text(s, json_object_get_string(v));
+        ml_put_text(s, json_object_get_string(v));
     else if (json_object_is_type(v, json_type_boolean))
         g_string_append(s, json_object_get_boolean(v) ? "yes" : "no");
     else if (json_object_is_type(v, json_type_int) && !m->scale && !m->significant &&
@@ -302,9 +273,9 @@ static void put_intro(GString *s, const char *intro, struct json_object *r)
             continue;
         }
         g_autofree char *key = g_strndup(p + 1, (size_t)(end - p - 1));
-        g_autoptr(GPtrArray) v = ml_metric_values(r, key, NULL);
+        g_autoptr(GPtrArray) v = ml_j_values(r, key, NULL);
         const struct ml_metric plain = {.decimals = 0};
-        put_value(s, &plain, v->len == 1 ? g_ptr_array_index(v, 0) : NULL, DASH);
+        put_value(s, &plain, v->len == 1 ? g_ptr_array_index(v, 0) : NULL, ML_DASH);
         p = end;
     }
     g_string_append(s, "\n\n");
@@ -333,7 +304,7 @@ static void put_table_head(GString *s, const struct ml_report_table *t, GPtrArra
             continue;
         const struct ml_metric *m = g_ptr_array_index(cols, i);
         g_string_append_c(s, ' ');
-        put_text(s, m->header ? m->header : m->name);
+        ml_put_text(s, m->header ? m->header : m->name);
         g_string_append(s, " |");
         g_string_append(rule, "---:|");
     }
@@ -346,14 +317,14 @@ static void put_metric(GString *s, const struct ml_metric *m, struct json_object
                        const char *key, bool *any)
 {
     bool list = false;
-    g_autoptr(GPtrArray) v = ml_metric_values(o, key, &list);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, &list);
     if (v->len == 0)
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
     for (guint i = 0; i < v->len; i++) {
         *any = *any || g_ptr_array_index(v, i) != NULL;
         if (i)
             g_string_append(s, ", ");
-        put_value(s, m, g_ptr_array_index(v, i), list ? "n/a" : DASH);
+        put_value(s, m, g_ptr_array_index(v, i), list ? "n/a" : ML_DASH);
     }
 }
 
@@ -375,13 +346,13 @@ static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *
             if (m->at_least) {
                 struct json_object *ao;
                 const char *ak = row_key(t, m->at_least, &ao, path, row);
-                g_autoptr(GPtrArray) b = ml_metric_values(ao, ak, NULL);
+                g_autoptr(GPtrArray) b = ml_j_values(ao, ak, NULL);
                 if (b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0)))
                     g_string_append(cell, "≥ ");
             }
             put_metric(cell, m, o, key, &any);
         }
-        g_string_append_printf(s, " %s |", any ? cell->str : DASH);
+        g_string_append_printf(s, " %s |", any ? cell->str : ML_DASH);
         i = end;
     }
 }
@@ -390,7 +361,7 @@ static void put_row_start(struct ml_render *c, const struct ml_report_table *t,
                           struct json_object *p, const char *label)
 {
     g_string_append(c->s, "| ");
-    put_text(c->s, label);
+    ml_put_text(c->s, label);
     g_string_append(c->s, " |");
     if (t->check_column) {
         g_string_append_c(c->s, ' ');
@@ -399,7 +370,7 @@ static void put_row_start(struct ml_render *c, const struct ml_report_table *t,
     }
     if (t->target_column) {
         g_string_append_c(c->s, ' ');
-        put_text(c->s, str_or(p, "target", DASH));
+        ml_put_text(c->s, ml_j_str_or(p, "target", ML_DASH));
         g_string_append(c->s, " |");
     }
 }
@@ -408,18 +379,18 @@ static void put_row_start(struct ml_render *c, const struct ml_report_table *t,
  * evidence in results.json, never figures in a table. */
 static bool put_pass_status(struct ml_render *c, struct json_object *pass)
 {
-    if (g_strcmp0(get_str(pass, "status"), "failed") != 0) {
+    if (g_strcmp0(ml_j_str(pass, "status"), "failed") != 0) {
         g_string_append(c->s, " ok |");
         return true;
     }
     g_string_append(c->s, " FAILED");
-    struct json_object *secs = get_array(pass, "failed_seconds");
+    struct json_object *secs = ml_j_array(pass, "failed_seconds");
     for (size_t i = 0; i < ml_j_len(secs); i++) {
         g_string_append(c->s, i ? ", " : ", seconds ");
         g_string_append(c->s, json_object_get_string(json_object_array_get_idx(secs, i)));
     }
     g_string_append(c->s, ": ");
-    ml_notes_put(&c->notes, c->s, str_or(pass, "reason", "no reason recorded"));
+    ml_notes_put(&c->notes, c->s, ml_j_str_or(pass, "reason", "no reason recorded"));
     g_string_append(c->s, " |");
     return false;
 }
@@ -428,11 +399,11 @@ static bool put_pass_status(struct ml_render *c, struct json_object *pass)
 static void put_unmeasured_row(struct ml_render *c, const struct ml_report_table *t,
                                GPtrArray *cols, struct json_object *p, enum ml_path_status st)
 {
-    put_row_start(c, t, p, get_str(p, "name"));
+    put_row_start(c, t, p, ml_j_str(p, "name"));
     bool first = true;
     if (t->rows == ML_ROWS_PASS) {
         g_string_append_c(c->s, ' ');
-        ml_render_not_measured(c, p, st);
+        not_measured(c, p, st);
         g_string_append(c->s, " |");
         first = false;
     }
@@ -441,9 +412,9 @@ static void put_unmeasured_row(struct ml_render *c, const struct ml_report_table
             continue;
         g_string_append_c(c->s, ' ');
         if (first)
-            ml_render_not_measured(c, p, st);
+            not_measured(c, p, st);
         else
-            g_string_append(c->s, DASH);
+            g_string_append(c->s, ML_DASH);
         g_string_append(c->s, " |");
         first = false;
     }
@@ -453,7 +424,7 @@ static void put_unmeasured_row(struct ml_render *c, const struct ml_report_table
 static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrArray *cols,
                      struct json_object *p, enum ml_path_status st)
 {
-    const char *name = get_str(p, "name");
+    const char *name = ml_j_str(p, "name");
     if (st != ML_PATH_MEASURED) {
         put_unmeasured_row(c, t, cols, p, st);
         return;
@@ -463,7 +434,7 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrA
         put_figures(c->s, t, cols, p, NULL, false);
         g_string_append_c(c->s, '\n');
     } else if (t->rows == ML_ROWS_CELL) {
-        struct json_object *cells = get_obj(p, "cells");
+        struct json_object *cells = ml_j_obj(p, "cells");
         if (!cells || json_object_object_length(cells) == 0) {
             put_row_start(c, t, p, name); /* measured, yet no cell: dashes, not a lost row */
             put_figures(c->s, t, cols, p, NULL, true);
@@ -478,7 +449,7 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrA
             g_string_append_c(c->s, '\n');
         }
     } else {
-        struct json_object *passes = get_array(p, "passes");
+        struct json_object *passes = ml_j_array(p, "passes");
         if (ml_j_len(passes) == 0) {
             put_row_start(c, t, p, name);
             g_string_append(c->s, " no passes |");
@@ -488,8 +459,8 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrA
         for (size_t i = 0; i < ml_j_len(passes); i++) {
             struct json_object *pass = json_object_array_get_idx(passes, i);
             g_autofree char *label = g_strdup_printf(
-                "%s %s #%s", name, str_or(pass, "cell", "?"),
-                get(pass, "index") ? json_object_get_string(get(pass, "index")) : "?");
+                "%s %s #%s", name, ml_j_str_or(pass, "cell", "?"),
+                ml_j_get(pass, "index") ? json_object_get_string(ml_j_get(pass, "index")) : "?");
             put_row_start(c, t, p, label);
             bool ok = put_pass_status(c, pass);
             put_figures(c->s, t, cols, p, pass, !ok);
@@ -517,7 +488,7 @@ static void put_metric_tables(struct ml_render *c, const struct ml_metric *metri
         const struct ml_report_table *t = g_ptr_array_index(tables, k);
         g_autoptr(GPtrArray) cols = columns_of(metrics, n, t);
         g_string_append(c->s, "## ");
-        put_text(c->s, t->title);
+        ml_put_text(c->s, t->title);
         g_string_append(c->s, "\n\n");
         if (t->intro)
             put_intro(c->s, t->intro, c->r);
@@ -553,34 +524,46 @@ static void put_checks(struct ml_render *c)
     g_string_append(s, "## Path checks\n\n");
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = json_object_array_get_idx(c->paths, i);
-        struct json_object *checks = get_array(p, "checks");
+        struct json_object *checks = ml_j_array(p, "checks");
         size_t n = ml_j_len(checks);
         if (n == 0) {
             g_string_append(s, "- ");
-            put_text(s, get_str(p, "name"));
+            ml_put_text(s, ml_j_str(p, "name"));
             g_string_append(s, ": not checked\n");
         }
         for (size_t j = 0; j < n; j++) {
             struct json_object *ch = json_object_array_get_idx(checks, j);
             g_string_append(s, "- ");
-            put_text(s, get_str(p, "name"));
+            ml_put_text(s, ml_j_str(p, "name"));
             g_string_append(s, ", ");
-            put_text(s, str_or(ch, "when", "?"));
+            ml_put_text(s, ml_j_str_or(ch, "when", "?"));
             g_string_append(s, ml_j_bool(ch, "ok") ? ": ok: " : ": **failed**: ");
-            put_text(s, str_or(ch, "evidence", "no evidence recorded"));
+            ml_put_text(s, ml_j_str_or(ch, "evidence", "no evidence recorded"));
             g_string_append(s, "\n");
         }
     }
     g_string_append(s, "\n");
 }
 
+static const struct ml_column phase_columns[] = {
+    ML_COL_TEXT("Phase", "name", "?"),
+    ML_COL_FIXED("Seconds (s)", "seconds", 1),
+};
+
+static const struct ml_column guest_columns[] = {
+    ML_COL_TEXT("Guest", "name", "?"),    ML_COL_TEXT("Address", "address", ML_DASH),
+    ML_COL_FIXED("vCPUs", "vcpus", 0),    ML_COL_FIXED("Memory MiB", "memory_mib", 0),
+    ML_COL_FIXED("Agent s", "boot_s", 1), ML_COL_FIXED("Ready s", "ready_s", 1),
+};
+
 static void put_setup(struct ml_render *c)
 {
     GString *s = c->s;
-    struct json_object *phases = get_array(c->r, "phases");
-    struct json_object *guests = get_array(c->r, "guests");
+    struct json_object *phases = ml_j_array(c->r, "phases");
+    struct json_object *guests = ml_j_array(c->r, "guests");
 
-    g_string_append(s, "## Setup times\n\n| Phase | Seconds (s) |\n|---|---:|\n");
+    g_string_append(s, "## Setup times\n\n");
+    ml_columns_head(s, phase_columns, G_N_ELEMENTS(phase_columns));
     double total = 0;
     bool total_known = true;
     for (size_t i = 0; i < ml_j_len(phases); i++) {
@@ -590,52 +573,35 @@ static void put_setup(struct ml_render *c)
             total += v;
         else
             total_known = false;
-        g_string_append(s, "| ");
-        put_text(s, str_or(ph, "name", "?"));
-        g_string_append(s, " | ");
-        ml_put_num(s, ph, "seconds", 1);
-        g_string_append(s, " |\n");
+        ml_columns_row(s, phase_columns, G_N_ELEMENTS(phase_columns), ph, NULL);
     }
-    g_string_append(s, "| total | ");
+    struct json_object *sum = json_object_new_object();
+    json_object_object_add(sum, "name", json_object_new_string("total"));
     if (total_known)
-        ml_put_fixed(s, total, 1);
-    else
-        g_string_append(s, DASH);
-    g_string_append(s, " |\n\n");
+        json_object_object_add(sum, "seconds", json_object_new_double(total));
+    ml_columns_row(s, phase_columns, G_N_ELEMENTS(phase_columns), sum, NULL);
+    json_object_put(sum);
+    g_string_append(s, "\n");
 
     g_string_append(s, "Agent is from starting the guest to its guest agent answering; ready is to "
-                       "cloud-init having finished.\n\n"
-                       "| Guest | Address | vCPUs | Memory MiB | Agent s | Ready s |\n"
-                       "|---|---|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < ml_j_len(guests); i++) {
-        struct json_object *g = json_object_array_get_idx(guests, i);
-        g_string_append(s, "| ");
-        put_text(s, str_or(g, "name", "?"));
-        g_string_append(s, " | ");
-        put_text(s, str_or(g, "address", DASH));
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "vcpus", 0);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "memory_mib", 0);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "boot_s", 1);
-        g_string_append(s, " | ");
-        ml_put_num(s, g, "ready_s", 1);
-        g_string_append(s, " |\n");
-    }
+                       "cloud-init having finished.\n\n");
+    ml_columns_head(s, guest_columns, G_N_ELEMENTS(guest_columns));
+    for (size_t i = 0; i < ml_j_len(guests); i++)
+        ml_columns_row(s, guest_columns, G_N_ELEMENTS(guest_columns),
+                       json_object_array_get_idx(guests, i), NULL);
     g_string_append(s, "\n");
 
     bool any = false;
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = json_object_array_get_idx(c->paths, i);
-        if (!get(p, "setup_s") || c->st[i] != ML_PATH_MEASURED)
+        if (!ml_j_get(p, "setup_s") || c->st[i] != ML_PATH_MEASURED)
             continue; /* no tunnel to set up, or the path list says why it was not measured */
         if (!any)
             g_string_append(s, "Tunnel setup, from the first key generated to the first ping "
                                "through the tunnel answered:\n\n");
         any = true;
         g_string_append(s, "- ");
-        put_text(s, get_str(p, "name"));
+        ml_put_text(s, ml_j_str(p, "name"));
         g_string_append(s, ": ");
         ml_put_num(s, p, "setup_s", 1);
         g_string_append(s, " s\n");
@@ -647,36 +613,37 @@ static void put_setup(struct ml_render *c)
 static void put_env_row(GString *s, const char *label, const char *value)
 {
     g_string_append_printf(s, "| %s | ", label);
-    put_text(s, value && *value ? value : DASH);
+    ml_put_text(s, value && *value ? value : ML_DASH);
     g_string_append(s, " |\n");
 }
 
 static void put_environment(struct ml_render *c)
 {
     GString *s = c->s;
-    struct json_object *env = get_obj(c->r, "environment");
-    struct json_object *image = get_obj(env, "image");
-    struct json_object *tools = get_obj(env, "tools");
+    struct json_object *env = ml_j_obj(c->r, "environment");
+    struct json_object *image = ml_j_obj(env, "image");
+    struct json_object *tools = ml_j_obj(env, "tools");
 
     g_string_append(s, "## Environment\n\n| | |\n|---|---|\n");
-    put_env_row(s, "Host kernel", get_str(env, "host_kernel"));
-    put_env_row(s, "Host CPU", get_str(env, "host_cpu_model"));
-    g_autofree char *cpus =
-        get(env, "host_cpus") ? g_strdup(json_object_get_string(get(env, "host_cpus"))) : NULL;
+    put_env_row(s, "Host kernel", ml_j_str(env, "host_kernel"));
+    put_env_row(s, "Host CPU", ml_j_str(env, "host_cpu_model"));
+    g_autofree char *cpus = ml_j_get(env, "host_cpus")
+                                ? g_strdup(json_object_get_string(ml_j_get(env, "host_cpus")))
+                                : NULL;
     put_env_row(s, "Host CPUs", cpus);
-    put_env_row(s, "libvirt", get_str(env, "libvirt"));
-    put_env_row(s, "QEMU", get_str(env, "qemu"));
-    g_autofree char *accel = g_ascii_strup(str_or(env, "accelerator", DASH), -1);
+    put_env_row(s, "libvirt", ml_j_str(env, "libvirt"));
+    put_env_row(s, "QEMU", ml_j_str(env, "qemu"));
+    g_autofree char *accel = g_ascii_strup(ml_j_str_or(env, "accelerator", ML_DASH), -1);
     put_env_row(s, "Accelerator", accel);
-    put_env_row(s, "Image", get_str(image, "name"));
-    put_env_row(s, "Image sha256", get_str(image, "sha256"));
-    put_env_row(s, "Guest OS", get_str(env, "guest_os"));
-    put_env_row(s, "Guest kernel", get_str(env, "guest_kernel"));
+    put_env_row(s, "Image", ml_j_str(image, "name"));
+    put_env_row(s, "Image sha256", ml_j_str(image, "sha256"));
+    put_env_row(s, "Guest OS", ml_j_str(env, "guest_os"));
+    put_env_row(s, "Guest kernel", ml_j_str(env, "guest_kernel"));
     if (tools) {
         json_object_object_foreach(tools, tool, version)
         {
             g_autoptr(GString) label = g_string_new(NULL);
-            put_text(label, tool);
+            ml_put_text(label, tool);
             g_string_append(label, " (guest)");
             put_env_row(s, label->str,
                         json_object_is_type(version, json_type_string)
@@ -684,7 +651,7 @@ static void put_environment(struct ml_render *c)
                             : NULL);
         }
     }
-    struct json_object *ctl = get_obj(c->r, "controller");
+    struct json_object *ctl = ml_j_obj(c->r, "controller");
     if (ctl) {
         g_autoptr(GString) v = g_string_new(NULL);
         ml_put_num(v, ctl, "cpu_s", 1);
@@ -707,14 +674,14 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document is not a JSON object.");
         return NULL;
     }
-    const char *schema = get_str(results, "schema");
+    const char *schema = ml_j_str(results, "schema");
     if (g_strcmp0(schema, ML_RESULTS_SCHEMA) != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "The results document's schema is '%s'; this meshlab reads '%s'.",
                     schema ? schema : "(none)", ML_RESULTS_SCHEMA);
         return NULL;
     }
-    struct json_object *paths = get_array(results, "paths");
+    struct json_object *paths = ml_j_array(results, "paths");
     if (!paths) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document has no paths array.");
         return NULL;

@@ -6,7 +6,7 @@
 #include <glib.h>
 #include <json-c/json.h>
 
-#include "report/metric.h"
+#include "results/metric.h"
 #include "report/plot.h"
 
 #define ML_RESULTS_SCHEMA "meshlab-results/3"

@@ -5,13 +5,7 @@
 #include <string.h>
 
 #include "report/render.h"
-
-#define get_obj ml_j_obj
-#define get_array ml_j_array
-#define get_str ml_j_str
-#define str_or ml_j_str_or
-#define put_text ml_put_text
-#define DASH ML_DASH
+#include "results/columns.h"
 
 /* Above this coefficient of variation (%) a figure is flagged as noisy. */
 #define CV_WARN_PERCENT 10.0
@@ -20,17 +14,36 @@
 
 static bool is_tcg(struct ml_render *c)
 {
-    return g_strcmp0(get_str(get_obj(c->r, "environment"), "accelerator"), "tcg") == 0;
+    return g_strcmp0(ml_j_str(ml_j_obj(c->r, "environment"), "accelerator"), "tcg") == 0;
 }
 
 static bool is_kvm(struct ml_render *c)
 {
-    return g_strcmp0(get_str(get_obj(c->r, "environment"), "accelerator"), "kvm") == 0;
+    return g_strcmp0(ml_j_str(ml_j_obj(c->r, "environment"), "accelerator"), "kvm") == 0;
 }
 
 static struct json_object *path_at(struct ml_render *c, size_t i)
 {
     return json_object_array_get_idx(c->paths, i);
+}
+
+/* What a row of a table of cells (variance, physics) is written with besides its row object:
+ * the path, the cell's name and object, and the physics table's "Flagged" list. */
+struct cell_row {
+    struct json_object *path;
+    const char *name;
+    struct json_object *obj;
+    GString *flags;
+};
+
+/* "plain forward-1": the path and its cell. */
+static void put_path_cell(GString *s, struct json_object *cell, const struct ml_column *col,
+                          void *ctx)
+{
+    const struct cell_row *at = ctx;
+    ml_put_text(s, ml_j_str(at->path, "name"));
+    g_string_append(s, " ");
+    ml_put_text(s, at->name);
 }
 
 /* ---- the busy host ---- */
@@ -39,10 +52,10 @@ static size_t busy_passes(struct ml_render *c, size_t *ret_total)
 {
     size_t busy = 0, total = 0;
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
-        struct json_object *passes = get_array(path_at(c, i), "passes");
+        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
         for (size_t j = 0; j < ml_j_len(passes); j++) {
             total++;
-            busy += ml_j_bool(get_obj(json_object_array_get_idx(passes, j), "host"), "busy");
+            busy += ml_j_bool(ml_j_obj(json_object_array_get_idx(passes, j), "host"), "busy");
         }
     }
     *ret_total = total;
@@ -86,7 +99,7 @@ static gint by_hub_cpu(gconstpointer a, gconstpointer b)
 
 static void put_guest_cpu(GString *s, struct json_object *cell, const char *guest)
 {
-    ml_put_sig(s, get_obj(get_obj(cell, "cpu_s_per_gb"), guest), "busy_above_idle_s_per_gb", 3);
+    ml_put_sig(s, ml_j_obj(ml_j_obj(cell, "cpu_s_per_gb"), guest), "busy_above_idle_s_per_gb", 3);
 }
 
 /* Every "guest: {daemon: value}" of o, one after another: "GUEST DAEMON 1.23" (CPU s per GB) or
@@ -108,9 +121,9 @@ static void put_guest_daemons(GString *s, struct json_object *o, bool memory, co
             if (!ml_j_value_num(v, &x))
                 continue;
             g_string_append(s, any ? ", " : "");
-            put_text(s, memory ? name : guest);
+            ml_put_text(s, memory ? name : guest);
             g_string_append(s, memory ? " on the " : " ");
-            put_text(s, memory ? guest : name);
+            ml_put_text(s, memory ? guest : name);
             g_string_append(s, " ");
             if (memory) {
                 ml_put_fixed(s, x, 0);
@@ -127,23 +140,76 @@ static void put_guest_daemons(GString *s, struct json_object *o, bool memory, co
 
 static void put_daemons(GString *s, struct json_object *cell)
 {
-    put_guest_daemons(s, get_obj(cell, "daemons_cpu_above_idle_s_per_gb"), false, DASH);
+    put_guest_daemons(s, ml_j_obj(cell, "daemons_cpu_above_idle_s_per_gb"), false, ML_DASH);
+}
+
+/* A row of the CPU table: a path, its rank, and the cells its figures come from. */
+struct cpu_row {
+    guint rank;
+    struct json_object *fixed, *full;
+};
+
+static void put_rank(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    g_string_append_printf(s, "%u", ((const struct cpu_row *)ctx)->rank);
+}
+
+static void put_cpu_fixed(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    put_guest_cpu(s, ((const struct cpu_row *)ctx)->fixed, col->key);
+}
+
+static void put_cpu_full(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    put_guest_cpu(s, ((const struct cpu_row *)ctx)->full, col->key);
+}
+
+static void put_cpu_daemons(GString *s, struct json_object *p, const struct ml_column *col,
+                            void *ctx)
+{
+    const struct cpu_row *at = ctx;
+    put_daemons(s, at->fixed ? at->fixed : at->full);
+}
+
+/* Rank, path, each guest's s/GB at the fixed rate, then at full speed, the daemons'. The
+ * headers are kept in headers. */
+static GArray *cpu_columns(struct json_object *guests, GPtrArray *headers)
+{
+    GArray *cols = g_array_new(false, true, sizeof(struct ml_column));
+    const struct ml_column rank = {.header = "Rank", .right = true, .put = put_rank};
+    const struct ml_column path = ML_COL_TEXT("Path", "name", NULL);
+    g_array_append_val(cols, rank);
+    g_array_append_val(cols, path);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t g = 0; g < ml_j_len(guests); g++) {
+            const char *name = ml_j_str_or(json_object_array_get_idx(guests, g), "name", "?");
+            char *header = g_strdup_printf("%s s/GB %s", name, pass == 0 ? "fixed" : "full");
+            g_ptr_array_add(headers, header);
+            const struct ml_column each =
+                ML_COL_NUM_BY(header, name, pass == 0 ? put_cpu_fixed : put_cpu_full);
+            g_array_append_val(cols, each);
+        }
+    const struct ml_column daemons = {.header = "Daemons s/GB (fixed)", .put = put_cpu_daemons};
+    g_array_append_val(cols, daemons);
+    return cols;
 }
 
 void ml_section_cpu(struct ml_render *c)
 {
     GString *s = c->s;
-    struct json_object *guests = get_array(c->r, "guests");
-    const char *head = ml_render_headline_cell(c->r);
+    struct json_object *guests = ml_j_array(c->r, "guests");
+    const char *head = ml_results_headline_cell(c->r);
     g_autoptr(GArray) rank = g_array_new(false, false, sizeof(struct ranked));
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
         struct json_object *p = path_at(c, i);
-        struct json_object *fixed = ml_render_fixed_cell(p, NULL);
-        struct json_object *cell = fixed ? fixed : head ? get_obj(get_obj(p, "cells"), head) : NULL;
-        struct ranked r = {i, g_strcmp0(get_str(p, "hub_role"), "quiet") == 0, NAN};
-        ml_j_num(get_obj(get_obj(cell, "cpu_s_per_gb"), get_str(p, "hub")),
+        struct json_object *fixed = ml_results_fixed_cell(p, NULL);
+        struct json_object *cell = fixed  ? fixed
+                                   : head ? ml_j_obj(ml_j_obj(p, "cells"), head)
+                                          : NULL;
+        struct ranked r = {i, g_strcmp0(ml_j_str(p, "hub_role"), "quiet") == 0, NAN};
+        ml_j_num(ml_j_obj(ml_j_obj(cell, "cpu_s_per_gb"), ml_j_str(p, "hub")),
                  "busy_above_idle_s_per_gb", &r.hub);
         g_array_append_val(rank, r);
     }
@@ -157,7 +223,7 @@ void ml_section_cpu(struct ml_render *c)
                        "the passes, the same pings running), per GB\nof payload (— where that is "
                        "under a tenth of its busy time: lost in the idle work), at the fixed\n"
                        "offered rate and at full speed (the ");
-    put_text(s, head ? head : "headline");
+    ml_put_text(s, head ? head : "headline");
     g_string_append(
         s, " cell), ranked by the hub's CPU per GB (the fixed rate's where there\n"
            "is one), cheapest first; a path whose hub carries none of its traffic "
@@ -170,36 +236,16 @@ void ml_section_cpu(struct ml_render *c)
                            "> are comparable only between paths of one run, never with a KVM "
                            "host, a VPS or another run.\n\n");
 
-    g_string_append(s, "| Rank | Path |");
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t g = 0; g < ml_j_len(guests); g++) {
-            g_string_append(s, " ");
-            put_text(s, str_or(json_object_array_get_idx(guests, g), "name", "?"));
-            g_string_append(s, pass == 0 ? " s/GB fixed |" : " s/GB full |");
-        }
-    g_string_append(s, " Daemons s/GB (fixed) |\n|---:|---|");
-    for (size_t g = 0; g < 2 * ml_j_len(guests); g++)
-        g_string_append(s, "---:|");
-    g_string_append(s, "---|\n");
-
+    g_autoptr(GPtrArray) headers = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) cols = cpu_columns(guests, headers);
+    const struct ml_column *col = (const struct ml_column *)(void *)cols->data;
+    ml_columns_head(s, col, cols->len);
     for (guint k = 0; k < rank->len; k++) {
         struct ranked *r = &g_array_index(rank, struct ranked, k);
         struct json_object *p = path_at(c, r->index);
-        struct json_object *fixed = ml_render_fixed_cell(p, NULL);
-        struct json_object *full = head ? get_obj(get_obj(p, "cells"), head) : NULL;
-        g_string_append_printf(s, "| %u | ", k + 1);
-        put_text(s, get_str(p, "name"));
-        g_string_append(s, " |");
-        for (int pass = 0; pass < 2; pass++)
-            for (size_t g = 0; g < ml_j_len(guests); g++) {
-                g_string_append(s, " ");
-                put_guest_cpu(s, pass == 0 ? fixed : full,
-                              str_or(json_object_array_get_idx(guests, g), "name", "?"));
-                g_string_append(s, " |");
-            }
-        g_string_append(s, " ");
-        put_daemons(s, fixed ? fixed : full);
-        g_string_append(s, " |\n");
+        struct cpu_row at = {k + 1, ml_results_fixed_cell(p, NULL),
+                             head ? ml_j_obj(ml_j_obj(p, "cells"), head) : NULL};
+        ml_columns_row(s, col, cols->len, p, &at);
     }
     g_string_append(s, "\n");
 }
@@ -209,7 +255,7 @@ void ml_section_cpu(struct ml_render *c)
 /* A path whose hub should carry none of its traffic (a direct path, or one found direct). */
 static bool quiet(struct json_object *p)
 {
-    return g_strcmp0(get_str(p, "hub_role"), "quiet") == 0;
+    return g_strcmp0(ml_j_str(p, "hub_role"), "quiet") == 0;
 }
 
 /* A cell's physics: its own `expected`, or, in results of before every cell had one, the path's
@@ -220,7 +266,7 @@ static struct json_object *cell_physics(struct json_object *p, const char *cell,
     struct json_object *e = NULL;
     if (json_object_object_get_ex(cell_obj, "expected", &e))
         return e;
-    return !g_strcmp0(cell, get_str(p, "headline_cell")) ? get_obj(p, "expected") : NULL;
+    return !g_strcmp0(cell, ml_j_str(p, "headline_cell")) ? ml_j_obj(p, "expected") : NULL;
 }
 
 /* The factor the physics measured for a cell (the hub's bytes less the probe's, pooled), or the
@@ -242,9 +288,9 @@ static void put_physics_sentence(GString *s, struct json_object *p, const char *
         !ml_j_num(e, "ceiling_hub_bytes_per_payload_byte", &hi))
         return;
     g_string_append(s, "- ");
-    put_text(s, get_str(p, "name"));
+    ml_put_text(s, ml_j_str(p, "name"));
     g_string_append(s, " ");
-    put_text(s, cell);
+    ml_put_text(s, cell);
     g_string_append(s, " measured ");
     ml_put_significant(s, m, 3);
     if (ml_j_num(e, "ack_ratio", &k)) {
@@ -279,63 +325,67 @@ static void put_physics_sentence(GString *s, struct json_object *p, const char *
     }
 }
 
-/* One row of the physics table: a cell of a path. */
-static void put_physics_row(GString *s, GString *flags, struct json_object *p, const char *cell,
-                            struct json_object *cell_obj, struct json_object *e)
+/* The physics table's cells that need more than the row's figures (its ctx: the path, the
+ * cell's name and object, and the "Flagged" list the Differs column adds to). */
+static void put_expected(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
 {
-    const char *name = get_str(p, "name");
-    g_string_append(s, "| ");
-    put_text(s, name);
-    g_string_append(s, " ");
-    put_text(s, cell);
-    g_string_append(s, " | ");
+    const struct cell_row *at = ctx;
     if (e)
-        ml_put_sig(s, e, "hub_bytes_per_payload_byte", 3);
+        ml_put_sig(s, e, col->key, 3);
     else
-        g_string_append(s, quiet(p) ? "0 (direct)" : DASH); /* older results: headline only */
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "floor_hub_bytes_per_payload_byte", 3);
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "ceiling_hub_bytes_per_payload_byte", 3);
-    g_string_append(s, " | ");
+        g_string_append(s, quiet(at->path) ? "0 (direct)" : ML_DASH); /* older results */
+}
+
+static void put_measured(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
+{
+    const struct cell_row *at = ctx;
     double m;
-    if (physics_measured(e, cell_obj, &m))
+    if (physics_measured(e, at->obj, &m))
         ml_put_significant(s, m, 3);
     else
-        g_string_append(s, DASH);
-    g_string_append(s, " | ");
-    double d = NAN;
-    if (e && ml_j_num(e, "differs_percent", &d)) {
-        bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
-        if (flag)
-            g_string_append(s, "**");
-        ml_put_fixed(s, d, 1);
-        if (flag) {
-            g_string_append(s, "**");
-            g_string_append(flags, "- **");
-            put_text(flags, name);
-            g_string_append(flags, " ");
-            put_text(flags, cell);
-            g_string_append(flags, "** differs from its model by ");
-            ml_put_fixed(flags, d, 1);
-            g_string_append(flags, " % (more than 5 %): the hub carries what the model "
-                                   "does not count (retransmits, a detour,\n  keepalives) "
-                                   "or the model's frame sizes are wrong; its passes' "
-                                   "series show which seconds.\n");
-        }
-    } else {
-        g_string_append(s, DASH);
-    }
-    g_string_append(s, " | ");
-    ml_put_sig(s, e, "ack_ratio", 3);
-    g_string_append(s, " | ");
-    ml_put_num(s, e, "data_frame_bytes", 0);
-    g_string_append(s, " / ");
-    ml_put_num(s, e, "ack_frame_bytes", 0);
-    g_string_append(s, " | ");
-    ml_put_num(s, e, "mss_bytes", 0);
-    g_string_append(s, " |\n");
+        g_string_append(s, ML_DASH);
 }
+
+static void put_differs(GString *s, struct json_object *e, const struct ml_column *col, void *ctx)
+{
+    const struct cell_row *at = ctx;
+    double d = NAN;
+    if (!ml_j_num(e, col->key, &d)) {
+        g_string_append(s, ML_DASH);
+        return;
+    }
+    bool flag = ml_j_bool(e, "flag") || fabs(d) > PHYSICS_FLAG_PERCENT;
+    if (!flag) {
+        ml_put_fixed(s, d, 1);
+        return;
+    }
+    g_string_append(s, "**");
+    ml_put_fixed(s, d, 1);
+    g_string_append(s, "**");
+    GString *flags = at->flags;
+    g_string_append(flags, "- **");
+    ml_put_text(flags, ml_j_str(at->path, "name"));
+    g_string_append(flags, " ");
+    ml_put_text(flags, at->name);
+    g_string_append(flags, "** differs from its model by ");
+    ml_put_fixed(flags, d, 1);
+    g_string_append(flags, " % (more than 5 %): the hub carries what the model "
+                           "does not count (retransmits, a detour,\n  keepalives) "
+                           "or the model's frame sizes are wrong; its passes' "
+                           "series show which seconds.\n");
+}
+
+static const struct ml_column physics_columns[] = {
+    {.header = "Path, cell", .put = put_path_cell},
+    ML_COL_NUM_BY("Expected hub bytes / payload byte", "hub_bytes_per_payload_byte", put_expected),
+    ML_COL_SIG("Floor (data only)", "floor_hub_bytes_per_payload_byte", 3),
+    ML_COL_SIG("Ceiling (2 segments/ACK)", "ceiling_hub_bytes_per_payload_byte", 3),
+    ML_COL_NUM_BY("Measured hub bytes / payload byte", NULL, put_measured),
+    ML_COL_NUM_BY("Differs %", "differs_percent", put_differs),
+    ML_COL_SIG("ACK ratio (segments/ACK)", "ack_ratio", 3),
+    ML_COL_PAIR("Data / ACK frame bytes", "data_frame_bytes", "ack_frame_bytes", 0),
+    ML_COL_FIXED("MSS bytes", "mss_bytes", 0),
+};
 
 void ml_section_physics(struct ml_render *c)
 {
@@ -355,8 +405,8 @@ void ml_section_physics(struct ml_render *c)
     g_autoptr(GString) said = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = path_at(c, i);
-        const char *head = get_str(p, "headline_cell");
-        struct json_object *cell = head ? get_obj(get_obj(p, "cells"), head) : NULL;
+        const char *head = ml_j_str(p, "headline_cell");
+        struct json_object *cell = head ? ml_j_obj(ml_j_obj(p, "cells"), head) : NULL;
         struct json_object *e = cell_physics(p, head, cell);
         if (c->st[i] == ML_PATH_MEASURED && e)
             put_physics_sentence(said, p, head, e, cell);
@@ -367,30 +417,28 @@ void ml_section_physics(struct ml_render *c)
             g_string_append(s, is_tcg(c) ? " (under TCG)" : " (on KVM)");
         g_string_append_printf(s, ", in the headline cells:\n\n%s\n", said->str);
     }
-    g_string_append(s, "| Path, cell | Expected hub bytes / payload byte | Floor (data only) | "
-                       "Ceiling (2 segments/ACK) | Measured hub bytes / payload byte | "
-                       "Differs % | ACK ratio (segments/ACK) | Data / ACK frame bytes | MSS "
-                       "bytes |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    ml_columns_head(s, physics_columns, G_N_ELEMENTS(physics_columns));
     g_autoptr(GString) flags = g_string_new(NULL);
     g_autoptr(GString) models = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
         struct json_object *p = path_at(c, i);
-        struct json_object *cells = get_obj(p, "cells");
+        struct json_object *cells = ml_j_obj(p, "cells");
         if (!cells)
             continue;
         json_object_object_foreach(cells, cell, cell_obj)
         {
             struct json_object *e = cell_physics(p, cell, cell_obj);
-            put_physics_row(s, flags, p, cell, cell_obj, e);
-            if (get_str(e, "model")) {
+            struct cell_row at = {p, cell, cell_obj, flags};
+            ml_columns_row(s, physics_columns, G_N_ELEMENTS(physics_columns), e, &at);
+            if (ml_j_str(e, "model")) {
                 g_string_append(models, "- ");
-                put_text(models, get_str(p, "name"));
+                ml_put_text(models, ml_j_str(p, "name"));
                 g_string_append(models, " ");
-                put_text(models, cell);
+                ml_put_text(models, cell);
                 g_string_append(models, ": ");
-                put_text(models, get_str(e, "model"));
+                ml_put_text(models, ml_j_str(e, "model"));
                 g_string_append(models, "\n");
             }
         }
@@ -404,11 +452,11 @@ void ml_section_physics(struct ml_render *c)
 
 /* ---- variance and the host ---- */
 
-static void put_cv(GString *s, struct json_object *cell, const char *key)
+static void put_cv(GString *s, struct json_object *cell, const struct ml_column *col, void *ctx)
 {
     double v;
-    if (!ml_j_num(cell, key, &v)) {
-        g_string_append(s, DASH);
+    if (!ml_j_num(cell, col->key, &v)) {
+        g_string_append(s, ML_DASH);
         return;
     }
     if (v > CV_WARN_PERCENT)
@@ -417,18 +465,21 @@ static void put_cv(GString *s, struct json_object *cell, const char *key)
 }
 
 /* The highest value of host.KEY over the passes of one cell. */
-static void put_host_max(GString *s, struct json_object *path, const char *cell, const char *key)
+static void put_host_max(GString *s, struct json_object *cell_obj, const struct ml_column *col,
+                         void *ctx)
 {
-    struct json_object *passes = get_array(path, "passes");
+    const struct cell_row *at = ctx;
+    const char *cell = at->name, *key = col->key;
+    struct json_object *passes = ml_j_array(at->path, "passes");
     double max = NAN;
     for (size_t i = 0; i < ml_j_len(passes); i++) {
         struct json_object *p = json_object_array_get_idx(passes, i);
         double v;
-        if (g_strcmp0(get_str(p, "cell"), cell) == 0 && ml_j_num(get_obj(p, "host"), key, &v))
+        if (g_strcmp0(ml_j_str(p, "cell"), cell) == 0 && ml_j_num(ml_j_obj(p, "host"), key, &v))
             max = isnan(max) || v > max ? v : max;
     }
     if (isnan(max))
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
     else
         ml_put_fixed(s, max, 1);
 }
@@ -438,11 +489,11 @@ static void put_host_max(GString *s, struct json_object *path, const char *cell,
 /* Whether a cell runs at the fixed rate: its rate in the profile's matrix, else its name. */
 static bool cell_fixed(struct ml_render *c, const char *cell)
 {
-    struct json_object *matrix = get_array(get_obj(c->r, "profile"), "matrix");
+    struct json_object *matrix = ml_j_array(ml_j_obj(c->r, "profile"), "matrix");
     for (size_t i = 0; cell && i < ml_j_len(matrix); i++) {
         struct json_object *m = json_object_array_get_idx(matrix, i);
-        if (g_strcmp0(get_str(m, "cell"), cell) == 0)
-            return g_strcmp0(get_str(m, "rate"), "fixed") == 0;
+        if (g_strcmp0(ml_j_str(m, "cell"), cell) == 0)
+            return g_strcmp0(ml_j_str(m, "rate"), "fixed") == 0;
     }
     return cell && g_str_has_suffix(cell, "-fixed");
 }
@@ -468,7 +519,7 @@ static void put_names(GString *s, GPtrArray *names)
 {
     for (guint i = 0; i < names->len; i++) {
         g_string_append(s, i == 0 ? "" : i + 1 == names->len ? " and " : ", ");
-        put_text(s, g_ptr_array_index(names, i));
+        ml_put_text(s, g_ptr_array_index(names, i));
     }
 }
 
@@ -483,7 +534,7 @@ struct block {
 
 static const char *entry_str(struct json_object *order, size_t i, const char *key)
 {
-    return str_or(json_object_array_get_idx(order, i), key, "?");
+    return ml_j_str_or(json_object_array_get_idx(order, i), key, "?");
 }
 
 static int entry_round(struct json_object *order, size_t i)
@@ -570,7 +621,7 @@ static bool put_back_to_back(GString *s, struct json_object *order)
             j++;
         if (j - i >= 2) {
             g_string_append(s, any ? ", " : "Back to back: ");
-            put_text(s, entry_str(order, i, "path"));
+            ml_put_text(s, entry_str(order, i, "path"));
             g_string_append_printf(s, "'s %zu passes (seq %ld-%ld)", j - i, entry_seq(order, i),
                                    entry_seq(order, j - 1));
             any = true;
@@ -588,7 +639,7 @@ static bool put_back_to_back(GString *s, struct json_object *order)
 static void put_order(struct ml_render *c)
 {
     GString *s = c->s;
-    struct json_object *order = get_array(c->r, "order");
+    struct json_object *order = ml_j_array(c->r, "order");
     size_t n = ml_j_len(order);
     if (n == 0)
         return;
@@ -683,6 +734,16 @@ static void put_order(struct ml_render *c)
     }
 }
 
+static const struct ml_column variance_columns[] = {
+    {.header = "Path, cell", .put = put_path_cell},
+    ML_COL_PAIR("Passes ok / failed", "passes_ok", "passes_failed", 0),
+    ML_COL_NUM_BY("CV throughput %", "cv_bits_per_second_percent", put_cv),
+    ML_COL_NUM_BY("CV hub bytes per payload byte %", "cv_hub_bytes_per_payload_byte_percent",
+                  put_cv),
+    ML_COL_NUM_BY("Host other CPU % (max)", "other_cpu_percent", put_host_max),
+    ML_COL_NUM_BY("Host steal % (max)", "steal_percent", put_host_max),
+};
+
 void ml_section_variance(struct ml_render *c)
 {
     GString *s = c->s;
@@ -695,35 +756,18 @@ void ml_section_variance(struct ml_render *c)
                        "median is then a rough figure. Host: the highest share of the\nhost's "
                        "CPU that other programs used, and of steal time, during a pass of the "
                        "cell.\n\n");
-    g_string_append(s, "| Path, cell | Passes ok / failed | CV throughput % | CV hub bytes per "
-                       "payload byte % | Host other CPU % (max) | Host steal % (max) |\n"
-                       "|---|---:|---:|---:|---:|---:|\n");
+    ml_columns_head(s, variance_columns, G_N_ELEMENTS(variance_columns));
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
         struct json_object *p = path_at(c, i);
-        struct json_object *cells = get_obj(p, "cells");
+        struct json_object *cells = ml_j_obj(p, "cells");
         if (!cells)
             continue;
         json_object_object_foreach(cells, name, cell)
         {
-            g_string_append(s, "| ");
-            put_text(s, get_str(p, "name"));
-            g_string_append(s, " ");
-            put_text(s, name);
-            g_string_append(s, " | ");
-            ml_put_num(s, cell, "passes_ok", 0);
-            g_string_append(s, " / ");
-            ml_put_num(s, cell, "passes_failed", 0);
-            g_string_append(s, " | ");
-            put_cv(s, cell, "cv_bits_per_second_percent");
-            g_string_append(s, " | ");
-            put_cv(s, cell, "cv_hub_bytes_per_payload_byte_percent");
-            g_string_append(s, " | ");
-            put_host_max(s, p, name, "other_cpu_percent");
-            g_string_append(s, " | ");
-            put_host_max(s, p, name, "steal_percent");
-            g_string_append(s, " |\n");
+            struct cell_row at = {p, name, cell, NULL};
+            ml_columns_row(s, variance_columns, G_N_ELEMENTS(variance_columns), cell, &at);
         }
     }
     g_string_append(s, "\nA cell of one pass has no CV (—).\n\n");
@@ -744,7 +788,7 @@ static void put_gb(GString *s, struct json_object *v, const char *key)
     if (ml_j_num(v, key, &gb))
         ml_put_fixed(s, gb, 0);
     else
-        g_string_append(s, DASH);
+        g_string_append(s, ML_DASH);
     g_string_append(s, " GB");
 }
 
@@ -766,9 +810,9 @@ void ml_section_vps(struct ml_render *c)
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
         struct json_object *p = path_at(c, i);
-        struct json_object *v = get_obj(p, "vps");
+        struct json_object *v = ml_j_obj(p, "vps");
         g_string_append(s, "- **");
-        put_text(s, get_str(p, "name"));
+        ml_put_text(s, ml_j_str(p, "name"));
         g_string_append(s, "**: ");
         if (!v || quiet(p)) {
             g_string_append(s, "the hub carries none of its traffic (hub bytes per payload "
@@ -778,7 +822,7 @@ void ml_section_vps(struct ml_render *c)
                                "traffic costs the VPS anything.\n");
             continue;
         }
-        const char *head = str_or(p, "headline_cell", "headline");
+        const char *head = ml_j_str_or(p, "headline_cell", "headline");
         if (ml_j_get(v, "hub_gb_out_per_tb_payload")) {
             g_string_append(s, "per TB of client payload the hub receives ");
             put_gb(s, v, "hub_gb_in_per_tb_payload");
@@ -788,7 +832,7 @@ void ml_section_vps(struct ml_render *c)
             put_gb(s, v, "hub_gb_per_tb_payload");
             g_string_append(s, " in all (from `vps.hub_gb_in_per_tb_payload` and "
                                "`vps.hub_gb_out_per_tb_payload`: the ");
-            put_text(s, head);
+            ml_put_text(s, head);
             g_string_append(s, " cell's passes, the latency probe's own bytes left out). ");
         } else {
             g_string_append(s, "per TB of client payload the hub moves ");
@@ -798,27 +842,27 @@ void ml_section_vps(struct ml_render *c)
                                "bytes too). ");
         }
         double vcpu, bps, busy;
-        if (get_str(v, "relay_cell") && ml_j_num(v, "hub_vcpu_relay_bits_per_second", &vcpu)) {
+        if (ml_j_str(v, "relay_cell") && ml_j_num(v, "hub_vcpu_relay_bits_per_second", &vcpu)) {
             g_string_append(s, "One hub vCPU at 100 % relays about ");
             ml_put_significant(s, vcpu / 1e6, 3);
             g_string_append(s, " Mbit/s (`vps.hub_vcpu_relay_bits_per_second`: the ");
-            put_text(s, get_str(v, "relay_cell"));
+            ml_put_text(s, ml_j_str(v, "relay_cell"));
             g_string_append(s, " cell relayed ");
             if (ml_j_num(v, "relay_cell_bits_per_second", &bps))
                 ml_put_significant(s, bps / 1e6, 3);
             else
-                g_string_append(s, DASH);
+                g_string_append(s, ML_DASH);
             g_string_append(s, " Mbit/s with the hub ");
             if (ml_j_num(v, "relay_cell_hub_busy_percent", &busy))
                 ml_put_fixed(s, busy, 0);
             else
-                g_string_append(s, DASH);
+                g_string_append(s, ML_DASH);
             g_string_append(s, " % busy)");
             if (!ml_j_bool(v, "meaningful")) {
-                g_autofree char *up =
-                    g_ascii_strup(str_or(get_obj(c->r, "environment"), "accelerator", "?"), -1);
+                g_autofree char *up = g_ascii_strup(
+                    ml_j_str_or(ml_j_obj(c->r, "environment"), "accelerator", "?"), -1);
                 g_string_append(s, ", **not meaningful here**: measured under ");
-                put_text(s, up);
+                ml_put_text(s, up);
                 g_string_append(s, ", not KVM");
             }
             g_string_append(s, ".");
@@ -827,7 +871,7 @@ void ml_section_vps(struct ml_render *c)
                                "predates it (its fixed-rate figure sizes nothing).");
         }
         g_string_append(s, " Daemons' memory (from `vps.daemons_rss_kib`): ");
-        put_rss(s, get_obj(v, "daemons_rss_kib"));
+        put_rss(s, ml_j_obj(v, "daemons_rss_kib"));
         g_string_append(s, ".\n");
     }
     g_string_append(s, "\n");

@@ -481,7 +481,7 @@ def nat_cell(dp, a, b, repeats, reason=None):
     hubs = [r["hub_bytes"] for r in repeats if r["hub_bytes"] is not None]
     prc = {"none": "direct", "port-restricted-cone": "race" if dp == "nebula" else "direct", "symmetric": "relay"}
     # tailscaled's port is not open in the guest firewall: for it `none` filters as a
-    # port-restricted cone does (report/natgrid.c).
+    # port-restricted cone does (results/natgrid.c).
     none_open = dp == "nebula"
     expected = ("direct" if "none" in (a, b) and none_open else
                 "relay" if "symmetric" in (a, b) else

@@ -1,8 +1,8 @@
-/* The tables of report.md that metrics (report/metric.h) are shown in. measure/'s metrics table
+/* The tables of report.md that metrics (results/metric.h) are shown in. measure/'s metrics table
  * names them; report/ renders each with one row per path, per cell of the matrix, or per pass. */
 #pragma once
 
-#include "report/metric.h"
+#include "results/metric.h"
 
 /* Headline figures, one row per path. */
 extern const struct ml_report_table ml_table_comparison;

@@ -1,8 +1,9 @@
 /* A metric is one descriptor: its name (where its value lies in a path of results.json), its
  * unit, what runs on a path to collect it, how it is summarised, and how report.md shows it.
  * measure/ and report/ loop over a table of them (src/measure/metrics.c) and name none: a new
- * figure is a new line in that table. The type lives here, in the lowest room that reads it;
- * what collects lives in measure/, which fills in the table. */
+ * figure is a new line in that table. The type lives here, in results/, which both stand on;
+ * what collects lives in measure/, which fills in the table. A metric's values are read with
+ * ml_j_values (results/json.h). */
 #pragma once
 
 #include <glib.h>
@@ -58,9 +59,3 @@ struct ml_metric {
      * true the value is only a lower bound, shown "≥ 350". NULL: none. */
     const char *at_least;
 };
-
-/* The values of a key in a JSON object: one for a plain key, one per element where the key runs
- * through an array, one per member where a part is "*" ("cpu.*.user_s": each guest's), and
- * *ret_list is then true. A missing value is a NULL entry. The values are
- * borrowed from o. */
-GPtrArray *ml_metric_values(struct json_object *o, const char *key, bool *ret_list);

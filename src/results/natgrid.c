@@ -1,8 +1,8 @@
-#include "report/natgrid.h"
+#include "results/natgrid.h"
 
 #include <string.h>
 
-#include "report/format.h"
+#include "results/format.h"
 
 enum filtering { FILTER_NONE, FILTER_ADDRESS, FILTER_ADDRESS_PORT };
 

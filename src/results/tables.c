@@ -1,4 +1,4 @@
-#include "report/tables.h"
+#include "results/tables.h"
 
 const struct ml_report_table ml_table_comparison = {
     .title = "Comparison",

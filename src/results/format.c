@@ -1,4 +1,4 @@
-#include "report/format.h"
+#include "results/format.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -7,63 +7,26 @@
 /* Texts up to this long are written where they apply; longer ones become footnotes. */
 #define ML_NOTE_INLINE_MAX 60
 
-struct json_object *ml_j_get(struct json_object *o, const char *key)
+const char *ml_results_headline_cell(struct json_object *r)
 {
-    struct json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
+    struct json_object *matrix = ml_j_array(ml_j_obj(r, "profile"), "matrix");
+    return ml_j_len(matrix) ? ml_j_str(json_object_array_get_idx(matrix, 0), "cell") : NULL;
+}
+
+struct json_object *ml_results_fixed_cell(struct json_object *path, const char **ret_name)
+{
+    struct json_object *cells = ml_j_obj(path, "cells");
+    if (!cells)
         return NULL;
-    return v; /* NULL for a JSON null too */
-}
-
-struct json_object *ml_j_obj(struct json_object *o, const char *key)
-{
-    struct json_object *v = ml_j_get(o, key);
-    return json_object_is_type(v, json_type_object) ? v : NULL;
-}
-
-struct json_object *ml_j_array(struct json_object *o, const char *key)
-{
-    struct json_object *v = ml_j_get(o, key);
-    return json_object_is_type(v, json_type_array) ? v : NULL;
-}
-
-const char *ml_j_str(struct json_object *o, const char *key)
-{
-    struct json_object *v = ml_j_get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-const char *ml_j_str_or(struct json_object *o, const char *key, const char *fallback)
-{
-    const char *s = ml_j_str(o, key);
-    return s && *s ? s : fallback;
-}
-
-bool ml_j_value_num(struct json_object *v, double *ret)
-{
-    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-        return false;
-    double x = json_object_get_double(v);
-    if (!isfinite(x))
-        return false;
-    *ret = x;
-    return true;
-}
-
-bool ml_j_num(struct json_object *o, const char *key, double *ret)
-{
-    return ml_j_value_num(ml_j_get(o, key), ret);
-}
-
-bool ml_j_bool(struct json_object *o, const char *key)
-{
-    struct json_object *v = ml_j_get(o, key);
-    return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-}
-
-size_t ml_j_len(struct json_object *array)
-{
-    return json_object_is_type(array, json_type_array) ? json_object_array_length(array) : 0;
+    json_object_object_foreach(cells, name, cell)
+    {
+        if (g_strcmp0(ml_j_str(cell, "rate"), "fixed") == 0) {
+            if (ret_name)
+                *ret_name = name;
+            return cell;
+        }
+    }
+    return NULL;
 }
 
 void ml_put_text(GString *s, const char *text)
@@ -142,22 +105,25 @@ void ml_put_significant(GString *s, double v, int digits)
     put_grouped(s, g_ascii_formatd(buf, sizeof buf, fmt, v));
 }
 
-void ml_put_num(GString *s, struct json_object *o, const char *key, int decimals)
+/* The number at key as put writes it with n, or a dash. */
+static void put_at(GString *s, struct json_object *o, const char *key, int n,
+                   void (*put)(GString *, double, int))
 {
     double v;
     if (ml_j_num(o, key, &v))
-        ml_put_fixed(s, v, decimals);
+        put(s, v, n);
     else
         g_string_append(s, ML_DASH);
 }
 
+void ml_put_num(GString *s, struct json_object *o, const char *key, int decimals)
+{
+    put_at(s, o, key, decimals, ml_put_fixed);
+}
+
 void ml_put_sig(GString *s, struct json_object *o, const char *key, int digits)
 {
-    double v;
-    if (ml_j_num(o, key, &v))
-        ml_put_significant(s, v, digits);
-    else
-        g_string_append(s, ML_DASH);
+    put_at(s, o, key, digits, ml_put_significant);
 }
 
 void ml_notes_init(struct ml_notes *n)

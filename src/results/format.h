@@ -1,5 +1,5 @@
 /* Reading a results document and writing its values as text: the helpers every renderer of
- * report/ shares (Markdown, HTML, the comparison). Absent or mistyped values read as absent. */
+ * report/ shares (Markdown, HTML, the comparison), and measure/'s NAT grid with them. */
 #pragma once
 
 #include <glib.h>
@@ -7,18 +7,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "results/json.h"
+
 #define ML_DASH "—"
 
-struct json_object *ml_j_get(struct json_object *o, const char *key);
-struct json_object *ml_j_obj(struct json_object *o, const char *key);
-struct json_object *ml_j_array(struct json_object *o, const char *key);
-const char *ml_j_str(struct json_object *o, const char *key);
-/* The string at key, or fallback when it is absent or empty. */
-const char *ml_j_str_or(struct json_object *o, const char *key, const char *fallback);
-bool ml_j_num(struct json_object *o, const char *key, double *ret);
-bool ml_j_value_num(struct json_object *v, double *ret);
-bool ml_j_bool(struct json_object *o, const char *key);
-size_t ml_j_len(struct json_object *array);
+/* The headline cell's name (the profile's first), or NULL. */
+const char *ml_results_headline_cell(struct json_object *r);
+/* The path's first cell with rate "fixed", or NULL. */
+struct json_object *ml_results_fixed_cell(struct json_object *path, const char **ret_name);
 
 /* One line of table or list text: '|' escaped, line breaks as spaces. */
 void ml_put_text(GString *s, const char *text);
