@@ -9,7 +9,7 @@
 
 #include "virt/agent.h"
 #include "cache/artifacts.h"
-#include "dataplanes/daemon.h"
+#include "virt/daemon.h"
 #include "dataplanes/path.h"
 #include "topology/plan.h"
 #include "topology/ports.h"

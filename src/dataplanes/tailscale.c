@@ -1,6 +1,6 @@
 #include "dataplanes/tailscale.h"
 
-#include "dataplanes/guest_value.h"
+#include "virt/guest_value.h"
 #include "dataplanes/path.h"
 #include "core/util.h"
 
