@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "virt/lab.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "topology/ports.h"
 
 /* Whether the hub's NIC may see the path's traffic, counted above its idle
@@ -213,8 +213,9 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
  * sentence what it should have been when it does not. */
 bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence);
 
-/* Loads the seed's guest firewall into every guest. */
-bool ml_policy_firewall(struct ml_lab *lab, GError **err);
+/* Loads the seed's guest firewall fw (ml_nft_firewall of ml_dataplane_ports) into every
+ * guest; summary (ml_nft_firewall_summary) goes to the progress line. */
+bool ml_policy_firewall(struct ml_lab *lab, const char *fw, const char *summary, GError **err);
 /* Puts ops' policy in force on every guest, saves the rulesets in force under
  * RUN_DIR/rulesets/PATH/, and lets the dataplane settle. */
 bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 #include "measure/measure.h"
 #include "report/natgrid.h"
 #include "virt/agent.h"
