@@ -21,7 +21,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "dataplanes/daemon.h"
+#include "virt/daemon.h"
 #include "core/util.h"
 
 static char *dir;

@@ -1,7 +1,7 @@
 /* The checks that stand between one guest's output and another guest's root shell: every
  * validator accepts the real shape and refuses hostile text. */
 #include "check.h"
-#include "dataplanes/guest_value.h"
+#include "virt/guest_value.h"
 #include "dataplanes/nebula.h"
 #include "dataplanes/tailscale.h"
 #include "core/util.h"

@@ -4,7 +4,7 @@
 
 #include <arpa/inet.h>
 
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 #include "topology/topology.h"
 
 #define HUB_A2 "192.0.2.20"

@@ -9,8 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dataplanes/nat.h"
-#include "dataplanes/nft.h"
+#include "dataplanes/dataplane.h"
+#include "guestnet/nat.h"
+#include "guestnet/nft.h"
 #include "topology/topology.h"
 
 #define HUB_A2 "192.0.2.20"
@@ -53,7 +54,9 @@ static int check_netns(const struct ml_topology *topo)
     CHECK(dir != NULL);
     if (!dir)
         return 0;
-    g_autofree char *fw = ml_nft_firewall(topo);
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n_ports = ml_dataplane_ports(topo, ports);
+    g_autofree char *fw = ml_nft_firewall(ports, n_ports);
     g_autofree char *id = g_strdup_printf("%d", (int)getpid());
     g_autofree char *inside_ns = g_strdup_printf("mlt-in-%s", id);
     g_autofree char *setup = ml_nat_setup_script_in(topo, 1, inside_ns);

@@ -1,13 +1,14 @@
 /* Every ruleset meshlab loads into a guest (the firewall, each path's policy on each node, and
- * each NAT type on each client) through the real nft's check mode (`nft -c -f FILE`: parsed and sent to the kernel in a
- * transaction that is aborted), inside a throwaway network namespace so the host's own ruleset
- * is never touched. Needs root and nft (Debian package nftables); skips without them. */
+ * each NAT type on each client) through the real nft's check mode (`nft -c -f FILE`: parsed and
+ * sent to the kernel in a transaction that is aborted), inside a throwaway network namespace so the
+ * host's own ruleset is never touched. Needs root and nft (Debian package nftables); skips without
+ * them. */
 #include "check.h"
 
 #include <unistd.h>
 
-#include "dataplanes/nat.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nat.h"
+#include "guestnet/nft.h"
 #include "dataplanes/dataplane.h"
 #include "topology/topology.h"
 #include "core/util.h"
@@ -45,7 +46,9 @@ static bool nft_check(const char *nft, const char *what, const char *ruleset)
 
 static void check_topology(const char *nft, const struct ml_topology *topo)
 {
-    g_autofree char *fw = ml_nft_firewall(topo);
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n = ml_dataplane_ports(topo, ports);
+    g_autofree char *fw = ml_nft_firewall(ports, n);
     CHECK(nft_check(nft, "the firewall", fw));
     const struct ml_path_ops *ops;
     ML_FOR_EACH_PATH(k, ops)

@@ -7,7 +7,7 @@
 #include "virt/cloudinit.h"
 #include "cache/image.h"
 #include "dataplanes/nebula.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "dataplanes/dataplane.h"
 #include "topology/plan.h"
 #include "topology/topology.h"
@@ -121,7 +121,9 @@ int main(void)
     CHECK(strstr(hub, "masquerade") != NULL && strstr(hub, "ip_forward=1") != NULL);
 
     /* The guest firewall and the path policies. */
-    g_autofree char *fw = ml_nft_firewall(topo);
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n_ports = ml_dataplane_ports(topo, ports);
+    g_autofree char *fw = ml_nft_firewall(ports, n_ports);
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
     /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
@@ -169,11 +171,13 @@ int main(void)
         g_string_free(yaml, TRUE);
         CHECK(other != NULL);
         if (other) {
-            g_autofree char *ofw = ml_nft_firewall(other);
+            struct ml_port oports[ML_PORTS_MAX];
+            size_t n_oports = ml_dataplane_ports(other, oports);
+            g_autofree char *ofw = ml_nft_firewall(oports, n_oports);
             CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
             CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001 }") != NULL);
             CHECK(strstr(ofw, "51820") == NULL);
-            g_autofree char *summary = ml_nft_firewall_summary(other);
+            g_autofree char *summary = ml_nft_firewall_summary(oports, n_oports);
             CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);
             g_autofree char *ohub = ml_wg_render_hub(other, keys);
             CHECK(strstr(ohub, "ListenPort = 51999") != NULL);

@@ -2,7 +2,7 @@
  * tests/data/bad/ against its golden .expected error line. */
 #include "check.h"
 #include "dataplanes/nebula.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/wireguard.h"
 #include "topology/plan.h"
@@ -1094,7 +1094,9 @@ static void test_hub_and_eight_clients(void)
         CHECK(conf && strstr(conf, who) != NULL);
         CHECK(strstr(conf, i == 0 ? "am_lighthouse: true" : "am_lighthouse: false") != NULL);
     }
-    g_autofree char *fw = ml_nft_firewall(t);
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n_ports = ml_dataplane_ports(t, ports);
+    g_autofree char *fw = ml_nft_firewall(ports, n_ports);
     CHECK(fw != NULL);
 
     /* Each guest's seed carries its own address and MAC. */

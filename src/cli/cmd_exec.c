@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/util.h"
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 #include "topology/name.h"
 #include "topology/plan.h"
 #include "virt/agent.h"

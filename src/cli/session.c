@@ -5,7 +5,7 @@
 
 #include "core/lock.h"
 #include "dataplanes/policy.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "dataplanes/dataplane.h"
 #include "measure/metrics.h"
 #include "measure/natmatrix.h"
@@ -205,16 +205,21 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GErro
      * only burns it. */
     for (size_t i = 0; i < lab->plan->n_guests; i++)
         lab->artifacts[i] = ml_path_artifacts(lab, i);
-    lab->firewall = ml_nft_firewall(topo);
+    /* The firewall is built once, from the one port table: the lab loads it at cloud-init's
+     * hold where the image allows, else it is loaded once the guests are up. */
+    struct ml_port ports[ML_PORTS_MAX];
+    size_t n_ports = ml_dataplane_ports(topo, ports);
+    g_autofree char *fw = ml_nft_firewall(ports, n_ports);
+    g_autofree char *summary = ml_nft_firewall_summary(ports, n_ports);
+    lab->firewall = g_strdup(fw);
     bool ok = ml_lab_create(lab, err);
     if (ok && lab->firewall_early) {
-        g_autofree char *summary = ml_nft_firewall_summary(topo);
         ml_progress("firewall",
                     "guest firewall loaded on %zu guests at cloud-init's hold, before their "
                     "network came up: %s",
                     lab->plan->n_guests, summary);
     } else if (ok) {
-        ok = ml_policy_firewall(lab, err);
+        ok = ml_policy_firewall(lab, fw, summary, err);
         ml_lab_phase(lab, "firewall");
     }
     /* The NATs are built and observed before any dataplane runs behind them. */

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 
 #include "virt/lab.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "topology/ports.h"
 
 /* Whether the hub's NIC may see the path's traffic, counted above its idle

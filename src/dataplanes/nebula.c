@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "virt/agent.h"
-#include "dataplanes/daemon.h"
-#include "dataplanes/guest_value.h"
+#include "virt/daemon.h"
+#include "virt/guest_value.h"
 #include "core/util.h"
 
 #define NEBULA_SUBNET "10.42.0.0"

@@ -4,6 +4,7 @@
 
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
+#include "topology/plan.h"
 
 static char *describe(const struct ml_topology *t)
 {
@@ -23,7 +24,7 @@ static struct in_addr target(const struct ml_lab *lab)
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
     (void)t;
-    return ml_route_enters(&ev->rt, "eth0", sentence);
+    return ml_route_enters(&ev->rt, ML_LAB_NIC, sentence);
 }
 
 extern const struct ml_path_ops ml_path_plain;

@@ -9,7 +9,7 @@
 
 #include "virt/agent.h"
 #include "cache/artifacts.h"
-#include "dataplanes/daemon.h"
+#include "virt/daemon.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "topology/plan.h"

@@ -1,13 +1,12 @@
 #include "dataplanes/policy.h"
 
 #include "core/util.h"
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 #include "virt/agent.h"
 
-bool ml_policy_firewall(struct ml_lab *lab, GError **err)
+bool ml_policy_firewall(struct ml_lab *lab, const char *fw, const char *summary, GError **err)
 {
     size_t n = lab->plan->n_guests;
-    g_autofree char *fw = ml_nft_firewall(lab->topo);
     const char *cmds[ML_MAX_NODES], *inputs[ML_MAX_NODES];
     for (size_t i = 0; i < n; i++) {
         cmds[i] = "nft -f -";
@@ -15,7 +14,6 @@ bool ml_policy_firewall(struct ml_lab *lab, GError **err)
     }
     if (!ml_lab_run_parallel(lab, NULL, cmds, inputs, 60, NULL, "loading the firewall", err))
         return false;
-    g_autofree char *summary = ml_nft_firewall_summary(lab->topo);
     ml_progress("firewall", "guest firewall loaded on %zu guests: %s", n, summary);
     return true;
 }

@@ -8,8 +8,9 @@
 #include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
-/* Loads the seed's guest firewall, built from the lab's port table, into every guest. */
-bool ml_policy_firewall(struct ml_lab *lab, GError **err);
+/* Loads the seed's guest firewall fw (ml_nft_firewall of ml_dataplane_ports) into every
+ * guest; summary (ml_nft_firewall_summary) goes to the progress line. */
+bool ml_policy_firewall(struct ml_lab *lab, const char *fw, const char *summary, GError **err);
 /* Puts ops' policy in force on every guest, saves the rulesets in force under
  * RUN_DIR/rulesets/PATH/, and lets the dataplane settle. */
 bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);

@@ -1,6 +1,6 @@
 #include "dataplanes/tailscale.h"
 
-#include "dataplanes/guest_value.h"
+#include "virt/guest_value.h"
 #include "dataplanes/dataplane.h"
 #include "core/util.h"
 

@@ -7,7 +7,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
-#include "dataplanes/daemon.h"
+#include "virt/daemon.h"
 #include "topology/ports.h"
 #include "topology/topology.h"
 

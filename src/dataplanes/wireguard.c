@@ -37,7 +37,7 @@ char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkey
                            "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
                            "masquerade\n"
                            "PostDown = nft delete table ip wgmasq\n",
-                           topo->wireguard.listen_port, ML_WG_LAB_NIC);
+                           topo->wireguard.listen_port, ML_LAB_NIC);
     char addr[16];
     for (size_t i = 0; i < topo->n_nodes; i++) {
         if (i == hub)

@@ -10,7 +10,6 @@
 #include "virt/lab.h"
 
 #define ML_WG_KEY_FILE "/etc/wireguard/wg0.key"
-#define ML_WG_LAB_NIC "eth0"
 
 /* wg0.conf of the hub; pubkeys[i] is node i's public key (the hub's is unused). */
 char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys);

@@ -7,6 +7,7 @@
 
 #include "core/util.h"
 #include "dataplanes/dataplane.h"
+#include "topology/plan.h"
 #include "virt/agent.h"
 
 #define SECTION "### meshlab: "
@@ -34,7 +35,7 @@ static const char fixed_sections[] =
     "echo '" SECTION "kernel'; uname -r; "
     "echo '" SECTION "vcpus'; getconf _NPROCESSORS_ONLN; "
     "echo '" SECTION "memory'; grep '^MemTotal:' /proc/meminfo; "
-    "echo '" SECTION "offloads'; ethtool -k eth0 2>/dev/null; "
+    "echo '" SECTION "offloads'; ethtool -k " ML_LAB_NIC " 2>/dev/null; "
     "echo '" SECTION "sysctls'; sysctl net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem "
     "net.ipv4.tcp_wmem net.ipv4.tcp_congestion_control net.core.default_qdisc "
     "net.ipv4.ip_forward net.core.netdev_max_backlog net.ipv4.tcp_mtu_probing 2>/dev/null; "

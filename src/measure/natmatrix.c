@@ -7,7 +7,7 @@
 #include "core/util.h"
 #include "dataplanes/policy.h"
 #include "dataplanes/verdict.h"
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 #include "measure/measure.h"
 #include "results/natgrid.h"
 #include "virt/agent.h"

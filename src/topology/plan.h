@@ -8,6 +8,8 @@
 #define ML_OBJ_PREFIX "meshlab-"
 /* Inside a NATed client: the network namespace its daemons and endpoints run in. */
 #define ML_PLAN_NETNS "mlnat"
+/* The lab NIC inside every guest (net.ifnames=0, and set-name in the seed). */
+#define ML_LAB_NIC "eth0"
 
 struct ml_plan_guest {
     const struct ml_node *node;

@@ -1,5 +1,5 @@
 /* The NAT probe's JSON, printed by a script inside a guest's NAT namespace. */
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

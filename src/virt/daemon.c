@@ -1,4 +1,4 @@
-#include "dataplanes/daemon.h"
+#include "virt/daemon.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "dataplanes/guest_value.h"
+#include "virt/guest_value.h"
 
 #include <arpa/inet.h>
 #include <string.h>

@@ -4,10 +4,8 @@
 
 #include <glib.h>
 
+#include "topology/ports.h"
 #include "topology/topology.h"
-
-/* The lab NIC inside every guest (net.ifnames=0, and set-name in the seed). */
-#define ML_LAB_NIC "eth0"
 
 enum ml_policy {
     ML_POLICY_DIRECT, /* the firewall alone: peers may talk UDP to each other */
@@ -15,14 +13,15 @@ enum ml_policy {
 };
 const char *ml_policy_name(enum ml_policy p);
 
-/* The guest firewall, table inet meshlab_fw, for every guest, from the port table (ports.h):
- * policy drop on the lab NIC, then established traffic, ICMP echo and each open port (ssh,
+/* The guest firewall, table inet meshlab_fw, for every guest, from the n ports of the port
+ * table the caller hands down (the fixed ports of ports.h and each dataplane's own): policy
+ * drop on the lab NIC, then established traffic, ICMP echo and each open port (ssh,
  * WireGuard's listen_port, Headscale's HTTPS and STUN, iperf3, nebula). Tunnel interfaces are
  * trusted, except that no dataplane's transport may arrive or be forwarded through anything
  * but the lab NIC: chain transport drops them, from the input and forward hooks. */
-char *ml_nft_firewall(const struct ml_topology *topo);
-/* One line for the progress output: what the firewall lets in. */
-char *ml_nft_firewall_summary(const struct ml_topology *topo);
+char *ml_nft_firewall(const struct ml_port *ports, size_t n);
+/* One line for the progress output: what the firewall built from the same ports lets in. */
+char *ml_nft_firewall_summary(const struct ml_port *ports, size_t n);
 
 /* The path policy for node i, table inet meshlab_path, replacing any earlier
  * one: a script for `nft -f -`. For the hub and for DIRECT it only clears. */

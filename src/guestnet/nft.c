@@ -1,9 +1,8 @@
-#include "dataplanes/nft.h"
+#include "guestnet/nft.h"
 
 #include <stdio.h>
 
-#include "dataplanes/nat.h"
-#include "dataplanes/dataplane.h"
+#include "guestnet/nat.h"
 
 #include "topology/plan.h"
 #include "topology/ports.h"
@@ -34,10 +33,8 @@ static void transport_rule(GString *s, const struct ml_port *ports, size_t n, en
     g_string_free(set, TRUE);
 }
 
-char *ml_nft_firewall(const struct ml_topology *topo)
+char *ml_nft_firewall(const struct ml_port *ports, size_t n)
 {
-    struct ml_port ports[ML_PORTS_MAX];
-    size_t n = ml_dataplane_ports(topo, ports);
     GString *s = g_string_new("# meshlab guest firewall (the seed's), loaded for the whole run\n"
                               "table inet meshlab_fw\n"
                               "delete table inet meshlab_fw\n"
@@ -73,7 +70,7 @@ char *ml_nft_firewall(const struct ml_topology *topo)
                        "        type filter hook forward priority 0; policy accept;\n"
                        "        # A NATed client's daemons sit behind " ML_NAT_VETH_OUT
                        ": their transport\n"
-                       "        # is routed between it and the lab NIC (dataplanes/nat.h)\n"
+                       "        # is routed between it and the lab NIC (guestnet/nat.h)\n"
                        "        iifname \"" ML_NAT_VETH_OUT "\" oifname \"" ML_LAB_NIC "\" accept\n"
                        "        iifname \"" ML_LAB_NIC "\" oifname \"" ML_NAT_VETH_OUT "\" accept\n"
                        "        iifname != \"" ML_LAB_NIC "\" jump transport\n"
@@ -83,10 +80,8 @@ char *ml_nft_firewall(const struct ml_topology *topo)
     return g_string_free(s, FALSE);
 }
 
-char *ml_nft_firewall_summary(const struct ml_topology *topo)
+char *ml_nft_firewall_summary(const struct ml_port *ports, size_t n)
 {
-    struct ml_port ports[ML_PORTS_MAX];
-    size_t n = ml_dataplane_ports(topo, ports);
     GString *s = g_string_new("policy drop on " ML_LAB_NIC " except established, ICMP echo");
     for (size_t i = 0; i < n; i++)
         if (ports[i].open)

@@ -1,10 +1,9 @@
-#include "dataplanes/nat.h"
+#include "guestnet/nat.h"
 
 #include <arpa/inet.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "dataplanes/nft.h"
 #include "topology/plan.h"
 #include "topology/ports.h"
 #include "virt/agent.h"
