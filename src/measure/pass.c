@@ -573,26 +573,10 @@ static void add_int(struct json_object *o, const char *k, long long v)
     json_object_object_add(o, k, json_object_new_int64(v));
 }
 
-/* The pass's object (results.json's passes[]) from what it collected and its verdict; writes
- * the raw outputs beside it and says how the pass went. */
-static struct json_object *pass_record(const struct ml_pass_path *pp,
-                                       const struct ml_pass_spec *spec, const struct watch *wt,
-                                       const struct ml_pass_verdict *v)
+/* What the pass was: its place in the run and its cell. */
+static void record_spec(struct json_object *o, const struct ml_pass_spec *spec)
 {
-    struct ml_lab *lab = pp->lab;
     const struct ml_cell *c = spec->cell;
-    const struct ml_iperf_result *r = &wt->r;
-    const struct ml_second *sec = v->sec;
-    size_t n = v->n;
-
-    /* Everything is kept: the raw outputs beside the figures. */
-    g_autofree char *raw_iperf = raw_name(pp, spec, "iperf3.json");
-    g_autofree char *raw_ping = raw_name(pp, spec, "ping.txt");
-    g_autofree char *raw_series = raw_name(pp, spec, "series.csv");
-    ml_lab_write(lab, raw_iperf, wt->iperf_out.out, -1, NULL);
-    ml_lab_write(lab, raw_ping, wt->ping_out.out ? wt->ping_out.out : "", -1, NULL);
-
-    struct json_object *o = json_object_new_object();
     add_int(o, "seq", spec->seq);
     add_int(o, "round", spec->round);
     json_object_object_add(o, "cell", json_object_new_string(c->name));
@@ -604,15 +588,26 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
                                ? json_object_new_double(spec->offered_bits_per_second)
                                : NULL);
     add_int(o, "index", spec->index);
+}
 
+static void record_verdict(struct json_object *o, const struct ml_pass_verdict *v)
+{
     struct json_object *failed_seconds = json_object_new_array();
-    for (size_t i = 0; i < n; i++)
-        if (sec[i].ok == 0)
-            json_object_array_add(failed_seconds, json_object_new_int((int)sec[i].t_s));
+    for (size_t i = 0; i < v->n; i++)
+        if (v->sec[i].ok == 0)
+            json_object_array_add(failed_seconds, json_object_new_int((int)v->sec[i].t_s));
     json_object_object_add(o, "status", json_object_new_string(v->passed ? "ok" : "failed"));
     json_object_object_add(o, "reason", v->passed ? NULL : json_object_new_string(v->reason->str));
     json_object_object_add(o, "failed_seconds", failed_seconds);
+}
 
+/* The transfer's figures: iperf3's, the hub's counters over the pass, the probe's share of
+ * them, the hub factors, the share of the offered rate carried. */
+static struct ml_hub_factors record_transfer(struct json_object *o, const struct ml_pass_path *pp,
+                                             const struct ml_pass_spec *spec,
+                                             const struct watch *wt)
+{
+    const struct ml_iperf_result *r = &wt->r;
     const struct ml_pass_sample *first = &g_array_index(wt->samples, struct ml_pass_sample, 0);
     const struct ml_pass_sample *last =
         &g_array_index(wt->samples, struct ml_pass_sample, wt->samples->len - 1);
@@ -648,14 +643,16 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     json_object_object_add(
         o, "below_offered_rate",
         isfinite(carried) ? json_object_new_boolean(carried < ML_PASS_CARRIED_MIN_PERCENT) : NULL);
-    g_autoptr(GString) csv = g_string_new(NULL);
-    json_object_object_add(o, "series", series_json(sec, n, csv));
-    ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
-    double p99 = NAN;
-    json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
+    return hf;
+}
+
+/* The guests' CPU and their daemons', then the host's; true when the host was busy. */
+static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, const struct watch *wt)
+{
     struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
     json_object_object_add(
-        o, "cpu", cpu_json(lab, pp, wt->cpu_s, wt->cpu0, wt->cpu1, &daemons, &daemons_above, &rss));
+        o, "cpu",
+        cpu_json(pp->lab, pp, wt->cpu_s, wt->cpu0, wt->cpu1, &daemons, &daemons_above, &rss));
     json_object_object_add(o, "daemons_cpu_s", daemons);
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
@@ -670,6 +667,34 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     json_object_object_add(h, "load1", num(wt->load1));
     json_object_object_add(h, "busy", json_object_new_boolean(busy));
     json_object_object_add(o, "host", h);
+    return busy;
+}
+
+/* The pass's object (results.json's passes[]) from what it collected and its verdict; writes
+ * the raw outputs beside it and says how the pass went. */
+static struct json_object *pass_record(const struct ml_pass_path *pp,
+                                       const struct ml_pass_spec *spec, const struct watch *wt,
+                                       const struct ml_pass_verdict *v)
+{
+    struct ml_lab *lab = pp->lab;
+
+    /* Everything is kept: the raw outputs beside the figures. */
+    g_autofree char *raw_iperf = raw_name(pp, spec, "iperf3.json");
+    g_autofree char *raw_ping = raw_name(pp, spec, "ping.txt");
+    g_autofree char *raw_series = raw_name(pp, spec, "series.csv");
+    ml_lab_write(lab, raw_iperf, wt->iperf_out.out, -1, NULL);
+    ml_lab_write(lab, raw_ping, wt->ping_out.out ? wt->ping_out.out : "", -1, NULL);
+
+    struct json_object *o = json_object_new_object();
+    record_spec(o, spec);
+    record_verdict(o, v);
+    struct ml_hub_factors hf = record_transfer(o, pp, spec, wt);
+    g_autoptr(GString) csv = g_string_new(NULL);
+    json_object_object_add(o, "series", series_json(v->sec, v->n, csv));
+    ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
+    double p99 = NAN;
+    json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
+    bool busy = record_cpu(o, pp, wt);
 
     const struct ml_pass_view *views[] = {&wt->w.start_view, &wt->w.middle_view, &wt->end_view};
     struct json_object *va = json_object_new_array();
@@ -685,8 +710,8 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     ml_progress("measure",
                 "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
                 "p99 %.2f ms%s%s%s",
-                pp->ops->name, spec->index, c->name, r->payload_bits_per_second / 1e6, hf.net, p99,
-                busy ? ", host BUSY" : "",
+                pp->ops->name, spec->index, spec->cell->name, wt->r.payload_bits_per_second / 1e6,
+                hf.net, p99, busy ? ", host BUSY" : "",
                 v->passed ? "" : ", FAILED: ", v->passed ? "" : v->reason->str);
     return o;
 }
