@@ -443,22 +443,7 @@ static bool guest_ready(struct ml_lab *lab, size_t i, GError **err)
     g_autofree char *text = ml_agent_file_get(lab->dom[i], ML_SEED_GUEST_READY, 4096, &e);
     if (!text)
         return false;
-    if (!g_str_has_prefix(text, "ok\n")) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "guest %s: cloud-init did not configure it: %s; its console and cloud-init "
-                    "log are kept in the run directory",
-                    lab->plan->guests[i].node->name, g_strstrip(text));
-        return false;
-    }
-    g_autofree char *want = g_strdup_printf("\nrun=%s\n", lab->plan->run_id);
-    if (!strstr(text, want)) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "guest %s: cloud-init configured it for another run (%s); its seed was not "
-                    "this run's",
-                    lab->plan->guests[i].node->name, g_strstrip(text));
-        return false;
-    }
-    return true;
+    return ml_boot_ready_file(text, lab->plan->run_id, lab->plan->guests[i].node->name, err);
 }
 
 /* Each held guest is released by a thread of its own (saved first, reseeded, its seed
@@ -520,6 +505,26 @@ static gpointer start_guest(gpointer data)
 }
 
 /* ---- what the guests' stages mean: pure ---- */
+
+bool ml_boot_ready_file(char *text, const char *run_id, const char *node, GError **err)
+{
+    if (!g_str_has_prefix(text, "ok\n")) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init did not configure it: %s; its console and cloud-init "
+                    "log are kept in the run directory",
+                    node, g_strstrip(text));
+        return false;
+    }
+    g_autofree char *want = g_strdup_printf("\nrun=%s\n", run_id);
+    if (!strstr(text, want)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init configured it for another run (%s); its seed was not "
+                    "this run's",
+                    node, g_strstrip(text));
+        return false;
+    }
+    return true;
+}
 
 enum ml_boot_stage ml_boot_next(enum ml_boot_stage stage, bool seed_by_agent)
 {

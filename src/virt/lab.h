@@ -68,6 +68,10 @@ enum ml_boot_stage { ML_BOOT_AGENT, ML_BOOT_HOLD, ML_BOOT_CONFIG, ML_BOOT_READY 
  * cloud-init's hold released, cloud-init finished). From the agent an image that takes its seed
  * through the agent (seed_by_agent) goes to the hold, any other to cloud-init. */
 enum ml_boot_stage ml_boot_next(enum ml_boot_stage stage, bool seed_by_agent);
+/* Pure: whether the ready file an image that takes its seed through the agent writes
+ * ("ok\n...run=ID\n...", or the failure) says that cloud-init configured node for this run;
+ * false with err saying what it says otherwise. Strips text in place. */
+bool ml_boot_ready_file(char *text, const char *run_id, const char *node, GError **err);
 enum ml_boot_verdict { ML_BOOT_WAITING, ML_BOOT_ALL_READY, ML_BOOT_LATE };
 /* Pure: what the stages of n guests (named names[i]) mean elapsed_s after their start: all
  * ready (even past the timeout), late once elapsed_s exceeds timeout_s (err names each guest not
