@@ -82,13 +82,12 @@ static void test_relay_band(void)
  * second (above) or a bypass (the seconds that went direct) still does. */
 static void test_counter_lag(void)
 {
-    static const double payload[] = {6161,   117038, 183116, 210127,
-                                      106678, 109222, 174661, 106368};
+    static const double payload[] = {6161, 117038, 183116, 210127, 106678, 109222, 174661, 106368};
     static const double hub[] = {21946, 417096, 650865, 673162, 464398, 389480, 617978, 385463};
     struct ml_second s[8];
     for (size_t i = 0; i < 8; i++)
-        s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = payload[i],
-                                  .hub_bytes = hub[i]};
+        s[i] = (struct ml_second){
+            .t_s = (double)(i + 1), .payload_bytes = payload[i], .hub_bytes = hub[i]};
     g_autoptr(GString) why = g_string_new(NULL);
     CHECK(ml_band_judge(ML_HUB_CARRIES, 12823, s, 8, why));
     CHECK(s[4].ok == 1 && why->len == 0);
@@ -328,8 +327,141 @@ static void test_p99_counts_the_lost(void)
     json_object_put(o);
 }
 
+/* ---- ml_pass_judge: a pass's verdict from its recorded counters, iperf3's result, views ---- */
+
+/* Samples as the host reads them: cumulative counters, one reading a second from 0. The client
+ * sends client[i] bytes in second i+1 and the hub moves hub[i] (half in, half out). */
+static size_t samples_of(const double *client, const double *hub, size_t n,
+                         struct ml_pass_sample *ret)
+{
+    ret[0] = (struct ml_pass_sample){.hub = {.rx_bytes = 5000, .tx_bytes = 7000},
+                                     .client = {.rx_bytes = 100, .tx_bytes = 200}};
+    for (size_t i = 0; i < n; i++) {
+        ret[i + 1] = ret[i];
+        ret[i + 1].t = (double)(i + 1);
+        ret[i + 1].client.tx_bytes += (long long)client[i];
+        ret[i + 1].hub.rx_bytes += (long long)(hub[i] / 2);
+        ret[i + 1].hub.tx_bytes += (long long)(hub[i] - (long long)(hub[i] / 2));
+        ret[i + 1].hub.rx_packets += 1000;
+        ret[i + 1].hub.tx_packets += 1000;
+    }
+    return n + 1;
+}
+
+static const struct ml_pass_view views_ok[] = {
+    {"start", true, "route: 10.10.0.3 dev wg0"},
+    {"middle", true, "route: 10.10.0.3 dev wg0"},
+    {"end", true, "route: 10.10.0.3 dev wg0"},
+};
+
+static void test_judge(void)
+{
+    /* A relayed pass: 8 seconds, the client's NIC 5 % above the payload (headers), the hub 2.26
+     * times the payload above an idle 400 B/s. */
+    double client[8], hub[8];
+    for (size_t i = 0; i < 8; i++) {
+        client[i] = 1.05 * 10e6;
+        hub[i] = 2.26 * 10e6 + 400;
+    }
+    struct ml_pass_sample smp[9];
+    size_t ns = samples_of(client, hub, 8, smp);
+    struct ml_iperf_result r = {
+        .payload_bytes = 80000000, .n_intervals = 2, .interval_bytes = {9.9e6, 10.1e6}};
+    struct ml_pass_verdict v = {0};
+    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed);
+    CHECK_STR(v.reason->str, "");
+    CHECK(v.n == 8);
+    /* the series: payload from the client's NIC scaled to iperf3's payload, iperf3's intervals
+     * beside it (none past its last), the hub's bytes and packets of each second */
+    CHECK(v.sec[0].t_s == 1 && v.sec[7].t_s == 8);
+    CHECK(fabs(v.sec[3].payload_bytes - 10e6) < 1 && v.sec[3].client_bytes == 1.05 * 10e6);
+    CHECK(v.sec[0].iperf_bytes == 9.9e6 && v.sec[1].iperf_bytes == 10.1e6 &&
+          v.sec[2].iperf_bytes == 0);
+    CHECK(fabs(v.sec[3].hub_bytes - (2.26 * 10e6 + 400)) < 1 && v.sec[3].hub_packets == 2000);
+    CHECK(v.sec[0].ok == -1 && v.sec[7].ok == -1 && v.sec[3].ok == 1);
+    ml_pass_verdict_clear(&v);
+    CHECK(v.sec == NULL && v.reason == NULL);
+
+    /* Seconds 4 and 5 went around the hub: the band fails the pass and says which. */
+    hub[3] = hub[4] = 3000;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed);
+    CHECK(v.sec[3].ok == 0 && v.sec[4].ok == 0 && v.sec[2].ok == 1);
+    CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: second 4: hub moved 3.0 kB "
+                                          "for 10.0 MB of payload"));
+    CHECK(strstr(v.reason->str, "; second 5: hub moved 3.0 kB") != NULL);
+    CHECK(strstr(v.reason->str, "view") == NULL);
+    ml_pass_verdict_clear(&v);
+
+    /* The counters lag: CI's nebula-relay pass (test_counter_lag) through the judge passes. */
+    static const double lag_payload[] = {6161,   117038, 183116, 210127,
+                                         106678, 109222, 174661, 106368};
+    static const double lag_hub[] = {21946, 417096, 650865, 673162, 464398, 389480, 617978, 385463};
+    ns = samples_of(lag_payload, lag_hub, 8, smp);
+    double lag_total = 0;
+    for (size_t i = 0; i < 8; i++)
+        lag_total += lag_payload[i];
+    struct ml_iperf_result lag_r = {.payload_bytes = (uint64_t)lag_total};
+    ml_pass_judge(ML_HUB_CARRIES, 12823, smp, ns, &lag_r, views_ok, 3, &v);
+    CHECK(v.passed && v.sec[4].ok == 1);
+    ml_pass_verdict_clear(&v);
+    /* and a second without a neighbour to make up for it still fails it */
+    double loop_hub[8];
+    memcpy(loop_hub, lag_hub, sizeof(loop_hub));
+    loop_hub[4] = 4.6 * lag_payload[4] + 12823;
+    loop_hub[3] = 4.6 * lag_payload[3] + 12823;
+    ns = samples_of(lag_payload, loop_hub, 8, smp);
+    ml_pass_judge(ML_HUB_CARRIES, 12823, smp, ns, &lag_r, views_ok, 3, &v);
+    CHECK(!v.passed && v.sec[4].ok == 0);
+    ml_pass_verdict_clear(&v);
+
+    /* A view that did not show the path fails a pass whose seconds are all inside. */
+    for (size_t i = 0; i < 8; i++)
+        hub[i] = 2.26 * 10e6 + 400;
+    ns = samples_of(client, hub, 8, smp);
+    struct ml_pass_view views[3];
+    memcpy(views, views_ok, sizeof(views));
+    views[1] = (struct ml_pass_view){"middle", false, "route: 10.10.0.3 dev eth0"};
+    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views, 3, &v);
+    CHECK(!v.passed);
+    CHECK_STR(v.reason->str, "the dataplane's view at the middle did not show the path: "
+                             "route: 10.10.0.3 dev eth0");
+    ml_pass_verdict_clear(&v);
+    /* both: the band first, then each view in order, "; " between; no evidence reads "?" */
+    hub[5] = 4.6 * 10e6;
+    ns = samples_of(client, hub, 8, smp);
+    views[2] = (struct ml_pass_view){"end", false, NULL};
+    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views, 3, &v);
+    CHECK(!v.passed);
+    CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: second 6: "));
+    CHECK(g_str_has_suffix(v.reason->str,
+                           "; the dataplane's view at the middle did not show the path: route: "
+                           "10.10.0.3 dev eth0; the dataplane's view at the end did not show the "
+                           "path: ?"));
+    ml_pass_verdict_clear(&v);
+
+    /* A direct path: a hub at its idle rate passes; the payload through the hub fails it, and
+     * the sentence names the direct band. */
+    for (size_t i = 0; i < 8; i++)
+        hub[i] = 900;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(ML_HUB_QUIET, 800, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed && v.sec[0].ok == 1 && v.sec[7].ok == 1);
+    ml_pass_verdict_clear(&v);
+    hub[2] = 2 * 10e6;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(ML_HUB_QUIET, 800, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && v.sec[2].ok == 0);
+    CHECK_STR(v.reason->str,
+              "outside the direct band: second 3: hub moved 20.0 MB against an idle 800 B/s");
+    ml_pass_verdict_clear(&v);
+}
+
 int main(void)
 {
+    test_judge();
     test_counter_lag();
     test_probe_bytes();
     test_carried();

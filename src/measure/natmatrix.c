@@ -406,6 +406,85 @@ static char *cell_dir(const char *dp, const char *a, const char *b, unsigned r)
     return g_strdup_printf("captures/nat/%s-%s-%s-%u", dp, a, b, r);
 }
 
+char *ml_nat_repeat_view(const struct ml_topology *topo, const struct ml_auto_ops *a,
+                         const char *path, struct json_object *chk)
+{
+    struct json_object *own = json_object_object_get(chk, "own");
+    struct ml_found_view v = {0};
+    const char *raw =
+        json_object_is_type(own, json_type_array) && json_object_array_length(own) > a->view_own
+            ? json_object_get_string(json_object_array_get_idx(own, a->view_own))
+            : NULL;
+    return !raw || !a->view_parse(topo, raw, &v) ? NULL
+           : v.found == ML_FOUND_DIRECT ? g_strdup_printf("%s: direct to %s", path, v.remote)
+           : v.found == ML_FOUND_RELAY  ? g_strdup_printf("%s: relayed by %s", path, v.relay)
+                                        : g_strdup_printf("%s: no tunnel", path);
+}
+
+/* What one repeat collected: the hub's bytes before and after, what the watch printed, the
+ * check after it (ok: every step ran; e: why not). */
+struct repeat_seen {
+    bool ok, check_ok;
+    long long h0, h1;
+    struct json_object *w, *chk;
+    GError *e;
+};
+
+/* The daemons started afresh, the window watched, then the check. */
+static void repeat_watch(struct cellrun *cr, struct repeat_seen *rs)
+{
+    struct ml_lab *lab = cr->lab;
+    rs->ok = hub_bytes(lab, &rs->h0, &rs->e) && cr->a->start(lab, &rs->e) &&
+             watch(cr, &rs->w, &rs->e) && back_ping_stop(cr, &rs->e) &&
+             hub_bytes(lab, &rs->h1, &rs->e);
+    if (!rs->ok) {
+        g_autoptr(GError) stop = NULL;
+        back_ping_stop(cr, &stop);
+    }
+    if (rs->ok)
+        rs->chk = ml_measure_check(lab, cr->ops, "nat cell", &rs->check_ok, &rs->e);
+}
+
+/* The repeat's outcome into rep (its check moves there), the pings' output into the run
+ * directory. */
+static void repeat_record(struct cellrun *cr, const char *an, const char *bn, unsigned r,
+                          struct repeat_seen *rs, struct json_object *rep)
+{
+    const struct ml_topology *t = cr->lab->topo;
+    if (!rs->ok || !rs->chk) {
+        /* A daemon that would not start behind these NATs, a guest command that failed: this
+         * repeat failed, with why; the next one starts from scratch. */
+        json_object_object_add(rep, "outcome", json_object_new_string("failed"));
+        json_object_object_add(rep, "reason", json_object_new_string(rs->e ? rs->e->message : "?"));
+        json_object_object_add(rep, "seconds_to_direct", NULL);
+        json_object_object_add(rep, "hub_bytes", NULL);
+        json_object_object_add(rep, "timeline", json_object_new_array());
+        return;
+    }
+    json_object_object_add(rep, "hub_bytes", json_object_new_int64(rs->h1 - rs->h0));
+    const char *found = json_object_get_string(json_object_object_get(rs->chk, "found"));
+    const char *evidence = json_object_get_string(json_object_object_get(rs->chk, "evidence"));
+    ml_nat_repeat_judge(t, cr->a, rs->w, rs->check_ok, found, evidence, rep);
+    /* The dataplane's view at the check, in a few words (its own output is in check.own). */
+    g_autofree char *view = ml_nat_repeat_view(t, cr->a, cr->ops->name, rs->chk);
+    json_object_object_add(rep, "view", view ? json_object_new_string(view) : NULL);
+    json_object_object_add(rep, "check", g_steal_pointer(&rs->chk));
+    /* The pings' own output, when the watch printed it as text (the judge failed it if not). */
+    struct json_object *ping =
+        json_object_is_type(rs->w, json_type_object) ? json_object_object_get(rs->w, "ping") : NULL;
+    if (json_object_is_type(ping, json_type_string)) {
+        g_autofree char *rel =
+            g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt", cr->ops->dataplane->name, an, bn, r);
+        ml_lab_write(cr->lab, rel, json_object_get_string(ping), -1, NULL);
+    }
+    struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
+    g_autofree char *after =
+        std ? g_strdup_printf(", direct %.1f s after the first ping", json_object_get_double(std))
+            : g_strdup("");
+    ml_progress("nat", "%s %s x %s, repeat %u: %s%s", cr->ops->dataplane->name, an, bn, r,
+                json_object_get_string(json_object_object_get(rep, "outcome")), after);
+}
+
 /* One repeat: the dataplane stopped, both NATs switched and conntrack flushed (on the hub
  * too), the daemons started afresh, the window watched, then the check. False only when the
  * lab broke or on Ctrl-C; a cell that found nothing is an outcome, not an error. */
@@ -428,73 +507,18 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
         if (!ml_capture_lab_start(lab, caps, dir, files, err))
             return false;
     }
-    long long h0 = 0, h1 = 0;
-    struct json_object *w = NULL;
-    GError *e = NULL;
-    bool ok = hub_bytes(lab, &h0, &e) && cr->a->start(lab, &e) && watch(cr, &w, &e) &&
-              back_ping_stop(cr, &e) && hub_bytes(lab, &h1, &e);
-    if (!ok) {
-        g_autoptr(GError) stop = NULL;
-        back_ping_stop(cr, &stop);
-    }
-    bool check_ok = false;
-    struct json_object *chk = NULL;
-    if (ok)
-        chk = ml_measure_check(lab, cr->ops, "nat cell", &check_ok, &e);
+    struct repeat_seen rs = {0};
+    repeat_watch(cr, &rs);
     ml_capture_lab_stop(lab, caps);
-    if (e && e->code == ML_ERR_INTERRUPTED) {
-        g_propagate_error(err, e);
-        json_object_put(w);
-        json_object_put(chk);
-        return false;
-    }
-    if (!ok || !chk) {
-        /* A daemon that would not start behind these NATs, a guest command that failed: this
-         * repeat failed, with why; the next one starts from scratch. */
-        json_object_object_add(rep, "outcome", json_object_new_string("failed"));
-        json_object_object_add(rep, "reason", json_object_new_string(e ? e->message : "?"));
-        json_object_object_add(rep, "seconds_to_direct", NULL);
-        json_object_object_add(rep, "hub_bytes", NULL);
-        json_object_object_add(rep, "timeline", json_object_new_array());
-        g_clear_error(&e);
-        json_object_put(w);
-        json_object_put(chk);
-        return true;
-    }
-    json_object_object_add(rep, "hub_bytes", json_object_new_int64(h1 - h0));
-    const char *found = json_object_get_string(json_object_object_get(chk, "found"));
-    const char *evidence = json_object_get_string(json_object_object_get(chk, "evidence"));
-    ml_nat_repeat_judge(t, cr->a, w, check_ok, found, evidence, rep);
-    /* The dataplane's view at the check, in a few words (its own output is in check.own). */
-    struct json_object *own = json_object_object_get(chk, "own");
-    struct ml_found_view v = {0};
-    const char *raw =
-        json_object_is_type(own, json_type_array) && json_object_array_length(own) > cr->a->view_own
-            ? json_object_get_string(json_object_array_get_idx(own, cr->a->view_own))
-            : NULL;
-    g_autofree char *view =
-        !raw || !cr->a->view_parse(t, raw, &v) ? NULL
-        : v.found == ML_FOUND_DIRECT ? g_strdup_printf("%s: direct to %s", cr->ops->name, v.remote)
-        : v.found == ML_FOUND_RELAY  ? g_strdup_printf("%s: relayed by %s", cr->ops->name, v.relay)
-                                     : g_strdup_printf("%s: no tunnel", cr->ops->name);
-    json_object_object_add(rep, "view", view ? json_object_new_string(view) : NULL);
-    json_object_object_add(rep, "check", chk);
-    /* The pings' own output, when the watch printed it as text (the judge failed it if not). */
-    struct json_object *ping =
-        json_object_is_type(w, json_type_object) ? json_object_object_get(w, "ping") : NULL;
-    if (json_object_is_type(ping, json_type_string)) {
-        g_autofree char *rel =
-            g_strdup_printf("raw/nat/%s-%s-%s-%u-ping.txt", cr->ops->dataplane->name, an, bn, r);
-        ml_lab_write(lab, rel, json_object_get_string(ping), -1, NULL);
-    }
-    json_object_put(w);
-    struct json_object *std = json_object_object_get(rep, "seconds_to_direct");
-    g_autofree char *after =
-        std ? g_strdup_printf(", direct %.1f s after the first ping", json_object_get_double(std))
-            : g_strdup("");
-    ml_progress("nat", "%s %s x %s, repeat %u: %s%s", cr->ops->dataplane->name, an, bn, r,
-                json_object_get_string(json_object_object_get(rep, "outcome")), after);
-    return true;
+    bool interrupted = rs.e && rs.e->code == ML_ERR_INTERRUPTED;
+    if (interrupted)
+        g_propagate_error(err, g_steal_pointer(&rs.e));
+    else
+        repeat_record(cr, an, bn, r, &rs, rep);
+    g_clear_error(&rs.e);
+    json_object_put(rs.w);
+    json_object_put(rs.chk);
+    return !interrupted;
 }
 
 /* ---- the matrix ---- */

@@ -38,6 +38,12 @@ char *ml_nat_watch_cmd(const char *target, unsigned window_s, const char *direct
  * about 580 views fit: the longest window, 300 s, at two views a second. */
 #define ML_NAT_WATCH_BUDGET ((size_t)5 << 19)
 
+/* Pure: the dataplane's view at a repeat's check in a few words, "PATH: direct to REMOTE",
+ * "PATH: relayed by RELAY" or "PATH: no tunnel", read from the check's own outputs
+ * (chk.own[a->view_own]); NULL when there is none or it does not parse. */
+char *ml_nat_repeat_view(const struct ml_topology *topo, const struct ml_auto_ops *a,
+                         const char *path, struct json_object *chk);
+
 /* Pure: the outcome of one repeat, from what the watch printed (its JSON, parsed; anything
  * else, from a guest, is checked first and fails the repeat with why) and whether the check
  * after it passed, and what it found. Fills the repeat object's outcome, seconds_to_direct,

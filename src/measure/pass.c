@@ -141,14 +141,7 @@ char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, co
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
 
-struct view {
-    const struct ml_pass_path *pp;
-    const char *when;
-    bool ok;
-    char *evidence;
-};
-
-static void view_read(const struct ml_pass_path *pp, struct view *v)
+static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
 {
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
@@ -169,7 +162,7 @@ static void view_read(const struct ml_pass_path *pp, struct view *v)
 struct viewer {
     const struct ml_pass_path *pp;
     double start, middle_at;
-    struct view start_view, middle_view;
+    struct ml_pass_view start_view, middle_view;
 };
 
 static gpointer viewer_main(gpointer data)
@@ -185,14 +178,12 @@ static gpointer viewer_main(gpointer data)
     return NULL;
 }
 
-static struct json_object *view_json(struct view *v)
+static struct json_object *view_json(const struct ml_pass_view *v)
 {
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(v->when));
     json_object_object_add(o, "ok", json_object_new_boolean(v->ok));
     json_object_object_add(o, "evidence", json_object_new_string(v->evidence ? v->evidence : ""));
-    g_free(v->evidence);
-    v->evidence = NULL;
     return o;
 }
 
@@ -216,14 +207,9 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
     return g_string_free(s, FALSE);
 }
 
-struct sample {
-    double t;
-    struct ml_nic_stats nic, client;
-};
-
-static bool sample_now(const struct ml_pass_path *pp, struct sample *s, GError **err)
+static bool sample_now(const struct ml_pass_path *pp, struct ml_pass_sample *s, GError **err)
 {
-    return ml_virt_nic_stats(pp->hub, pp->hub_tap, &s->nic, err) &&
+    return ml_virt_nic_stats(pp->hub, pp->hub_tap, &s->hub, err) &&
            ml_virt_nic_stats(pp->client, pp->client_tap, &s->client, err);
 }
 
@@ -365,7 +351,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     g_autofree char *ping = ml_pass_ping_cmd(pp->client_ns, pp->ping_interval_s, count, pp->target);
     g_autofree char *cmd = iperf_cmd(pp, spec);
     long long iperf_pid = 0;
-    struct sample s0 = {0};
+    struct ml_pass_sample s0 = {0};
     if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) || !sample_now(pp, &s0, err) ||
         !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
         return false;
@@ -380,7 +366,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
         double wait = start + k - ml_now();
         if (wait > 0)
             g_usleep((gulong)(wait * 1e6));
-        struct sample s = {.t = ml_now() - start};
+        struct ml_pass_sample s = {.t = ml_now() - start};
         ok = sample_now(pp, &s, err);
         if (ok)
             g_array_append_val(samples, s);
@@ -400,18 +386,20 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
 
 /* The per-second series: host second k, its payload from the client's NIC, iperf3's interval k
  * beside it. */
-static size_t build_series(GArray *samples, const struct ml_iperf_result *r, struct ml_second *s,
-                           size_t max)
+static size_t build_series(const struct ml_pass_sample *samples, size_t n_samples,
+                           const struct ml_iperf_result *r, struct ml_second *s, size_t max)
 {
     size_t n = 0;
-    const struct sample *s0 = &g_array_index(samples, struct sample, 0);
-    const struct sample *sn = &g_array_index(samples, struct sample, samples->len - 1);
+    if (n_samples == 0)
+        return 0;
+    const struct ml_pass_sample *s0 = &samples[0];
+    const struct ml_pass_sample *sn = &samples[n_samples - 1];
     double client_total = (double)((sn->client.rx_bytes - s0->client.rx_bytes) +
                                    (sn->client.tx_bytes - s0->client.tx_bytes));
     double scale = client_total > 0 ? (double)r->payload_bytes / client_total : 0;
-    for (guint k = 1; k < samples->len && n < max; k++) {
-        const struct sample *a = &g_array_index(samples, struct sample, k - 1);
-        const struct sample *b = &g_array_index(samples, struct sample, k);
+    for (size_t k = 1; k < n_samples && n < max; k++) {
+        const struct ml_pass_sample *a = &samples[k - 1];
+        const struct ml_pass_sample *b = &samples[k];
         double client = (double)((b->client.rx_bytes - a->client.rx_bytes) +
                                  (b->client.tx_bytes - a->client.tx_bytes));
         s[n] = (struct ml_second){
@@ -420,9 +408,9 @@ static size_t build_series(GArray *samples, const struct ml_iperf_result *r, str
             .iperf_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
             .client_bytes = client,
             .hub_bytes =
-                (double)((b->nic.rx_bytes - a->nic.rx_bytes) + (b->nic.tx_bytes - a->nic.tx_bytes)),
-            .hub_packets = (double)((b->nic.rx_packets - a->nic.rx_packets) +
-                                    (b->nic.tx_packets - a->nic.tx_packets)),
+                (double)((b->hub.rx_bytes - a->hub.rx_bytes) + (b->hub.tx_bytes - a->hub.tx_bytes)),
+            .hub_packets = (double)((b->hub.rx_packets - a->hub.rx_packets) +
+                                    (b->hub.tx_packets - a->hub.tx_packets)),
         };
         n++;
     }
@@ -492,64 +480,102 @@ double ml_pass_carried_percent(double carried_bps, double offered_bps)
     return offered_bps > 0 && isfinite(carried_bps) ? 100.0 * carried_bps / offered_bps : NAN;
 }
 
+/* ---- the verdict: from what was collected alone ---- */
+
+void ml_pass_judge(enum ml_hub_role role, double idle_bytes_per_s,
+                   const struct ml_pass_sample *samples, size_t n_samples,
+                   const struct ml_iperf_result *r, const struct ml_pass_view *views,
+                   size_t n_views, struct ml_pass_verdict *ret)
+{
+    size_t n_max = n_samples + 1;
+    ret->sec = g_new0(struct ml_second, n_max);
+    ret->n = build_series(samples, n_samples, r, ret->sec, n_max);
+    g_autoptr(GString) band = g_string_new(NULL);
+    bool in_band = ml_band_judge(role, idle_bytes_per_s, ret->sec, ret->n, band);
+    ret->reason = g_string_new(NULL);
+    if (!in_band)
+        g_string_append_printf(ret->reason, "outside the %s band: %s",
+                               role == ML_HUB_QUIET ? "direct" : "relayed", band->str);
+    for (size_t i = 0; i < n_views; i++)
+        if (!views[i].ok)
+            g_string_append_printf(ret->reason,
+                                   "%sthe dataplane's view at the %s did not show the "
+                                   "path: %s",
+                                   ret->reason->len ? "; " : "", views[i].when,
+                                   views[i].evidence ? views[i].evidence : "?");
+    ret->passed = ret->reason->len == 0;
+}
+
+void ml_pass_verdict_clear(struct ml_pass_verdict *v)
+{
+    g_clear_pointer(&v->sec, g_free);
+    v->n = 0;
+    if (v->reason)
+        g_string_free(g_steal_pointer(&v->reason), TRUE);
+}
+
+/* ---- watching: everything that needs the guests ---- */
+
+/* What a pass collected from the lab and the host. */
+struct watch {
+    struct ml_guest_cpu cpu0[ML_MAX_NODES], cpu1[ML_MAX_NODES];
+    struct ml_host_cpu host0, host1;
+    double cpu_s; /* between the two guest CPU readings */
+    double load1;
+    GArray *samples; /* struct ml_pass_sample, one a second from the start */
+    struct viewer w;
+    struct ml_pass_view end_view;
+    struct ml_exec iperf_out, ping_out;
+    struct ml_iperf_result r;
+};
+
+static void watch_clear(struct watch *wt)
+{
+    g_clear_pointer(&wt->samples, g_array_unref);
+    g_clear_pointer(&wt->w.start_view.evidence, g_free);
+    g_clear_pointer(&wt->w.middle_view.evidence, g_free);
+    g_clear_pointer(&wt->end_view.evidence, g_free);
+    ml_exec_clear(&wt->iperf_out);
+    ml_exec_clear(&wt->ping_out);
+}
+
+/* Runs the pass: the guests' and the host's CPU around it, the transfer with the hub sampled
+ * every second and the dataplane's view at its start, middle and end, ping's and iperf3's
+ * outputs. False with err when a step could not run. */
+static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                       struct watch *wt, GError **err)
+{
+    struct ml_lab *lab = pp->lab;
+    wt->samples = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_sample));
+    wt->end_view.when = "end";
+    if (!ml_guest_cpu_read(lab, wt->cpu0, err))
+        return false;
+    double cpu_t0 = ml_now();
+    ml_host_cpu_read(lab, &wt->host0);
+
+    long long ping_pid = 0;
+    bool ran = run_transfer(pp, spec, wt->samples, &wt->w, &wt->iperf_out, &ping_pid, err);
+    if (ran)
+        view_read(pp, &wt->end_view);
+    bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
+              ml_guest_cpu_read(lab, wt->cpu1, err);
+    wt->cpu_s = ml_now() - cpu_t0;
+    ml_host_cpu_read(lab, &wt->host1);
+    wt->load1 = load1();
+    return ok && ml_iperf_parse(wt->iperf_out.out ? wt->iperf_out.out : "", &wt->r, err);
+}
+
+/* ---- recording: the pass's object and its raw files ---- */
+
 static void add_int(struct json_object *o, const char *k, long long v)
 {
     json_object_object_add(o, k, json_object_new_int64(v));
 }
 
-struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
-                                GError **err)
+/* What the pass was: its place in the run and its cell. */
+static void record_spec(struct json_object *o, const struct ml_pass_spec *spec)
 {
-    struct ml_lab *lab = pp->lab;
     const struct ml_cell *c = spec->cell;
-    ml_progress("measure", "%s: pass %u of %s (round %u), %u s%s", pp->ops->name, spec->index,
-                c->name, spec->round, spec->seconds,
-                spec->offered_bits_per_second > 0 ? " at the fixed rate" : "");
-    struct ml_guest_cpu cpu0[ML_MAX_NODES] = {0}, cpu1[ML_MAX_NODES] = {0};
-    struct ml_host_cpu host0, host1;
-    if (!ml_guest_cpu_read(lab, cpu0, err))
-        return NULL;
-    double cpu_t0 = ml_now();
-    ml_host_cpu_read(lab, &host0);
-
-    g_autoptr(GArray) samples = g_array_new(FALSE, TRUE, sizeof(struct sample));
-    struct viewer w = {0};
-    struct ml_exec iperf_out = {0}, ping_out = {0};
-    long long ping_pid = 0;
-    struct view end_view = {.when = "end"};
-    bool ran = run_transfer(pp, spec, samples, &w, &iperf_out, &ping_pid, err);
-    if (ran)
-        view_read(pp, &end_view);
-    bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &ping_out, err) &&
-              ml_guest_cpu_read(lab, cpu1, err);
-    double cpu_s = ml_now() - cpu_t0;
-    ml_host_cpu_read(lab, &host1);
-    struct ml_iperf_result r;
-    if (ok && !ml_iperf_parse(iperf_out.out ? iperf_out.out : "", &r, err))
-        ok = false;
-    if (!ok) {
-        g_free(w.start_view.evidence);
-        g_free(w.middle_view.evidence);
-        g_free(end_view.evidence);
-        ml_exec_clear(&iperf_out);
-        ml_exec_clear(&ping_out);
-        return NULL;
-    }
-
-    /* Everything is kept: the raw outputs beside the figures. */
-    g_autofree char *raw_iperf = raw_name(pp, spec, "iperf3.json");
-    g_autofree char *raw_ping = raw_name(pp, spec, "ping.txt");
-    g_autofree char *raw_series = raw_name(pp, spec, "series.csv");
-    ml_lab_write(lab, raw_iperf, iperf_out.out, -1, NULL);
-    ml_lab_write(lab, raw_ping, ping_out.out ? ping_out.out : "", -1, NULL);
-
-    size_t n_max = samples->len + 1;
-    g_autofree struct ml_second *sec = g_new0(struct ml_second, n_max);
-    size_t n = build_series(samples, &r, sec, n_max);
-    g_autoptr(GString) band = g_string_new(NULL);
-    bool in_band = ml_band_judge(pp->ops->hub, pp->idle_hub_bytes_per_s, sec, n, band);
-
-    struct json_object *o = json_object_new_object();
     add_int(o, "seq", spec->seq);
     add_int(o, "round", spec->round);
     json_object_object_add(o, "cell", json_object_new_string(c->name));
@@ -561,84 +587,115 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
                                ? json_object_new_double(spec->offered_bits_per_second)
                                : NULL);
     add_int(o, "index", spec->index);
+}
 
-    struct view *views[] = {&w.start_view, &w.middle_view, &end_view};
-    GString *reason = g_string_new(NULL);
+static void record_verdict(struct json_object *o, const struct ml_pass_verdict *v)
+{
     struct json_object *failed_seconds = json_object_new_array();
-    for (size_t i = 0; i < n; i++)
-        if (sec[i].ok == 0)
-            json_object_array_add(failed_seconds, json_object_new_int((int)sec[i].t_s));
-    if (!in_band)
-        g_string_append_printf(reason, "outside the %s band: %s",
-                               pp->ops->hub == ML_HUB_QUIET ? "direct" : "relayed", band->str);
-    for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
-        if (!views[i]->ok)
-            g_string_append_printf(reason,
-                                   "%sthe dataplane's view at the %s did not show the "
-                                   "path: %s",
-                                   reason->len ? "; " : "", views[i]->when,
-                                   views[i]->evidence ? views[i]->evidence : "?");
-    bool passed = reason->len == 0;
-    json_object_object_add(o, "status", json_object_new_string(passed ? "ok" : "failed"));
-    json_object_object_add(o, "reason", passed ? NULL : json_object_new_string(reason->str));
+    for (size_t i = 0; i < v->n; i++)
+        if (v->sec[i].ok == 0)
+            json_object_array_add(failed_seconds, json_object_new_int((int)v->sec[i].t_s));
+    json_object_object_add(o, "status", json_object_new_string(v->passed ? "ok" : "failed"));
+    json_object_object_add(o, "reason", v->passed ? NULL : json_object_new_string(v->reason->str));
     json_object_object_add(o, "failed_seconds", failed_seconds);
+}
 
-    const struct sample *first = &g_array_index(samples, struct sample, 0);
-    const struct sample *last = &g_array_index(samples, struct sample, samples->len - 1);
-    json_object_object_add(o, "duration_s", json_object_new_double(r.seconds));
-    add_int(o, "payload_bytes", (long long)r.payload_bytes);
-    add_int(o, "sent_bytes", (long long)r.bytes_sent);
-    json_object_object_add(o, "bits_per_second", json_object_new_double(r.payload_bits_per_second));
+/* The transfer's figures: iperf3's, the hub's counters over the pass, the probe's share of
+ * them, the hub factors, the share of the offered rate carried. */
+static struct ml_hub_factors record_transfer(struct json_object *o, const struct ml_pass_path *pp,
+                                             const struct ml_pass_spec *spec,
+                                             const struct watch *wt)
+{
+    const struct ml_iperf_result *r = &wt->r;
+    const struct ml_pass_sample *first = &g_array_index(wt->samples, struct ml_pass_sample, 0);
+    const struct ml_pass_sample *last =
+        &g_array_index(wt->samples, struct ml_pass_sample, wt->samples->len - 1);
+    json_object_object_add(o, "duration_s", json_object_new_double(r->seconds));
+    add_int(o, "payload_bytes", (long long)r->payload_bytes);
+    add_int(o, "sent_bytes", (long long)r->bytes_sent);
+    json_object_object_add(o, "bits_per_second",
+                           json_object_new_double(r->payload_bits_per_second));
     json_object_object_add(o, "retransmits",
-                           r.retransmits >= 0 ? json_object_new_int64(r.retransmits) : NULL);
-    long long rx = last->nic.rx_bytes - first->nic.rx_bytes;
-    long long tx = last->nic.tx_bytes - first->nic.tx_bytes;
+                           r->retransmits >= 0 ? json_object_new_int64(r->retransmits) : NULL);
+    long long rx = last->hub.rx_bytes - first->hub.rx_bytes;
+    long long tx = last->hub.tx_bytes - first->hub.tx_bytes;
     add_int(o, "hub_rx_bytes", rx);
     add_int(o, "hub_tx_bytes", tx);
-    add_int(o, "hub_rx_packets", last->nic.rx_packets - first->nic.rx_packets);
-    add_int(o, "hub_tx_packets", last->nic.tx_packets - first->nic.tx_packets);
+    add_int(o, "hub_rx_packets", last->hub.rx_packets - first->hub.rx_packets);
+    add_int(o, "hub_tx_packets", last->hub.tx_packets - first->hub.tx_packets);
     struct ml_ping_result pr = {0};
     g_autoptr(GError) ping_err = NULL;
-    if (!ml_ping_parse(ping_out.out ? ping_out.out : "", &pr, &ping_err))
+    if (!ml_ping_parse(wt->ping_out.out ? wt->ping_out.out : "", &pr, &ping_err))
         pr.transmitted = pr.received = 0;
     struct ml_probe_bytes probe = ml_pass_probe_bytes(pp->ops->encap, pr.transmitted, pr.received);
     add_int(o, "probe_frame_bytes", probe.frame_bytes);
     add_int(o, "probe_hub_rx_packets", probe.rx_packets);
     add_int(o, "probe_hub_bytes", 2 * probe.rx_bytes);
-    struct ml_hub_factors hf = ml_pass_hub_factors(rx, tx, probe.rx_bytes, r.payload_bytes);
+    struct ml_hub_factors hf = ml_pass_hub_factors(rx, tx, probe.rx_bytes, r->payload_bytes);
     json_object_object_add(o, "hub_bytes_per_payload_byte", num(hf.net));
     json_object_object_add(o, "hub_bytes_per_payload_byte_raw", num(hf.raw));
     json_object_object_add(o, "hub_rx_bytes_per_payload_byte", num(hf.in));
     json_object_object_add(o, "hub_tx_bytes_per_payload_byte", num(hf.out));
     double carried =
-        ml_pass_carried_percent(r.payload_bits_per_second, spec->offered_bits_per_second);
+        ml_pass_carried_percent(r->payload_bits_per_second, spec->offered_bits_per_second);
     json_object_object_add(o, "carried_percent_of_offered", num(carried));
     json_object_object_add(
         o, "below_offered_rate",
         isfinite(carried) ? json_object_new_boolean(carried < ML_PASS_CARRIED_MIN_PERCENT) : NULL);
-    g_autoptr(GString) csv = g_string_new(NULL);
-    json_object_object_add(o, "series", series_json(sec, n, csv));
-    ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
-    double p99 = NAN;
-    json_object_object_add(o, "rtt_loaded", rtt_json(ping_out.out, &p99));
+    return hf;
+}
+
+/* The guests' CPU and their daemons', then the host's; true when the host was busy. */
+static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, const struct watch *wt)
+{
     struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
-    json_object_object_add(o, "cpu",
-                           cpu_json(lab, pp, cpu_s, cpu0, cpu1, &daemons, &daemons_above, &rss));
+    json_object_object_add(
+        o, "cpu",
+        cpu_json(pp->lab, pp, wt->cpu_s, wt->cpu0, wt->cpu1, &daemons, &daemons_above, &rss));
     json_object_object_add(o, "daemons_cpu_s", daemons);
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
 
     double other = NAN, steal = NAN;
-    ml_host_cpu_other(&host0, &host1, &other, &steal);
+    ml_host_cpu_other(&wt->host0, &wt->host1, &other, &steal);
     bool busy = (isfinite(other) && other > HOST_BUSY_OTHER_PERCENT) ||
                 (isfinite(steal) && steal > HOST_BUSY_STEAL_PERCENT);
     struct json_object *h = json_object_new_object();
     json_object_object_add(h, "other_cpu_percent", num(other));
     json_object_object_add(h, "steal_percent", num(steal));
-    json_object_object_add(h, "load1", num(load1()));
+    json_object_object_add(h, "load1", num(wt->load1));
     json_object_object_add(h, "busy", json_object_new_boolean(busy));
     json_object_object_add(o, "host", h);
+    return busy;
+}
 
+/* The pass's object (results.json's passes[]) from what it collected and its verdict; writes
+ * the raw outputs beside it and says how the pass went. */
+static struct json_object *pass_record(const struct ml_pass_path *pp,
+                                       const struct ml_pass_spec *spec, const struct watch *wt,
+                                       const struct ml_pass_verdict *v)
+{
+    struct ml_lab *lab = pp->lab;
+
+    /* Everything is kept: the raw outputs beside the figures. */
+    g_autofree char *raw_iperf = raw_name(pp, spec, "iperf3.json");
+    g_autofree char *raw_ping = raw_name(pp, spec, "ping.txt");
+    g_autofree char *raw_series = raw_name(pp, spec, "series.csv");
+    ml_lab_write(lab, raw_iperf, wt->iperf_out.out, -1, NULL);
+    ml_lab_write(lab, raw_ping, wt->ping_out.out ? wt->ping_out.out : "", -1, NULL);
+
+    struct json_object *o = json_object_new_object();
+    record_spec(o, spec);
+    record_verdict(o, v);
+    struct ml_hub_factors hf = record_transfer(o, pp, spec, wt);
+    g_autoptr(GString) csv = g_string_new(NULL);
+    json_object_object_add(o, "series", series_json(v->sec, v->n, csv));
+    ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
+    double p99 = NAN;
+    json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
+    bool busy = record_cpu(o, pp, wt);
+
+    const struct ml_pass_view *views[] = {&wt->w.start_view, &wt->w.middle_view, &wt->end_view};
     struct json_object *va = json_object_new_array();
     for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
         json_object_array_add(va, view_json(views[i]));
@@ -652,10 +709,29 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     ml_progress("measure",
                 "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
                 "p99 %.2f ms%s%s%s",
-                pp->ops->name, spec->index, c->name, r.payload_bits_per_second / 1e6, hf.net, p99,
-                busy ? ", host BUSY" : "", passed ? "" : ", FAILED: ", passed ? "" : reason->str);
-    g_string_free(reason, TRUE);
-    ml_exec_clear(&iperf_out);
-    ml_exec_clear(&ping_out);
+                pp->ops->name, spec->index, spec->cell->name, wt->r.payload_bits_per_second / 1e6,
+                hf.net, p99, busy ? ", host BUSY" : "",
+                v->passed ? "" : ", FAILED: ", v->passed ? "" : v->reason->str);
+    return o;
+}
+
+struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                                GError **err)
+{
+    ml_progress("measure", "%s: pass %u of %s (round %u), %u s%s", pp->ops->name, spec->index,
+                spec->cell->name, spec->round, spec->seconds,
+                spec->offered_bits_per_second > 0 ? " at the fixed rate" : "");
+    struct watch wt = {0};
+    struct json_object *o = NULL;
+    if (pass_watch(pp, spec, &wt, err)) {
+        const struct ml_pass_view views[] = {wt.w.start_view, wt.w.middle_view, wt.end_view};
+        struct ml_pass_verdict v = {0};
+        ml_pass_judge(pp->ops->hub, pp->idle_hub_bytes_per_s,
+                      (const struct ml_pass_sample *)(void *)wt.samples->data, wt.samples->len,
+                      &wt.r, views, G_N_ELEMENTS(views), &v);
+        o = pass_record(pp, spec, &wt, &v);
+        ml_pass_verdict_clear(&v);
+    }
+    watch_clear(&wt);
     return o;
 }

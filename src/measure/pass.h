@@ -13,6 +13,8 @@
 
 #include "dataplanes/dataplane.h"
 #include "measure/guestcpu.h"
+#include "measure/parse_iperf.h"
+#include "virt/virt.h"
 #include "virt/lab.h"
 
 /* Where a pass runs. */
@@ -118,3 +120,37 @@ struct ml_second {
  * hub's counters lagging the client's by part of a second). True when no second is outside. */
 bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
                    GString *why);
+
+/* ---- the verdict of a pass, from what it collected alone ---- */
+
+/* The hub's and the client's NIC counters, read from the host in the same instant, t seconds
+ * after the transfer started (the first at 0, then one a second). */
+struct ml_pass_sample {
+    double t;
+    struct ml_nic_stats hub, client;
+};
+
+/* The dataplane's view of the path at one moment of a pass ("start", "middle", "end"): whether
+ * the path's check showed the path, and what was read. */
+struct ml_pass_view {
+    const char *when;
+    bool ok;
+    char *evidence;
+};
+
+struct ml_pass_verdict {
+    struct ml_second *sec; /* the pass's seconds, each judged (ok) */
+    size_t n;
+    bool passed;
+    GString *reason; /* what failed it, as one sentence; empty when it passed */
+};
+
+/* Pure: judges a pass whose hub has role from its samples, iperf3's result and the dataplane's
+ * views: builds the per-second series (struct ml_second, payload from the client's NIC scaled by
+ * r's payload), judges each second (ml_band_judge) and each view; the pass fails when a second
+ * is outside the band or a view did not show the path. Free with ml_pass_verdict_clear. */
+void ml_pass_judge(enum ml_hub_role role, double idle_bytes_per_s,
+                   const struct ml_pass_sample *samples, size_t n_samples,
+                   const struct ml_iperf_result *r, const struct ml_pass_view *views,
+                   size_t n_views, struct ml_pass_verdict *ret);
+void ml_pass_verdict_clear(struct ml_pass_verdict *v);

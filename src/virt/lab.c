@@ -382,10 +382,6 @@ bool ml_lab_boot_timeout(double *ret, GError **err)
     return true;
 }
 
-/* Where a booting guest is: its agent silent, held before cloud-init (an image that takes
- * its seed through the agent), configuring itself, or ready. */
-enum boot_stage { STAGE_AGENT, STAGE_HOLD, STAGE_CONFIG, STAGE_READY };
-
 /* The hold is reached once its FIFO exists; then the seed goes in and the hold is
  * released. False with no error while the hold is not reached yet. */
 static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **err)
@@ -447,22 +443,7 @@ static bool guest_ready(struct ml_lab *lab, size_t i, GError **err)
     g_autofree char *text = ml_agent_file_get(lab->dom[i], ML_SEED_GUEST_READY, 4096, &e);
     if (!text)
         return false;
-    if (!g_str_has_prefix(text, "ok\n")) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "guest %s: cloud-init did not configure it: %s; its console and cloud-init "
-                    "log are kept in the run directory",
-                    lab->plan->guests[i].node->name, g_strstrip(text));
-        return false;
-    }
-    g_autofree char *want = g_strdup_printf("\nrun=%s\n", lab->plan->run_id);
-    if (!strstr(text, want)) {
-        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "guest %s: cloud-init configured it for another run (%s); its seed was not "
-                    "this run's",
-                    lab->plan->guests[i].node->name, g_strstrip(text));
-        return false;
-    }
-    return true;
+    return ml_boot_ready_file(text, lab->plan->run_id, lab->plan->guests[i].node->name, err);
 }
 
 /* Each held guest is released by a thread of its own (saved first, reseeded, its seed
@@ -523,12 +504,75 @@ static gpointer start_guest(gpointer data)
     return NULL;
 }
 
-static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct release_job *jobs,
+/* ---- what the guests' stages mean: pure ---- */
+
+bool ml_boot_ready_file(char *text, const char *run_id, const char *node, GError **err)
+{
+    if (!g_str_has_prefix(text, "ok\n")) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init did not configure it: %s; its console and cloud-init "
+                    "log are kept in the run directory",
+                    node, g_strstrip(text));
+        return false;
+    }
+    g_autofree char *want = g_strdup_printf("\nrun=%s\n", run_id);
+    if (!strstr(text, want)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s: cloud-init configured it for another run (%s); its seed was not "
+                    "this run's",
+                    node, g_strstrip(text));
+        return false;
+    }
+    return true;
+}
+
+enum ml_boot_stage ml_boot_next(enum ml_boot_stage stage, bool seed_by_agent)
+{
+    switch (stage) {
+    case ML_BOOT_AGENT:
+        return seed_by_agent ? ML_BOOT_HOLD : ML_BOOT_CONFIG;
+    case ML_BOOT_HOLD:
+        return ML_BOOT_CONFIG;
+    case ML_BOOT_CONFIG:
+    case ML_BOOT_READY:
+        break;
+    }
+    return ML_BOOT_READY;
+}
+
+enum ml_boot_verdict ml_boot_judge(const enum ml_boot_stage *stage, const char *const *names,
+                                   size_t n, double elapsed_s, double timeout_s, GError **err)
+{
+    size_t ready = 0;
+    for (size_t i = 0; i < n; i++)
+        ready += stage[i] == ML_BOOT_READY;
+    if (ready == n)
+        return ML_BOOT_ALL_READY;
+    if (!(elapsed_s > timeout_s))
+        return ML_BOOT_WAITING;
+    static const char *const why[] = {"agent silent", "cloud-init's hold not reached",
+                                      "cloud-init unfinished", ""};
+    GString *late = g_string_new(NULL);
+    for (size_t i = 0; i < n; i++)
+        if (stage[i] != ML_BOOT_READY)
+            g_string_append_printf(late, "%s%s (%s)", late->len ? ", " : "", names[i],
+                                   why[stage[i]]);
+    g_autofree char *l = g_string_free(late, FALSE);
+    g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                "guests not ready after %.0f s: %s; their consoles are kept in the run "
+                "directory (raise MESHLAB_BOOT_TIMEOUT on a slow host)",
+                timeout_s, l);
+    return ML_BOOT_LATE;
+}
+
+/* ---- waiting for the guests ---- */
+
+static bool wait_ready(struct ml_lab *lab, enum ml_boot_stage *stage, struct release_job *jobs,
                        double t0, GError **err);
 
 static bool boot_guests(struct ml_lab *lab, GError **err)
 {
-    enum boot_stage stage[ML_MAX_NODES];
+    enum ml_boot_stage stage[ML_MAX_NODES];
     struct release_job jobs[ML_MAX_NODES] = {0};
     double t0 = ml_now();
     bool ok = wait_ready(lab, stage, jobs, t0, err);
@@ -538,8 +582,8 @@ static bool boot_guests(struct ml_lab *lab, GError **err)
     return ok;
 }
 
-static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct release_job *jobs,
-                       double t0, GError **err)
+/* Starts every guest, or restores it, and says how they started. */
+static bool start_guests(struct ml_lab *lab, enum ml_boot_stage *stage, GError **err)
 {
     struct ml_plan *plan = lab->plan;
     size_t n_warm = 0;
@@ -549,7 +593,7 @@ static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct releas
      * its memory image), time each guest would otherwise wait for the one before it. */
     for (size_t i = 0; i < plan->n_guests; i++) {
         lab->boot_s[i] = lab->ready_s[i] = 0;
-        stage[i] = STAGE_AGENT;
+        stage[i] = ML_BOOT_AGENT;
         starts[i] = (struct start_job){lab, i, NULL};
         n_warm += lab->warm[i];
         threads[i] = g_thread_new("meshlab-start", start_guest, &starts[i]);
@@ -578,91 +622,96 @@ static bool wait_ready(struct ml_lab *lab, enum boot_stage *stage, struct releas
                     lab->accel.kvm ? "KVM" : "TCG",
                     lab->warm_key[0] ? "; each is saved at cloud-init's hold for a warm start"
                                      : "");
+    return true;
+}
+
+/* One look at guest i: its release thread, whether it still runs, its agent, cloud-init; its
+ * stage goes on as far as what was seen allows. False with err when the guest failed. */
+static bool watch_guest(struct ml_lab *lab, size_t i, enum ml_boot_stage *stage,
+                        struct release_job *job, double t0, GError **err)
+{
+    const char *node = lab->plan->guests[i].node->name;
+    if (*stage == ML_BOOT_HOLD) {
+        /* Saved and restored meanwhile, a guest is briefly not running. */
+        if (!g_atomic_int_get(&job->done))
+            return true;
+        g_thread_join(job->thread);
+        job->thread = NULL;
+        if (job->err) {
+            g_propagate_error(err, g_steal_pointer(&job->err));
+            return false;
+        }
+        ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s", node,
+                    job->released_at - t0);
+        *stage = ml_boot_next(*stage, lab->image.seed_by_agent);
+    }
+    if (virDomainIsActive(lab->dom[i]) != 1) {
+        g_autofree char *c = console_path(lab, i);
+        g_autofree char *tail = file_tail(c, 5);
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "guest %s stopped while booting; the end of its console:\n%s", node, tail);
+        return false;
+    }
+    if (*stage == ML_BOOT_AGENT) {
+        if (!ml_agent_ping(lab->dom[i], 1))
+            return true;
+        lab->boot_s[i] = ml_now() - t0;
+        ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
+        *stage = ml_boot_next(*stage, lab->image.seed_by_agent);
+        if (*stage == ML_BOOT_HOLD) {
+            *job = (struct release_job){.lab = lab, .i = i};
+            job->thread = g_thread_new("meshlab-release", release_loop, job);
+            return true;
+        }
+    }
+    if (!guest_ready(lab, i, err))
+        return !(err && *err);
+    *stage = ml_boot_next(*stage, lab->image.seed_by_agent);
+    lab->ready_s[i] = ml_now() - t0;
+    virDomainInfo info;
+    if (virDomainGetInfo(lab->dom[i], &info) == 0)
+        lab->cpu_s[i] = info.cpuTime / 1e9;
+    ml_progress("boot", "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
+                node, lab->ready_s[i], lab->cpu_s[i]);
+    return true;
+}
+
+static bool wait_ready(struct ml_lab *lab, enum ml_boot_stage *stage, struct release_job *jobs,
+                       double t0, GError **err)
+{
+    struct ml_plan *plan = lab->plan;
+    if (!start_guests(lab, stage, err))
+        return false;
     double timeout = 0;
     if (!ml_lab_boot_timeout(&timeout, err))
         return false;
-    size_t ready = 0;
+    const char *names[ML_MAX_NODES];
+    for (size_t i = 0; i < plan->n_guests; i++)
+        names[i] = plan->guests[i].node->name;
     double last_note = ml_now();
-    while (ready < plan->n_guests) {
+    for (;;) {
         if (ml_check_interrupted(err))
             return false;
-        for (size_t i = 0; i < plan->n_guests; i++) {
-            if (stage[i] == STAGE_READY)
-                continue;
-            const char *node = plan->guests[i].node->name;
-            if (stage[i] == STAGE_HOLD) {
-                /* Saved and restored meanwhile, a guest is briefly not running. */
-                if (!g_atomic_int_get(&jobs[i].done))
-                    continue;
-                g_thread_join(jobs[i].thread);
-                jobs[i].thread = NULL;
-                if (jobs[i].err) {
-                    g_propagate_error(err, g_steal_pointer(&jobs[i].err));
-                    return false;
-                }
-                ml_progress("boot", "guest %s: seed written, cloud-init released after %.1f s",
-                            node, jobs[i].released_at - t0);
-                stage[i] = STAGE_CONFIG;
-            }
-            if (virDomainIsActive(lab->dom[i]) != 1) {
-                g_autofree char *c = console_path(lab, i);
-                g_autofree char *tail = file_tail(c, 5);
-                g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                            "guest %s stopped while booting; the end of its console:\n%s", node,
-                            tail);
+        for (size_t i = 0; i < plan->n_guests; i++)
+            if (stage[i] != ML_BOOT_READY && !watch_guest(lab, i, &stage[i], &jobs[i], t0, err))
                 return false;
-            }
-            if (stage[i] == STAGE_AGENT) {
-                if (!ml_agent_ping(lab->dom[i], 1))
-                    continue;
-                lab->boot_s[i] = ml_now() - t0;
-                ml_progress("boot", "guest %s: agent answered after %.1f s", node, lab->boot_s[i]);
-                stage[i] = lab->image.seed_by_agent ? STAGE_HOLD : STAGE_CONFIG;
-                if (stage[i] == STAGE_HOLD) {
-                    jobs[i] = (struct release_job){.lab = lab, .i = i};
-                    jobs[i].thread = g_thread_new("meshlab-release", release_loop, &jobs[i]);
-                    continue;
-                }
-            }
-            if (!guest_ready(lab, i, err)) {
-                if (err && *err)
-                    return false;
-                continue;
-            }
-            stage[i] = STAGE_READY;
-            lab->ready_s[i] = ml_now() - t0;
-            virDomainInfo info;
-            if (virDomainGetInfo(lab->dom[i], &info) == 0)
-                lab->cpu_s[i] = info.cpuTime / 1e9;
-            ready++;
-            ml_progress("boot",
-                        "guest %s: ready (configured by cloud-init) after %.1f s, %.1f s of CPU",
-                        node, lab->ready_s[i], lab->cpu_s[i]);
-        }
-        if (ready == plan->n_guests)
-            break;
-        if (ml_now() - t0 > timeout) {
-            static const char *const why[] = {"agent silent", "cloud-init's hold not reached",
-                                              "cloud-init unfinished", ""};
-            GString *late = g_string_new(NULL);
-            for (size_t i = 0; i < plan->n_guests; i++)
-                if (stage[i] != STAGE_READY)
-                    g_string_append_printf(late, "%s%s (%s)", late->len ? ", " : "",
-                                           plan->guests[i].node->name, why[stage[i]]);
-            g_autofree char *l = g_string_free(late, FALSE);
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "guests not ready after %.0f s: %s; their consoles are kept in the run "
-                        "directory (raise MESHLAB_BOOT_TIMEOUT on a slow host)",
-                        timeout, l);
+        switch (ml_boot_judge(stage, names, plan->n_guests, ml_now() - t0, timeout, err)) {
+        case ML_BOOT_ALL_READY:
+            return true;
+        case ML_BOOT_LATE:
             return false;
+        case ML_BOOT_WAITING:
+            break;
         }
         if (ml_now() - last_note > 15) {
+            size_t ready = 0;
+            for (size_t i = 0; i < plan->n_guests; i++)
+                ready += stage[i] == ML_BOOT_READY;
             ml_progress("boot", "%zu of %zu guests ready", ready, plan->n_guests);
             last_note = ml_now();
         }
         g_usleep(250 * 1000);
     }
-    return true;
 }
 
 bool ml_lab_create(struct ml_lab *lab, GError **err)

@@ -61,6 +61,25 @@ const char *ml_lab_start(const struct ml_lab *lab);
 /* MESHLAB_BOOT_TIMEOUT (seconds) or the default; an unusable value is an input error. */
 bool ml_lab_boot_timeout(double *ret, GError **err);
 
+/* Where a booting guest is: its agent silent, held before cloud-init (an image that takes its
+ * seed through the agent), configuring itself, or ready. */
+enum ml_boot_stage { ML_BOOT_AGENT, ML_BOOT_HOLD, ML_BOOT_CONFIG, ML_BOOT_READY };
+/* Pure: the stage a guest reaches once what its stage waits for was seen (its agent answered,
+ * cloud-init's hold released, cloud-init finished). From the agent an image that takes its seed
+ * through the agent (seed_by_agent) goes to the hold, any other to cloud-init. */
+enum ml_boot_stage ml_boot_next(enum ml_boot_stage stage, bool seed_by_agent);
+/* Pure: whether the ready file an image that takes its seed through the agent writes
+ * ("ok\n...run=ID\n...", or the failure) says that cloud-init configured node for this run;
+ * false with err saying what it says otherwise. Strips text in place. */
+bool ml_boot_ready_file(char *text, const char *run_id, const char *node, GError **err);
+enum ml_boot_verdict { ML_BOOT_WAITING, ML_BOOT_ALL_READY, ML_BOOT_LATE };
+/* Pure: what the stages of n guests (named names[i]) mean elapsed_s after their start: all
+ * ready (even past the timeout), late once elapsed_s exceeds timeout_s (err names each guest not
+ * ready and what it waits for), else still waiting. */
+enum ml_boot_verdict ml_boot_judge(const enum ml_boot_stage *stage, const char *const *names,
+                                   size_t n, double elapsed_s, double timeout_s, GError **err);
+
+
 /* Everything up to running guests: accelerator probe, image, network, pool,
  * overlays, seeds, domains, boot. On failure the caller tears down. */
 bool ml_lab_create(struct ml_lab *lab, GError **err);
