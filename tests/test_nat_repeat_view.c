@@ -3,7 +3,7 @@
  * tests/data/samples/nebula). The repeat itself (NATs switched, daemons restarted, the window
  * watched) needs guests: tests/e2e_nat.sh runs it. */
 #include "check.h"
-#include "dataplanes/path.h"
+#include "dataplanes/dataplane.h"
 #include "measure/natmatrix.h"
 
 static char *sample(const char *rel)
