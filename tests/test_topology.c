@@ -330,6 +330,48 @@ static void test_listen_port(void)
     }
 }
 
+/* Each list's type and length are checked by one reader (ml_yaml_collection): too many entries
+ * are refused at the first one too many, where the file has to be cut. */
+static void test_list_limits(void)
+{
+    g_autoptr(GString) paths = g_string_new("[");
+    for (int i = 0; i < ML_PATHS_MAX + 1; i++)
+        g_string_append_printf(paths, "%sp%d", i ? ", " : "", i);
+    g_string_append(paths, "]");
+    g_autofree char *text =
+        g_strdup_printf("name: mini\n"
+                        "image: {use: debian-12}\n"
+                        "bridge: {subnet: 10.0.0.0/16}\n"
+                        "nodes:\n"
+                        "  - {name: h, address: 10.0.0.1, tunnel_address: 172.16.0.1}\n"
+                        "  - {name: a, address: 10.0.0.2, tunnel_address: 172.16.0.2}\n"
+                        "  - {name: b, address: 10.0.0.3, tunnel_address: 172.16.0.3}\n"
+                        "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+                        "measure: {client: a, server: b, paths: %s}\n",
+                        paths->str);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = parse(text, &err);
+    CHECK(t == NULL);
+    /* The column of p16, worked out from the text, not from the parser. */
+    const char *at = strstr(text, "p16");
+    const char *line = strstr(text, "measure:");
+    g_autofree char *want = g_strdup_printf(
+        "inline.yaml:9:%d: measure.paths lists 17 paths; at most 16", (int)(at - line) + 1);
+    CHECK_STR(err ? err->message : NULL, want);
+    g_clear_error(&err);
+
+    g_autoptr(MlTopology) u = parse("name: mini\n"
+                                    "image: {use: debian-12}\n"
+                                    "bridge: {subnet: 10.0.0.0/16}\n"
+                                    "nodes: {h: 1}\n"
+                                    "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+                                    "measure: {client: a, server: b, paths: [plain]}\n",
+                                    &err);
+    CHECK(u == NULL);
+    CHECK_STR(err ? err->message : NULL,
+              "inline.yaml:4:8: nodes must be a sequence of nodes, not a mapping");
+}
+
 /* A megabyte of anchors (libyaml's loader compares each new anchor with every earlier one: 20 s of
  * CPU) is refused at the first anchor, before a document is built. */
 static void test_many_anchors(void)
@@ -1407,6 +1449,7 @@ int main(void)
     test_defaults_and_overrides();
     test_limits();
     test_bad_inputs();
+    test_list_limits();
     test_many_anchors();
     test_listen_port();
     test_profile_grammar();
