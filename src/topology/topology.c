@@ -56,7 +56,9 @@ struct ctx {
         yaml_node_t *node, *name, *address, *tunnel_address, *nat_key, *nat, *second_address;
     } at[ML_MAX_NODES];
     yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *nat_matrix_at;
-    const char *hub, *client, *server;
+    yaml_node_t *old_hub_at; /* wireguard.hub, deprecated */
+    const char *hub, *client, *server, *old_hub;
+    const char *hub_key; /* how messages name the key the hub came from */
 };
 
 static bool parse_image(struct ctx *c, yaml_node_t *n)
@@ -224,7 +226,7 @@ static bool parse_nodes(struct ctx *c, yaml_node_t *n, unsigned vcpus, unsigned 
 static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_key keys[] = {{"subnet", true},
-                                              {"hub", true},
+                                              {"hub", false},
                                               {"listen_port", false},
                                               {"persistent_keepalive", false},
                                               {NULL, false}};
@@ -234,8 +236,9 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
     t->wireguard.listen_port = ML_PORT_WIREGUARD_DEFAULT;
     t->wireguard.persistent_keepalive = 25;
     if (!ml_yaml_read_mapping(&c->y, n, "wireguard", keys, v) ||
-        !ml_yaml_get_subnet(&c->y, v[0], "wireguard.subnet", &t->wireguard.subnet) ||
-        !ml_yaml_get_string(&c->y, v[1], "wireguard.hub", &c->hub))
+        !ml_yaml_get_subnet(&c->y, v[0], "wireguard.subnet", &t->wireguard.subnet))
+        return false;
+    if (v[1] && !ml_yaml_get_string(&c->y, v[1], "wireguard.hub", &c->old_hub))
         return false;
     if (v[2] && !ml_yaml_get_uint(&c->y, v[2], "wireguard.listen_port", 1, 65535,
                                   &t->wireguard.listen_port))
@@ -248,7 +251,38 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
                                   &t->wireguard.persistent_keepalive))
         return false;
     c->wg_subnet_at = v[0];
-    c->hub_at = v[1];
+    c->old_hub_at = v[1];
+    return true;
+}
+
+/* The hub: `hub: NAME` at the top level (at), or wireguard.hub as files before it had it, with
+ * a warning; both naming different nodes is an error. Read after wireguard. */
+static bool parse_hub(struct ctx *c, yaml_node_t *root, yaml_node_t *at)
+{
+    struct ml_topology *t = c->topo;
+
+    if (at && !ml_yaml_get_string(&c->y, at, "hub", &c->hub))
+        return false;
+    /* Both naming different nodes is an error, and its message says what to do: no warning. */
+    if (at && c->old_hub_at && strcmp(c->hub, c->old_hub) != 0)
+        return ml_yaml_fail(&c->y, c->old_hub_at,
+                            "wireguard.hub '%s' is not the hub '%s' given at line %d; remove "
+                            "wireguard.hub, which `hub:` replaces",
+                            ml_yaml_shown(&c->y, c->old_hub), ml_yaml_shown(&c->y, c->hub),
+                            ml_yaml_line(at));
+    if (c->old_hub_at)
+        ml_warn("%s:%d:%d: wireguard.hub is deprecated; write `hub: %s` at the top level",
+                c->y.file, ml_yaml_line(c->old_hub_at), ml_yaml_column(c->old_hub_at),
+                ml_yaml_shown(&c->y, c->old_hub));
+    if (!at && !c->old_hub_at)
+        return ml_yaml_fail(&c->y, root,
+                            "missing required key 'hub', the node that relays between the "
+                            "clients; write `hub: NAME` at the top level");
+    c->hub_at = at ? at : c->old_hub_at;
+    c->hub = at ? c->hub : c->old_hub;
+    c->hub_key = at ? "hub" : "wireguard.hub";
+    t->hub_line = ml_yaml_line(c->hub_at);
+    t->hub_column = ml_yaml_column(c->hub_at);
     return true;
 }
 
@@ -383,7 +417,7 @@ static bool check_roles(struct ctx *c)
 {
     struct ml_topology *t = c->topo;
 
-    if (!find_role(c, c->hub_at, "wireguard.hub", c->hub, &t->wireguard.hub) ||
+    if (!find_role(c, c->hub_at, c->hub_key, c->hub, &t->hub) ||
         !find_role(c, c->client_at, "measure.client", c->client, &t->measure.client) ||
         !find_role(c, c->server_at, "measure.server", c->server, &t->measure.server))
         return false;
@@ -391,12 +425,12 @@ static bool check_roles(struct ctx *c)
         return ml_yaml_fail(
             &c->y, c->server_at,
             "measure.server '%s' is the same node as measure.client; they must differ", c->server);
-    if (t->wireguard.hub == t->measure.client || t->wireguard.hub == t->measure.server)
-        return ml_yaml_fail(
-            &c->y, c->hub_at,
-            "wireguard.hub '%s' is also measure.%s; the hub must be a third node that "
-            "relays between client and server",
-            c->hub, t->wireguard.hub == t->measure.client ? "client" : "server");
+    if (t->hub == t->measure.client || t->hub == t->measure.server)
+        return ml_yaml_fail(&c->y, c->hub_at,
+                            "%s '%s' is also measure.%s; the hub must be a third node that "
+                            "relays between client and server",
+                            c->hub_key, c->hub, t->hub == t->measure.client ? "client" : "server");
+    t->wireguard.hub = t->hub; /* the old field, until every reader uses hub */
     return true;
 }
 
@@ -523,7 +557,7 @@ static bool free_lab_host(const struct ml_topology *t, uint32_t a)
 static const char *suggest_second_address(struct ctx *c)
 {
     const struct ml_topology *t = c->topo;
-    uint32_t hub = ntohl(t->nodes[t->wireguard.hub].address.s_addr);
+    uint32_t hub = ntohl(t->nodes[t->hub].address.s_addr);
     uint32_t net = ntohl(t->lab_subnet.net.s_addr), size = ~ml_prefix_mask(t->lab_subnet.prefix);
     uint32_t candidate = hub + 10;
 
@@ -537,9 +571,9 @@ static const char *suggest_second_address(struct ctx *c)
 static bool check_second_address(struct ctx *c)
 {
     const struct ml_topology *t = c->topo;
-    const struct ml_node *hub = &t->nodes[t->wireguard.hub];
+    const struct ml_node *hub = &t->nodes[t->hub];
     const struct ml_subnet *net = &t->lab_subnet;
-    yaml_node_t *at = c->at[t->wireguard.hub].second_address;
+    yaml_node_t *at = c->at[t->hub].second_address;
     uint32_t a = ntohl(hub->second_address.s_addr), mask = ml_prefix_mask(net->prefix);
 
     if ((a & mask) != ntohl(net->net.s_addr))
@@ -606,24 +640,22 @@ static bool check_inside_nets(struct ctx *c, const char *cause)
 static bool check_nat(struct ctx *c)
 {
     const struct ml_topology *t = c->topo;
-    const size_t hub = t->wireguard.hub;
+    const size_t hub = t->hub;
     yaml_node_t *cause_at = NULL;
     const char *cause = NULL; /* what asks for a NAT, as a message names it */
 
     for (size_t i = 0; i < t->n_nodes; i++) {
         const struct ml_node *node = &t->nodes[i];
         if (i == hub && node->nat != ML_NAT_NONE)
-            return ml_yaml_fail(
-                &c->y, c->at[i].nat,
-                "node '%s': nat %s on the wireguard.hub: the hub is the public server; "
-                "only clients sit behind a NAT (remove nat or set it to none)",
-                node->name, ml_nat_type_name(node->nat));
+            return ml_yaml_fail(&c->y, c->at[i].nat,
+                                "node '%s': nat %s on the hub: the hub is the public server; "
+                                "only clients sit behind a NAT (remove nat or set it to none)",
+                                node->name, ml_nat_type_name(node->nat));
         if (i != hub && c->at[i].second_address)
-            return ml_yaml_fail(
-                &c->y, c->at[i].second_address,
-                "node '%s': second_address is only for the wireguard.hub '%s' (the NAT "
-                "probes' second destination); remove it here",
-                node->name, t->nodes[hub].name);
+            return ml_yaml_fail(&c->y, c->at[i].second_address,
+                                "node '%s': second_address is only for the hub '%s' (the NAT "
+                                "probes' second destination); remove it here",
+                                node->name, t->nodes[hub].name);
         if (node->nat != ML_NAT_NONE && !cause) {
             cause_at = c->at[i].nat_key;
             cause = ml_yaml_fmt(&c->y, "the nat of node '%s'", node->name);
@@ -659,13 +691,14 @@ static bool check_nat(struct ctx *c)
 
 static bool parse_root(struct ctx *c, yaml_node_t *root)
 {
-    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, WIREGUARD, MEASURE, NAT_MATRIX };
+    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, HUB, WIREGUARD, MEASURE, NAT_MATRIX };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [DESCRIPTION] = {"description", false},
                                               [IMAGE] = {"image", true},
                                               [BRIDGE] = {"bridge", true},
                                               [DEFAULTS] = {"defaults", false},
                                               [NODES] = {"nodes", true},
+                                              [HUB] = {"hub", false}, /* or wireguard.hub */
                                               [WIREGUARD] = {"wireguard", true},
                                               [MEASURE] = {"measure", true},
                                               [NAT_MATRIX] = {"nat_matrix", false},
@@ -685,7 +718,7 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (v[DEFAULTS] && !parse_defaults(c, v[DEFAULTS], &vcpus, &memory_mib))
         return false;
     if (!parse_nodes(c, v[NODES], vcpus, memory_mib) || !parse_wireguard(c, v[WIREGUARD]) ||
-        !parse_measure(c, v[MEASURE]))
+        !parse_hub(c, root, v[HUB]) || !parse_measure(c, v[MEASURE]))
         return false;
     if (v[NAT_MATRIX] &&
         !parse_nat_matrix(c, ml_yaml_find_key(&c->y, root, "nat_matrix"), v[NAT_MATRIX]))
@@ -717,7 +750,7 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     if (!root) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s:1:1: the file is empty; a topology is a mapping with the keys name, "
-                    "image, bridge, nodes, wireguard and measure",
+                    "image, bridge, nodes, hub, wireguard and measure",
                     name);
         yaml_document_delete(&doc);
         return NULL;
