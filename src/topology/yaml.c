@@ -139,18 +139,27 @@ bool ml_yaml_get_string(struct ml_yaml *y, yaml_node_t *n, const char *what, con
     return true;
 }
 
+/* The text of an unquoted scalar, as numbers are written; kind is "an integer", "a number". */
+static bool get_plain(struct ml_yaml *y, yaml_node_t *n, const char *what, const char *kind,
+                      const char **ret)
+{
+    if (n->type != YAML_SCALAR_NODE || ml_yaml_is_null(n))
+        return ml_yaml_fail(y, n, "%s must be %s, not %s", what, kind, ml_yaml_found(y, n));
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return ml_yaml_fail(y, n, "%s must be %s, not the quoted string '%s'", what, kind,
+                            ml_yaml_shown(y, ml_yaml_value(n)));
+    *ret = ml_yaml_value(n);
+    return true;
+}
+
 bool ml_yaml_get_uint(struct ml_yaml *y, yaml_node_t *n, const char *what, unsigned min,
                       unsigned max, unsigned *ret)
 {
     const char *s, *digits;
     uint64_t v = 0;
 
-    if (n->type != YAML_SCALAR_NODE || ml_yaml_is_null(n))
-        return ml_yaml_fail(y, n, "%s must be an integer, not %s", what, ml_yaml_found(y, n));
-    s = ml_yaml_value(n);
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return ml_yaml_fail(y, n, "%s must be an integer, not the quoted string '%s'", what,
-                            ml_yaml_shown(y, s));
+    if (!get_plain(y, n, what, "an integer", &s))
+        return false;
     digits = s[0] == '-' ? s + 1 : s;
     if (!*digits || strspn(digits, "0123456789") != strlen(digits) ||
         (digits[0] == '0' && digits[1]))
@@ -306,12 +315,8 @@ bool ml_yaml_get_decimal(struct ml_yaml *y, yaml_node_t *n, const char *what, do
     const char *s;
     size_t whole;
 
-    if (n->type != YAML_SCALAR_NODE || ml_yaml_is_null(n))
-        return ml_yaml_fail(y, n, "%s must be a number, not %s", what, ml_yaml_found(y, n));
-    s = ml_yaml_value(n);
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return ml_yaml_fail(y, n, "%s must be a number, not the quoted string '%s'", what,
-                            ml_yaml_shown(y, s));
+    if (!get_plain(y, n, what, "a number", &s))
+        return false;
     whole = strspn(s, "0123456789");
     if (!whole || (s[whole] && (s[whole] != '.' || !s[whole + 1] ||
                                 strspn(s + whole + 1, "0123456789") != strlen(s + whole + 1))))
@@ -369,34 +374,18 @@ static void syntax_error(const char *name, const yaml_parser_t *parser, const ch
                     column + 1, problem);
 }
 
-/* The anchor an event declares, or NULL. */
-static const unsigned char *event_anchor(const yaml_event_t *e)
+/* The anchor an event declares and the tag it gives its node (!!str, !x, !<...>), each NULL
+ * when it has none. */
+static void event_marks(const yaml_event_t *e, const unsigned char **ret_anchor,
+                        const unsigned char **ret_tag)
 {
-    switch (e->type) {
-    case YAML_SCALAR_EVENT:
-        return e->data.scalar.anchor;
-    case YAML_SEQUENCE_START_EVENT:
-        return e->data.sequence_start.anchor;
-    case YAML_MAPPING_START_EVENT:
-        return e->data.mapping_start.anchor;
-    default:
-        return NULL;
-    }
-}
-
-/* The tag an event gives its node (!!str, !x, !<...>), or NULL. */
-static const unsigned char *event_tag(const yaml_event_t *e)
-{
-    switch (e->type) {
-    case YAML_SCALAR_EVENT:
-        return e->data.scalar.tag;
-    case YAML_SEQUENCE_START_EVENT:
-        return e->data.sequence_start.tag;
-    case YAML_MAPPING_START_EVENT:
-        return e->data.mapping_start.tag;
-    default:
-        return NULL;
-    }
+    *ret_anchor = *ret_tag = NULL;
+    if (e->type == YAML_SCALAR_EVENT)
+        *ret_anchor = e->data.scalar.anchor, *ret_tag = e->data.scalar.tag;
+    else if (e->type == YAML_SEQUENCE_START_EVENT)
+        *ret_anchor = e->data.sequence_start.anchor, *ret_tag = e->data.sequence_start.tag;
+    else if (e->type == YAML_MAPPING_START_EVENT)
+        *ret_anchor = e->data.mapping_start.anchor, *ret_tag = e->data.mapping_start.tag;
 }
 
 /* The word of text that starts at offset, as a message may show it: "!!str", "%TAG". */
@@ -429,6 +418,8 @@ static bool check_depth(const char *name, const char *text, size_t len, GError *
             ok = false;
             break;
         }
+        const unsigned char *anchor, *tag;
+        event_marks(&event, &anchor, &tag);
         if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT)
             depth++;
         else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
@@ -436,37 +427,30 @@ static bool check_depth(const char *name, const char *text, size_t len, GError *
         /* A tag would give a value a type other than the one the schema reads it as (`!!str
          * 1024` is a string to YAML and 1024 to the checks), and a directive declares tags or
          * another YAML version: a topology is plain YAML 1.1 values, nothing else. */
+        g_autofree char *word = NULL, *rule = NULL;
         if (event.type == YAML_DOCUMENT_START_EVENT &&
             (event.data.document_start.version_directive ||
              event.data.document_start.tag_directives.start !=
                  event.data.document_start.tag_directives.end)) {
-            g_autofree char *word = word_at(text, len, event.start_mark.index);
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s:%zu:%zu: YAML directives ('%s') are not allowed in a topology; remove "
-                        "the line",
-                        name, (size_t)event.start_mark.line + 1,
-                        (size_t)event.start_mark.column + 1, word);
-            ok = false;
-        } else if (event_tag(&event) && !event_anchor(&event)) {
-            g_autofree char *word = word_at(text, len, event.start_mark.index);
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s:%zu:%zu: YAML tags ('%s') are not allowed in a topology; remove the "
-                        "tag and write the value plainly",
-                        name, (size_t)event.start_mark.line + 1,
-                        (size_t)event.start_mark.column + 1, word);
-            ok = false;
-        } else if (event.type == YAML_ALIAS_EVENT || event_anchor(&event)) {
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s:%zu:%zu: YAML %s are not allowed in a topology; write the value out",
-                        name, (size_t)event.start_mark.line + 1,
-                        (size_t)event.start_mark.column + 1,
-                        event.type == YAML_ALIAS_EVENT ? "aliases" : "anchors");
-            ok = false;
+            word = word_at(text, len, event.start_mark.index);
+            rule = g_strdup_printf(
+                "YAML directives ('%s') are not allowed in a topology; remove the line", word);
+        } else if (tag && !anchor) {
+            word = word_at(text, len, event.start_mark.index);
+            rule = g_strdup_printf("YAML tags ('%s') are not allowed in a topology; remove the "
+                                   "tag and write the value plainly",
+                                   word);
+        } else if (event.type == YAML_ALIAS_EVENT || anchor) {
+            rule = g_strdup_printf("YAML %s are not allowed in a topology; write the value out",
+                                   event.type == YAML_ALIAS_EVENT ? "aliases" : "anchors");
         } else if (depth > MAX_DEPTH) {
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s:%zu:%zu: nesting is deeper than %d levels; a topology needs at most 6",
-                        name, (size_t)event.start_mark.line + 1,
-                        (size_t)event.start_mark.column + 1, MAX_DEPTH);
+            rule = g_strdup_printf("nesting is deeper than %d levels; a topology needs at most 6",
+                                   MAX_DEPTH);
+        }
+        if (rule) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s:%zu:%zu: %s", name,
+                        (size_t)event.start_mark.line + 1, (size_t)event.start_mark.column + 1,
+                        rule);
             ok = false;
         }
         done = event.type == YAML_STREAM_END_EVENT;
