@@ -93,5 +93,25 @@ for special in "$tmp/fifo.yaml:a FIFO" "/dev/null:a character device" "$tmp/dir.
     fi
 done
 
+# wireguard.hub, where the hub used to be given, still validates (exit 0, nothing on stdout) with
+# one warning on stderr that names the new top-level key, at the old key's line and column.
+old="$tmp/old-hub.yaml"
+python3 - topologies/three-guest.yaml "$old" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+new = "hub: hub\nwireguard:\n  subnet: 10.8.0.0/24\n"
+assert new in text
+open(sys.argv[2], "w").write(text.replace(new, "wireguard:\n  subnet: 10.8.0.0/24\n  hub: hub\n"))
+PY
+validate "$old"
+want="meshlab: warning: $old:32:8: wireguard.hub is deprecated; write \`hub: hub\` at the top level"
+if [[ $rc -ne 0 ]]; then
+    bad "validate $old (wireguard.hub) exited $rc: $(cat "$tmp/err")"
+elif [[ -s "$tmp/out" || "$(cat "$tmp/err")" != "$want" ]]; then
+    bad "validate $old: stderr differs"$'\n'"  want: $want"$'\n'"  got:  $(cat "$tmp/err")"
+else
+    ok
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

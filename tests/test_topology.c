@@ -148,7 +148,8 @@ static void test_minimal(void)
         "  - {name: h, address: 10.0.0.1, tunnel_address: 172.16.0.1}\n"
         "  - {name: a, address: 10.0.255.254, tunnel_address: 172.16.0.2, vcpus: 4}\n"
         "  - {name: b, address: 10.0.1.0, tunnel_address: 172.16.0.254, memory_mib: 2048}\n"
-        "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+        "hub: h\n"
+        "wireguard: {subnet: 172.16.0.0/24}\n"
         "measure: {client: a, server: b, paths: [wireguard-hub]}\n";
     g_autoptr(GError) err = NULL;
     g_autoptr(MlTopology) t = parse(text, &err);
@@ -188,7 +189,7 @@ static void test_defaults_and_overrides(void)
                                     "    tunnel_address: 10.9.0.2\n    vcpus: 16\n"
                                     "  - name: b\n    address: 198.51.100.14\n"
                                     "    tunnel_address: 10.9.0.3\n    memory_mib: 65536\n"
-                                    "wireguard:\n  subnet: 10.9.0.0/29\n  hub: h\n"
+                                    "hub: h\nwireguard:\n  subnet: 10.9.0.0/29\n"
                                     "  listen_port: 1\n  persistent_keepalive: 0\n"
                                     "measure:\n  client: b\n  server: a\n  paths: [plain]\n"
                                     "  profiles:\n"
@@ -336,6 +337,113 @@ static void test_listen_port(void)
     }
 }
 
+static void keep_warning(const struct ml_log_event *event, void *data)
+{
+    if (event->kind == ML_LOG_WARN)
+        g_ptr_array_add(data, g_strdup(event->message));
+}
+
+/* The seed lab with from replaced by to, parsed as name; its warnings in warnings. */
+static struct ml_topology *seed_with(const char *name, const char *from, const char *to,
+                                     GPtrArray *warnings, GError **err)
+{
+    g_autofree char *seed = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &seed, NULL, NULL));
+    g_autoptr(GString) yaml = g_string_new(seed);
+    CHECK(g_string_replace(yaml, from, to, 1) == 1);
+    struct ml_log_sink sink = {keep_warning, warnings}, old = ml_log_set_sink(&sink);
+    struct ml_topology *t = ml_topology_parse(name, yaml->str, yaml->len, err);
+    ml_log_set_sink(&old);
+    return t;
+}
+
+/* The hub is `hub:` at the top level; wireguard.hub, where it used to be, is still read with a
+ * warning that names the new key, and both naming different nodes is an error. */
+static void test_hub_key(void)
+{
+    static const char new_key[] = "hub: hub\nwireguard:\n  subnet: 10.8.0.0/24\n";
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GError) err = NULL;
+
+    /* The seed lab: the new key on line 30, no warning. */
+    g_autoptr(MlTopology) t = seed_with("t.yaml", new_key, new_key, warnings, &err);
+    CHECK(t && t->hub == 0 && t->hub_line == 30 && t->hub_column == 6);
+    CHECK(warnings->len == 0);
+
+    /* The old key alone: the same hub, where the old key is, and one warning there. */
+    g_autoptr(MlTopology) old =
+        seed_with("old.yaml", new_key, "wireguard:\n  subnet: 10.8.0.0/24\n  hub: client-b\n",
+                  warnings, &err);
+    CHECK(old == NULL); /* client-b is measure.server */
+    CHECK_STR(err ? err->message : NULL,
+              "old.yaml:32:8: wireguard.hub 'client-b' is also measure.server; the hub must be a "
+              "third node that relays between client and server");
+    g_clear_error(&err);
+    g_ptr_array_set_size(warnings, 0);
+    g_autoptr(MlTopology) old_ok = seed_with(
+        "old.yaml", new_key, "wireguard:\n  subnet: 10.8.0.0/24\n  hub: hub\n", warnings, &err);
+    CHECK(old_ok && old_ok->hub == 0 && old_ok->hub_line == 32 && old_ok->hub_column == 8);
+    CHECK(warnings->len == 1);
+    CHECK_STR(warnings->len ? warnings->pdata[0] : NULL,
+              "old.yaml:32:8: wireguard.hub is deprecated; write `hub: hub` at the top level");
+
+    /* Both naming the same node: the new key counts, the old one is still warned about. */
+    g_ptr_array_set_size(warnings, 0);
+    g_autoptr(MlTopology) both =
+        seed_with("both.yaml", new_key, "hub: hub\nwireguard:\n  subnet: 10.8.0.0/24\n  hub: hub\n",
+                  warnings, &err);
+    CHECK(both && both->hub == 0 && both->hub_line == 30 && warnings->len == 1);
+
+    /* Both naming different nodes: an error at the old key, and no warning besides. */
+    g_ptr_array_set_size(warnings, 0);
+    g_autoptr(MlTopology) clash =
+        seed_with("c.yaml", new_key,
+                  "hub: hub\nwireguard:\n  subnet: 10.8.0.0/24\n  hub: client-a\n", warnings, &err);
+    CHECK(clash == NULL && warnings->len == 0);
+    CHECK_STR(err ? err->message : NULL,
+              "c.yaml:33:8: wireguard.hub 'client-a' is not the hub 'hub' given at line 30; "
+              "remove wireguard.hub, which `hub:` replaces");
+    g_clear_error(&err);
+
+    /* Neither: the missing key is the new one; a hub that is not a name. */
+    g_autoptr(MlTopology) none =
+        seed_with("n.yaml", new_key, "wireguard:\n  subnet: 10.8.0.0/24\n", warnings, &err);
+    CHECK(none == NULL);
+    CHECK_STR(err ? err->message : NULL,
+              "n.yaml:10:1: missing required key 'hub', the node that relays between the "
+              "clients; write `hub: NAME` at the top level");
+    g_clear_error(&err);
+    g_autoptr(MlTopology) list = seed_with("l.yaml", "hub: hub\n", "hub: [hub]\n", warnings, &err);
+    CHECK(list == NULL);
+    CHECK_STR(err ? err->message : NULL, "l.yaml:30:6: hub must be a string, not a sequence");
+}
+
+/* Each list's type and length are checked by one reader (ml_yaml_collection): too many entries
+ * are refused at the first one too many, where the file has to be cut. */
+static void test_list_limits(void)
+{
+    g_autoptr(GString) paths = g_string_new("  paths: [");
+    for (int i = 0; i < ML_PATHS_MAX + 1; i++)
+        g_string_append_printf(paths, "p%d, ", i);
+    g_autofree char *seed = NULL;
+    CHECK(g_file_get_contents("topologies/three-guest.yaml", &seed, NULL, NULL));
+    const char *at = seed ? strstr(seed, "  paths: [") : NULL;
+    int line = 1;
+    for (const char *p = seed; at && p < at; p++)
+        line += *p == '\n';
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = seed_with("l.yaml", "  paths: [", paths->str, warnings, &err);
+    CHECK(t == NULL);
+    /* At p16, the 17th: its line and column worked out from the text, not from the parser. */
+    g_autofree char *want = g_strdup_printf("l.yaml:%d:%d: measure.paths lists ", line,
+                                            (int)(strstr(paths->str, "p16") - paths->str) + 1);
+    CHECK(err && g_str_has_prefix(err->message, want) &&
+          g_str_has_suffix(err->message, " paths; at most 16"));
+    if (err && !g_str_has_prefix(err->message, want))
+        fprintf(stderr, "want %s...\n got %s\n", want, err->message);
+}
+
 /* A megabyte of anchors (libyaml's loader compares each new anchor with every earlier one: 20 s of
  * CPU) is refused at the first anchor, before a document is built. */
 static void test_many_anchors(void)
@@ -351,7 +459,7 @@ static void test_many_anchors(void)
     g_string_free(text, TRUE);
 }
 
-/* A lab whose measure.profiles is the given text, which starts on line 14. */
+/* A lab whose measure.profiles is the given text, which starts on line 15. */
 static const char profiles_lab[] = "name: mini\n"
                                    "image: {use: debian-12}\n"
                                    "bridge: {subnet: 10.0.0.0/16}\n"
@@ -359,7 +467,8 @@ static const char profiles_lab[] = "name: mini\n"
                                    "  - {name: h, address: 10.0.0.1, tunnel_address: 172.16.0.1}\n"
                                    "  - {name: a, address: 10.0.0.2, tunnel_address: 172.16.0.2}\n"
                                    "  - {name: b, address: 10.0.0.3, tunnel_address: 172.16.0.3}\n"
-                                   "wireguard: {subnet: 172.16.0.0/24, hub: h}\n"
+                                   "hub: h\n"
+                                   "wireguard: {subnet: 172.16.0.0/24}\n"
                                    "measure:\n"
                                    "  client: a\n"
                                    "  server: b\n"
@@ -377,7 +486,7 @@ static struct ml_topology *parse_profiles(const char *profiles, GError **err)
 static char *error_at(const char *profiles, const char *at, const char *rule)
 {
     const char *hit = strstr(profiles, at);
-    size_t line = 14, col = 1;
+    size_t line = 15, col = 1;
     g_assert(hit);
     for (const char *p = profiles; p < hit; p++, col++)
         if (*p == '\n')
@@ -506,7 +615,7 @@ static void test_profile_errors(void)
          M "cell 'reverse-8-slow' ends in '-slow'; the only suffix is '-fixed', for the run's "
            "fixed offered rate"},
         {FULL "matrix: [forward-1, reverse-1, {cell: forward-1, passes: 2}]}\n",
-         "forward-1, passes", M "cell 'forward-1' is listed twice (first at line 14)"},
+         "forward-1, passes", M "cell 'forward-1' is listed twice (first at line 15)"},
         {FULL "matrix: [{cell: reverse-1, passes: 0}]}\n", "0}]",
          M "cell 'reverse-1': passes 0 is out of range 1..20"},
         {"    full: {pass_s: 1, passes: 0, ping_count: 1}\n", "0, ping",
@@ -589,7 +698,7 @@ static void test_profile_errors(void)
          "measure.profiles has no profile 'full'; add one: it is the profile 'meshlab run' uses "
          "unless given --profile"},
         {FULL "matrix: [forward-1]}\n    full: {pass_s: 2, passes: 1, ping_count: 1}\n",
-         "full: {pass_s: 2", "measure.profiles: profile 'full' is given twice (first at line 14)"},
+         "full: {pass_s: 2", "measure.profiles: profile 'full' is given twice (first at line 15)"},
         {"    Full: {pass_s: 1, passes: 1, ping_count: 1}\n", "Full",
          "measure.profiles: profile name 'Full' is not allowed: a name starts with a lowercase "
          "letter, has only lowercase letters, digits and '-', and does not end with '-' (names "
@@ -620,10 +729,11 @@ static const char nat_lab[] =
     "  - {name: hub, address: 192.0.2.10, tunnel_address: 10.8.0.1, second_address: 192.0.2.20}\n"
     "  - {name: a, address: 192.0.2.11, tunnel_address: 10.8.0.2, nat: symmetric}\n"
     "  - {name: b, address: 192.0.2.12, tunnel_address: 10.8.0.3}\n"
-    "wireguard: {subnet: 10.8.0.0/24, hub: hub}\n"
+    "wireguard: {subnet: 10.8.0.0/24}\n"
     "measure: {client: a, server: b, paths: [plain]}\n"
     "nat_matrix: {types: [none, full-cone, port-restricted-cone, symmetric],\n"
-    "             dataplanes: [nebula, tailscale], repeats: 3, window_s: 20}\n";
+    "             dataplanes: [nebula, tailscale], repeats: 3, window_s: 20}\n"
+    "hub: hub\n";
 
 /* nat_lab with each pair of edits[] (FROM, TO, ..., NULL) made once; FROM must be there. */
 static char *nat_lab_with(const char *const *edits)
@@ -758,6 +868,7 @@ static void test_nat_good(void)
     g_autofree char *plain_text = nat_lab_with(none);
     GString *plain = g_string_new(plain_text);
     g_string_truncate(plain, (gsize)(strstr(plain->str, "nat_matrix") - plain->str));
+    g_string_append(plain, "hub: hub\n");
     g_autoptr(MlTopology) p = ml_topology_parse("n.yaml", plain->str, plain->len, &err);
     CHECK(p && !p->nat_matrix.present && !ml_topology_has_nat(p));
     CHECK(p && ip_is(p->nodes[0].second_address, "0.0.0.0"));
@@ -766,6 +877,7 @@ static void test_nat_good(void)
     g_autofree char *spare_text = nat_lab_with(spare);
     GString *s2 = g_string_new(spare_text);
     g_string_truncate(s2, (gsize)(strstr(s2->str, "nat_matrix") - s2->str));
+    g_string_append(s2, "hub: hub\n");
     g_autoptr(MlTopology) sp = ml_topology_parse("n.yaml", s2->str, s2->len, &err);
     CHECK(sp && ip_is(sp->nodes[0].second_address, "192.0.2.20") && !ml_topology_has_nat(sp));
     g_string_free(s2, TRUE);
@@ -805,11 +917,11 @@ static void test_nat_errors(void)
          "node 'a': nat must be a string, not a sequence"},
         {{"10.8.0.1,", "10.8.0.1, nat: full-cone,"},
          "full-cone,",
-         "node 'hub': nat full-cone on the wireguard.hub: the hub is the public server; only "
+         "node 'hub': nat full-cone on the hub: the hub is the public server; only "
          "clients sit behind a NAT (remove nat or set it to none)"},
         {{"nat: symmetric", "nat: symmetric, second_address: 192.0.2.21"},
          "192.0.2.21",
-         "node 'a': second_address is only for the wireguard.hub 'hub' (the NAT probes' second "
+         "node 'a': second_address is only for the hub 'hub' (the NAT probes' second "
          "destination); remove it here"},
         {{"second_address: 192.0.2.20", "second_address: 192.0.3.20"},
          "192.0.3.20",
@@ -1022,7 +1134,7 @@ static char *hub_and_clients(size_t n_clients)
                                "  - name: c%zu\n    address: 192.0.2.%zu\n"
                                "    tunnel_address: 10.8.0.%zu\n",
                                i, 10 + i, 1 + i);
-    g_string_append(s, "wireguard:\n  subnet: 10.8.0.0/24\n  hub: hub\n"
+    g_string_append(s, "hub: hub\nwireguard:\n  subnet: 10.8.0.0/24\n"
                        "measure:\n  client: c1\n  server: c8\n  paths: [plain, wireguard-hub]\n");
     return g_string_free(s, FALSE);
 }
@@ -1243,7 +1355,7 @@ static void test_yaml_tags(void)
         {"listen_port: 51820", "listen_port: !<tag:yaml.org,2002:int> 51820",
          "t.yaml:33:16: YAML tags ('!<tag:yaml.org,2002:int>')"},
         {"name: three-guest", "!x name: three-guest", "t.yaml:10:1: YAML tags ('!x')"},
-        {"wireguard:\n", "wireguard: !!map\n", "t.yaml:30:12: YAML tags ('!!map')"},
+        {"wireguard:\n", "wireguard: !!map\n", "t.yaml:31:12: YAML tags ('!!map')"},
         {"name: three-guest", "%TAG !e! tag:example.com,2000:\n---\nname: three-guest",
          "t.yaml:10:1: YAML directives ('%TAG') are not allowed in a topology; remove the line"},
         {"name: three-guest", "%YAML 1.1\n---\nname: three-guest",
@@ -1303,7 +1415,8 @@ static char *lab_on(const char *abc, const char *wg, const char *paths)
                            "  - {name: h, address: %1$s.1, tunnel_address: %2$s.1}\n"
                            "  - {name: a, address: %1$s.2, tunnel_address: %2$s.2}\n"
                            "  - {name: b, address: %1$s.3, tunnel_address: %2$s.3}\n"
-                           "wireguard: {subnet: %2$s.0/24, hub: h}\n"
+                           "hub: h\n"
+                           "wireguard: {subnet: %2$s.0/24}\n"
                            "measure: {client: a, server: b, paths: [%3$s]}\n",
                            abc, wg, paths);
 }
@@ -1338,7 +1451,7 @@ static void test_reserved_subnets(void)
             continue;
         bool lab = strcmp(cases[i].lab, "192.0.2") != 0;
         g_autofree char *want =
-            g_strdup_printf("inline.yaml:%s: %s %s.0/24 is inside %s", lab ? "3:18" : "8:21",
+            g_strdup_printf("inline.yaml:%s: %s %s.0/24 is inside %s", lab ? "3:18" : "9:21",
                             lab ? "bridge.subnet" : "wireguard.subnet",
                             lab ? cases[i].lab : cases[i].wg, cases[i].range);
         CHECK(err && g_str_has_prefix(err->message, want));
@@ -1360,7 +1473,7 @@ static void test_derived_addresses(void)
          "the lab subnet 100.64.2.0/24; move that subnet elsewhere"},
         {"100.128.0", "10.8.0", "tailscale-direct", NULL},
         {"192.0.2", "100.127.255", "tailscale-direct",
-         "inline.yaml:8:21: the tailscale paths use the overlay 100.64.0.0/10, which overlaps "
+         "inline.yaml:9:21: the tailscale paths use the overlay 100.64.0.0/10, which overlaps "
          "wireguard.subnet 100.127.255.0/24; move that subnet elsewhere"},
         {"10.10.0", "10.8.0", "wireguard-go-hub",
          "inline.yaml:3:18: the wireguard-go-hub path uses the overlay 10.10.0.0/24, which "
@@ -1385,7 +1498,8 @@ static void test_derived_addresses(void)
                                "  - {name: h, address: 192.0.2.1, tunnel_address: 10.8.3.7}\n"
                                "  - {name: a, address: 192.0.2.2, tunnel_address: 10.8.1.7}\n"
                                "  - {name: b, address: 192.0.2.3, tunnel_address: 10.8.2.8}\n"
-                               "wireguard: {subnet: 10.8.0.0/16, hub: h}\n"
+                               "hub: h\n"
+                               "wireguard: {subnet: 10.8.0.0/16}\n"
                                "measure: {client: a, server: b, paths: [%s]}\n";
     static const struct {
         const char *paths, *want;
@@ -1415,6 +1529,8 @@ int main(void)
     test_defaults_and_overrides();
     test_limits();
     test_bad_inputs();
+    test_list_limits();
+    test_hub_key();
     test_many_anchors();
     test_listen_port();
     test_profile_grammar();

@@ -640,7 +640,7 @@ static void test_conflicts(void)
     CHECK(t != NULL);
     CHECK(t && !ml_paths_resolve(t, &err));
     CHECK_STR(err ? err->message : NULL,
-              "c.yaml:31:11: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
+              "c.yaml:32:11: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
               "overlaps wireguard.subnet 10.8.0.0/14; move that subnet elsewhere");
     /* Without that path, wireguard-go-hub's 10.10.0.0/24 is the one in the way. */
     CHECK(g_string_replace(yaml, "          wireguard-direct, wireguard-go-hub]",

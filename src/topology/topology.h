@@ -132,9 +132,13 @@ struct ml_topology {
     struct ml_subnet lab_subnet;
     size_t n_nodes;
     struct ml_node nodes[ML_MAX_NODES];
+    /* The hub: index into nodes. Every hub path relays through it, nebula's lighthouse and
+     * Headscale run on it, the NAT probes answer from it, its NIC's bytes are the hub factor's. */
+    size_t hub;
+    int hub_line, hub_column; /* where it was given: `hub:`, or the deprecated wireguard.hub */
     struct {
         struct ml_subnet subnet;
-        size_t hub; /* index into nodes */
+        size_t hub; /* the same as hub above, until every reader uses that */
         unsigned listen_port;
         int listen_port_line, listen_port_column; /* where it was given (or wireguard was) */
         unsigned persistent_keepalive;
@@ -156,8 +160,8 @@ struct ml_topology {
         enum ml_nat_type types[ML_NAT_TYPES]; /* as listed, no type twice */
         size_t n_dataplanes;
         struct ml_path_ref dataplanes[ML_NAT_DATAPLANES_MAX]; /* "nebula", "tailscale": resolved
-                                                              * by dataplanes/ as NAME-auto */
-        unsigned repeats;  /* 1..20, default 3 */
+                                                               * by dataplanes/ as NAME-auto */
+        unsigned repeats;                                     /* 1..20, default 3 */
         unsigned window_s; /* how long a cell waits for a direct path, 5..300, default 20 */
         int line, column;  /* where nat_matrix was given */
     } nat_matrix;

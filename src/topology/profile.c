@@ -1,0 +1,360 @@
+#include "topology/profile.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DEFAULT_IDLE_S 2
+#define DEFAULT_PING_INTERVAL_S 0.05
+#define DEFAULT_FIXED_RATE_FRACTION 0.5
+#define PASSES_MAX 20
+
+/* The profiles of a topology that gives no measure.profiles: the same as the seed lab's. */
+#define FWD ML_DIR_FORWARD
+#define REV ML_DIR_REVERSE
+#define BID ML_DIR_BIDIR
+/* What the seed's profiles share: 3 passes, 20 Hz pings, half the slowest median. */
+#define SEED(NAME, PASS_S, PING_COUNT, IDLE_S)                                                     \
+    .name = NAME, .pass_s = PASS_S, .passes = 3, .ping_count = PING_COUNT,                         \
+    .ping_interval_s = DEFAULT_PING_INTERVAL_S, .idle_s = IDLE_S,                                  \
+    .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION
+static const struct ml_profile default_profiles[] = {
+    {SEED("full", 30, 200, 5), .n_cells = 2,
+     .cells = {{"forward-1", FWD, 1, 3, false}, {"forward-1-fixed", FWD, 1, 3, true}}},
+    {SEED("deep", 30, 200, 5), .n_cells = 7,
+     .cells = {{"forward-1", FWD, 1, 3, false},
+               {"reverse-1", REV, 1, 3, false},
+               {"bidir-1", BID, 1, 3, false},
+               {"forward-8", FWD, 8, 3, false},
+               {"reverse-8", REV, 8, 3, false},
+               {"bidir-8", BID, 8, 3, false},
+               {"forward-1-fixed", FWD, 1, 3, true}}},
+    {SEED("quick", 4, 40, 2), .n_cells = 4,
+     .cells = {{"forward-1", FWD, 1, 3, false},
+               {"reverse-1", REV, 1, 1, false},
+               {"forward-8", FWD, 8, 1, false},
+               {"forward-1-fixed", FWD, 1, 1, true}}},
+};
+#undef SEED
+#undef FWD
+#undef REV
+#undef BID
+
+/* Bytes of `iperf3 -J` output (iperf 3.12), from the real outputs in tests/data/samples
+ * (iperf3-loopback-2s.json, iperf3/forward-1-fixed.json, iperf3/reverse-1.json,
+ * iperf3/bidir-2.json): "start" and "end" take at most 814 + 1254 bytes and 211 + 673 more for
+ * each further socket; each interval (one a second, and a short last one) takes at most 478
+ * bytes of sums and 352 per socket (streams, twice that with --bidir). Rounded up, for the
+ * numbers that grow longer later in a long pass and with more sockets. */
+#define IPERF_JSON_RUN 2048
+#define IPERF_JSON_SOCKET 1024
+#define IPERF_JSON_INTERVAL 512
+#define IPERF_JSON_INTERVAL_SOCKET 384
+/* ping -n prints one line a reply, 57 bytes for 127.0.0.1 with icmp_seq 1 (ping-loopback-5.txt);
+ * 80 leaves room for a 15-character address, a 6-digit icmp_seq and " (DUP!)". Its header and
+ * statistics take under 512. */
+#define PING_LINE 80
+#define PING_TEXT 512
+
+size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds)
+{
+    size_t sockets = (size_t)cell->streams * (cell->direction == ML_DIR_BIDIR ? 2 : 1);
+    return IPERF_JSON_RUN + IPERF_JSON_SOCKET * sockets +
+           ((size_t)seconds + 1) * (IPERF_JSON_INTERVAL + IPERF_JSON_INTERVAL_SOCKET * sockets);
+}
+
+size_t ml_ping_text_bytes(unsigned count)
+{
+    return PING_TEXT + (size_t)PING_LINE * count;
+}
+
+unsigned ml_ping_count(unsigned seconds, double interval_s)
+{
+    return (unsigned)ceil(seconds / interval_s);
+}
+
+static const char *const direction_names[] = {
+    [ML_DIR_FORWARD] = "forward", [ML_DIR_REVERSE] = "reverse", [ML_DIR_BIDIR] = "bidir"};
+
+const char *ml_direction_name(enum ml_direction d)
+{
+    return (size_t)d < G_N_ELEMENTS(direction_names) ? direction_names[d] : "unknown";
+}
+
+const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const char *name)
+{
+    for (size_t i = 0; name && i < t->measure.n_profiles; i++)
+        if (strcmp(t->measure.profiles[i].name, name) == 0)
+            return &t->measure.profiles[i];
+    return NULL;
+}
+
+/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed. */
+static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what, const char *s,
+                            struct ml_cell *ret)
+{
+    g_auto(GStrv) parts = g_strsplit(s, "-", 4);
+    guint n = g_strv_length(parts);
+    size_t d = 0;
+    unsigned streams = 0;
+
+    if (n < 2 || n > 3 || !*parts[1] || strlen(parts[1]) > 4 ||
+        strspn(parts[1], "0123456789") != strlen(parts[1]) || (parts[1][0] == '0' && parts[1][1]))
+        return ml_yaml_fail(
+            y, at,
+            "%s: cell '%s' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed; write it "
+            "like forward-1, reverse-8 or forward-1-fixed",
+            what, ml_yaml_shown(y, s));
+    while (d < G_N_ELEMENTS(direction_names) && strcmp(parts[0], direction_names[d]) != 0)
+        d++;
+    if (d == G_N_ELEMENTS(direction_names))
+        return ml_yaml_fail(
+            y, at,
+            "%s: cell '%s' has the unknown direction '%s'; the directions are forward, "
+            "reverse (iperf3 -R) and bidir (iperf3 --bidir)",
+            what, ml_yaml_shown(y, s), ml_yaml_shown(y, parts[0]));
+    for (const char *p = parts[1]; *p; p++)
+        streams = streams * 10 + (unsigned)(*p - '0');
+    if (streams < 1 || streams > ML_STREAMS_MAX)
+        return ml_yaml_fail(y, at, "%s: cell '%s' has %u streams; streams are 1..%d (iperf3 -P)",
+                            what, ml_yaml_shown(y, s), streams, ML_STREAMS_MAX);
+    if (n == 3 && strcmp(parts[2], "fixed") != 0)
+        return ml_yaml_fail(
+            y, at,
+            "%s: cell '%s' ends in '-%s'; the only suffix is '-fixed', for the run's "
+            "fixed offered rate",
+            what, ml_yaml_shown(y, s), ml_yaml_shown(y, parts[2]));
+    *ret = (struct ml_cell){
+        .direction = (enum ml_direction)d, .streams = streams, .fixed_rate = n == 3};
+    g_snprintf(ret->name, sizeof(ret->name), "%s-%u%s", direction_names[d], streams,
+               n == 3 ? "-fixed" : "");
+    return true;
+}
+
+/* One matrix entry: a cell name taking the profile's passes, or {cell: NAME, passes: N}. */
+static bool parse_cell(struct ml_yaml *y, yaml_node_t *n, const char *what, unsigned passes,
+                       struct ml_cell *ret, yaml_node_t **ret_name_at)
+{
+    static const struct ml_yaml_key keys[] = {{"cell", true}, {"passes", false}, {NULL, false}};
+    yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
+    const char *name;
+
+    if (n->type == YAML_MAPPING_NODE) {
+        if (!ml_yaml_read_mapping(y, n, ml_yaml_fmt(y, "%s entry", what), keys, v) ||
+            !ml_yaml_get_string(y, v[0], ml_yaml_fmt(y, "%s: cell", what), &name))
+            return false;
+        if (v[1] &&
+            !ml_yaml_get_uint(y, v[1],
+                              ml_yaml_fmt(y, "%s: cell '%s': passes", what, ml_yaml_shown(y, name)),
+                              1, PASSES_MAX, &passes))
+            return false;
+        *ret_name_at = v[0];
+    } else {
+        if (n->type != YAML_SCALAR_NODE || ml_yaml_is_null(n) || ml_yaml_has_nul(n))
+            return ml_yaml_fail(
+                y, n,
+                "%s: an entry is a cell name like forward-1 or a mapping {cell: NAME, "
+                "passes: N}, not %s",
+                what, ml_yaml_found(y, n));
+        name = ml_yaml_value(n);
+        *ret_name_at = n;
+    }
+    if (!parse_cell_name(y, *ret_name_at, what, name, ret))
+        return false;
+    ret->passes = passes;
+    return true;
+}
+
+static const char *megabytes(struct ml_yaml *y, size_t bytes)
+{
+    return ml_yaml_fmt(y, "%.1f MB", (double)bytes / 1e6);
+}
+
+/* iperf3 -J prints the whole pass as one document when it ends; the guest agent must carry it
+ * back in one reply. */
+static bool check_iperf_output(struct ml_yaml *y, yaml_node_t *at, const char *what,
+                               const struct ml_profile *p, const struct ml_cell *cell)
+{
+    size_t bytes = ml_iperf_json_bytes(cell, p->pass_s);
+    if (bytes <= ML_GUEST_OUTPUT_MAX)
+        return true;
+    unsigned longest = 0, most = 0;
+    while (ml_iperf_json_bytes(cell, longest + 1) <= ML_GUEST_OUTPUT_MAX)
+        longest++;
+    struct ml_cell fewer = *cell;
+    for (fewer.streams = 1; ml_iperf_json_bytes(&fewer, p->pass_s) <= ML_GUEST_OUTPUT_MAX;
+         fewer.streams++)
+        most = fewer.streams;
+    return ml_yaml_fail(
+        y, at,
+        "%s: cell '%s' for pass_s %u makes iperf3 -J print about %s, more than the %s "
+        "a guest command's output may be to come back whole (libvirt hands the guest "
+        "agent's reply over as one string of at most 4 MiB, base64); the largest pass_s "
+        "for %s is %u, or use at most %u streams for %u s",
+        what, cell->name, p->pass_s, megabytes(y, bytes), megabytes(y, ML_GUEST_OUTPUT_MAX),
+        cell->name, longest, most, p->pass_s);
+}
+
+/* The latency probe beside each pass prints a line a ping, returned when the pass ends. */
+static bool check_ping_output(struct ml_yaml *y, yaml_node_t *at, const char *what,
+                              const struct ml_profile *p)
+{
+    unsigned count = ml_ping_count(p->pass_s, p->ping_interval_s);
+    if (ml_ping_text_bytes(count) <= ML_GUEST_OUTPUT_MAX)
+        return true;
+    unsigned longest = 0, interval_ms = 2;
+    while (ml_ping_text_bytes(ml_ping_count(longest + 1, p->ping_interval_s)) <=
+           ML_GUEST_OUTPUT_MAX)
+        longest++;
+    while (ml_ping_text_bytes(ml_ping_count(p->pass_s, interval_ms / 1000.0)) > ML_GUEST_OUTPUT_MAX)
+        interval_ms++;
+    return ml_yaml_fail(
+        y, at,
+        "%s: ping_interval_s %g for pass_s %u makes the latency probe beside each pass "
+        "print %u lines, about %s, more than the %s a guest command's output may be to "
+        "come back whole (libvirt hands the guest agent's reply over as one string of at "
+        "most 4 MiB, base64); the smallest ping_interval_s for pass_s %u is %u.%03u, or "
+        "the largest pass_s at %g s is %u",
+        what, p->ping_interval_s, p->pass_s, count, megabytes(y, ml_ping_text_bytes(count)),
+        megabytes(y, ML_GUEST_OUTPUT_MAX), p->pass_s, interval_ms / 1000, interval_ms % 1000,
+        p->ping_interval_s, longest);
+}
+
+static bool parse_matrix(struct ml_yaml *y, yaml_node_t *n, const char *what, struct ml_profile *p)
+{
+    static const struct ml_yaml_shape shape = {
+        YAML_SEQUENCE_NODE, "cells like [forward-1, reverse-1]", "cells", ML_CELLS_MAX,
+        "list at least one cell, or leave matrix out for the default [forward-1, forward-1-fixed]"};
+    yaml_node_t *at[ML_CELLS_MAX];
+    size_t count;
+
+    if (!ml_yaml_collection(y, n, what, &shape, &count))
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        struct ml_cell *cell = &p->cells[i];
+        if (!parse_cell(y, ml_yaml_item(y, n, i), what, p->passes, cell, &at[i]) ||
+            !check_iperf_output(y, at[i], what, p, cell))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(p->cells[j].name, cell->name) == 0)
+                return ml_yaml_fail(y, at[i], "%s: cell '%s' is listed twice (first at line %zu)",
+                                    what, cell->name, (size_t)at[j]->start_mark.line + 1);
+    }
+    p->n_cells = count;
+    if (p->cells[0].fixed_rate)
+        return ml_yaml_fail(
+            y, at[0],
+            "%s: the first cell '%s' is the headline and must run at full speed (the "
+            "fixed rate is a fraction of the paths' headline medians); put a cell such "
+            "as forward-1 first",
+            what, p->cells[0].name);
+    return true;
+}
+
+static bool parse_profile(struct ml_yaml *y, yaml_node_t *n, const char *name, struct ml_profile *p)
+{
+    enum { PASS_S, PASSES, PING_COUNT, PING_INTERVAL_S, IDLE_S, FRACTION, MATRIX };
+    static const struct ml_yaml_key keys[] = {
+        [PASS_S] = {"pass_s", true},         [PASSES] = {"passes", true},
+        [PING_COUNT] = {"ping_count", true}, [PING_INTERVAL_S] = {"ping_interval_s", false},
+        [IDLE_S] = {"idle_s", false},        [FRACTION] = {"fixed_rate_fraction", false},
+        [MATRIX] = {"matrix", false},        {NULL, false}};
+    yaml_node_t *v[ML_YAML_MAX_KEYS] = {0}, *gone;
+    const char *what = ml_yaml_fmt(y, "measure.profiles.%s", name);
+
+    /* Files written for meshlab 0.1 have it; say why it went rather than "unknown key". */
+    if ((gone = ml_yaml_find_key(y, n, "transfer_s")))
+        return ml_yaml_fail(
+            y, gone,
+            "%s.transfer_s is gone: every pass now counts the hub's bytes itself, so "
+            "there is no separate transfer; remove the key (idle_s sets the idle "
+            "baseline taken before the passes)",
+            what);
+    *p = (struct ml_profile){.ping_interval_s = DEFAULT_PING_INTERVAL_S,
+                             .idle_s = DEFAULT_IDLE_S,
+                             .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION};
+    g_strlcpy(p->name, name, sizeof(p->name));
+    if (!ml_yaml_read_mapping(y, n, what, keys, v) ||
+        !ml_yaml_get_uint(y, v[PASS_S], ml_yaml_fmt(y, "%s.pass_s", what), 1, 600, &p->pass_s) ||
+        !ml_yaml_get_uint(y, v[PASSES], ml_yaml_fmt(y, "%s.passes", what), 1, PASSES_MAX,
+                          &p->passes) ||
+        !ml_yaml_get_uint(y, v[PING_COUNT], ml_yaml_fmt(y, "%s.ping_count", what), 1, 1000,
+                          &p->ping_count))
+        return false;
+    if (v[PING_INTERVAL_S]) {
+        const char *key = ml_yaml_fmt(y, "%s.ping_interval_s", what);
+        if (!ml_yaml_get_decimal(y, v[PING_INTERVAL_S], key, &p->ping_interval_s))
+            return false;
+        if (ml_yaml_decimal_cmp(ml_yaml_value(v[PING_INTERVAL_S]), "0.002") < 0 ||
+            ml_yaml_decimal_cmp(ml_yaml_value(v[PING_INTERVAL_S]), "10") > 0)
+            return ml_yaml_fail(y, v[PING_INTERVAL_S],
+                                "%s %s is out of range 0.002..10 seconds (ping allows no shorter "
+                                "interval than 0.002); write a value in that range",
+                                key, ml_yaml_shown(y, ml_yaml_value(v[PING_INTERVAL_S])));
+    }
+    if (!check_ping_output(y, v[PING_INTERVAL_S] ? v[PING_INTERVAL_S] : v[PASS_S], what, p))
+        return false;
+    if (v[IDLE_S] &&
+        !ml_yaml_get_uint(y, v[IDLE_S], ml_yaml_fmt(y, "%s.idle_s", what), 1, 600, &p->idle_s))
+        return false;
+    if (v[FRACTION]) {
+        const char *key = ml_yaml_fmt(y, "%s.fixed_rate_fraction", what);
+        if (!ml_yaml_get_decimal(y, v[FRACTION], key, &p->fixed_rate_fraction))
+            return false;
+        if (ml_yaml_decimal_cmp(ml_yaml_value(v[FRACTION]), "0") <= 0 ||
+            ml_yaml_decimal_cmp(ml_yaml_value(v[FRACTION]), "1") > 0)
+            return ml_yaml_fail(
+                y, v[FRACTION],
+                "%s %s is outside (0, 1]: the fixed offered rate is this fraction of "
+                "the slowest path's median; write a fraction like 0.5",
+                key, ml_yaml_shown(y, ml_yaml_value(v[FRACTION])));
+    }
+    if (v[MATRIX])
+        return parse_matrix(y, v[MATRIX], ml_yaml_fmt(y, "%s.matrix", what), p);
+    p->cells[0] = (struct ml_cell){"forward-1", ML_DIR_FORWARD, 1, p->passes, false};
+    p->cells[1] = (struct ml_cell){"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true};
+    p->n_cells = 2;
+    return true;
+}
+
+bool ml_profiles_parse(struct ml_yaml *y, yaml_node_t *n, struct ml_topology *t)
+{
+    static const struct ml_yaml_shape shape = {
+        YAML_MAPPING_NODE,
+        "profile names to profiles, like {full: {pass_s: 30, passes: 3, ping_count: 200}}",
+        "profiles", ML_PROFILES_MAX, NULL};
+    size_t count;
+
+    if (!ml_yaml_collection(y, n, "measure.profiles", &shape, &count))
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *k = ml_yaml_pair_key(y, n, i);
+        char name[ML_NAME_MAX];
+
+        if (k->type != YAML_SCALAR_NODE)
+            return ml_yaml_fail(y, k, "measure.profiles: a profile's name must be a name, not %s",
+                                ml_yaml_found(y, k));
+        if (!ml_yaml_get_name(y, k, "measure.profiles: profile name", false, name))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->measure.profiles[j].name, name) == 0)
+                return ml_yaml_fail(y, k,
+                                    "measure.profiles: profile '%s' is given twice (first at line "
+                                    "%zu)",
+                                    name, (size_t)ml_yaml_line(ml_yaml_pair_key(y, n, j)));
+        if (!parse_profile(y, ml_yaml_pair_value(y, n, i), name, &t->measure.profiles[i]))
+            return false;
+        t->measure.n_profiles = i + 1;
+    }
+    if (!ml_topology_profile(t, "full"))
+        return ml_yaml_fail(y, n,
+                            "measure.profiles has no profile 'full'; add one: it is the profile "
+                            "'meshlab run' uses unless given --profile");
+    return true;
+}
+
+void ml_profiles_default(struct ml_topology *t)
+{
+    memcpy(t->measure.profiles, default_profiles, sizeof(default_profiles));
+    t->measure.n_profiles = G_N_ELEMENTS(default_profiles);
+}

@@ -1,0 +1,12 @@
+/* Measurement profiles in a topology (measure.profiles): durations, counts and the matrix of
+ * cells each path is measured in, and the seed lab's profiles for a file that gives none.
+ * The types and lookups are in topology/topology.h. */
+#pragma once
+
+#include "topology/topology.h"
+#include "topology/yaml.h"
+
+/* Reads measure.profiles (mapping n) into t->measure.profiles. */
+bool ml_profiles_parse(struct ml_yaml *y, yaml_node_t *n, struct ml_topology *t);
+/* Gives t the profiles of a file without measure.profiles: full, deep and quick. */
+void ml_profiles_default(struct ml_topology *t);
