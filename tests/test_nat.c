@@ -150,7 +150,7 @@ int main(void)
     CHECK(topo != NULL);
     if (!topo)
         return check_finish();
-    inet_pton(AF_INET, HUB_A2, &topo->nodes[topo->wireguard.hub].second_address);
+    inet_pton(AF_INET, HUB_A2, &topo->nodes[topo->hub].second_address);
 
     check_golden_rulesets(topo);
     check_parser();

@@ -119,7 +119,7 @@ int main(void)
     CHECK(topo != NULL);
     if (!topo)
         return check_finish();
-    inet_pton(AF_INET, HUB_A2, &topo->nodes[topo->wireguard.hub].second_address);
+    inet_pton(AF_INET, HUB_A2, &topo->nodes[topo->hub].second_address);
     if (check_netns(topo) == 77 && check_failed == 0) {
         printf("skip: the NAT types on a real kernel need root and network namespaces\n");
         return 77;

@@ -62,7 +62,7 @@ static void check_topology(const char *nft, const struct ml_topology *topo)
     }
     /* Each NAT type on each client, loaded next to the firewall as on the guests. */
     for (size_t i = 0; i < topo->n_nodes; i++) {
-        if (i == topo->wireguard.hub)
+        if (i == topo->hub)
             continue;
         for (int t = 0; t < ML_NAT_TYPES; t++) {
             g_autofree char *nat = ml_nat_ruleset(topo, i, t);

@@ -245,7 +245,7 @@ static void test_paths(void)
     if (!topo)
         return;
     struct ml_lab lab = {.topo = topo};
-    size_t client = topo->measure.client, hub = topo->wireguard.hub;
+    size_t client = topo->measure.client, hub = topo->hub;
 
     /* --no-logs-no-support: tailscale cmd/tailscaled/tailscaled.go:225 defines it (the same
      * line at v1.102.3 and de9ec7e), :321-322 set envknob NoLogsNoSupport, and

@@ -109,7 +109,7 @@ static void test_seed(void)
     }
     CHECK(ml_topology_find_node(t, "nope") == -1);
     CHECK(ip_is(t->wireguard.subnet.net, "10.8.0.0") && t->wireguard.subnet.prefix == 24);
-    CHECK(t->wireguard.hub == 0);
+    CHECK(t->hub == 0);
     CHECK(t->wireguard.listen_port == 51820);
     CHECK(t->wireguard.persistent_keepalive == 25);
     CHECK(t->measure.client == 1);
@@ -1099,7 +1099,7 @@ static void test_nat_lesson(void)
         return;
     }
     CHECK_STR(t->name, "nat-lesson");
-    CHECK(t->n_nodes == 3 && t->wireguard.hub == 0);
+    CHECK(t->n_nodes == 3 && t->hub == 0);
     CHECK(t->measure.client == 1 && t->measure.server == 2);
     CHECK(ip_is(t->nodes[0].address, "192.0.2.10") && ip_is(t->nodes[1].address, "192.0.2.11") &&
           ip_is(t->nodes[2].address, "192.0.2.12"));

@@ -25,7 +25,7 @@ struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node)
 
 char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey)
 {
-    size_t hub = topo->wireguard.hub;
+    size_t hub = topo->hub;
     bool is_hub = node == hub;
     char hub_overlay[16], hub_lab[16];
     ml_ip_str(ml_nebula_address(topo, hub), hub_overlay);
@@ -192,7 +192,7 @@ static bool wait_overlay(struct ml_lab *lab, GError **err)
         return true;
     if (err && *err && (*err)->code == ML_ERR_INTERRUPTED)
         return false;
-    size_t nodes[] = {t->measure.client, t->measure.server, t->wireguard.hub};
+    size_t nodes[] = {t->measure.client, t->measure.server, t->hub};
     for (size_t k = 0; k < G_N_ELEMENTS(nodes); k++)
         if (!ml_daemon_alive(lab, nodes[k], &nebula_daemon, err))
             break;
@@ -270,7 +270,7 @@ static bool sign_on_hub(struct ml_lab *lab, char **pub, char **crt, GError **err
     }
     g_autofree char *script = signing_script(t, n);
     g_autofree char *signed_out =
-        ml_agent_run(lab->dom[t->wireguard.hub], script, pubs->str, 60, err);
+        ml_agent_run(lab->dom[t->hub], script, pubs->str, 60, err);
     if (!signed_out)
         return false;
     g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
@@ -309,7 +309,7 @@ static bool install_certs(struct ml_lab *lab, const bool *all, char **crt, GErro
 static bool start_daemons(struct ml_lab *lab, char **pub, char **conf, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t hub = t->wireguard.hub;
+    size_t hub = t->hub;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         g_autofree char *admin = g_strstrip(g_strdup(pub[i] + strlen(pub[i]) + 2));
         conf[i] = ml_nebula_config(t, i, admin);
@@ -347,7 +347,7 @@ bool ml_nebula_setup(struct ml_lab *lab, struct json_object *state, GError **err
 
 bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
 {
-    size_t n = lab->plan->n_guests, hub = lab->topo->wireguard.hub;
+    size_t n = lab->plan->n_guests, hub = lab->topo->hub;
     bool clients[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < n; i++)
         clients[i] = i != hub;
@@ -356,7 +356,7 @@ bool ml_nebula_restart_clients(struct ml_lab *lab, GError **err)
 
 bool ml_nebula_restart(struct ml_lab *lab, bool hub_too, const bool *which, GError **err)
 {
-    size_t n = lab->plan->n_guests, hub = lab->topo->wireguard.hub;
+    size_t n = lab->plan->n_guests, hub = lab->topo->hub;
     /* The lighthouse first, so it learns each client's address from the client's own
      * handshake, not from a mapping of the NAT before. */
     if (hub_too) {

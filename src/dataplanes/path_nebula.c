@@ -14,7 +14,7 @@ static char *describe_direct(const struct ml_topology *t)
     char addr[16];
     return g_strdup_printf(
         "nebula, %s to %s directly (lighthouse on %s)", t->nodes[t->measure.client].name,
-        ml_ip_str(ml_nebula_address(t, t->measure.server), addr), t->nodes[t->wireguard.hub].name);
+        ml_ip_str(ml_nebula_address(t, t->measure.server), addr), t->nodes[t->hub].name);
 }
 
 static char *describe_relay(const struct ml_topology *t)
@@ -24,7 +24,7 @@ static char *describe_relay(const struct ml_topology *t)
                            "dropped)",
                            t->nodes[t->measure.client].name,
                            ml_ip_str(ml_nebula_address(t, t->measure.server), addr),
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)
@@ -84,7 +84,7 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
     struct ml_nebula_tunnel v = {0};
     bool seen = view(ev, &v, sentence);
     char hub[16];
-    ml_ip_str(ml_nebula_address(t, t->wireguard.hub), hub);
+    ml_ip_str(ml_nebula_address(t, t->hub), hub);
     return seen && v.found && v.relayed && !strcmp(v.relay, hub);
 }
 
@@ -103,7 +103,7 @@ static char *describe_auto(const struct ml_topology *t)
                            "punched through the NATs, or the relay on %s)",
                            t->nodes[t->measure.client].name,
                            ml_ip_str(ml_nebula_address(t, t->measure.server), addr),
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static bool view_parse(const struct ml_topology *t, const char *text, struct ml_found_view *ret)
@@ -134,7 +134,7 @@ static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *e
     if (!seen || !v.found)
         return false;
     char hub[16];
-    ml_ip_str(ml_nebula_address(t, t->wireguard.hub), hub);
+    ml_ip_str(ml_nebula_address(t, t->hub), hub);
     if (v.relayed)
         return !strcmp(v.relay, hub);
     struct in_addr a;
@@ -142,7 +142,7 @@ static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *e
     uint32_t mask = t->lab_subnet.prefix ? htonl(~0u << (32 - t->lab_subnet.prefix)) : 0;
     bool on_lab = inet_pton(AF_INET, host, &a) == 1 &&
                   (a.s_addr & mask) == t->lab_subnet.net.s_addr &&
-                  a.s_addr != t->nodes[t->wireguard.hub].address.s_addr;
+                  a.s_addr != t->nodes[t->hub].address.s_addr;
     if (!on_lab)
         g_string_append_printf(sentence, "%s is not a client's address on the lab bridge; ",
                                v.remote);
@@ -153,7 +153,7 @@ static bool auto_stop(struct ml_lab *lab, GError **err)
 {
     bool clients[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++)
-        clients[i] = i != lab->topo->wireguard.hub;
+        clients[i] = i != lab->topo->hub;
     return ml_nebula_stop(lab, clients, err);
 }
 

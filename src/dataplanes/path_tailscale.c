@@ -55,7 +55,7 @@ static char *describe_direct(const struct ml_topology *t)
 {
     return g_strdup_printf("tailscaled, %s to %s directly (Headscale on %s)",
                            t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static char *describe_relay(const struct ml_topology *t)
@@ -63,7 +63,7 @@ static char *describe_relay(const struct ml_topology *t)
     return g_strdup_printf("tailscaled, %s to %s through Headscale's DERP relay on %s (UDP "
                            "between the clients dropped)",
                            t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 extern const struct ml_dataplane ml_dataplane_tailscale;
@@ -110,7 +110,7 @@ static bool available(const struct ml_lab *lab, char **ret_reason)
 static void artifacts(const struct ml_lab *lab, size_t node, GPtrArray *files)
 {
     const char *cache = ml_cache_dir();
-    if (node == lab->topo->wireguard.hub) {
+    if (node == lab->topo->hub) {
         g_ptr_array_add(files, ml_artifact_path(cache, "headscale"));
         return;
     }
@@ -146,7 +146,7 @@ static bool run_on(struct ml_lab *lab, size_t node, const char *cmd, const char 
 static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t hub = t->wireguard.hub;
+    size_t hub = t->hub;
     char hub_ip[16];
     ml_ip_str(t->nodes[hub].address, hub_ip);
     g_autofree char *ca_script = ml_lab_ca_hub_script(ML_HEADSCALE_HOSTNAME, hub_ip);
@@ -199,7 +199,7 @@ static bool start_headscale(struct ml_lab *lab, char **ret_ca, char **ret_key, G
 static bool check_nodes(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t hub = t->wireguard.hub;
+    size_t hub = t->hub;
     g_autofree char *json = NULL;
     GPtrArray *nodes = NULL;
     if (!run_on(lab, hub, HS " nodes list -o json", NULL, 30, &json, err) ||
@@ -220,7 +220,7 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
                          const char *key, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t hub = t->wireguard.hub;
+    size_t hub = t->hub;
     char hub_ip[16];
     ml_ip_str(t->nodes[hub].address, hub_ip);
     g_autofree char *trust = ml_lab_ca_client_script(ca, ML_HEADSCALE_HOSTNAME, hub_ip);
@@ -270,7 +270,7 @@ static bool join_clients(struct ml_lab *lab, struct json_object *state, const ch
 
 char *ml_tailscale_observe_cmd(const struct ml_lab *lab, size_t node)
 {
-    if (node == lab->topo->wireguard.hub)
+    if (node == lab->topo->hub)
         return g_strdup("ps -o rss= -C headscale | head -1; free -m | awk '/^Mem:/{print $3}'");
     /* tailscale0 is where tailscaled runs: behind a NAT, in its namespace. The CLI reaches
      * the daemon through its socket from anywhere. */
@@ -286,7 +286,7 @@ static struct json_object *observe(struct ml_lab *lab)
     const struct ml_topology *t = lab->topo;
     struct json_object *o = json_object_new_object();
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        bool hub = i == t->wireguard.hub;
+        bool hub = i == t->hub;
         g_autoptr(GError) e = NULL;
         g_autofree char *cmd = ml_tailscale_observe_cmd(lab, i);
         g_autofree char *out = ml_agent_run(lab->dom[i], cmd, NULL, 30, &e);
@@ -484,7 +484,7 @@ static char *describe_auto(const struct ml_topology *t)
     return g_strdup_printf("Tailscale, %s to %s by whatever way tailscaled finds (nothing forced: "
                            "disco through the NATs, or DERP on %s)",
                            t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static char *auto_view_cmd(const struct ml_lab *lab)
@@ -530,7 +530,7 @@ static bool ts_clients(struct ml_lab *lab, bool start, GError **err)
 {
     g_autofree char *stop = ml_daemon_stop_cmd(&tailscaled_daemon);
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        if (i == lab->topo->wireguard.hub)
+        if (i == lab->topo->hub)
             continue;
         if (start) {
             struct ml_daemon d = ml_tailscaled_on(lab, i);

@@ -16,7 +16,7 @@ static char *describe(const struct ml_topology *t)
     return g_strdup_printf("kernel WireGuard, %s to %s through the hub (%s)",
                            t->nodes[t->measure.client].name,
                            ml_ip_str(t->nodes[t->measure.server].tunnel_address, addr),
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)
@@ -31,7 +31,7 @@ static struct in_addr target(const struct ml_lab *lab)
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
-    virDomainPtr hub = ml_lab_dom(lab, lab->topo->wireguard.hub);
+    virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
     ev->own[0] = ml_agent_run(hub, "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
     if (ev->own[0])
         ev->own[1] = ml_agent_run(hub, "wg show wg0 allowed-ips", NULL, 15, &e);

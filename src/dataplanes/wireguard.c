@@ -26,7 +26,7 @@ static GString *interface_section(const struct ml_topology *topo, size_t node, u
 
 char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys)
 {
-    size_t hub = topo->wireguard.hub;
+    size_t hub = topo->hub;
     GString *c = interface_section(topo, hub, topo->wireguard.subnet.prefix);
     g_string_append_printf(c,
                            "ListenPort = %u\n"
@@ -55,7 +55,7 @@ char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkey
 
 char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const char *hub_pubkey)
 {
-    const struct ml_node *hub = &topo->nodes[topo->wireguard.hub];
+    const struct ml_node *hub = &topo->nodes[topo->hub];
     GString *c = interface_section(topo, node, 32);
     char endpoint[16], net[16];
     g_string_append_printf(c,
@@ -129,7 +129,7 @@ static bool first_tunnel_ping(struct ml_lab *lab, GError **err)
 static bool configure(struct ml_lab *lab, char **pub, GError **err)
 {
     const struct ml_topology *topo = lab->topo;
-    size_t hub = topo->wireguard.hub;
+    size_t hub = topo->hub;
     char addr[16];
     /* The hub first: the clients' first handshakes then find it listening. */
     g_autofree char *hub_conf = ml_wg_render_hub(topo, (const char *const *)pub);

@@ -56,7 +56,7 @@ static char *render_hub(const struct ml_topology *t, char *const *pub)
     GString *c = g_string_new(NULL);
     g_string_append_printf(c, "[Interface]\nListenPort = %u\n", port(t));
     for (size_t i = 0; i < t->n_nodes; i++)
-        if (i != t->wireguard.hub)
+        if (i != t->hub)
             g_string_append_printf(c, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
                                    t->nodes[i].name, pub[i], address(t, i, addr));
     return g_string_free(c, FALSE);
@@ -71,14 +71,14 @@ static char *hub_command(const struct ml_topology *t)
                            "wg set " DEV " private-key " KEY_FILE "; "
                            "ip addr add %s/24 dev " DEV "; ip link set " DEV " up; "
                            "sysctl -q -w net.ipv4.ip_forward=1",
-                           address(t, t->wireguard.hub, addr));
+                           address(t, t->hub, addr));
 }
 
 /* A client: kernel WireGuard through wg-quick, as wireguard-hub's clients. */
 static char *render_client(const struct ml_topology *t, size_t node, const char *hub_pub)
 {
     char addr[16], endpoint[16];
-    const struct ml_node *hub = &t->nodes[t->wireguard.hub];
+    const struct ml_node *hub = &t->nodes[t->hub];
     GString *c = g_string_new(NULL);
     g_string_append_printf(c,
                            "# meshlab lab %s: %s, through wireguard-go on %s\n"
@@ -101,7 +101,7 @@ static char *render_client(const struct ml_topology *t, size_t node, const char 
 static bool configure(struct ml_lab *lab, char **pub, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t hub = t->wireguard.hub;
+    size_t hub = t->hub;
     g_autofree char *conf = render_hub(t, pub);
     g_autofree char *cmd = hub_command(t);
     g_autofree char *out = ml_agent_run(lab->dom[hub], cmd, conf, 60, err);
@@ -149,7 +149,7 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
-    virDomainPtr hub = ml_lab_dom(lab, lab->topo->wireguard.hub);
+    virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
     ev->own[0] = ml_agent_run(hub, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
     if (ev->own[0])
         ev->own[1] = ml_agent_run(hub, "ip -d -o link show " DEV, NULL, 15, &e);
@@ -168,7 +168,7 @@ static char *describe(const struct ml_topology *t)
     return g_strdup_printf("WireGuard, %s to %s through wireguard-go (userspace) on the hub "
                            "(%s); the clients on the kernel module",
                            t->nodes[t->measure.client].name, address(t, t->measure.server, addr),
-                           t->nodes[t->wireguard.hub].name);
+                           t->nodes[t->hub].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)

@@ -278,7 +278,7 @@ const char *ml_nat_probe_client_script(void)
 
 char *ml_nat_probe_args(const struct ml_topology *topo)
 {
-    const struct ml_node *hub = &topo->nodes[topo->wireguard.hub];
+    const struct ml_node *hub = &topo->nodes[topo->hub];
     char a1[16], a2[16];
     return g_strdup_printf("%s %s %u %u", ml_ip_str(hub->address, a1),
                            ml_ip_str(hub->second_address, a2), ML_PORT_NAT_PROBE,
@@ -450,7 +450,7 @@ struct json_object *ml_nat_observe(struct ml_lab *lab, size_t node, enum ml_nat_
                                    GError **err)
 {
     const struct ml_topology *topo = lab->topo;
-    size_t hub = topo->wireguard.hub;
+    size_t hub = topo->hub;
     if (!topo->nodes[hub].second_address.s_addr) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "probing the NAT on %s needs a second address on the hub %s "

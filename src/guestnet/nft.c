@@ -98,10 +98,10 @@ char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy 
                            "table inet meshlab_path\n"
                            "delete table inet meshlab_path\n",
                            ml_policy_name(policy), topo->nodes[node].name);
-    if (policy == ML_POLICY_DIRECT || node == topo->wireguard.hub)
+    if (policy == ML_POLICY_DIRECT || node == topo->hub)
         return g_string_free(s, FALSE);
     char hub[16];
-    ml_ip_str(topo->nodes[topo->wireguard.hub].address, hub);
+    ml_ip_str(topo->nodes[topo->hub].address, hub);
     /* Every client drops the others' UDP as it arrives, so no direct path can form in either
      * direction. Nothing is dropped on output: tailscaled takes EPERM on a send as a reason to
      * rebind and re-STUN every 5 s (magicsock maybeRebindOnError), which would add control

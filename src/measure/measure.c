@@ -39,8 +39,8 @@ static struct ctx ctx_for(struct ml_lab *lab)
         .lab = lab,
         .client = lab->dom[t->measure.client],
         .server = lab->dom[t->measure.server],
-        .hub = lab->dom[t->wireguard.hub],
-        .hub_tap = lab->plan->guests[t->wireguard.hub].tap,
+        .hub = lab->dom[t->hub],
+        .hub_tap = lab->plan->guests[t->hub].tap,
         .client_tap = lab->plan->guests[t->measure.client].tap,
         .client_ns = ml_lab_netns_prefix(lab, t->measure.client),
         .server_ns = ml_lab_netns_prefix(lab, t->measure.server),
@@ -505,7 +505,7 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     json_object_object_add(o, "description", json_object_new_string(desc));
     json_object_object_add(o, "from", json_object_new_string(t->nodes[t->measure.client].name));
     json_object_object_add(o, "to", json_object_new_string(t->nodes[t->measure.server].name));
-    json_object_object_add(o, "hub", json_object_new_string(t->nodes[t->wireguard.hub].name));
+    json_object_object_add(o, "hub", json_object_new_string(t->nodes[t->hub].name));
     struct in_addr to = ops->target(lab);
     /* A dataplane that never came up assigned no address: say so rather than 0.0.0.0. */
     json_object_object_add(o, "target",
@@ -717,7 +717,7 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     add_str(img, "fallback_reason", g_strdup(lab->image.fallback_reason));
     add_str(img, "sha256", g_strdup(lab->image.sha256));
     json_object_object_add(env, "image", img);
-    virDomainPtr hub = lab->dom[lab->topo->wireguard.hub];
+    virDomainPtr hub = lab->dom[lab->topo->hub];
     add_str(env, "guest_os", guest_line(hub, ". /etc/os-release && echo \"$PRETTY_NAME\""));
     add_str(env, "guest_kernel", guest_line(hub, "uname -r"));
     struct json_object *tools = json_object_new_object();

@@ -392,7 +392,7 @@ static bool back_ping_stop(struct cellrun *cr, GError **err)
 
 static bool hub_bytes(struct ml_lab *lab, long long *ret, GError **err)
 {
-    size_t hub = lab->topo->wireguard.hub;
+    size_t hub = lab->topo->hub;
     struct ml_nic_stats s;
     if (!ml_virt_nic_stats(ml_lab_dom(lab, hub), lab->plan->guests[hub].tap, &s, err))
         return false;
@@ -497,7 +497,7 @@ static bool run_repeat(struct cellrun *cr, enum ml_nat_type ta, enum ml_nat_type
     json_object_object_add(rep, "repeat", json_object_new_int((int)r));
     if (!cr->a->stop(lab, err) || !put_behind(lab, t->measure.client, ta, err) ||
         !put_behind(lab, t->measure.server, tb, err) ||
-        !run_on(lab, t->wireguard.hub, "conntrack -F >/dev/null 2>&1; true", err))
+        !run_on(lab, t->hub, "conntrack -F >/dev/null 2>&1; true", err))
         return false;
     struct ml_capture caps[ML_CAPTURE_TAPS] = {0};
     g_autofree char *dir = cell_dir(cr->ops->dataplane->name, an, bn, r);

@@ -430,7 +430,6 @@ static bool check_roles(struct ctx *c)
                             "%s '%s' is also measure.%s; the hub must be a third node that "
                             "relays between client and server",
                             c->hub_key, c->hub, t->hub == t->measure.client ? "client" : "server");
-    t->wireguard.hub = t->hub; /* the old field, until every reader uses hub */
     return true;
 }
 

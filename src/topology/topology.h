@@ -138,7 +138,6 @@ struct ml_topology {
     int hub_line, hub_column; /* where it was given: `hub:`, or the deprecated wireguard.hub */
     struct {
         struct ml_subnet subnet;
-        size_t hub; /* the same as hub above, until every reader uses that */
         unsigned listen_port;
         int listen_port_line, listen_port_column; /* where it was given (or wireguard was) */
         unsigned persistent_keepalive;

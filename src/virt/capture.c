@@ -275,7 +275,7 @@ bool ml_capture_lab_start(const struct ml_lab *lab, struct ml_capture caps[ML_CA
                           const char *dir, struct json_object *files, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t nodes[ML_CAPTURE_TAPS] = {t->wireguard.hub, t->measure.client, t->measure.server};
+    size_t nodes[ML_CAPTURE_TAPS] = {t->hub, t->measure.client, t->measure.server};
     memset(caps, 0, sizeof(struct ml_capture) * ML_CAPTURE_TAPS);
     for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
         g_autofree char *rel = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
