@@ -116,7 +116,7 @@ const char *ml_direction_name(enum ml_direction d);
 #define ML_AGENT_REPLY_MAX 4194304
 #define ML_GUEST_OUTPUT_MAX ((ML_AGENT_REPLY_MAX - 4096) / 4 * 3)
 
-/* At least the bytes `iperf3 -J` prints for one pass of cell lasting seconds (see topology.c
+/* At least the bytes `iperf3 -J` prints for one pass of cell lasting seconds (see load.c
  * for where the figures come from). */
 size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds);
 /* At least the bytes `ping -n -c count` prints, every probe answered. */

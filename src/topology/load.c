@@ -1,5 +1,6 @@
-/* The topology: its sections read (the YAML reader is topology/yaml.c, the profiles
- * topology/profile.c), then checked against each other. */
+/* Loading a topology (ml_topology_load, declared with the model in topology.h): its sections read
+ * (the YAML reader is topology/yaml.c, the profiles topology/profile.c), then checked against each
+ * other. */
 #include "topology/topology.h"
 #include "topology/ports.h"
 #include "topology/profile.h"
