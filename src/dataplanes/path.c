@@ -156,6 +156,7 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
     ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay, ml_path_wireguard_direct,
     ml_path_wireguard_go_hub, ml_path_nebula_auto, ml_path_tailscale_auto;
+extern const struct ml_path_ops ml_path_openvpn_hub;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -166,6 +167,7 @@ const struct ml_path_ops *const ml_paths[] = {
     &ml_path_nebula_relay,
     &ml_path_wireguard_direct,
     &ml_path_wireguard_go_hub,
+    &ml_path_openvpn_hub,
     &ml_path_nebula_auto,
     &ml_path_tailscale_auto,
     NULL,
