@@ -87,8 +87,9 @@ done
 "$drv" --render "$work/lab.yaml" "$work" || fail "test_openvpn --render with fingerprints"
 for n in "${nodes[@]}"; do
     [ -s "$work/$n/openvpn.conf" ] || fail "no configuration for $n"
-    ip netns exec "$(ns "$n")" sh -c "$(cat "$work/$n/start.sh")" < "$work/$n/openvpn.conf" ||
-        fail "start on $n"
+    # Captured as the guest agent captures it: the daemon must not hold the pipe open.
+    out=$(timeout 20 ip netns exec "$(ns "$n")" sh -c "$(cat "$work/$n/start.sh")" \
+        < "$work/$n/openvpn.conf") || fail "start on $n: $out"
 done
 
 a=$(ns client-a)

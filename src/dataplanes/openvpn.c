@@ -41,8 +41,8 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
     (void)t;
     if (max < 1)
         return 0;
-    ret[0] = (struct ml_port){"OpenVPN", ML_PROTO_UDP, ML_OPENVPN_PORT, true,
-                              ml_dataplane_openvpn.name};
+    ret[0] =
+        (struct ml_port){"OpenVPN", ML_PROTO_UDP, ML_OPENVPN_PORT, true, ml_dataplane_openvpn.name};
     return 1;
 }
 
@@ -74,10 +74,9 @@ static bool client_row(char **f, guint n, struct ml_openvpn_client *c)
         return false;
     *c = (struct ml_openvpn_client){0};
     return *f[1] && copy_field(c->name, sizeof c->name, f[1]) &&
-           copy_field(c->real, sizeof c->real, f[2]) &&
-           copy_field(c->virt, sizeof c->virt, f[3]) && number(f[5], &c->bytes_received) &&
-           number(f[6], &c->bytes_sent) && number(f[8], &c->since) &&
-           (n < 13 || copy_field(c->cipher, sizeof c->cipher, f[12]));
+           copy_field(c->real, sizeof c->real, f[2]) && copy_field(c->virt, sizeof c->virt, f[3]) &&
+           number(f[5], &c->bytes_received) && number(f[6], &c->bytes_sent) &&
+           number(f[8], &c->since) && (n < 13 || copy_field(c->cipher, sizeof c->cipher, f[12]));
 }
 
 static bool status_line(const char *line, char sep, struct ml_openvpn_status *s, bool *ret_end)
@@ -305,8 +304,8 @@ static bool configure(struct ml_lab *lab, char **fp, GError **err)
         g_autofree char *cmd = ml_openvpn_start_command(t, i, DIR);
         g_autofree char *out = ml_agent_run(lab->dom[i], cmd, conf, 60, err);
         if (!out) {
-            g_prefix_error(err, "starting openvpn on %s (its log: " DIR "/log there): ",
-                           t->nodes[i].name);
+            g_prefix_error(
+                err, "starting openvpn on %s (its log: " DIR "/log there): ", t->nodes[i].name);
             return false;
         }
         if (i == hub)
@@ -337,8 +336,8 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 }
 
 /* The whole status file: read again while the server is rewriting it. */
-#define READ_STATUS                                                                        \
-    "for i in 1 2 3 4 5; do s=$(cat " DIR "/status); case \"$s\" in *END) break;; esac; " \
+#define READ_STATUS                                                                                \
+    "for i in 1 2 3 4 5; do s=$(cat " DIR "/status); case \"$s\" in *END) break;; esac; "          \
     "sleep 0.2; done; printf '%s\\n' \"$s\""
 
 /* The hub's own view: its status file twice, READ_GAP_S apart, and its daemon. */
@@ -412,14 +411,17 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     }
     bool fresh = b.time > a.time;
     if (!fresh)
-        g_string_append_printf(sentence, "the status file was not rewritten between the reads "
-                                         "(TIME %lld, then %lld); ",
+        g_string_append_printf(sentence,
+                               "the status file was not rewritten between the reads "
+                               "(TIME %lld, then %lld); ",
                                a.time, b.time);
     bool ends = end_ok(t, t->measure.client, &a, &b, sentence);
     ends = end_ok(t, t->measure.server, &a, &b, sentence) && ends;
     bool user = b.dco == 0;
     g_string_append_printf(sentence, "data channel offload %s; ",
-                           b.dco == 0 ? "off (userspace)" : b.dco == 1 ? "ON" : "not reported");
+                           b.dco == 0   ? "off (userspace)"
+                           : b.dco == 1 ? "ON"
+                                        : "not reported");
     g_autofree char *pids = g_strstrip(g_strdup(ev->own[2]));
     g_strdelimit(pids, "\n", ' ');
     bool daemon = *pids && g_ascii_isdigit(*pids);

@@ -11,12 +11,12 @@
 
 /* One CLIENT_LIST row of the status file. */
 struct ml_openvpn_client {
-    char name[64];    /* Common Name: the node's name, its certificate's CN */
-    char real[64];    /* Real Address, ADDR:PORT */
-    char virt[16];    /* Virtual Address, the overlay address ("" before it has one) */
+    char name[64]; /* Common Name: the node's name, its certificate's CN */
+    char real[64]; /* Real Address, ADDR:PORT */
+    char virt[16]; /* Virtual Address, the overlay address ("" before it has one) */
     long long bytes_received, bytes_sent; /* the hub's link bytes from and to it */
-    long long since;  /* Connected Since (time_t) */
-    char cipher[32];  /* Data Channel Cipher (2.6); "" when the row has none */
+    long long since;                      /* Connected Since (time_t) */
+    char cipher[32];                      /* Data Channel Cipher (2.6); "" when the row has none */
 };
 
 /* The whole file: status-version 2 (commas) or 3 (tabs). */
