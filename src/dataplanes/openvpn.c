@@ -84,6 +84,8 @@ static bool status_line(const char *line, char sep, struct ml_openvpn_status *s,
     char seps[2] = {sep, 0};
     g_auto(GStrv) f = g_strsplit(line, seps, -1);
     guint n = g_strv_length(f);
+    if (n == 0) /* an empty line before END: g_strsplit gives no field at all */
+        return false;
     if (!strcmp(f[0], "END"))
         return n == 1 && (*ret_end = true);
     if (!strcmp(f[0], "TITLE") || !strcmp(f[0], "HEADER") || !strcmp(f[0], "ROUTING_TABLE"))
