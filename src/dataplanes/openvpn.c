@@ -438,11 +438,14 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
     return ml_wg_overlay_conflict(t, "openvpn-hub", SUBNET, NULL, ret_line, ret_column);
 }
 
-/* P_DATA_V2 with an AEAD cipher (ssl_pkt.h, crypto.c openvpn_encrypt_aead): 1 byte
- * opcode and key id + 3 bytes peer id, the 4-byte packet id (also the nonce's
- * head), the 16-byte GCM tag; then UDP 8 and IPv4 20. GCM is a stream mode: no
- * padding. tun: no inner Ethernet. The inner MTU is TCP's clamped size: mssfix's
- * default 1492 counts the whole outer IP packet (openvpn(8), --mssfix). */
+/* P_DATA_V2 with an AEAD cipher (OpenVPN's ssl_pkt.h and crypto.c openvpn_encrypt_aead;
+ * the kernel's ovpn proto.h names the same layout: OVPN_OPCODE_SIZE 4,
+ * OVPN_NONCE_WIRE_SIZE 4, a 16-byte AEAD tag): 1 byte opcode and key id + 3 bytes peer
+ * id, the 4-byte packet id (the nonce's head), the 16-byte GCM tag; then UDP 8 and
+ * IPv4 20. GCM is a stream mode: no padding. tun: no inner Ethernet. The inner MTU
+ * is TCP's clamped size: mssfix's default "1492 mtu" counts the whole outer IP packet
+ * (openvpn(8), --mssfix). tests/openvpn_netns.sh saw both: a keepalive is an 82-byte
+ * frame (14 + 28 + 24 + its 16-byte message), a full TCP segment a 1506-byte one. */
 static const struct ml_encap encap_openvpn = {
     .name = "OpenVPN",
     .inner_mtu = 1492 - (20 + 8 + 4 + 4 + 16),
