@@ -180,22 +180,35 @@ static void test_verify(void)
     /* The same file twice: not rewritten, nothing grew. */
     ev = evidence(two, two, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
     CHECK(!verdict(&ev, "was not rewritten between the reads"));
-    /* client-b gone from the second read. */
-    g_autofree char *gone = replaced(two, "CLIENT_LIST,client-b,", "ROUTING_TABLE,client-b,");
-    ev = evidence(one, gone, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
-    CHECK(!verdict(&ev, "client-b is not connected to the hub's server"));
-    /* client-b holds another address than the one measured. */
-    g_autofree char *moved = replaced(two, ",10.17.0.3,,", ",10.17.0.9,,");
-    ev = evidence(one, moved, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
-    CHECK(!verdict(&ev, "client-b connected as 10.17.0.9 not 10.17.0.3"));
-    /* Another cipher. */
-    g_autofree char *cbc = replaced(two, "AES-256-GCM", "AES-128-GCM");
-    ev = evidence(one, cbc, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
-    CHECK(!verdict(&ev, "cipher AES-128-GCM"));
-    /* The kernel's data channel offload, not userspace. */
-    g_autofree char *dco = replaced(two, "dco_enabled,0", "dco_enabled,1");
-    ev = evidence(one, dco, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
-    CHECK(!verdict(&ev, "data channel offload ON"));
+    /* The second read edited: each edit is a path that is not the one claimed. */
+    static const struct {
+        const char *from, *to, *want;
+    } edits[] = {
+        /* client-b gone from the second read */
+        {"CLIENT_LIST,client-b,", "ROUTING_TABLE,client-b,",
+         "client-b is not connected to the hub's server"},
+        /* client-b holds another address than the one measured */
+        {",10.17.0.3,,", ",10.17.0.9,,", "client-b connected as 10.17.0.9 not 10.17.0.3"},
+        {"AES-256-GCM", "AES-128-GCM", "cipher AES-128-GCM"},
+        /* the kernel's data channel offload, not userspace */
+        {"dco_enabled,0", "dco_enabled,1", "data channel offload ON"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(edits); i++) {
+        g_autofree char *edited = replaced(two, edits[i].from, edits[i].to);
+        CHECK(strcmp(edited, two) != 0);
+        ev = evidence(one, edited, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
+        CHECK(!verdict(&ev, edits[i].want));
+    }
+    /* The file rewritten, but nothing arrived from the clients: the first read's rows
+     * under the second read's TIME. */
+    struct ml_openvpn_status a, b;
+    CHECK(ml_openvpn_status_parse(one, &a) && ml_openvpn_status_parse(two, &b));
+    g_autofree char *t1 = g_strdup_printf(",%lld\n", a.time);
+    g_autofree char *t2 = g_strdup_printf(",%lld\n", b.time);
+    g_autofree char *stale = replaced(one, t1, t2);
+    CHECK(strcmp(stale, one) != 0);
+    ev = evidence(one, stale, "4242\n", LIVE_ROUTE, PROBE_BYTES * 2);
+    CHECK(!verdict(&ev, "client-a connected as 10.17.0.2, cipher AES-256-GCM, 0 bytes in"));
     /* No openvpn on the hub. */
     ev = evidence(one, two, "", LIVE_ROUTE, PROBE_BYTES * 2);
     CHECK(!verdict(&ev, "openvpn does not run on the hub"));
