@@ -119,7 +119,9 @@ bool ml_openvpn_status_parse(const char *text, struct ml_openvpn_status *ret)
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     bool end = false;
     for (size_t i = 0; lines[i]; i++) {
-        g_strchomp(lines[i]); /* the server writes "\r\n" on some platforms */
+        size_t len = strlen(lines[i]); /* "\r\n" where the server writes it; not other space: */
+        if (len && lines[i][len - 1] == '\r') /* a tab ends a status-version 3 field */
+            lines[i][len - 1] = 0;
         if (!*lines[i] && (end || !lines[i + 1]))
             continue;
         if (end || !status_line(lines[i], sep, &s, &end))
@@ -284,7 +286,7 @@ static bool keys(struct ml_lab *lab, char **fp, GError **err)
                             "%s returned something that is not a certificate's SHA-256 "
                             "fingerprint from openssl x509 -fingerprint: \"%s\"; see whether "
                             "the openssl package is in its image",
-                            t->nodes[i].name, g_strstrip(out[i] ? out[i] : g_strdup("")));
+                            t->nodes[i].name, out[i] ? g_strstrip(out[i]) : "");
                 ok = false;
             }
         }
