@@ -78,6 +78,11 @@ static void test_status_parse(void)
     struct ml_openvpn_status t;
     CHECK(ml_openvpn_status_parse(tabs, &t) && t.n_clients == 2 && t.time == a.time);
 
+    /* Lines ending in "\r\n" read the same. */
+    g_autofree char *crlf = replaced(one, "\n", "\r\n");
+    CHECK(ml_openvpn_status_parse(crlf, &t) && t.n_clients == 2 && t.time == a.time &&
+          !strcmp(t.clients[0].cipher, "AES-256-GCM"));
+
     /* Read while the server rewrote it: every strict prefix lacks END. */
     size_t n = strlen(one);
     bool any = false;
