@@ -8,9 +8,12 @@
  * answered (send_mtu_probe: "No response to MTU probes" keeps it 0 and retries every
  * PingInterval). With the clients dropping UDP from each other (ML_POLICY_RELAY) every packet to
  * the server therefore goes to the nexthop, the hub, over UDP (send_packet -> send_udppacket to
- * the hub, whose probes are answered; only a packet longer than the hub's PMTU would go by its TCP
- * meta connection, and route.c answers those with ICMP "fragmentation needed" first, so a TCP
- * stream's segments fit). The hub decrypts, routes by Subnet and encrypts again for the server.
+ * the hub, whose probes are answered). A packet longer than the hub's PMTU goes once by the TCP
+ * meta connection, and the hub's route.c answers it (DF set) with ICMP "fragmentation needed" for
+ * the PMTU to the server less 14, so a TCP stream's later segments fit in UDP. The hub decrypts,
+ * routes by Subnet and encrypts again for the server. Answer to "what does 1.0 do when UDP to
+ * the peer never answers": it falls back to the nexthop (the hub) by UDP, never gives up on it
+ * (a burst of probes every PingInterval), and uses TCP only for what exceeds the hub's PMTU.
  * IndirectData = yes would give the same wire format but must be in the hosts/ files when tincd
  * starts: a second network (second tincd, interface, port, keys) whose daemons would run beside
  * the first during every measurement under the same process name, so one network it is; settle
@@ -18,7 +21,9 @@
  *
  * Cipher: aes-256-cbc with HMAC-SHA256 truncated to 16 bytes (Cipher, Digest, MACLength host
  * variables, tinc.conf(5)), not 1.0's blowfish-cbc/sha1/4: a 64-bit block cipher and a 32-bit MAC
- * are not what anyone compares with WireGuard or IPsec today. */
+ * are not what anyone compares with WireGuard or IPsec today. PingInterval = 3600: after its
+ * first 30 s of PMTU discovery tinc repeats a burst of probes (up to 1518 bytes, to and from the
+ * hub) every PingInterval; at the default 60 one landed in the quiet hub's probe in netns. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
