@@ -58,8 +58,26 @@ static void test_data_dirs(void)
     g_rmdir(root);
 }
 
+/* A list reads as a sentence: one word, two with the conjunction, three with commas. */
+static void test_words_joined(void)
+{
+    g_autoptr(GPtrArray) w = g_ptr_array_new();
+    g_autofree char *none = ml_words_joined(w, "and");
+    CHECK_STR(none, "");
+    g_ptr_array_add(w, "nebula");
+    g_autofree char *one = ml_words_joined(w, "and");
+    CHECK_STR(one, "nebula");
+    g_ptr_array_add(w, "tailscale");
+    g_autofree char *two = ml_words_joined(w, "or");
+    CHECK_STR(two, "nebula or tailscale");
+    g_ptr_array_add(w, "tinc");
+    g_autofree char *three = ml_words_joined(w, "and");
+    CHECK_STR(three, "nebula, tailscale and tinc");
+}
+
 int main(void)
 {
+    test_words_joined();
     test_data_dirs();
     test_last_lines();
     test_state_paths();

@@ -435,3 +435,16 @@ char *ml_last_lines(const char *text, int n)
         p++;
     return g_strdup(p);
 }
+
+char *ml_words_joined(GPtrArray *words, const char *conj)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < words->len; i++) {
+        if (i)
+            g_string_append(s, i + 1 == words->len ? " " : ", ");
+        if (i && i + 1 == words->len)
+            g_string_append_printf(s, "%s ", conj);
+        g_string_append(s, g_ptr_array_index(words, i));
+    }
+    return g_string_free(s, FALSE);
+}

@@ -120,3 +120,7 @@ char *ml_last_lines(const char *text, int n);
 /* A directory of meshlab's data (images, cloud-init): $MESHLAB_DATA_DIR/SUB,
  * else the source tree's SUB, else the installed share/meshlab/SUB. */
 char *ml_data_dir(const char *sub);
+
+/* Pure: the words as a list a sentence reads: "a", "a and b", "a, b and c" (conj "and" or
+ * "or"); "" for none. g_free it. */
+char *ml_words_joined(GPtrArray *words, const char *conj);

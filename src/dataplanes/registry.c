@@ -12,7 +12,7 @@
 /* The registry: each dataplane's file defines it and its paths; it is named once here. */
 extern const struct ml_dataplane ml_dataplane_plain, ml_dataplane_wireguard, ml_dataplane_nebula,
     ml_dataplane_tailscale, ml_dataplane_wireguard_direct, ml_dataplane_wireguard_go_hub,
-    ml_dataplane_openvpn;
+    ml_dataplane_openvpn, ml_dataplane_tinc;
 
 const struct ml_dataplane *const ml_dataplanes[] = {
     &ml_dataplane_plain,
@@ -22,6 +22,7 @@ const struct ml_dataplane *const ml_dataplanes[] = {
     &ml_dataplane_wireguard_direct,
     &ml_dataplane_wireguard_go_hub,
     &ml_dataplane_openvpn,
+    &ml_dataplane_tinc,
     NULL,
 };
 
@@ -197,16 +198,15 @@ static bool ports_distinct(const struct ml_topology *topo, GError **err)
 bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
 {
     g_autofree char *known = ml_path_names();
+    g_autofree char *emerging = NULL, *emerging_paths = NULL;
     /* The dataplanes whose paths emerge by themselves, and those paths. */
-    g_autoptr(GString) emerging = g_string_new(NULL), emerging_paths = g_string_new(NULL);
+    g_autoptr(GPtrArray) auto_dps = g_ptr_array_new(), auto_paths = g_ptr_array_new();
     const struct ml_path_ops *p;
     ML_FOR_EACH_PATH(i, p)
     {
         if (p->hub == ML_HUB_FOUND && ml_path_auto(p->dataplane->name) == p) {
-            g_string_append_printf(emerging, "%s%s", emerging->len ? " and " : "",
-                                   p->dataplane->name);
-            g_string_append_printf(emerging_paths, "%s%s", emerging_paths->len ? " or " : "",
-                                   p->name);
+            g_ptr_array_add(auto_dps, (char *)p->dataplane->name);
+            g_ptr_array_add(auto_paths, (char *)p->name);
         }
     }
     if (topo->measure.n_paths == 0) {
@@ -235,7 +235,8 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s:%d:%d: nat_matrix.dataplanes: '%s' has no path that emerges by itself; "
                     "the NAT matrix runs %s",
-                    topo->path, ref->line, ref->column, shown, emerging->str);
+                    topo->path, ref->line, ref->column, shown,
+                    emerging = ml_words_joined(auto_dps, "and"));
         return false;
     }
     /* Behind a NAT only a dataplane that finds its own way can reach the other client: a forced
@@ -250,7 +251,8 @@ bool ml_paths_resolve(const struct ml_topology *topo, GError **err)
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s:%d:%d: measure.paths: %s is forced, and a client sits behind a NAT; "
                     "measure %s there, or set the clients' nat: none",
-                    topo->path, ref->line, ref->column, ops->name, emerging_paths->str);
+                    topo->path, ref->line, ref->column, ops->name,
+                    emerging_paths = ml_words_joined(auto_paths, "or"));
         return false;
     }
     for (size_t d = 0; ml_dataplanes[d]; d++) {
