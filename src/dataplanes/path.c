@@ -155,7 +155,7 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
  * names them once here. */
 extern const struct ml_path_ops ml_path_plain, ml_path_wireguard_hub, ml_path_tailscale_direct,
     ml_path_tailscale_relay, ml_path_nebula_direct, ml_path_nebula_relay, ml_path_wireguard_direct,
-    ml_path_wireguard_go_hub, ml_path_nebula_auto, ml_path_tailscale_auto;
+    ml_path_wireguard_go_hub, ml_path_ipsec_hub, ml_path_nebula_auto, ml_path_tailscale_auto;
 
 const struct ml_path_ops *const ml_paths[] = {
     &ml_path_plain,
@@ -166,6 +166,7 @@ const struct ml_path_ops *const ml_paths[] = {
     &ml_path_nebula_relay,
     &ml_path_wireguard_direct,
     &ml_path_wireguard_go_hub,
+    &ml_path_ipsec_hub,
     &ml_path_nebula_auto,
     &ml_path_tailscale_auto,
     NULL,

@@ -136,12 +136,14 @@ enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_top
  * a multiple of pad_to (0: none), capped at inner_mtu as WireGuard does, then
  * overhead bytes are added, then a 14-byte Ethernet header. approximate: the
  * encapsulation is not per packet (a byte stream), so overhead is an average
- * share; how says where each byte comes from. */
+ * share; how says where each byte comes from. trailer: bytes padded together
+ * with the packet (ESP's pad length and next header), counted in neither. */
 struct ml_encap {
     const char *name;
     unsigned inner_mtu;
     unsigned overhead;
     unsigned pad_to;
+    unsigned trailer;
     bool approximate;
     const char *how;
 };
