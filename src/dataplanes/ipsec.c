@@ -131,7 +131,8 @@ char *ml_ipsec_render_conf(const struct ml_topology *t, size_t node)
  * lines, nothing a shell here-document could end early on. */
 bool ml_ipsec_pubkey_valid(const char *pem)
 {
-    static const char begin[] = "-----BEGIN PUBLIC KEY-----\n", end[] = "-----END PUBLIC KEY-----\n";
+    static const char begin[] = "-----BEGIN PUBLIC KEY-----\n",
+                      end[] = "-----END PUBLIC KEY-----\n";
     if (!pem || !g_str_has_prefix(pem, begin) || !g_str_has_suffix(pem, end))
         return false;
     size_t n = strlen(pem) - strlen(end);
@@ -297,8 +298,7 @@ static struct child_view child_for(const char *sas, const char *ts)
         const char *s = *l;
         size_t indent = strspn(s, " ");
         if (strstr(s, ", reqid ") && indent == 2) {
-            cur = (struct child_view){.in_bytes = -1, .out_bytes = -1, .in_age = -1,
-                                      .out_age = -1};
+            cur = (struct child_view){.in_bytes = -1, .out_bytes = -1, .in_age = -1, .out_age = -1};
             cur.installed = strstr(s, ", INSTALLED, ") != NULL;
             cur.udp = strstr(s, "-in-UDP, ") != NULL;
             cur.gcm256 = strstr(s, "ESP:AES_GCM_16-256") != NULL;
@@ -394,9 +394,8 @@ static bool end_carries(const struct ml_topology *t, const struct ml_evidence *e
         "hub's CHILD_SA to %s %s, %s, %s, %lld bytes in and %lld out (last %llds and %llds "
         "ago); kernel SAs %s %lld and %lld bytes; ",
         name, c.installed ? "INSTALLED" : "not installed", c.udp ? "ESP in UDP" : "not in UDP",
-        c.gcm256 ? "AES-GCM-256" : "not AES-GCM-256", c.in_bytes, c.out_bytes, c.in_age,
-        c.out_age, in_ok && out_ok ? "ESP in UDP, rfc4106(gcm(aes))," : "missing or other,", in,
-        out);
+        c.gcm256 ? "AES-GCM-256" : "not AES-GCM-256", c.in_bytes, c.out_bytes, c.in_age, c.out_age,
+        in_ok && out_ok ? "ESP in UDP, rfc4106(gcm(aes))," : "missing or other,", in, out);
     return c.installed && c.udp && c.gcm256 && used && kernel;
 }
 
