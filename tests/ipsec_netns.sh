@@ -88,7 +88,7 @@ for i in 0 1 2; do
 done
 # IKE: both clients authenticated by their raw public keys, moved to UDP 4500 by encap = yes.
 for _ in $(seq 50); do
-    in_node hub swanctl --list-sas > "$dir/ike.txt" 2>/dev/null
+    in_node hub swanctl --list-sas --noblock > "$dir/ike.txt" 2>/dev/null
     [ "$(grep -c "ESTABLISHED, IKEv2" "$dir/ike.txt")" = 2 ] && break
     sleep 0.2
 done
@@ -128,7 +128,7 @@ in_node client-a ping -c 1 -M do -s 1411 10.44.0.3 >/dev/null 2>&1 && fail "a 14
 out=$dir/samples
 mkdir -p "$out"
 in_node client-a ip -o route get 10.44.0.3 > "$out/route-client-a.txt"
-in_node hub swanctl --list-sas > "$out/list-sas-hub.txt"
+in_node hub swanctl --list-sas --noblock > "$out/list-sas-hub.txt"
 in_node hub sh -c "$("$drv" view-command)" > "$out/xfrm-state-hub.txt"
 in_node hub sh -c 'pidof charon-systemd || true' > "$out/pidof-hub.txt"
 in_node hub swanctl --version --daemon > "$out/version-daemon.txt" 2>/dev/null

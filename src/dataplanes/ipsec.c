@@ -260,7 +260,7 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->wireguard.hub);
-    ev->own[0] = ml_agent_run(hub, "swanctl --list-sas", NULL, 15, &e);
+    ev->own[0] = ml_agent_run(hub, "swanctl --list-sas --noblock", NULL, 15, &e);
     if (ev->own[0])
         ev->own[1] = ml_agent_run(hub, ml_ipsec_xfrm_view_command, NULL, 15, &e);
     if (ev->own[1])
