@@ -125,8 +125,12 @@ int main(void)
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
     /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
-    CHECK(strstr(fw, "udp dport { 51820, 3478, 4242, 41641, 51821, 51822 } counter drop") != NULL);
-    CHECK(strstr(fw, "udp sport { 51820, 3478, 4242, 41641, 51821, 51822 } counter drop") != NULL);
+    CHECK(strstr(fw,
+                 "udp dport { 51820, 3478, 4242, 41641, 51821, 51822, 500, 4500 } counter drop") !=
+          NULL);
+    CHECK(strstr(fw,
+                 "udp sport { 51820, 3478, 4242, 41641, 51821, 51822, 500, 4500 } counter drop") !=
+          NULL);
     CHECK(strstr(fw, "tcp dport 443 counter drop") != NULL);
     CHECK(strstr(fw, "iifname != \"eth0\" jump transport") != NULL);
     CHECK(strstr(fw, "oifname != \"eth0\" jump transport") != NULL);
@@ -170,7 +174,7 @@ int main(void)
         if (other) {
             g_autofree char *ofw = ml_nft_firewall(other);
             CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
-            CHECK(strstr(ofw, "{ 51999, 3478, 4242, 41641, 52000, 52001 }") != NULL);
+            CHECK(strstr(ofw, "{ 51999, 3478, 4242, 41641, 52000, 52001, 500, 4500 }") != NULL);
             CHECK(strstr(ofw, "51820") == NULL);
             g_autofree char *summary = ml_nft_firewall_summary(other);
             CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);
