@@ -127,8 +127,8 @@ int main(void)
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
     /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
-    CHECK(strstr(fw, "udp dport { 51820, 4242, 3478, 41641, 51821, 51822, 1194, 655 } counter drop") != NULL);
-    CHECK(strstr(fw, "udp sport { 51820, 4242, 3478, 41641, 51821, 51822, 1194, 655 } counter drop") != NULL);
+    CHECK(strstr(fw, "udp dport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } counter drop") != NULL);
+    CHECK(strstr(fw, "udp sport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } counter drop") != NULL);
     CHECK(strstr(fw, "tcp dport { 443, 655 } counter drop") != NULL);
     CHECK(strstr(fw, "iifname != \"eth0\" jump transport") != NULL);
     CHECK(strstr(fw, "oifname != \"eth0\" jump transport") != NULL);
@@ -175,7 +175,7 @@ int main(void)
             size_t n_oports = ml_dataplane_ports(other, oports);
             g_autofree char *ofw = ml_nft_firewall(oports, n_oports);
             CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
-            CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001, 1194, 655 }") != NULL);
+            CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001, 500, 4500, 1194, 655 }") != NULL);
             CHECK(strstr(ofw, "51820") == NULL);
             g_autofree char *summary = ml_nft_firewall_summary(oports, n_oports);
             CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);

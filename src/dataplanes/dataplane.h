@@ -133,12 +133,14 @@ struct ml_auto_ops {
  * a multiple of pad_to (0: none), capped at inner_mtu as WireGuard does, then
  * overhead bytes are added, then a 14-byte Ethernet header. approximate: the
  * encapsulation is not per packet (a byte stream), so overhead is an average
- * share; how says where each byte comes from. */
+ * share; how says where each byte comes from. trailer: bytes padded together
+ * with the packet (ESP's pad length and next header), counted in neither. */
 struct ml_encap {
     const char *name;
     unsigned inner_mtu;
     unsigned overhead;
     unsigned pad_to;
+    unsigned trailer;
     bool approximate;
     const char *how;
 };

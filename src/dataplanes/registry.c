@@ -12,7 +12,7 @@
 /* The registry: each dataplane's file defines it and its paths; it is named once here. */
 extern const struct ml_dataplane ml_dataplane_plain, ml_dataplane_wireguard, ml_dataplane_nebula,
     ml_dataplane_tailscale, ml_dataplane_wireguard_direct, ml_dataplane_wireguard_go_hub,
-    ml_dataplane_openvpn, ml_dataplane_tinc;
+    ml_dataplane_ipsec, ml_dataplane_openvpn, ml_dataplane_tinc;
 
 const struct ml_dataplane *const ml_dataplanes[] = {
     &ml_dataplane_plain,
@@ -21,6 +21,7 @@ const struct ml_dataplane *const ml_dataplanes[] = {
     &ml_dataplane_tailscale,
     &ml_dataplane_wireguard_direct,
     &ml_dataplane_wireguard_go_hub,
+    &ml_dataplane_ipsec,
     &ml_dataplane_openvpn,
     &ml_dataplane_tinc,
     NULL,

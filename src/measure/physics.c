@@ -10,13 +10,14 @@
 /* An ACK's IP and TCP headers with the timestamp option, no payload. */
 #define ACK_BYTES (IP_TCP_BYTES + TCP_TIMESTAMPS_BYTES)
 
-/* n inner bytes padded to a multiple of e->pad_to, never past the MTU. */
+/* n inner bytes and the trailer padded to a multiple of e->pad_to, never past the MTU. */
 static unsigned padded(const struct ml_encap *e, unsigned n)
 {
+    n += e->trailer;
     if (!e->pad_to)
         return n;
     unsigned p = (n + e->pad_to - 1) / e->pad_to * e->pad_to;
-    return p > e->inner_mtu ? e->inner_mtu : p;
+    return p > e->inner_mtu + e->trailer ? e->inner_mtu + e->trailer : p;
 }
 
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner)

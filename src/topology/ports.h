@@ -15,7 +15,7 @@
 #define ML_PORT_IPERF3 5201        /* iperf3's default, which the measurements use */
 #define ML_PORT_WIREGUARD_DEFAULT 51820 /* wireguard.listen_port unless the topology says */
 
-#define ML_PORTS_MAX 16
+#define ML_PORTS_MAX 32
 
 enum ml_proto { ML_PROTO_UDP, ML_PROTO_TCP };
 const char *ml_proto_name(enum ml_proto p); /* "udp", "tcp" */
