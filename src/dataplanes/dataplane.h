@@ -14,6 +14,7 @@
 
 #include "virt/lab.h"
 #include "guestnet/nft.h"
+#include "results/natgrid.h"
 #include "topology/ports.h"
 
 /* Whether the hub's NIC may see the path's traffic, counted above its idle
@@ -42,26 +43,10 @@ struct ml_evidence;
 
 /* A process a dataplane runs in the guests. */
 struct ml_dp_daemon {
-    const char *name;    /* as pidof and /proc/PID/stat name it: "tailscaled", "charon-systemd" */
+    const char *name; /* as pidof and /proc/PID/stat name it: "tailscaled", "charon-systemd" */
     /* The shell command that prints its version ("nebula -version"); when the daemon is
      * not installed it prints nothing (its errors are discarded). */
     const char *version;
-};
-
-/* What a dataplane's own transport does when a client sits behind nothing (the guest firewall
- * alone) or a NAT, as the NAT grid's expected outcomes and words need it (report/natgrid.c
- * reads this through the registry; tests/test_natgrid.c checks none_open against the port
- * table the firewall is built from). */
-struct ml_nat_traits {
-    /* With no NAT the guest firewall decides: true when it opens the dataplane's peer port, so
-     * the other side's first packet gets in (nebula's 4242); false when only replies get in, as
-     * through a port-restricted cone (tailscaled's 41641). */
-    bool none_open;
-    /* Whether it races its hole punch against its relay set-up (nebula 1.6.1), so a cell may
-     * end either way where a punch is possible. */
-    bool races;
-    const char *relay_word;     /* what the report calls its relay: "relay", "relay (DERP)" */
-    const char *capture_filter; /* the display filter that shows its hole punch */
 };
 
 /* A dataplane: what it needs, how it comes up, what it remembers, how it sees
@@ -177,6 +162,9 @@ extern const struct ml_dataplane *const ml_dataplanes[];
 char *ml_path_names(void);
 /* The dataplane by name, or NULL. */
 const struct ml_dataplane *ml_dataplane_find(const char *name);
+/* How the named dataplane's transport meets a NAT (the NAT grid's input), or NULL: an unknown
+ * name, or a dataplane the NAT matrix does not run. */
+const struct ml_nat_traits *ml_dataplane_nat(const char *name);
 /* The registry's paths one after the other: the forced paths of every dataplane in the
  * registry's order, then the paths that emerge by themselves (hub role ML_HUB_FOUND), which are
  * measured after every forced one. NULL past the last. */

@@ -201,7 +201,17 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
 
 extern const struct ml_path_ops ml_path_nebula_direct, ml_path_nebula_relay, ml_path_nebula_auto;
 
+/* The guest firewall opens 4242, so with no NAT the other side's first packet gets in; nebula
+ * 1.6.1 races its hole punch against its relay set-up. */
+static const struct ml_nat_traits nat = {
+    .none_open = true,
+    .races = true,
+    .relay_word = "relay",
+    .capture_filter = "udp.port == 4242",
+};
+
 const struct ml_dataplane ml_dataplane_nebula = {
+    .nat = &nat,
     .name = "nebula",
     .daemons = {{"nebula", "nebula -version"}},
     .paths = {&ml_path_nebula_direct, &ml_path_nebula_relay, &ml_path_nebula_auto},

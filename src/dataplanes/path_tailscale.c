@@ -599,7 +599,17 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
     return n;
 }
 
+/* tailscaled's 41641 is not opened (the seed's firewall), so with no NAT only replies get in, as
+ * through a port-restricted cone; disco keeps pinging from both sides, so nothing races. */
+static const struct ml_nat_traits nat = {
+    .none_open = false,
+    .races = false,
+    .relay_word = "relay (DERP)",
+    .capture_filter = "udp.port == 41641 || udp.port == 3478",
+};
+
 const struct ml_dataplane ml_dataplane_tailscale = {
+    .nat = &nat,
     .name = "tailscale",
     .conflict = ml_tailscale_conflict,
     .daemons = {{"tailscaled", "tailscaled --version"}, {"headscale", "headscale version"}},

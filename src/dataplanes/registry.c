@@ -36,6 +36,12 @@ char *ml_path_names(void)
     return g_string_free(s, FALSE);
 }
 
+const struct ml_nat_traits *ml_dataplane_nat(const char *name)
+{
+    const struct ml_dataplane *dp = ml_dataplane_find(name);
+    return dp ? dp->nat : NULL;
+}
+
 const struct ml_dataplane *ml_dataplane_find(const char *name)
 {
     for (size_t i = 0; name && ml_dataplanes[i]; i++)
@@ -60,8 +66,7 @@ const struct ml_path_ops *ml_path_at(size_t i)
 const struct ml_dp_daemon *ml_daemon_at(size_t i)
 {
     for (size_t d = 0; ml_dataplanes[d]; d++)
-        for (size_t k = 0; k < ML_DATAPLANE_DAEMONS_MAX && ml_dataplanes[d]->daemons[k].name;
-             k++) {
+        for (size_t k = 0; k < ML_DATAPLANE_DAEMONS_MAX && ml_dataplanes[d]->daemons[k].name; k++) {
             const struct ml_dp_daemon *dm = &ml_dataplanes[d]->daemons[k];
             bool seen = false;
             for (size_t e = 0; e < d && !seen; e++)

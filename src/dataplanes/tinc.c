@@ -583,7 +583,18 @@ static const struct ml_auto_ops tinc_auto = {
 
 extern const struct ml_path_ops ml_path_tinc_direct, ml_path_tinc_relay, ml_path_tinc_auto;
 
+/* The guest firewall opens 655, so with no NAT the other side's first packet gets in; tinc 1.0
+ * sends through the hub until its UDP probes to the peer are answered (send_udppacket), so a
+ * packet that can reach the peer directly does, with no race against a relay set-up. */
+static const struct ml_nat_traits nat = {
+    .none_open = true,
+    .races = false,
+    .relay_word = "relay",
+    .capture_filter = "udp.port == 655",
+};
+
 const struct ml_dataplane ml_dataplane_tinc = {
+    .nat = &nat,
     .name = "tinc",
     .paths = {&ml_path_tinc_direct, &ml_path_tinc_relay, &ml_path_tinc_auto},
     .daemons = {{"tincd", "tincd --version"}},

@@ -534,14 +534,16 @@ static struct json_object *cell_new(const struct ml_topology *t, const struct ml
     json_object_object_add(c, "b_node", json_object_new_string(t->nodes[t->measure.server].name));
     json_object_object_add(c, "dataplane", json_object_new_string(dp));
     json_object_object_add(c, "path", json_object_new_string(ops->name));
-    const char *exp = ml_nat_expected_outcome(dp, ml_nat_type_name(ta), ml_nat_type_name(tb));
+    const char *exp =
+        ml_nat_expected_outcome(ops->dataplane->nat, ml_nat_type_name(ta), ml_nat_type_name(tb));
     json_object_object_add(c, "expected", exp ? json_object_new_string(exp) : NULL);
     return c;
 }
 
 static void cell_explain(struct json_object *c)
 {
-    g_autofree char *text = ml_nat_explain_cell(c);
+    g_autofree char *text = ml_nat_explain_cell(
+        c, ml_dataplane_nat(json_object_get_string(json_object_object_get(c, "dataplane"))));
     json_object_object_add(c, "explanation", text ? json_object_new_string(text) : NULL);
 }
 

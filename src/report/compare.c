@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "dataplanes/dataplane.h"
 #include "results/columns.h"
 #include "results/format.h"
 #include "results/natgrid.h"
@@ -176,7 +177,7 @@ static void nat_warnings(struct json_object *w, struct json_object *a, struct js
             g_strcmp0(oa, "not-run") == 0 || g_strcmp0(ob, "not-run") == 0)
             continue;
         warn(w, "NAT matrix, %s, %s x %s: %s in A, %s in B%s", dp, x, y, oa, ob,
-             g_strcmp0(ml_nat_expected_outcome(dp, x, y), "race") == 0
+             g_strcmp0(ml_nat_expected_outcome(ml_dataplane_nat(dp), x, y), "race") == 0
                  ? " (a race: its repeats may go either way)"
                  : "");
     }

@@ -3,6 +3,7 @@
  * nat_observed and nat_matrix (docs/results.md). Absent keys: no section. */
 #include <string.h>
 
+#include "dataplanes/dataplane.h"
 #include "results/natgrid.h"
 #include "report/render.h"
 #include "results/columns.h"
@@ -163,7 +164,10 @@ static void put_explanation(struct ml_render *c, struct json_object *cell)
         return;
     }
     const char *stored = ml_j_str(cell, "explanation");
-    g_autofree char *made = stored && *stored ? NULL : ml_nat_explain_cell(cell);
+    g_autofree char *made =
+        stored && *stored
+            ? NULL
+            : ml_nat_explain_cell(cell, ml_dataplane_nat(ml_j_str(cell, "dataplane")));
     ml_put_text(s, made ? made : stored);
     g_string_append(s, " (expected ");
     ml_put_text(s, ml_j_str_or(cell, "expected", ML_DASH));
@@ -304,7 +308,8 @@ void ml_section_nat_captures(struct ml_render *c)
     g_autoptr(GPtrArray) dataplanes = ml_nat_dataplanes_of(matrix);
     for (guint k = 0; k < dataplanes->len; k++) {
         const char *dp = g_ptr_array_index(dataplanes, k);
-        const char *filter = ml_nat_capture_filter(dp);
+        const struct ml_nat_traits *traits = ml_dataplane_nat(dp);
+        const char *filter = traits ? traits->capture_filter : NULL;
         if (!filter)
             continue;
         g_string_append(s, "- ");

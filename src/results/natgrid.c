@@ -30,39 +30,8 @@ static const struct nat_type *type_named(const char *name)
     return NULL;
 }
 
-/* What the words need to know of each dataplane the matrix runs, in one place. The report
- * reads results.json of any run and may include only core (docs/architecture.md), so this is
- * data here rather than a look at the dataplane's ops table; tests/test_natgrid.c checks
- * none_open against each dataplane's peer port (ml_auto_ops.peer_port) in the port table the
- * guest firewall is built from (topology/ports.c). */
-static const struct nat_dataplane {
-    const char *name;
-    /* With no NAT the guest firewall decides: it opens nebula's 4242, so the first packet gets
-     * in; it does not open tailscaled's 41641, so only replies to what the side sent get in, as
-     * through a port-restricted cone (dataplanes/nat.c, ml_nat_expected: none filters
-     * address-and-port-dependently). */
-    bool none_open;
-    /* nebula 1.6.1 races its hole punch against its relay set-up; Tailscale's disco keeps
-     * pinging from both sides. */
-    bool races;
-    const char *relay_word;
-    const char *capture_filter; /* the display filter that shows its hole punch */
-} dataplanes[] = {
-    {"nebula", true, true, "relay", "udp.port == 4242"},
-    {"tailscale", false, false, "relay (DERP)", "udp.port == 41641 || udp.port == 3478"},
-};
-
-static const struct nat_dataplane *dataplane_named(const char *name)
+bool ml_nat_none_open(const struct ml_nat_traits *d)
 {
-    for (size_t i = 0; name && i < G_N_ELEMENTS(dataplanes); i++)
-        if (strcmp(dataplanes[i].name, name) == 0)
-            return &dataplanes[i];
-    return NULL;
-}
-
-bool ml_nat_none_open(const char *dataplane)
-{
-    const struct nat_dataplane *d = dataplane_named(dataplane);
     return d && d->none_open;
 }
 
@@ -74,10 +43,9 @@ struct side {
     bool firewalled; /* no NAT, the dataplane's port closed */
 };
 
-static bool side_of(const char *dataplane, const char *name, struct side *ret)
+static bool side_of(const struct ml_nat_traits *d, const char *name, struct side *ret)
 {
     const struct nat_type *x = type_named(name);
-    const struct nat_dataplane *d = dataplane_named(dataplane);
     if (!x || !d)
         return false;
     *ret = (struct side){x, x->open, x->dependent_mapping, x->filtering, false};
@@ -89,13 +57,13 @@ static bool side_of(const char *dataplane, const char *name, struct side *ret)
     return true;
 }
 
-static bool races(const char *dataplane)
+static bool races(const struct ml_nat_traits *d)
 {
-    const struct nat_dataplane *d = dataplane_named(dataplane);
     return d && d->races;
 }
 
-const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b)
+const char *ml_nat_expected_outcome(const struct ml_nat_traits *dataplane, const char *a,
+                                    const char *b)
 {
     struct side x, y;
     if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
@@ -124,16 +92,9 @@ const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_fail
     return n_relay >= n_failed ? "relay" : "failed";
 }
 
-const char *ml_nat_capture_filter(const char *dataplane)
+static const char *relay_word(const struct ml_nat_traits *d)
 {
-    const struct nat_dataplane *d = dataplane_named(dataplane);
-    return d ? d->capture_filter : NULL;
-}
-
-static const char *relay_word(const char *dataplane)
-{
-    const struct nat_dataplane *d = dataplane_named(dataplane);
-    return d ? d->relay_word : "relay";
+    return d && d->relay_word ? d->relay_word : "relay";
 }
 
 /* Who side c (named cn) lets in, for a sentence: "client-a's NAT lets in only ...". */
@@ -150,11 +111,11 @@ static char *lets_in_only(const char *dataplane, const struct side *c, const cha
 
 /* Why the pair gives what it is expected to give, without the conclusion: NULL when the pair
  * or dataplane is unknown. */
-static char *why(const char *dataplane, const char *a, const char *b, const char *an,
-                 const char *bn)
+static char *why(const char *dataplane, const struct ml_nat_traits *t, const char *a, const char *b,
+                 const char *an, const char *bn)
 {
     struct side x, y;
-    if (!side_of(dataplane, a, &x) || !side_of(dataplane, b, &y))
+    if (!side_of(t, a, &x) || !side_of(t, b, &y))
         return NULL;
     if (x.open || y.open) {
         bool b_open = y.open;
@@ -189,7 +150,7 @@ static char *why(const char *dataplane, const char *a, const char *b, const char
                                "port the hub saw is not the one %s uses towards %s, and %s",
                                sn, sn, cn, only);
     }
-    if (races(dataplane))
+    if (races(t))
         return g_strdup("both NATs keep one port for every destination but let in only what "
                         "their side has sent to, so both sides must punch at about the same "
                         "time");
@@ -209,9 +170,9 @@ static char *why(const char *dataplane, const char *a, const char *b, const char
                     "NATs");
 }
 
-static const char *outcome_word(const char *dataplane, const char *outcome)
+static const char *outcome_word(const struct ml_nat_traits *t, const char *outcome)
 {
-    return g_strcmp0(outcome, "relay") == 0 ? relay_word(dataplane) : outcome;
+    return g_strcmp0(outcome, "relay") == 0 ? relay_word(t) : outcome;
 }
 
 /* text as the start of a sentence: its first letter in upper case, unless it is a node's name
@@ -224,13 +185,13 @@ static void put_sentence_start(GString *s, const char *text, const char *an, con
         s->str[at] = g_ascii_toupper(s->str[at]);
 }
 
-static char *explain(const char *dataplane, const char *a, const char *b, const char *an,
-                     const char *bn, const char *outcome, unsigned nd, unsigned nr, unsigned nf,
-                     const char *reason)
+static char *explain(const char *dataplane, const struct ml_nat_traits *t, const char *a,
+                     const char *b, const char *an, const char *bn, const char *outcome,
+                     unsigned nd, unsigned nr, unsigned nf, const char *reason)
 {
     GString *s = g_string_new(NULL);
-    const char *expected = ml_nat_expected_outcome(dataplane, a, b);
-    g_autofree char *because = why(dataplane, a, b, an, bn);
+    const char *expected = ml_nat_expected_outcome(t, a, b);
+    g_autofree char *because = why(dataplane, t, a, b, an, bn);
     unsigned n = nd + nr + nf;
 
     if (g_strcmp0(outcome, "not-run") == 0) {
@@ -249,9 +210,9 @@ static char *explain(const char *dataplane, const char *a, const char *b, const 
         g_string_append_printf(s, " (%s), so this cell shows nothing about the NATs.",
                                reason && *reason ? reason : "no reason recorded");
         if (because)
-            g_string_append_printf(
-                s, " Had it worked: %s: %s.", because,
-                g_strcmp0(expected, "race") == 0 ? "a race" : outcome_word(dataplane, expected));
+            g_string_append_printf(s, " Had it worked: %s: %s.", because,
+                                   g_strcmp0(expected, "race") == 0 ? "a race"
+                                                                    : outcome_word(t, expected));
         return g_string_free(s, false);
     }
     if (!because) {
@@ -259,36 +220,39 @@ static char *explain(const char *dataplane, const char *a, const char *b, const 
                                "%s and %s on %s came out %s; meshlab has no expectation for "
                                "this pair.",
                                a ? a : "?", b ? b : "?", dataplane ? dataplane : "?",
-                               outcome_word(dataplane, outcome));
+                               outcome_word(t, outcome));
         return g_string_free(s, false);
     }
     put_sentence_start(s, because, an, bn);
     if (g_strcmp0(expected, "race") == 0) {
-        g_string_append_printf(s, ": %s.", outcome_word(dataplane, outcome));
-        g_string_append(s, " It is a race between nebula's hole punch and its relay set-up (a "
-                           "tunnel that comes up relayed stays relayed)");
+        g_string_append_printf(s, ": %s.", outcome_word(t, outcome));
+        g_string_append_printf(s,
+                               " It is a race between %s's hole punch and its relay set-up (a "
+                               "tunnel that comes up relayed stays relayed)",
+                               dataplane);
         if (nd && nr)
             g_string_append_printf(s, ", and the repeats differ: %u direct, %u relay.", nd, nr);
         else
             g_string_append_printf(s, "; this time %s went %s.",
                                    nd + nr > 1 ? "every repeat that worked" : "it", outcome);
     } else if (g_strcmp0(expected, outcome) == 0) {
-        g_string_append_printf(s, ": %s.", outcome_word(dataplane, outcome));
+        g_string_append_printf(s, ": %s.", outcome_word(t, outcome));
     } else {
         g_string_append_printf(s,
                                ", so %s was expected, but this cell came out %s: look at its "
                                "captures and at the NAT behaviour observed.",
-                               outcome_word(dataplane, expected), outcome_word(dataplane, outcome));
+                               outcome_word(t, expected), outcome_word(t, outcome));
     }
     if (nf)
         g_string_append_printf(s, " %u of %u repeats failed.", nf, n);
     return g_string_free(s, false);
 }
 
-char *ml_nat_explain(const char *dataplane, const char *a, const char *b, const char *outcome,
-                     unsigned n_direct, unsigned n_relay, unsigned n_failed)
+char *ml_nat_explain(const char *dataplane, const struct ml_nat_traits *traits, const char *a,
+                     const char *b, const char *outcome, unsigned n_direct, unsigned n_relay,
+                     unsigned n_failed)
 {
-    return explain(dataplane, a, b, "A", "B", outcome, n_direct, n_relay, n_failed, NULL);
+    return explain(dataplane, traits, a, b, "A", "B", outcome, n_direct, n_relay, n_failed, NULL);
 }
 
 static unsigned count_of(struct json_object *outcomes, const char *key)
@@ -297,13 +261,14 @@ static unsigned count_of(struct json_object *outcomes, const char *key)
     return ml_j_num(outcomes, key, &v) && v > 0 ? (unsigned)v : 0;
 }
 
-char *ml_nat_explain_cell(struct json_object *cell)
+char *ml_nat_explain_cell(struct json_object *cell, const struct ml_nat_traits *traits)
 {
     struct json_object *o = ml_j_obj(cell, "outcomes");
-    return explain(ml_j_str(cell, "dataplane"), ml_j_str(cell, "a_nat"), ml_j_str(cell, "b_nat"),
-                   ml_j_str_or(cell, "a_node", "A"), ml_j_str_or(cell, "b_node", "B"),
-                   ml_j_str_or(cell, "outcome", "not-run"), count_of(o, "direct"),
-                   count_of(o, "relay"), count_of(o, "failed"), ml_j_str(cell, "reason"));
+    return explain(ml_j_str(cell, "dataplane"), traits, ml_j_str(cell, "a_nat"),
+                   ml_j_str(cell, "b_nat"), ml_j_str_or(cell, "a_node", "A"),
+                   ml_j_str_or(cell, "b_node", "B"), ml_j_str_or(cell, "outcome", "not-run"),
+                   count_of(o, "direct"), count_of(o, "relay"), count_of(o, "failed"),
+                   ml_j_str(cell, "reason"));
 }
 
 static bool of_dataplane(struct json_object *cell, const char *dataplane)

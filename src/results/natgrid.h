@@ -9,16 +9,33 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+/* What a dataplane's own transport does when a client sits behind nothing (the guest firewall
+ * alone) or a NAT, as the NAT grid's expected outcomes and words need it (its callers look it
+ * up in the dataplane registry, ml_dataplane_nat; tests/test_natgrid.c checks none_open
+ * against the port table the firewall is built from). */
+struct ml_nat_traits {
+    /* With no NAT the guest firewall decides: true when it opens the dataplane's peer port, so
+     * the other side's first packet gets in (nebula's 4242); false when only replies get in, as
+     * through a port-restricted cone (tailscaled's 41641). */
+    bool none_open;
+    /* Whether it races its hole punch against its relay set-up (nebula 1.6.1), so a cell may
+     * end either way where a punch is possible. */
+    bool races;
+    const char *relay_word;     /* what the report calls its relay: "relay", "relay (DERP)" */
+    const char *capture_filter; /* the display filter that shows its hole punch */
+};
+
 /* "direct", "relay" or "race" (nebula 1.6.1: its hole punch against its relay set-up) for NAT
  * types a and b (topology words: none, one-to-one, full-cone, restricted-cone,
  * port-restricted-cone, symmetric) on dataplane "nebula" or "tailscale"; the order of a and b
  * does not matter. NULL for an unknown dataplane or type. */
-const char *ml_nat_expected_outcome(const char *dataplane, const char *a, const char *b);
+const char *ml_nat_expected_outcome(const struct ml_nat_traits *dataplane, const char *a,
+                                    const char *b);
 
 /* Whether, on dataplane, a client with no NAT lets the other client's first packet in: its
  * peer port is open in the guest firewall (nebula's 4242). False for tailscale, whose 41641 is
  * not opened, so `none` filters as a port-restricted cone for it, and for an unknown dataplane. */
-bool ml_nat_none_open(const char *dataplane);
+bool ml_nat_none_open(const struct ml_nat_traits *dataplane);
 
 /* A cell's outcome from its repeats' counts: the most frequent; on a tie direct beats relay
  * and relay beats failed; "not-run" when all are 0. */
@@ -27,17 +44,14 @@ const char *ml_nat_majority(unsigned n_direct, unsigned n_relay, unsigned n_fail
 /* One to three plain sentences on why the pair of NAT types gave outcome ("direct", "relay",
  * "failed", "not-run") over its repeats, saying so when it is not the expected one and when the
  * repeats of a race differ. g_free it. */
-char *ml_nat_explain(const char *dataplane, const char *a, const char *b, const char *outcome,
-                     unsigned n_direct, unsigned n_relay, unsigned n_failed);
+char *ml_nat_explain(const char *dataplane, const struct ml_nat_traits *traits, const char *a,
+                     const char *b, const char *outcome, unsigned n_direct, unsigned n_relay,
+                     unsigned n_failed);
 
 /* The same for a results.json nat_matrix cell (its a_nat, b_nat, a_node, b_node, dataplane,
  * outcome, outcomes and reason): the sides named by their nodes, a failed or not-run cell
  * with its reason. g_free it. */
-char *ml_nat_explain_cell(struct json_object *cell);
-
-/* The display filter that shows a dataplane's hole punch in a capture ("udp.port == 4242" for
- * nebula), or NULL. */
-const char *ml_nat_capture_filter(const char *dataplane);
+char *ml_nat_explain_cell(struct json_object *cell, const struct ml_nat_traits *traits);
 
 /* The grid of results.json's nat_matrix cells of one dataplane as an SVG (no XML declaration,
  * inline-ready): one <rect class="cell"> per cell (upper triangle, rows a_nat, columns b_nat in
