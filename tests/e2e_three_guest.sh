@@ -72,7 +72,8 @@ def section(title):
 OWN = {"plain": set(), "wireguard-hub": set(), "wireguard-direct": set(), "nebula-direct": {"nebula"},
        "nebula-relay": {"nebula"}, "nebula-auto": {"nebula"}, "wireguard-go-hub": {"wireguard-go"},
        "tailscale-direct": {"tailscaled", "headscale"}, "tailscale-relay": {"tailscaled", "headscale"},
-       "tailscale-auto": {"tailscaled", "headscale"}}
+       "tailscale-auto": {"tailscaled", "headscale"}, "ipsec-hub": {"charon-systemd"},
+       "openvpn-hub": {"openvpn"}, "tinc-direct": {"tincd"}, "tinc-relay": {"tincd"}}
 say(r["schema"] == "meshlab-results/3" and r["schema_version"] == 3, "schema is meshlab-results/3")
 say(bool(r.get("meshlab_version")), "meshlab's version recorded: %s" % r.get("meshlab_version"))
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
@@ -132,8 +133,11 @@ if full_seqs and fixed_seqs:
     say(rates in var, "the report says %r" % rates)
 say("interleaved within each" not in md, "the report makes no claim its order does not show")
 ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0, 0.01),
-          "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0)}
-for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub"):
+          "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0),
+          "tinc-direct": (0, 0.01), "ipsec-hub": (1.9, 2.6), "openvpn-hub": (1.9, 2.6), "tinc-relay": (1.9, 2.8)}
+# Issue 17's four paths: a hub path's factor within 10 % of its own physics, a direct one under 0.01.
+NEW = ("ipsec-hub", "openvpn-hub", "tinc-direct", "tinc-relay")
+for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub") + NEW:
     p = paths.get(name)
     say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))
     if not p or p["status"] != "measured":
@@ -142,6 +146,11 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     f = p["hub_bytes_per_payload_byte"]
     lo, hi = ranges[name]
     say(f is not None and lo <= f <= hi, "%s: hub bytes per payload byte %s in [%s, %s]" % (name, f, lo, hi))
+    if name in NEW and p["hub_role"] == "carries":
+        e = p.get("expected") or {}
+        say(e.get("differs_percent") is not None and abs(e["differs_percent"]) <= 10,
+            "%s: hub factor %s within 10 %% of its physics %s (differs %s %%)" % (name, f, e.get("hub_bytes_per_payload_byte"), e.get("differs_percent")))
+        say(p["setup_s"] is not None and p["setup_s"] > 0, "%s: setup time recorded (%s s)" % (name, p["setup_s"]))
     # Every pass watched once a second, its views read at the start, middle and end.
     series_ok = all(len(x["series"]) >= r["profile"]["pass_s"] - 1 and all("hub_bytes" in s for s in x["series"]) for x in p["passes"])
     say(series_ok, "%s: a per-second hub series for every one of its %d passes" % (name, len(p["passes"])))
@@ -203,6 +212,8 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     elif name == "wireguard-direct":
         say(any("peer endpoint is 192.0.2.12:" in c["evidence"] for c in p["checks"]), "wireguard-direct: wg says the peer is client-b itself")
         say(p["setup_s"] is not None and p["setup_s"] > 0, "wireguard-direct: key-to-first-ping time recorded (%s s)" % p["setup_s"])
+    elif name == "ipsec-hub":
+        say(all("ESP in UDP, AES-GCM-256" in c["evidence"] for c in p["checks"]), "ipsec-hub: the hub's SAs are ESP in UDP with AES-GCM-256")
     elif name == "wireguard-go-hub":
         say(all("a tun device; wireguard-go runs" in c["evidence"] for c in p["checks"]), "wireguard-go-hub: the hub's wgo0 is wireguard-go's tun")
 phases = [x["name"] for x in r["phases"]]
