@@ -27,6 +27,7 @@
 #include "http_fixture.h"
 #include "cache/apt_verify.h"
 #include "cache/image_ubuntu.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <signal.h>

@@ -6,6 +6,7 @@
 #include "cache/artifacts.h"
 #include "check.h"
 #include "http_fixture.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <signal.h>

@@ -2,6 +2,7 @@
 
 #include "cache/checksum.h"
 #include "cache/fetch.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <errno.h>

@@ -14,6 +14,7 @@
 #include "cache/image_ubuntu.h"
 #include "topology/plan.h"
 #include "core/leftovers.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 /* Bumped whenever the way the image is assembled changes, so the cache key changes too. */

@@ -3,6 +3,7 @@
 #include "cache/apt_verify.h"
 #include "cache/checksum.h"
 #include "cache/fetch.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <errno.h>

@@ -71,9 +71,6 @@ unsigned ml_interrupt_count(void);
 /* Sets err to ML_ERR_INTERRUPTED and returns true when the user asked to stop. */
 bool ml_check_interrupted(GError **err);
 
-/* Host programs: ml_spawn and ml_spawn_timeout. */
-#include "core/spawn.h"
-
 /* Writes a file atomically with the given mode: a new temp file PATH.tmp.PID.XXXXXX
  * created with O_EXCL (no link is followed), then renamed over PATH. */
 bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err);

@@ -606,6 +606,7 @@ static const struct ml_nat_traits nat = {
     .races = false,
     .relay_word = "relay (DERP)",
     .capture_filter = "udp.port == 41641 || udp.port == 3478",
+    .capture_what = "disco and STUN",
 };
 
 const struct ml_dataplane ml_dataplane_tailscale = {

@@ -9,23 +9,23 @@
 #include "virt/agent.h"
 #include "core/util.h"
 
-/* The registry: each dataplane's file defines it and its paths; it is named once here. */
-extern const struct ml_dataplane ml_dataplane_plain, ml_dataplane_wireguard, ml_dataplane_nebula,
-    ml_dataplane_tailscale, ml_dataplane_wireguard_direct, ml_dataplane_wireguard_go_hub,
-    ml_dataplane_ipsec, ml_dataplane_openvpn, ml_dataplane_tinc;
+/* The registry: one line per dataplane, in the order they are set up, measured and listed. Each
+ * dataplane's own file defines ml_dataplane_NAME (and its paths). */
+#define ML_DATAPLANE_LIST(X)                                                                       \
+    X(plain)                                                                                       \
+    X(wireguard)                                                                                   \
+    X(nebula)                                                                                      \
+    X(tailscale)                                                                                   \
+    X(wireguard_direct)                                                                            \
+    X(wireguard_go_hub)                                                                            \
+    X(ipsec)                                                                                       \
+    X(openvpn)                                                                                     \
+    X(tinc)
 
-const struct ml_dataplane *const ml_dataplanes[] = {
-    &ml_dataplane_plain,
-    &ml_dataplane_wireguard,
-    &ml_dataplane_nebula,
-    &ml_dataplane_tailscale,
-    &ml_dataplane_wireguard_direct,
-    &ml_dataplane_wireguard_go_hub,
-    &ml_dataplane_ipsec,
-    &ml_dataplane_openvpn,
-    &ml_dataplane_tinc,
-    NULL,
-};
+#define ML_DATAPLANE_DECLARE(n) extern const struct ml_dataplane ml_dataplane_##n;
+ML_DATAPLANE_LIST(ML_DATAPLANE_DECLARE)
+#define ML_DATAPLANE_ENTRY(n) &ml_dataplane_##n,
+const struct ml_dataplane *const ml_dataplanes[] = {ML_DATAPLANE_LIST(ML_DATAPLANE_ENTRY) NULL};
 
 char *ml_path_names(void)
 {

@@ -314,8 +314,9 @@ void ml_section_nat_captures(struct ml_render *c)
             continue;
         g_string_append(s, "- ");
         ml_put_text(s, dp);
-        g_string_append_printf(s, ": `%s`%s\n", filter,
-                               strcmp(dp, "tailscale") == 0 ? " (disco and STUN)" : "");
+        g_string_append_printf(s, ": `%s`%s%s%s\n", filter, traits->capture_what ? " (" : "",
+                               traits->capture_what ? traits->capture_what : "",
+                               traits->capture_what ? ")" : "");
     }
     const char *run_filter = ml_j_str(c->r, "captures_filter");
     if (run_filter && *run_filter && !strchr(run_filter, '`') && !strchr(run_filter, '\n'))

@@ -23,6 +23,7 @@ struct ml_nat_traits {
     bool races;
     const char *relay_word;     /* what the report calls its relay: "relay", "relay (DERP)" */
     const char *capture_filter; /* the display filter that shows its hole punch */
+    const char *capture_what;   /* what that filter shows, when it is more than one thing */
 };
 
 /* "direct", "relay" or "race" (nebula 1.6.1: its hole punch against its relay set-up) for NAT

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/spawn.h"
 #include "core/util.h"
 #include "virt/agent.h"
 

@@ -10,6 +10,7 @@
 
 #include "topology/plan.h"
 #include "core/leftovers.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 const char *ml_host_qemu_binary(void)

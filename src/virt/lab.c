@@ -12,6 +12,7 @@
 #include "core/leftovers.h"
 #include "core/lock.h"
 #include "core/rundir.h"
+#include "core/spawn.h"
 #include "core/util.h"
 #include "topology/name.h"
 #include "virt/virt.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/spawn.h"
 #include "core/util.h"
 #include "topology/name.h"
 
