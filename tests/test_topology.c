@@ -69,8 +69,8 @@ static void check_seed_profiles(const struct ml_topology *t)
                   "3, bidir-1 bidir 1 full 3, forward-8 forward 8 full 3, reverse-8 reverse 8 "
                   "full 3, bidir-8 bidir 8 full 3, forward-1-fixed forward 1 fixed 3]");
     CHECK_PROFILE(t, "quick",
-                  "quick pass_s=4 passes=3 ping_count=40 ping_interval_s=0.05 idle_s=2 "
-                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
+                  "quick pass_s=4 passes=2 ping_count=40 ping_interval_s=0.05 idle_s=2 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 2, reverse-1 reverse 1 full "
                   "1, forward-8 forward 8 full 1, forward-1-fixed forward 1 fixed 1]");
     CHECK(ml_topology_profile(t, "Full") == NULL);
     CHECK(ml_topology_profile(t, "") == NULL);

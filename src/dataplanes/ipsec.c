@@ -289,6 +289,24 @@ static long long field_before(const char *line, const char *word)
     return g_ascii_isdigit(*p) ? g_ascii_strtoll(p, NULL, 10) : -1;
 }
 
+/* The seconds before "s ago" on an in/out line. swanctl prints now - last use as an unsigned
+ * 64-bit number (list_sas.c), and the kernel's last-use time can be a moment after charon's
+ * clock (seen under TCG in the middle of a pass: "18446744073709551615s ago"), which wraps: a
+ * value above INT64_MAX is a use just now, 0. -1 when the line shows no age. */
+static long long age_before(const char *line)
+{
+    const char *p = strstr(line, "s ago");
+    if (!p)
+        return -1;
+    const char *end = p;
+    while (p > line && g_ascii_isdigit(p[-1]))
+        p--;
+    if (p == end)
+        return -1;
+    guint64 v = g_ascii_strtoull(p, NULL, 10);
+    return v > G_MAXINT64 ? 0 : (long long)v;
+}
+
 static struct child_view child_for(const char *sas, const char *ts)
 {
     struct child_view best = {0};
@@ -314,7 +332,7 @@ static struct child_view child_for(const char *sas, const char *ts)
         if (g_str_has_prefix(w, "in ") || g_str_has_prefix(w, "out ")) {
             bool in = w[0] == 'i';
             long long bytes = field_before(w, " bytes");
-            long long age = strstr(w, " ago") ? field_before(w, "s ago") : -1;
+            long long age = age_before(w);
             *(in ? &cur.in_bytes : &cur.out_bytes) = bytes;
             *(in ? &cur.in_age : &cur.out_age) = age;
         } else if (g_str_has_prefix(w, "remote ")) {

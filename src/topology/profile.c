@@ -13,15 +13,15 @@
 #define FWD ML_DIR_FORWARD
 #define REV ML_DIR_REVERSE
 #define BID ML_DIR_BIDIR
-/* What the seed's profiles share: 3 passes, 20 Hz pings, half the slowest median. */
-#define SEED(NAME, PASS_S, PING_COUNT, IDLE_S)                                                     \
-    .name = NAME, .pass_s = PASS_S, .passes = 3, .ping_count = PING_COUNT,                         \
+/* What the seed's profiles share: 20 Hz pings, half the slowest median. */
+#define SEED(NAME, PASS_S, PASSES, PING_COUNT, IDLE_S)                                             \
+    .name = NAME, .pass_s = PASS_S, .passes = PASSES, .ping_count = PING_COUNT,                    \
     .ping_interval_s = DEFAULT_PING_INTERVAL_S, .idle_s = IDLE_S,                                  \
     .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION
 static const struct ml_profile default_profiles[] = {
-    {SEED("full", 30, 200, 5), .n_cells = 2,
+    {SEED("full", 30, 3, 200, 5), .n_cells = 2,
      .cells = {{"forward-1", FWD, 1, 3, false}, {"forward-1-fixed", FWD, 1, 3, true}}},
-    {SEED("deep", 30, 200, 5), .n_cells = 7,
+    {SEED("deep", 30, 3, 200, 5), .n_cells = 7,
      .cells = {{"forward-1", FWD, 1, 3, false},
                {"reverse-1", REV, 1, 3, false},
                {"bidir-1", BID, 1, 3, false},
@@ -29,8 +29,8 @@ static const struct ml_profile default_profiles[] = {
                {"reverse-8", REV, 8, 3, false},
                {"bidir-8", BID, 8, 3, false},
                {"forward-1-fixed", FWD, 1, 3, true}}},
-    {SEED("quick", 4, 40, 2), .n_cells = 4,
-     .cells = {{"forward-1", FWD, 1, 3, false},
+    {SEED("quick", 4, 2, 40, 2), .n_cells = 4,
+     .cells = {{"forward-1", FWD, 1, 2, false},
                {"reverse-1", REV, 1, 1, false},
                {"forward-8", FWD, 8, 1, false},
                {"forward-1-fixed", FWD, 1, 1, true}}},
