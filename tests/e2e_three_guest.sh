@@ -168,10 +168,17 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     full = c.get(head, {})
     # at full speed the two ends always work for the payload, and a relaying hub too
     workers = [p["from"], p["to"]] + ([p["hub"]] if p["hub_role"] == "carries" else [])
-    # at least one of them carries a figure; the others may be null, where the payload's share is
-    # under a tenth of the guest's busy time (a TCG guest at a few Mbit/s: lost in its idle work)
-    say(any(above(full, g) is not None and above(full, g) > 0 for g in workers),
-        "%s: CPU above idle per GB at full speed for %s: %s" % (name, workers, {g: above(full, g) for g in guests}))
+    # each carries a figure, or is null because its own counters put the payload's share under a
+    # tenth of its busy time (ML_CPU_ABOVE_IDLE_MIN_SHARE: lost in the idle work). A CI run had
+    # openvpn-hub at 2.5 Mbit/s null on all three: every pass's busy_s was under its idle rate
+    # times the pass (the hub 8.1 s busy against 0.54 s/s idle), so no figure is the truth there.
+    def lost(g):
+        ps = [x for x in p["passes"] if x["cell"] == head and x["status"] == "ok"]
+        busy = sum(x["cpu"][g]["busy_s"] for x in ps)
+        over = sum(x["cpu"][g]["busy_above_idle_s"] for x in ps if x["cpu"][g]["busy_above_idle_s"] is not None)
+        return busy > 0 and over < 0.1 * busy
+    say(all((above(full, g) is not None and above(full, g) > 0) or (above(full, g) is None and lost(g)) for g in workers),
+        "%s: CPU above idle per GB at full speed for %s, or null where lost in the idle work: %s" % (name, workers, {g: above(full, g) for g in guests}))
     say(all(above(x, g) is None or above(x, g) > 0 for x in (fixed, full) for g in guests),
         "%s: no CPU figure below idle (fixed %s)" % (name, {g: above(fixed, g) for g in guests}))
     daemons = ", ".join("%s %s %s" % (g, d, sig(v)) for g, ds in (fixed or full).get("daemons_cpu_above_idle_s_per_gb", {}).items()

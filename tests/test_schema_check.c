@@ -215,9 +215,38 @@ static void test_message(void)
     json_object_put(r);
 }
 
+/* Every daemon of the dataplane registry may be recorded in environment.hosts.*.daemons (a CI
+ * run on guests had charon-systemd, openvpn and tincd refused as unexpected properties). */
+static void test_registry_daemons(void)
+{
+    struct json_object *s = ml_results_schema();
+    struct json_object *props = json_object_object_get(
+        json_object_object_get(
+            json_object_object_get(
+                json_object_object_get(json_object_object_get(s, "$defs"), "host_metadata"),
+                "properties"),
+            "daemons"),
+        "properties");
+    CHECK(props != NULL);
+    struct json_object *host = json_object_new_object();
+    for (size_t i = 0; ml_daemon_at(i); i++) {
+        const char *name = ml_daemon_at(i)->name;
+        CHECK(json_object_object_get_ex(props, name, NULL));
+        json_object_object_add(host, name, json_object_new_string("1.0"));
+    }
+    struct json_object *daemons = json_object_object_get(
+        json_object_object_get(
+            json_object_object_get(json_object_object_get(s, "$defs"), "host_metadata"),
+            "properties"),
+        "daemons");
+    CHECK(ml_daemon_count() >= 7 && ml_schema_validate(daemons, host, NULL, NULL));
+    json_object_put(host);
+}
+
 int main(void)
 {
     test_built_in();
+    test_registry_daemons();
     test_fixtures();
     test_keywords();
     test_name_patterns();
