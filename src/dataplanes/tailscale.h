@@ -31,7 +31,7 @@
  * hub_ip is the hub's IPv4 address, server_url normally ML_HEADSCALE_URL. */
 char *ml_headscale_config(const char *hub_ip, const char *server_url);
 
-/* The dataplane's conflict hook (path.h): a lab or tunnel subnet inside Headscale's
+/* The dataplane's conflict hook (dataplane.h): a lab or tunnel subnet inside Headscale's
  * 100.64.0.0/10, at that subnet; NULL when none. */
 char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *ret_column);
 

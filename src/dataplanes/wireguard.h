@@ -34,7 +34,7 @@ char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char
                             char buf[16]);
 /* The same address as the one a path aims at (0.0.0.0 if prefix is malformed). */
 struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, const char *prefix);
-/* The conflict hook (path.h) of the path named path, whose overlay is prefix + "0/24" and whose
+/* The conflict hook (dataplane.h) of the path named path, whose overlay is prefix + "0/24" and whose
  * nodes (which[i]; NULL: all) take the addresses above: its subnet against the topology's, then
  * each address neither the /24's network nor its broadcast, and no two alike. NULL when none;
  * *ret_line and *ret_column then untouched. */

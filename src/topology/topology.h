@@ -17,7 +17,7 @@
 
 /* A path the topology asks to measure, by name, and where it was named. The
  * names mean something only to the dataplanes' registry, which resolves them
- * (dataplanes/path.h, ml_paths_resolve) in a step the command runs after
+ * (dataplanes/dataplane.h, ml_paths_resolve) in a step the command runs after
  * loading. */
 struct ml_path_ref {
     char *name;
@@ -40,7 +40,7 @@ struct ml_subnet {
  *   symmetric             address-and-port-dependent mapping, a random port per destination,
  *                         address-and-port-dependent filtering (Tailscale's "hard")
  * A NATed client's daemons and measurement endpoints run in a network namespace behind a
- * veth; the guest's root namespace is the NAT (dataplanes/nat.h). */
+ * veth; the guest's root namespace is the NAT (guestnet/nat.h). */
 enum ml_nat_type {
     ML_NAT_NONE,
     ML_NAT_ONE_TO_ONE,
