@@ -10,10 +10,23 @@
 #include "virt/virt.h"
 
 /* The registry's daemons (dataplane.h), the same order everywhere: daemon_s[k] is ml_daemon_at(k). */
+/* The registry is constant: its daemons' names are walked once, not on every line a parser
+ * reads (each ml_daemon_at walks the registry to drop names seen before). */
+static const char *const *daemon_names(void)
+{
+    static const char *names[ML_DAEMONS_MAX + 1];
+    static gsize done;
+    if (g_once_init_enter(&done)) {
+        for (size_t i = 0; i < ML_DAEMONS_MAX && ml_daemon_at(i); i++)
+            names[i] = ml_daemon_at(i)->name;
+        g_once_init_leave(&done, 1);
+    }
+    return names;
+}
+
 const char *ml_daemon_name(size_t i)
 {
-    const struct ml_dp_daemon *d = i < ML_DAEMONS_MAX ? ml_daemon_at(i) : NULL;
-    return d ? d->name : NULL;
+    return i < ML_DAEMONS_MAX ? daemon_names()[i] : NULL;
 }
 
 size_t ml_daemon_index(const char *name)
@@ -26,8 +39,13 @@ size_t ml_daemon_index(const char *name)
 
 size_t ml_daemons_n(void)
 {
-    size_t n = ml_daemon_count();
-    g_assert(n <= ML_DAEMONS_MAX);
+    static size_t n;
+    static gsize done;
+    if (g_once_init_enter(&done)) {
+        n = ml_daemon_count();
+        g_assert(n <= ML_DAEMONS_MAX);
+        g_once_init_leave(&done, 1);
+    }
     return n;
 }
 
