@@ -4,7 +4,10 @@
 #include "check.h"
 #include "fixtures.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 #include "core/util.h"
 #include "dataplanes/dataplane.h"
@@ -307,7 +310,8 @@ static void test_every_dataplane_names_its_daemons(void)
             CHECK(strstr(cmd, word));
         }
         for (size_t p = 0; dp->paths[p]; p++)
-            CHECK(dp->paths[p]->dataplane == dp && ml_path_find(dp->paths[p]->name) == dp->paths[p]);
+            CHECK(dp->paths[p]->dataplane == dp &&
+                  ml_path_find(dp->paths[p]->name) == dp->paths[p]);
     }
     /* ml_path_at walks every path of every dataplane once, forced ones first. */
     size_t n = 0, forced_after_emerged = 0;
@@ -333,6 +337,52 @@ static void test_every_dataplane_names_its_daemons(void)
     CHECK(!ml_path_runs_daemon(ml_path_find("wireguard-hub"), "wireguard-go"));
     CHECK(!ml_path_runs_daemon(ml_path_find("plain"), "nebula"));
     CHECK(!ml_path_runs_daemon(ml_path_find("nebula-relay"), "tailscaled"));
+}
+
+/* The command the guests run, run here under both awks Debian has (the guests' is mawk): a
+ * process whose comm is a registry daemon's name ("tincd", a copy of sleep) is found, its stat
+ * line read whole and its VmRSS beside it, and the parser takes them; /proc/stat's line comes
+ * first. A process that is gone before awk reads it is skipped, not an error. */
+static void test_cpu_command_runs_under_mawk_and_gawk(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("meshlab-cpu-XXXXXX", NULL);
+    g_autofree char *fake = g_build_filename(dir, "tincd", NULL);
+    g_autofree char *sleep_bin = g_find_program_in_path("sleep");
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    CHECK(sleep_bin && g_file_get_contents(sleep_bin, &bytes, &len, NULL) &&
+          g_file_set_contents(fake, bytes, (gssize)len, NULL) && chmod(fake, 0755) == 0);
+    const char *argv[] = {fake, "30", NULL};
+    GPid pid = 0;
+    CHECK(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &pid, NULL));
+    g_usleep(200 * 1000);
+    g_autofree char *cmd = ml_guest_cpu_command();
+    CHECK(g_str_has_prefix(cmd, "awk '"));
+    const char *awks[] = {"mawk", "gawk"};
+    for (size_t i = 0; i < G_N_ELEMENTS(awks); i++) {
+        if (!g_find_program_in_path(awks[i])) {
+            printf("SKIP %s: not installed here\n", awks[i]);
+            continue;
+        }
+        g_autofree char *with = g_strconcat(awks[i], cmd + 3, NULL);
+        const char *sh[] = {"/bin/sh", "-c", with, NULL};
+        g_autofree char *out = NULL;
+        gint status = -1;
+        CHECK(g_spawn_sync(NULL, (char **)sh, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                           &status, NULL) &&
+              status == 0);
+        CHECK(g_str_has_prefix(out, "cpu "));
+        g_autofree char *d = g_strdup_printf("D tincd %d (tincd) ", (int)pid);
+        CHECK(strstr(out, d) && strstr(out, "R tincd VmRSS:"));
+        struct ml_guest_cpu c;
+        CHECK(ml_guest_cpu_parse(out, &c));
+        size_t k = ml_daemon_index("tincd");
+        CHECK(k < ML_DAEMONS_MAX && c.daemon_s[k] >= 0 && c.daemon_rss_kib[k] > 0);
+    }
+    kill(pid, SIGTERM);
+    g_spawn_close_pid(pid);
+    g_unlink(fake);
+    g_rmdir(dir);
 }
 
 /* A path counts its own dataplane's daemons above their idle rate, and no other's: the review
@@ -402,6 +452,7 @@ int main(void)
     test_a_new_descriptor_reaches_results_and_report();
     test_a_failed_path_has_no_numbers();
     test_every_dataplane_names_its_daemons();
+    test_cpu_command_runs_under_mawk_and_gawk();
     test_a_path_counts_only_its_own_daemons();
     return check_finish();
 }

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <libvirt/libvirt-qemu.h>
 #include <libvirt/virterror.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -124,6 +125,28 @@ static bool member(struct json_object *r, const char *execute, const char *key, 
 
 /* Sends cmd and returns its "return" value, which has type want; NULL with err set for any other
  * answer, so a caller never sees a value it did not ask for. */
+/* MESHLAB_TRACE_AGENT=FILE: every agent call, its guest, what it ran and how long the answer
+ * took, a line each, for finding where a pass's seconds go (docs/performance.md). */
+static void trace(virDomainPtr dom, const char *name, struct json_object *cmd, double t0)
+{
+    static FILE *f;
+    static gsize once;
+    if (g_once_init_enter(&once)) {
+        const char *path = getenv("MESHLAB_TRACE_AGENT");
+        f = path && *path ? fopen(path, "a") : (FILE *)NULL;
+        g_once_init_leave(&once, 1);
+    }
+    if (!f)
+        return;
+    struct json_object *args = NULL, *path = NULL;
+    json_object_object_get_ex(cmd, "arguments", &args);
+    json_object_object_get_ex(args, "arg", &path);
+    const char *what = path ? json_object_get_string(json_object_array_get_idx(path, 1)) : "";
+    fprintf(f, "%.3f %.3f %s %s %.120s\n", t0, ml_now() - t0, domain_name(dom), name,
+            what ? what : "");
+    fflush(f);
+}
+
 static struct json_object *agent_call(virDomainPtr dom, struct json_object *cmd, int timeout,
                                       enum json_type want, GError **err)
 {
@@ -131,7 +154,9 @@ static struct json_object *agent_call(virDomainPtr dom, struct json_object *cmd,
     struct json_object *execute = NULL;
     json_object_object_get_ex(cmd, "execute", &execute);
     const char *name = json_object_get_string(execute);
+    double t0 = ml_now();
     char *reply = virDomainQemuAgentCommand(dom, text, timeout, 0);
+    trace(dom, name, cmd, t0);
     if (!reply) {
         const char *msg = virGetLastErrorMessage();
         g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest agent of '%s' did not answer: %s",
