@@ -27,6 +27,9 @@ static void test_reader(void)
     CHECK(ml_j_bool(d, "b") && !ml_j_bool(d, "bs") && !ml_j_bool(d, "absent"));
     CHECK(ml_j_int(d, "i") == 7 && ml_j_int(d, "n") == 2 && ml_j_int(d, "absent") == 0);
     CHECK(ml_j_get(d, "z") == NULL && ml_j_obj(d, "s") == NULL && ml_j_array(d, "cpu") == NULL);
+    /* a member that is a JSON null is there, though it reads as absent */
+    CHECK(ml_j_has(d, "z") && ml_j_has(d, "s") && !ml_j_has(d, "absent") && !ml_j_has(NULL, "s"));
+    CHECK(!ml_j_has(ml_j_get(d, "passes"), "x"));
     CHECK(ml_j_len(ml_j_array(d, "passes")) == 2 && ml_j_len(ml_j_obj(d, "cpu")) == 0);
     /* dotted keys: one value, one per element, one per member with "*" */
     CHECK(ml_j_num_at(d, "t.rx.bytes", &v) && v == 40);
