@@ -61,19 +61,21 @@ static const struct ml_column domain_columns[] = {
     {.key = "state", .get = domain_state},
 };
 
-struct network_src {
+/* A network or a pool: its name, then what libvirt says of it. */
+struct named_src {
     const char *name;
-    virNetworkPtr net;
+    virNetworkPtr net; /* a network's */
+    int volumes;       /* a pool's */
 };
 
-static struct json_object *network_name(const void *src)
+static struct json_object *named_name(const void *src)
 {
-    return json_object_new_string(((const struct network_src *)src)->name);
+    return json_object_new_string(((const struct named_src *)src)->name);
 }
 
 static struct json_object *network_active(const void *src)
 {
-    return json_object_new_boolean(virNetworkIsActive(((const struct network_src *)src)->net) == 1);
+    return json_object_new_boolean(virNetworkIsActive(((const struct named_src *)src)->net) == 1);
 }
 
 static void put_active(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
@@ -82,23 +84,13 @@ static void put_active(GString *s, struct json_object *o, const struct ml_column
 }
 
 static const struct ml_column network_columns[] = {
-    {.label = "network", .key = "name", .width = 32, .get = network_name},
+    {.label = "network", .key = "name", .width = 32, .get = named_name},
     {.key = "active", .get = network_active, .put = put_active},
 };
 
-struct pool_src {
-    const char *name;
-    int volumes;
-};
-
-static struct json_object *pool_name(const void *src)
-{
-    return json_object_new_string(((const struct pool_src *)src)->name);
-}
-
 static struct json_object *pool_volumes(const void *src)
 {
-    int n = ((const struct pool_src *)src)->volumes;
+    int n = ((const struct named_src *)src)->volumes;
     return json_object_new_int(n < 0 ? 0 : n);
 }
 
@@ -108,7 +100,7 @@ static void put_volumes(GString *s, struct json_object *o, const struct ml_colum
 }
 
 static const struct ml_column pool_columns[] = {
-    {.label = "pool   ", .key = "name", .width = 32, .get = pool_name},
+    {.label = "pool   ", .key = "name", .width = 32, .get = named_name},
     {.key = "volumes", .get = pool_volumes, .put = put_volumes},
 };
 
@@ -165,8 +157,8 @@ static struct json_object *lab_domains(const void *src)
 static struct json_object *lab_network(const void *src)
 {
     g_autofree char *name = ml_plan_network_name(((const struct lab_src *)src)->name);
-    struct network_src net = {name,
-                              virNetworkLookupByName(((const struct lab_src *)src)->conn, name)};
+    struct named_src net = {
+        .name = name, .net = virNetworkLookupByName(((const struct lab_src *)src)->conn, name)};
     if (!net.net)
         return NULL;
     struct json_object *o = ml_columns_object(network_columns, G_N_ELEMENTS(network_columns), &net);
@@ -181,7 +173,7 @@ static struct json_object *lab_pool(const void *src)
     if (!p)
         return NULL;
     virStoragePoolRefresh(p, 0);
-    struct pool_src pool = {name, virStoragePoolNumOfVolumes(p)};
+    struct named_src pool = {.name = name, .volumes = virStoragePoolNumOfVolumes(p)};
     virStoragePoolFree(p);
     return ml_columns_object(pool_columns, G_N_ELEMENTS(pool_columns), &pool);
 }
