@@ -329,8 +329,9 @@ static void put_check(GString *s, struct json_object *p, const struct ml_column 
     put_check_summary(s, p);
 }
 
-/* A pass's status: ok, or FAILED with its seconds and reason; a failed pass's figures are
- * evidence in results.json, never figures in a table. */
+/* The Status column: why the path was not measured, "no passes", or the pass's status: ok, or
+ * FAILED with its seconds and reason; a failed pass's figures are evidence in results.json,
+ * never figures in a table. */
 static void put_pass_status(GString *s, struct json_object *p, const struct ml_column *col,
                             void *ctx)
 {
@@ -358,6 +359,7 @@ static void put_pass_status(GString *s, struct json_object *p, const struct ml_c
     ml_notes_put(&at->c->notes, s, ml_j_str_or(at->row, "reason", "no reason recorded"));
 }
 
+/* A group's cell: its metrics' values joined by " / ", or a dash when none has one. */
 static void put_group(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
 {
     struct metric_row *at = ctx;
