@@ -11,6 +11,7 @@
 #include "report/report.h"
 #include "cli/session.h"
 #include "core/util.h"
+#include "results/json.h"
 
 static const char run_usage[] =
     "Usage: meshlab run [--profile NAME | --quick] [--out DIR] [--force] [--keep]\n"
@@ -197,10 +198,8 @@ static struct json_object *results_new(struct ml_lab *lab, const char *file, con
 static int count_unmeasured(struct json_object *paths)
 {
     int unmeasured = 0;
-    for (size_t i = 0; paths && i < json_object_array_length(paths); i++)
-        if (strcmp(json_object_get_string(
-                       json_object_object_get(json_object_array_get_idx(paths, i), "status")),
-                   "measured"))
+    for (size_t i = 0; i < ml_j_len(paths); i++)
+        if (g_strcmp0(ml_j_str(json_object_array_get_idx(paths, i), "status"), "measured"))
             unmeasured++;
     return unmeasured;
 }
@@ -337,7 +336,7 @@ int cmd_run_main(int argc, char **argv)
     struct json_object *measured = measure(&lab, profile, opts.capture, &err);
     struct json_object *results =
         measured ? results_new(&lab, file, started, profile, measured) : NULL;
-    int unmeasured = count_unmeasured(json_object_object_get(results, "paths"));
+    int unmeasured = count_unmeasured(ml_j_array(results, "paths"));
     bool ok = finish_lab(&lab, &opts, measured != NULL, brought_up, &err);
     if (results) {
         ok = write_results(&lab, results, &err) && ok;

@@ -9,6 +9,7 @@
 #include "virt/lab.h"
 #include "topology/plan.h"
 #include "core/util.h"
+#include "results/columns.h"
 #include "results/json.h"
 #include "virt/virt.h"
 
@@ -36,54 +37,83 @@ static const char *state_name(int st)
     }
 }
 
-static struct json_object *domains_of(virConnectPtr conn, const char *lab)
+/* One description per line of `meshlab status`: each column names its member of the JSON
+ * document, how that member is made from libvirt's object (get) and how it is written in the
+ * text (label, width), so --json and the text come from the same table. */
+
+struct domain_src {
+    virDomainPtr dom;
+    int state;
+};
+
+static struct json_object *domain_name(const void *src)
 {
-    struct json_object *list = json_object_new_array();
-    virDomainPtr *doms = NULL;
-    int n = virConnectListAllDomains(conn, &doms, 0);
-    for (int d = 0; d < n; d++) {
-        g_autofree char *tag = NULL;
-        g_autofree char *run = NULL;
-        if (ml_virt_domain_tag(doms[d], &tag, &run) && !strcmp(tag, lab)) {
-            int st = 0, reason = 0;
-            virDomainGetState(doms[d], &st, &reason, 0);
-            struct json_object *dom = json_object_new_object();
-            json_object_object_add(dom, "name", json_object_new_string(virDomainGetName(doms[d])));
-            json_object_object_add(dom, "state", json_object_new_string(state_name(st)));
-            json_object_array_add(list, dom);
-        }
-        virDomainFree(doms[d]);
-    }
-    free(doms);
-    return list;
+    return json_object_new_string(virDomainGetName(((const struct domain_src *)src)->dom));
 }
 
-static struct json_object *network_of(virConnectPtr conn, const char *lab)
+static struct json_object *domain_state(const void *src)
 {
-    g_autofree char *name = ml_plan_network_name(lab);
-    virNetworkPtr nw = virNetworkLookupByName(conn, name);
-    if (!nw)
-        return NULL;
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string(name));
-    json_object_object_add(o, "active", json_object_new_boolean(virNetworkIsActive(nw) == 1));
-    virNetworkFree(nw);
-    return o;
+    return json_object_new_string(state_name(((const struct domain_src *)src)->state));
 }
 
-static struct json_object *pool_of(virConnectPtr conn, const char *lab)
+static const struct ml_column domain_columns[] = {
+    {.label = "domain ", .key = "name", .width = 32, .get = domain_name},
+    {.key = "state", .get = domain_state},
+};
+
+/* A network or a pool: its name, then what libvirt says of it. */
+struct named_src {
+    const char *name;
+    virNetworkPtr net; /* a network's */
+    int volumes;       /* a pool's */
+};
+
+static struct json_object *named_name(const void *src)
 {
-    g_autofree char *name = ml_plan_pool_name(lab);
-    virStoragePoolPtr p = virStoragePoolLookupByName(conn, name);
-    if (!p)
-        return NULL;
-    virStoragePoolRefresh(p, 0);
-    int nv = virStoragePoolNumOfVolumes(p);
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string(name));
-    json_object_object_add(o, "volumes", json_object_new_int(nv < 0 ? 0 : nv));
-    virStoragePoolFree(p);
-    return o;
+    return json_object_new_string(((const struct named_src *)src)->name);
+}
+
+static struct json_object *network_active(const void *src)
+{
+    return json_object_new_boolean(virNetworkIsActive(((const struct named_src *)src)->net) == 1);
+}
+
+static void put_active(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    g_string_append(s, ml_j_bool(o, col->key) ? "active" : "inactive");
+}
+
+static const struct ml_column network_columns[] = {
+    {.label = "network", .key = "name", .width = 32, .get = named_name},
+    {.key = "active", .get = network_active, .put = put_active},
+};
+
+static struct json_object *pool_volumes(const void *src)
+{
+    int n = ((const struct named_src *)src)->volumes;
+    return json_object_new_int(n < 0 ? 0 : n);
+}
+
+static void put_volumes(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    g_string_append_printf(s, "%d volumes", (int)ml_j_int(o, col->key));
+}
+
+static const struct ml_column pool_columns[] = {
+    {.label = "pool   ", .key = "name", .width = 32, .get = named_name},
+    {.key = "volumes", .get = pool_volumes, .put = put_volumes},
+};
+
+/* A lab found by its tags, with what its state file says. */
+struct lab_src {
+    virConnectPtr conn;
+    const char *name;
+    struct json_object *state; /* NULL: no state file */
+};
+
+static struct json_object *lab_name(const void *src)
+{
+    return json_object_new_string(((const struct lab_src *)src)->name);
 }
 
 static struct json_object *state_string(struct json_object *state, const char *key)
@@ -92,6 +122,84 @@ static struct json_object *state_string(struct json_object *state, const char *k
     return v ? json_object_new_string(v) : NULL;
 }
 
+static struct json_object *lab_run_id(const void *src)
+{
+    return state_string(((const struct lab_src *)src)->state, "run_id");
+}
+
+static struct json_object *lab_run_dir(const void *src)
+{
+    return state_string(((const struct lab_src *)src)->state, "run_dir");
+}
+
+static struct json_object *lab_domains(const void *src)
+{
+    const struct lab_src *lab = src;
+    struct json_object *list = json_object_new_array();
+    virDomainPtr *doms = NULL;
+    int n = virConnectListAllDomains(lab->conn, &doms, 0);
+    for (int d = 0; d < n; d++) {
+        g_autofree char *tag = NULL;
+        g_autofree char *run = NULL;
+        if (ml_virt_domain_tag(doms[d], &tag, &run) && !strcmp(tag, lab->name)) {
+            struct domain_src dom = {doms[d], 0};
+            int reason = 0;
+            virDomainGetState(doms[d], &dom.state, &reason, 0);
+            json_object_array_add(
+                list, ml_columns_object(domain_columns, G_N_ELEMENTS(domain_columns), &dom));
+        }
+        virDomainFree(doms[d]);
+    }
+    free(doms);
+    return list;
+}
+
+static struct json_object *lab_network(const void *src)
+{
+    g_autofree char *name = ml_plan_network_name(((const struct lab_src *)src)->name);
+    struct named_src net = {
+        .name = name, .net = virNetworkLookupByName(((const struct lab_src *)src)->conn, name)};
+    if (!net.net)
+        return NULL;
+    struct json_object *o = ml_columns_object(network_columns, G_N_ELEMENTS(network_columns), &net);
+    virNetworkFree(net.net);
+    return o;
+}
+
+static struct json_object *lab_pool(const void *src)
+{
+    g_autofree char *name = ml_plan_pool_name(((const struct lab_src *)src)->name);
+    virStoragePoolPtr p = virStoragePoolLookupByName(((const struct lab_src *)src)->conn, name);
+    if (!p)
+        return NULL;
+    virStoragePoolRefresh(p, 0);
+    struct named_src pool = {.name = name, .volumes = virStoragePoolNumOfVolumes(p)};
+    virStoragePoolFree(p);
+    return ml_columns_object(pool_columns, G_N_ELEMENTS(pool_columns), &pool);
+}
+
+/* What a lab holds: each member's value is an object, or an array of them, written as lines of
+ * their own by the description in arg. */
+struct lab_part {
+    const struct ml_column *cols;
+    size_t n;
+};
+static const struct lab_part domain_part = {domain_columns, G_N_ELEMENTS(domain_columns)};
+static const struct lab_part network_part = {network_columns, G_N_ELEMENTS(network_columns)};
+static const struct lab_part pool_part = {pool_columns, G_N_ELEMENTS(pool_columns)};
+
+static const struct ml_column lab_columns[] = {
+    {.label = "lab", .key = "name", .get = lab_name},
+    {.label = "run", .key = "run_id", .optional = true, .get = lab_run_id},
+    {.label = "dir", .key = "run_dir", .optional = true, .get = lab_run_dir},
+};
+
+static const struct ml_column lab_parts[] = {
+    {.key = "domains", .get = lab_domains, .arg = &domain_part},
+    {.key = "network", .get = lab_network, .arg = &network_part},
+    {.key = "pool", .get = lab_pool, .arg = &pool_part},
+};
+
 struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
 {
     struct json_object *doc = json_object_new_object();
@@ -99,16 +207,11 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
     struct json_object *list = json_object_new_array();
     g_autoptr(GPtrArray) labs = ml_virt_list_labs(conn);
     for (guint i = 0; i < labs->len; i++) {
-        const char *name = g_ptr_array_index(labs, i);
-        struct json_object *state = ml_lab_state_read(name);
-        struct json_object *lab = json_object_new_object();
-        json_object_object_add(lab, "name", json_object_new_string(name));
-        json_object_object_add(lab, "run_id", state_string(state, "run_id"));
-        json_object_object_add(lab, "run_dir", state_string(state, "run_dir"));
-        json_object_put(state);
-        json_object_object_add(lab, "domains", domains_of(conn, name));
-        json_object_object_add(lab, "network", network_of(conn, name));
-        json_object_object_add(lab, "pool", pool_of(conn, name));
+        struct lab_src src = {conn, g_ptr_array_index(labs, i), NULL};
+        src.state = ml_lab_state_read(src.name);
+        struct json_object *lab = ml_columns_object(lab_columns, G_N_ELEMENTS(lab_columns), &src);
+        ml_columns_add(lab, lab_parts, G_N_ELEMENTS(lab_parts), &src);
+        json_object_put(src.state);
         json_object_array_add(list, lab);
     }
     json_object_object_add(doc, "labs", list);
@@ -116,34 +219,30 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
     return doc;
 }
 
+static void put_part(GString *s, const struct lab_part *part, struct json_object *o)
+{
+    g_string_append(s, "  ");
+    ml_columns_line(s, part->cols, part->n, " ", o, NULL);
+}
+
 void cmd_status_text(FILE *f, struct json_object *doc)
 {
-    struct json_object *labs = ml_j_get(doc, "labs");
-    size_t n = labs ? json_object_array_length(labs) : 0;
-    if (n == 0)
+    struct json_object *labs = ml_j_array(doc, "labs");
+    if (ml_j_len(labs) == 0)
         fprintf(f, "no meshlab labs on %s\n", ml_j_str(doc, "uri"));
-    for (size_t i = 0; i < n; i++) {
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(labs); i++) {
         struct json_object *lab = json_object_array_get_idx(labs, i);
-        fprintf(f, "lab %s", ml_j_str(lab, "name"));
-        if (ml_j_str(lab, "run_id"))
-            fprintf(f, "  run %s", ml_j_str(lab, "run_id"));
-        if (ml_j_str(lab, "run_dir"))
-            fprintf(f, "  dir %s", ml_j_str(lab, "run_dir"));
-        fprintf(f, "\n");
-        struct json_object *doms = ml_j_get(lab, "domains");
-        for (size_t d = 0; doms && d < json_object_array_length(doms); d++) {
-            struct json_object *dom = json_object_array_get_idx(doms, d);
-            fprintf(f, "  domain  %-32s %s\n", ml_j_str(dom, "name"), ml_j_str(dom, "state"));
+        ml_columns_line(s, lab_columns, G_N_ELEMENTS(lab_columns), "  ", lab, NULL);
+        for (size_t k = 0; k < G_N_ELEMENTS(lab_parts); k++) {
+            struct json_object *v = ml_j_get(lab, lab_parts[k].key);
+            if (json_object_is_type(v, json_type_object))
+                put_part(s, lab_parts[k].arg, v);
+            for (size_t d = 0; d < ml_j_len(v); d++)
+                put_part(s, lab_parts[k].arg, json_object_array_get_idx(v, d));
         }
-        struct json_object *net = ml_j_get(lab, "network");
-        if (net)
-            fprintf(f, "  network %-32s %s\n", ml_j_str(net, "name"),
-                    ml_j_bool(net, "active") ? "active" : "inactive");
-        struct json_object *pool = ml_j_get(lab, "pool");
-        if (pool)
-            fprintf(f, "  pool    %-32s %d volumes\n", ml_j_str(pool, "name"),
-                    (int)ml_j_int(pool, "volumes"));
     }
+    fputs(s->str, f);
 }
 
 int cmd_status_main(int argc, char **argv)

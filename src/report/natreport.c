@@ -186,6 +186,39 @@ static void put_explanation(struct ml_render *c, struct json_object *cell)
     g_string_append(s, ")\n");
 }
 
+/* A row of the grid: the first client's NAT type a (the index-th of types). */
+struct grid_row {
+    struct ml_render *c;
+    struct json_object *matrix;
+    const char *dp;
+    GPtrArray *types;
+    guint index;
+};
+
+static void put_grid_label(GString *s, struct json_object *o, const struct ml_column *col,
+                           void *ctx)
+{
+    const struct grid_row *at = ctx;
+    ml_put_text(s, g_ptr_array_index(at->types, at->index));
+}
+
+/* The cell of the row's type and the column's (col->arg); an unordered pair: once, above the
+ * diagonal, so below it the cell is empty. */
+static void put_grid_pair(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    const struct grid_row *at = ctx;
+    guint j = 0;
+    g_ptr_array_find(at->types, col->arg, &j);
+    if (j < at->index)
+        return;
+    struct json_object *cell =
+        ml_nat_cell(at->matrix, at->dp, g_ptr_array_index(at->types, at->index), col->arg);
+    if (cell)
+        put_grid_cell(at->c, cell);
+    else
+        g_string_append(s, ML_DASH);
+}
+
 static void put_grid(struct ml_render *c, struct json_object *matrix, const char *dp)
 {
     GString *s = c->s;
@@ -199,37 +232,21 @@ static void put_grid(struct ml_render *c, struct json_object *matrix, const char
             break;
         }
     }
-    g_string_append(s, "| ");
-    ml_put_text(s, a_node);
-    g_string_append(s, "'s NAT ↓, ");
-    ml_put_text(s, b_node);
-    g_string_append(s, "'s NAT → |");
+    g_autofree char *corner = g_strdup_printf("%s's NAT ↓, %s's NAT →", a_node, b_node);
+    g_autoptr(GArray) cols = g_array_new(FALSE, TRUE, sizeof(struct ml_column));
+    struct ml_column label = {.header = corner, .put = put_grid_label};
+    g_array_append_val(cols, label);
     for (guint j = 0; j < types->len; j++) {
-        g_string_append_c(s, ' ');
-        ml_put_text(s, g_ptr_array_index(types, j));
-        g_string_append(s, " |");
+        struct ml_column each = {.header = g_ptr_array_index(types, j),
+                                 .put = put_grid_pair,
+                                 .arg = g_ptr_array_index(types, j)};
+        g_array_append_val(cols, each);
     }
-    g_string_append(s, "\n|---|");
-    for (guint j = 0; j < types->len; j++)
-        g_string_append(s, "---|");
-    g_string_append_c(s, '\n');
+    const struct ml_column *col = (const struct ml_column *)(void *)cols->data;
+    ml_columns_head(s, col, cols->len);
     for (guint i = 0; i < types->len; i++) {
-        const char *a = g_ptr_array_index(types, i);
-        g_string_append(s, "| ");
-        ml_put_text(s, a);
-        g_string_append(s, " |");
-        for (guint j = 0; j < types->len; j++) {
-            /* an unordered pair: once, above the diagonal */
-            struct json_object *cell =
-                j >= i ? ml_nat_cell(matrix, dp, a, g_ptr_array_index(types, j)) : NULL;
-            g_string_append_c(s, ' ');
-            if (cell)
-                put_grid_cell(c, cell);
-            else if (j >= i)
-                g_string_append(s, ML_DASH);
-            g_string_append(s, " |");
-        }
-        g_string_append_c(s, '\n');
+        struct grid_row at = {c, matrix, dp, types, i};
+        ml_columns_row(s, col, cols->len, NULL, &at);
     }
     g_string_append_c(s, '\n');
 }

@@ -281,37 +281,6 @@ static void put_intro(GString *s, const char *intro, struct json_object *r)
     g_string_append(s, "\n\n");
 }
 
-static void put_table_head(GString *s, const struct ml_report_table *t, GPtrArray *cols)
-{
-    GString *rule = g_string_new("|---|");
-    g_string_append(s, t->rows == ML_ROWS_CELL   ? "| Path, cell |"
-                       : t->rows == ML_ROWS_PASS ? "| Path, cell, pass |"
-                                                 : "| Path |");
-    if (t->check_column) {
-        g_string_append(s, " Path check |");
-        g_string_append(rule, "---|");
-    }
-    if (t->target_column) {
-        g_string_append(s, " Target |");
-        g_string_append(rule, "---|");
-    }
-    if (t->rows == ML_ROWS_PASS) {
-        g_string_append(s, " Status |");
-        g_string_append(rule, "---|");
-    }
-    for (guint i = 0; i < cols->len; i++) {
-        if (!starts_cell(cols, i))
-            continue;
-        const struct ml_metric *m = g_ptr_array_index(cols, i);
-        g_string_append_c(s, ' ');
-        ml_put_text(s, m->header ? m->header : m->name);
-        g_string_append(s, " |");
-        g_string_append(rule, "---:|");
-    }
-    g_string_append_printf(s, "\n%s\n", rule->str);
-    g_string_free(rule, TRUE);
-}
-
 /* A metric's values in a row: one, or a list where its key runs through an array. */
 static void put_metric(GString *s, const struct ml_metric *m, struct json_object *o,
                        const char *key, bool *any)
@@ -328,143 +297,188 @@ static void put_metric(GString *s, const struct ml_metric *m, struct json_object
     }
 }
 
-static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *cols,
-                        struct json_object *path, struct json_object *row, bool hidden)
+/* One row of a metric table: the path, the cell or pass it shows (NULL: the path's own
+ * figures), its label, and whether its figures are hidden (a failed pass, no cell). A path that
+ * was not measured writes its reason in place of its first figure. */
+struct metric_row {
+    struct ml_render *c;
+    const struct ml_report_table *t;
+    struct json_object *path;
+    struct json_object *row;
+    const char *label;
+    const char *status; /* the Status column's text where it is not the pass's */
+    enum ml_path_status st;
+    bool hidden;
+    bool reason_due;
+};
+
+/* The metrics next to each other with the same header: one column. */
+struct metric_group {
+    const struct ml_metric *const *m;
+    guint n;
+};
+
+static void put_label(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
 {
-    for (guint i = 0; i < cols->len;) {
-        guint end = i + 1;
-        while (end < cols->len && !starts_cell(cols, end))
-            end++;
-        g_autoptr(GString) cell = g_string_new(NULL);
-        bool any = false;
-        for (guint k = i; !hidden && k < end; k++) {
-            const struct ml_metric *m = g_ptr_array_index(cols, k);
-            struct json_object *o;
-            const char *key = row_key(t, m->name, &o, path, row);
-            if (k > i)
-                g_string_append(cell, " / ");
-            if (m->at_least) {
-                struct json_object *ao;
-                const char *ak = row_key(t, m->at_least, &ao, path, row);
-                g_autoptr(GPtrArray) b = ml_j_values(ao, ak, NULL);
-                if (b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0)))
-                    g_string_append(cell, "≥ ");
-            }
-            put_metric(cell, m, o, key, &any);
-        }
-        g_string_append_printf(s, " %s |", any ? cell->str : ML_DASH);
-        i = end;
-    }
+    const struct metric_row *at = ctx;
+    ml_put_text(s, at->label);
 }
 
-static void put_row_start(struct ml_render *c, const struct ml_report_table *t,
-                          struct json_object *p, const char *label)
+static void put_check(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
 {
-    g_string_append(c->s, "| ");
-    ml_put_text(c->s, label);
-    g_string_append(c->s, " |");
-    if (t->check_column) {
-        g_string_append_c(c->s, ' ');
-        put_check_summary(c->s, p);
-        g_string_append(c->s, " |");
-    }
-    if (t->target_column) {
-        g_string_append_c(c->s, ' ');
-        ml_put_text(c->s, ml_j_str_or(p, "target", ML_DASH));
-        g_string_append(c->s, " |");
-    }
+    put_check_summary(s, p);
 }
 
-/* A pass's status: ok, or FAILED with its seconds and reason; a failed pass's figures are
- * evidence in results.json, never figures in a table. */
-static bool put_pass_status(struct ml_render *c, struct json_object *pass)
+/* The Status column: why the path was not measured, "no passes", or the pass's status: ok, or
+ * FAILED with its seconds and reason; a failed pass's figures are evidence in results.json,
+ * never figures in a table. */
+static void put_pass_status(GString *s, struct json_object *p, const struct ml_column *col,
+                            void *ctx)
 {
-    if (g_strcmp0(ml_j_str(pass, "status"), "failed") != 0) {
-        g_string_append(c->s, " ok |");
-        return true;
-    }
-    g_string_append(c->s, " FAILED");
-    struct json_object *secs = ml_j_array(pass, "failed_seconds");
-    for (size_t i = 0; i < ml_j_len(secs); i++) {
-        g_string_append(c->s, i ? ", " : ", seconds ");
-        g_string_append(c->s, json_object_get_string(json_object_array_get_idx(secs, i)));
-    }
-    g_string_append(c->s, ": ");
-    ml_notes_put(&c->notes, c->s, ml_j_str_or(pass, "reason", "no reason recorded"));
-    g_string_append(c->s, " |");
-    return false;
-}
-
-/* A path that was not measured: one row, its reason in place of its first figure. */
-static void put_unmeasured_row(struct ml_render *c, const struct ml_report_table *t,
-                               GPtrArray *cols, struct json_object *p, enum ml_path_status st)
-{
-    put_row_start(c, t, p, ml_j_str(p, "name"));
-    bool first = true;
-    if (t->rows == ML_ROWS_PASS) {
-        g_string_append_c(c->s, ' ');
-        not_measured(c, p, st);
-        g_string_append(c->s, " |");
-        first = false;
-    }
-    for (guint i = 0; i < cols->len; i++) {
-        if (!starts_cell(cols, i))
-            continue;
-        g_string_append_c(c->s, ' ');
-        if (first)
-            not_measured(c, p, st);
-        else
-            g_string_append(c->s, ML_DASH);
-        g_string_append(c->s, " |");
-        first = false;
-    }
-    g_string_append_c(c->s, '\n');
-}
-
-static void put_rows(struct ml_render *c, const struct ml_report_table *t, GPtrArray *cols,
-                     struct json_object *p, enum ml_path_status st)
-{
-    const char *name = ml_j_str(p, "name");
-    if (st != ML_PATH_MEASURED) {
-        put_unmeasured_row(c, t, cols, p, st);
+    struct metric_row *at = ctx;
+    if (at->reason_due) {
+        not_measured(at->c, p, at->st);
+        at->reason_due = false;
         return;
     }
-    if (t->rows == ML_ROWS_PATH) {
-        put_row_start(c, t, p, name);
-        put_figures(c->s, t, cols, p, NULL, false);
-        g_string_append_c(c->s, '\n');
+    if (at->status) {
+        g_string_append(s, at->status);
+        return;
+    }
+    if (g_strcmp0(ml_j_str(at->row, "status"), "failed") != 0) {
+        g_string_append(s, "ok");
+        return;
+    }
+    g_string_append(s, "FAILED");
+    struct json_object *secs = ml_j_array(at->row, "failed_seconds");
+    for (size_t i = 0; i < ml_j_len(secs); i++) {
+        g_string_append(s, i ? ", " : ", seconds ");
+        g_string_append(s, json_object_get_string(json_object_array_get_idx(secs, i)));
+    }
+    g_string_append(s, ": ");
+    ml_notes_put(&at->c->notes, s, ml_j_str_or(at->row, "reason", "no reason recorded"));
+}
+
+/* A group's cell: its metrics' values joined by " / ", or a dash when none has one. */
+static void put_group(GString *s, struct json_object *p, const struct ml_column *col, void *ctx)
+{
+    struct metric_row *at = ctx;
+    const struct metric_group *g = col->arg;
+    if (at->reason_due) {
+        not_measured(at->c, p, at->st);
+        at->reason_due = false;
+        return;
+    }
+    if (at->st != ML_PATH_MEASURED) {
+        g_string_append(s, ML_DASH);
+        return;
+    }
+    g_autoptr(GString) cell = g_string_new(NULL);
+    bool any = false;
+    for (guint k = 0; !at->hidden && k < g->n; k++) {
+        const struct ml_metric *m = g->m[k];
+        struct json_object *o;
+        const char *key = row_key(at->t, m->name, &o, p, at->row);
+        if (k)
+            g_string_append(cell, " / ");
+        if (m->at_least) {
+            struct json_object *ao;
+            const char *ak = row_key(at->t, m->at_least, &ao, p, at->row);
+            g_autoptr(GPtrArray) b = ml_j_values(ao, ak, NULL);
+            if (b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0)))
+                g_string_append(cell, "≥ ");
+        }
+        put_metric(cell, m, o, key, &any);
+    }
+    g_string_append(s, any ? cell->str : ML_DASH);
+}
+
+/* The columns of table t: the row's label, the path's check and target where t has them, a
+ * pass's status, then one column per group of metrics; groups[] holds what each reads. */
+static GArray *table_columns(const struct ml_report_table *t, GPtrArray *metrics, GArray *groups)
+{
+    GArray *cols = g_array_new(FALSE, TRUE, sizeof(struct ml_column));
+    struct ml_column label = {.header = t->rows == ML_ROWS_CELL   ? "Path, cell"
+                                        : t->rows == ML_ROWS_PASS ? "Path, cell, pass"
+                                                                  : "Path",
+                              .put = put_label};
+    g_array_append_val(cols, label);
+    if (t->check_column) {
+        struct ml_column check = {.header = "Path check", .put = put_check};
+        g_array_append_val(cols, check);
+    }
+    if (t->target_column) {
+        struct ml_column target = ML_COL_TEXT("Target", "target", ML_DASH);
+        g_array_append_val(cols, target);
+    }
+    if (t->rows == ML_ROWS_PASS) {
+        struct ml_column status = {.header = "Status", .put = put_pass_status};
+        g_array_append_val(cols, status);
+    }
+    for (guint i = 0; i < metrics->len;) {
+        guint end = i + 1;
+        while (end < metrics->len && !starts_cell(metrics, end))
+            end++;
+        struct metric_group g = {(const struct ml_metric *const *)&metrics->pdata[i], end - i};
+        g_array_append_val(groups, g);
+        i = end;
+    }
+    /* groups no longer grows, so its elements stay where the columns point */
+    for (guint i = 0; i < groups->len; i++) {
+        const struct metric_group *g = &g_array_index(groups, struct metric_group, i);
+        struct ml_column each = {.header = g->m[0]->header ? g->m[0]->header : g->m[0]->name,
+                                 .right = true,
+                                 .put = put_group,
+                                 .arg = g};
+        g_array_append_val(cols, each);
+    }
+    return cols;
+}
+
+static void put_row(GArray *cols, struct metric_row *at)
+{
+    at->reason_due = at->st != ML_PATH_MEASURED;
+    ml_columns_row(at->c->s, (const struct ml_column *)(void *)cols->data, cols->len, at->path, at);
+}
+
+static void put_rows(struct ml_render *c, const struct ml_report_table *t, GArray *cols,
+                     struct json_object *p, enum ml_path_status st)
+{
+    struct metric_row at = {.c = c, .t = t, .path = p, .label = ml_j_str(p, "name"), .st = st};
+    if (st != ML_PATH_MEASURED || t->rows == ML_ROWS_PATH) {
+        put_row(cols, &at);
     } else if (t->rows == ML_ROWS_CELL) {
         struct json_object *cells = ml_j_obj(p, "cells");
         if (!cells || json_object_object_length(cells) == 0) {
-            put_row_start(c, t, p, name); /* measured, yet no cell: dashes, not a lost row */
-            put_figures(c->s, t, cols, p, NULL, true);
-            g_string_append_c(c->s, '\n');
+            at.hidden = true; /* measured, yet no cell: dashes, not a lost row */
+            put_row(cols, &at);
             return;
         }
         json_object_object_foreach(cells, cell_name, cell)
         {
-            g_autofree char *label = g_strdup_printf("%s %s", name, cell_name);
-            put_row_start(c, t, p, label);
-            put_figures(c->s, t, cols, p, cell, false);
-            g_string_append_c(c->s, '\n');
+            g_autofree char *label = g_strdup_printf("%s %s", at.label, cell_name);
+            struct metric_row each = {.c = c, .t = t, .path = p, .row = cell, .label = label};
+            put_row(cols, &each);
         }
     } else {
         struct json_object *passes = ml_j_array(p, "passes");
         if (ml_j_len(passes) == 0) {
-            put_row_start(c, t, p, name);
-            g_string_append(c->s, " no passes |");
-            put_figures(c->s, t, cols, p, NULL, true);
-            g_string_append_c(c->s, '\n');
+            at.status = "no passes";
+            at.hidden = true;
+            put_row(cols, &at);
         }
         for (size_t i = 0; i < ml_j_len(passes); i++) {
             struct json_object *pass = json_object_array_get_idx(passes, i);
             g_autofree char *label = g_strdup_printf(
-                "%s %s #%s", name, ml_j_str_or(pass, "cell", "?"),
+                "%s %s #%s", at.label, ml_j_str_or(pass, "cell", "?"),
                 ml_j_get(pass, "index") ? json_object_get_string(ml_j_get(pass, "index")) : "?");
-            put_row_start(c, t, p, label);
-            bool ok = put_pass_status(c, pass);
-            put_figures(c->s, t, cols, p, pass, !ok);
-            g_string_append_c(c->s, '\n');
+            struct metric_row each = {.c = c,
+                                      .t = t,
+                                      .path = p,
+                                      .row = pass,
+                                      .label = label,
+                                      .hidden = g_strcmp0(ml_j_str(pass, "status"), "failed") == 0};
+            put_row(cols, &each);
         }
     }
 }
@@ -486,13 +500,16 @@ static void put_metric_tables(struct ml_render *c, const struct ml_metric *metri
     g_ptr_array_sort(tables, by_place); /* stable: equal places keep the metrics' order */
     for (guint k = 0; k < tables->len; k++) {
         const struct ml_report_table *t = g_ptr_array_index(tables, k);
-        g_autoptr(GPtrArray) cols = columns_of(metrics, n, t);
+        g_autoptr(GPtrArray) shown = columns_of(metrics, n, t);
+        g_autoptr(GArray) groups =
+            g_array_sized_new(FALSE, TRUE, sizeof(struct metric_group), shown->len);
+        g_autoptr(GArray) cols = table_columns(t, shown, groups);
         g_string_append(c->s, "## ");
         ml_put_text(c->s, t->title);
         g_string_append(c->s, "\n\n");
         if (t->intro)
             put_intro(c->s, t->intro, c->r);
-        put_table_head(c->s, t, cols);
+        ml_columns_head(c->s, (const struct ml_column *)(void *)cols->data, cols->len);
         for (size_t i = 0; i < ml_j_len(c->paths); i++)
             put_rows(c, t, cols, json_object_array_get_idx(c->paths, i), c->st[i]);
         g_string_append(c->s, "\n");
@@ -610,11 +627,32 @@ static void put_setup(struct ml_render *c)
         g_string_append(s, "\n");
 }
 
+/* A row of the environment table: what it is and its value; no value reads as a dash. */
+struct env_row {
+    const char *label;
+    const char *value;
+};
+
+static void put_env_label(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    ml_put_text(s, ((const struct env_row *)ctx)->label);
+}
+
+static void put_env_value(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
+{
+    const char *v = ((const struct env_row *)ctx)->value;
+    ml_put_text(s, v && *v ? v : ML_DASH);
+}
+
+static const struct ml_column env_columns[] = {
+    {.header = "", .put = put_env_label},
+    {.header = "", .put = put_env_value},
+};
+
 static void put_env_row(GString *s, const char *label, const char *value)
 {
-    g_string_append_printf(s, "| %s | ", label);
-    ml_put_text(s, value && *value ? value : ML_DASH);
-    g_string_append(s, " |\n");
+    struct env_row row = {label, value};
+    ml_columns_row(s, env_columns, G_N_ELEMENTS(env_columns), NULL, &row);
 }
 
 static void put_environment(struct ml_render *c)
@@ -624,7 +662,8 @@ static void put_environment(struct ml_render *c)
     struct json_object *image = ml_j_obj(env, "image");
     struct json_object *tools = ml_j_obj(env, "tools");
 
-    g_string_append(s, "## Environment\n\n| | |\n|---|---|\n");
+    g_string_append(s, "## Environment\n\n");
+    ml_columns_head(s, env_columns, G_N_ELEMENTS(env_columns));
     put_env_row(s, "Host kernel", ml_j_str(env, "host_kernel"));
     put_env_row(s, "Host CPU", ml_j_str(env, "host_cpu_model"));
     g_autofree char *cpus = ml_j_get(env, "host_cpus")
@@ -642,10 +681,8 @@ static void put_environment(struct ml_render *c)
     if (tools) {
         json_object_object_foreach(tools, tool, version)
         {
-            g_autoptr(GString) label = g_string_new(NULL);
-            ml_put_text(label, tool);
-            g_string_append(label, " (guest)");
-            put_env_row(s, label->str,
+            g_autofree char *label = g_strdup_printf("%s (guest)", tool);
+            put_env_row(s, label,
                         json_object_is_type(version, json_type_string)
                             ? json_object_get_string(version)
                             : NULL);

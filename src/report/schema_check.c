@@ -6,6 +6,7 @@
 
 #include "core/util.h"
 #include "report/report.h"
+#include "results/json.h"
 
 /* Written at build time from docs/results.schema.json (cmake/embed.cmake). */
 extern const unsigned char ml_results_schema_json[];
@@ -54,23 +55,6 @@ static bool in(const char *word, const char *const *list, size_t n)
 
 static const char *const type_names[] = {"null",   "boolean", "integer", "number",
                                          "string", "array",   "object"};
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v
-                                                                                             : NULL;
-}
-
-static bool has(struct json_object *o, const char *key)
-{
-    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, NULL);
-}
-
-static size_t len_of(struct json_object *array)
-{
-    return json_object_is_type(array, json_type_array) ? json_object_array_length(array) : 0;
-}
 
 static bool is_number(struct json_object *v)
 {
@@ -166,8 +150,8 @@ static bool json_equal(struct json_object *a, struct json_object *b)
                memcmp(json_object_get_string(a), json_object_get_string(b),
                       (size_t)json_object_get_string_len(a)) == 0;
     case json_type_array: {
-        size_t n = len_of(a);
-        if (n != len_of(b))
+        size_t n = ml_j_len(a);
+        if (n != ml_j_len(b))
             return false;
         for (size_t i = 0; i < n; i++)
             if (!json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
@@ -179,8 +163,7 @@ static bool json_equal(struct json_object *a, struct json_object *b)
             return false;
         json_object_object_foreach(a, key, va)
         {
-            struct json_object *vb = NULL;
-            if (!json_object_object_get_ex(b, key, &vb) || !json_equal(va, vb))
+            if (!ml_j_has(b, key) || !json_equal(va, ml_j_get(b, key)))
                 return false;
         }
         return true;
@@ -257,7 +240,7 @@ static struct json_object *resolve(struct json_object *root, const char *ref)
                        ? json_object_array_get_idx(node, idx)
                        : NULL;
         } else {
-            node = get(node, key->str);
+            node = ml_j_get(node, key->str);
         }
         g_string_free(key, TRUE);
     }
@@ -292,7 +275,7 @@ static size_t matches(struct ctx *c, struct json_object *alts, struct json_objec
 {
     size_t n = 0;
     char *best_at = NULL, *best_rule = NULL;
-    for (size_t i = 0; i < len_of(alts); i++) {
+    for (size_t i = 0; i < ml_j_len(alts); i++) {
         char *at = NULL, *rule = NULL;
         if (try(c, json_object_array_get_idx(alts, i), v, &at, &rule)) {
             n++;
@@ -322,7 +305,7 @@ static bool check_type(struct ctx *c, struct json_object *type, struct json_obje
         ok = is_type(v, json_object_get_string(type));
         g_string_append(want, json_object_get_string(type));
     } else {
-        for (size_t i = 0; i < len_of(type); i++) {
+        for (size_t i = 0; i < ml_j_len(type); i++) {
             const char *t = json_object_get_string(json_object_array_get_idx(type, i));
             ok |= is_type(v, t);
             g_string_append_printf(want, "%s%s", i ? " or " : "", t);
@@ -345,14 +328,14 @@ static bool check_string(struct ctx *c, struct json_object *s, struct json_objec
     int len = json_object_get_string_len(v);
     if (!g_utf8_validate(text, len, NULL))
         return fail(c, "the text is not UTF-8 or holds a NUL character");
-    struct json_object *min = get(s, "minLength"), *max = get(s, "maxLength");
+    struct json_object *min = ml_j_get(s, "minLength"), *max = ml_j_get(s, "maxLength");
     glong chars = g_utf8_strlen(text, len);
     g_autofree char *q = quote(v);
     if (min && chars < json_object_get_int64(min))
         return fail(c, "%s is shorter than %" PRId64 " characters", q, json_object_get_int64(min));
     if (max && chars > json_object_get_int64(max))
         return fail(c, "%s is longer than %" PRId64 " characters", q, json_object_get_int64(max));
-    struct json_object *pattern = get(s, "pattern");
+    struct json_object *pattern = ml_j_get(s, "pattern");
     if (pattern) {
         GRegex *re = regex_of(c->regex, json_object_get_string(pattern), NULL);
         if (!re || !g_regex_match(re, text, 0, NULL))
@@ -376,7 +359,7 @@ static bool check_number(struct ctx *c, struct json_object *s, struct json_objec
     };
     double x = json_object_get_double(v);
     for (size_t i = 0; i < G_N_ELEMENTS(bounds); i++) {
-        struct json_object *b = get(s, bounds[i].key);
+        struct json_object *b = ml_j_get(s, bounds[i].key);
         if (!b)
             continue;
         double limit = json_object_get_double(b);
@@ -394,7 +377,7 @@ static bool check_number(struct ctx *c, struct json_object *s, struct json_objec
 static struct json_object *pattern_schema(struct ctx *c, struct json_object *s, const char *key,
                                           size_t *i)
 {
-    struct json_object *patterns = get(s, "patternProperties");
+    struct json_object *patterns = ml_j_get(s, "patternProperties");
     size_t k = 0;
     if (!patterns)
         return NULL;
@@ -412,30 +395,30 @@ static struct json_object *pattern_schema(struct ctx *c, struct json_object *s, 
 static bool is_additional(struct ctx *c, struct json_object *s, const char *key)
 {
     size_t i = 0;
-    return !has(get(s, "properties"), key) && !pattern_schema(c, s, key, &i);
+    return !ml_j_has(ml_j_get(s, "properties"), key) && !pattern_schema(c, s, key, &i);
 }
 
 /* Object-level rules first (a missing or refused key is the object's failure), then every
  * member in the document's order. */
 static bool check_object(struct ctx *c, struct json_object *s, struct json_object *v)
 {
-    struct json_object *required = get(s, "required");
-    for (size_t i = 0; i < len_of(required); i++) {
+    struct json_object *required = ml_j_get(s, "required");
+    for (size_t i = 0; i < ml_j_len(required); i++) {
         const char *key = json_object_get_string(json_object_array_get_idx(required, i));
-        if (!has(v, key)) {
+        if (!ml_j_has(v, key)) {
             g_autofree char *q = quote_key(key);
             return fail(c, "the key %s is missing, and it is required", q);
         }
     }
     int n = json_object_object_length(v);
-    struct json_object *min = get(s, "minProperties"), *max = get(s, "maxProperties");
+    struct json_object *min = ml_j_get(s, "minProperties"), *max = ml_j_get(s, "maxProperties");
     if (min && n < json_object_get_int64(min))
         return fail(c, "the object has %d keys, fewer than %" PRId64, n,
                     json_object_get_int64(min));
     if (max && n > json_object_get_int64(max))
         return fail(c, "the object has %d keys, more than %" PRId64, n, json_object_get_int64(max));
-    struct json_object *names = get(s, "propertyNames"),
-                       *additional = get(s, "additionalProperties");
+    struct json_object *names = ml_j_get(s, "propertyNames"),
+                       *additional = ml_j_get(s, "additionalProperties");
     bool closed =
         json_object_is_type(additional, json_type_boolean) && !json_object_get_boolean(additional);
     json_object_object_foreach(v, key, member)
@@ -459,9 +442,9 @@ static bool check_object(struct ctx *c, struct json_object *s, struct json_objec
     {
         size_t before = push(c->at, key2);
         bool ok = true;
-        struct json_object *props = get(s, "properties");
-        if (has(props, key2))
-            ok = validate(c, get(props, key2), member2);
+        struct json_object *props = ml_j_get(s, "properties");
+        if (ml_j_has(props, key2))
+            ok = validate(c, ml_j_get(props, key2), member2);
         size_t i = 0;
         for (struct json_object *sub; ok && (sub = pattern_schema(c, s, key2, &i));)
             ok = validate(c, sub, member2);
@@ -477,14 +460,14 @@ static bool check_object(struct ctx *c, struct json_object *s, struct json_objec
 static bool check_array(struct ctx *c, struct json_object *s, struct json_object *v)
 {
     size_t n = json_object_array_length(v);
-    struct json_object *min = get(s, "minItems"), *max = get(s, "maxItems");
+    struct json_object *min = ml_j_get(s, "minItems"), *max = ml_j_get(s, "maxItems");
     if (min && (int64_t)n < json_object_get_int64(min))
         return fail(c, "the array has %zu items, fewer than %" PRId64, n,
                     json_object_get_int64(min));
     if (max && (int64_t)n > json_object_get_int64(max))
         return fail(c, "the array has %zu items, more than %" PRId64, n,
                     json_object_get_int64(max));
-    struct json_object *items = get(s, "items");
+    struct json_object *items = ml_j_get(s, "items");
     for (size_t i = 0; items && i < n; i++) {
         char index[24];
         g_snprintf(index, sizeof index, "%zu", i);
@@ -499,14 +482,14 @@ static bool check_array(struct ctx *c, struct json_object *s, struct json_object
 
 static bool check_enum(struct ctx *c, struct json_object *s, struct json_object *v)
 {
-    struct json_object *cnst = NULL, *list = get(s, "enum");
-    if (json_object_object_get_ex(s, "const", &cnst) && !json_equal(v, cnst)) {
+    struct json_object *cnst = ml_j_get(s, "const"), *list = ml_j_get(s, "enum");
+    if (ml_j_has(s, "const") && !json_equal(v, cnst)) {
         g_autofree char *q = quote(v), *w = quote(cnst);
         return fail(c, "%s is not %s", q, w);
     }
     if (!list)
         return true;
-    for (size_t i = 0; i < len_of(list); i++)
+    for (size_t i = 0; i < ml_j_len(list); i++)
         if (json_equal(v, json_object_array_get_idx(list, i)))
             return true;
     g_autofree char *q = quote(v);
@@ -517,8 +500,9 @@ static bool check_enum(struct ctx *c, struct json_object *s, struct json_object 
 
 static bool check_logic(struct ctx *c, struct json_object *s, struct json_object *v)
 {
-    struct json_object *all = get(s, "allOf"), *any = get(s, "anyOf"), *one = get(s, "oneOf");
-    for (size_t i = 0; i < len_of(all); i++)
+    struct json_object *all = ml_j_get(s, "allOf"), *any = ml_j_get(s, "anyOf"),
+                       *one = ml_j_get(s, "oneOf");
+    for (size_t i = 0; i < ml_j_len(all); i++)
         if (!validate(c, json_object_array_get_idx(all, i), v))
             return false;
     if (any && matches(c, any, v) == 0)
@@ -531,17 +515,18 @@ static bool check_logic(struct ctx *c, struct json_object *s, struct json_object
             return fail(c, "%s matches %zu of oneOf's schemas, not exactly one", type_of(v), n);
     }
     g_autofree char *at = NULL, *rule = NULL;
-    struct json_object *never = get(s, "not");
+    struct json_object *never = ml_j_get(s, "not");
     if (never && try(c, never, v, &at, &rule)) {
         g_autofree char *q = quote(v);
         const char *shown = json_object_to_json_string_ext(
             never, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         return fail(c, "%s matches %s, which it must not", q, shown);
     }
-    struct json_object *cond = get(s, "if");
+    struct json_object *cond = ml_j_get(s, "if");
     if (cond) {
         g_autofree char *if_at = NULL, *if_rule = NULL;
-        struct json_object *branch = get(s, try(c, cond, v, &if_at, &if_rule) ? "then" : "else");
+        struct json_object *branch =
+            ml_j_get(s, try(c, cond, v, &if_at, &if_rule) ? "then" : "else");
         if (branch && !validate(c, branch, v))
             return false;
     }
@@ -557,7 +542,7 @@ static bool validate(struct ctx *c, struct json_object *s, struct json_object *v
         return fail(c, "the schema's $ref loops without end");
     }
     bool ok = true;
-    struct json_object *ref = get(s, "$ref"), *type = get(s, "type");
+    struct json_object *ref = ml_j_get(s, "$ref"), *type = ml_j_get(s, "type");
     if (ref) {
         struct json_object *target = resolve(c->root, json_object_get_string(ref));
         ok = target ? validate(c, target, v)
@@ -640,7 +625,7 @@ static char *keyword_problem(struct json_object *root, const char *key, struct j
             return g_strdup_printf("%s/%s is not an array of schemas", at->str, key);
         size_t before = push(at, key);
         char *p = NULL;
-        for (size_t i = 0; !p && i < len_of(v); i++) {
+        for (size_t i = 0; !p && i < ml_j_len(v); i++) {
             char index[24];
             g_snprintf(index, sizeof index, "%zu", i);
             p = problem_at(root, json_object_array_get_idx(v, i), at, index);
@@ -656,7 +641,7 @@ static char *keyword_problem(struct json_object *root, const char *key, struct j
         bool one = json_object_is_type(v, json_type_string);
         if (!one && !json_object_is_type(v, json_type_array))
             return g_strdup_printf("%s/type is neither a type nor a list of them", at->str);
-        for (size_t i = 0; i < (one ? 1 : len_of(v)); i++) {
+        for (size_t i = 0; i < (one ? 1 : ml_j_len(v)); i++) {
             struct json_object *t = one ? v : json_object_array_get_idx(v, i);
             if (!json_object_is_type(t, json_type_string) ||
                 !IN(json_object_get_string(t), type_names))
@@ -668,7 +653,7 @@ static char *keyword_problem(struct json_object *root, const char *key, struct j
     if (strcmp(key, "required") == 0) {
         if (!json_object_is_type(v, json_type_array))
             return g_strdup_printf("%s/required is not an array", at->str);
-        for (size_t i = 0; i < len_of(v); i++)
+        for (size_t i = 0; i < ml_j_len(v); i++)
             if (!json_object_is_type(json_object_array_get_idx(v, i), json_type_string))
                 return g_strdup_printf("%s/required holds something other than a key", at->str);
     }
@@ -745,7 +730,7 @@ static bool text_ok(struct json_object *v, GString *at)
     if (json_object_is_type(v, json_type_string))
         return g_utf8_validate(json_object_get_string(v), json_object_get_string_len(v), NULL);
     if (json_object_is_type(v, json_type_array)) {
-        for (size_t i = 0; i < len_of(v); i++) {
+        for (size_t i = 0; i < ml_j_len(v); i++) {
             char index[24];
             g_snprintf(index, sizeof index, "%zu", i);
             size_t before = push(at, index);
@@ -768,7 +753,7 @@ static bool text_ok(struct json_object *v, GString *at)
 
 bool ml_results_check(struct json_object *results, const char *file, GError **err)
 {
-    struct json_object *name = get(results, "schema");
+    struct json_object *name = ml_j_get(results, "schema");
     const char *named =
         json_object_is_type(name, json_type_string) ? json_object_get_string(name) : NULL;
     if (g_strcmp0(named, ML_RESULTS_SCHEMA) != 0) {

@@ -263,9 +263,8 @@ static bool quiet(struct json_object *p)
 static struct json_object *cell_physics(struct json_object *p, const char *cell,
                                         struct json_object *cell_obj)
 {
-    struct json_object *e = NULL;
-    if (json_object_object_get_ex(cell_obj, "expected", &e))
-        return e;
+    if (ml_j_has(cell_obj, "expected"))
+        return ml_j_get(cell_obj, "expected");
     return !g_strcmp0(cell, ml_j_str(p, "headline_cell")) ? ml_j_obj(p, "expected") : NULL;
 }
 

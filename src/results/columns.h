@@ -1,7 +1,11 @@
-/* One writer of Markdown tables (report.md, the NAT report, `meshlab compare`), after
- * iproute2's json_print.h: a table is an array of column descriptions, each saying its header
- * and how a row object's value is written, and one function writes the header and another
- * each row. So every table's cells are separated, escaped and aligned the same way. */
+/* One writer of tables (every table of report.md, the NAT report, `meshlab compare`, the lines
+ * of `meshlab status`), after iproute2's json_print.h: a table is an array of column
+ * descriptions, each saying its header, where its value lies in a row object and how it is
+ * written, and one function writes the header and another each row, as Markdown or as aligned
+ * text. So every table's cells are separated, escaped and aligned the same way. A column with
+ * `get` also builds the row object: one description gives both the JSON and its text. Where
+ * the columns depend on the data (report.md's metric tables, the NAT grid), the caller builds
+ * the array at run time. */
 #pragma once
 
 #include <glib.h>
@@ -30,6 +34,13 @@ struct ml_column {
     const char *absent; /* ML_CELL_TEXT: written when the value is absent or empty */
     bool right;         /* right-aligned ("---:"), as numbers are */
     ml_cell_fn put;     /* when set, writes the cell instead of form */
+    const void *arg;    /* what put reads besides the row: a group of metrics, a NAT type */
+    /* Text lines (ml_columns_line) only: */
+    const char *label; /* written before the value, and a space */
+    int width;         /* the value padded to this many characters */
+    bool optional;     /* an absent value (JSON null) writes no cell, nor its label */
+    /* Where the row object is built from a source (ml_columns_object): the member at key. */
+    struct json_object *(*get)(const void *src);
 };
 
 /* The usual columns: a text, absent as `absent` (NULL: nothing); a number with decimals or
@@ -58,8 +69,19 @@ struct ml_column {
         .header = (h), .key = (k), .right = true, .put = (fn)                                      \
     }
 
-/* "| A | B |\n|---|---:|\n" */
+/* "| A | B |\n|---|---:|\n"; an empty header is "| |". */
 void ml_columns_head(GString *s, const struct ml_column *cols, size_t n);
 /* "| a | b |\n": each column's cell of row. */
 void ml_columns_row(GString *s, const struct ml_column *cols, size_t n, struct json_object *row,
                     void *ctx);
+
+/* One line of text: each column's cell (its label first), padded to its width, separated by
+ * sep; optional cells whose value is absent are left out. No Markdown escaping: the caller
+ * escapes control characters where the text goes to a terminal. */
+void ml_columns_line(GString *s, const struct ml_column *cols, size_t n, const char *sep,
+                     struct json_object *row, void *ctx);
+/* Sets each column's key of o to what its get made of src (columns without get or key add
+ * nothing; a NULL from get is a JSON null). */
+void ml_columns_add(struct json_object *o, const struct ml_column *cols, size_t n, const void *src);
+/* A new object made by ml_columns_add. */
+struct json_object *ml_columns_object(const struct ml_column *cols, size_t n, const void *src);

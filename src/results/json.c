@@ -11,6 +11,11 @@ struct json_object *ml_j_get(struct json_object *o, const char *key)
     return v; /* NULL for a JSON null too */
 }
 
+bool ml_j_has(struct json_object *o, const char *key)
+{
+    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, NULL);
+}
+
 struct json_object *ml_j_obj(struct json_object *o, const char *key)
 {
     struct json_object *v = ml_j_get(o, key);

@@ -9,6 +9,8 @@
 
 /* The value at key of the object o, or NULL (o NULL or no object, key absent, JSON null). */
 struct json_object *ml_j_get(struct json_object *o, const char *key);
+/* Whether o is an object with a member key, even a JSON null (where ml_j_get reads NULL). */
+bool ml_j_has(struct json_object *o, const char *key);
 struct json_object *ml_j_obj(struct json_object *o, const char *key);
 struct json_object *ml_j_array(struct json_object *o, const char *key);
 const char *ml_j_str(struct json_object *o, const char *key);
