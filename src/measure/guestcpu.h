@@ -61,6 +61,16 @@ void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_
  * each domain. */
 bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err);
 
+/* The lab's guests' CPU as a pass last read it at its end, and when (ml_now): the next pass,
+ * when it starts within ML_GUEST_CPU_REUSE_S, starts from it instead of reading again (the
+ * reading costs every guest a process under TCG, and nothing ran between the two). */
+struct ml_guest_cpu_reading {
+    struct ml_guest_cpu cpu[ML_MAX_NODES];
+    double t;
+    bool valid;
+};
+#define ML_GUEST_CPU_REUSE_S 1.0
+
 /* The host at one moment: /proc/stat's totals and the lab's QEMU processes' CPU. */
 struct ml_host_cpu {
     bool ok;

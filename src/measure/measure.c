@@ -29,7 +29,8 @@ struct ctx {
     struct ml_lab *lab;
     virDomainPtr client, server, hub;
     const char *hub_tap, *client_tap;
-    const char *client_ns, *server_ns; /* where their daemons run now (ml_lab_netns_prefix) */
+    const char *client_ns, *server_ns;    /* where their daemons run now (ml_lab_netns_prefix) */
+    struct ml_guest_cpu_reading last_cpu; /* the last pass's end reading */
 };
 
 static struct ctx ctx_for(struct ml_lab *lab)
@@ -394,6 +395,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .client_ns = run->c->client_ns,
                     .idle_hub_bytes_per_s = p->idle_rate,
                     .ping_interval_s = prof->ping_interval_s,
+                    .last_cpu = &run->c->last_cpu,
                 };
                 memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
                 memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));

@@ -33,6 +33,9 @@ struct ml_pass_path {
     double idle_cpu_s_per_s[ML_MAX_NODES];
     /* The same for each daemon of the path's dataplane (guestcpu.h's order); <0: unknown. */
     double idle_daemon_s_per_s[ML_MAX_NODES][ML_DAEMONS_MAX];
+    /* The previous pass's end reading of the guests' CPU, which this pass starts from when it
+     * is recent enough, and where this pass leaves its own; NULL: every pass reads twice. */
+    struct ml_guest_cpu_reading *last_cpu;
 };
 
 /* What a pass is. */
