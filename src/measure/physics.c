@@ -57,6 +57,35 @@ bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_count
     return true;
 }
 
+bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_ceiling)
+{
+    if (!e || e->inner_mtu <= ACK_BYTES)
+        return false;
+    double mss = e->inner_mtu - ACK_BYTES;
+    double data = ml_physics_frame_bytes(e, e->inner_mtu);
+    double ack = ml_physics_frame_bytes(e, ACK_BYTES);
+    *ret_floor = 2 * data / mss;
+    *ret_ceiling = 2 * (data + ack) / mss;
+    return true;
+}
+
+double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,
+                              double payload)
+{
+    if (!e || e->inner_mtu <= ACK_BYTES || !(payload > 0))
+        return 0;
+    double frame = ml_physics_frame_bytes(e, e->inner_mtu);
+    double segments = MAX(0.0, retransmits) + MAX(0.0, unreceived) / (e->inner_mtu - ACK_BYTES);
+    return 2 * segments * frame / payload;
+}
+
+double ml_physics_probe_ratio(const struct ml_encap *e, unsigned inner)
+{
+    if (!e || !inner)
+        return 0;
+    return 2.0 * ml_physics_frame_bytes(e, inner) / inner;
+}
+
 void ml_physics_compare(struct ml_physics *p, double measured)
 {
     p->compared = true;
