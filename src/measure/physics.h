@@ -45,7 +45,7 @@ struct ml_physics {
 #define ML_PHYSICS_FLAG_PERCENT 5.0
 
 /* Pure: an IP packet of inner bytes as the hub's NIC counts it through encap e:
- * padded, wrapped, with its Ethernet header. 0 for e NULL. */
+ * padded, wrapped, with its Ethernet header. 0 for e NULL. (ml_encap_frame_bytes) */
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner);
 
 /* Pure: the expected factor of a transfer through encap e from its counters. The
@@ -71,10 +71,6 @@ bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_
  * payload. */
 double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,
                               double payload);
-/* Pure: hub bytes per probe byte for a probe of inner-byte IP packets through encap e: each
- * ping and its reply cross the hub's NIC in and out, each a frame of ml_physics_frame_bytes,
- * against the two IP packets the probe counts: 2 x frame / inner. 0 for e NULL or inner 0. */
-double ml_physics_probe_ratio(const struct ml_encap *e, unsigned inner);
 /* Sets measured, differs_percent and flag. */
 void ml_physics_compare(struct ml_physics *p, double measured);
 /* The results' `expected` object, `model` sentence included; measured, differs_percent
