@@ -116,14 +116,14 @@ static double outside(const struct ml_band *b, const struct window *w)
     return w->factor < w->lo ? w->lo - w->factor : w->factor - w->hi;
 }
 
-static void say_window(const struct ml_band *b, const struct window *w, GString *why)
+static void say_window(const struct ml_band *b, const struct ml_second *s, const struct window *w,
+                       GString *why)
 {
     char h[32], p[32], i[32], al[32];
     if (w->a == w->z)
-        g_string_append_printf(why, "second %.0f: ", (double)(w->a + 1));
+        g_string_append_printf(why, "second %.0f: ", s[w->a].t_s);
     else
-        g_string_append_printf(why, "seconds %.0f to %.0f: ", (double)(w->a + 1),
-                               (double)(w->z + 1));
+        g_string_append_printf(why, "seconds %.0f to %.0f: ", s[w->a].t_s, s[w->z].t_s);
     if (b->role == ML_HUB_QUIET) {
         g_string_append_printf(why, "hub moved %s against an idle %s/s (%s above it, allowed %s)",
                                hub_rate(w->hub, h), hub_rate(b->idle_bytes_per_s, i),
@@ -224,7 +224,7 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
         struct window x = window_of(b, s, lo, hi);
         if (bad++)
             g_string_append(why, "; ");
-        say_window(b, &x, why);
+        say_window(b, s, &x, why);
         k = end + 1;
     }
     return bad == 0;

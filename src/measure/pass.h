@@ -107,7 +107,9 @@ struct ml_second {
 
 /* What a pass's hub may carry, as numbers (ml_pass_band). A relayed window's hub bytes above
  * idle per payload byte must lie between floor less the probe's share and ceiling plus
- * not_payload plus the probe's share; a direct window's must stay within the slack. */
+ * not_payload plus the probe's share; a direct window's must stay within the slack. The band is
+ * the model's whole range, not a tolerance around expected: expected counts the pass's ACKs
+ * from the hub's packets, which a loop through the hub inflates as much as its bytes. */
 struct ml_band {
     enum ml_hub_role role;    /* ML_HUB_QUIET: direct; otherwise relayed */
     double idle_bytes_per_s;  /* the hub's idle rate, taken under the same pings */
