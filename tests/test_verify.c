@@ -176,6 +176,13 @@ static void test_wireguard_hub(void)
      * tunnel, though the old band took it. */
     ev = wg_hub(WG_FRESH, WG_ALLOWED, 20 * 4 * (1028 + 14));
     CHECK(!verdict(WIREGUARD_HUB, &ev, "is 83360 for 41120 probe bytes"));
+    /* No ping answered: nothing to take the multiple of, and the sentence says so. */
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, 300);
+    ev.received = 0;
+    ev.probe_bytes = 0;
+    CHECK(!verdict(WIREGUARD_HUB, &ev,
+                   "(must be the multiple its frames give of the pings "
+                   "answered, and none was)"));
     /* val17's kernel-WireGuard check before its passes: 89,046 above idle, 0.08 % off. */
     ev = wg_hub(WG_FRESH, WG_ALLOWED, 89448);
     ev.hub_idle_bytes = 402;

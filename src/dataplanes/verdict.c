@@ -154,13 +154,17 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
         double expect = ratio * (double)ev->probe_bytes;
         hub_ok = role != ML_HUB_FOUND && ratio > 0 &&
                  fabs((double)carried - expect) <= expect * ML_PROBE_TOLERANCE_PERCENT / 100;
-        must = ratio > 0 ? g_strdup_printf("%.3f times, within %.0f%%: %.0f to %.0f, the "
-                                           "path's frames for these pings",
-                                           ratio, ML_PROBE_TOLERANCE_PERCENT,
-                                           expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100),
-                                           expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100))
-                         : g_strdup("a multiple the path's frames give, and it has no frame "
-                                    "model (ml_path_ops.encap)");
+        if (ratio > 0)
+            must = g_strdup_printf("%.3f times, within %.0f%%: %.0f to %.0f, the path's frames "
+                                   "for these pings",
+                                   ratio, ML_PROBE_TOLERANCE_PERCENT,
+                                   expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100),
+                                   expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100));
+        else if (!inner)
+            must = g_strdup("the multiple its frames give of the pings answered, and none was");
+        else
+            must = g_strdup("the multiple its frames give, and the path has no frame model "
+                            "(ml_path_ops.encap)");
     }
     g_string_append_printf(sentence,
                            "route: %s; %u/%u probe pings answered (all must be); hub NIC moved "
