@@ -9,8 +9,63 @@
 #include "measure/physics.h"
 #include "measure/stats.h"
 
-/* A relayed pass at about 30 MB/s of payload, the hub moving 2.26 times that (the seed under
- * TCG), idle 400 B/s. */
+/* A band for a path by name, for a pass that carried payload bytes of which sent - payload
+ * were never received, with retransmits, the hub receiving rx_packets over seconds, pings
+ * every 0.05 s. */
+static struct ml_band band_of(const char *path, double idle, double payload, double sent,
+                              long long retransmits, double rx_packets, double seconds)
+{
+    const struct ml_path_ops *ops = ml_path_find(path);
+    struct ml_pass_expect x = {
+        .role = ops->hub, .encap = ops->encap, .idle_bytes_per_s = idle, .ping_interval_s = 0.05};
+    struct ml_iperf_result r = {.payload_bytes = (uint64_t)payload,
+                                .bytes_received = (uint64_t)payload,
+                                .bytes_sent = (uint64_t)sent,
+                                .retransmits = retransmits};
+    struct ml_band band = {0};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_pass_band(&x, &r, rx_packets, seconds, &band, why));
+    CHECK(why->len == 0);
+    return band;
+}
+
+/* Kernel WireGuard's model, as numbers: a full segment of 1,368 payload bytes is a 1,494-byte
+ * frame on the hub's wire, an ACK 138 (the review's finding 5); a ping 170. */
+static void test_band_physics(void)
+{
+    double payload = 300e6;
+    struct ml_band b = band_of("wireguard-hub", 400, payload, payload, 0, 0, 10);
+    CHECK(fabs(b.floor - 2.0 * 1494 / 1368) < 1e-9);
+    CHECK(fabs(b.ceiling - 2.0 * (1494 + 138) / 1368) < 1e-9);
+    CHECK(b.probe_bytes_per_s == 4 * 170 / 0.05);
+    CHECK(b.not_payload == 0);
+    /* no hub packet beyond the segments: no ACK, the floor (but for the last segment's part) */
+    CHECK(b.expected >= b.floor && b.expected - b.floor < 1e-5);
+    /* The seed's ACK ratio of about 12 segments per ACK: the physics table's 2.2009. */
+    double d = ceil(payload / 1368), acks = d / 12;
+    b = band_of("wireguard-hub", 400, payload, payload, 0, d + acks + 400, 10);
+    CHECK(fabs(b.expected - 2 * (d * 1494 + acks * 138) / payload) < 1e-9);
+    CHECK(b.expected > 2.20 && b.expected < 2.21);
+    /* 1,000 segments sent again and 1 MB sent that never arrived: each a full frame in and
+     * out, and none of it payload. */
+    b = band_of("wireguard-hub", 400, payload, payload + 1368e3, 1000, 0, 10);
+    CHECK(fabs(b.not_payload - 2 * 2000 * 1494 / payload) < 1e-9);
+    /* nebula's relay: two headers and two tags, no padding, 1,406-byte frames of 1,248 */
+    b = band_of("nebula-relay", 400, payload, payload, 0, 0, 10);
+    CHECK(fabs(b.floor - 2.0 * 1406 / 1248) < 1e-9);
+    /* a direct path has no factor to expect, nor probe bytes on the hub */
+    b = band_of("plain", 400, payload, payload, 0, 0, 10);
+    CHECK(b.role == ML_HUB_QUIET && b.probe_bytes_per_s == 0);
+    /* a relay without a frame model cannot be judged, and says why */
+    struct ml_pass_expect x = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
+    struct ml_iperf_result r = {.payload_bytes = 1000};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(!ml_pass_band(&x, &r, 0, 10, &b, why));
+    CHECK(strstr(why->str, "no frame model") != NULL);
+}
+
+/* A relayed kernel-WireGuard pass at about 30 MB/s of payload, the hub moving 2.26 times that
+ * above an idle 400 B/s. */
 static void relayed(struct ml_second *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -21,120 +76,249 @@ static void relayed(struct ml_second *s, size_t n)
 
 static void test_relay_band(void)
 {
+    struct ml_band b = band_of("wireguard-hub", 400, 310e6, 310e6, 0, 0, 10);
     struct ml_second s[10];
     relayed(s, 10);
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(ml_band_judge(&b, s, 10, why));
     CHECK(why->len == 0);
     for (size_t i = 1; i < 9; i++)
         CHECK(s[i].ok == 1);
     CHECK(s[0].ok == -1 && s[9].ok == -1); /* the edges: see below */
 
-    /* Seconds 5 and 6 went direct: the hub moved next to nothing while the payload flowed. */
+    /* A bypass: seconds 5 to 7 went direct, the hub moved next to nothing while the payload
+     * flowed. The reason names the seconds and their counters. */
+    relayed(s, 10);
+    s[4].hub_bytes = s[5].hub_bytes = s[6].hub_bytes = 2000;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(&b, s, 10, why));
+    CHECK(s[3].ok == 1 && s[4].ok == 0 && s[5].ok == 0 && s[6].ok == 0 && s[7].ok == 1);
+    CHECK_STR(why->str, "seconds 5 to 7: hub moved 6.0 kB (4.8 kB above idle) for 93.0 MB of "
+                        "payload, 0.00 per payload byte; the path's frames give 2.18, allowed "
+                        "2.18 to 2.39 (full segments 2.18 to an ACK each 2.39, 0.00 resent or "
+                        "never received, the probe's 0.00 either way)");
+    /* Shorter bypasses fail too: two seconds, one second. */
     relayed(s, 10);
     s[4].hub_bytes = s[5].hub_bytes = 2000;
-    g_string_truncate(why, 0);
-    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(!ml_band_judge(&b, s, 10, why));
     CHECK(s[4].ok == 0 && s[5].ok == 0 && s[3].ok == 1 && s[6].ok == 1);
-    CHECK(strstr(why->str, "second 5: hub moved 2.0 kB for 31.0 MB of payload") != NULL);
-    CHECK(strstr(why->str, "second 6:") != NULL);
+    relayed(s, 10);
+    s[4].hub_bytes = 2000;
+    CHECK(!ml_band_judge(&b, s, 10, why));
 
-    /* Through the hub twice (a loop, a second relay): 4.4 hub bytes per payload byte, outside. */
+    /* A quarter of the bytes around the hub for 3 s: 1.70, under the floor (the old band's 1.8
+     * let up to a fifth through). */
+    relayed(s, 10);
+    for (size_t i = 3; i < 6; i++)
+        s[i].hub_bytes = 0.75 * 2.26 * s[i].payload_bytes + 400;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(&b, s, 10, why));
+    CHECK(g_str_has_prefix(why->str, "seconds 4 to 6: "));
+
+    /* Through the hub twice (a loop, a second relay) for one second: 4.4, outside. */
     relayed(s, 10);
     s[2].hub_bytes = 4.4 * s[2].payload_bytes;
     g_string_truncate(why, 0);
-    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
-    CHECK(s[2].ok == 0);
-    /* nebula's relay with 8 streams under TCG, as measured: 3.47 is the path, inside. */
-    relayed(s, 10);
-    for (size_t i = 0; i < 10; i++)
-        s[i].hub_bytes = 3.47 * s[i].payload_bytes;
-    g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(!ml_band_judge(&b, s, 10, why));
+    CHECK(s[2].ok == 0 && s[1].ok == 1 && s[3].ok == 1);
+    CHECK(g_str_has_prefix(why->str, "second 3: "));
 
     /* The edges of a transfer are not judged: a first second at 1.79 above idle (as CI saw for
-     * wireguard-go-hub with 8 streams) is its ramp-up; the same in the middle is a failure. */
+     * wireguard-go-hub with 8 streams) is its ramp-up; the same in the middle, with no
+     * neighbour making up for it, is bytes that went around the hub. */
     relayed(s, 10);
     s[0].hub_bytes = 1.79 * s[0].payload_bytes + 400;
-    g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
+    CHECK(ml_band_judge(&b, s, 10, why));
     CHECK(s[0].ok == -1 && s[1].ok == 1);
     relayed(s, 10);
-    s[1].hub_bytes = 1.79 * s[1].payload_bytes + 400;
+    s[4].hub_bytes = 1.79 * s[4].payload_bytes + 400;
     g_string_truncate(why, 0);
-    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
-    CHECK(s[1].ok == 0);
-    CHECK(strstr(why->str, "(1.79 per payload byte above idle, the band is 1.8 to 4.0)") != NULL);
+    CHECK(!ml_band_judge(&b, s, 10, why));
+    CHECK(s[4].ok == 0 && s[3].ok == 1 && s[5].ok == 1);
+    CHECK(strstr(why->str, "second 5: ") && strstr(why->str, ", 1.79 per payload byte"));
 
-    /* A second with under a quarter of the median payload (the tail) is not judged. */
+    /* Seconds with under a quarter of the median payload before or after the transfer are not
+     * judged (the tail). */
     relayed(s, 10);
-    s[9].payload_bytes = 1e6;
-    s[9].hub_bytes = 9e6;
-    g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 10, why));
-    CHECK(s[9].ok == -1);
+    s[8].payload_bytes = 1e6;
+    s[8].hub_bytes = 9e6;
+    CHECK(ml_band_judge(&b, s, 10, why));
+    CHECK(s[8].ok == -1 && s[7].ok == 1);
+    /* Fewer seconds than a window: they are judged together. */
+    relayed(s, 4);
+    CHECK(ml_band_judge(&b, s, 4, why));
+    CHECK(s[1].ok == 1 && s[2].ok == 1);
+    s[1].hub_bytes = s[2].hub_bytes = 400;
+    CHECK(!ml_band_judge(&b, s, 4, why));
 }
 
-/* The hub's counters lag the client's by part of a second: one second reads high and its
- * neighbour low, and together they are the path. Recorded by CI on a quiet host (nebula-relay,
- * forward-8, quick profile, idle 12,823 B/s): second 5 read 4.23 above idle after second 4's
- * 3.14; the two together are 3.51, the pass's own level. It must not fail the pass; a loop's
- * second (above) or a bypass (the seconds that went direct) still does. */
+/* The hub's counters lag the client's by part of a second: one second reads low and the next
+ * high, and together they are the path. */
 static void test_counter_lag(void)
 {
+    g_autoptr(GString) why = g_string_new(NULL);
+    /* CI's nebula-relay forward-8 pass on a quiet host (docs/examples, pass 28, idle 12,823
+     * B/s): second 5 read 4.23 above idle after second 4's 3.14; the two together are 3.51,
+     * the pass's own level, with 8 streams sending 1,579,968 bytes for 1,013,376 received and
+     * 37 retransmits. */
     static const double payload[] = {6161, 117038, 183116, 210127, 106678, 109222, 174661, 106368};
     static const double hub[] = {21946, 417096, 650865, 673162, 464398, 389480, 617978, 385463};
-    struct ml_second s[8];
+    struct ml_second ci[8];
     for (size_t i = 0; i < 8; i++)
-        s[i] = (struct ml_second){
+        ci[i] = (struct ml_second){
             .t_s = (double)(i + 1), .payload_bytes = payload[i], .hub_bytes = hub[i]};
-    g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 12823, s, 8, why));
-    CHECK(s[4].ok == 1 && why->len == 0);
-    /* on bf295aa's rule it failed: the same second alone is 4.23 */
-    CHECK((hub[4] - 12823) / payload[4] > ML_BAND_RELAY_MAX);
+    struct ml_band nb = band_of("nebula-relay", 12823, 1013376, 1579968, 37, 2418, 5.455136);
+    CHECK(ml_band_judge(&nb, ci, 8, why));
+    CHECK(ci[4].ok == 1 && why->len == 0);
+    /* alone, second 5 is outside */
+    CHECK((hub[4] - 12823) / payload[4] >
+          nb.ceiling + nb.not_payload + nb.probe_bytes_per_s / payload[4]);
 
-    /* The quickstart's false alarm of issue 18: 1.75 then 2.59 on a 2.2 path, 2.17 together. */
-    relayed(s, 8);
-    s[3].hub_bytes = 1.75 * s[3].payload_bytes + 400;
-    s[4].hub_bytes = 2.59 * s[4].payload_bytes + 400;
-    g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+    /* Issue 18's false alarm, kernel WireGuard through the hub, 30 s at full speed: second 17
+     * read 1.75 above idle, second 18 2.59, together 2.17; its neighbours are at the path's
+     * physics (about 2.23 in the quickstart). Idle as val17's kernel-WireGuard hub. */
+    struct ml_second s[30];
+    double idle = 12160, rate = 5.6e6, total = 0;
+    for (size_t i = 0; i < 30; i++) {
+        double f = i == 16 ? 1.75 : i == 17 ? 2.59 : 2.23;
+        s[i] = (struct ml_second){
+            .t_s = (double)(i + 1), .payload_bytes = rate, .hub_bytes = f * rate + idle};
+        total += rate;
+    }
+    struct ml_band b = band_of("wireguard-hub", idle, total, total, 0, 0, 30);
+    CHECK(ml_band_judge(&b, s, 30, why));
+    CHECK(s[16].ok == 1 && s[17].ok == 1 && why->len == 0);
+    /* each of the two alone is outside the band: the window is what saves them */
+    double probe1 = b.probe_bytes_per_s / rate;
+    CHECK(1.75 < b.floor - probe1 && 2.59 > b.ceiling + probe1);
+    /* the same dip without its catch-up is bytes that went around the hub */
+    s[17].hub_bytes = 2.23 * rate + idle;
+    CHECK(!ml_band_judge(&b, s, 30, why));
+    CHECK(s[16].ok == 0);
 
-    /* No neighbour makes up for a second that went around the hub, nor for a loop's. */
-    relayed(s, 8);
-    s[3].hub_bytes = 0.5 * s[3].payload_bytes;
+    /* The same run's wireguard-go-hub pass at the fixed rate (0.8 Mbit/s) on a quiet host:
+     * second 10 read 1.77, second 11 3.02; the others at val17's fixed-rate level, 2.35, above
+     * an idle 12,649 B/s. */
+    rate = 100e3;
+    total = 0;
+    for (size_t i = 0; i < 30; i++) {
+        double f = i == 9 ? 1.77 : i == 10 ? 3.02 : 2.35;
+        s[i] = (struct ml_second){
+            .t_s = (double)(i + 1), .payload_bytes = rate, .hub_bytes = f * rate + 12649};
+        total += rate;
+    }
+    b = band_of("wireguard-go-hub", 12649, total, total, 0, 0, 30);
     g_string_truncate(why, 0);
-    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+    CHECK(ml_band_judge(&b, s, 30, why));
+    CHECK(why->len == 0);
+    CHECK(3.02 > b.ceiling + b.probe_bytes_per_s / rate);
+    /* and a bypass of 3 s at that rate still fails, the probe's share notwithstanding */
+    for (size_t i = 19; i < 22; i++)
+        s[i].hub_bytes = 12649;
+    CHECK(!ml_band_judge(&b, s, 30, why));
+    CHECK(strstr(why->str, "seconds 20 to 22: hub moved 37.9 kB (0 B above idle) for 300.0 kB "
+                           "of payload, 0.00 per payload byte") != NULL);
+
+    /* No neighbour makes up for a loop: one second at 4.6 and the next low, together 3.3,
+     * not the path's 2.26. */
+    b = band_of("wireguard-hub", 400, 310e6, 310e6, 0, 0, 10);
     relayed(s, 8);
     s[3].hub_bytes = 4.6 * s[3].payload_bytes;
-    s[4].hub_bytes = 2.0 * s[4].payload_bytes; /* low, but the pair is 3.3: not the path's 2.26 */
+    s[4].hub_bytes = 2.0 * s[4].payload_bytes;
     g_string_truncate(why, 0);
-    CHECK(!ml_band_judge(ML_HUB_CARRIES, 400, s, 8, why));
+    CHECK(!ml_band_judge(&b, s, 8, why));
     CHECK(s[3].ok == 0);
+}
+
+/* Judges every pass an index of recorded passes (tests/data/samples/pass/README) names, as
+ * recorded and with its judged seconds off the path (its relayed seconds bypassing the hub, its
+ * direct seconds detoured through it); counts the relayed and the direct ones. Returns how many
+ * passed as recorded. */
+static unsigned judge_recorded(const char *index_path, unsigned *ret_relayed, unsigned *ret_direct)
+{
+    g_autofree char *index = NULL;
+    CHECK(g_file_get_contents(index_path, &index, NULL, NULL));
+    g_auto(GStrv) rows = g_strsplit(index ? index : "", "\n", -1);
+    unsigned passed = 0;
+    *ret_relayed = *ret_direct = 0;
+    for (char **row = rows + 1; row[0] && row[0][0]; row++) {
+        g_auto(GStrv) f = g_strsplit(*row, "\t", -1);
+        CHECK(g_strv_length(f) == 8);
+        if (g_strv_length(f) != 8)
+            continue;
+        g_autofree char *csv = NULL;
+        CHECK(g_file_get_contents(f[1], &csv, NULL, NULL));
+        g_auto(GStrv) lines = g_strsplit(csv ? csv : "", "\n", -1);
+        struct ml_second s[16], t[16];
+        size_t n = 0;
+        for (char **l = lines + 1; *l && **l && n < 16; l++, n++) {
+            g_auto(GStrv) c = g_strsplit(*l, ",", -1);
+            s[n] = (struct ml_second){.t_s = g_ascii_strtod(c[0], NULL),
+                                      .payload_bytes = g_ascii_strtod(c[1], NULL),
+                                      .hub_bytes = g_ascii_strtod(c[4], NULL)};
+        }
+        double idle = g_ascii_strtod(f[2], NULL);
+        struct ml_band b = band_of(f[0], idle, g_ascii_strtod(f[3], NULL),
+                                   g_ascii_strtod(f[4], NULL), g_ascii_strtoll(f[5], NULL, 10),
+                                   g_ascii_strtod(f[6], NULL), g_ascii_strtod(f[7], NULL));
+        g_autoptr(GString) why = g_string_new(NULL);
+        if (ml_band_judge(&b, s, n, why))
+            passed++;
+        else
+            fprintf(stderr, "%s: %s\n", f[1], why->str);
+        memcpy(t, s, sizeof(s));
+        for (size_t i = 0; i < n; i++)
+            if (s[i].ok == 1)
+                t[i].hub_bytes =
+                    b.role == ML_HUB_QUIET ? s[i].hub_bytes + 2 * s[i].payload_bytes : idle;
+        CHECK(!ml_band_judge(&b, t, n, why));
+        if (b.role == ML_HUB_QUIET)
+            ++*ret_direct;
+        else
+            ++*ret_relayed;
+    }
+    return passed;
+}
+
+/* Real passes: every one genuine, every one passes, and each fails with its seconds off the
+ * path. */
+static void test_lab_runs(void)
+{
+    unsigned relayed_n, direct_n;
+    /* val17: the quick profile on six hub and direct paths, every pass genuine */
+    CHECK(judge_recorded("tests/data/samples/pass/val17.tsv", &relayed_n, &direct_n) == 36);
+    CHECK(relayed_n == 30 && direct_n == 6);
+    /* docs/examples: CI's run at 62b6e33, whose nebula-relay forward-8 pass the 1.8-4.0 band
+     * failed on the counters' lag (test_counter_lag) */
+    CHECK(judge_recorded("tests/data/samples/pass/ci-62b6e33.tsv", &relayed_n, &direct_n) == 36);
+    CHECK(relayed_n == 18 && direct_n == 18);
 }
 
 static void test_direct_band(void)
 {
+    struct ml_band b = {.role = ML_HUB_QUIET, .idle_bytes_per_s = 800};
     struct ml_second s[6];
     for (size_t i = 0; i < 6; i++)
         s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = 60e6, .hub_bytes = 900};
     g_autoptr(GString) why = g_string_new(NULL);
     /* Idle 800 B/s: a few hundred bytes above it is the bridge's chatter, not the payload. */
-    CHECK(ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
-    /* A detour: seconds 3 and 4 put the payload through the hub twice. */
-    s[2].hub_bytes = 2 * 60e6;
-    s[3].hub_bytes = 30e6;
-    CHECK(!ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
-    CHECK(s[2].ok == 0 && s[3].ok == 0 && s[1].ok == 1 && s[4].ok == 1);
-    CHECK(strstr(why->str, "second 3: hub moved 120.0 MB against an idle 800 B/s") != NULL);
-    /* The allowance: 16 KiB plus 0.1 % of the second's payload above the idle rate. */
+    CHECK(ml_band_judge(&b, s, 6, why));
+    CHECK(s[0].ok == 1 && s[5].ok == 1); /* a direct pass's edges are judged too */
+    /* A detour: seconds 3 to 5 put the payload through the hub twice. */
+    for (size_t i = 2; i < 5; i++)
+        s[i].hub_bytes = 2 * 60e6;
+    CHECK(!ml_band_judge(&b, s, 6, why));
+    CHECK(s[1].ok == 1 && s[2].ok == 0 && s[3].ok == 0 && s[4].ok == 0 && s[5].ok == 1);
+    CHECK_STR(why->str, "seconds 3 to 5: hub moved 360.0 MB against an idle 800 B/s (360.0 MB "
+                        "above it, allowed 229.2 kB)");
+    /* The allowance: 16 KiB a second plus 0.1 % of the payload above the idle rate. */
     for (size_t i = 0; i < 6; i++)
         s[i].hub_bytes = 800 + ML_BAND_DIRECT_SLACK_BYTES + 0.001 * 60e6;
     g_string_truncate(why, 0);
-    CHECK(ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+    CHECK(ml_band_judge(&b, s, 6, why));
     s[1].hub_bytes += 2;
-    CHECK(!ml_band_judge(ML_HUB_QUIET, 800, s, 6, why));
+    CHECK(!ml_band_judge(&b, s, 6, why));
+    CHECK(s[1].ok == 0 && s[0].ok == 1 && s[2].ok == 1);
 }
 
 static void test_stats(void)
@@ -182,7 +366,8 @@ static void test_guest_cpu(void)
     CHECK(c.steal_s == 0.12);
     size_t neb = ml_daemon_index("nebula"), wgo = ml_daemon_index("wireguard-go");
     size_t ts = ml_daemon_index("tailscaled"), hs = ml_daemon_index("headscale");
-    CHECK(neb < ML_DAEMONS_MAX && wgo < ML_DAEMONS_MAX && ts < ML_DAEMONS_MAX && hs < ML_DAEMONS_MAX);
+    CHECK(neb < ML_DAEMONS_MAX && wgo < ML_DAEMONS_MAX && ts < ML_DAEMONS_MAX &&
+          hs < ML_DAEMONS_MAX);
     CHECK(fabs(c.daemon_s[neb] - 3.8) < 1e-9);       /* nebula: (250 + 130) / 100 */
     CHECK(fabs(c.daemon_s[wgo] - 16.5) < 1e-9);      /* wireguard-go: two processes together */
     CHECK(c.daemon_s[ts] < 0 && c.daemon_s[hs] < 0); /* no tailscaled, no headscale */
@@ -368,7 +553,11 @@ static void test_judge(void)
     struct ml_iperf_result r = {
         .payload_bytes = 80000000, .n_intervals = 2, .interval_bytes = {9.9e6, 10.1e6}};
     struct ml_pass_verdict v = {0};
-    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views_ok, 3, &v);
+    const struct ml_pass_expect wg = {.role = ML_HUB_CARRIES,
+                                      .encap = ml_path_find("wireguard-hub")->encap,
+                                      .idle_bytes_per_s = 400,
+                                      .ping_interval_s = 0.05};
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
     CHECK(v.passed);
     CHECK_STR(v.reason->str, "");
     CHECK(v.n == 8);
@@ -383,38 +572,42 @@ static void test_judge(void)
     ml_pass_verdict_clear(&v);
     CHECK(v.sec == NULL && v.reason == NULL);
 
-    /* Seconds 4 and 5 went around the hub: the band fails the pass and says which. */
-    hub[3] = hub[4] = 3000;
+    /* Seconds 4 to 6 went around the hub: the band fails the pass and says which, with the
+     * band it judged them by (the samples' 1,000 hub packets received a second are fewer than
+     * the segments: no ACK counted, the model's floor expected). */
+    hub[3] = hub[4] = hub[5] = 3000;
     ns = samples_of(client, hub, 8, smp);
-    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views_ok, 3, &v);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
     CHECK(!v.passed);
-    CHECK(v.sec[3].ok == 0 && v.sec[4].ok == 0 && v.sec[2].ok == 1);
-    CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: second 4: hub moved 3.0 kB "
-                                          "for 10.0 MB of payload"));
-    CHECK(strstr(v.reason->str, "; second 5: hub moved 3.0 kB") != NULL);
+    CHECK(v.sec[3].ok == 0 && v.sec[4].ok == 0 && v.sec[5].ok == 0 && v.sec[2].ok == 1 &&
+          v.sec[6].ok == 1);
+    CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: seconds 4 to 6: hub moved "
+                                          "9.0 kB (7.8 kB above idle) for 30.0 MB of payload, "
+                                          "0.00 per payload byte; the path's frames give 2.18"));
     CHECK(strstr(v.reason->str, "view") == NULL);
+    CHECK(v.band.floor > 2.18 && v.band.ceiling < 2.39 && v.band.not_payload == 0);
     ml_pass_verdict_clear(&v);
 
-    /* The counters lag: CI's nebula-relay pass (test_counter_lag) through the judge passes. */
-    static const double lag_payload[] = {6161,   117038, 183116, 210127,
-                                         106678, 109222, 174661, 106368};
-    static const double lag_hub[] = {21946, 417096, 650865, 673162, 464398, 389480, 617978, 385463};
-    ns = samples_of(lag_payload, lag_hub, 8, smp);
-    double lag_total = 0;
+    /* Through the judge, issue 18's false alarm passes (test_counter_lag): 1.75 then 2.59. */
     for (size_t i = 0; i < 8; i++)
-        lag_total += lag_payload[i];
-    struct ml_iperf_result lag_r = {.payload_bytes = (uint64_t)lag_total};
-    ml_pass_judge(ML_HUB_CARRIES, 12823, smp, ns, &lag_r, views_ok, 3, &v);
-    CHECK(v.passed && v.sec[4].ok == 1);
+        hub[i] = 2.23 * 10e6 + 400;
+    hub[3] = 1.75 * 10e6 + 400;
+    hub[4] = 2.59 * 10e6 + 400;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed && v.sec[3].ok == 1 && v.sec[4].ok == 1);
     ml_pass_verdict_clear(&v);
-    /* and a second without a neighbour to make up for it still fails it */
-    double loop_hub[8];
-    memcpy(loop_hub, lag_hub, sizeof(loop_hub));
-    loop_hub[4] = 4.6 * lag_payload[4] + 12823;
-    loop_hub[3] = 4.6 * lag_payload[3] + 12823;
-    ns = samples_of(lag_payload, loop_hub, 8, smp);
-    ml_pass_judge(ML_HUB_CARRIES, 12823, smp, ns, &lag_r, views_ok, 3, &v);
-    CHECK(!v.passed && v.sec[4].ok == 0);
+    /* and a loop's two seconds still fail it */
+    hub[3] = hub[4] = 4.6 * 10e6 + 400;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && v.sec[3].ok == 0 && v.sec[4].ok == 0);
+    ml_pass_verdict_clear(&v);
+
+    /* A relay without a frame model is not judged as passing. */
+    const struct ml_pass_expect bare = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
+    ml_pass_judge(&bare, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "no frame model"));
     ml_pass_verdict_clear(&v);
 
     /* A view that did not show the path fails a pass whose seconds are all inside. */
@@ -424,7 +617,7 @@ static void test_judge(void)
     struct ml_pass_view views[3];
     memcpy(views, views_ok, sizeof(views));
     views[1] = (struct ml_pass_view){"middle", false, "route: 10.10.0.3 dev eth0"};
-    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views, 3, &v);
+    ml_pass_judge(&wg, smp, ns, &r, views, 3, &v);
     CHECK(!v.passed);
     CHECK_STR(v.reason->str, "the dataplane's view at the middle did not show the path: "
                              "route: 10.10.0.3 dev eth0");
@@ -433,7 +626,7 @@ static void test_judge(void)
     hub[5] = 4.6 * 10e6;
     ns = samples_of(client, hub, 8, smp);
     views[2] = (struct ml_pass_view){"end", false, NULL};
-    ml_pass_judge(ML_HUB_CARRIES, 400, smp, ns, &r, views, 3, &v);
+    ml_pass_judge(&wg, smp, ns, &r, views, 3, &v);
     CHECK(!v.passed);
     CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: second 6: "));
     CHECK(g_str_has_suffix(v.reason->str,
@@ -447,22 +640,25 @@ static void test_judge(void)
     for (size_t i = 0; i < 8; i++)
         hub[i] = 900;
     ns = samples_of(client, hub, 8, smp);
-    ml_pass_judge(ML_HUB_QUIET, 800, smp, ns, &r, views_ok, 3, &v);
+    const struct ml_pass_expect plain = {.role = ML_HUB_QUIET, .idle_bytes_per_s = 800};
+    ml_pass_judge(&plain, smp, ns, &r, views_ok, 3, &v);
     CHECK(v.passed && v.sec[0].ok == 1 && v.sec[7].ok == 1);
     ml_pass_verdict_clear(&v);
-    hub[2] = 2 * 10e6;
+    hub[2] = hub[3] = hub[4] = 2 * 10e6;
     ns = samples_of(client, hub, 8, smp);
-    ml_pass_judge(ML_HUB_QUIET, 800, smp, ns, &r, views_ok, 3, &v);
-    CHECK(!v.passed && v.sec[2].ok == 0);
-    CHECK_STR(v.reason->str,
-              "outside the direct band: second 3: hub moved 20.0 MB against an idle 800 B/s");
+    ml_pass_judge(&plain, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && v.sec[2].ok == 0 && v.sec[4].ok == 0 && v.sec[5].ok == 1);
+    CHECK_STR(v.reason->str, "outside the direct band: seconds 3 to 5: hub moved 60.0 MB against "
+                             "an idle 800 B/s (60.0 MB above it, allowed 79.2 kB)");
     ml_pass_verdict_clear(&v);
 }
 
 int main(void)
 {
     test_judge();
+    test_band_physics();
     test_counter_lag();
+    test_lab_runs();
     test_probe_bytes();
     test_carried();
     test_p99_counts_the_lost();

@@ -19,9 +19,8 @@
 
 /* Whether the hub's NIC may see the path's traffic, counted above its idle
  * bytes. A bystander hub moves under 5% of the probe's bytes; a hub that
- * relays moves every byte twice, each inside a larger packet: between 1.5 and
- * 3.0 times the probe's bytes (the seed measured 2.2 to 2.5; more than 3 is a
- * loop or a second relay, not this path). */
+ * relays moves every byte twice, each inside a frame of the path's encap: the
+ * exact multiple its frames give, within 5% (verdict.h). */
 enum ml_hub_role { ML_HUB_QUIET, ML_HUB_CARRIES, ML_HUB_FOUND };
 /* ML_HUB_FOUND: a path nothing forces (NAME-auto). The dataplane's own view says which it
  * found, and the hub's NIC must agree: quiet for direct, carrying for a relay. */
@@ -131,6 +130,9 @@ struct ml_encap {
 };
 /* Kernel WireGuard and wireguard-go: the same wire format and padding. */
 extern const struct ml_encap ml_encap_wireguard;
+/* Pure: an IP packet of inner bytes (at most e->inner_mtu) as the hub's NIC counts it through
+ * e: padded, wrapped, with its Ethernet header. 0 for e NULL. */
+unsigned ml_encap_frame_bytes(const struct ml_encap *e, unsigned inner);
 
 struct ml_path_ops {
     const char *name; /* as topologies and results name it */

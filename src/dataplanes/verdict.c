@@ -1,5 +1,6 @@
 #include "dataplanes/verdict.h"
 
+#include <math.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -117,6 +118,13 @@ bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *senten
     return ok;
 }
 
+double ml_probe_ratio(const struct ml_encap *e, unsigned inner)
+{
+    if (!e || !inner)
+        return 0;
+    return 2.0 * ml_encap_frame_bytes(e, inner) / inner;
+}
+
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence)
 {
@@ -132,16 +140,38 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
         g_string_append(sentence, "the dataplane found no path; ");
     bool quiet = role == ML_HUB_QUIET;
     long long carried = ev->hub_bytes - ev->hub_idle_bytes;
-    bool hub_ok = role == ML_HUB_FOUND ? false
-                  : quiet              ? carried * 20 < ev->probe_bytes
-                          : carried * 2 >= ev->probe_bytes * 3 && carried <= ev->probe_bytes * 3;
+    bool hub_ok = false;
+    g_autofree char *must = NULL;
+    if (quiet) {
+        hub_ok = carried * 20 < ev->probe_bytes;
+        must = g_strdup("under 5%");
+    } else {
+        /* A relay moves each ping and its reply in and out as a frame of the path's own, so
+         * the hub's bytes are an exact multiple of the probe's (ml_probe_ratio). The
+         * probe's bytes are two IP packets of one size per answered ping. */
+        unsigned inner = ev->received ? (unsigned)(ev->probe_bytes / (2 * ev->received)) : 0;
+        double ratio = ml_probe_ratio(ops->encap, inner);
+        double expect = ratio * (double)ev->probe_bytes;
+        hub_ok = role != ML_HUB_FOUND && ratio > 0 &&
+                 fabs((double)carried - expect) <= expect * ML_PROBE_TOLERANCE_PERCENT / 100;
+        if (ratio > 0)
+            must = g_strdup_printf("%.3f times, within %.0f%%: %.0f to %.0f, the path's frames "
+                                   "for these pings",
+                                   ratio, ML_PROBE_TOLERANCE_PERCENT,
+                                   expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100),
+                                   expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100));
+        else if (!inner)
+            must = g_strdup("the multiple its frames give of the pings answered, and none was");
+        else
+            must = g_strdup("the multiple its frames give, and the path has no frame model "
+                            "(ml_path_ops.encap)");
+    }
     g_string_append_printf(sentence,
                            "route: %s; %u/%u probe pings answered (all must be); hub NIC moved "
                            "%lld bytes, less %lld idle (as long, just before) is %lld for %lld "
                            "probe bytes (must be %s)",
                            ev->route ? ev->route : "?", ev->received, ev->transmitted,
-                           ev->hub_bytes, ev->hub_idle_bytes, carried, ev->probe_bytes,
-                           quiet ? "under 5%" : "between 1.5 and 3.0 times");
+                           ev->hub_bytes, ev->hub_idle_bytes, carried, ev->probe_bytes, must);
     return own && answered && hub_ok;
 }
 
@@ -164,4 +194,3 @@ enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_top
            : v.found == ML_FOUND_RELAY ? ML_HUB_CARRIES
                                        : ML_HUB_FOUND;
 }
-

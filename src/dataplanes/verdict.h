@@ -31,7 +31,8 @@ bool ml_route_parse(const char *text, struct ml_route *ret);
 struct ml_evidence {
     long long hub_bytes;      /* hub NIC bytes in + out during the burst */
     long long hub_idle_bytes; /* the same over as long just before the burst; 0: unknown */
-    long long probe_bytes;    /* ICMP payload + headers sent and answered */
+    long long probe_bytes;    /* IP bytes of the pings answered and their replies: received x 2
+                               * x one packet's bytes (ICMP payload + headers) */
     unsigned transmitted, received;
     char *route;        /* the client's `ip -o route get TARGET`, squashed */
     struct ml_route rt; /* route's fields; ml_path_verdict reads route when !rt.parsed */
@@ -45,10 +46,20 @@ void ml_evidence_clear(struct ml_evidence *e);
 enum ml_hub_role ml_path_role(const struct ml_path_ops *ops, const struct ml_topology *topo,
                               const struct ml_evidence *ev);
 
+/* Pure: hub bytes per probe byte for a probe of inner-byte IP packets relayed through encap e:
+ * each ping and its reply cross the hub's NIC in and out, each a frame of
+ * ml_encap_frame_bytes, against the two IP packets the probe counts: 2 x frame / inner. 0 for
+ * e NULL or inner 0. */
+double ml_probe_ratio(const struct ml_encap *e, unsigned inner);
+/* How far a relaying hub's bytes for the probe may be from that ratio: the probe's frames are
+ * of one fixed size, so the ratio is exact. */
+#define ML_PROBE_TOLERANCE_PERCENT 5.0
+
 /* Pure: the verdict on one check. The route parsed (unless the caller did),
  * the path's own verify, then what every path shares, written once: every
  * probe ping answered, and the hub's bytes above its idle bytes within its
- * role's band. */
+ * role's band: under 5% of the probe's bytes for a bystander, the path's
+ * exact ratio within ML_PROBE_TOLERANCE_PERCENT for a relay. */
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
 

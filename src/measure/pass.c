@@ -1,6 +1,7 @@
 #include "measure/pass.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,41 @@
 
 /* ---- the band ---- */
 
+bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *r,
+                  double hub_rx_packets, double seconds, struct ml_band *ret, GString *why)
+{
+    struct ml_band b = {.role = x->role, .idle_bytes_per_s = x->idle_bytes_per_s};
+    /* A ping and its reply each cross a relaying hub's NIC in and out. */
+    if (x->encap && x->ping_interval_s > 0)
+        b.probe_bytes_per_s =
+            4.0 * ml_physics_frame_bytes(x->encap, ML_PING_INNER_BYTES) / x->ping_interval_s;
+    if (x->role == ML_HUB_QUIET) {
+        *ret = b;
+        return true;
+    }
+    if (!ml_physics_bounds(x->encap, &b.floor, &b.ceiling)) {
+        g_string_append(why, "the path has no frame model to judge its hub's bytes by (its "
+                             "ml_path_ops.encap is missing or its MTU holds no TCP segment)");
+        return false;
+    }
+    double payload = (double)r->payload_bytes;
+    struct ml_physics_counts counts = {
+        .payload_bytes = payload,
+        .hub_rx_packets = hub_rx_packets,
+        .probe_rx_packets = x->ping_interval_s > 0 ? 2 * seconds / x->ping_interval_s : 0,
+        .retransmits = r->retransmits > 0 ? (double)r->retransmits : 0,
+    };
+    struct ml_physics ph;
+    b.expected = ml_physics_expected(x->encap, &counts, &ph)
+                     ? CLAMP(ph.hub_bytes_per_payload_byte, b.floor, b.ceiling)
+                     : b.floor;
+    double unreceived =
+        r->bytes_sent > r->bytes_received ? (double)(r->bytes_sent - r->bytes_received) : 0;
+    b.not_payload = ml_physics_not_payload(x->encap, counts.retransmits, unreceived, payload);
+    *ret = b;
+    return true;
+}
+
 static const char *hub_rate(double bytes, char buf[32])
 {
     if (bytes >= 1e6)
@@ -33,84 +69,163 @@ static const char *hub_rate(double bytes, char buf[32])
     return buf;
 }
 
-/* A relayed second outside the band that is only the hub's counters lagging the client's: the
- * hub read in one instant counts bytes the client sent the second before (or the next second
- * catches up), so the second reads high where a judged neighbour reads low, or the other way
- * round, and the two seconds together are at the pass's own level (within
- * ML_BAND_LAG_TOLERANCE of the median second) and inside the band. A loop or a bypass has no
- * such neighbour: its seconds stay off the pass's level whatever they are paired with. */
-static bool lagged(const struct ml_second *s, const double *f, size_t n, size_t i, double idle,
-                   double level)
+/* Seconds a to z of a pass, summed, against its band. */
+struct window {
+    size_t a, z;
+    double payload, hub, above; /* above: the hub's bytes above its idle rate */
+    double factor;              /* relayed: above per payload byte */
+    double lo, hi;              /* relayed: factor's range; direct: above's allowance */
+    double probe;               /* relayed: the probe's share of the payload */
+    bool ok;
+};
+
+static struct window window_of(const struct ml_band *b, const struct ml_second *s, size_t a,
+                               size_t z)
 {
-    for (int d = -1; d <= 1; d += 2) {
-        if ((d < 0 && i == 0) || (d > 0 && i + 1 >= n))
-            continue;
-        size_t j = (size_t)((ptrdiff_t)i + d);
-        if (s[j].ok == -1 || !((f[i] - level) * (f[j] - level) < 0))
-            continue;
-        double hub = MAX(0.0, s[i].hub_bytes - idle) + MAX(0.0, s[j].hub_bytes - idle);
-        double pair = hub / (s[i].payload_bytes + s[j].payload_bytes);
-        if (pair >= ML_BAND_RELAY_MIN && pair <= ML_BAND_RELAY_MAX &&
-            fabs(pair - level) <= ML_BAND_LAG_TOLERANCE * level)
-            return true;
+    struct window w = {.a = a, .z = z};
+    for (size_t i = a; i <= z; i++) {
+        w.payload += s[i].payload_bytes;
+        w.hub += s[i].hub_bytes;
     }
-    return false;
+    double k = (double)(z - a + 1);
+    w.above = MAX(0.0, w.hub - k * b->idle_bytes_per_s);
+    if (b->role == ML_HUB_QUIET) {
+        w.hi = k * ML_BAND_DIRECT_SLACK_BYTES + ML_BAND_DIRECT_SLACK_SHARE * w.payload;
+        w.ok = w.above <= w.hi;
+        return w;
+    }
+    if (!(w.payload > 0)) {
+        w.ok = true; /* nothing to judge a ratio of */
+        return w;
+    }
+    w.factor = w.above / w.payload;
+    w.probe = k * b->probe_bytes_per_s / w.payload;
+    w.lo = b->floor - w.probe;
+    w.hi = b->ceiling + b->not_payload + w.probe;
+    w.ok = w.factor >= w.lo && w.factor <= w.hi;
+    return w;
 }
 
-bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
-                   GString *why)
+/* How far a window is outside its band, in its own units; 0 inside. */
+static double outside(const struct ml_band *b, const struct window *w)
 {
+    if (w->ok)
+        return 0;
+    if (b->role == ML_HUB_QUIET)
+        return w->above - w->hi;
+    return w->factor < w->lo ? w->lo - w->factor : w->factor - w->hi;
+}
+
+static void say_window(const struct ml_band *b, const struct ml_second *s, const struct window *w,
+                       GString *why)
+{
+    char h[32], p[32], i[32], al[32];
+    if (w->a == w->z)
+        g_string_append_printf(why, "second %.0f: ", s[w->a].t_s);
+    else
+        g_string_append_printf(why, "seconds %.0f to %.0f: ", s[w->a].t_s, s[w->z].t_s);
+    if (b->role == ML_HUB_QUIET) {
+        g_string_append_printf(why, "hub moved %s against an idle %s/s (%s above it, allowed %s)",
+                               hub_rate(w->hub, h), hub_rate(b->idle_bytes_per_s, i),
+                               hub_rate(w->above, p), hub_rate(w->hi, al));
+        return;
+    }
+    g_string_append_printf(why,
+                           "hub moved %s (%s above idle) for %s of payload, %.2f per payload "
+                           "byte; the path's frames give %.2f, allowed %.2f to %.2f (full "
+                           "segments %.2f to an ACK each %.2f, %.2f resent or never received, "
+                           "the probe's %.2f either way)",
+                           hub_rate(w->hub, h), hub_rate(w->above, i), hub_rate(w->payload, p),
+                           w->factor, b->expected, w->lo, w->hi, b->floor, b->ceiling,
+                           b->not_payload, w->probe);
+}
+
+/* The seconds a relayed pass judges: [*first, *last], none when *first > *last. */
+static void judged_span(const struct ml_band *b, const struct ml_second *s, size_t n,
+                        ptrdiff_t *first, ptrdiff_t *last)
+{
+    *first = 0;
+    *last = (ptrdiff_t)n - 1;
+    if (b->role == ML_HUB_QUIET)
+        return;
     g_autofree double *p = g_new(double, n + 1);
     for (size_t i = 0; i < n; i++)
         p[i] = s[i].payload_bytes;
-    double median = ml_median(p, n);
-    g_autofree double *f = g_new0(double, n + 1);
-    g_autofree double *fs = g_new0(double, n + 1);
-    size_t nf = 0;
+    double quarter = ml_median(p, n) / 4;
+    /* The first and the last second of a transfer are its edges: iperf3 starts and stops
+     * inside them, its streams ramp up, and the host's sample instants are not iperf3's (CI saw
+     * wireguard-go-hub's first 8-stream second at 1.79 above idle). Before and after them, what
+     * carries under a quarter of the median is the transfer not running yet, or any more. */
+    if (n > 2) {
+        ++*first;
+        --*last;
+    }
+    while (*first <= *last && !(quarter > 0 && s[*first].payload_bytes >= quarter))
+        ++*first;
+    while (*last >= *first && !(quarter > 0 && s[*last].payload_bytes >= quarter))
+        --*last;
+}
+
+bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why)
+{
+    if (n == 0)
+        return true;
+    ptrdiff_t from, to;
+    judged_span(b, s, n, &from, &to);
+    for (size_t i = 0; i < n; i++)
+        s[i].ok = (ptrdiff_t)i >= from && (ptrdiff_t)i <= to ? 1 : -1;
+    if (from > to)
+        return true;
+    size_t first = (size_t)from, last = (size_t)to;
+    size_t w = MIN((size_t)ML_BAND_WINDOW_S, last - first + 1);
+    size_t n_win = last - first + 2 - w;
+    g_autofree bool *failed = g_new0(bool, n_win + 1);
+    for (size_t k = 0; k < n_win; k++) {
+        size_t a = first + k, z = a + w - 1;
+        if (window_of(b, s, a, z).ok)
+            continue;
+        /* A lag: the bytes the hub's counters owe this window are in the second before or
+         * after it, edges included. */
+        failed[k] = !(a > 0 && window_of(b, s, a - 1, z).ok) &&
+                    !(z + 1 < n && window_of(b, s, a, z + 1).ok);
+    }
     unsigned bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        char a[32], b[32];
-        if (role == ML_HUB_QUIET) {
-            double excess = s[i].hub_bytes - idle_bytes_per_s;
-            double allowed =
-                ML_BAND_DIRECT_SLACK_BYTES + ML_BAND_DIRECT_SLACK_SHARE * s[i].payload_bytes;
-            s[i].ok = excess <= allowed;
-            if (!s[i].ok)
-                g_string_append_printf(why, "%ssecond %.0f: hub moved %s against an idle %s/s",
-                                       bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
-                                       hub_rate(idle_bytes_per_s, b));
+    for (size_t k = 0; k < n_win;) {
+        if (!failed[k]) {
+            k++;
             continue;
         }
-        /* The first and the last second of a transfer are its edges: iperf3 starts and stops
-         * inside them, its streams ramp up, and the host's sample instants are not iperf3's, so
-         * a second can count the client's bytes whose forwarding by the hub falls into the next
-         * one (CI saw wireguard-go-hub's first 8-stream second at 1.79 above idle). */
-        bool edge = n > 2 && (i == 0 || i == n - 1);
-        if (!(median > 0) || s[i].payload_bytes < median / 4 || edge) {
-            s[i].ok = -1;
-            continue;
+        /* A run of failed windows: the seconds outside on their own, else the window furthest
+         * out, are what failed it. */
+        size_t end = k;
+        while (end + 1 < n_win && failed[end + 1])
+            end++;
+        size_t a = first + k, z = first + end + w - 1;
+        size_t lo = SIZE_MAX, hi = 0;
+        for (size_t i = a; i <= z; i++)
+            if (!window_of(b, s, i, i).ok) {
+                s[i].ok = 0;
+                lo = MIN(lo, i);
+                hi = MAX(hi, i);
+            }
+        if (lo == SIZE_MAX) {
+            double worst = -1;
+            for (size_t j = k; j <= end; j++) {
+                struct window x = window_of(b, s, first + j, first + j + w - 1);
+                if (outside(b, &x) > worst) {
+                    worst = outside(b, &x);
+                    lo = x.a;
+                    hi = x.z;
+                }
+            }
+            for (size_t i = lo; i <= hi; i++)
+                s[i].ok = 0;
         }
-        f[i] = MAX(0.0, s[i].hub_bytes - idle_bytes_per_s) / s[i].payload_bytes;
-        fs[nf++] = f[i];
-        s[i].ok = f[i] >= ML_BAND_RELAY_MIN && f[i] <= ML_BAND_RELAY_MAX;
-    }
-    double level = nf ? ml_median(fs, nf) : 0;
-    for (size_t i = 0; i < n; i++) {
-        if (role == ML_HUB_QUIET || s[i].ok != 0)
-            continue;
-        if (lagged(s, f, n, i, idle_bytes_per_s, level))
-            s[i].ok = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char a[32], b[32];
-        if (role == ML_HUB_QUIET || s[i].ok != 0)
-            continue;
-        g_string_append_printf(why,
-                               "%ssecond %.0f: hub moved %s for %s of payload (%.2f per "
-                               "payload byte above idle, the band is %.1f to %.1f)",
-                               bad++ ? "; " : "", s[i].t_s, hub_rate(s[i].hub_bytes, a),
-                               hub_rate(s[i].payload_bytes, b), f[i], ML_BAND_RELAY_MIN,
-                               ML_BAND_RELAY_MAX);
+        struct window x = window_of(b, s, lo, hi);
+        if (bad++)
+            g_string_append(why, "; ");
+        say_window(b, s, &x, why);
+        k = end + 1;
     }
     return bad == 0;
 }
@@ -499,20 +614,25 @@ double ml_pass_carried_percent(double carried_bps, double offered_bps)
 
 /* ---- the verdict: from what was collected alone ---- */
 
-void ml_pass_judge(enum ml_hub_role role, double idle_bytes_per_s,
-                   const struct ml_pass_sample *samples, size_t n_samples,
-                   const struct ml_iperf_result *r, const struct ml_pass_view *views,
-                   size_t n_views, struct ml_pass_verdict *ret)
+void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *samples,
+                   size_t n_samples, const struct ml_iperf_result *r,
+                   const struct ml_pass_view *views, size_t n_views, struct ml_pass_verdict *ret)
 {
     size_t n_max = n_samples + 1;
     ret->sec = g_new0(struct ml_second, n_max);
     ret->n = build_series(samples, n_samples, r, ret->sec, n_max);
-    g_autoptr(GString) band = g_string_new(NULL);
-    bool in_band = ml_band_judge(role, idle_bytes_per_s, ret->sec, ret->n, band);
     ret->reason = g_string_new(NULL);
+    double rx_packets = 0, seconds = 0;
+    if (n_samples > 1) {
+        rx_packets = (double)(samples[n_samples - 1].hub.rx_packets - samples[0].hub.rx_packets);
+        seconds = samples[n_samples - 1].t - samples[0].t;
+    }
+    g_autoptr(GString) band = g_string_new(NULL);
+    bool in_band = ml_pass_band(x, r, rx_packets, seconds, &ret->band, band) &&
+                   ml_band_judge(&ret->band, ret->sec, ret->n, band);
     if (!in_band)
         g_string_append_printf(ret->reason, "outside the %s band: %s",
-                               role == ML_HUB_QUIET ? "direct" : "relayed", band->str);
+                               x->role == ML_HUB_QUIET ? "direct" : "relayed", band->str);
     for (size_t i = 0; i < n_views; i++)
         if (!views[i].ok)
             g_string_append_printf(ret->reason,
@@ -774,8 +894,11 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     if (pass_watch(pp, spec, &wt, err)) {
         const struct ml_pass_view views[] = {wt.w.start_view, wt.w.middle_view, wt.end_view};
         struct ml_pass_verdict v = {0};
-        ml_pass_judge(pp->ops->hub, pp->idle_hub_bytes_per_s,
-                      (const struct ml_pass_sample *)(void *)wt.samples->data, wt.samples->len,
+        const struct ml_pass_expect x = {.role = pp->ops->hub,
+                                         .encap = pp->ops->encap,
+                                         .idle_bytes_per_s = pp->idle_hub_bytes_per_s,
+                                         .ping_interval_s = pp->ping_interval_s};
+        ml_pass_judge(&x, (const struct ml_pass_sample *)(void *)wt.samples->data, wt.samples->len,
                       &wt.r, views, G_N_ELEMENTS(views), &v);
         o = pass_record(pp, spec, &wt, &v);
         ml_pass_verdict_clear(&v);

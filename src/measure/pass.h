@@ -2,9 +2,9 @@
  * hub's NIC counters are read from the host beside iperf3's own intervals, so each second has
  * its own hub bytes per payload byte; pings at 20 Hz measure the latency under load; the
  * dataplane's own view of the path is read at the start, the middle and the end; every
- * guest's CPU is read before and after, and the host's. A second outside the path's band, or a
- * view that does not show the path, fails the pass: it keeps its values as evidence, and no
- * figure includes it. */
+ * guest's CPU is read before and after, and the host's. A window of seconds outside the path's
+ * band (its own frames' physics), or a view that does not show the path, fails the pass: it
+ * keeps its values as evidence, and no figure includes it. */
 #pragma once
 
 #include <glib.h>
@@ -94,35 +94,65 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
  * scaled by the pass's payload over the client's NIC bytes: the hub and the client are read in
  * the same instant, so the ratio of a second needs no clock of the guest's. iperf3's own
  * interval of that number is kept beside it (it starts when iperf3 does, a moment later). ok: 1
- * inside the band, 0 outside, -1 not judged (too little payload in it to judge a ratio: the
- * start and the end of a transfer). */
+ * judged and inside its band, 0 one of the seconds that put a window outside it, -1 not judged
+ * (a relayed pass's start and end: too little payload in it to judge a ratio). */
 struct ml_second {
     double t_s, payload_bytes, iperf_bytes, client_bytes, hub_bytes, hub_packets;
     int ok;
 };
 
-/* The bands, as numbers: a relayed second moves 1.8 to 4.0 hub bytes per payload byte; a
- * direct second moves no more than the idle rate plus ML_BAND_DIRECT_SLACK_BYTES plus
- * ML_BAND_DIRECT_SLACK_SHARE of its payload. Below 1.8 part of the payload went around the hub.
- * The upper bound is 4.0, not 3.0: nebula's relay with 8 streams under TCG really moves 3.4 to 3.6
- * (two nebula headers and tags per packet, one ACK per segment, segments of ~900 bytes), while a
- * loop or a second relay moves every byte through the hub twice, 4.4 and more. */
-#define ML_BAND_RELAY_MIN 1.8
-#define ML_BAND_RELAY_MAX 4.0
+/* A direct path's hub may move its idle rate plus this much a second, plus this share of the
+ * payload: the bridge's chatter, not the payload. */
 #define ML_BAND_DIRECT_SLACK_BYTES 16384.0
 #define ML_BAND_DIRECT_SLACK_SHARE 0.001
-/* How close to the pass's median second two adjacent seconds must be, together, for one of them
- * outside the band to count as the counters' lag rather than the path (ml_band_judge). */
-#define ML_BAND_LAG_TOLERANCE 0.10
+/* The seconds judged together: a window's hub bytes against its payload. */
+#define ML_BAND_WINDOW_S 3
 
-/* Pure: judges every second of a pass for a path whose hub has role, and appends to why what
- * the seconds outside the band showed. A relayed second is not judged when it is the first or the
- * last of the pass (with more than two) or its payload is under a quarter of the median; one
- * outside the band is inside after all when it and an adjacent second deviate from the pass's
- * median second in opposite directions and together sit within ML_BAND_LAG_TOLERANCE of it (the
- * hub's counters lagging the client's by part of a second). True when no second is outside. */
-bool ml_band_judge(enum ml_hub_role role, double idle_bytes_per_s, struct ml_second *s, size_t n,
-                   GString *why);
+/* What a pass's hub may carry, as numbers (ml_pass_band). A relayed window's hub bytes above
+ * idle per payload byte must lie between floor less the probe's share and ceiling plus
+ * not_payload plus the probe's share; a direct window's must stay within the slack. The band is
+ * the model's whole range, not a tolerance around expected: expected counts the pass's ACKs
+ * from the hub's packets, which a loop through the hub inflates as much as its bytes. */
+struct ml_band {
+    enum ml_hub_role role;    /* ML_HUB_QUIET: direct; otherwise relayed */
+    double idle_bytes_per_s;  /* the hub's idle rate, taken under the same pings */
+    double probe_bytes_per_s; /* the loaded probe's frames on the hub, in and out: inside the
+                               * idle rate, but a ping lost or late under load moves them by
+                               * up to this much either way */
+    /* relayed only, hub bytes per payload byte: */
+    double expected;    /* the frame model at the pass's own ACKs (the report's physics) */
+    double floor;       /* ml_physics_bounds: full segments, no ACK */
+    double ceiling;     /* ml_physics_bounds: an ACK per segment */
+    double not_payload; /* what crossed the hub and is no payload: the retransmitted segments
+                         * and the bytes sent and never received, as full data frames in
+                         * and out, over the pass's payload */
+};
+
+/* A pass's inputs to its band known before it runs. */
+struct ml_pass_expect {
+    enum ml_hub_role role;
+    const struct ml_encap *encap; /* the path's frames (ml_path_ops.encap); NULL: direct */
+    double idle_bytes_per_s;
+    double ping_interval_s; /* the loaded probe's; 0: none */
+};
+
+/* Pure: the band of a pass from x and what it carried: iperf3's payload, bytes sent and
+ * retransmits, and the packets the hub received over seconds (for the pass's own ACKs, as the
+ * physics table counts them). False, with why, for a relayed path without a frame model to
+ * judge it by. */
+bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *r,
+                  double hub_rx_packets, double seconds, struct ml_band *ret, GString *why);
+
+/* Pure: judges a pass's seconds against band b, ML_BAND_WINDOW_S at a time, and appends to why
+ * what the windows outside it showed. A relayed pass's first and last second (with more than
+ * two) and the seconds before or after its transfer with under a quarter of the median payload
+ * are not judged. A window outside its band fails only when it stays outside with the second
+ * before it or the second after it added: the hub's counters lagging the client's move bytes
+ * into the next second, never further, and a window that takes that second in sums them
+ * whole; a bypass or a detour stays outside however it is paired. Its seconds that are outside
+ * on their own (or the window furthest out, when none is) are marked failed and named with
+ * their counters. True when no window is outside. */
+bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why);
 
 /* ---- the verdict of a pass, from what it collected alone ---- */
 
@@ -144,16 +174,17 @@ struct ml_pass_view {
 struct ml_pass_verdict {
     struct ml_second *sec; /* the pass's seconds, each judged (ok) */
     size_t n;
+    struct ml_band band; /* what they were judged against */
     bool passed;
     GString *reason; /* what failed it, as one sentence; empty when it passed */
 };
 
-/* Pure: judges a pass whose hub has role from its samples, iperf3's result and the dataplane's
+/* Pure: judges a pass expected as x from its samples, iperf3's result and the dataplane's
  * views: builds the per-second series (struct ml_second, payload from the client's NIC scaled by
- * r's payload), judges each second (ml_band_judge) and each view; the pass fails when a second
- * is outside the band or a view did not show the path. Free with ml_pass_verdict_clear. */
-void ml_pass_judge(enum ml_hub_role role, double idle_bytes_per_s,
-                   const struct ml_pass_sample *samples, size_t n_samples,
-                   const struct ml_iperf_result *r, const struct ml_pass_view *views,
-                   size_t n_views, struct ml_pass_verdict *ret);
+ * r's payload), its band (ml_pass_band), judges the seconds (ml_band_judge) and each view; the
+ * pass fails when a window is outside the band or a view did not show the path. Free with
+ * ml_pass_verdict_clear. */
+void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *samples,
+                   size_t n_samples, const struct ml_iperf_result *r,
+                   const struct ml_pass_view *views, size_t n_views, struct ml_pass_verdict *ret);
 void ml_pass_verdict_clear(struct ml_pass_verdict *v);

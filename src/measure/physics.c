@@ -6,25 +6,12 @@
 
 #define IP_TCP_BYTES 40
 #define TCP_TIMESTAMPS_BYTES 12
-#define ETHERNET_BYTES 14
 /* An ACK's IP and TCP headers with the timestamp option, no payload. */
 #define ACK_BYTES (IP_TCP_BYTES + TCP_TIMESTAMPS_BYTES)
 
-/* n inner bytes and the trailer padded to a multiple of e->pad_to, never past the MTU. */
-static unsigned padded(const struct ml_encap *e, unsigned n)
-{
-    n += e->trailer;
-    if (!e->pad_to)
-        return n;
-    unsigned p = (n + e->pad_to - 1) / e->pad_to * e->pad_to;
-    return p > e->inner_mtu + e->trailer ? e->inner_mtu + e->trailer : p;
-}
-
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner)
 {
-    if (!e)
-        return 0;
-    return padded(e, inner < e->inner_mtu ? inner : e->inner_mtu) + e->overhead + ETHERNET_BYTES;
+    return ml_encap_frame_bytes(e, inner);
 }
 
 bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_counts *n,
@@ -55,6 +42,28 @@ bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_count
     p.ceiling = 2 * (data + p.data_packets / 2 * p.ack_frame_bytes) / n->payload_bytes;
     *ret = p;
     return true;
+}
+
+bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_ceiling)
+{
+    if (!e || e->inner_mtu <= ACK_BYTES)
+        return false;
+    double mss = e->inner_mtu - ACK_BYTES;
+    double data = ml_physics_frame_bytes(e, e->inner_mtu);
+    double ack = ml_physics_frame_bytes(e, ACK_BYTES);
+    *ret_floor = 2 * data / mss;
+    *ret_ceiling = 2 * (data + ack) / mss;
+    return true;
+}
+
+double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,
+                              double payload)
+{
+    if (!e || e->inner_mtu <= ACK_BYTES || !(payload > 0))
+        return 0;
+    double frame = ml_physics_frame_bytes(e, e->inner_mtu);
+    double segments = MAX(0.0, retransmits) + MAX(0.0, unreceived) / (e->inner_mtu - ACK_BYTES);
+    return 2 * segments * frame / payload;
 }
 
 void ml_physics_compare(struct ml_physics *p, double measured)

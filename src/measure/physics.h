@@ -45,7 +45,7 @@ struct ml_physics {
 #define ML_PHYSICS_FLAG_PERCENT 5.0
 
 /* Pure: an IP packet of inner bytes as the hub's NIC counts it through encap e:
- * padded, wrapped, with its Ethernet header. 0 for e NULL. */
+ * padded, wrapped, with its Ethernet header. 0 for e NULL. (ml_encap_frame_bytes) */
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner);
 
 /* Pure: the expected factor of a transfer through encap e from its counters. The
@@ -55,6 +55,22 @@ unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner);
  * small for TCP. */
 bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_counts *n,
                          struct ml_physics *ret);
+/* Pure: what the hub's NIC may carry per payload byte of a TCP transfer through encap e,
+ * whatever its ACKs and however long: the floor is every segment full (MSS payload in a
+ * data_frame, 2 x data_frame / MSS: in and out) and no ACK at all; the ceiling adds one ACK
+ * frame per segment, about the most a receiver sends without loss (quickack, as TCG's slow
+ * guests do: val17's OpenVPN and tinc relays measured 1.2 segments per ACK), 2 x (data_frame
+ * + ack_frame) / MSS. A short segment costs a frame for less payload and lands above the
+ * floor, never below it; above the ceiling is what is no payload (retransmits, bytes sent and
+ * never received), a stream of short segments, or not this path. False, both untouched, for
+ * no encap or an MTU too small for TCP. */
+bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_ceiling);
+/* Pure: hub bytes per payload byte that crossed a relaying hub and are no payload: the
+ * retransmits (segments sent again) and the unreceived bytes (sent, never counted received: in
+ * flight or queued when the transfer ended), each as full data frames in and out. 0 for no
+ * encap or no payload. */
+double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,
+                              double payload);
 /* Sets measured, differs_percent and flag. */
 void ml_physics_compare(struct ml_physics *p, double measured);
 /* The results' `expected` object, `model` sentence included; measured, differs_percent
