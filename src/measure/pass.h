@@ -52,6 +52,12 @@ char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target,
  * were taken under the same pings. */
 char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
 
+/* The iperf3 client command of a pass of cell lasting seconds: -O leaves out
+ * ml_profile_omit_s(seconds) of warm-up within them; a UDP cell sends at its own rate (-u -b);
+ * offered_bits_per_second > 0 (a TCP cell at the fixed rate) is split over the streams. */
+char *ml_pass_iperf_cmd(const char *prefix, const char *target, const struct ml_cell *c,
+                        unsigned seconds, double offered_bits_per_second);
+
 /* The rtt object of ping's output: transmitted, received, loss_percent, p50/p90/p99_ms with
  * every lost ping counted as +inf (where that lands on a lost ping, the value is the largest
  * reply and pNN_at_least is true: the true figure is at least that), max_ms of the replies. */

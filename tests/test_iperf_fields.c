@@ -1,0 +1,243 @@
+/* What iperf3 3.12 already knows, read from real -J outputs (tests/data/samples/README): the
+ * warm-up -O leaves out, tcp_info's RTT, MSS and path MTU, the congestion control, a UDP run's
+ * loss and jitter; the command a pass runs; and the hub factor over the whole transfer.
+ *
+ * iperf 3.12's source (esnet/iperf, tag 3.12) is what the parser relies on:
+ *   src/iperf_api.c iperf_reset_stats(): when the omit timer fires, bytes_received = 0 and
+ *     bytes_sent_omit = bytes_sent, so end.sum_sent/sum_received leave the omitted seconds out,
+ *     while stream_max_rtt/stream_sum_rtt are not reset (the RTTs cover the warm-up);
+ *   iperf_print_intermediate(): intervals[].sum has "omitted" (the warm-up's intervals are
+ *     printed, marked true);
+ *   iperf_print_results(): end.streams[].sender has max_rtt, min_rtt, mean_rtt (tcp_info, µs)
+ *     for every stream, zeros where the local socket does not send (-R);
+ *   print_interval_results(): intervals[].streams[].pmtu (tcp_info's tcpi_pmtu) for a sending
+ *     TCP socket only;
+ *   iperf_on_connect(): start.tcp_mss when -M was given, else start.tcp_mss_default;
+ *   end.sender_tcp_congestion / receiver_tcp_congestion (TCP on Linux). */
+#include "check.h"
+#include "measure/parse_iperf.h"
+#include "measure/pass.h"
+
+#include <math.h>
+
+static char *sample(const char *name)
+{
+    g_autofree char *path = g_build_filename("tests/data/samples", name, NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(1);
+    }
+    return text;
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-6 * MAX(1.0, fabs(b));
+}
+
+/* iperf3 -t 3 -O 1: the first interval is the warm-up; every end figure is of the 3 s after. */
+static void test_omit_forward(void)
+{
+    g_autofree char *text = sample("iperf3/forward-1-omit-1.json");
+    struct ml_iperf_result r;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_iperf_parse(text, &r, &err));
+    CHECK(r.omit_s == 1);
+    CHECK(r.n_intervals == 4);
+    CHECK(r.interval_omitted[0] && !r.interval_omitted[1] && !r.interval_omitted[3]);
+    /* 3.12 leaves the omitted interval out of end.sum_sent: the measured intervals add up to
+     * it exactly. The parser's whole-transfer payload rests on this. */
+    double measured = r.interval_bytes[1] + r.interval_bytes[2] + r.interval_bytes[3];
+    CHECK(near(measured, (double)r.bytes_sent));
+    CHECK(r.bytes_sent == 2735472640u);
+    CHECK(r.payload_bytes == 2736128000u); /* end.sum_received */
+    CHECK(r.omitted_bytes == 857079808u);  /* intervals[0].sum */
+    CHECK(ml_iperf_transfer_bytes(&r) == 2736128000u + 857079808u);
+    CHECK(near(r.seconds, 3.000768));
+    CHECK(near(r.omitted_s, 1.000573992729187));
+    CHECK(near(ml_iperf_transfer_s(&r), 3.000768 + 1.000573992729187));
+    CHECK_STR(r.sender_congestion, "bbr");
+    CHECK_STR(r.receiver_congestion, "bbr");
+    CHECK(r.tcp_mss == 32768);
+    CHECK(near(r.rtt_mean_us, 1726) && near(r.rtt_max_us, 5001) && near(r.rtt_min_us, 531));
+    CHECK(r.pmtu == 65535);
+    CHECK(r.retransmits == 1);
+    CHECK(!r.udp && isnan(r.jitter_ms) && r.lost_packets == -1 && r.packets == -1);
+}
+
+/* --bidir -P 2 -O 1: the warm-up counts both directions; the RTT is the client's two sending
+ * sockets' only (the two receiving ones print 17 µs, their ACK-only flow's). */
+static void test_omit_bidir(void)
+{
+    g_autofree char *text = sample("iperf3/bidir-2-omit-1.json");
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(text, &r, NULL));
+    CHECK(r.omitted_bytes == 235929600u + 559677440u);
+    CHECK(r.payload_bytes == 687603818u + 2430992384u);
+    CHECK(ml_iperf_transfer_bytes(&r) == r.payload_bytes + r.omitted_bytes);
+    CHECK(near(r.rtt_mean_us, (4165.0 + 3159.0) / 2));
+    CHECK(near(r.rtt_max_us, 9530) && near(r.rtt_min_us, 1367));
+    CHECK(r.pmtu == 65535);
+    CHECK(r.retransmits == 18);
+}
+
+/* No -O: nothing omitted, the whole transfer is the measured one. -R: the client sends nothing,
+ * so neither RTT nor path MTU is known (3.12 prints zeros and no pmtu there). */
+static void test_no_omit_and_reverse(void)
+{
+    g_autofree char *text = sample("iperf3/reverse-1.json");
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(text, &r, NULL));
+    CHECK(r.omit_s == 0 && r.omitted_bytes == 0 && r.omitted_s == 0);
+    CHECK(ml_iperf_transfer_bytes(&r) == r.payload_bytes &&
+          near(ml_iperf_transfer_s(&r), r.seconds));
+    CHECK(isnan(r.rtt_mean_us) && isnan(r.rtt_max_us) && isnan(r.rtt_min_us));
+    CHECK(r.pmtu == -1);
+    CHECK(r.tcp_mss == 32768);
+}
+
+/* -u -b 10M -O 1: loss and jitter from end.sum; nothing of TCP. */
+static void test_udp(void)
+{
+    g_autofree char *text = sample("iperf3/udp-10M-omit-1.json");
+    struct ml_iperf_result r;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_iperf_parse(text, &r, &err));
+    CHECK(r.udp);
+    CHECK(r.packets == 114 && r.lost_packets == 0 && near(r.lost_percent, 0));
+    CHECK(near(r.jitter_ms, 0.02809206488748515));
+    CHECK(r.omitted_bytes == 1277952u && r.payload_bytes == 3735552u);
+    CHECK(r.retransmits == -1 && r.tcp_mss == -1 && r.pmtu == -1 && isnan(r.rtt_mean_us));
+    CHECK(r.sender_congestion[0] == 0);
+}
+
+/* Every field beyond the end sums may be missing or mistyped: it is then unknown, never an
+ * error and never a wrong number. */
+static void test_optional_fields(void)
+{
+    static const char bare[] = "{\"end\": {\"sum_sent\": {\"bytes\": 10}, \"sum_received\": "
+                               "{\"bytes\": 9, \"bits_per_second\": 8, \"seconds\": 1}}}";
+    struct ml_iperf_result r;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_iperf_parse(bare, &r, &err));
+    CHECK(r.omit_s == 0 && ml_iperf_transfer_bytes(&r) == 9 && r.tcp_mss == -1 && r.pmtu == -1);
+    CHECK(isnan(r.rtt_mean_us) && !r.udp && r.sender_congestion[0] == 0);
+
+    static const char odd[] =
+        "{\"start\": {\"tcp_mss_default\": \"big\", \"test_start\": {\"omit\": -3, \"protocol\": "
+        "\"UDP\"}},"
+        " \"intervals\": [{\"sum\": {\"bytes\": 5, \"seconds\": 1, \"omitted\": \"yes\"},"
+        "  \"streams\": [{\"pmtu\": -1, \"sender\": true}, {\"pmtu\": 1400}]}],"
+        " \"end\": {\"sender_tcp_congestion\": 5, \"sum\": {\"jitter_ms\": \"x\", "
+        "\"lost_percent\": "
+        "300, \"packets\": -2},"
+        "  \"streams\": [{\"sender\": {\"sender\": true, \"mean_rtt\": \"fast\", \"max_rtt\": 9}},"
+        "   {\"sender\": {\"sender\": false, \"mean_rtt\": 40, \"max_rtt\": 80}}, 7],"
+        "  \"sum_sent\": {\"bytes\": 10}, \"sum_received\": {\"bytes\": 9, \"bits_per_second\": 8,"
+        "  \"seconds\": 1}}}";
+    CHECK(ml_iperf_parse(odd, &r, &err));
+    CHECK(r.omit_s == 0 && r.omitted_bytes == 0 && !r.interval_omitted[0]);
+    CHECK(r.tcp_mss == -1 && r.pmtu == -1 && isnan(r.rtt_mean_us) && isnan(r.rtt_max_us));
+    CHECK(r.udp && isnan(r.jitter_ms) && isnan(r.lost_percent) && r.packets == -1);
+    CHECK(r.sender_congestion[0] == 0);
+}
+
+/* The command a pass runs: the warm-up within the pass's seconds, UDP at its rate, rrul both
+ * ways with 4 streams, the fixed rate split over the streams. */
+static void test_iperf_cmd(void)
+{
+    static const struct {
+        struct ml_cell cell;
+        unsigned seconds;
+        double offered;
+        const char *want;
+    } cases[] = {
+        {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
+         30,
+         0,
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2"},
+        {{.name = "reverse-1", .direction = ML_DIR_REVERSE, .streams = 1},
+         4,
+         0,
+         "iperf3 -J -c 10.0.0.3 -t 3 -O 1 -R"},
+        {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
+         3,
+         0,
+         "iperf3 -J -c 10.0.0.3 -t 3"},
+        {{.name = "forward-8-fixed", .direction = ML_DIR_FORWARD, .streams = 8, .fixed_rate = true},
+         8,
+         80e6,
+         "iperf3 -J -c 10.0.0.3 -t 6 -O 2 -P 8 -b 10000000"},
+        {{.name = "udp-10M",
+          .direction = ML_DIR_FORWARD,
+          .streams = 1,
+          .kind = ML_CELL_UDP,
+          .udp_bits_per_second = 10e6},
+         30,
+         0,
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 -u -b 10000000"},
+        {{.name = "rrul", .direction = ML_DIR_BIDIR, .streams = 4, .kind = ML_CELL_RRUL},
+         30,
+         0,
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 --bidir -P 4"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *got =
+            ml_pass_iperf_cmd(NULL, "10.0.0.3", &cases[i].cell, cases[i].seconds, cases[i].offered);
+        CHECK_STR(got, cases[i].want);
+    }
+    g_autofree char *ns = ml_pass_iperf_cmd("ip netns exec c ", "10.0.0.3", &cases[0].cell, 30, 0);
+    CHECK_STR(ns, "ip netns exec c iperf3 -J -c 10.0.0.3 -t 28 -O 2");
+    CHECK(ml_profile_omit_s(1) == 0 && ml_profile_omit_s(4) == 1 && ml_profile_omit_s(7) == 1);
+    CHECK(ml_profile_omit_s(8) == 2 && ml_profile_omit_s(600) == 2);
+}
+
+/* The series of a relayed pass with -O 1, built from the recorded forward-1-omit-1.json: the
+ * client's NIC moved exactly iperf3's interval bytes each second, the hub twice that. Each
+ * second's payload is the client's bytes scaled by the whole transfer's payload over the
+ * client's NIC bytes, so it must come out at the client's bytes (scale ~1), and the pass's
+ * hub factor over the whole transfer at 2. Scaled by the measured payload alone (the warm-up
+ * left out) every second would read ~3/4 of its payload and the hub factor ~8/3. */
+static void test_series_with_warm_up(void)
+{
+    g_autofree char *text = sample("iperf3/forward-1-omit-1.json");
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(text, &r, NULL));
+    struct ml_pass_sample smp[5] = {0};
+    long long client = 0;
+    for (unsigned k = 1; k <= 4; k++) {
+        client += (long long)r.interval_bytes[k - 1];
+        smp[k].t = k;
+        smp[k].client.tx_bytes = client;
+        smp[k].hub.rx_bytes = client;
+        smp[k].hub.tx_bytes = client;
+    }
+    struct ml_pass_verdict v = {0};
+    const struct ml_pass_view views[] = {{"start", true, NULL}};
+    ml_pass_judge(ML_HUB_CARRIES, 0, smp, 5, &r, views, 1, &v);
+    CHECK(v.n == 4);
+    double scale = (double)ml_iperf_transfer_bytes(&r) / (double)client;
+    CHECK(fabs(scale - 1) < 0.001); /* the client NIC's bytes are the whole transfer's */
+    for (size_t i = 0; i < v.n; i++)
+        CHECK(fabs(v.sec[i].payload_bytes / r.interval_bytes[i] - 1) < 0.001);
+    CHECK(v.passed);
+    struct ml_hub_factors f =
+        ml_pass_hub_factors(2 * client, 0, 0, (long long)ml_iperf_transfer_bytes(&r));
+    CHECK(fabs(f.net - 2) < 0.002);
+    struct ml_hub_factors wrong = ml_pass_hub_factors(2 * client, 0, 0, (long long)r.payload_bytes);
+    CHECK(wrong.net > 2.5); /* what dividing by the measured payload alone would have read */
+    ml_pass_verdict_clear(&v);
+}
+
+int main(void)
+{
+    test_omit_forward();
+    test_omit_bidir();
+    test_no_omit_and_reverse();
+    test_udp();
+    test_optional_fields();
+    test_iperf_cmd();
+    test_series_with_warm_up();
+    return check_finish();
+}
