@@ -230,6 +230,63 @@ static void test_series_with_warm_up(void)
     ml_pass_verdict_clear(&v);
 }
 
+/* A number of the pass's object, or NAN when it is null or missing. */
+static double field(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && v ? json_object_get_double(v) : NAN;
+}
+
+static bool is_null(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && v == NULL;
+}
+
+/* What results.json's passes[] keep of iperf3: the whole transfer beside the measured part. */
+static void test_pass_json(void)
+{
+    g_autofree char *tcp_text = sample("iperf3/forward-1-omit-1.json");
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(tcp_text, &r, NULL));
+    const struct ml_cell tcp = {.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1};
+    struct json_object *o = json_object_new_object();
+    ml_pass_iperf_json(o, &tcp, &r);
+    CHECK(field(o, "payload_bytes") == 2736128000.0 + 857079808.0);
+    CHECK(field(o, "measured_payload_bytes") == 2736128000.0);
+    CHECK(field(o, "omitted_payload_bytes") == 857079808.0);
+    CHECK(near(field(o, "omitted_s"), 1.000573992729187));
+    CHECK(near(field(o, "measured_s"), 3.000768));
+    CHECK(near(field(o, "duration_s"), 3.000768 + 1.000573992729187));
+    CHECK(near(field(o, "retransmits_per_second"), 1 / 3.000768));
+    CHECK(near(field(o, "tcp_rtt_mean_ms"), 1.726) && near(field(o, "tcp_rtt_max_ms"), 5.001));
+    CHECK(near(field(o, "tcp_rtt_min_ms"), 0.531));
+    CHECK(field(o, "tcp_mss") == 32768 && field(o, "path_mtu") == 65535);
+    struct json_object *cc = NULL;
+    CHECK(json_object_object_get_ex(o, "tcp_congestion_sender", &cc) &&
+          strcmp(json_object_get_string(cc), "bbr") == 0);
+    CHECK(is_null(o, "udp_loss_percent") && is_null(o, "udp_offered_bits_per_second"));
+    json_object_put(o);
+
+    g_autofree char *udp_text = sample("iperf3/udp-10M-omit-1.json");
+    CHECK(ml_iperf_parse(udp_text, &r, NULL));
+    const struct ml_cell udp = {.name = "udp-10M",
+                                .direction = ML_DIR_FORWARD,
+                                .streams = 1,
+                                .kind = ML_CELL_UDP,
+                                .udp_bits_per_second = 10e6};
+    o = json_object_new_object();
+    ml_pass_iperf_json(o, &udp, &r);
+    CHECK(field(o, "udp_offered_bits_per_second") == 10e6);
+    CHECK(field(o, "udp_loss_percent") == 0 && field(o, "udp_packets") == 114);
+    CHECK(field(o, "udp_lost_packets") == 0 && near(field(o, "udp_jitter_ms"), 0.0280920648874));
+    CHECK(is_null(o, "retransmits") && is_null(o, "retransmits_per_second"));
+    CHECK(is_null(o, "tcp_mss") && is_null(o, "tcp_rtt_mean_ms") && is_null(o, "path_mtu"));
+    CHECK(is_null(o, "tcp_congestion_sender"));
+    CHECK(field(o, "payload_bytes") == 3735552.0 + 1277952.0);
+    json_object_put(o);
+}
+
 int main(void)
 {
     test_omit_forward();
@@ -239,5 +296,6 @@ int main(void)
     test_optional_fields();
     test_iperf_cmd();
     test_series_with_warm_up();
+    test_pass_json();
     return check_finish();
 }

@@ -630,11 +630,20 @@ static struct json_object *string_or_null(const char *s)
     return *s ? json_object_new_string(s) : NULL;
 }
 
-/* What iperf3 read from the kernel's tcp_info and, for a UDP cell, the receiver's loss and
- * jitter (ml_iperf_result says where each comes from and when it is unknown). */
-static void record_iperf_extra(struct json_object *o, const struct ml_cell *c,
-                               const struct ml_iperf_result *r)
+void ml_pass_iperf_json(struct json_object *o, const struct ml_cell *c,
+                        const struct ml_iperf_result *r)
 {
+    json_object_object_add(o, "duration_s", json_object_new_double(ml_iperf_transfer_s(r)));
+    add_int(o, "payload_bytes", (long long)ml_iperf_transfer_bytes(r));
+    json_object_object_add(o, "omitted_s", json_object_new_double(r->omitted_s));
+    add_int(o, "omitted_payload_bytes", (long long)r->omitted_bytes);
+    json_object_object_add(o, "measured_s", json_object_new_double(r->seconds));
+    add_int(o, "measured_payload_bytes", (long long)r->payload_bytes);
+    add_int(o, "sent_bytes", (long long)r->bytes_sent);
+    json_object_object_add(o, "bits_per_second",
+                           json_object_new_double(r->payload_bits_per_second));
+    json_object_object_add(o, "retransmits",
+                           r->retransmits >= 0 ? json_object_new_int64(r->retransmits) : NULL);
     json_object_object_add(o, "retransmits_per_second",
                            r->retransmits >= 0 && r->seconds > 0
                                ? json_object_new_double((double)r->retransmits / r->seconds)
@@ -675,18 +684,7 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     const struct ml_pass_sample *first = &g_array_index(wt->samples, struct ml_pass_sample, 0);
     const struct ml_pass_sample *last =
         &g_array_index(wt->samples, struct ml_pass_sample, wt->samples->len - 1);
-    json_object_object_add(o, "duration_s", json_object_new_double(ml_iperf_transfer_s(r)));
-    add_int(o, "payload_bytes", (long long)ml_iperf_transfer_bytes(r));
-    json_object_object_add(o, "omitted_s", json_object_new_double(r->omitted_s));
-    add_int(o, "omitted_payload_bytes", (long long)r->omitted_bytes);
-    json_object_object_add(o, "measured_s", json_object_new_double(r->seconds));
-    add_int(o, "measured_payload_bytes", (long long)r->payload_bytes);
-    add_int(o, "sent_bytes", (long long)r->bytes_sent);
-    json_object_object_add(o, "bits_per_second",
-                           json_object_new_double(r->payload_bits_per_second));
-    json_object_object_add(o, "retransmits",
-                           r->retransmits >= 0 ? json_object_new_int64(r->retransmits) : NULL);
-    record_iperf_extra(o, spec->cell, r);
+    ml_pass_iperf_json(o, spec->cell, r);
     long long rx = last->hub.rx_bytes - first->hub.rx_bytes;
     long long tx = last->hub.tx_bytes - first->hub.tx_bytes;
     add_int(o, "hub_rx_bytes", rx);
