@@ -17,6 +17,7 @@
 #include "check.h"
 #include "measure/parse_iperf.h"
 #include "measure/pass.h"
+#include "report/schema_check.h"
 
 #include <math.h>
 
@@ -287,6 +288,46 @@ static void test_pass_json(void)
     json_object_put(o);
 }
 
+/* The schema takes what ml_pass_iperf_json writes, nulls included, and the new cell names:
+ * the example run's first pass, given a UDP and then a TCP pass's fields. */
+static void test_schema_takes_them(void)
+{
+    struct json_object *doc = json_object_from_file("docs/examples/results.json");
+    CHECK(doc != NULL);
+    if (!doc)
+        return;
+    struct json_object *paths = NULL, *passes = NULL;
+    CHECK(json_object_object_get_ex(doc, "paths", &paths) &&
+          json_object_object_get_ex(json_object_array_get_idx(paths, 0), "passes", &passes));
+    struct json_object *pass = json_object_array_get_idx(passes, 0);
+    static const struct {
+        const char *file, *cell;
+        struct ml_cell c;
+    } cases[] = {
+        {"iperf3/udp-10M-omit-1.json",
+         "udp-10M",
+         {.streams = 1, .kind = ML_CELL_UDP, .udp_bits_per_second = 10e6}},
+        {"iperf3/bidir-2-omit-1.json", "rrul", {.streams = 4, .kind = ML_CELL_RRUL}},
+        {"iperf3/reverse-1.json", "reverse-1", {.streams = 1, .direction = ML_DIR_REVERSE}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = sample(cases[i].file);
+        struct ml_iperf_result r;
+        CHECK(ml_iperf_parse(text, &r, NULL));
+        ml_pass_iperf_json(pass, &cases[i].c, &r);
+        json_object_object_add(pass, "cell", json_object_new_string(cases[i].cell));
+        g_autofree char *at = NULL, *rule = NULL;
+        bool valid = ml_schema_validate(ml_results_schema(), doc, &at, &rule);
+        CHECK(valid);
+        if (!valid)
+            fprintf(stderr, "%s: %s: %s\n", cases[i].file, at, rule);
+    }
+    /* A cell name outside the vocabulary is still refused. */
+    json_object_object_add(pass, "cell", json_object_new_string("udp-10X"));
+    CHECK(!ml_schema_validate(ml_results_schema(), doc, NULL, NULL));
+    json_object_put(doc);
+}
+
 int main(void)
 {
     test_omit_forward();
@@ -297,5 +338,6 @@ int main(void)
     test_iperf_cmd();
     test_series_with_warm_up();
     test_pass_json();
+    test_schema_takes_them();
     return check_finish();
 }
