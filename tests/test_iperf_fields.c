@@ -142,6 +142,16 @@ static void test_optional_fields(void)
     CHECK(r.tcp_mss == -1 && r.pmtu == -1 && isnan(r.rtt_mean_us) && isnan(r.rtt_max_us));
     CHECK(r.udp && isnan(r.jitter_ms) && isnan(r.lost_percent) && r.packets == -1);
     CHECK(r.sender_congestion[0] == 0);
+
+    /* An interval no pass can have is refused, not summed into the warm-up. */
+    static const char huge[] =
+        "{\"intervals\": [{\"sum\": {\"bytes\": 9223372036854775807, \"seconds\": 1, "
+        "\"omitted\": true}}], \"end\": {\"sum_sent\": {\"bytes\": 10}, \"sum_received\": "
+        "{\"bytes\": 9, \"bits_per_second\": 8, \"seconds\": 1}}}";
+    CHECK(!ml_iperf_parse(huge, &r, &err));
+    CHECK_STR(err ? err->message : NULL,
+              "iperf3 output's intervals[0] claims 9223372036854775808 bytes in 1 s; no "
+              "interval of a pass has more than 9007199254740992 bytes or lasts over 3600 s");
 }
 
 /* The command a pass runs: the warm-up within the pass's seconds, UDP at its rate, rrul both

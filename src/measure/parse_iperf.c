@@ -8,6 +8,9 @@
 
 /* A long run with per-second intervals stays far below this; anything larger is not iperf3. */
 #define IPERF_JSON_MAX (16 * 1024 * 1024)
+/* 2^53 bytes (a double's exact integers) and an hour: no interval comes near either. */
+#define IPERF_INTERVAL_BYTES_MAX 9007199254740992.0
+#define IPERF_INTERVAL_S_MAX 3600
 
 static struct json_object *get_section(struct json_object *end, const char *key, GError **err)
 {
@@ -188,6 +191,14 @@ static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, G
             !interval_sum(iv, "sum_bidir_reverse", &back, &back_s)) {
             g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
                         "iperf3 output has no bytes in intervals[%zu].sum_bidir_reverse", i);
+            return false;
+        }
+        /* Far beyond any real interval; keeps the warm-up's sums below overflow. */
+        if (bytes + back > IPERF_INTERVAL_BYTES_MAX || secs > IPERF_INTERVAL_S_MAX) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "iperf3 output's intervals[%zu] claims %.0f bytes in %g s; no interval "
+                        "of a pass has more than %.0f bytes or lasts over %d s",
+                        i, bytes + back, secs, IPERF_INTERVAL_BYTES_MAX, IPERF_INTERVAL_S_MAX);
             return false;
         }
         struct json_object *sum = member(iv, "sum", json_type_object);
