@@ -21,14 +21,12 @@
 
 #include <math.h>
 
+/* A recorded output; the test cannot mean anything without it. */
 static char *sample(const char *name)
 {
-    g_autofree char *path = g_build_filename("tests/data/samples", name, NULL);
+    g_autofree char *path = g_strconcat("tests/data/samples/", name, NULL);
     char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(1);
-    }
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
     return text;
 }
 

@@ -312,20 +312,13 @@ static bool parse_matrix(struct ml_yaml *y, yaml_node_t *n, const char *what, st
                                     what, cell->name, (size_t)at[j]->start_mark.line + 1);
     }
     p->n_cells = count;
-    if (p->cells[0].kind != ML_CELL_TCP)
+    if (p->cells[0].kind != ML_CELL_TCP || p->cells[0].fixed_rate)
         return ml_yaml_fail(
             y, at[0],
-            "%s: the first cell '%s' is the headline and must be a TCP cell at full speed (the "
-            "fixed rate is a fraction of the paths' headline medians); put a cell such as "
-            "forward-1 first",
-            what, p->cells[0].name);
-    if (p->cells[0].fixed_rate)
-        return ml_yaml_fail(
-            y, at[0],
-            "%s: the first cell '%s' is the headline and must run at full speed (the "
-            "fixed rate is a fraction of the paths' headline medians); put a cell such "
-            "as forward-1 first",
-            what, p->cells[0].name);
+            "%s: the first cell '%s' is the headline and must %s (the fixed rate is a "
+            "fraction of the paths' headline medians); put a cell such as forward-1 first",
+            what, p->cells[0].name,
+            p->cells[0].kind != ML_CELL_TCP ? "be a TCP cell at full speed" : "run at full speed");
     return true;
 }
 
