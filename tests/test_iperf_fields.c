@@ -336,6 +336,25 @@ static void test_schema_takes_them(void)
     json_object_put(doc);
 }
 
+/* The profile's estimate of iperf3 -J's size (what it refuses a cell by) covers the new
+ * recorded outputs: UDP, and -O's extra intervals within the pass's seconds. */
+static void test_json_size_estimate(void)
+{
+    static const struct {
+        const char *file;
+        struct ml_cell c;
+    } cases[] = {
+        {"iperf3/udp-10M-omit-1.json", {.streams = 1, .kind = ML_CELL_UDP}},
+        {"iperf3/forward-1-omit-1.json", {.streams = 1}},
+        {"iperf3/bidir-2-omit-1.json", {.streams = 2, .direction = ML_DIR_BIDIR}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = sample(cases[i].file);
+        /* -t 3 -O 1: a pass of 4 s. */
+        CHECK(strlen(text) <= ml_iperf_json_bytes(&cases[i].c, 4));
+    }
+}
+
 int main(void)
 {
     test_omit_forward();
@@ -347,5 +366,6 @@ int main(void)
     test_series_with_warm_up();
     test_pass_json();
     test_schema_takes_them();
+    test_json_size_estimate();
     return check_finish();
 }
