@@ -588,7 +588,9 @@ static void test_profile_limits(void)
 static void test_profile_errors(void)
 {
 #define M "measure.profiles.full.matrix: "
-#define GRAMMAR "; write it like forward-1, reverse-8 or forward-1-fixed"
+#define GRAMMAR                                                                                    \
+    " (nor udp-RATE or rrul); write it like forward-1, reverse-8, forward-1-fixed, udp-10M or "    \
+    "rrul"
     static const struct {
         const char *profiles, *at, *rule;
     } cases[] = {
@@ -598,7 +600,8 @@ static void test_profile_errors(void)
          "before the passes)"},
         {FULL "matrix: [forward-1, sideways-1]}\n", "sideways-1",
          M "cell 'sideways-1' has the unknown direction 'sideways'; the directions are forward, "
-           "reverse (iperf3 -R) and bidir (iperf3 --bidir)"},
+           "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE and "
+           "rrul"},
         {FULL "matrix: [forward-0]}\n", "forward-0",
          M "cell 'forward-0' has 0 streams; streams are 1..128 (iperf3 -P)"},
         {FULL "matrix: [{cell: bidir-129, passes: 1}]}\n", "bidir-129",
@@ -1254,11 +1257,14 @@ static void test_output_caps(void)
         const char *file;
         struct ml_cell cell;
     } samples[] = {
-        {"tests/data/samples/iperf3-loopback-2s.json", {"forward-1", ML_DIR_FORWARD, 1, 1, false}},
+        {"tests/data/samples/iperf3-loopback-2s.json",
+         {"forward-1", ML_DIR_FORWARD, 1, 1, false, ML_CELL_TCP, 0}},
         {"tests/data/samples/iperf3/forward-1-fixed.json",
-         {"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true}},
-        {"tests/data/samples/iperf3/reverse-1.json", {"reverse-1", ML_DIR_REVERSE, 1, 1, false}},
-        {"tests/data/samples/iperf3/bidir-2.json", {"bidir-2", ML_DIR_BIDIR, 2, 1, false}},
+         {"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true, ML_CELL_TCP, 0}},
+        {"tests/data/samples/iperf3/reverse-1.json",
+         {"reverse-1", ML_DIR_REVERSE, 1, 1, false, ML_CELL_TCP, 0}},
+        {"tests/data/samples/iperf3/bidir-2.json",
+         {"bidir-2", ML_DIR_BIDIR, 2, 1, false, ML_CELL_TCP, 0}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(samples); i++) {
         g_autofree char *text = NULL;

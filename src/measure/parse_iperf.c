@@ -8,6 +8,9 @@
 
 /* A long run with per-second intervals stays far below this; anything larger is not iperf3. */
 #define IPERF_JSON_MAX (16 * 1024 * 1024)
+/* 2^53 bytes (a double's exact integers) and an hour: no interval comes near either. */
+#define IPERF_INTERVAL_BYTES_MAX 9007199254740992.0
+#define IPERF_INTERVAL_S_MAX 3600
 
 static struct json_object *get_section(struct json_object *end, const char *key, GError **err)
 {
@@ -101,6 +104,44 @@ static struct json_object *parse_document(const char *text, GError **err)
     return doc;
 }
 
+/* ---- optional fields: a missing or mistyped one is unknown, never an error ---- */
+
+static struct json_object *member(struct json_object *o, const char *key, json_type type)
+{
+    struct json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, type) ? v : NULL;
+}
+
+/* A finite number >= 0 (iperf3 writes whole values without a fraction: json-c types them int). */
+static bool opt_number(struct json_object *o, const char *key, double *ret)
+{
+    struct json_object *v = NULL;
+    if (!o || !json_object_object_get_ex(o, key, &v) ||
+        !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return false;
+    double x = json_object_get_double(v);
+    if (!isfinite(x) || x < 0)
+        return false;
+    *ret = x;
+    return true;
+}
+
+static bool opt_count(struct json_object *o, const char *key, int64_t *ret)
+{
+    struct json_object *v = member(o, key, json_type_int);
+    if (!v || json_object_get_int64(v) < 0)
+        return false;
+    *ret = json_object_get_int64(v);
+    return true;
+}
+
+static void opt_string(struct json_object *o, const char *key, char *buf, size_t size)
+{
+    struct json_object *v = member(o, key, json_type_string);
+    if (v)
+        g_strlcpy(buf, json_object_get_string(v), size);
+}
+
 /* One interval's sum (and its reverse under --bidir): bytes and seconds. */
 static bool interval_sum(struct json_object *iv, const char *key, double *bytes, double *secs)
 {
@@ -111,6 +152,20 @@ static bool interval_sum(struct json_object *iv, const char *key, double *bytes,
     *bytes = (double)json_object_get_int64(b);
     *secs = json_object_get_double(s);
     return *bytes >= 0 && isfinite(*secs) && *secs >= 0;
+}
+
+/* The smallest pmtu of an interval's sending streams; -1 when none has one. */
+static int64_t interval_pmtu(struct json_object *iv)
+{
+    struct json_object *streams = member(iv, "streams", json_type_array);
+    int64_t least = -1, v;
+    for (size_t i = 0; streams && i < json_object_array_length(streams); i++) {
+        struct json_object *st = json_object_array_get_idx(streams, i);
+        struct json_object *sender = member(st, "sender", json_type_boolean);
+        if (sender && json_object_get_boolean(sender) && opt_count(st, "pmtu", &v) && v > 0)
+            least = least < 0 ? v : MIN(least, v);
+    }
+    return least;
 }
 
 static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, GError **err)
@@ -138,11 +193,88 @@ static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, G
                         "iperf3 output has no bytes in intervals[%zu].sum_bidir_reverse", i);
             return false;
         }
+        /* Far beyond any real interval; keeps the warm-up's sums below overflow. */
+        if (bytes + back > IPERF_INTERVAL_BYTES_MAX || secs > IPERF_INTERVAL_S_MAX) {
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                        "iperf3 output's intervals[%zu] claims %.0f bytes in %g s; no interval "
+                        "of a pass has more than %.0f bytes or lasts over %d s",
+                        i, bytes + back, secs, IPERF_INTERVAL_BYTES_MAX, IPERF_INTERVAL_S_MAX);
+            return false;
+        }
+        struct json_object *sum = member(iv, "sum", json_type_object);
+        struct json_object *omitted = member(sum, "omitted", json_type_boolean);
+        bool warm_up = omitted && json_object_get_boolean(omitted);
         r->interval_bytes[r->n_intervals] = bytes + back;
         r->interval_s[r->n_intervals] = secs;
+        r->interval_omitted[r->n_intervals] = warm_up;
         r->n_intervals++;
+        if (warm_up) {
+            r->omitted_bytes += (uint64_t)(bytes + back);
+            r->omitted_s += secs;
+        }
+        int64_t pmtu = interval_pmtu(iv);
+        if (pmtu > 0)
+            r->pmtu = pmtu;
     }
     return true;
+}
+
+/* What start says of the run: -O, the protocol, the MSS. */
+static void read_start(struct json_object *doc, struct ml_iperf_result *r)
+{
+    struct json_object *start = member(doc, "start", json_type_object);
+    struct json_object *test = member(start, "test_start", json_type_object);
+    struct json_object *proto = member(test, "protocol", json_type_string);
+    int64_t v = 0;
+    if (opt_count(test, "omit", &v) && v <= 600)
+        r->omit_s = (unsigned)v;
+    r->udp = proto && strcmp(json_object_get_string(proto), "UDP") == 0;
+    if ((opt_count(start, "tcp_mss", &v) && v > 0) ||
+        (opt_count(start, "tcp_mss_default", &v) && v > 0))
+        r->tcp_mss = v;
+}
+
+/* The client's sending sockets' RTT and the congestion control, from end. */
+static void read_tcp(struct json_object *end, struct ml_iperf_result *r)
+{
+    struct json_object *streams = member(end, "streams", json_type_array);
+    double sum = 0, mean, max, min;
+    unsigned n = 0;
+    opt_string(end, "sender_tcp_congestion", r->sender_congestion, sizeof(r->sender_congestion));
+    opt_string(end, "receiver_tcp_congestion", r->receiver_congestion,
+               sizeof(r->receiver_congestion));
+    for (size_t i = 0; streams && i < json_object_array_length(streams); i++) {
+        struct json_object *snd =
+            member(json_object_array_get_idx(streams, i), "sender", json_type_object);
+        struct json_object *mine = member(snd, "sender", json_type_boolean);
+        if (!mine || !json_object_get_boolean(mine) || !opt_number(snd, "mean_rtt", &mean) ||
+            !(mean > 0))
+            continue;
+        sum += mean;
+        n++;
+        if (opt_number(snd, "max_rtt", &max) && max > 0)
+            r->rtt_max_us = isnan(r->rtt_max_us) ? max : MAX(r->rtt_max_us, max);
+        if (opt_number(snd, "min_rtt", &min) && min > 0)
+            r->rtt_min_us = isnan(r->rtt_min_us) ? min : MIN(r->rtt_min_us, min);
+    }
+    if (n)
+        r->rtt_mean_us = sum / n;
+}
+
+/* end.sum of a UDP run: the receiver's loss and jitter, sent back to the client. */
+static void read_udp(struct json_object *end, struct ml_iperf_result *r)
+{
+    struct json_object *sum = member(end, "sum", json_type_object);
+    if (!r->udp)
+        return;
+    if (!opt_number(sum, "jitter_ms", &r->jitter_ms))
+        r->jitter_ms = NAN;
+    if (!opt_number(sum, "lost_percent", &r->lost_percent) || r->lost_percent > 100)
+        r->lost_percent = NAN;
+    if (!opt_count(sum, "lost_packets", &r->lost_packets))
+        r->lost_packets = -1;
+    if (!opt_count(sum, "packets", &r->packets))
+        r->packets = -1;
 }
 
 bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError **err)
@@ -155,7 +287,16 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
         return false;
 
     bool ok = false;
-    struct ml_iperf_result r = {.retransmits = -1};
+    struct ml_iperf_result r = {.retransmits = -1,
+                                .tcp_mss = -1,
+                                .rtt_mean_us = NAN,
+                                .rtt_max_us = NAN,
+                                .rtt_min_us = NAN,
+                                .pmtu = -1,
+                                .jitter_ms = NAN,
+                                .lost_percent = NAN,
+                                .lost_packets = -1,
+                                .packets = -1};
     struct json_object *o = NULL, *end, *recv, *sent, *back = NULL;
 
     if (json_object_object_get_ex(doc, "error", &o)) {
@@ -187,6 +328,9 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
     r.payload_bits_per_second += r.bits_per_second_received;
     if (!read_intervals(doc, &r, err))
         goto out;
+    read_start(doc, &r);
+    read_tcp(end, &r);
+    read_udp(end, &r);
 
     if (json_object_object_get_ex(sent, "retransmits", &o)) {
         if (!json_object_is_type(o, json_type_int) || json_object_get_int64(o) < 0) {

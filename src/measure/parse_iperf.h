@@ -25,10 +25,56 @@ struct ml_iperf_result {
     unsigned n_intervals;
     double interval_bytes[ML_IPERF_INTERVALS_MAX];
     double interval_s[ML_IPERF_INTERVALS_MAX];
+    bool interval_omitted[ML_IPERF_INTERVALS_MAX]; /* intervals[].sum.omitted: warm-up (-O) */
+
+    /* The warm-up iperf3 -O left out. iperf 3.12 still prints the omitted seconds as intervals
+     * marked "omitted": true, but every end.* figure above (bytes, seconds, bits_per_second,
+     * retransmits) starts after them: iperf_reset_stats() zeroes bytes_received and sets
+     * bytes_sent_omit when the omit timer fires (src/iperf_api.c of 3.12). omit_s is what was
+     * asked (start.test_start.omit, 0 if absent); omitted_s and omitted_bytes add up the
+     * omitted intervals (both directions under --bidir). */
+    unsigned omit_s;
+    double omitted_s;
+    uint64_t omitted_bytes;
+
+    /* What the kernel used and saw; each is unknown (empty, -1, NAN) where the document does not
+     * say. The congestion control names (end.sender_tcp_congestion, receiver_tcp_congestion).
+     * The MSS: start.tcp_mss when -M set it, else start.tcp_mss_default (the control
+     * connection's TCP_MAXSEG). */
+    char sender_congestion[32], receiver_congestion[32];
+    int64_t tcp_mss;
+    /* tcp_info's smoothed RTT of the client's sending sockets, in microseconds:
+     * end.streams[].sender mean_rtt (averaged over the streams), max_rtt, min_rtt. Only a stream
+     * whose "sender" flag is true carries its own socket's figures; under -R the client sends
+     * nothing and 3.12 prints zeros there, read as unknown. iperf_reset_stats() does not reset
+     * them: they cover the warm-up too. */
+    double rtt_mean_us, rtt_max_us, rtt_min_us;
+    /* tcp_info's path MTU (intervals[].streams[].pmtu, printed by 3.12 for a sending TCP
+     * socket) in the last interval, the smallest over its streams; -1 when none carries it
+     * (UDP, -R). */
+    int64_t pmtu;
+
+    /* UDP (start.test_start.protocol "UDP"): end.sum's loss and jitter as the receiver saw them
+     * after the warm-up; NAN and -1 for TCP. */
+    bool udp;
+    double jitter_ms, lost_percent;
+    int64_t lost_packets, packets;
 };
+
+/* The whole transfer, warm-up included: what the hub's counters, the client's NIC and the
+ * guests' CPU, read around the whole transfer, are to be divided by. */
+static inline uint64_t ml_iperf_transfer_bytes(const struct ml_iperf_result *r)
+{
+    return r->payload_bytes + r->omitted_bytes;
+}
+static inline double ml_iperf_transfer_s(const struct ml_iperf_result *r)
+{
+    return r->seconds + r->omitted_s;
+}
 
 /* Fills ret from iperf3's client JSON. iperf3 -J exits 0 even when it could not connect and
  * reports the failure in an "error" key instead, so a caller must not trust the exit status
- * alone: this fails (ML_ERR_MEASURE) with iperf3's own message then, and when a field is missing.
- * ret is untouched on failure. */
+ * alone: this fails (ML_ERR_MEASURE) with iperf3's own message then, and when one of the end
+ * sums it needs is missing; every other field may be missing and is then unknown. ret is
+ * untouched on failure. */
 bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError **err);

@@ -304,12 +304,19 @@ static struct json_object *view_json(const struct ml_pass_view *v)
 
 /* ---- the pass ---- */
 
-static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec *spec)
+char *ml_pass_iperf_cmd(const char *prefix, const char *target, const struct ml_cell *c,
+                        unsigned seconds, double offered_bits_per_second)
 {
-    const struct ml_cell *c = spec->cell;
+    /* The warm-up is left out of iperf3's figures, and the pass still lasts seconds: ping,
+     * sampling and the JSON's size were planned for that (ml_profile_omit_s). */
+    unsigned omit = ml_profile_omit_s(seconds);
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "%siperf3 -J -c %s -t %u", pp->client_ns ? pp->client_ns : "",
-                           pp->target, spec->seconds);
+    g_string_append_printf(s, "%siperf3 -J -c %s -t %u", prefix ? prefix : "", target,
+                           seconds - omit);
+    if (omit)
+        g_string_append_printf(s, " -O %u", omit);
+    if (c->kind == ML_CELL_UDP)
+        g_string_append_printf(s, " -u -b %.0f", c->udp_bits_per_second);
     if (c->direction == ML_DIR_REVERSE)
         g_string_append(s, " -R");
     else if (c->direction == ML_DIR_BIDIR)
@@ -317,9 +324,15 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
     if (c->streams > 1)
         g_string_append_printf(s, " -P %u", c->streams);
     /* iperf3's -b is per stream. */
-    if (spec->offered_bits_per_second > 0)
-        g_string_append_printf(s, " -b %.0f", spec->offered_bits_per_second / MAX(c->streams, 1u));
+    if (offered_bits_per_second > 0 && c->kind != ML_CELL_UDP)
+        g_string_append_printf(s, " -b %.0f", offered_bits_per_second / MAX(c->streams, 1u));
     return g_string_free(s, FALSE);
+}
+
+static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec *spec)
+{
+    return ml_pass_iperf_cmd(pp->client_ns, pp->target, spec->cell, spec->seconds,
+                             spec->offered_bits_per_second);
 }
 
 static bool sample_now(const struct ml_pass_path *pp, struct ml_pass_sample *s, GError **err)
@@ -528,7 +541,8 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
     const struct ml_pass_sample *sn = &samples[n_samples - 1];
     double client_total = (double)((sn->client.rx_bytes - s0->client.rx_bytes) +
                                    (sn->client.tx_bytes - s0->client.tx_bytes));
-    double scale = client_total > 0 ? (double)r->payload_bytes / client_total : 0;
+    /* The client's NIC counts the whole transfer, warm-up (iperf3 -O) included. */
+    double scale = client_total > 0 ? (double)ml_iperf_transfer_bytes(r) / client_total : 0;
     for (size_t k = 1; k < n_samples && n < max; k++) {
         const struct ml_pass_sample *a = &samples[k - 1];
         const struct ml_pass_sample *b = &samples[k];
@@ -768,8 +782,68 @@ static void record_verdict(struct json_object *o, const struct ml_pass_verdict *
     json_object_object_add(o, "failed_seconds", failed_seconds);
 }
 
+/* Milliseconds from iperf3's microseconds; null when unknown. */
+static struct json_object *ms_of_us(double us)
+{
+    return isfinite(us) ? json_object_new_double(us / 1e3) : NULL;
+}
+
+static struct json_object *count_or_null(int64_t v)
+{
+    return v >= 0 ? json_object_new_int64(v) : NULL;
+}
+
+static struct json_object *string_or_null(const char *s)
+{
+    return *s ? json_object_new_string(s) : NULL;
+}
+
+void ml_pass_iperf_json(struct json_object *o, const struct ml_cell *c,
+                        const struct ml_iperf_result *r)
+{
+    json_object_object_add(o, "duration_s", json_object_new_double(ml_iperf_transfer_s(r)));
+    add_int(o, "payload_bytes", (long long)ml_iperf_transfer_bytes(r));
+    json_object_object_add(o, "omitted_s", json_object_new_double(r->omitted_s));
+    add_int(o, "omitted_payload_bytes", (long long)r->omitted_bytes);
+    json_object_object_add(o, "measured_s", json_object_new_double(r->seconds));
+    add_int(o, "measured_payload_bytes", (long long)r->payload_bytes);
+    add_int(o, "sent_bytes", (long long)r->bytes_sent);
+    json_object_object_add(o, "bits_per_second",
+                           json_object_new_double(r->payload_bits_per_second));
+    json_object_object_add(o, "retransmits",
+                           r->retransmits >= 0 ? json_object_new_int64(r->retransmits) : NULL);
+    json_object_object_add(o, "retransmits_per_second",
+                           r->retransmits >= 0 && r->seconds > 0
+                               ? json_object_new_double((double)r->retransmits / r->seconds)
+                               : NULL);
+    json_object_object_add(o, "tcp_congestion_sender", string_or_null(r->sender_congestion));
+    json_object_object_add(o, "tcp_congestion_receiver", string_or_null(r->receiver_congestion));
+    json_object_object_add(o, "tcp_mss", r->udp ? NULL : count_or_null(r->tcp_mss));
+    json_object_object_add(o, "tcp_rtt_mean_ms", ms_of_us(r->rtt_mean_us));
+    json_object_object_add(o, "tcp_rtt_max_ms", ms_of_us(r->rtt_max_us));
+    json_object_object_add(o, "tcp_rtt_min_ms", ms_of_us(r->rtt_min_us));
+    json_object_object_add(o, "path_mtu", count_or_null(r->pmtu));
+    bool udp = c->kind == ML_CELL_UDP;
+    json_object_object_add(o, "udp_offered_bits_per_second",
+                           udp ? json_object_new_double(c->udp_bits_per_second) : NULL);
+    json_object_object_add(o, "udp_loss_percent", udp ? num(r->lost_percent) : NULL);
+    json_object_object_add(o, "udp_jitter_ms", udp ? num(r->jitter_ms) : NULL);
+    json_object_object_add(o, "udp_lost_packets", udp ? count_or_null(r->lost_packets) : NULL);
+    json_object_object_add(o, "udp_packets", udp ? count_or_null(r->packets) : NULL);
+}
+
 /* The transfer's figures: iperf3's, the hub's counters over the pass, the probe's share of
- * them, the hub factors, the share of the offered rate carried. */
+ * them, the hub factors, the share of the offered rate carried.
+ *
+ * With -O the figures iperf3 reports (bits_per_second, measured_*, retransmits) leave the
+ * warm-up out, but the hub's counters, the client's NIC and the guests' CPU are read around the
+ * whole transfer, warm-up included. So payload_bytes and duration_s stay the whole transfer's
+ * (ml_iperf_transfer_bytes: end.sum_received plus the omitted intervals' bytes) and every ratio to
+ * the counters, the hub factor first, divides by them: dividing the whole transfer's hub bytes by
+ * the measured payload alone would overstate the hub factor by the warm-up's share (a 30 s pass
+ * with 2 s omitted reads 30/28 of the truth). Where the client sends (forward, --bidir), the
+ * omitted intervals count bytes sent, not received: the two differ by what was in flight when
+ * the omit timers fired, a window's worth against a whole pass's payload. */
 static struct ml_hub_factors record_transfer(struct json_object *o, const struct ml_pass_path *pp,
                                              const struct ml_pass_spec *spec,
                                              const struct watch *wt)
@@ -778,13 +852,7 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     const struct ml_pass_sample *first = &g_array_index(wt->samples, struct ml_pass_sample, 0);
     const struct ml_pass_sample *last =
         &g_array_index(wt->samples, struct ml_pass_sample, wt->samples->len - 1);
-    json_object_object_add(o, "duration_s", json_object_new_double(r->seconds));
-    add_int(o, "payload_bytes", (long long)r->payload_bytes);
-    add_int(o, "sent_bytes", (long long)r->bytes_sent);
-    json_object_object_add(o, "bits_per_second",
-                           json_object_new_double(r->payload_bits_per_second));
-    json_object_object_add(o, "retransmits",
-                           r->retransmits >= 0 ? json_object_new_int64(r->retransmits) : NULL);
+    ml_pass_iperf_json(o, spec->cell, r);
     long long rx = last->hub.rx_bytes - first->hub.rx_bytes;
     long long tx = last->hub.tx_bytes - first->hub.tx_bytes;
     add_int(o, "hub_rx_bytes", rx);
@@ -799,7 +867,8 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     add_int(o, "probe_frame_bytes", probe.frame_bytes);
     add_int(o, "probe_hub_rx_packets", probe.rx_packets);
     add_int(o, "probe_hub_bytes", 2 * probe.rx_bytes);
-    struct ml_hub_factors hf = ml_pass_hub_factors(rx, tx, probe.rx_bytes, r->payload_bytes);
+    struct ml_hub_factors hf =
+        ml_pass_hub_factors(rx, tx, probe.rx_bytes, (long long)ml_iperf_transfer_bytes(r));
     json_object_object_add(o, "hub_bytes_per_payload_byte", num(hf.net));
     json_object_object_add(o, "hub_bytes_per_payload_byte_raw", num(hf.raw));
     json_object_object_add(o, "hub_rx_bytes_per_payload_byte", num(hf.in));

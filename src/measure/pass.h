@@ -55,6 +55,22 @@ char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target,
  * were taken under the same pings. */
 char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
 
+/* The iperf3 client command of a pass of cell lasting seconds: -O leaves out
+ * ml_profile_omit_s(seconds) of warm-up within them; a UDP cell sends at its own rate (-u -b);
+ * offered_bits_per_second > 0 (a TCP cell at the fixed rate) is split over the streams. */
+char *ml_pass_iperf_cmd(const char *prefix, const char *target, const struct ml_cell *c,
+                        unsigned seconds, double offered_bits_per_second);
+
+/* Pure: adds to a pass's object what iperf3 said (ml_iperf_result says where each comes from):
+ * payload_bytes and duration_s of the whole transfer, warm-up included (what the hub's counters
+ * are divided by); omitted_s and omitted_payload_bytes, the warm-up; measured_s,
+ * measured_payload_bytes, sent_bytes, bits_per_second and retransmits, iperf3's figures after
+ * it; retransmits_per_second; tcp_congestion_sender/_receiver, tcp_mss, tcp_rtt_mean/max/min_ms,
+ * path_mtu; for a UDP cell udp_offered_bits_per_second, udp_loss_percent, udp_jitter_ms,
+ * udp_lost_packets, udp_packets. Unknown values are null. */
+void ml_pass_iperf_json(struct json_object *o, const struct ml_cell *c,
+                        const struct ml_iperf_result *r);
+
 /* The rtt object of ping's output: transmitted, received, loss_percent, p50/p90/p99_ms with
  * every lost ping counted as +inf (where that lands on a lost ping, the value is the largest
  * reply and pNN_at_least is true: the true figure is at least that), max_ms of the replies. */

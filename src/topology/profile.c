@@ -73,6 +73,18 @@ unsigned ml_ping_count(unsigned seconds, double interval_s)
     return (unsigned)ceil(seconds / interval_s);
 }
 
+/* iperf3 -O: the warm-up left out of a pass's figures (connection set-up, slow start, a tunnel's
+ * first handshake) is a quarter of the pass, at most ML_OMIT_MAX_S: 1 s of a 4 s pass, 2 s of a
+ * 30 s one, none of a pass under 4 s, which has no second to spare. The pass still lasts pass_s
+ * (iperf3 -t pass_s - omit -O omit): its ping, its hub samples and its JSON size stay as they
+ * were. */
+#define ML_OMIT_MAX_S 2
+
+unsigned ml_profile_omit_s(unsigned pass_s)
+{
+    return MIN(pass_s / 4, ML_OMIT_MAX_S);
+}
+
 static const char *const direction_names[] = {
     [ML_DIR_FORWARD] = "forward", [ML_DIR_REVERSE] = "reverse", [ML_DIR_BIDIR] = "bidir"};
 
@@ -89,7 +101,41 @@ const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const 
     return NULL;
 }
 
-/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed. */
+/* The cells the grammar knows, for the errors that list them. */
+#define CELL_GRAMMAR                                                                               \
+    "DIRECTION-STREAMS or DIRECTION-STREAMS-fixed (nor udp-RATE or rrul); write it like "          \
+    "forward-1, reverse-8, forward-1-fixed, udp-10M or rrul"
+
+/* udp-RATE: bits per second as iperf3 -b writes them, a whole number with K, M or G (x1000). */
+static bool parse_udp_cell(struct ml_yaml *y, yaml_node_t *at, const char *what, const char *s,
+                           const char *rate, struct ml_cell *ret)
+{
+    size_t digits = strspn(rate, "0123456789");
+    const char *suffix = rate + digits;
+    static const char units[] = "KMG";
+    const char *unit = *suffix ? strchr(units, g_ascii_toupper(*suffix)) : NULL;
+    if (digits == 0 || digits > 6 || rate[0] == '0' || (*suffix && (!unit || suffix[1])))
+        return ml_yaml_fail(y, at,
+                            "%s: cell '%s' has the rate '%s'; a UDP cell's rate is bits per "
+                            "second as a whole number with an optional K, M or G (x1000), like "
+                            "udp-500K, udp-10M or udp-1G",
+                            what, ml_yaml_shown(y, s), ml_yaml_shown(y, rate));
+    double bps = g_ascii_strtod(rate, NULL) * (unit ? pow(1000, (double)(unit - units + 1)) : 1);
+    if (bps < ML_UDP_RATE_MIN || bps > ML_UDP_RATE_MAX)
+        return ml_yaml_fail(y, at,
+                            "%s: cell '%s' offers %.0f bit/s; a UDP cell's rate is %.0fK to %.0fG "
+                            "(below it too few datagrams a second to count a loss, above it no "
+                            "lab path carries it), like udp-10M",
+                            what, ml_yaml_shown(y, s), bps, ML_UDP_RATE_MIN / 1e3,
+                            ML_UDP_RATE_MAX / 1e9);
+    *ret = (struct ml_cell){
+        .direction = ML_DIR_FORWARD, .streams = 1, .kind = ML_CELL_UDP, .udp_bits_per_second = bps};
+    g_snprintf(ret->name, sizeof(ret->name), "udp-%.*s%s", (int)digits, rate,
+               unit ? (char[]){*unit, 0} : "");
+    return true;
+}
+
+/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed; udp-RATE; rrul. */
 static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what, const char *s,
                             struct ml_cell *ret)
 {
@@ -98,20 +144,36 @@ static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what
     size_t d = 0;
     unsigned streams = 0;
 
+    if (strcmp(s, "rrul") == 0) {
+        *ret = (struct ml_cell){
+            .direction = ML_DIR_BIDIR, .streams = ML_RRUL_STREAMS, .kind = ML_CELL_RRUL};
+        g_strlcpy(ret->name, "rrul", sizeof(ret->name));
+        return true;
+    }
+    if (n >= 1 && strcmp(parts[0], "rrul") == 0)
+        return ml_yaml_fail(y, at,
+                            "%s: cell '%s': rrul takes nothing after it (it is always %u TCP "
+                            "flows each way beside the pass's ping, as flent's RRUL); write rrul",
+                            what, ml_yaml_shown(y, s), ML_RRUL_STREAMS);
+    if (n >= 1 && strcmp(parts[0], "udp") == 0) {
+        if (n != 2)
+            return ml_yaml_fail(y, at,
+                                "%s: cell '%s' is not udp-RATE; write it like udp-10M (one UDP "
+                                "stream at 10 Mbit/s, iperf3 -u -b 10M)",
+                                what, ml_yaml_shown(y, s));
+        return parse_udp_cell(y, at, what, s, parts[1], ret);
+    }
     if (n < 2 || n > 3 || !*parts[1] || strlen(parts[1]) > 4 ||
         strspn(parts[1], "0123456789") != strlen(parts[1]) || (parts[1][0] == '0' && parts[1][1]))
-        return ml_yaml_fail(
-            y, at,
-            "%s: cell '%s' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed; write it "
-            "like forward-1, reverse-8 or forward-1-fixed",
-            what, ml_yaml_shown(y, s));
+        return ml_yaml_fail(y, at, "%s: cell '%s' is not " CELL_GRAMMAR, what, ml_yaml_shown(y, s));
     while (d < G_N_ELEMENTS(direction_names) && strcmp(parts[0], direction_names[d]) != 0)
         d++;
     if (d == G_N_ELEMENTS(direction_names))
         return ml_yaml_fail(
             y, at,
             "%s: cell '%s' has the unknown direction '%s'; the directions are forward, "
-            "reverse (iperf3 -R) and bidir (iperf3 --bidir)",
+            "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE "
+            "and rrul",
             what, ml_yaml_shown(y, s), ml_yaml_shown(y, parts[0]));
     for (const char *p = parts[1]; *p; p++)
         streams = streams * 10 + (unsigned)(*p - '0');
@@ -235,19 +297,28 @@ static bool parse_matrix(struct ml_yaml *y, yaml_node_t *n, const char *what, st
         if (!parse_cell(y, ml_yaml_item(y, n, i), what, p->passes, cell, &at[i]) ||
             !check_iperf_output(y, at[i], what, p, cell))
             return false;
+        /* flent's RRUL reads latency under load from a ping at 20 Hz or faster; the pass's
+         * ping runs at ping_interval_s. */
+        if (cell->kind == ML_CELL_RRUL && p->ping_interval_s > ML_RRUL_PING_INTERVAL_S)
+            return ml_yaml_fail(
+                y, at[i],
+                "%s: cell 'rrul' measures latency under load with the pass's ping, which "
+                "runs every %g s in this profile; rrul needs %g s or less (20 Hz): set "
+                "ping_interval_s: %g or drop rrul",
+                what, p->ping_interval_s, ML_RRUL_PING_INTERVAL_S, ML_RRUL_PING_INTERVAL_S);
         for (size_t j = 0; j < i; j++)
             if (strcmp(p->cells[j].name, cell->name) == 0)
                 return ml_yaml_fail(y, at[i], "%s: cell '%s' is listed twice (first at line %zu)",
                                     what, cell->name, (size_t)at[j]->start_mark.line + 1);
     }
     p->n_cells = count;
-    if (p->cells[0].fixed_rate)
+    if (p->cells[0].kind != ML_CELL_TCP || p->cells[0].fixed_rate)
         return ml_yaml_fail(
             y, at[0],
-            "%s: the first cell '%s' is the headline and must run at full speed (the "
-            "fixed rate is a fraction of the paths' headline medians); put a cell such "
-            "as forward-1 first",
-            what, p->cells[0].name);
+            "%s: the first cell '%s' is the headline and must %s (the fixed rate is a "
+            "fraction of the paths' headline medians); put a cell such as forward-1 first",
+            what, p->cells[0].name,
+            p->cells[0].kind != ML_CELL_TCP ? "be a TCP cell at full speed" : "run at full speed");
     return true;
 }
 
@@ -311,8 +382,9 @@ static bool parse_profile(struct ml_yaml *y, yaml_node_t *n, const char *name, s
     }
     if (v[MATRIX])
         return parse_matrix(y, v[MATRIX], ml_yaml_fmt(y, "%s.matrix", what), p);
-    p->cells[0] = (struct ml_cell){"forward-1", ML_DIR_FORWARD, 1, p->passes, false};
-    p->cells[1] = (struct ml_cell){"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true};
+    p->cells[0] =
+        (struct ml_cell){"forward-1", ML_DIR_FORWARD, 1, p->passes, false, ML_CELL_TCP, 0};
+    p->cells[1] = (struct ml_cell){"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true, ML_CELL_TCP, 0};
     p->n_cells = 2;
     return true;
 }

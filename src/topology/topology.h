@@ -77,14 +77,27 @@ enum ml_direction { ML_DIR_FORWARD, ML_DIR_REVERSE, ML_DIR_BIDIR };
 #define ML_CELLS_MAX 16
 #define ML_PROFILES_MAX 8
 #define ML_STREAMS_MAX 128
+/* rrul: TCP flows each way (flent's RRUL runs 4 up and 4 down) beside a ping at least this
+ * often. */
+#define ML_RRUL_STREAMS 4
+#define ML_RRUL_PING_INTERVAL_S 0.05
+/* udp-RATE's range, bit/s. */
+#define ML_UDP_RATE_MIN 1e5
+#define ML_UDP_RATE_MAX 1e11
+
+/* What a cell's iperf3 carries: TCP at full speed or the fixed rate (DIRECTION-STREAMS[-fixed]),
+ * UDP at its own rate (udp-RATE), or TCP both ways at once beside the pass's ping (rrul). */
+enum ml_cell_kind { ML_CELL_TCP, ML_CELL_UDP, ML_CELL_RRUL };
 
 /* One combination of direction, streams and rate that each path is measured in. */
 struct ml_cell {
-    char name[32]; /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed" */
+    char name[32]; /* "forward-1", "reverse-8", "bidir-1", "forward-1-fixed", "udp-10M", "rrul" */
     enum ml_direction direction;
     unsigned streams; /* iperf3 -P, 1..128 */
     unsigned passes;  /* passes of this cell per path */
     bool fixed_rate;  /* at the run's fixed offered rate (iperf3 -b), not full speed */
+    enum ml_cell_kind kind;
+    double udp_bits_per_second; /* ML_CELL_UDP: iperf3 -u -b */
 };
 
 /* Durations, counts and the matrix of cells of one measurement profile. */
@@ -123,6 +136,8 @@ size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds);
 size_t ml_ping_text_bytes(unsigned count);
 /* How many pings a pass of seconds sends at interval_s (as measure/pass.c counts them). */
 unsigned ml_ping_count(unsigned seconds, double interval_s);
+/* The warm-up seconds iperf3 -O leaves out of a pass of pass_s seconds (profile.c has the rule). */
+unsigned ml_profile_omit_s(unsigned pass_s);
 
 struct ml_topology {
     char *path;                       /* the file it came from */
