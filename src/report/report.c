@@ -328,6 +328,27 @@ static void put_metric(GString *s, const struct ml_metric *m, struct json_object
     }
 }
 
+/* A value's 95 % interval beside it, " (low–high)" in the value's form; nothing where it has
+ * none (fewer than 2 passes). */
+static void put_interval(GString *s, const struct ml_metric *m, const struct ml_report_table *t,
+                         struct json_object *path, struct json_object *row)
+{
+    struct json_object *o;
+    const char *key = row_key(t, m->interval, &o, path, row);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
+    struct json_object *ci = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    struct json_object *low = json_object_object_get(ci, "low");
+    struct json_object *high = json_object_object_get(ci, "high");
+    double x;
+    if (!ml_j_value_num(low, &x) || !ml_j_value_num(high, &x))
+        return;
+    g_string_append(s, " (");
+    put_value(s, m, low, ML_DASH);
+    g_string_append(s, "–");
+    put_value(s, m, high, ML_DASH);
+    g_string_append(s, ")");
+}
+
 static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *cols,
                         struct json_object *path, struct json_object *row, bool hidden)
 {
@@ -351,6 +372,8 @@ static void put_figures(GString *s, const struct ml_report_table *t, GPtrArray *
                     g_string_append(cell, "≥ ");
             }
             put_metric(cell, m, o, key, &any);
+            if (m->interval)
+                put_interval(cell, m, t, path, row);
         }
         g_string_append_printf(s, " %s |", any ? cell->str : ML_DASH);
         i = end;
