@@ -17,7 +17,7 @@ static void test_t_quantile_table(void)
 {
     static const struct {
         double df, t;
-    } table[] = {{1, 12.706}, {2, 4.303}, {3, 3.182}, {4, 2.776},  {5, 2.571},
+    } table[] = {{1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},  {5, 2.571},
                  {9, 2.262},  {10, 2.228}, {20, 2.086}, {30, 2.042}, {120, 1.980}};
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
         double t = ml_t_quantile(0.975, table[i].df);

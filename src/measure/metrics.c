@@ -98,7 +98,8 @@ static GPtrArray *cell_names(struct json_object *path)
     return a;
 }
 
-size_t ml_cell_pass_values(struct json_object *path, const char *cell, const char *key, double **ret)
+size_t ml_cell_pass_values(struct json_object *path, const char *cell, const char *key,
+                           double **ret)
 {
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     *ret = g_new(double, ps->len + 1);
@@ -665,7 +666,10 @@ struct json_object *ml_summary_copy_flag(struct json_object *path, const struct 
 #define SHOWN(...) .shown_in = {__VA_ARGS__}
 /* A figure's 95 % interval over its passes: the summary that computes it, named after the
  * figure, and the field that shows it beside the figure. */
-#define CI95(key, u, fn, from) {SUMMARY(key "_ci95", u, cells_col, fn, from)}
+#define CI95(key, u, fn, from)                                                                     \
+    {                                                                                              \
+        SUMMARY(key "_ci95", u, cells_col, fn, from)                                               \
+    }
 #define WITH_CI95(key) .interval = key "_ci95"
 
 const struct ml_metric ml_metrics[] = {
@@ -734,7 +738,8 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.cv_bits_per_second_percent", "%", cells_col, ml_summary_cell_cv,
              "bits_per_second"),
      SHOWN(&ml_table_cells), .header = "CV %", .decimals = 1},
-    CI95("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", ml_summary_cell_ci95, "hub_bytes_per_payload_byte"),
+    CI95("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", ml_summary_cell_ci95,
+         "hub_bytes_per_payload_byte"),
     {SUMMARY("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", cells_col,
              ml_summary_cell_median, "hub_bytes_per_payload_byte"),
      SHOWN(&ml_table_cells), .header = "Hub bytes per payload byte", .significant = 3,
@@ -756,8 +761,7 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.rtt_loaded_p99_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p99_ms"),
      SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3,
-     .at_least = "cells.*.rtt_loaded_p99_at_least",
-     WITH_CI95("cells.*.rtt_loaded_p99_ms")},
+     .at_least = "cells.*.rtt_loaded_p99_at_least", WITH_CI95("cells.*.rtt_loaded_p99_ms")},
     {SUMMARY("cells.*.rtt_loaded_loss_percent", "%", cells_col, ml_summary_cell_loss,
              "loss_percent"),
      SHOWN(&ml_table_cells), .header = "Loaded loss %", .decimals = 1},
@@ -776,7 +780,8 @@ const struct ml_metric ml_metrics[] = {
              ml_summary_cell_cpu_per_gb, "daemons_cpu_above_idle_s")},
     /* the headline: the first full-speed cell's figures, the hub's CPU included */
     {SUMMARY("headline_cell", "name", cells_col, ml_summary_headline_cell, NULL)},
-    CI95("median_bits_per_second", "bit/s", ml_summary_headline_ci95, "median_bits_per_second_ci95"),
+    CI95("median_bits_per_second", "bit/s", ml_summary_headline_ci95,
+         "median_bits_per_second_ci95"),
     {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
              "median_bits_per_second"),
      SHOWN(&ml_table_comparison), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3,
@@ -784,7 +789,8 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cv_bits_per_second_percent", "%", cells_col, ml_summary_headline,
              "cv_bits_per_second_percent"),
      SHOWN(&ml_table_comparison), .header = "CV %", .decimals = 1},
-    CI95("hub_bytes_per_payload_byte", "byte/byte", ml_summary_headline_ci95, "median_hub_bytes_per_payload_byte_ci95"),
+    CI95("hub_bytes_per_payload_byte", "byte/byte", ml_summary_headline_ci95,
+         "median_hub_bytes_per_payload_byte_ci95"),
     {SUMMARY("hub_bytes_per_payload_byte", "byte/byte", cells_col, ml_summary_headline,
              "median_hub_bytes_per_payload_byte"),
      SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .significant = 3,
@@ -799,8 +805,7 @@ const struct ml_metric ml_metrics[] = {
     CI95("rtt_loaded_p99_ms", "ms", ml_summary_headline_ci95, "rtt_loaded_p99_ms_ci95"),
     {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
-     .at_least = "rtt_loaded_p99_at_least",
-     WITH_CI95("rtt_loaded_p99_ms")},
+     .at_least = "rtt_loaded_p99_at_least", WITH_CI95("rtt_loaded_p99_ms")},
     {SUMMARY("rtt_loaded_loss_percent", "%", cells_col, ml_summary_headline,
              "rtt_loaded_loss_percent"),
      SHOWN(&ml_table_latency), .header = "Loaded loss %", .decimals = 1},

@@ -161,8 +161,7 @@ bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_
         w.noise = 0;
     } else {
         w.t = diff / w.se;
-        w.df = (va + vb) * (va + vb) /
-               (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
+        w.df = (va + vb) * (va + vb) / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
         w.p = 2 * ml_t_cdf(-fabs(w.t), w.df);
         w.noise = ml_t_quantile(0.975, w.df) * w.se;
     }
