@@ -168,3 +168,16 @@ bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_
     *ret = w;
     return true;
 }
+
+enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, unsigned least,
+                                    double pct, unsigned max, double *ret_half_percent)
+{
+    struct ml_interval ci = ml_interval95(v, n);
+    double half = ml_interval_half_percent(&ci);
+    *ret_half_percent = half;
+    if (run < least && run < max)
+        return ML_UNTIL_MORE;
+    if (isfinite(half) && half <= pct)
+        return ML_UNTIL_CONVERGED;
+    return run >= max ? ML_UNTIL_GAVE_UP : ML_UNTIL_MORE;
+}

@@ -42,3 +42,13 @@ struct ml_welch {
 /* False, *ret untouched, when either sample has fewer than 2 values. Two samples without any
  * spread: p is 0 where their means differ, 1 where they are equal. */
 bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_welch *ret);
+
+/* Adaptive repetition (run --until PCT,MAX, like netperf's -I LEVEL,WIDTH -i MAX,MIN, at 95 %
+ * and a half-width): what a cell needs after its passes so far. */
+enum ml_until_verdict { ML_UNTIL_MORE, ML_UNTIL_CONVERGED, ML_UNTIL_GAVE_UP };
+/* v: the cell's figure over its passes that passed (n of them); run: its passes run, failed
+ * ones too; least: the passes it takes in any case. Converged once it ran least and the 95 %
+ * interval's half-width is within pct % of the mean; gave up once it ran max (or more) without;
+ * else one more. *ret_half_percent: that half-width (NAN with fewer than 2 values). */
+enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, unsigned least,
+                                    double pct, unsigned max, double *ret_half_percent);
