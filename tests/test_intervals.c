@@ -124,12 +124,43 @@ static void test_schema_and_report(struct json_object *r)
           strstr(md, "| wireguard-hub reverse-1 | 1 / 0 | 12.9 | — | 2.49 | 67.0 / 188 |") != NULL);
 }
 
+/* --until's records: the profile's and a path's, as measure.c and cmd_run.c write them, are
+ * what the schema accepts; a status it does not know is refused. */
+static void test_until_schema(struct json_object *r)
+{
+    struct json_object *u = json_tokener_parse("{\"percent\": 5, \"max_passes\": 10}");
+    json_object_object_add(json_object_object_get(r, "profile"), "until", u);
+    struct json_object *wg = path_named(r, "wireguard-hub");
+    struct json_object *cells = json_tokener_parse(
+        "{\"forward-1\": {\"status\": \"converged\", \"passes\": 3, "
+        "\"half_width_percent\": 2.51}, \"reverse-1\": {\"status\": \"gave-up\", "
+        "\"passes\": 10, \"half_width_percent\": null}}");
+    json_object_object_add(wg, "until", cells);
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_results_check(r, "until", &err));
+    if (err)
+        fprintf(stderr, "%s\n", err->message);
+    json_object_object_add(json_object_object_get(cells, "forward-1"), "status",
+                           json_object_new_string("nearly"));
+    g_clear_error(&err);
+    CHECK(!ml_results_check(r, "until", &err));
+    CHECK(err && strstr(err->message, "/until/forward-1/status"));
+    json_object_object_del(wg, "until");
+    /* an interval without its n is refused too */
+    struct json_object *ci = json_object_object_get(wg, "median_bits_per_second_ci95");
+    json_object_object_del(ci, "n");
+    g_clear_error(&err);
+    CHECK(!ml_results_check(r, "until", &err));
+    CHECK(err && strstr(err->message, "median_bits_per_second_ci95"));
+}
+
 int main(void)
 {
     struct json_object *r = resummarised();
     test_cell_intervals(r);
     test_headline_intervals(r);
     test_schema_and_report(r);
+    test_until_schema(r);
     json_object_put(r);
     return check_finish();
 }
