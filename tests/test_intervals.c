@@ -15,17 +15,6 @@
 #include "report/schema_check.h"
 #include "results/json.h"
 
-static struct json_object *path_named(struct json_object *r, const char *name)
-{
-    struct json_object *paths = json_object_object_get(r, "paths");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")), name))
-            return p;
-    }
-    return NULL;
-}
-
 static double num(struct json_object *o, const char *key)
 {
     double v;
@@ -55,7 +44,7 @@ static struct json_object *resummarised(void)
 
 static void test_cell_intervals(struct json_object *r)
 {
-    struct json_object *wg = path_named(r, "wireguard-hub");
+    struct json_object *wg = fixture_path(r, "wireguard-hub");
     const char *ci = "cells.forward-1.median_bits_per_second_ci95";
     g_autofree char *n = g_strdup_printf("%s.n", ci), *mean = g_strdup_printf("%s.mean", ci),
                     *low = g_strdup_printf("%s.low", ci), *high = g_strdup_printf("%s.high", ci),
@@ -89,7 +78,7 @@ static void test_cell_intervals(struct json_object *r)
 
 static void test_headline_intervals(struct json_object *r)
 {
-    struct json_object *wg = path_named(r, "wireguard-hub");
+    struct json_object *wg = fixture_path(r, "wireguard-hub");
     /* the headline's interval is the headline cell's */
     CHECK(num(wg, "median_bits_per_second_ci95.low") ==
           num(wg, "cells.forward-1.median_bits_per_second_ci95.low"));
@@ -100,7 +89,7 @@ static void test_headline_intervals(struct json_object *r)
     CHECK(near_rel(num(wg, "hub_cpu_s_per_gb_ci95.mean"), 562.9448, 1e-6));
     CHECK(near_rel(num(wg, "hub_cpu_s_per_gb_ci95.low"), 381.7658, 1e-6));
     CHECK(near_rel(num(wg, "hub_cpu_s_per_gb_ci95.high"), 744.1239, 1e-6));
-    struct json_object *go = path_named(r, "wireguard-go-hub");
+    struct json_object *go = fixture_path(r, "wireguard-go-hub");
     CHECK(near_rel(num(go, "median_bits_per_second_ci95.low"), 4067983.88, 1e-8));
     CHECK(near_rel(num(go, "median_bits_per_second_ci95.high"), 6147159.60, 1e-8));
 }
@@ -130,7 +119,7 @@ static void test_until_schema(struct json_object *r)
 {
     struct json_object *u = json_tokener_parse("{\"percent\": 5, \"max_passes\": 10}");
     json_object_object_add(json_object_object_get(r, "profile"), "until", u);
-    struct json_object *wg = path_named(r, "wireguard-hub");
+    struct json_object *wg = fixture_path(r, "wireguard-hub");
     struct json_object *cells = json_tokener_parse(
         "{\"forward-1\": {\"status\": \"converged\", \"passes\": 3, "
         "\"half_width_percent\": 2.51}, \"reverse-1\": {\"status\": \"gave-up\", "
