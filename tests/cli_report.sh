@@ -105,7 +105,7 @@ expect 0 "compare with a rerun" -- "$bin" compare "$a" tests/data/results-v2-rer
 lacks "a rerun is within the noise" "differs" "$tmp/out"
 has "a rerun is within the noise" "within noise" "$tmp/out"
 expect 0 "compare --json" -- "$bin" compare --json "$a" tests/data/results-v2-faster.json
-has "compare --json names its schema" '"schema": "meshlab-compare/1"' "$tmp/out"
+has "compare --json names its schema" '"schema": "meshlab-compare/2"' "$tmp/out"
 [ "$(grep -c '"verdict": "within noise"' "$tmp/out")" -ge 1 ] && ok || bad "--json has the verdict"
 has "--json has the p-value" '"p_value": 0.0[5-9]' "$tmp/out"
 if command -v python3 >/dev/null; then

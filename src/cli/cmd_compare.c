@@ -19,7 +19,7 @@ static const char compare_usage[] =
     "than 2 passes on either side. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
     "a meshlab-results/3 document that docs/results.schema.json (built in) accepts.\n\n"
-    "  -j, --json   print the comparison as JSON (schema meshlab-compare/1)\n";
+    "  -j, --json   print the comparison as JSON (schema meshlab-compare/2)\n";
 
 static struct json_object *load(const char *arg, char **ret_file, GError **err)
 {
