@@ -160,6 +160,10 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     c = p["cells"]
     say(c.get("reverse-1", {}).get("median_bits_per_second", 0) > 0 and c.get("forward-8", {}).get("median_bits_per_second", 0) > 0,
         "%s: reverse and 8-stream results (%s, %s Mbit/s)" % (name, c.get("reverse-1", {}).get("median_bits_per_second"), c.get("forward-8", {}).get("median_bits_per_second")))
+    # The headline throughput's 95 % interval over its passes exists and holds the median.
+    ci = p.get("median_bits_per_second_ci95") or {}
+    say(ci.get("n", 0) >= 2 and ci.get("low") is not None and ci["low"] <= p["median_bits_per_second"] <= ci["high"],
+        "%s: the 95 %% interval %s-%s holds the median %s" % (name, ci.get("low"), ci.get("high"), p["median_bits_per_second"]))
     # The CPU the report prints: above idle per GB, fixed and full (the headline cell), per guest.
     head = p["headline_cell"]
     fixed = c.get("forward-1-fixed", {})

@@ -22,6 +22,18 @@ static inline struct json_object *fixture_json(const char *name)
     return o;
 }
 
+/* The path of a results document named name; NULL when none. */
+static inline struct json_object *fixture_path(struct json_object *results, const char *name)
+{
+    struct json_object *paths = json_object_object_get(results, "paths");
+    for (size_t i = 0; i < json_object_array_length(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!g_strcmp0(json_object_get_string(json_object_object_get(p, "name")), name))
+            return p;
+    }
+    return NULL;
+}
+
 /* Guest i's domain as meshlab renders it, with type 'test': the test driver
  * only runs domains of its own type. */
 static inline char *fixture_test_domain_xml(const struct ml_plan *plan, size_t i)

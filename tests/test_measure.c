@@ -18,17 +18,6 @@
 #include "results/tables.h"
 #include "report/report.h"
 
-static struct json_object *path_named(struct json_object *results, const char *name)
-{
-    struct json_object *paths = json_object_object_get(results, "paths");
-    for (size_t i = 0; i < json_object_array_length(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (!strcmp(json_object_get_string(json_object_object_get(p, "name")), name))
-            return p;
-    }
-    return NULL;
-}
-
 static double num(struct json_object *o, const char *key)
 {
     g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
@@ -199,7 +188,7 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
     struct json_object *r = fixture_json("results-v2-matrix.json");
     json_object_object_foreach(figures, key, value)
     {
-        json_object_object_add(path_named(r, "plain"), key, json_object_get(value));
+        json_object_object_add(fixture_path(r, "plain"), key, json_object_get(value));
     }
     json_object_put(figures);
     size_t n;
@@ -240,7 +229,7 @@ static void test_a_new_descriptor_reaches_results_and_report(void)
 static void test_a_failed_path_has_no_numbers(void)
 {
     struct json_object *r = fixture_json("results-v2-matrix.json");
-    struct json_object *p = path_named(r, "wireguard-hub");
+    struct json_object *p = fixture_path(r, "wireguard-hub");
     json_object_object_add(p, "observed", json_object_new_object());
     struct json_object *w = json_object_new_object();
     json_object_object_add(w, "samples", json_object_new_array());

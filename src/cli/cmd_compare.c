@@ -12,12 +12,14 @@ static const char compare_usage[] =
     "Compares two runs (run directories, or their results.json files): for each path both\n"
     "measured, the median throughput of each cell, the hub bytes per payload byte, the RTT\n"
     "p99 under load and the hub's CPU seconds per GB, in A and in B, the difference\n"
-    "(absolute and %), and whether it is larger than the runs' own noise: |B - A| above\n"
-    "2 x sqrt(sA^2/nA + sB^2/nB), s the standard deviation of the passes' values and n\n"
-    "their number; \"unknown\" with fewer than 2 passes on either side. Warns when the runs\n"
+    "(absolute and %), and whether it is real: Welch's two-sided t-test of the passes'\n"
+    "values, \"differs\" when its p-value is under 0.05, else \"within noise\" (the noise\n"
+    "column: t(0.975, df) x sqrt(sA^2/nA + sB^2/nB), s the standard deviation of the\n"
+    "passes' values, n their number, df Welch-Satterthwaite's); \"unknown\" with fewer\n"
+    "than 2 passes on either side. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
     "a meshlab-results/3 document that docs/results.schema.json (built in) accepts.\n\n"
-    "  -j, --json   print the comparison as JSON (schema meshlab-compare/1)\n";
+    "  -j, --json   print the comparison as JSON (schema meshlab-compare/2)\n";
 
 static struct json_object *load(const char *arg, char **ret_file, GError **err)
 {

@@ -10,12 +10,13 @@
 #include "virt/capture.h"
 #include "report/report.h"
 #include "cli/session.h"
+#include "topology/profile.h"
 #include "core/util.h"
 #include "results/json.h"
 
 static const char run_usage[] =
-    "Usage: meshlab run [--profile NAME | --quick] [--out DIR] [--force] [--keep]\n"
-    "                   [--keep-on-failure] [--capture] FILE\n\n"
+    "Usage: meshlab run [--profile NAME | --quick] [--until PCT[,MAX]] [--out DIR]\n"
+    "                   [--force] [--keep] [--keep-on-failure] [--capture] FILE\n\n"
     "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
     "brings it up first and tears it down afterwards (unless --keep). For each path: a\n"
     "check that traffic takes the path its name says; idle pings at 20 Hz and a few idle\n"
@@ -37,6 +38,10 @@ static const char run_usage[] =
     "  --profile NAME       the topology's profile NAME from measure.profiles (default\n"
     "                       full; the seed lab has full, deep and quick)\n"
     "  --quick              the same as --profile quick\n"
+    "  --until PCT[,MAX]    repeat each cell beyond its profile's passes until the 95 %\n"
+    "                       interval of its throughput is within +-PCT % of its mean, at\n"
+    "                       most MAX passes (default 10), like netperf's -I and -i;\n"
+    "                       results.json says per cell whether it converged or gave up\n"
     "  --out DIR            run directory (default runs/LAB-RUNID); it must be new, empty,\n"
     "                       or an earlier run of the same lab with --force, and writable\n"
     "                       by you alone\n"
@@ -88,6 +93,12 @@ static struct json_object *profile_json(const struct ml_profile *p)
         json_object_array_add(matrix, c);
     }
     json_object_object_add(o, "matrix", matrix);
+    if (p->until_percent > 0) {
+        struct json_object *u = json_object_new_object();
+        json_object_object_add(u, "percent", decimal_json(p->until_percent));
+        json_object_object_add(u, "max_passes", json_object_new_int((int)p->until_max));
+        json_object_object_add(o, "until", u);
+    }
     return o;
 }
 
@@ -149,6 +160,11 @@ static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *
                 "idle baseline",
                 profile->name, profile->n_cells, profile->pass_s, profile->ping_count,
                 profile->ping_interval_s, profile->idle_s);
+    if (profile->until_percent > 0)
+        ml_progress("run",
+                    "--until: each cell repeated until its throughput's 95 %% interval is within "
+                    "±%g %% of its mean, at most %u passes",
+                    profile->until_percent, profile->until_max);
     struct json_object *paths = ml_measure_paths(lab, profile, err);
     ml_lab_phase(lab, "measure");
     if (!paths)
@@ -297,6 +313,7 @@ int cmd_run_main(int argc, char **argv)
                                             {"profile", required_argument, NULL, 'p'},
                                             {"keep", no_argument, NULL, 'K'},
                                             {"capture", no_argument, NULL, 'c'},
+                                            {"until", required_argument, NULL, 'u'},
                                             {0}};
     struct ml_session_opts opts = {.verb = "run"};
     int status;
@@ -313,9 +330,13 @@ int cmd_run_main(int argc, char **argv)
     if (!topo)
         return cmd_fail(err);
     /* Resolved before the lab is touched: a wrong name must not leave half a lab behind. */
-    const struct ml_profile *profile = choose_profile(topo, &opts, &err);
-    if (!profile)
+    const struct ml_profile *chosen = choose_profile(topo, &opts, &err);
+    if (!chosen)
         return cmd_fail(err);
+    struct ml_profile until_profile = *chosen;
+    if (opts.until && !ml_profile_set_until(&until_profile, opts.until, &err))
+        return cmd_fail(err);
+    const struct ml_profile *profile = &until_profile;
     if (opts.capture) {
         g_autofree char *why = NULL;
         if (!ml_capture_available(&why)) {

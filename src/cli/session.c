@@ -42,6 +42,9 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
         case 'c':
             opts->capture = true;
             break;
+        case 'u':
+            opts->until = optarg;
+            break;
         default: {
             bool help = opt == 'h';
             fputs(usage, help ? stdout : stderr);

@@ -15,10 +15,11 @@ struct ml_session_opts {
     const char *profile;  /* run --profile NAME; NULL when not given */
     bool keep;            /* run --keep: leave a lab this run brought up */
     bool capture;         /* run --capture: pcaps of the NAT matrix's cells */
+    const char *until;    /* run --until PCT[,MAX]; NULL when not given */
 };
 
-/* The long options up and run share; run adds "quick" ('q'), "profile" ('p'), "keep" ('K')
- * and "capture" ('c'). */
+/* The long options up and run share; run adds "quick" ('q'), "profile" ('p'), "keep" ('K'),
+ * "capture" ('c') and "until" ('u'). */
 // clang-format off
 #define ML_SESSION_LONG_OPTIONS                          \
     {"help", no_argument, NULL, 'h'},                    \

@@ -209,6 +209,7 @@ struct mpath {
     double idle_rate;              /* the hub's bytes per second while idle, before its passes */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
     double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
+    bool until_done[ML_CELLS_MAX];                    /* --until: the cell converged or gave up */
 };
 
 static void fail_path(struct mpath *p, const char *status, const char *why)
@@ -362,13 +363,70 @@ static void shuffle(GRand *r, struct mpath **a, size_t n)
     }
 }
 
+/* Whether path p's cell k takes a pass in round r: its profile's passes; under --until, until
+ * its interval was narrow enough or it gave up (decided after each round, until_decide). */
+static bool takes_pass(const struct ml_profile *prof, const struct mpath *p, size_t k, unsigned r)
+{
+    if (!p->active)
+        return false;
+    return prof->until_percent > 0 ? !p->until_done[k] : prof->cells[k].passes >= r;
+}
+
+/* Whether cell k has round r at all (the random order is drawn only for one that has). */
+static bool cell_in_round(const struct ml_profile *prof, struct mpath **g, size_t n, size_t k,
+                          unsigned r)
+{
+    if (prof->until_percent <= 0)
+        return prof->cells[k].passes >= r;
+    for (size_t i = 0; i < n; i++)
+        if (takes_pass(prof, g[i], k, r))
+            return true;
+    return false;
+}
+
+/* --until, after round r: whether p's cell k is done, by its throughput's interval over the
+ * passes so far; said, and recorded in the path's "until". */
+static void until_decide(const struct ml_profile *prof, struct mpath *p, size_t k, unsigned r)
+{
+    const struct ml_cell *cell = &prof->cells[k];
+    g_autofree double *v = NULL;
+    size_t n = ml_cell_pass_values(p->o, cell->name, "bits_per_second", &v);
+    double half;
+    enum ml_until_verdict u = ml_until_next(v, n, r, MAX(cell->passes, 2), prof->until_percent,
+                                            MAX(prof->until_max, cell->passes), &half);
+    if (u == ML_UNTIL_MORE)
+        return;
+    p->until_done[k] = true;
+    bool converged = u == ML_UNTIL_CONVERGED;
+    if (isfinite(half))
+        ml_progress("measure", "%s %s: %s after %u passes: ±%.1f %% (target ±%g %%)", p->ops->name,
+                    cell->name, converged ? "converged" : "gave up", r, half, prof->until_percent);
+    else
+        ml_progress("measure",
+                    "%s %s: gave up after %u passes: %zu passed, too few for an "
+                    "interval",
+                    p->ops->name, cell->name, r, n);
+    struct json_object *until = json_object_object_get(p->o, "until");
+    if (!until) {
+        until = json_object_new_object();
+        json_object_object_add(p->o, "until", until);
+    }
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "status",
+                           json_object_new_string(converged ? "converged" : "gave-up"));
+    json_object_object_add(o, "passes", json_object_new_int((int)r));
+    json_object_object_add(o, "half_width_percent",
+                           isfinite(half) ? json_object_new_double(round(half * 100) / 100) : NULL);
+    json_object_object_add(until, cell->name, o);
+}
+
 /* Runs the cells of one kind (full speed or fixed rate) for a group, round by round: in each
- * round, one pass of every cell that still has passes, the paths in a new random order. */
+ * round, one pass of every cell that still wants one, the paths in a new random order. */
 static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
                    GError **err)
 {
     const struct ml_profile *prof = run->prof;
-    unsigned most = 0;
+    unsigned most = prof->until_percent > 0 ? prof->until_max : 0;
     for (size_t k = 0; k < prof->n_cells; k++)
         if (prof->cells[k].fixed_rate == fixed)
             most = MAX(most, prof->cells[k].passes);
@@ -376,13 +434,13 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
     for (unsigned r = 1; r <= most; r++) {
         for (size_t k = 0; k < prof->n_cells; k++) {
             const struct ml_cell *cell = &prof->cells[k];
-            if (cell->fixed_rate != fixed || cell->passes < r)
+            if (cell->fixed_rate != fixed || !cell_in_round(prof, g, n, k, r))
                 continue;
             memcpy(order, g, n * sizeof(*g));
             shuffle(run->rand, order, n);
             for (size_t i = 0; i < n; i++) {
                 struct mpath *p = order[i];
-                if (!p->active)
+                if (!takes_pass(prof, p, k, r))
                     continue;
                 struct ml_pass_path pp = {
                     .lab = run->c->lab,
@@ -424,6 +482,10 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                 json_object_array_add(run->order, o);
             }
         }
+        for (size_t k = 0; prof->until_percent > 0 && k < prof->n_cells; k++)
+            for (size_t i = 0; i < n && prof->cells[k].fixed_rate == fixed; i++)
+                if (takes_pass(prof, g[i], k, r))
+                    until_decide(prof, g[i], k, r);
     }
     return true;
 }

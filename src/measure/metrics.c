@@ -98,8 +98,8 @@ static GPtrArray *cell_names(struct json_object *path)
     return a;
 }
 
-/* The values at `key` of a cell's passes that passed. */
-static size_t pass_values(struct json_object *path, const char *cell, const char *key, double **ret)
+size_t ml_cell_pass_values(struct json_object *path, const char *cell, const char *key,
+                           double **ret)
 {
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     *ret = g_new(double, ps->len + 1);
@@ -118,7 +118,7 @@ static struct json_object *per_cell(struct json_object *path, const char *key, r
     g_autoptr(GPtrArray) names = cell_names(path);
     for (guint i = 0; i < names->len; i++) {
         g_autofree double *v = NULL;
-        size_t n = pass_values(path, g_ptr_array_index(names, i), key, &v);
+        size_t n = ml_cell_pass_values(path, g_ptr_array_index(names, i), key, &v);
         json_object_object_add(o, g_ptr_array_index(names, i), num_or_null(f(v, n)));
     }
     return o;
@@ -137,6 +137,33 @@ struct json_object *ml_summary_cell_median(struct json_object *path, const struc
 struct json_object *ml_summary_cell_cv(struct json_object *path, const struct ml_metric *m)
 {
     return per_cell(path, m->of, cv);
+}
+
+/* The interval as results.json holds it; null for no values. */
+static struct json_object *interval_json(const double *v, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    struct ml_interval ci = ml_interval95(v, n);
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "n", json_object_new_int((int)ci.n));
+    json_object_object_add(o, "mean", num_or_null(ci.mean));
+    json_object_object_add(o, "sd", num_or_null(ci.sd));
+    json_object_object_add(o, "low", num_or_null(ci.low));
+    json_object_object_add(o, "high", num_or_null(ci.high));
+    return o;
+}
+
+struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct ml_metric *m)
+{
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree double *v = NULL;
+        size_t n = ml_cell_pass_values(path, g_ptr_array_index(names, i), m->of, &v);
+        json_object_object_add(o, g_ptr_array_index(names, i), interval_json(v, n));
+    }
+    return o;
 }
 
 /* The cells object: each cell's direction, streams, rate, and how many passes passed. */
@@ -261,7 +288,7 @@ double ml_headline_median(struct json_object *path, const char *key)
     if (!cell)
         return NAN;
     g_autofree double *v = NULL;
-    size_t n = pass_values(path, cell, key, &v);
+    size_t n = ml_cell_pass_values(path, cell, key, &v);
     return ml_median(v, n);
 }
 
@@ -279,6 +306,37 @@ struct json_object *ml_summary_headline(struct json_object *path, const struct m
     g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
     double v;
     return c && ml_j_num_at(path, key, &v) ? json_object_new_double(v) : NULL;
+}
+
+struct json_object *ml_summary_headline_ci95(struct json_object *path, const struct ml_metric *m)
+{
+    const char *c = headline_cell(path);
+    g_autofree char *key = g_strdup_printf("cells.%s.%s", c ? c : "", m->of);
+    g_autoptr(GPtrArray) v = ml_j_values(path, key, NULL);
+    struct json_object *x = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    struct json_object *copy = NULL;
+    if (c && json_object_is_type(x, json_type_object) && json_object_deep_copy(x, &copy, NULL))
+        copy = NULL;
+    return copy;
+}
+
+struct json_object *ml_summary_hub_cpu_ci95(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    const char *c = headline_cell(path), *hub = ml_j_str(path, "hub");
+    if (!c || !hub)
+        return NULL;
+    g_autoptr(GPtrArray) ps = ok_passes(path, c);
+    g_autofree double *v = g_new(double, ps->len + 1);
+    g_autofree char *busy_key = g_strdup_printf("cpu.%s.busy_above_idle_s", hub);
+    size_t n = 0;
+    for (guint i = 0; i < ps->len; i++) {
+        double busy, payload;
+        if (ml_j_num_at(g_ptr_array_index(ps, i), busy_key, &busy) &&
+            ml_j_num_at(g_ptr_array_index(ps, i), "payload_bytes", &payload) && payload > 0)
+            v[n++] = busy / (payload / 1e9);
+    }
+    return interval_json(v, n);
 }
 
 /* The hub's busy CPU seconds per GB of payload in the headline cell, the cell the comparison
@@ -306,7 +364,7 @@ static double headline_pass_median(struct json_object *path, const char *key)
     if (!cell)
         return NAN;
     g_autofree double *v = NULL;
-    size_t n = pass_values(path, cell, key, &v);
+    size_t n = ml_cell_pass_values(path, cell, key, &v);
     return ml_median(v, n);
 }
 
@@ -606,6 +664,13 @@ struct json_object *ml_summary_copy_flag(struct json_object *path, const struct 
 #define SUMMARY(key, u, col, fn, from)                                                             \
     .name = key, .unit = u, .collector = &col, .summarise = fn, .of = from
 #define SHOWN(...) .shown_in = {__VA_ARGS__}
+/* A figure's 95 % interval over its passes: the summary that computes it, named after the
+ * figure, and the field that shows it beside the figure. */
+#define CI95(key, u, fn, from)                                                                     \
+    {                                                                                              \
+        SUMMARY(key "_ci95", u, cells_col, fn, from)                                               \
+    }
+#define WITH_CI95(key) .interval = key "_ci95"
 
 const struct ml_metric ml_metrics[] = {
     /* idle: the hub's baseline and the round-trip times before any load (20 Hz) */
@@ -665,28 +730,38 @@ const struct ml_metric ml_metrics[] = {
      .header = "Passes ok / failed"},
     {RECORDED("cells.*.passes_failed", "pass", cells_col), SHOWN(&ml_table_cells),
      .header = "Passes ok / failed"},
+    CI95("cells.*.median_bits_per_second", "bit/s", ml_summary_cell_ci95, "bits_per_second"),
     {SUMMARY("cells.*.median_bits_per_second", "bit/s", cells_col, ml_summary_cell_median,
              "bits_per_second"),
-     SHOWN(&ml_table_cells), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3},
+     SHOWN(&ml_table_cells), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3,
+     WITH_CI95("cells.*.median_bits_per_second")},
     {SUMMARY("cells.*.cv_bits_per_second_percent", "%", cells_col, ml_summary_cell_cv,
              "bits_per_second"),
      SHOWN(&ml_table_cells), .header = "CV %", .decimals = 1},
+    CI95("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", ml_summary_cell_ci95,
+         "hub_bytes_per_payload_byte"),
     {SUMMARY("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", cells_col,
              ml_summary_cell_median, "hub_bytes_per_payload_byte"),
-     SHOWN(&ml_table_cells), .header = "Hub bytes per payload byte", .significant = 3},
+     SHOWN(&ml_table_cells), .header = "Hub bytes per payload byte", .significant = 3,
+     WITH_CI95("cells.*.median_hub_bytes_per_payload_byte")},
     {SUMMARY("cells.*.cv_hub_bytes_per_payload_byte_percent", "%", cells_col, ml_summary_cell_cv,
              "hub_bytes_per_payload_byte")},
+    CI95("cells.*.rtt_loaded_p50_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.p50_ms"),
     {SUMMARY("cells.*.rtt_loaded_p50_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p50_ms"),
-     SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3},
+     SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3,
+     WITH_CI95("cells.*.rtt_loaded_p50_ms")},
+    CI95("cells.*.rtt_loaded_p90_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.p90_ms"),
     {SUMMARY("cells.*.rtt_loaded_p90_ms", "ms", cells_col, ml_summary_cell_median,
-             "rtt_loaded.p90_ms")},
+             "rtt_loaded.p90_ms"),
+     WITH_CI95("cells.*.rtt_loaded_p90_ms")},
     {SUMMARY("cells.*.rtt_loaded_p99_at_least", "yes/no", cells_col, ml_summary_cell_loss,
              "rtt_loaded.p99_at_least")},
+    CI95("cells.*.rtt_loaded_p99_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.p99_ms"),
     {SUMMARY("cells.*.rtt_loaded_p99_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p99_ms"),
      SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3,
-     .at_least = "cells.*.rtt_loaded_p99_at_least"},
+     .at_least = "cells.*.rtt_loaded_p99_at_least", WITH_CI95("cells.*.rtt_loaded_p99_ms")},
     {SUMMARY("cells.*.rtt_loaded_loss_percent", "%", cells_col, ml_summary_cell_loss,
              "loss_percent"),
      SHOWN(&ml_table_cells), .header = "Loaded loss %", .decimals = 1},
@@ -694,8 +769,10 @@ const struct ml_metric ml_metrics[] = {
              "below_offered_rate"),
      SHOWN(&ml_table_cells), .header = "Passes under 95 % of the offered rate"},
     {SUMMARY("cells.*.expected", "byte/byte", cells_col, ml_summary_cell_expected, NULL)},
+    CI95("cells.*.rtt_loaded_max_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.max_ms"),
     {SUMMARY("cells.*.rtt_loaded_max_ms", "ms", cells_col, ml_summary_cell_median,
-             "rtt_loaded.max_ms")},
+             "rtt_loaded.max_ms"),
+     WITH_CI95("cells.*.rtt_loaded_max_ms")},
     {SUMMARY("cells.*.cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb, "cpu")},
     {SUMMARY("cells.*.daemons_cpu_s_per_gb", "s/GB", cells_col, ml_summary_cell_cpu_per_gb,
              "daemons_cpu_s")},
@@ -703,15 +780,21 @@ const struct ml_metric ml_metrics[] = {
              ml_summary_cell_cpu_per_gb, "daemons_cpu_above_idle_s")},
     /* the headline: the first full-speed cell's figures, the hub's CPU included */
     {SUMMARY("headline_cell", "name", cells_col, ml_summary_headline_cell, NULL)},
+    CI95("median_bits_per_second", "bit/s", ml_summary_headline_ci95,
+         "median_bits_per_second_ci95"),
     {SUMMARY("median_bits_per_second", "bit/s", cells_col, ml_summary_headline,
              "median_bits_per_second"),
-     SHOWN(&ml_table_comparison), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3},
+     SHOWN(&ml_table_comparison), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3,
+     WITH_CI95("median_bits_per_second")},
     {SUMMARY("cv_bits_per_second_percent", "%", cells_col, ml_summary_headline,
              "cv_bits_per_second_percent"),
      SHOWN(&ml_table_comparison), .header = "CV %", .decimals = 1},
+    CI95("hub_bytes_per_payload_byte", "byte/byte", ml_summary_headline_ci95,
+         "median_hub_bytes_per_payload_byte_ci95"),
     {SUMMARY("hub_bytes_per_payload_byte", "byte/byte", cells_col, ml_summary_headline,
              "median_hub_bytes_per_payload_byte"),
-     SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .significant = 3},
+     SHOWN(&ml_table_comparison), .header = "Hub bytes per payload byte", .significant = 3,
+     WITH_CI95("hub_bytes_per_payload_byte")},
     {SUMMARY("rtt_idle_p99_at_least", "yes/no", idle_col, ml_summary_copy_flag,
              "idle.rtt.p99_at_least")},
     {SUMMARY("rtt_loaded_p99_at_least", "yes/no", cells_col, ml_summary_headline_flag,
@@ -719,14 +802,17 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("rtt_idle_p99_ms", "ms", idle_col, ml_summary_copy, "idle.rtt.p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
      .at_least = "rtt_idle_p99_at_least"},
+    CI95("rtt_loaded_p99_ms", "ms", ml_summary_headline_ci95, "rtt_loaded_p99_ms_ci95"),
     {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
-     .at_least = "rtt_loaded_p99_at_least"},
+     .at_least = "rtt_loaded_p99_at_least", WITH_CI95("rtt_loaded_p99_ms")},
     {SUMMARY("rtt_loaded_loss_percent", "%", cells_col, ml_summary_headline,
              "rtt_loaded_loss_percent"),
      SHOWN(&ml_table_latency), .header = "Loaded loss %", .decimals = 1},
+    CI95("hub_cpu_s_per_gb", "s/GB", ml_summary_hub_cpu_ci95, NULL),
     {SUMMARY("hub_cpu_s_per_gb", "s/GB", cells_col, ml_summary_hub_cpu, "busy_above_idle_s_per_gb"),
-     SHOWN(&ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3},
+     SHOWN(&ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3,
+     WITH_CI95("hub_cpu_s_per_gb")},
     {SUMMARY("expected", "byte/byte", cells_col, ml_summary_expected, NULL)},
     {SUMMARY("vps", "object", cells_col, ml_summary_vps, NULL)},
     {SUMMARY("warnings", "sentence", cells_col, ml_summary_warnings, NULL)},

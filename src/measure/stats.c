@@ -50,3 +50,134 @@ double ml_cv_percent(const double *v, size_t n)
     mean /= (double)n;
     return mean != 0 ? 100.0 * ml_stddev(v, n) / fabs(mean) : NAN;
 }
+
+/* The continued fraction of the regularized incomplete beta function I_x(a, b) (Lentz's method,
+ * as in Numerical Recipes' betacf): converges fast for x < (a + 1) / (a + b + 2). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    d = fabs(d) < tiny ? tiny : d;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        for (int half = 0; half < 2; half++) {
+            d = 1 + num * d;
+            d = fabs(d) < tiny ? tiny : d;
+            c = 1 + num / c;
+            c = fabs(c) < tiny ? tiny : c;
+            d = 1 / d;
+            h *= d * c;
+            num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        }
+        if (fabs(d * c - 1) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+static double beta_inc(double a, double b, double x)
+{
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return front * beta_cf(a, b, x) / a;
+    return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+double ml_t_cdf(double t, double df)
+{
+    if (!(df > 0) || isnan(t))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 1 : 0;
+    /* P(|T| > |t|) = I_{df/(df+t²)}(df/2, 1/2) */
+    double tail = beta_inc(df / 2, 0.5, df / (df + t * t)) / 2;
+    return t > 0 ? 1 - tail : tail;
+}
+
+double ml_t_quantile(double p, double df)
+{
+    if (!(df > 0) || !(p > 0 && p < 1))
+        return NAN;
+    if (p == 0.5)
+        return 0;
+    /* Bisection on the CDF: it is monotonic, and 200 halvings of [-1e8, 1e8] leave nothing. */
+    double lo = -1e8, hi = 1e8;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * fmax(1, fabs(lo)); i++) {
+        double mid = (lo + hi) / 2;
+        if (ml_t_cdf(mid, df) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+static double mean_of(const double *v, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += v[i];
+    return n ? m / (double)n : NAN;
+}
+
+struct ml_interval ml_interval95(const double *v, size_t n)
+{
+    struct ml_interval ci = {.n = n, .mean = mean_of(v, n), .sd = NAN, .low = NAN, .high = NAN};
+    if (n < 2)
+        return ci;
+    ci.sd = ml_stddev(v, n);
+    double half = ml_t_quantile(0.975, (double)(n - 1)) * ci.sd / sqrt((double)n);
+    ci.low = ci.mean - half;
+    ci.high = ci.mean + half;
+    return ci;
+}
+
+double ml_interval_half_percent(const struct ml_interval *ci)
+{
+    if (ci->n < 2 || !isfinite(ci->low) || ci->mean == 0)
+        return NAN;
+    return 100 * (ci->high - ci->low) / 2 / fabs(ci->mean);
+}
+
+bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_welch *ret)
+{
+    if (na < 2 || nb < 2)
+        return false;
+    double va = pow(ml_stddev(a, na), 2) / (double)na, vb = pow(ml_stddev(b, nb), 2) / (double)nb;
+    double diff = mean_of(b, nb) - mean_of(a, na);
+    struct ml_welch w = {.se = sqrt(va + vb)};
+    if (w.se == 0) {
+        /* No spread on either side: the means are what they are. */
+        w.t = diff == 0 ? 0 : copysign(INFINITY, diff);
+        w.df = (double)(na + nb - 2);
+        w.p = diff == 0 ? 1 : 0;
+        w.noise = 0;
+    } else {
+        w.t = diff / w.se;
+        w.df = (va + vb) * (va + vb) / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
+        w.p = 2 * ml_t_cdf(-fabs(w.t), w.df);
+        w.noise = ml_t_quantile(0.975, w.df) * w.se;
+    }
+    *ret = w;
+    return true;
+}
+
+enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, unsigned least,
+                                    double pct, unsigned max, double *ret_half_percent)
+{
+    struct ml_interval ci = ml_interval95(v, n);
+    double half = ml_interval_half_percent(&ci);
+    *ret_half_percent = half;
+    if (run < least && run < max)
+        return ML_UNTIL_MORE;
+    if (isfinite(half) && half <= pct)
+        return ML_UNTIL_CONVERGED;
+    return run >= max ? ML_UNTIL_GAVE_UP : ML_UNTIL_MORE;
+}

@@ -1,6 +1,7 @@
 /* Figures over a handful of values: what the summaries of a path's passes and pings use. Pure. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Median of n values (sorted in place); NAN for none. */
@@ -11,3 +12,43 @@ double ml_percentile(double *v, size_t n, double p);
 double ml_cv_percent(const double *v, size_t n);
 /* Sample standard deviation; NAN for fewer than 2 values. */
 double ml_stddev(const double *v, size_t n);
+
+/* Student's t distribution with df degrees of freedom (df > 0, not necessarily whole, as
+ * Welch's df is): P(T <= t); NAN for df <= 0. */
+double ml_t_cdf(double t, double df);
+/* The t with P(T <= t) = p (0 < p < 1): ml_t_quantile(0.975, 4) = 2.776; NAN outside. */
+double ml_t_quantile(double p, double df);
+
+/* The 95 % two-sided Student-t interval of the mean of n values: mean ± t(0.975, n-1) sd/√n. */
+struct ml_interval {
+    size_t n;
+    double mean;
+    double sd;   /* NAN for n < 2 */
+    double low;  /* NAN for n < 2: one value says nothing of its spread */
+    double high; /* NAN for n < 2 */
+};
+struct ml_interval ml_interval95(const double *v, size_t n);
+/* Half the interval's width in percent of its mean; NAN for n < 2 or a zero mean. */
+double ml_interval_half_percent(const struct ml_interval *ci);
+
+/* Welch's two-sided t-test of two samples' means, unequal variances. */
+struct ml_welch {
+    double t;     /* (mean b - mean a) / se */
+    double df;    /* Welch–Satterthwaite */
+    double se;    /* sqrt(sa²/na + sb²/nb) */
+    double p;     /* two-sided p-value */
+    double noise; /* t(0.975, df) x se: the difference of the means that alpha 0.05 calls real */
+};
+/* False, *ret untouched, when either sample has fewer than 2 values. Two samples without any
+ * spread: p is 0 where their means differ, 1 where they are equal. */
+bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_welch *ret);
+
+/* Adaptive repetition (run --until PCT,MAX, like netperf's -I LEVEL,WIDTH -i MAX,MIN, at 95 %
+ * and a half-width): what a cell needs after its passes so far. */
+enum ml_until_verdict { ML_UNTIL_MORE, ML_UNTIL_CONVERGED, ML_UNTIL_GAVE_UP };
+/* v: the cell's figure over its passes that passed (n of them); run: its passes run, failed
+ * ones too; least: the passes it takes in any case. Converged once it ran least and the 95 %
+ * interval's half-width is within pct % of the mean; gave up once it ran max (or more) without;
+ * else one more. *ret_half_percent: that half-width (NAN with fewer than 2 values). */
+enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, unsigned least,
+                                    double pct, unsigned max, double *ret_half_percent);

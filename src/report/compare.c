@@ -10,25 +10,13 @@
 #include "results/natgrid.h"
 #include "report/report.h"
 
-static double stddev(const double *v, size_t n)
+const char *ml_compare_verdict(const double *a, size_t na, const double *b, size_t nb,
+                               struct ml_welch *ret)
 {
-    double mean = 0, ss = 0;
-    for (size_t i = 0; i < n; i++)
-        mean += v[i] / (double)n;
-    for (size_t i = 0; i < n; i++)
-        ss += (v[i] - mean) * (v[i] - mean);
-    return sqrt(ss / (double)(n - 1));
-}
-
-const char *ml_compare_verdict(double diff, const double *a, size_t na, const double *b, size_t nb,
-                               double *ret_noise)
-{
-    *ret_noise = NAN;
-    if (na < 2 || nb < 2)
+    *ret = (struct ml_welch){.t = NAN, .df = NAN, .se = NAN, .p = NAN, .noise = NAN};
+    if (!ml_welch(a, na, b, nb, ret))
         return "unknown";
-    double sa = stddev(a, na), sb = stddev(b, nb);
-    *ret_noise = ML_COMPARE_SIGMAS * sqrt(sa * sa / (double)na + sb * sb / (double)nb);
-    return fabs(diff) > *ret_noise ? "beyond noise" : "within noise";
+    return ret->p < ML_COMPARE_ALPHA ? "differs" : "within noise";
 }
 
 /* What one figure is and where its passes' values are. */
@@ -92,9 +80,9 @@ static void add_row(struct json_object *rows, const char *path, const char *cell
         return;
     g_autoptr(GArray) va = pass_values(pa, values_cell, f);
     g_autoptr(GArray) vb = pass_values(pb, values_cell, f);
-    double noise;
-    const char *verdict = ml_compare_verdict(b - a, (double *)(void *)va->data, va->len,
-                                             (double *)(void *)vb->data, vb->len, &noise);
+    struct ml_welch w;
+    const char *verdict = ml_compare_verdict((double *)(void *)va->data, va->len,
+                                             (double *)(void *)vb->data, vb->len, &w);
     struct json_object *row = json_object_new_object();
     json_object_object_add(row, "path", json_object_new_string(path));
     json_object_object_add(row, "cell", cell ? json_object_new_string(cell) : NULL);
@@ -105,7 +93,10 @@ static void add_row(struct json_object *rows, const char *path, const char *cell
     json_object_object_add(row, "difference", json_object_new_double(b - a));
     json_object_object_add(row, "difference_percent",
                            num_or_null(a != 0 ? 100 * (b - a) / a : NAN));
-    json_object_object_add(row, "noise", num_or_null(noise));
+    json_object_object_add(row, "noise", num_or_null(w.noise));
+    json_object_object_add(row, "t", num_or_null(w.t));
+    json_object_object_add(row, "df", num_or_null(w.df));
+    json_object_object_add(row, "p_value", num_or_null(w.p));
     json_object_object_add(row, "passes_a", json_object_new_int((int)va->len));
     json_object_object_add(row, "passes_b", json_object_new_int((int)vb->len));
     json_object_object_add(row, "verdict", json_object_new_string(verdict));
@@ -269,7 +260,7 @@ static void put_unit(GString *s, struct json_object *row, const struct ml_column
 static void put_verdict(GString *s, struct json_object *row, const struct ml_column *col, void *ctx)
 {
     const char *v = ml_j_str_or(row, "verdict", "?");
-    g_string_append_printf(s, strcmp(v, "beyond noise") == 0 ? "**%s**" : "%s", v);
+    g_string_append_printf(s, strcmp(v, "differs") == 0 ? "**%s**" : "%s", v);
 }
 
 static const struct ml_column compare_columns[] = {
@@ -281,7 +272,8 @@ static const struct ml_column compare_columns[] = {
     ML_COL_NUM_BY("B", "b", put_value),
     ML_COL_NUM_BY("B - A", "difference", put_value),
     ML_COL_FIXED("B - A %", "difference_percent", 1),
-    ML_COL_NUM_BY("Noise (2σ)", "noise", put_value),
+    ML_COL_NUM_BY("Noise (95 %)", "noise", put_value),
+    ML_COL_FIXED("p", "p_value", 3),
     ML_COL_PAIR("Passes A / B", "passes_a", "passes_b", 0),
     {.header = "Verdict", .put = put_verdict},
 };

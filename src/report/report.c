@@ -297,6 +297,27 @@ static void put_metric(GString *s, const struct ml_metric *m, struct json_object
     }
 }
 
+/* A value's 95 % interval beside it, " (low–high)" in the value's form; nothing where it has
+ * none (fewer than 2 passes). */
+static void put_interval(GString *s, const struct ml_metric *m, const struct ml_report_table *t,
+                         struct json_object *path, struct json_object *row)
+{
+    struct json_object *o;
+    const char *key = row_key(t, m->interval, &o, path, row);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
+    struct json_object *ci = v->len == 1 ? g_ptr_array_index(v, 0) : NULL;
+    struct json_object *low = ml_j_get(ci, "low");
+    struct json_object *high = ml_j_get(ci, "high");
+    double x;
+    if (!ml_j_value_num(low, &x) || !ml_j_value_num(high, &x))
+        return;
+    g_string_append(s, " (");
+    put_value(s, m, low, ML_DASH);
+    g_string_append(s, "–");
+    put_value(s, m, high, ML_DASH);
+    g_string_append(s, ")");
+}
+
 /* One row of a metric table: the path, the cell or pass it shows (NULL: the path's own
  * figures), its label, and whether its figures are hidden (a failed pass, no cell). A path that
  * was not measured writes its reason in place of its first figure. */
@@ -389,6 +410,8 @@ static void put_group(GString *s, struct json_object *p, const struct ml_column 
                 g_string_append(cell, "≥ ");
         }
         put_metric(cell, m, o, key, &any);
+        if (m->interval)
+            put_interval(cell, m, at->t, p, at->row);
     }
     g_string_append(s, any ? cell->str : ML_DASH);
 }

@@ -58,4 +58,8 @@ struct ml_metric {
     /* A boolean's name beside the value, read as name is ("cells.*.x_at_least"): where it is
      * true the value is only a lower bound, shown "≥ 350". NULL: none. */
     const char *at_least;
+    /* The name of the value's 95 % interval over its passes, read as name is
+     * ("cells.*.x_ci95": an object {n, mean, sd, low, high}), shown "value (low–high)" in the
+     * value's own form. NULL: none. */
+    const char *interval;
 };

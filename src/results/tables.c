@@ -7,7 +7,8 @@ const struct ml_report_table ml_table_comparison = {
         "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
         "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
         "checks; hub CPU is the hub's busy\nseconds above idle per GB of payload in that same "
-        "cell (CPU cost has the fixed rate's).",
+        "cell (CPU cost has the fixed rate's).\nIn parentheses: the 95 % interval of the passes' "
+        "mean (Student's t), where the cell has 2 passes\nor more.",
     .check_column = true,
     .rows = ML_ROWS_PATH,
 };
@@ -16,7 +17,7 @@ const struct ml_report_table ml_table_cells = {
     .title = "Throughput by direction and streams",
     .place = 20,
     .intro = "iperf3, TCP, passes of {profile.pass_s} s; the medians and CVs are over the passes "
-             "that passed.",
+             "that passed; in\nparentheses, the 95 % interval of their mean (Student's t).",
     .rows = ML_ROWS_CELL,
 };
 

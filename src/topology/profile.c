@@ -389,6 +389,33 @@ static bool parse_profile(struct ml_yaml *y, yaml_node_t *n, const char *name, s
     return true;
 }
 
+bool ml_profile_set_until(struct ml_profile *p, const char *arg, GError **err)
+{
+    g_auto(GStrv) parts = g_strsplit(arg, ",", 3);
+    double pct = 0;
+    guint64 max = ML_UNTIL_MAX_DEFAULT;
+    char *end = NULL;
+    bool ok = parts[0] && *parts[0];
+    if (ok) {
+        pct = g_ascii_strtod(parts[0], &end);
+        ok = *end == '\0' && pct > 0 && pct <= 100;
+    }
+    if (ok && parts[1])
+        ok = !parts[2] &&
+             g_ascii_string_to_unsigned(parts[1], 10, 2, ML_UNTIL_MAX_LIMIT, &max, NULL);
+    if (!ok) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "--until '%s' is not PCT[,MAX]: PCT the interval's half-width in %% of the "
+                    "mean, above 0 and at most 100, MAX the most passes of a cell, 2 to %d "
+                    "(default %d); for example --until 5,10",
+                    arg, ML_UNTIL_MAX_LIMIT, ML_UNTIL_MAX_DEFAULT);
+        return false;
+    }
+    p->until_percent = pct;
+    p->until_max = (unsigned)max;
+    return true;
+}
+
 bool ml_profiles_parse(struct ml_yaml *y, yaml_node_t *n, struct ml_topology *t)
 {
     static const struct ml_yaml_shape shape = {

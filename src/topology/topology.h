@@ -112,6 +112,10 @@ struct ml_profile {
                                    default 0.5 */
     size_t n_cells;
     struct ml_cell cells[ML_CELLS_MAX]; /* in order; cells[0] is the headline cell */
+    /* run --until PCT,MAX (0: off): a cell takes passes beyond its own until its throughput's
+     * 95 % interval is within ±until_percent of its mean, at most until_max passes */
+    double until_percent;
+    unsigned until_max;
 };
 
 /* "forward", "reverse", "bidir". */

@@ -1,0 +1,105 @@
+/* The statistics behind every interval and every verdict of compare: the t distribution against
+ * its published table and closed forms, the 95 % interval and Welch's test against hand-worked
+ * examples. */
+#include "check.h"
+
+#include <math.h>
+
+#include "measure/stats.h"
+
+static bool near(double x, double want, double tol)
+{
+    return fabs(x - want) <= tol;
+}
+
+/* Two-sided 95 % critical values, from any t table (3 decimals). */
+static void test_t_quantile_table(void)
+{
+    static const struct {
+        double df, t;
+    } table[] = {{1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},  {5, 2.571},
+                 {9, 2.262},  {10, 2.228}, {20, 2.086}, {30, 2.042}, {120, 1.980}};
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+        double t = ml_t_quantile(0.975, table[i].df);
+        CHECK(near(t, table[i].t, 0.0005));
+        CHECK(near(ml_t_quantile(0.025, table[i].df), -t, 1e-9));
+    }
+    /* the normal limit */
+    CHECK(near(ml_t_quantile(0.975, 1e7), 1.95996, 0.00001));
+    CHECK(ml_t_quantile(0.5, 3) == 0);
+    CHECK(isnan(ml_t_quantile(0.975, 0)));
+    CHECK(isnan(ml_t_quantile(1, 3)));
+}
+
+/* Closed forms: df 1 is Cauchy's, df 2 is 1/2 + t / (2 sqrt(2 + t²)). */
+static void test_t_cdf_closed_forms(void)
+{
+    for (double t = -5; t <= 5; t += 0.25) {
+        CHECK(near(ml_t_cdf(t, 1), 0.5 + atan(t) / G_PI, 1e-12));
+        CHECK(near(ml_t_cdf(t, 2), 0.5 + t / (2 * sqrt(2 + t * t)), 1e-12));
+    }
+    CHECK(ml_t_cdf(INFINITY, 4) == 1);
+    CHECK(isnan(ml_t_cdf(1, -1)));
+}
+
+/* 3 passes of 10, 12, 14: mean 12, sd 2, half-width 4.303 x 2 / sqrt(3) = 4.969. */
+static void test_interval(void)
+{
+    double v[] = {10, 12, 14};
+    struct ml_interval ci = ml_interval95(v, 3);
+    CHECK(ci.n == 3);
+    CHECK(ci.mean == 12);
+    CHECK(near(ci.sd, 2, 1e-12));
+    CHECK(near(ci.low, 12 - 4.9687, 0.0005));
+    CHECK(near(ci.high, 12 + 4.9687, 0.0005));
+    CHECK(near(ml_interval_half_percent(&ci), 100 * 4.9687 / 12, 0.005));
+    /* one pass: a mean, no interval */
+    struct ml_interval one = ml_interval95(v, 1);
+    CHECK(one.n == 1 && one.mean == 10 && isnan(one.sd) && isnan(one.low) && isnan(one.high));
+    CHECK(isnan(ml_interval_half_percent(&one)));
+    /* identical passes: an interval of width 0 */
+    double same[] = {5, 5, 5, 5};
+    struct ml_interval z = ml_interval95(same, 4);
+    CHECK(z.low == 5 && z.high == 5 && ml_interval_half_percent(&z) == 0);
+}
+
+/* A = 10, 12, 14 (mean 12, s² 4); B = 15, 17, 19, 21 (mean 18, s² 20/3).
+ * se² = 4/3 + (20/3)/4 = 3, t = 6 / sqrt(3) = 3.4641;
+ * df = 3² / ((4/3)²/2 + (5/3)²/3) = 9 / (8/9 + 25/27) = 243/49 = 4.9592;
+ * a t table at df 5 puts t = 3.464 between p 0.02 (3.365) and 0.01 (4.032), two-sided. */
+static void test_welch(void)
+{
+    double a[] = {10, 12, 14}, b[] = {15, 17, 19, 21};
+    struct ml_welch w;
+    CHECK(ml_welch(a, 3, b, 4, &w));
+    CHECK(near(w.se, sqrt(3), 1e-12));
+    CHECK(near(w.t, 6 / sqrt(3), 1e-12));
+    CHECK(near(w.df, 243.0 / 49, 1e-9));
+    CHECK(w.p > 0.01 && w.p < 0.02);
+    /* the p-value and the noise agree: the difference at the noise has p 0.05 */
+    CHECK(near(2 * ml_t_cdf(-w.noise / w.se, w.df), 0.05, 1e-9));
+    CHECK(w.noise < 6);
+    /* swapped: the same test, the sign of t turned */
+    struct ml_welch s;
+    CHECK(ml_welch(b, 4, a, 3, &s));
+    CHECK(near(s.t, -w.t, 1e-12) && near(s.p, w.p, 1e-12));
+    /* overlapping samples: within noise */
+    double c[] = {11, 13, 15};
+    CHECK(ml_welch(a, 3, c, 3, &w));
+    CHECK(w.p > 0.05 && fabs(1.0) < w.noise);
+    /* no spread */
+    double x[] = {3, 3}, y[] = {4, 4};
+    CHECK(ml_welch(x, 2, y, 2, &w) && w.p == 0);
+    CHECK(ml_welch(x, 2, x, 2, &w) && w.p == 1);
+    /* fewer than 2 values: no test */
+    CHECK(!ml_welch(a, 1, b, 4, &w));
+}
+
+int main(void)
+{
+    test_t_quantile_table();
+    test_t_cdf_closed_forms();
+    test_interval();
+    test_welch();
+    return check_finish();
+}
