@@ -62,6 +62,34 @@ static void test_band_physics(void)
     g_autoptr(GString) why = g_string_new(NULL);
     CHECK(!ml_pass_band(&x, &r, 0, 10, &b, why));
     CHECK(strstr(why->str, "no frame model") != NULL);
+    /* A udp-RATE cell through WireGuard: iperf3's 1,368-byte datagrams (the control
+     * connection's MSS) are 1,396-byte inner packets, padded to 1,408, 1,482 on the wire, and
+     * nothing comes back: the floor is 2 x 1482 / 1368 = 2.167, under the TCP floor of 2.184
+     * that a genuine UDP pass would otherwise fail (hub bytes exactly at the UDP model). */
+    const struct ml_path_ops *wg = ml_path_find("wireguard-hub");
+    struct ml_pass_expect xu = {.role = ML_HUB_CARRIES, .encap = wg->encap};
+    struct ml_iperf_result ru = {.payload_bytes = 1368000,
+                                 .bytes_received = 1368000,
+                                 .bytes_sent = 1368000,
+                                 .retransmits = -1,
+                                 .udp = true};
+    struct ml_band bu = {0};
+    CHECK(ml_pass_band(&xu, &ru, 1000, 10, &bu, why));
+    CHECK(fabs(bu.floor - 2.0 * 1482 / 1368) < 1e-9 && bu.floor < 2.0 * 1494 / 1368);
+    CHECK(bu.expected == bu.floor);
+    struct ml_second su[6];
+    for (size_t i = 0; i < 6; i++)
+        su[i] = (struct ml_second){.t_s = (double)(i + 1),
+                                   .payload_bytes = 228000,
+                                   .hub_bytes = 228000.0 * 2 * 1482 / 1368};
+    g_autoptr(GString) uwhy = g_string_new(NULL);
+    CHECK(ml_band_judge(&bu, su, 6, uwhy));
+    /* The same seconds judged as TCP, without a probe's allowance, fall under its floor. */
+    ru.udp = false;
+    ru.retransmits = 0;
+    struct ml_band bt = {0};
+    CHECK(ml_pass_band(&xu, &ru, 1000, 10, &bt, why));
+    CHECK(!ml_band_judge(&bt, su, 6, uwhy));
 }
 
 /* A relayed kernel-WireGuard pass at about 30 MB/s of payload, the hub moving 2.26 times that

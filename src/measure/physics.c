@@ -8,6 +8,7 @@
 #define TCP_TIMESTAMPS_BYTES 12
 /* An ACK's IP and TCP headers with the timestamp option, no payload. */
 #define ACK_BYTES (IP_TCP_BYTES + TCP_TIMESTAMPS_BYTES)
+#define UDP_IP_BYTES (20 + 8)
 
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner)
 {
@@ -54,6 +55,14 @@ bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_
     *ret_floor = 2 * data / mss;
     *ret_ceiling = 2 * (data + ack) / mss;
     return true;
+}
+
+double ml_physics_udp_floor(const struct ml_encap *e)
+{
+    if (!e || e->inner_mtu <= ACK_BYTES)
+        return NAN;
+    double mss = e->inner_mtu - ACK_BYTES;
+    return 2 * ml_physics_frame_bytes(e, (long long)mss + UDP_IP_BYTES) / mss;
 }
 
 double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,

@@ -65,6 +65,11 @@ bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_count
  * never received), a stream of short segments, or not this path. False, both untouched, for
  * no encap or an MTU too small for TCP. */
 bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_ceiling);
+/* A UDP cell's floor: iperf3 3.12 sizes its datagrams to its control connection's MSS (the
+ * TCP segment's payload, inner_mtu less 52), so each carries that payload in an inner packet
+ * of MSS + 28 (IP, UDP) and no ACK comes back: 2 x frame(MSS + 28) / MSS, a little under the
+ * TCP floor, whose full segment has 24 more header bytes. NAN without a frame model. */
+double ml_physics_udp_floor(const struct ml_encap *e);
 /* Pure: hub bytes per payload byte that crossed a relaying hub and are no payload: the
  * retransmits (segments sent again) and the unreceived bytes (sent, never counted received: in
  * flight or queued when the transfer ended), each as full data frames in and out. 0 for no
