@@ -165,11 +165,11 @@ static void test_iperf_cmd(void)
         {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 28 -O 2"},
+         "iperf3 -J -c 10.0.0.3 -t 30"},
         {{.name = "reverse-1", .direction = ML_DIR_REVERSE, .streams = 1},
          4,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 3 -O 1 -R"},
+         "iperf3 -J -c 10.0.0.3 -t 4 -R"},
         {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
          3,
          0,
@@ -177,7 +177,7 @@ static void test_iperf_cmd(void)
         {{.name = "forward-8-fixed", .direction = ML_DIR_FORWARD, .streams = 8, .fixed_rate = true},
          8,
          80e6,
-         "iperf3 -J -c 10.0.0.3 -t 6 -O 2 -P 8 -b 10000000"},
+         "iperf3 -J -c 10.0.0.3 -t 8 -P 8 -b 10000000"},
         {{.name = "udp-10M",
           .direction = ML_DIR_FORWARD,
           .streams = 1,
@@ -185,11 +185,11 @@ static void test_iperf_cmd(void)
           .udp_bits_per_second = 10e6},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 -u -b 10000000"},
+         "iperf3 -J -c 10.0.0.3 -t 30 -u -b 10000000"},
         {{.name = "rrul", .direction = ML_DIR_BIDIR, .streams = 4, .kind = ML_CELL_RRUL},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 --bidir -P 4"},
+         "iperf3 -J -c 10.0.0.3 -t 30 --bidir -P 4"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *got =
@@ -197,9 +197,9 @@ static void test_iperf_cmd(void)
         CHECK_STR(got, cases[i].want);
     }
     g_autofree char *ns = ml_pass_iperf_cmd("ip netns exec c ", "10.0.0.3", &cases[0].cell, 30, 0);
-    CHECK_STR(ns, "ip netns exec c iperf3 -J -c 10.0.0.3 -t 28 -O 2");
-    CHECK(ml_profile_omit_s(1) == 0 && ml_profile_omit_s(4) == 1 && ml_profile_omit_s(7) == 1);
-    CHECK(ml_profile_omit_s(8) == 2 && ml_profile_omit_s(600) == 2);
+    CHECK_STR(ns, "ip netns exec c iperf3 -J -c 10.0.0.3 -t 30");
+    /* -O is off until the receiver's count of the warm-up is read (profile.c says why). */
+    CHECK(ml_profile_omit_s(1) == 0 && ml_profile_omit_s(4) == 0 && ml_profile_omit_s(600) == 0);
 }
 
 /* The series of a relayed pass with -O 1, built from the recorded forward-1-omit-1.json: the
