@@ -1,9 +1,11 @@
-/* Loading a topology (ml_topology_load, declared with the model in topology.h): its sections read
- * (the YAML reader is topology/yaml.c, the profiles topology/profile.c), then checked against each
- * other. */
+/* Loading a topology (ml_topology_load, declared with the model in topology.h): YAML (the reader
+ * is topology/yaml.c) -> its sections parsed here (the profiles in topology/profile.c) ->
+ * checked against each other (topology/validate.c). */
 #include "topology/topology.h"
+#include "topology/load_ctx.h"
 #include "topology/ports.h"
 #include "topology/profile.h"
+#include "topology/validate.h"
 #include "topology/yaml.h"
 #include "core/util.h"
 
@@ -17,9 +19,6 @@
 #include <unistd.h>
 
 #define MAX_FILE_BYTES (1024 * 1024)
-/* libvirt objects are named "meshlab-<lab>-<node>"; keep them short enough to be safe as
- * domain, volume and file names everywhere. */
-#define DOMAIN_NAME_MAX 64
 
 bool ml_topology_has_path(const struct ml_topology *topo, const char *path)
 {
@@ -49,20 +48,7 @@ void ml_topology_free(struct ml_topology *topo)
     g_free(topo);
 }
 
-struct ctx {
-    struct ml_yaml y;
-    struct ml_topology *topo;
-    /* Where things were written, for messages about how they relate to each other. */
-    struct {
-        yaml_node_t *node, *name, *address, *tunnel_address, *nat_key, *nat, *second_address;
-    } at[ML_MAX_NODES];
-    yaml_node_t *lab_subnet_at, *wg_subnet_at, *hub_at, *client_at, *server_at, *nat_matrix_at;
-    yaml_node_t *old_hub_at; /* wireguard.hub, deprecated */
-    const char *hub, *client, *server, *old_hub;
-    const char *hub_key; /* how messages name the key the hub came from */
-};
-
-static bool parse_image(struct ctx *c, yaml_node_t *n)
+static bool parse_image(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_key keys[] = {{"use", true}, {"fallback", false}, {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
@@ -81,7 +67,7 @@ static bool parse_image(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool parse_bridge(struct ctx *c, yaml_node_t *n)
+static bool parse_bridge(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_key keys[] = {{"subnet", true}, {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
@@ -93,7 +79,8 @@ static bool parse_bridge(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool parse_defaults(struct ctx *c, yaml_node_t *n, unsigned *vcpus, unsigned *memory_mib)
+static bool parse_defaults(struct ml_load_ctx *c, yaml_node_t *n, unsigned *vcpus,
+                           unsigned *memory_mib)
 {
     static const struct ml_yaml_key keys[] = {
         {"vcpus", false}, {"memory_mib", false}, {NULL, false}};
@@ -109,7 +96,7 @@ static bool parse_defaults(struct ctx *c, yaml_node_t *n, unsigned *vcpus, unsig
 }
 
 /* How messages name a node: by its name when it has one that can be shown. */
-static const char *node_label(struct ctx *c, yaml_node_t *n, size_t index)
+static const char *node_label(struct ml_load_ctx *c, yaml_node_t *n, size_t index)
 {
     if (n->type == YAML_MAPPING_NODE) {
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
@@ -124,7 +111,7 @@ static const char *node_label(struct ctx *c, yaml_node_t *n, size_t index)
     return ml_yaml_fmt(&c->y, "node %zu", index + 1);
 }
 
-static const char *nat_type_list(struct ctx *c)
+static const char *nat_type_list(struct ml_load_ctx *c)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = 0; i < ML_NAT_TYPES; i++)
@@ -132,7 +119,8 @@ static const char *nat_type_list(struct ctx *c)
     return ml_yaml_keep(&c->y, g_string_free(s, FALSE));
 }
 
-static bool get_nat_type(struct ctx *c, yaml_node_t *n, const char *what, enum ml_nat_type *ret)
+static bool get_nat_type(struct ml_load_ctx *c, yaml_node_t *n, const char *what,
+                         enum ml_nat_type *ret)
 {
     const char *s;
     if (!ml_yaml_get_string(&c->y, n, what, &s))
@@ -143,7 +131,7 @@ static bool get_nat_type(struct ctx *c, yaml_node_t *n, const char *what, enum m
     return true;
 }
 
-static bool parse_node(struct ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
+static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
                        unsigned memory_mib)
 {
     enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS };
@@ -197,7 +185,7 @@ static bool parse_node(struct ctx *c, yaml_node_t *n, size_t index, unsigned vcp
     return true;
 }
 
-static bool parse_nodes(struct ctx *c, yaml_node_t *n, unsigned vcpus, unsigned memory_mib)
+static bool parse_nodes(struct ml_load_ctx *c, yaml_node_t *n, unsigned vcpus, unsigned memory_mib)
 {
     static const struct ml_yaml_shape shape = {YAML_SEQUENCE_NODE, "nodes", "nodes", 0, NULL};
     size_t count;
@@ -224,7 +212,7 @@ static bool parse_nodes(struct ctx *c, yaml_node_t *n, unsigned vcpus, unsigned 
     return true;
 }
 
-static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
+static bool parse_wireguard(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_key keys[] = {{"subnet", true},
                                               {"hub", false},
@@ -258,7 +246,7 @@ static bool parse_wireguard(struct ctx *c, yaml_node_t *n)
 
 /* The hub: `hub: NAME` at the top level (at), or wireguard.hub as files before it had it, with
  * a warning; both naming different nodes is an error. Read after wireguard. */
-static bool parse_hub(struct ctx *c, yaml_node_t *root, yaml_node_t *at)
+static bool parse_hub(struct ml_load_ctx *c, yaml_node_t *root, yaml_node_t *at)
 {
     struct ml_topology *t = c->topo;
 
@@ -287,7 +275,7 @@ static bool parse_hub(struct ctx *c, yaml_node_t *root, yaml_node_t *at)
     return true;
 }
 
-static bool parse_paths(struct ctx *c, yaml_node_t *n)
+static bool parse_paths(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_shape shape = {YAML_SEQUENCE_NODE, "path names", "paths",
                                                ML_PATHS_MAX, NULL};
@@ -316,7 +304,7 @@ static bool parse_paths(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool parse_measure(struct ctx *c, yaml_node_t *n)
+static bool parse_measure(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_key keys[] = {
         {"client", true}, {"server", true}, {"paths", true}, {"profiles", false}, {NULL, false}};
@@ -335,107 +323,8 @@ static bool parse_measure(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool subnets_overlap(const struct ml_subnet *a, const struct ml_subnet *b)
-{
-    uint32_t mask = ml_prefix_mask(MIN(a->prefix, b->prefix));
-    return (ntohl(a->net.s_addr) & mask) == (ntohl(b->net.s_addr) & mask);
-}
-
-/* An address must be a host of its subnet, and no other node may have it. */
-static bool check_address(struct ctx *c, size_t index, bool tunnel)
-{
-    const struct ml_topology *t = c->topo;
-    const struct ml_node *node = &t->nodes[index];
-    const struct ml_subnet *net = tunnel ? &t->wireguard.subnet : &t->lab_subnet;
-    const char *key = tunnel ? "tunnel_address" : "address";
-    const char *net_name = tunnel ? "wireguard subnet" : "lab subnet";
-    struct in_addr a = tunnel ? node->tunnel_address : node->address;
-    yaml_node_t *at = tunnel ? c->at[index].tunnel_address : c->at[index].address;
-    uint32_t host = ntohl(a.s_addr), mask = ml_prefix_mask(net->prefix);
-
-    if ((host & mask) != ntohl(net->net.s_addr))
-        return ml_yaml_fail(&c->y, at, "node '%s': %s %s is outside the %s %s", node->name, key,
-                            ml_yaml_ip_str(&c->y, a), net_name, ml_yaml_subnet_str(&c->y, net));
-    if ((host & ~mask) == 0 || (host & ~mask) == ~mask)
-        return ml_yaml_fail(&c->y, at, "node '%s': %s %s is the %s address of the %s %s",
-                            node->name, key, ml_yaml_ip_str(&c->y, a),
-                            (host & ~mask) ? "broadcast" : "network", net_name,
-                            ml_yaml_subnet_str(&c->y, net));
-    for (size_t j = 0; j < index; j++) {
-        struct in_addr b = tunnel ? t->nodes[j].tunnel_address : t->nodes[j].address;
-        if (a.s_addr == b.s_addr)
-            return ml_yaml_fail(
-                &c->y, at, "node '%s': %s %s is already used by node '%s' (line %d)", node->name,
-                key, ml_yaml_ip_str(&c->y, a), t->nodes[j].name, t->nodes[j].line);
-    }
-    return true;
-}
-
-static bool check_nodes(struct ctx *c)
-{
-    const struct ml_topology *t = c->topo;
-
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const struct ml_node *node = &t->nodes[i];
-        size_t domain_len = strlen("meshlab-.") + strlen(t->name) + strlen(node->name);
-
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(node->name, t->nodes[j].name) == 0)
-                return ml_yaml_fail(&c->y, c->at[i].name,
-                                    "node name '%s' is already used by the node at line %d",
-                                    node->name, t->nodes[j].line);
-        if (domain_len > DOMAIN_NAME_MAX)
-            return ml_yaml_fail(&c->y, c->at[i].name,
-                                "node name '%s' makes the libvirt domain name 'meshlab-%s.%s' %zu "
-                                "characters long; the limit is %d, so shorten the lab or node name",
-                                node->name, t->name, node->name, domain_len, DOMAIN_NAME_MAX);
-        if (!check_address(c, i, false) || !check_address(c, i, true))
-            return false;
-    }
-    return true;
-}
-
-static const char *node_names(struct ctx *c)
-{
-    GString *s = g_string_new(NULL);
-    for (size_t i = 0; i < c->topo->n_nodes; i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "", c->topo->nodes[i].name);
-    return ml_yaml_keep(&c->y, g_string_free(s, FALSE));
-}
-
-static bool find_role(struct ctx *c, yaml_node_t *at, const char *what, const char *name,
-                      size_t *ret)
-{
-    int i = ml_topology_find_node(c->topo, name);
-    if (i < 0)
-        return ml_yaml_fail(&c->y, at, "%s '%s' is not a node; the nodes are %s", what,
-                            ml_yaml_shown(&c->y, name), node_names(c));
-    *ret = (size_t)i;
-    return true;
-}
-
-static bool check_roles(struct ctx *c)
-{
-    struct ml_topology *t = c->topo;
-
-    if (!find_role(c, c->hub_at, c->hub_key, c->hub, &t->hub) ||
-        !find_role(c, c->client_at, "measure.client", c->client, &t->measure.client) ||
-        !find_role(c, c->server_at, "measure.server", c->server, &t->measure.server))
-        return false;
-    if (t->measure.server == t->measure.client)
-        return ml_yaml_fail(
-            &c->y, c->server_at,
-            "measure.server '%s' is the same node as measure.client; they must differ", c->server);
-    if (t->hub == t->measure.client || t->hub == t->measure.server)
-        return ml_yaml_fail(&c->y, c->hub_at,
-                            "%s '%s' is also measure.%s; the hub must be a third node that "
-                            "relays between client and server",
-                            c->hub_key, c->hub, t->hub == t->measure.client ? "client" : "server");
-    return true;
-}
-
 /* nat_matrix.types: 1..6 NAT types, none twice. */
-static bool parse_nat_types(struct ctx *c, yaml_node_t *n)
+static bool parse_nat_types(struct ml_load_ctx *c, yaml_node_t *n)
 {
     struct ml_yaml_shape shape = {YAML_SEQUENCE_NODE, "NAT types like [none, symmetric]", "types",
                                   0,
@@ -467,7 +356,7 @@ static bool parse_nat_types(struct ctx *c, yaml_node_t *n)
 
 /* nat_matrix.dataplanes: 1..ML_NAT_DATAPLANES_MAX names, none twice; what they mean is the
  * dataplanes' registry's business (resolved after loading). */
-static bool parse_nat_dataplanes(struct ctx *c, yaml_node_t *n)
+static bool parse_nat_dataplanes(struct ml_load_ctx *c, yaml_node_t *n)
 {
     static const struct ml_yaml_shape shape = {
         YAML_SEQUENCE_NODE, "dataplane names like [nebula, tailscale]", "dataplanes",
@@ -497,7 +386,7 @@ static bool parse_nat_dataplanes(struct ctx *c, yaml_node_t *n)
     return true;
 }
 
-static bool parse_nat_matrix(struct ctx *c, yaml_node_t *key, yaml_node_t *n)
+static bool parse_nat_matrix(struct ml_load_ctx *c, yaml_node_t *key, yaml_node_t *n)
 {
     enum { TYPES, DATAPLANES, REPEATS, WINDOW_S };
     static const struct ml_yaml_key keys[] = {[TYPES] = {"types", true},
@@ -526,170 +415,7 @@ static bool parse_nat_matrix(struct ctx *c, yaml_node_t *key, yaml_node_t *n)
     return true;
 }
 
-/* Whether node i may be put behind a NAT: its own nat:, or as one of the matrix's two clients
- * when the matrix has a type other than none. */
-static bool may_be_natted(const struct ml_topology *t, size_t i)
-{
-    if (t->nodes[i].nat != ML_NAT_NONE)
-        return true;
-    if (!t->nat_matrix.present || (i != t->measure.client && i != t->measure.server))
-        return false;
-    for (size_t k = 0; k < t->nat_matrix.n_types; k++)
-        if (t->nat_matrix.types[k] != ML_NAT_NONE)
-            return true;
-    return false;
-}
-
-/* Whether a is a host of the lab subnet that no node has as its address. */
-static bool free_lab_host(const struct ml_topology *t, uint32_t a)
-{
-    uint32_t mask = ml_prefix_mask(t->lab_subnet.prefix);
-    if ((a & mask) != ntohl(t->lab_subnet.net.s_addr) || !(a & ~mask) || (a & ~mask) == ~mask)
-        return false;
-    for (size_t i = 0; i < t->n_nodes; i++)
-        if (ntohl(t->nodes[i].address.s_addr) == a)
-            return false;
-    return true;
-}
-
-/* An address to suggest for the hub's second_address: its address + 10, or else the first free
- * host above it, or else the first free host of the subnet; NULL when every host is taken. */
-static const char *suggest_second_address(struct ctx *c)
-{
-    const struct ml_topology *t = c->topo;
-    uint32_t hub = ntohl(t->nodes[t->hub].address.s_addr);
-    uint32_t net = ntohl(t->lab_subnet.net.s_addr), size = ~ml_prefix_mask(t->lab_subnet.prefix);
-    uint32_t candidate = hub + 10;
-
-    for (uint32_t k = 0; !free_lab_host(t, candidate) && k <= size; k++)
-        candidate = net + ((hub - net + 1 + k) & size);
-    return free_lab_host(t, candidate) ? ml_yaml_ip_str(&c->y, (struct in_addr){htonl(candidate)})
-                                       : NULL;
-}
-
-/* The hub's second address: a free host of the lab subnet. */
-static bool check_second_address(struct ctx *c)
-{
-    const struct ml_topology *t = c->topo;
-    const struct ml_node *hub = &t->nodes[t->hub];
-    const struct ml_subnet *net = &t->lab_subnet;
-    yaml_node_t *at = c->at[t->hub].second_address;
-    uint32_t a = ntohl(hub->second_address.s_addr), mask = ml_prefix_mask(net->prefix);
-
-    if ((a & mask) != ntohl(net->net.s_addr))
-        return ml_yaml_fail(&c->y, at, "node '%s': second_address %s is outside the lab subnet %s",
-                            hub->name, ml_yaml_ip_str(&c->y, hub->second_address),
-                            ml_yaml_subnet_str(&c->y, net));
-    if ((a & ~mask) == 0 || (a & ~mask) == ~mask)
-        return ml_yaml_fail(&c->y, at,
-                            "node '%s': second_address %s is the %s address of the lab subnet %s",
-                            hub->name, ml_yaml_ip_str(&c->y, hub->second_address),
-                            (a & ~mask) ? "broadcast" : "network", ml_yaml_subnet_str(&c->y, net));
-    for (size_t j = 0; j < t->n_nodes; j++)
-        if (t->nodes[j].address.s_addr == hub->second_address.s_addr)
-            return ml_yaml_fail(
-                &c->y, at,
-                "node '%s': second_address %s is already the address of node '%s' "
-                "(line %d); %s",
-                hub->name, ml_yaml_ip_str(&c->y, hub->second_address), t->nodes[j].name,
-                t->nodes[j].line,
-                suggest_second_address(c)
-                    ? ml_yaml_fmt(&c->y, "choose a free address such as %s",
-                                  suggest_second_address(c))
-                    : ml_yaml_fmt(&c->y, "the lab subnet %s has no free address left; widen it",
-                                  ml_yaml_subnet_str(&c->y, net)));
-    return true;
-}
-
-/* 172.16.0.0/16 holds every NATed client's inside network (ml_nat_inside_net). */
-static bool check_inside_nets(struct ctx *c, const char *cause)
-{
-    const struct ml_topology *t = c->topo;
-    const struct ml_subnet inside = {.net.s_addr = htonl(0xac100000u), .prefix = 16};
-    const struct {
-        const struct ml_subnet *net;
-        yaml_node_t *at;
-        const char *key;
-    } nets[] = {{&t->lab_subnet, c->lab_subnet_at, "bridge.subnet"},
-                {&t->wireguard.subnet, c->wg_subnet_at, "wireguard.subnet"}};
-
-    for (size_t k = 0; k < G_N_ELEMENTS(nets); k++)
-        if (subnets_overlap(nets[k].net, &inside))
-            return ml_yaml_fail(
-                &c->y, nets[k].at,
-                "%s %s overlaps 172.16.0.0/16, where %s puts each NATed client's inside "
-                "network (172.16.<last octet of its address>.0/24); move %s elsewhere",
-                nets[k].key, ml_yaml_subnet_str(&c->y, nets[k].net), cause, nets[k].key);
-    for (size_t i = 0; i < t->n_nodes; i++)
-        for (size_t j = 0; j < i && may_be_natted(t, i); j++)
-            if (may_be_natted(t, j) &&
-                ml_nat_inside_net(t, i).s_addr == ml_nat_inside_net(t, j).s_addr)
-                return ml_yaml_fail(
-                    &c->y, c->at[i].address,
-                    "node '%s': address %s ends in the same number as node '%s''s %s, so "
-                    "their NATs' inside networks would both be %s/24; a NATed client's "
-                    "address needs its own last octet",
-                    t->nodes[i].name, ml_yaml_ip_str(&c->y, t->nodes[i].address), t->nodes[j].name,
-                    ml_yaml_ip_str(&c->y, t->nodes[j].address),
-                    ml_yaml_ip_str(&c->y, ml_nat_inside_net(t, i)));
-    return true;
-}
-
-/* nat and second_address on the nodes, against the roles: only clients sit behind a NAT, only
- * the hub has a second address, and a lab with a NAT needs it. */
-static bool check_nat(struct ctx *c)
-{
-    const struct ml_topology *t = c->topo;
-    const size_t hub = t->hub;
-    yaml_node_t *cause_at = NULL;
-    const char *cause = NULL; /* what asks for a NAT, as a message names it */
-
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const struct ml_node *node = &t->nodes[i];
-        if (i == hub && node->nat != ML_NAT_NONE)
-            return ml_yaml_fail(&c->y, c->at[i].nat,
-                                "node '%s': nat %s on the hub: the hub is the public server; "
-                                "only clients sit behind a NAT (remove nat or set it to none)",
-                                node->name, ml_nat_type_name(node->nat));
-        if (i != hub && c->at[i].second_address)
-            return ml_yaml_fail(&c->y, c->at[i].second_address,
-                                "node '%s': second_address is only for the hub '%s' (the NAT "
-                                "probes' second destination); remove it here",
-                                node->name, t->nodes[hub].name);
-        if (node->nat != ML_NAT_NONE && !cause) {
-            cause_at = c->at[i].nat_key;
-            cause = ml_yaml_fmt(&c->y, "the nat of node '%s'", node->name);
-        }
-    }
-    if (!cause && t->nat_matrix.present) {
-        cause_at = c->nat_matrix_at;
-        cause = "nat_matrix";
-    }
-    if (c->at[hub].second_address && !check_second_address(c))
-        return false;
-    if (!cause)
-        return true;
-    if (!c->at[hub].second_address && !suggest_second_address(c))
-        return ml_yaml_fail(
-            &c->y, cause_at,
-            "%s needs a second lab address on the hub for the NAT probes and a second "
-            "STUN destination, but the lab subnet %s has no free address left; widen "
-            "bridge.subnet and add `second_address:` to node '%s' (line %d)",
-            cause, ml_yaml_subnet_str(&c->y, &t->lab_subnet), t->nodes[hub].name,
-            t->nodes[hub].line);
-    if (!c->at[hub].second_address)
-        return ml_yaml_fail(
-            &c->y, cause_at,
-            "%s needs a second lab address on the hub for the NAT probes and a second "
-            "STUN destination; add `second_address: %s` to node '%s' (line %d), a free "
-            "address in %s",
-            cause, suggest_second_address(c), t->nodes[hub].name, t->nodes[hub].line,
-            ml_yaml_subnet_str(&c->y, &t->lab_subnet));
-    return check_inside_nets(
-        c, ml_yaml_fmt(&c->y, "%s (line %zu)", cause, (size_t)cause_at->start_mark.line + 1));
-}
-
-static bool parse_root(struct ctx *c, yaml_node_t *root)
+static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
 {
     enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, HUB, WIREGUARD, MEASURE, NAT_MATRIX };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
@@ -723,12 +449,7 @@ static bool parse_root(struct ctx *c, yaml_node_t *root)
     if (v[NAT_MATRIX] &&
         !parse_nat_matrix(c, ml_yaml_find_key(&c->y, root, "nat_matrix"), v[NAT_MATRIX]))
         return false;
-    if (subnets_overlap(&t->lab_subnet, &t->wireguard.subnet))
-        return ml_yaml_fail(&c->y, c->wg_subnet_at,
-                            "wireguard.subnet %s overlaps the lab subnet %s",
-                            ml_yaml_subnet_str(&c->y, &t->wireguard.subnet),
-                            ml_yaml_subnet_str(&c->y, &t->lab_subnet));
-    return check_nodes(c) && check_roles(c) && check_nat(c);
+    return true;
 }
 
 struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err)
@@ -736,7 +457,7 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     g_autoptr(MlTopology) topo = NULL;
     yaml_document_t doc;
     yaml_node_t *root;
-    struct ctx c = {.y = {.file = name, .doc = &doc, .err = err}};
+    struct ml_load_ctx c = {.y = {.file = name, .doc = &doc, .err = err}};
     bool ok;
 
     if (len > MAX_FILE_BYTES) {
@@ -759,7 +480,7 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     topo->path = g_strdup(name);
     c.topo = topo;
     c.y.scratch = g_ptr_array_new_with_free_func(g_free);
-    ok = parse_root(&c, root);
+    ok = parse_root(&c, root) && ml_topology_validate(&c);
     ml_yaml_clear(&c.y);
     yaml_document_delete(&doc);
     return ok ? g_steal_pointer(&topo) : NULL;

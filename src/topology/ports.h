@@ -1,7 +1,9 @@
 /* The ports every lab has whatever it measures (ssh, the NAT probe, iperf3), and the type of
  * the lab's port table: each dataplane adds its own transports through its ports hook
  * (dataplanes/dataplane.h, ml_dataplane_ports), and the guest firewall, the dataplanes'
- * isolation rules, the renderers and topology validation read the whole table. */
+ * isolation rules and the renderers read the whole table. No two entries may share a protocol
+ * and port: the one check of that is ml_paths_resolve's (dataplanes/registry.c), since only the
+ * registry knows every dataplane's ports; topology/validate.c cannot see them. */
 #pragma once
 
 #include <stdbool.h>
