@@ -803,6 +803,23 @@ static void test_sides(void)
     ml_pass_judge(&blind, smp, ns, &r, views_ok, 3, &v);
     CHECK(v.passed);
     ml_pass_verdict_clear(&v);
+
+    /* A UDP pass that lost 40 % on the way: the server's tap carries 60 % of what the client
+     * sent; iperf3's loss is not asked of it, and the same counters at TCP fail. */
+    for (size_t i = 0; i < 8; i++) {
+        server[i] = 0.6 * 10.5e6 + 700;
+        hub[i] = 900;
+        other[i] = 520;
+    }
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    struct ml_iperf_result udp = {.payload_bytes = 48000000, .udp = true, .lost_percent = 40};
+    ml_pass_judge(&plain, smp, ns, &udp, views_plain, 1, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+    udp.udp = false;
+    ml_pass_judge(&plain, smp, ns, &udp, views_plain, 1, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "did not reach its NIC"));
+    ml_pass_verdict_clear(&v);
 }
 
 /* The client's route to the server's underlay address, as `ip -o route get` prints it. */

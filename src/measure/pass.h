@@ -1,10 +1,13 @@
-/* One pass: iperf3 on the path for a few seconds while meshlab watches it. Once a second the
- * hub's NIC counters are read from the host beside iperf3's own intervals, so each second has
- * its own hub bytes per payload byte; pings at 20 Hz measure the latency under load; the
- * dataplane's own view of the path is read at the start, the middle and the end; every
- * guest's CPU is read before and after, and the host's. A window of seconds outside the path's
- * band (its own frames' physics), or a view that does not show the path, fails the pass: it
- * keeps its values as evidence, and no figure includes it. */
+/* One pass: iperf3 on the path for a few seconds while meshlab watches it. Once a second
+ * every guest's NIC counters are read from the host beside iperf3's own intervals, so each
+ * second has its own hub bytes per payload byte, its server's bytes and every other guest's;
+ * pings at 20 Hz measure the latency under load; the dataplane's own view of the path (with,
+ * for a direct path, the client's route to the server's underlay address) is read at the
+ * start, every ML_VIEW_EVERY_S through the transfer and at the end; every guest's CPU is read
+ * before and after, and the host's. A window of seconds outside the path's band (its own
+ * frames' physics), a window whose server did not receive the payload or whose other guests
+ * carried it, or a view that does not show the path, fails the pass: it keeps its values as
+ * evidence, and no figure includes it. */
 #pragma once
 
 #include <glib.h>
@@ -214,7 +217,9 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
 /* Pure: judges the other sides of a pass's seconds, in the windows and over the span
  * ml_band_judge judges (b's), with the same leave for a lag of one second: the server's tap
  * carried the payload (ML_SIDES_SERVER_SHARE of it, scaled by scale, the pass's payload over
- * its client NIC bytes), and no other guest carried anything beyond its slack. A second whose
+ * its client NIC bytes; ml_pass_judge divides it by a UDP pass's delivered share, so that its
+ * lost datagrams are not asked of the server), and no other guest carried anything beyond its
+ * slack. A second whose
  * guest_bytes are NAN is not judged for that guest. Marks the failed seconds (ok 0), appends to
  * why the seconds, the guest and its counters; true when nothing failed. */
 bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double scale,
@@ -222,13 +227,16 @@ bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double s
 
 /* ---- the verdict of a pass, from what it collected alone ---- */
 
-/* The hub's and the client's NIC counters, read from the host in the same instant, t seconds
- * after the transfer started (the first at 0, then one a second). */
+/* Every guest's NIC counters, read from the host in the same instant, t seconds after the
+ * transfer started (the first at 0, then one a second); hub and client repeat theirs. */
 struct ml_pass_sample {
     double t;
     struct ml_nic_stats hub, client;
     struct ml_nic_stats guest[ML_MAX_NODES]; /* every guest's tap, hub and client included */
 };
+
+/* How often the dataplane's view is read through a transfer, in seconds. */
+#define ML_VIEW_EVERY_S 2.0
 
 /* The dataplane's view of the path at one moment of a pass ("start", "middle", "end"): whether
  * the path's check showed the path, and what was read. */
