@@ -414,8 +414,16 @@ bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
         return false;
     }
     *sep = '\0';
-    *ret_target = squash(out);
+    g_autofree char *to_target = squash(out);
     *ret_underlay = squash(sep + strlen(ROUTES_SEPARATOR));
+    if (!*to_target) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "`ip -o route get %s` printed no route in the client (its route to the "
+                    "server's underlay %s: %s); check the client's routes to the path's target",
+                    target, underlay, *ret_underlay);
+        return false;
+    }
+    *ret_target = g_steal_pointer(&to_target);
     return true;
 }
 
@@ -453,10 +461,10 @@ char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, co
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
 
-/* The client's route to the path's target and, for a direct path, to the server's underlay
- * address in the same agent call; the dataplane's own view. A direct path whose underlay goes
- * via another gateway fails its view; behind a NAT (the client's commands in a netns) the
- * underlay goes via the NAT's router by design and is recorded, not judged. */
+/* The client's route to the path's target and to the server's underlay address in the same
+ * agent call; the dataplane's own view. A direct path whose underlay goes via another gateway
+ * fails its view (a relayed path's is recorded); behind a NAT (the client's commands in a netns)
+ * the underlay goes via the NAT's router by design and is recorded, not judged. */
 static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
 {
     const struct ml_topology *t = pp->lab->topo;
@@ -468,7 +476,7 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
     g_autofree char *under = NULL;
-    if (!direct || same)
+    if (!underlay[0] || same)
         ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
     else
         ml_pass_routes(pp->client, pp->client_ns, pp->target, underlay, &ev.route, &under, &e);

@@ -58,7 +58,8 @@ struct ml_pass_spec {
  * views read as the route. */
 char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err);
 /* The same for two targets in one agent call (the path's target and the server's underlay
- * address): *ret_target and *ret_underlay, each squashed; false with err when the call failed. */
+ * address): *ret_target and *ret_underlay, each squashed; false with err when the call failed
+ * or printed no route to target (*ret_underlay may then be set). */
 bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
                     const char *underlay, char **ret_target, char **ret_underlay, GError **err);
 /* Pure: a direct path's client reaches the server's underlay address `underlay` straight or
