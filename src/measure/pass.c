@@ -172,6 +172,20 @@ static void judged_span(const struct ml_band *b, const struct ml_second *s, size
         --*last;
 }
 
+/* The next run of failed windows from *k on: true with it as [*k, *end]; false when none is
+ * left. */
+static bool next_run(const bool *failed, size_t n_win, size_t *k, size_t *end)
+{
+    while (*k < n_win && !failed[*k])
+        ++*k;
+    if (*k >= n_win)
+        return false;
+    *end = *k;
+    while (*end + 1 < n_win && failed[*end + 1])
+        ++*end;
+    return true;
+}
+
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why)
 {
     if (n == 0)
@@ -196,16 +210,9 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
                     !(z + 1 < n && window_of(b, s, a, z + 1).ok);
     }
     unsigned bad = 0;
-    for (size_t k = 0; k < n_win;) {
-        if (!failed[k]) {
-            k++;
-            continue;
-        }
+    for (size_t k = 0, end = 0; next_run(failed, n_win, &k, &end); k = end + 1) {
         /* A run of failed windows: the seconds outside on their own, else the window furthest
          * out, are what failed it. */
-        size_t end = k;
-        while (end + 1 < n_win && failed[end + 1])
-            end++;
         size_t a = first + k, z = first + end + w - 1;
         size_t lo = SIZE_MAX, hi = 0;
         for (size_t i = a; i <= z; i++)
@@ -231,7 +238,6 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
         if (bad++)
             g_string_append(why, "; ");
         say_window(b, s, &x, why);
-        k = end + 1;
     }
     return bad == 0;
 }
@@ -302,14 +308,7 @@ static unsigned judge_side(const struct ml_sides *sd, size_t g, double scale, st
                     !(z + 1 < n && side_of(sd, g, scale, s, a, z + 1).ok);
     }
     unsigned bad = 0;
-    for (size_t k = 0; k < n_win;) {
-        if (!failed[k]) {
-            k++;
-            continue;
-        }
-        size_t end = k;
-        while (end + 1 < n_win && failed[end + 1])
-            end++;
+    for (size_t k = 0, end = 0; next_run(failed, n_win, &k, &end); k = end + 1) {
         /* The run's seconds outside on their own are what failed it; none: all of them. */
         size_t a = first + k, z = first + end + w - 1, lo = SIZE_MAX, hi = 0;
         for (size_t i = a; i <= z; i++)
@@ -327,7 +326,6 @@ static unsigned judge_side(const struct ml_sides *sd, size_t g, double scale, st
         if (bad++ || why->len)
             g_string_append(why, "; ");
         say_side(sd, g, s, &x, why);
-        k = end + 1;
     }
     return bad;
 }
