@@ -2,6 +2,7 @@
  * on recorded numbers: no guest runs here. */
 #include "check.h"
 
+#include <arpa/inet.h>
 #include <math.h>
 
 #include "measure/guestcpu.h"
@@ -258,6 +259,17 @@ static void test_counter_lag(void)
     CHECK(s[3].ok == 0);
 }
 
+/* A lab of hub + 3 clients: client-a measures to client-b, client-c is a third guest. */
+static const struct ml_sides four = {
+    .n_guests = 4,
+    .client = 0,
+    .server = 1,
+    .hub = 2,
+    .name = {"client-a", "client-b", "hub", "client-c"},
+    .idle_bytes_per_s = {600, 700, 800, 500},
+    .other = {false, false, false, true},
+};
+
 /* Judges every pass an index of recorded passes (tests/data/samples/pass/README) names, as
  * recorded and with its judged seconds off the path (its relayed seconds bypassing the hub, its
  * direct seconds detoured through it); counts the relayed and the direct ones. Returns how many
@@ -283,13 +295,24 @@ static unsigned judge_recorded(const char *index_path, unsigned *ret_relayed, un
             g_auto(GStrv) c = g_strsplit(*l, ",", -1);
             s[n] = (struct ml_second){.t_s = g_ascii_strtod(c[0], NULL),
                                       .payload_bytes = g_ascii_strtod(c[1], NULL),
-                                      .hub_bytes = g_ascii_strtod(c[4], NULL)};
+                                      .hub_bytes = g_ascii_strtod(c[4], NULL),
+                                      .server_bytes = NAN};
+            /* recorded before the other taps were read: no such columns, unknown */
+            CHECK(g_strv_length(c) == 8);
+            for (size_t g = 0; g < ML_MAX_NODES; g++)
+                s[n].guest_bytes[g] = NAN;
         }
         double idle = g_ascii_strtod(f[2], NULL);
         struct ml_band b = band_of(f[0], idle, g_ascii_strtod(f[3], NULL),
                                    g_ascii_strtod(f[4], NULL), g_ascii_strtoll(f[5], NULL, 10),
                                    g_ascii_strtod(f[6], NULL), g_ascii_strtod(f[7], NULL));
         g_autoptr(GString) why = g_string_new(NULL);
+        /* the other sides unread are not judged: they neither fail it nor mark a second */
+        g_autoptr(GString) sides_why = g_string_new(NULL);
+        ml_band_judge(&b, s, n, why);
+        CHECK(ml_sides_judge(&b, &four, 1, s, n, sides_why));
+        CHECK(sides_why->len == 0);
+        g_string_truncate(why, 0);
         if (ml_band_judge(&b, s, n, why))
             passed++;
         else
@@ -681,8 +704,187 @@ static void test_judge(void)
     ml_pass_verdict_clear(&v);
 }
 
+/* Samples of a hub + 3 clients lab (four's order): the client sends client[i] bytes in second
+ * i+1 and the server's, the hub's and client-c's taps move server[i], hub[i] and other[i]. */
+static size_t samples_sides(const double *client, const double *server, const double *hub,
+                            const double *other, size_t n, struct ml_pass_sample *ret)
+{
+    ret[0] = (struct ml_pass_sample){0};
+    for (size_t g = 0; g < 4; g++)
+        ret[0].guest[g] = (struct ml_nic_stats){.rx_bytes = 1000 * (long long)g, .tx_bytes = 77};
+    for (size_t i = 0; i < n; i++) {
+        ret[i + 1] = ret[i];
+        ret[i + 1].t = (double)(i + 1);
+        ret[i + 1].guest[0].tx_bytes += (long long)client[i];
+        ret[i + 1].guest[1].rx_bytes += (long long)server[i];
+        ret[i + 1].guest[2].rx_bytes += (long long)(hub[i] / 2);
+        ret[i + 1].guest[2].tx_bytes += (long long)(hub[i] - (long long)(hub[i] / 2));
+        ret[i + 1].guest[3].rx_bytes += (long long)(other[i] / 2);
+        ret[i + 1].guest[3].tx_bytes += (long long)(other[i] - (long long)(other[i] / 2));
+    }
+    for (size_t i = 0; i <= n; i++) {
+        ret[i].client = ret[i].guest[0];
+        ret[i].hub = ret[i].guest[2];
+    }
+    return n + 1;
+}
+
+static const struct ml_pass_view views_plain[] = {
+    {"start", true, "route: 192.0.2.12 dev eth0 src 192.0.2.11"},
+};
+
+/* Every side of every second: the server's tap received the payload, nobody else carried it. */
+static void test_sides(void)
+{
+    double client[8], server[8], hub[8], other[8];
+    for (size_t i = 0; i < 8; i++) {
+        client[i] = 10.5e6;
+        server[i] = 10.5e6 + 700; /* the same frames arrive, beside its idle chatter */
+        hub[i] = 900;
+        other[i] = 520;
+    }
+    struct ml_pass_sample smp[9];
+    struct ml_iperf_result r = {.payload_bytes = 80000000};
+    struct ml_pass_expect plain = {.role = ML_HUB_QUIET, .idle_bytes_per_s = 800, .sides = four};
+    struct ml_pass_verdict v = {0};
+
+    /* A genuine plain pass with a third guest idle passes, and the series holds every tap. */
+    size_t ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&plain, smp, ns, &r, views_plain, 1, &v);
+    CHECK(v.passed);
+    CHECK_STR(v.reason->str, "");
+    CHECK(v.sec[3].server_bytes == 10.5e6 + 700 && v.sec[3].guest_bytes[3] == 520 &&
+          v.sec[3].guest_bytes[1] == v.sec[3].server_bytes && v.sec[3].ok == 1);
+    ml_pass_verdict_clear(&v);
+
+    /* A 3 s detour through client-c: its tap carries the payload twice (in and out) in seconds
+     * 4 to 6 while the hub stays quiet; the hub's band alone passes it, the sides fail it. */
+    for (size_t i = 3; i < 6; i++)
+        other[i] = 2 * 10.5e6 + 520;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&plain, smp, ns, &r, views_plain, 1, &v);
+    CHECK(!v.passed);
+    CHECK(v.sec[2].ok == 1 && v.sec[3].ok == 0 && v.sec[4].ok == 0 && v.sec[5].ok == 0 &&
+          v.sec[6].ok == 1);
+    CHECK(strstr(v.reason->str, "outside the direct band") == NULL);
+    CHECK_STR(v.reason->str, "not on the path's sides: seconds 4 to 6: client-c's tap moved 63.0 "
+                             "MB (63.0 MB above its idle 500 B/s) for 30.0 MB of payload, allowed "
+                             "79.2 kB: the path went through client-c");
+    ml_pass_verdict_clear(&v);
+    /* one second of it is as plain */
+    for (size_t i = 3; i < 6; i++)
+        other[i] = i == 4 ? 2 * 10.5e6 : 520;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&plain, smp, ns, &r, views_plain, 1, &v);
+    CHECK(!v.passed && v.sec[4].ok == 0 && v.sec[3].ok == 1 &&
+          strstr(v.reason->str, "second 5: client-c's tap moved 21.0 MB"));
+    ml_pass_verdict_clear(&v);
+    for (size_t i = 0; i < 8; i++)
+        other[i] = 520;
+
+    /* The server's tap at its idle rate for seconds 4 to 6: the payload never reached it. */
+    for (size_t i = 3; i < 6; i++)
+        server[i] = 700;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&plain, smp, ns, &r, views_plain, 1, &v);
+    CHECK(!v.passed && v.sec[3].ok == 0 && v.sec[5].ok == 0 && v.sec[6].ok == 1);
+    CHECK_STR(v.reason->str, "not on the path's sides: seconds 4 to 6: the server client-b's tap "
+                             "moved 2.1 kB (0 B above its idle 700 B/s) for 30.0 MB of payload, "
+                             "at least 22.5 MB expected: the payload did not reach its NIC");
+    ml_pass_verdict_clear(&v);
+
+    /* The server's counters a second behind the client's: second 4 low, second 5 makes it up. */
+    for (size_t i = 0; i < 8; i++)
+        server[i] = 10.5e6 + 700;
+    server[3] = 3e6;
+    server[4] = 18e6 + 1400;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&plain, smp, ns, &r, views_plain, 1, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+    server[3] = server[4] = 10.5e6 + 700;
+
+    /* A relayed pass (kernel WireGuard through the hub, test_judge's) with client-c idle
+     * passes; client-c carrying it too fails, the hub's band notwithstanding. */
+    for (size_t i = 0; i < 8; i++)
+        hub[i] = 2.26 * 10e6 + 800;
+    struct ml_pass_expect wg = {.role = ML_HUB_CARRIES,
+                                .encap = ml_path_find("wireguard-hub")->encap,
+                                .idle_bytes_per_s = 800,
+                                .ping_interval_s = 0.05,
+                                .sides = four};
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+    for (size_t i = 2; i < 5; i++)
+        other[i] = 2 * 10.5e6;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "seconds 3 to 5: client-c's tap") &&
+          strstr(v.reason->str, "outside the relayed band") == NULL);
+    ml_pass_verdict_clear(&v);
+
+    /* A guest whose idle rate is unknown is not judged. */
+    struct ml_pass_expect blind = wg;
+    blind.sides.idle_bytes_per_s[3] = -1;
+    ml_pass_judge(&blind, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+
+    /* A UDP pass that lost 40 % on the way: the server's tap carries 60 % of what the client
+     * sent; iperf3's loss is not asked of it, and the same counters at TCP fail. */
+    for (size_t i = 0; i < 8; i++) {
+        server[i] = 0.6 * 10.5e6 + 700;
+        hub[i] = 900;
+        other[i] = 520;
+    }
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    struct ml_iperf_result udp = {.payload_bytes = 48000000, .udp = true, .lost_percent = 40};
+    ml_pass_judge(&plain, smp, ns, &udp, views_plain, 1, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+    udp.udp = false;
+    ml_pass_judge(&plain, smp, ns, &udp, views_plain, 1, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "did not reach its NIC"));
+    ml_pass_verdict_clear(&v);
+}
+
+/* The client's route to the server's underlay address, as `ip -o route get` prints it. */
+static void test_underlay_route(void)
+{
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_pass_underlay_ok("192.0.2.12 dev eth0 src 192.0.2.11 uid 0 cache", "192.0.2.12", NULL,
+                              why));
+    CHECK(why->len == 0);
+    /* via the server itself is straight to it */
+    CHECK(ml_pass_underlay_ok("192.0.2.12 via 192.0.2.12 dev eth0 src 192.0.2.11 uid 0 cache",
+                              "192.0.2.12", NULL, why));
+    /* via a third client is a detour, named when the topology knows the address */
+    struct ml_topology *t = g_new0(struct ml_topology, 1);
+    t->n_nodes = 2;
+    g_strlcpy(t->nodes[0].name, "client-b", sizeof(t->nodes[0].name));
+    inet_pton(AF_INET, "192.0.2.12", &t->nodes[0].address);
+    g_strlcpy(t->nodes[1].name, "client-c", sizeof(t->nodes[1].name));
+    inet_pton(AF_INET, "192.0.2.13", &t->nodes[1].address);
+    CHECK(!ml_pass_underlay_ok("192.0.2.12 via 192.0.2.13 dev eth0 src 192.0.2.11 uid 0 cache",
+                               "192.0.2.12", t, why));
+    CHECK_STR(why->str, "the client's route to the server's underlay 192.0.2.12 goes via "
+                        "192.0.2.13, client-c, not straight to it: \"192.0.2.12 via 192.0.2.13 "
+                        "dev eth0 src 192.0.2.11 uid 0 cache\"");
+    g_string_truncate(why, 0);
+    CHECK(!ml_pass_underlay_ok("192.0.2.12 via 192.0.2.13 dev eth0", "192.0.2.12", NULL, why));
+    CHECK(strstr(why->str, "goes via 192.0.2.13, not straight"));
+    g_string_truncate(why, 0);
+    CHECK(!ml_pass_underlay_ok("RTNETLINK answers: Network is unreachable", "192.0.2.12", t, why));
+    CHECK(g_str_has_prefix(why->str, "cannot read the client's route to the server's underlay"));
+    g_free(t);
+}
+
 int main(void)
 {
+    test_sides();
+    test_underlay_route();
     test_judge();
     test_band_physics();
     test_counter_lag();

@@ -243,10 +243,43 @@ static void test_registry_daemons(void)
     json_object_put(host);
 }
 
+/* A pass's series seconds carry the server's and the other guests' taps (issue 18): the new
+ * columns validate, a series without them (written before) still does, a wrong type does not. */
+static void test_series_sides(void)
+{
+    struct json_object *s = ml_results_schema();
+    struct json_object *sec =
+        json_object_object_get(json_object_object_get(s, "$defs"), "series_second");
+    CHECK(sec != NULL);
+    static const char *const base = "{\"t_s\": 1, \"payload_bytes\": 10, \"iperf_bytes\": 10, "
+                                    "\"client_bytes\": 11, \"hub_bytes\": 3, \"hub_packets\": 1, "
+                                    "\"hub_bytes_per_payload_byte\": 0.3, \"ok\": true";
+    static const struct {
+        const char *more;
+        bool valid;
+    } cases[] = {
+        {"}", true},
+        {", \"server_bytes\": 11, \"others_bytes\": {\"client-c\": 400}}", true},
+        {", \"server_bytes\": null, \"others_bytes\": null}", true},
+        {", \"others_bytes\": {\"client-c\": null}}", true},
+        {", \"others_bytes\": {\"client-c\": \"400\"}}", false},
+        {", \"others_bytes\": {\"Client C\": 400}}", false},
+        {", \"server_bytes\": 1.5}", false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(base, cases[i].more, NULL);
+        struct json_object *v = json_tokener_parse(text);
+        CHECK(v != NULL);
+        CHECK(ml_schema_validate(sec, v, NULL, NULL) == cases[i].valid);
+        json_object_put(v);
+    }
+}
+
 int main(void)
 {
     test_built_in();
     test_registry_daemons();
+    test_series_sides();
     test_fixtures();
     test_keywords();
     test_name_patterns();

@@ -48,14 +48,20 @@ static struct ctx ctx_for(struct ml_lab *lab)
     };
 }
 
-/* The hub's bytes per second over `seconds` while nothing is sent (beside an optional ping). */
+/* The hub's bytes per second over `seconds` while nothing is sent (beside an optional ping);
+ * ret_guest_rates (or NULL): every guest's tap's, read in the same instants (the pass's other
+ * sides, ml_pass_path.idle_bytes_per_s). */
 static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char **ret_ping,
-                      double *ret_rate, GError **err)
+                      double *ret_rate, double *ret_guest_rates, GError **err)
 {
-    struct ml_nic_stats a, b;
+    struct ml_nic_stats a, b, ga[ML_MAX_NODES], gb[ML_MAX_NODES];
+    size_t n = ret_guest_rates ? c->lab->plan->n_guests : 0;
     double t0 = ml_now();
     if (!ml_virt_nic_stats(c->hub, c->hub_tap, &a, err))
         return false;
+    for (size_t i = 0; i < n; i++)
+        if (!ml_virt_nic_stats(c->lab->dom[i], c->lab->plan->guests[i].tap, &ga[i], err))
+            return false;
     if (ping_cmd) {
         struct ml_exec ex = {0};
         if (!ml_agent_exec(c->client, ping_cmd, NULL, seconds + 30, &ex, err)) {
@@ -70,8 +76,14 @@ static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char 
         g_usleep((gulong)(left * 1e6));
     if (!ml_virt_nic_stats(c->hub, c->hub_tap, &b, err))
         return false;
+    for (size_t i = 0; i < n; i++)
+        if (!ml_virt_nic_stats(c->lab->dom[i], c->lab->plan->guests[i].tap, &gb[i], err))
+            return false;
     double dt = MAX(ml_now() - t0, 0.1);
     *ret_rate = (double)((b.rx_bytes - a.rx_bytes) + (b.tx_bytes - a.tx_bytes)) / dt;
+    for (size_t i = 0; i < n; i++)
+        ret_guest_rates[i] =
+            (double)((gb[i].rx_bytes - ga[i].rx_bytes) + (gb[i].tx_bytes - ga[i].tx_bytes)) / dt;
     return true;
 }
 
@@ -88,7 +100,7 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
     g_autofree char *cmd = g_strdup_printf("%sping -n -q -c %d -i 0.05 -W 1 -s %d %s", c->client_ns,
                                            PROBE_COUNT, PROBE_SIZE, target);
     struct ml_exec ex = {0};
-    if (!idle_rate(c, burst_s, NULL, NULL, &idle, err) ||
+    if (!idle_rate(c, burst_s, NULL, NULL, &idle, NULL, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &a, err) ||
         !ml_agent_exec(c->client, cmd, NULL, 60, &ex, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &b, err)) {
@@ -207,6 +219,7 @@ struct mpath {
     bool active;                   /* checked before and not failed since: still measured */
     bool failed;                   /* its status is decided: failed or not-run */
     double idle_rate;              /* the hub's bytes per second while idle, before its passes */
+    double idle_tap[ML_MAX_NODES]; /* every guest's tap's, read with it */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
     double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
     bool until_done[ML_CELLS_MAX];                    /* --until: the cell converged or gave up */
@@ -238,7 +251,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     if (!ml_guest_cpu_read(c->lab, a, err))
         return false;
     double t0 = ml_now();
-    if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, err) ||
+    if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, p->idle_tap, err) ||
         !ml_guest_cpu_read(c->lab, b, err))
         return false;
     double dt = MAX(ml_now() - t0, 0.1);
@@ -456,6 +469,7 @@ static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, doub
                     .last_cpu = &run->c->last_cpu,
                 };
                 memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
+                memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
                 memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
                 struct ml_pass_spec spec = {
                     .cell = cell,
@@ -690,7 +704,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         struct mpath *p = &paths[n++];
         *p = (struct mpath){.ops = ops, .passes = json_object_new_array(), .active = true};
         for (size_t i = 0; i < ML_MAX_NODES; i++) {
-            p->idle_cpu[i] = -1;
+            p->idle_cpu[i] = p->idle_tap[i] = -1;
             for (size_t d = 0; d < ML_DAEMONS_MAX; d++)
                 p->idle_daemon[i][d] = -1;
         }

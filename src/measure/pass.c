@@ -1,5 +1,6 @@
 #include "measure/pass.h"
 
+#include <arpa/inet.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,11 @@
  * lab, or this much steal, is flagged: its figures are not comparable with a quiet run's. */
 #define HOST_BUSY_OTHER_PERCENT 10.0
 #define HOST_BUSY_STEAL_PERCENT 5.0
+
+static struct json_object *num(double v)
+{
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
 
 /* ---- the band ---- */
 
@@ -169,6 +175,20 @@ static void judged_span(const struct ml_band *b, const struct ml_second *s, size
         --*last;
 }
 
+/* The next run of failed windows from *k on: true with it as [*k, *end]; false when none is
+ * left. */
+static bool next_run(const bool *failed, size_t n_win, size_t *k, size_t *end)
+{
+    while (*k < n_win && !failed[*k])
+        ++*k;
+    if (*k >= n_win)
+        return false;
+    *end = *k;
+    while (*end + 1 < n_win && failed[*end + 1])
+        ++*end;
+    return true;
+}
+
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why)
 {
     if (n == 0)
@@ -193,16 +213,9 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
                     !(z + 1 < n && window_of(b, s, a, z + 1).ok);
     }
     unsigned bad = 0;
-    for (size_t k = 0; k < n_win;) {
-        if (!failed[k]) {
-            k++;
-            continue;
-        }
+    for (size_t k = 0, end = 0; next_run(failed, n_win, &k, &end); k = end + 1) {
         /* A run of failed windows: the seconds outside on their own, else the window furthest
          * out, are what failed it. */
-        size_t end = k;
-        while (end + 1 < n_win && failed[end + 1])
-            end++;
         size_t a = first + k, z = first + end + w - 1;
         size_t lo = SIZE_MAX, hi = 0;
         for (size_t i = a; i <= z; i++)
@@ -228,20 +241,142 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
         if (bad++)
             g_string_append(why, "; ");
         say_window(b, s, &x, why);
-        k = end + 1;
     }
+    return bad == 0;
+}
+
+/* ---- the other sides: the server's tap and every guest off the path ---- */
+
+/* Guest g's tap over seconds a to z against what it may carry. */
+struct side_window {
+    size_t a, z;
+    double bytes, above, payload; /* above: bytes above the guest's idle rate */
+    double allowed; /* the server: at least this above idle (scaled); others: at most */
+    bool ok;
+};
+
+static struct side_window side_of(const struct ml_sides *sd, size_t g, double scale,
+                                  const struct ml_second *s, size_t a, size_t z)
+{
+    struct side_window w = {.a = a, .z = z, .ok = true};
+    for (size_t i = a; i <= z; i++) {
+        if (isnan(s[i].guest_bytes[g]))
+            return w; /* not read: not judged */
+        w.bytes += s[i].guest_bytes[g];
+        w.payload += s[i].payload_bytes;
+    }
+    double k = (double)(z - a + 1);
+    w.above = MAX(0.0, w.bytes - k * sd->idle_bytes_per_s[g]);
+    if (g == sd->server) {
+        w.allowed = ML_SIDES_SERVER_SHARE * w.payload;
+        w.ok = w.above * scale >= w.allowed;
+    } else {
+        w.allowed = k * ML_BAND_DIRECT_SLACK_BYTES + ML_BAND_DIRECT_SLACK_SHARE * w.payload;
+        w.ok = w.above <= w.allowed;
+    }
+    return w;
+}
+
+static void say_side(const struct ml_sides *sd, size_t g, const struct ml_second *s,
+                     const struct side_window *w, GString *why)
+{
+    char b[32], ab[32], i[32], p[32], al[32];
+    if (w->a == w->z)
+        g_string_append_printf(why, "second %.0f: ", s[w->a].t_s);
+    else
+        g_string_append_printf(why, "seconds %.0f to %.0f: ", s[w->a].t_s, s[w->z].t_s);
+    g_string_append_printf(why, "%s%s's tap moved %s (%s above its idle %s/s) for %s of payload",
+                           g == sd->server ? "the server " : "", sd->name[g], hub_rate(w->bytes, b),
+                           hub_rate(w->above, ab), hub_rate(sd->idle_bytes_per_s[g], i),
+                           hub_rate(w->payload, p));
+    if (g == sd->server)
+        g_string_append_printf(why, ", at least %s expected: the payload did not reach its NIC",
+                               hub_rate(w->allowed, al));
+    else
+        g_string_append_printf(why, ", allowed %s: the path went through %s",
+                               hub_rate(w->allowed, al), sd->name[g]);
+}
+
+/* Judges guest g's tap over seconds first to last as ml_band_judge judges the hub's. */
+static unsigned judge_side(const struct ml_sides *sd, size_t g, double scale, struct ml_second *s,
+                           size_t n, size_t first, size_t last, GString *why)
+{
+    size_t w = MIN((size_t)ML_BAND_WINDOW_S, last - first + 1);
+    size_t n_win = last - first + 2 - w;
+    g_autofree bool *failed = g_new0(bool, n_win + 1);
+    for (size_t k = 0; k < n_win; k++) {
+        size_t a = first + k, z = a + w - 1;
+        failed[k] = !side_of(sd, g, scale, s, a, z).ok &&
+                    !(a > 0 && side_of(sd, g, scale, s, a - 1, z).ok) &&
+                    !(z + 1 < n && side_of(sd, g, scale, s, a, z + 1).ok);
+    }
+    unsigned bad = 0;
+    for (size_t k = 0, end = 0; next_run(failed, n_win, &k, &end); k = end + 1) {
+        /* The run's seconds outside on their own are what failed it; none: all of them. */
+        size_t a = first + k, z = first + end + w - 1, lo = SIZE_MAX, hi = 0;
+        for (size_t i = a; i <= z; i++)
+            if (!side_of(sd, g, scale, s, i, i).ok) {
+                lo = MIN(lo, i);
+                hi = MAX(hi, i);
+            }
+        if (lo == SIZE_MAX) {
+            lo = a;
+            hi = z;
+        }
+        for (size_t i = lo; i <= hi; i++)
+            s[i].ok = 0;
+        struct side_window x = side_of(sd, g, scale, s, lo, hi);
+        if (bad++ || why->len)
+            g_string_append(why, "; ");
+        say_side(sd, g, s, &x, why);
+    }
+    return bad;
+}
+
+void ml_pass_sides(const struct ml_lab *lab, const double *idle_bytes_per_s, struct ml_sides *ret)
+{
+    const struct ml_topology *t = lab->topo;
+    *ret = (struct ml_sides){.n_guests = MIN(lab->plan->n_guests, (size_t)ML_MAX_NODES),
+                             .client = t->measure.client,
+                             .server = t->measure.server,
+                             .hub = t->hub};
+    const char *client_tap = lab->plan->guests[ret->client].tap;
+    const char *hub_tap = lab->plan->guests[ret->hub].tap;
+    const char *server_tap = lab->plan->guests[ret->server].tap;
+    if (ret->server == ret->hub || !g_strcmp0(server_tap, client_tap) ||
+        !g_strcmp0(server_tap, hub_tap))
+        ret->server = SIZE_MAX;
+    for (size_t g = 0; g < ret->n_guests; g++) {
+        const char *tap = lab->plan->guests[g].tap;
+        ret->name[g] = t->nodes[g].name;
+        ret->idle_bytes_per_s[g] = idle_bytes_per_s[g];
+        ret->other[g] = g != ret->client && g != t->measure.server && g != ret->hub &&
+                        g_strcmp0(tap, client_tap) && g_strcmp0(tap, hub_tap) &&
+                        g_strcmp0(tap, server_tap);
+    }
+}
+
+bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double scale,
+                    struct ml_second *s, size_t n, GString *why)
+{
+    if (n == 0 || sd->n_guests == 0)
+        return true;
+    ptrdiff_t from, to;
+    judged_span(b, s, n, &from, &to);
+    if (from > to)
+        return true;
+    unsigned bad = 0;
+    for (size_t g = 0; g < sd->n_guests; g++)
+        if ((sd->other[g] || g == sd->server) && sd->idle_bytes_per_s[g] >= 0)
+            bad += judge_side(sd, g, scale, s, n, (size_t)from, (size_t)to, why);
     return bad == 0;
 }
 
 /* ---- what the client runs beside iperf3 ---- */
 
-char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err)
+/* ip pads its one-line output with tabs, backslashes and runs of spaces: single spaces. */
+static char *squash(char *out)
 {
-    g_autofree char *cmd = g_strdup_printf("%sip -o route get %s", prefix ? prefix : "", target);
-    g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
-    if (!out)
-        return NULL;
-    /* ip pads its one-line output with tabs, backslashes and runs of spaces. */
     g_strdelimit(out, "\t\\\n", ' ');
     g_auto(GStrv) words = g_strsplit(out, " ", -1);
     GString *squashed = g_string_new(NULL);
@@ -249,6 +384,74 @@ char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target,
         if (**w)
             g_string_append_printf(squashed, "%s%s", squashed->len ? " " : "", *w);
     return g_string_free(squashed, FALSE);
+}
+
+char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err)
+{
+    g_autofree char *cmd = g_strdup_printf("%sip -o route get %s", prefix ? prefix : "", target);
+    g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
+    return out ? squash(out) : NULL;
+}
+
+#define ROUTES_SEPARATOR "--meshlab-underlay--"
+
+bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
+                    const char *underlay, char **ret_target, char **ret_underlay, GError **err)
+{
+    const char *pre = prefix ? prefix : "";
+    /* One call, two routes: the second's status is the call's, the first may print nothing. */
+    g_autofree char *cmd =
+        g_strdup_printf("%sip -o route get %s; echo " ROUTES_SEPARATOR "; %sip -o route get %s",
+                        pre, target, pre, underlay);
+    g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
+    if (!out)
+        return false;
+    char *sep = strstr(out, ROUTES_SEPARATOR);
+    if (!sep) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "the client's routes to %s and %s came back without their separator (%s); "
+                    "check that the client's shell runs `echo`",
+                    target, underlay, out);
+        return false;
+    }
+    *sep = '\0';
+    g_autofree char *to_target = squash(out);
+    *ret_underlay = squash(sep + strlen(ROUTES_SEPARATOR));
+    if (!*to_target) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "`ip -o route get %s` printed no route in the client (its route to the "
+                    "server's underlay %s: %s); check the client's routes to the path's target",
+                    target, underlay, *ret_underlay);
+        return false;
+    }
+    *ret_target = g_steal_pointer(&to_target);
+    return true;
+}
+
+bool ml_pass_underlay_ok(const char *route, const char *underlay, const struct ml_topology *t,
+                         GString *why)
+{
+    struct ml_route rt;
+    if (!route || !ml_route_parse(route, &rt)) {
+        g_string_append_printf(why,
+                               "cannot read the client's route to the server's underlay %s: "
+                               "\"%s\"",
+                               underlay, route ? route : "");
+        return false;
+    }
+    if (!rt.via[0] || strcmp(rt.via, underlay) == 0)
+        return true;
+    const char *node = NULL;
+    for (size_t i = 0; t && i < t->n_nodes && !node; i++) {
+        char a[INET_ADDRSTRLEN];
+        if (inet_ntop(AF_INET, &t->nodes[i].address, a, sizeof(a)) && !strcmp(a, rt.via))
+            node = t->nodes[i].name;
+    }
+    g_string_append_printf(why,
+                           "the client's route to the server's underlay %s goes via %s%s%s, "
+                           "not straight to it: \"%s\"",
+                           underlay, rt.via, node ? ", " : "", node ? node : "", route);
+    return false;
 }
 
 char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target)
@@ -259,49 +462,86 @@ char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, co
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
 
+/* The client's route to the path's target and to the server's underlay address in the same
+ * agent call; the dataplane's own view. A direct path whose underlay goes via another gateway
+ * fails its view (a relayed path's is recorded); behind a NAT (the client's commands in a netns)
+ * the underlay goes via the NAT's router by design and is recorded, not judged. */
 static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
 {
+    const struct ml_topology *t = pp->lab->topo;
+    char underlay[INET_ADDRSTRLEN] = "";
+    inet_ntop(AF_INET, &t->nodes[t->measure.server].address, underlay, sizeof(underlay));
+    bool direct = pp->ops->hub == ML_HUB_QUIET && underlay[0];
+    bool same = !strcmp(underlay, pp->target); /* the plain path: the target is the underlay */
+    bool judge_underlay = direct && !(pp->client_ns && *pp->client_ns);
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
-    ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
+    g_autofree char *under = NULL;
+    if (!underlay[0] || same)
+        ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
+    else
+        ml_pass_routes(pp->client, pp->client_ns, pp->target, underlay, &ev.route, &under, &e);
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
     ml_dp_observe(pp->ops->dataplane, pp->lab, &ev);
     GString *s = g_string_new(NULL);
     v->ok = ev.route && (!pp->ops->verify || pp->ops->verify(pp->lab->topo, &ev, s));
+    if (v->ok && judge_underlay) {
+        if (s->len)
+            g_string_append(s, "; ");
+        v->ok = ml_pass_underlay_ok(same ? ev.route : under, underlay, t, s);
+        if (!v->ok)
+            g_string_append(s, "; ");
+    }
     if (!ev.route)
         g_string_append_printf(s, "cannot read the client's route: %s", e ? e->message : "?");
     else
         g_string_append_printf(s, "route: %s", ev.route);
+    if (under)
+        g_string_append_printf(s, "; underlay route: %s", under);
     v->evidence = g_string_free(s, FALSE);
     ml_evidence_clear(&ev);
 }
 
+/* Views through the transfer, one every ML_VIEW_EVERY_S from its start: the client's agent
+ * answers one call at a time, and the thread asks nothing while the transfer's loop polls
+ * iperf3 (agent_lock). */
 struct viewer {
     const struct ml_pass_path *pp;
-    double start, middle_at;
-    struct ml_pass_view start_view, middle_view;
+    double start;
+    GArray *views; /* struct ml_pass_view, "start" then "middle" ones */
+    GArray *at;    /* double: each one's seconds from the transfer's start */
+    GMutex *agent_lock;
+    gint stop;
 };
 
 static gpointer viewer_main(gpointer data)
 {
     struct viewer *w = data;
-    w->start_view.when = "start";
-    view_read(w->pp, &w->start_view);
-    double wait = w->middle_at - ml_now();
-    if (wait > 0)
-        g_usleep((gulong)(wait * 1e6));
-    w->middle_view.when = "middle";
-    view_read(w->pp, &w->middle_view);
+    for (unsigned k = 0; !g_atomic_int_get(&w->stop); k++) {
+        struct ml_pass_view v = {.when = k ? "middle" : "start"};
+        g_mutex_lock(w->agent_lock);
+        if (!g_atomic_int_get(&w->stop)) {
+            double t = ml_now() - w->start;
+            view_read(w->pp, &v);
+            g_array_append_val(w->views, v);
+            g_array_append_val(w->at, t);
+        }
+        g_mutex_unlock(w->agent_lock);
+        double next = w->start + (k + 1) * ML_VIEW_EVERY_S;
+        while (!g_atomic_int_get(&w->stop) && ml_now() < next)
+            g_usleep(50 * 1000);
+    }
     return NULL;
 }
 
-static struct json_object *view_json(const struct ml_pass_view *v)
+static struct json_object *view_json(const struct ml_pass_view *v, double t_s)
 {
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(v->when));
     json_object_object_add(o, "ok", json_object_new_boolean(v->ok));
     json_object_object_add(o, "evidence", json_object_new_string(v->evidence ? v->evidence : ""));
+    json_object_object_add(o, "t_s", num(t_s));
     return o;
 }
 
@@ -340,13 +580,13 @@ static char *iperf_cmd(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
 static bool sample_now(const struct ml_pass_path *pp, struct ml_pass_sample *s, GError **err)
 {
-    return ml_virt_nic_stats(pp->hub, pp->hub_tap, &s->hub, err) &&
-           ml_virt_nic_stats(pp->client, pp->client_tap, &s->client, err);
-}
-
-static struct json_object *num(double v)
-{
-    return isfinite(v) ? json_object_new_double(v) : NULL;
+    const struct ml_lab *lab = pp->lab;
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        if (!ml_virt_nic_stats(lab->dom[i], lab->plan->guests[i].tap, &s->guest[i], err))
+            return false;
+    s->hub = s->guest[lab->topo->hub];
+    s->client = s->guest[lab->topo->measure.client];
+    return true;
 }
 
 /* A percentile of the replies' times with every lost ping counted as +inf: where it lands on a
@@ -473,7 +713,8 @@ static char *raw_name(const struct ml_pass_path *pp, const struct ml_pass_spec *
                            spec->index, ext);
 }
 
-/* Spawns ping and iperf3 in the client, samples the hub every second until iperf3 exits. */
+/* Spawns ping and iperf3 in the client, samples every guest's tap every second until iperf3
+ * exits, while w's thread reads the views. */
 static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
                          GArray *samples, struct viewer *w, struct ml_exec *iperf_out,
                          long long *ret_ping_pid, GError **err)
@@ -490,7 +731,9 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     g_array_append_val(samples, s0);
     w->pp = pp;
     w->start = start;
-    w->middle_at = start + spec->seconds / 2.0;
+    GMutex agent_lock;
+    g_mutex_init(&agent_lock);
+    w->agent_lock = &agent_lock;
     GThread *viewer = g_thread_new("meshlab-view", viewer_main, w);
     bool ok = true, exited = false;
     for (unsigned k = 1; ok && !exited; k++) {
@@ -500,7 +743,9 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
          * spent waiting for the next whole one. */
         while (ok && !exited && ml_now() - start >= spec->seconds - 0.25 &&
                start + k - ml_now() > 0.3) {
+            g_mutex_lock(&agent_lock);
             ok = ml_agent_poll(pp->client, iperf_pid, &exited, iperf_out, err);
+            g_mutex_unlock(&agent_lock);
             if (ok && !exited)
                 g_usleep(250 * 1000);
         }
@@ -518,8 +763,11 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
         ok = ok && sample_now(pp, &s, err);
         if (ok)
             g_array_append_val(samples, s);
-        if (ok && s.t >= spec->seconds - 0.5)
+        if (ok && s.t >= spec->seconds - 0.5) {
+            g_mutex_lock(&agent_lock);
             ok = ml_agent_poll(pp->client, iperf_pid, &exited, iperf_out, err);
+            g_mutex_unlock(&agent_lock);
+        }
         if (ok && !exited && ml_check_interrupted(err))
             ok = false;
         if (ok && !exited && s.t > spec->seconds + 60) {
@@ -528,16 +776,21 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
             ok = false;
         }
     }
+    g_atomic_int_set(&w->stop, 1);
     g_thread_join(viewer);
+    g_mutex_clear(&agent_lock);
+    w->agent_lock = NULL;
     return ok;
 }
 
 /* The per-second series: host second k, its payload from the client's NIC, iperf3's interval k
  * beside it. */
 static size_t build_series(const struct ml_pass_sample *samples, size_t n_samples,
-                           const struct ml_iperf_result *r, struct ml_second *s, size_t max)
+                           const struct ml_iperf_result *r, const struct ml_sides *sd,
+                           struct ml_second *s, size_t max, double *ret_scale)
 {
     size_t n = 0;
+    *ret_scale = 0;
     if (n_samples == 0)
         return 0;
     const struct ml_pass_sample *s0 = &samples[0];
@@ -546,6 +799,7 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
                                    (sn->client.tx_bytes - s0->client.tx_bytes));
     /* The client's NIC counts the whole transfer, warm-up (iperf3 -O) included. */
     double scale = client_total > 0 ? (double)ml_iperf_transfer_bytes(r) / client_total : 0;
+    *ret_scale = scale;
     for (size_t k = 1; k < n_samples && n < max; k++) {
         const struct ml_pass_sample *a = &samples[k - 1];
         const struct ml_pass_sample *b = &samples[k];
@@ -560,18 +814,39 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
                 (double)((b->hub.rx_bytes - a->hub.rx_bytes) + (b->hub.tx_bytes - a->hub.tx_bytes)),
             .hub_packets = (double)((b->hub.rx_packets - a->hub.rx_packets) +
                                     (b->hub.tx_packets - a->hub.tx_packets)),
+            .server_bytes = NAN,
         };
+        for (size_t g = 0; g < ML_MAX_NODES; g++)
+            s[n].guest_bytes[g] = g < sd->n_guests
+                                      ? (double)((b->guest[g].rx_bytes - a->guest[g].rx_bytes) +
+                                                 (b->guest[g].tx_bytes - a->guest[g].tx_bytes))
+                                      : NAN;
+        if (sd->server < sd->n_guests)
+            s[n].server_bytes = s[n].guest_bytes[sd->server];
         n++;
     }
     return n;
 }
 
-static struct json_object *series_json(const struct ml_second *s, size_t n, GString *csv)
+static struct json_object *int_or_null(double v)
 {
+    return isfinite(v) ? json_object_new_int64((int64_t)v) : NULL;
+}
+
+/* The per-second series: the hub's and the client's columns, then the server's tap and every
+ * other guest's (NAME_bytes), empty where not read. */
+static struct json_object *series_json(const struct ml_pass_verdict *v, GString *csv)
+{
+    const struct ml_second *s = v->sec;
+    const struct ml_sides *sd = &v->sides;
     struct json_object *a = json_object_new_array();
     g_string_append(csv, "t_s,payload_bytes,iperf_bytes,client_bytes,hub_bytes,hub_packets,"
-                         "hub_bytes_per_payload_byte,ok\n");
-    for (size_t i = 0; i < n; i++) {
+                         "hub_bytes_per_payload_byte,ok,server_bytes");
+    for (size_t g = 0; g < sd->n_guests; g++)
+        if (sd->other[g])
+            g_string_append_printf(csv, ",%s_bytes", sd->name[g]);
+    g_string_append_c(csv, '\n');
+    for (size_t i = 0; i < v->n; i++) {
         struct json_object *o = json_object_new_object();
         double f = s[i].payload_bytes > 0 ? s[i].hub_bytes / s[i].payload_bytes : NAN;
         json_object_object_add(o, "t_s", json_object_new_double(s[i].t_s));
@@ -584,16 +859,31 @@ static struct json_object *series_json(const struct ml_second *s, size_t n, GStr
         json_object_object_add(o, "hub_packets", json_object_new_int64((int64_t)s[i].hub_packets));
         json_object_object_add(o, "hub_bytes_per_payload_byte", num(f));
         json_object_object_add(o, "ok", s[i].ok < 0 ? NULL : json_object_new_boolean(s[i].ok));
+        json_object_object_add(o, "server_bytes", int_or_null(s[i].server_bytes));
+        struct json_object *others = sd->n_guests ? json_object_new_object() : NULL;
+        for (size_t g = 0; g < sd->n_guests; g++)
+            if (sd->other[g])
+                json_object_object_add(others, sd->name[g], int_or_null(s[i].guest_bytes[g]));
+        json_object_object_add(o, "others_bytes", others);
         json_object_array_add(a, o);
         char fb[32] = "";
         if (isfinite(f))
             g_snprintf(fb, sizeof(fb), "%.6g", f);
-        g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%s\n", s[i].t_s,
+        g_string_append_printf(csv, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%s,", s[i].t_s,
                                s[i].payload_bytes, s[i].iperf_bytes, s[i].client_bytes,
                                s[i].hub_bytes, s[i].hub_packets, fb,
                                s[i].ok < 0 ? ""
                                : s[i].ok   ? "true"
                                            : "false");
+        if (isfinite(s[i].server_bytes))
+            g_string_append_printf(csv, "%.0f", s[i].server_bytes);
+        for (size_t g = 0; g < sd->n_guests; g++)
+            if (sd->other[g]) {
+                g_string_append_c(csv, ',');
+                if (isfinite(s[i].guest_bytes[g]))
+                    g_string_append_printf(csv, "%.0f", s[i].guest_bytes[g]);
+            }
+        g_string_append_c(csv, '\n');
     }
     return a;
 }
@@ -637,7 +927,9 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
 {
     size_t n_max = n_samples + 1;
     ret->sec = g_new0(struct ml_second, n_max);
-    ret->n = build_series(samples, n_samples, r, ret->sec, n_max);
+    double scale = 0;
+    ret->sides = x->sides;
+    ret->n = build_series(samples, n_samples, r, &x->sides, ret->sec, n_max, &scale);
     ret->reason = g_string_new(NULL);
     double rx_packets = 0, seconds = 0;
     if (n_samples > 1) {
@@ -650,6 +942,15 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
     if (!in_band)
         g_string_append_printf(ret->reason, "outside the %s band: %s",
                                x->role == ML_HUB_QUIET ? "direct" : "relayed", band->str);
+    /* The other sides are judged in the band's windows, whether the band held or not. */
+    g_autoptr(GString) sides = g_string_new(NULL);
+    /* A UDP pass's lost datagrams crossed the client's NIC and maybe not the server's: what
+     * iperf3 says was lost is not asked of the server. */
+    if (r->udp && isfinite(r->lost_percent) && r->lost_percent < 100)
+        scale /= 1 - r->lost_percent / 100;
+    if (!ml_sides_judge(&ret->band, &x->sides, scale, ret->sec, ret->n, sides))
+        g_string_append_printf(ret->reason, "%snot on the path's sides: %s",
+                               ret->reason->len ? "; " : "", sides->str);
     for (size_t i = 0; i < n_views; i++)
         if (!views[i].ok)
             g_string_append_printf(ret->reason,
@@ -679,6 +980,7 @@ struct watch {
     GArray *samples; /* struct ml_pass_sample, one a second from the start */
     struct viewer w;
     struct ml_pass_view end_view;
+    double end_at; /* when it was read, from the transfer's start */
     struct ml_exec iperf_out, ping_out;
     struct ml_iperf_result r;
 };
@@ -686,8 +988,10 @@ struct watch {
 static void watch_clear(struct watch *wt)
 {
     g_clear_pointer(&wt->samples, g_array_unref);
-    g_clear_pointer(&wt->w.start_view.evidence, g_free);
-    g_clear_pointer(&wt->w.middle_view.evidence, g_free);
+    for (size_t i = 0; wt->w.views && i < wt->w.views->len; i++)
+        g_free(g_array_index(wt->w.views, struct ml_pass_view, i).evidence);
+    g_clear_pointer(&wt->w.views, g_array_unref);
+    g_clear_pointer(&wt->w.at, g_array_unref);
     g_clear_pointer(&wt->end_view.evidence, g_free);
     ml_exec_clear(&wt->iperf_out);
     ml_exec_clear(&wt->ping_out);
@@ -697,25 +1001,31 @@ static void watch_clear(struct watch *wt)
  * processes of the guests, and one after the other they cost a pass a second or more. */
 struct end_view {
     const struct ml_pass_path *pp;
+    double start; /* the transfer's */
+    double *at;   /* when it was read, from start */
     struct ml_pass_view *view;
 };
 
 static gpointer end_view_main(gpointer data)
 {
     struct end_view *e = data;
+    *e->at = ml_now() - e->start;
     view_read(e->pp, e->view);
     return NULL;
 }
 
 /* Runs the pass: the guests' and the host's CPU around it, the transfer with the hub sampled
- * every second and the dataplane's view at its start, middle and end, ping's and iperf3's
- * outputs. False with err when a step could not run. */
+ * every second and the dataplane's view at its start, every ML_VIEW_EVERY_S and at its end,
+ * ping's and iperf3's outputs. False with err when a step could not run. */
 static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
                        struct watch *wt, GError **err)
 {
     struct ml_lab *lab = pp->lab;
     wt->samples = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_sample));
     wt->end_view.when = "end";
+    wt->end_at = NAN;
+    wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
+    wt->w.at = g_array_new(FALSE, TRUE, sizeof(double));
     double cpu_t0 = 0;
     struct ml_guest_cpu_reading *last = pp->last_cpu;
     if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S) {
@@ -732,7 +1042,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
     long long ping_pid = 0;
     bool ran = run_transfer(pp, spec, wt->samples, &wt->w, &wt->iperf_out, &ping_pid, err);
-    struct end_view ev = {pp, &wt->end_view};
+    struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
               ml_guest_cpu_read(lab, wt->cpu1, err);
@@ -929,16 +1239,17 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     record_verdict(o, v);
     struct ml_hub_factors hf = record_transfer(o, pp, spec, wt);
     g_autoptr(GString) csv = g_string_new(NULL);
-    json_object_object_add(o, "series", series_json(v->sec, v->n, csv));
+    json_object_object_add(o, "series", series_json(v, csv));
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
     double p99 = NAN;
     json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
     bool busy = record_cpu(o, pp, wt);
 
-    const struct ml_pass_view *views[] = {&wt->w.start_view, &wt->w.middle_view, &wt->end_view};
     struct json_object *va = json_object_new_array();
-    for (size_t i = 0; i < G_N_ELEMENTS(views); i++)
-        json_object_array_add(va, view_json(views[i]));
+    for (size_t i = 0; i < wt->w.views->len; i++)
+        json_object_array_add(va, view_json(&g_array_index(wt->w.views, struct ml_pass_view, i),
+                                            g_array_index(wt->w.at, double, i)));
+    json_object_array_add(va, view_json(&wt->end_view, wt->end_at));
     json_object_object_add(o, "views", va);
     struct json_object *raw = json_object_new_object();
     json_object_object_add(raw, "iperf3", json_object_new_string(raw_iperf));
@@ -964,14 +1275,17 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     struct watch wt = {0};
     struct json_object *o = NULL;
     if (pass_watch(pp, spec, &wt, err)) {
-        const struct ml_pass_view views[] = {wt.w.start_view, wt.w.middle_view, wt.end_view};
+        g_array_append_val(wt.w.views, wt.end_view);
         struct ml_pass_verdict v = {0};
-        const struct ml_pass_expect x = {.role = pp->ops->hub,
-                                         .encap = pp->ops->encap,
-                                         .idle_bytes_per_s = pp->idle_hub_bytes_per_s,
-                                         .ping_interval_s = pp->ping_interval_s};
+        struct ml_pass_expect x = {.role = pp->ops->hub,
+                                   .encap = pp->ops->encap,
+                                   .idle_bytes_per_s = pp->idle_hub_bytes_per_s,
+                                   .ping_interval_s = pp->ping_interval_s};
+        ml_pass_sides(pp->lab, pp->idle_bytes_per_s, &x.sides);
         ml_pass_judge(&x, (const struct ml_pass_sample *)(void *)wt.samples->data, wt.samples->len,
-                      &wt.r, views, G_N_ELEMENTS(views), &v);
+                      &wt.r, (const struct ml_pass_view *)(void *)wt.w.views->data, wt.w.views->len,
+                      &v);
+        g_array_set_size(wt.w.views, wt.w.views->len - 1); /* the end view is wt's own */
         o = pass_record(pp, spec, &wt, &v);
         ml_pass_verdict_clear(&v);
     }

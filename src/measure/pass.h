@@ -1,10 +1,13 @@
-/* One pass: iperf3 on the path for a few seconds while meshlab watches it. Once a second the
- * hub's NIC counters are read from the host beside iperf3's own intervals, so each second has
- * its own hub bytes per payload byte; pings at 20 Hz measure the latency under load; the
- * dataplane's own view of the path is read at the start, the middle and the end; every
- * guest's CPU is read before and after, and the host's. A window of seconds outside the path's
- * band (its own frames' physics), or a view that does not show the path, fails the pass: it
- * keeps its values as evidence, and no figure includes it. */
+/* One pass: iperf3 on the path for a few seconds while meshlab watches it. Once a second
+ * every guest's NIC counters are read from the host beside iperf3's own intervals, so each
+ * second has its own hub bytes per payload byte, its server's bytes and every other guest's;
+ * pings at 20 Hz measure the latency under load; the dataplane's own view of the path (with,
+ * for a direct path, the client's route to the server's underlay address) is read at the
+ * start, every ML_VIEW_EVERY_S through the transfer and at the end; every guest's CPU is read
+ * before and after, and the host's. A window of seconds outside the path's band (its own
+ * frames' physics), a window whose server did not receive the payload or whose other guests
+ * carried it, or a view that does not show the path, fails the pass: it keeps its values as
+ * evidence, and no figure includes it. */
 #pragma once
 
 #include <glib.h>
@@ -26,7 +29,10 @@ struct ml_pass_path {
     const char *client_tap, *hub_tap;
     const char *client_ns; /* what the client's commands are prefixed with (ml_lab_netns_prefix) */
     double idle_hub_bytes_per_s; /* the hub's idle rate measured just before (the baseline) */
-    double ping_interval_s;      /* the loaded ping's interval */
+    /* Every guest's tap's idle rate, measured with the hub's (lab->plan->guests' order); <0:
+     * unknown, that guest's tap is then not judged. */
+    double idle_bytes_per_s[ML_MAX_NODES];
+    double ping_interval_s; /* the loaded ping's interval */
     /* Each guest's busy CPU seconds per second while idle (the same pings running), measured
      * with the hub's baseline; subtracted so that CPU per GB is what the payload cost. <0:
      * unknown. */
@@ -51,6 +57,17 @@ struct ml_pass_spec {
 /* The client's `ip -o route get TARGET`, squashed to single spaces: what the path checks and the
  * views read as the route. */
 char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err);
+/* The same for two targets in one agent call (the path's target and the server's underlay
+ * address): *ret_target and *ret_underlay, each squashed; false with err when the call failed
+ * or printed no route to target (*ret_underlay may then be set). */
+bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
+                    const char *underlay, char **ret_target, char **ret_underlay, GError **err);
+/* Pure: a direct path's client reaches the server's underlay address `underlay` straight or
+ * through the server itself; a route via any other gateway is a detour through another node.
+ * True when route (`ip -o route get underlay`, as ml_pass_route returns it) shows no such
+ * gateway; false with why appended, naming the node (of t, may be NULL) the gateway is. */
+bool ml_pass_underlay_ok(const char *route, const char *underlay, const struct ml_topology *t,
+                         GString *why);
 /* The ping the idle baseline and every pass run, so that the idle rates subtracted from a pass
  * were taken under the same pings. */
 char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
@@ -115,6 +132,33 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
 struct ml_second {
     double t_s, payload_bytes, iperf_bytes, client_bytes, hub_bytes, hub_packets;
     int ok;
+    /* Every guest's tap of that second, in + out (lab->plan->guests' order); NAN: not read
+     * (a recorded series without them), not judged. server_bytes repeats the server's. */
+    double server_bytes;
+    double guest_bytes[ML_MAX_NODES];
+};
+
+/* Who each guest of lab is in a pass measured between its measure.client and measure.server,
+ * with each guest's tap's idle rate (idle_bytes_per_s[i], <0 unknown). A guest on the client's,
+ * the server's or the hub's tap (the same tap read twice) is not another side; a server on the
+ * client's or the hub's tap is not judged as the server (server = SIZE_MAX). */
+struct ml_sides;
+void ml_pass_sides(const struct ml_lab *lab, const double *idle_bytes_per_s, struct ml_sides *ret);
+
+/* The server's tap must carry, over each window, at least this share of the window's payload
+ * above its idle rate (its bytes scaled as the client's are): the payload reached its NIC. */
+#define ML_SIDES_SERVER_SHARE 0.75
+/* Any guest other than the client, the server and the hub may move its idle rate plus the
+ * direct band's slack over each window (ML_BAND_DIRECT_SLACK_BYTES a second and
+ * ML_BAND_DIRECT_SLACK_SHARE of the payload): more is the payload passing through it. */
+
+/* Who each guest of a pass is, for ml_sides_judge. */
+struct ml_sides {
+    size_t n_guests;            /* 0: no guest's tap read, nothing judged */
+    size_t client, server, hub; /* server SIZE_MAX: not judged */
+    const char *name[ML_MAX_NODES];
+    double idle_bytes_per_s[ML_MAX_NODES]; /* <0: unknown, that guest not judged */
+    bool other[ML_MAX_NODES]; /* neither the client, the server nor the hub (nor on their tap) */
 };
 
 /* A direct path's hub may move its idle rate plus this much a second, plus this share of the
@@ -147,6 +191,7 @@ struct ml_band {
 /* A pass's inputs to its band known before it runs. */
 struct ml_pass_expect {
     enum ml_hub_role role;
+    struct ml_sides sides;        /* n_guests 0: only the hub judged */
     const struct ml_encap *encap; /* the path's frames (ml_path_ops.encap); NULL: direct */
     double idle_bytes_per_s;
     double ping_interval_s; /* the loaded probe's; 0: none */
@@ -170,14 +215,29 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
  * their counters. True when no window is outside. */
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why);
 
+/* Pure: judges the other sides of a pass's seconds, in the windows and over the span
+ * ml_band_judge judges (b's), with the same leave for a lag of one second: the server's tap
+ * carried the payload (ML_SIDES_SERVER_SHARE of it, scaled by scale, the pass's payload over
+ * its client NIC bytes; ml_pass_judge divides it by a UDP pass's delivered share, so that its
+ * lost datagrams are not asked of the server), and no other guest carried anything beyond its
+ * slack. A second whose
+ * guest_bytes are NAN is not judged for that guest. Marks the failed seconds (ok 0), appends to
+ * why the seconds, the guest and its counters; true when nothing failed. */
+bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double scale,
+                    struct ml_second *s, size_t n, GString *why);
+
 /* ---- the verdict of a pass, from what it collected alone ---- */
 
-/* The hub's and the client's NIC counters, read from the host in the same instant, t seconds
- * after the transfer started (the first at 0, then one a second). */
+/* Every guest's NIC counters, read from the host in the same instant, t seconds after the
+ * transfer started (the first at 0, then one a second); hub and client repeat theirs. */
 struct ml_pass_sample {
     double t;
     struct ml_nic_stats hub, client;
+    struct ml_nic_stats guest[ML_MAX_NODES]; /* every guest's tap, hub and client included */
 };
+
+/* How often the dataplane's view is read through a transfer, in seconds. */
+#define ML_VIEW_EVERY_S 2.0
 
 /* The dataplane's view of the path at one moment of a pass ("start", "middle", "end"): whether
  * the path's check showed the path, and what was read. */
@@ -190,7 +250,8 @@ struct ml_pass_view {
 struct ml_pass_verdict {
     struct ml_second *sec; /* the pass's seconds, each judged (ok) */
     size_t n;
-    struct ml_band band; /* what they were judged against */
+    struct ml_band band;   /* what they were judged against */
+    struct ml_sides sides; /* who each guest's tap was */
     bool passed;
     GString *reason; /* what failed it, as one sentence; empty when it passed */
 };
