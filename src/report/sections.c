@@ -741,6 +741,7 @@ static const struct ml_column variance_columns[] = {
                   put_cv),
     ML_COL_NUM_BY("Host other CPU % (max)", "other_cpu_percent", put_host_max),
     ML_COL_NUM_BY("Host steal % (max)", "steal_percent", put_host_max),
+    ML_COL_NUM_BY("Lab vCPUs per host CPU", "oversubscription", put_host_max),
 };
 
 void ml_section_variance(struct ml_render *c)
@@ -754,7 +755,8 @@ void ml_section_variance(struct ml_render *c)
                        "that passed, per cell; above\n10 % a figure is marked WARNING: the "
                        "median is then a rough figure. Host: the highest share of the\nhost's "
                        "CPU that other programs used, and of steal time, during a pass of the "
-                       "cell.\n\n");
+                       "cell; the lab's\nguest vCPUs per host CPU (above 1 the guests wait "
+                       "for the host's CPUs, and the CV grows).\n\n");
     ml_columns_head(s, variance_columns, G_N_ELEMENTS(variance_columns));
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
