@@ -550,49 +550,48 @@ static bool prepare_group(struct run *run, struct mpath **g, size_t n, bool fixe
     return true;
 }
 
-/* The group visited j-th when going forwards (or backwards) through ng groups. */
-static size_t visit(size_t j, size_t ng, bool forwards)
+void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret)
 {
-    return forwards ? j : ng - 1 - j;
+    size_t start = first % MAX(ng, 1);
+    for (unsigned phase = 0; phase < rounds + 2; phase++) {
+        for (size_t j = 0; j < ng; j++)
+            ret[phase * ng + j] = (start + j) % ng;
+        /* The next phase starts with the group this one ends with. */
+        if (phase == 0 || phase == rounds)
+            start = (start + ng - 1) % ng;
+    }
 }
 
 /* One sweep of one kind of cell (full speed or fixed rate) over every group of paths (the
- * paths of one policy each): each group's policy, checks before (first sweep) and idle
+ * paths of one policy each): each group's policy, checks before (the first sweep) and idle
  * baseline; then the rounds interleaved across the groups, round 1 of every group, then round
- * 2 of every group, ..., so that a slow minute of the host spreads over the policies' paths
+ * 2 of every group, ..., so that a slow minute of the host spreads over every policy's paths
  * instead of landing on one group's; then the checks after (the last sweep). The policy is
  * switched per round of a group, not per pass: a switch restarts daemons (nebula, tinc: 10-20
- * s each under TCG), so a group runs all its passes of a round under one switch. The groups
- * are visited forwards and backwards in turn, starting from the group in force, so that the
- * group that ends a round starts the next: a round costs one switch fewer than groups. */
+ * s each under TCG), so a group runs all its passes of a round under one switch. */
 static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, size_t ng,
                   bool fixed, double fixed_bps, bool last, GError **err)
 {
-    /* Start from the group in force: the last one when its policy is. */
-    bool forwards = !(ng > 1 && run->policy_in_force &&
-                      run->policy_in_force->policy == groups[ng - 1][0]->ops->policy);
-    for (size_t j = 0; j < ng; j++) {
-        size_t g = visit(j, ng, forwards);
-        if (!prepare_group(run, groups[g], sizes[g], fixed, err))
-            return false;
-    }
-    forwards = !forwards;
+    size_t first = 0; /* the group in force, if any, goes first */
+    for (size_t g = 0; run->policy_in_force && g < ng; g++)
+        if (run->policy_in_force->policy == groups[g][0]->ops->policy)
+            first = g;
     unsigned most = !fixed || fixed_bps > 0 ? most_rounds(run->prof, fixed) : 0;
-    for (unsigned r = 1; r <= most; r++) {
-        bool ran = false;
+    g_autofree size_t *v = g_new(size_t, (most + 2) * ng);
+    ml_sweep_visits(ng, most, first, v);
+    for (size_t j = 0; j < ng; j++)
+        if (!prepare_group(run, groups[v[j]], sizes[v[j]], fixed, err))
+            return false;
+    for (unsigned r = 1; r <= most; r++)
         for (size_t j = 0; j < ng; j++) {
-            size_t g = visit(j, ng, forwards);
-            if (!group_in_round(run->prof, groups[g], sizes[g], fixed, r))
-                continue;
-            if (!group_policy(run, groups[g], sizes[g], err) ||
-                !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err))
+            size_t g = v[r * ng + j];
+            if (group_in_round(run->prof, groups[g], sizes[g], fixed, r) &&
+                (!group_policy(run, groups[g], sizes[g], err) ||
+                 !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err)))
                 return false;
-            ran = true;
         }
-        forwards ^= ran;
-    }
     for (size_t j = 0; last && j < ng; j++) {
-        size_t g = visit(j, ng, forwards);
+        size_t g = v[(most + 1) * ng + j];
         if (group_active(groups[g], sizes[g]) &&
             (!group_policy(run, groups[g], sizes[g], err) ||
              !check_group(run, groups[g], sizes[g], "after", err)))
