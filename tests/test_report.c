@@ -328,6 +328,23 @@ static void test_oversubscription(void)
     json_object_put(r);
 }
 
+/* A busy pass's seconds (host.busy_flag) are named in the notice, by path, seq and cell. */
+static void test_busy_seconds(void)
+{
+    struct json_object *r = fixture_json("results-v2-busy.json");
+    struct json_object *pass = json_object_array_get_idx(
+        json_object_object_get(json_object_array_get_idx(json_object_object_get(r, "paths"), 0),
+                               "passes"),
+        0);
+    json_object_object_add(json_object_object_get(pass, "host"), "busy_flag",
+                           json_object_new_string("host busy at seconds 3, 4: 38 % other"));
+    g_autofree char *md = render(r);
+    CHECK(md && strstr(md, "differences between its paths may be the host's, not the paths'.\n"
+                           "> - plain pass seq 1 (forward-1): host busy at seconds 3, 4: 38 % "
+                           "other\n\n") != NULL);
+    json_object_put(r);
+}
+
 static void test_busy_host(void)
 {
     struct json_object *r = fixture_json("results-v2-busy.json");
@@ -343,6 +360,7 @@ static void test_busy_host(void)
         CHECK(strstr(md, "**The host was busy: the figures of this run are not comparable.**") !=
               NULL);
         CHECK(strstr(md, "| plain forward-1 | 2 / 1 | 1.2 | 0.0 | 61.0 | 0.0 |") != NULL);
+        CHECK(strstr(md, "> - plain pass seq") == NULL); /* no pass names its seconds */
         CHECK(strstr(md, "ran under TCG") == NULL && strstr(md, "Under TCG") == NULL);
         CHECK(strstr(md, "meaningful only on KVM") == NULL);
     }
@@ -675,6 +693,7 @@ int main(void)
     test_order_is_the_runs();
     test_busy_host();
     test_oversubscription();
+    test_busy_seconds();
     test_nat();
     test_html_links();
     test_significant();
