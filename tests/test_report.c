@@ -306,6 +306,45 @@ static void test_order_is_the_runs(void)
     json_object_put(r);
 }
 
+/* The lab's oversubscription stands beside the CV, read from the passes' host objects. */
+static void test_oversubscription(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *paths = json_object_object_get(r, "paths");
+    for (size_t i = 0; i < json_object_array_length(paths); i++) {
+        struct json_object *passes =
+            json_object_object_get(json_object_array_get_idx(paths, i), "passes");
+        for (size_t j = 0; j < json_object_array_length(passes); j++) {
+            struct json_object *h =
+                json_object_object_get(json_object_array_get_idx(passes, j), "host");
+            if (h)
+                json_object_object_add(h, "oversubscription", json_object_new_double(1.5));
+        }
+    }
+    g_autofree char *md = render(r);
+    g_autofree char *var = md ? section(md, "Variance and the host") : g_strdup("");
+    CHECK(strstr(var, "| Host steal % (max) | Lab vCPUs per host CPU |") != NULL);
+    CHECK(strstr(var, "| plain forward-1 | 2 / 1 | 1.2 | 0.0 | 3.0 | 0.0 | 1.5 |") != NULL);
+    json_object_put(r);
+}
+
+/* A busy pass's seconds (host.busy_flag) are named in the notice, by path, seq and cell. */
+static void test_busy_seconds(void)
+{
+    struct json_object *r = fixture_json("results-v2-busy.json");
+    struct json_object *pass = json_object_array_get_idx(
+        json_object_object_get(json_object_array_get_idx(json_object_object_get(r, "paths"), 0),
+                               "passes"),
+        0);
+    json_object_object_add(json_object_object_get(pass, "host"), "busy_flag",
+                           json_object_new_string("host busy at seconds 3, 4: 38 % other"));
+    g_autofree char *md = render(r);
+    CHECK(md && strstr(md, "differences between its paths may be the host's, not the paths'.\n"
+                           "> - plain pass seq 1 (forward-1): host busy at seconds 3, 4: 38 % "
+                           "other\n\n") != NULL);
+    json_object_put(r);
+}
+
 static void test_busy_host(void)
 {
     struct json_object *r = fixture_json("results-v2-busy.json");
@@ -321,6 +360,7 @@ static void test_busy_host(void)
         CHECK(strstr(md, "**The host was busy: the figures of this run are not comparable.**") !=
               NULL);
         CHECK(strstr(md, "| plain forward-1 | 2 / 1 | 1.2 | 0.0 | 61.0 | 0.0 |") != NULL);
+        CHECK(strstr(md, "> - plain pass seq") == NULL); /* no pass names its seconds */
         CHECK(strstr(md, "ran under TCG") == NULL && strstr(md, "Under TCG") == NULL);
         CHECK(strstr(md, "meaningful only on KVM") == NULL);
     }
@@ -652,6 +692,8 @@ int main(void)
     test_cpu_ranking();
     test_order_is_the_runs();
     test_busy_host();
+    test_oversubscription();
+    test_busy_seconds();
     test_nat();
     test_html_links();
     test_significant();

@@ -3,8 +3,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/util.h"
 #include "virt/virt.h"
@@ -125,21 +123,6 @@ char *ml_guest_cpu_command(void)
 #define GUEST_HZ 100.0
 
 /* utime + stime of a /proc/PID/stat line, read after the last ')' (comm may hold anything). */
-static bool stat_cpu(const char *line, double hz, double *ret)
-{
-    const char *p = strrchr(line, ')');
-    if (!p)
-        return false;
-    /* After ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
-     * utime(14) stime(15). */
-    unsigned long long utime = 0, stime = 0;
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
-        2)
-        return false;
-    *ret = (double)(utime + stime) / hz;
-    return true;
-}
-
 double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c)
 {
     return c->user_s + c->nice_s + c->system_s + c->softirq_s + c->irq_s;
@@ -190,7 +173,7 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
             size_t n = strlen(name);
             double s;
             if (strncmp(*l + 2, name, n) || (*l)[2 + n] != ' ' ||
-                !stat_cpu(*l + 3 + n, GUEST_HZ, &s))
+                !ml_hostnoise_parse_pid_stat(*l + 3 + n, GUEST_HZ, &s))
                 continue;
             ret->daemon_s[i] = (ret->daemon_s[i] < 0 ? 0 : ret->daemon_s[i]) + s;
         }
@@ -199,16 +182,10 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
 }
 
 /* The guest's QEMU process on the host, all its threads: what emulating the guest cost. */
+/* The guest's QEMU process on the host, all its threads: what emulating the guest cost. */
 static double qemu_cpu_s(virDomainPtr dom)
 {
-    int pid = ml_virt_qemu_pid(dom);
-    g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid);
-    g_autofree char *line = NULL;
-    double s = -1;
-    if (pid <= 0 || !g_file_get_contents(path, &line, NULL, NULL) ||
-        !stat_cpu(line, (double)sysconf(_SC_CLK_TCK), &s))
-        return -1;
-    return s;
+    return ml_hostnoise_pid_cpu_s(ml_virt_qemu_pid(dom));
 }
 
 bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err)
@@ -232,49 +209,4 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
         g_free(out[i]);
     }
     return ok;
-}
-
-static bool read_host_stat(struct ml_host_cpu *ret)
-{
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents("/proc/stat", &text, NULL, NULL))
-        return false;
-    unsigned long long v[8] = {0};
-    if (sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]) < 8)
-        return false;
-    double hz = (double)sysconf(_SC_CLK_TCK);
-    double total = 0;
-    for (int i = 0; i < 8; i++)
-        total += (double)v[i];
-    ret->total_s = total / hz;
-    ret->idle_s = (double)(v[3] + v[4]) / hz;
-    ret->steal_s = (double)v[7] / hz;
-    return true;
-}
-
-void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
-{
-    memset(ret, 0, sizeof(*ret));
-    ret->cpus = (unsigned)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));
-    ret->ok = read_host_stat(ret);
-    for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++)
-        ret->qemu_s += MAX(0.0, qemu_cpu_s(ml_lab_dom(lab, i)));
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        ret->self_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-                      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-void ml_host_cpu_other(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
-                       double *ret_other_percent, double *ret_steal_percent)
-{
-    *ret_other_percent = *ret_steal_percent = NAN;
-    double total = b->total_s - a->total_s;
-    if (!a->ok || !b->ok || total <= 0)
-        return;
-    double busy = total - (b->idle_s - a->idle_s) - (b->steal_s - a->steal_s);
-    double lab = (b->qemu_s - a->qemu_s) + (b->self_s - a->self_s);
-    *ret_other_percent = MAX(0.0, 100.0 * (busy - lab) / total);
-    *ret_steal_percent = MAX(0.0, 100.0 * (b->steal_s - a->steal_s) / total);
 }

@@ -1,6 +1,5 @@
 /* CPU time inside a guest: its own /proc/stat and that of the daemons a dataplane runs, read
- * through the agent; and the host's /proc/stat beside the lab's QEMU processes, to tell whether
- * something else was using the host while a pass ran. */
+ * through the agent. The host's side is measure/hostnoise.h. */
 #pragma once
 
 #include <glib.h>
@@ -9,6 +8,7 @@
 #include <stdbool.h>
 
 #include "dataplanes/dataplane.h"
+#include "measure/hostnoise.h"
 #include "virt/lab.h"
 
 /* The daemons whose own CPU is counted wherever they run: every dataplane's (the registry's
@@ -70,17 +70,3 @@ struct ml_guest_cpu_reading {
     bool valid;
 };
 #define ML_GUEST_CPU_REUSE_S 1.0
-
-/* The host at one moment: /proc/stat's totals and the lab's QEMU processes' CPU. */
-struct ml_host_cpu {
-    bool ok;
-    double total_s, idle_s, steal_s; /* all CPUs together */
-    double qemu_s;                   /* utime + stime of the lab's QEMU processes */
-    double self_s;                   /* meshlab itself (getrusage) */
-    unsigned cpus;
-};
-void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret);
-/* Pure: the share of the host (percent of all CPUs) busy with anything but the lab's QEMU and
- * meshlab, and the steal share, between a and b. NAN when unknown. */
-void ml_host_cpu_other(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
-                       double *ret_other_percent, double *ret_steal_percent);

@@ -281,7 +281,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     return true;
 }
 
-/* ---- the sweeps: the passes of a policy group interleaved in rounds ---- */
+/* ---- the sweeps: the passes of every policy group interleaved in rounds ---- */
 
 struct run {
     struct ctx *c;
@@ -433,74 +433,89 @@ static void until_decide(const struct ml_profile *prof, struct mpath *p, size_t 
     json_object_object_add(until, cell->name, o);
 }
 
-/* Runs the cells of one kind (full speed or fixed rate) for a group, round by round: in each
- * round, one pass of every cell that still wants one, the paths in a new random order. */
-static bool rounds(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
-                   GError **err)
+/* The most rounds a cell of one kind (full speed or fixed rate) can take. */
+static unsigned most_rounds(const struct ml_profile *prof, bool fixed)
 {
-    const struct ml_profile *prof = run->prof;
     unsigned most = prof->until_percent > 0 ? prof->until_max : 0;
     for (size_t k = 0; k < prof->n_cells; k++)
         if (prof->cells[k].fixed_rate == fixed)
             most = MAX(most, prof->cells[k].passes);
+    return most;
+}
+
+/* Whether a path of group g takes a pass of a cell of that kind in round r. */
+static bool group_in_round(const struct ml_profile *prof, struct mpath **g, size_t n, bool fixed,
+                           unsigned r)
+{
+    for (size_t k = 0; k < prof->n_cells; k++)
+        for (size_t i = 0; i < n && prof->cells[k].fixed_rate == fixed; i++)
+            if (takes_pass(prof, g[i], k, r))
+                return true;
+    return false;
+}
+
+/* Round r of a group, its policy in force: one pass of every cell of one kind (full speed or
+ * fixed rate) that still wants one, the paths in a new random order. */
+static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
+                      unsigned r, GError **err)
+{
+    const struct ml_profile *prof = run->prof;
     g_autofree struct mpath **order = g_new(struct mpath *, n + 1);
-    for (unsigned r = 1; r <= most; r++) {
-        for (size_t k = 0; k < prof->n_cells; k++) {
-            const struct ml_cell *cell = &prof->cells[k];
-            if (cell->fixed_rate != fixed || !cell_in_round(prof, g, n, k, r))
+    for (size_t k = 0; k < prof->n_cells; k++) {
+        const struct ml_cell *cell = &prof->cells[k];
+        if (cell->fixed_rate != fixed || !cell_in_round(prof, g, n, k, r))
+            continue;
+        memcpy(order, g, n * sizeof(*g));
+        shuffle(run->rand, order, n);
+        for (size_t i = 0; i < n; i++) {
+            struct mpath *p = order[i];
+            if (!takes_pass(prof, p, k, r))
                 continue;
-            memcpy(order, g, n * sizeof(*g));
-            shuffle(run->rand, order, n);
-            for (size_t i = 0; i < n; i++) {
-                struct mpath *p = order[i];
-                if (!takes_pass(prof, p, k, r))
-                    continue;
-                struct ml_pass_path pp = {
-                    .lab = run->c->lab,
-                    .ops = p->ops,
-                    .target = p->target,
-                    .client = run->c->client,
-                    .hub = run->c->hub,
-                    .hub_tap = run->c->hub_tap,
-                    .client_tap = run->c->client_tap,
-                    .client_ns = run->c->client_ns,
-                    .idle_hub_bytes_per_s = p->idle_rate,
-                    .ping_interval_s = prof->ping_interval_s,
-                    .last_cpu = &run->c->last_cpu,
-                };
-                memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
-                memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
-                memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
-                struct ml_pass_spec spec = {
-                    .cell = cell,
-                    .index = r,
-                    .round = r,
-                    .seq = ++run->seq,
-                    .seconds = prof->pass_s,
-                    .offered_bits_per_second = fixed ? fixed_bps : 0,
-                };
-                g_autoptr(GError) step = NULL;
-                struct json_object *pass = ml_pass_run(&pp, &spec, &step);
-                if (!pass) {
-                    if (!step_failed(p, "a measurement step failed", &step, err))
-                        return false;
-                    continue;
-                }
-                json_object_array_add(p->passes, pass);
-                struct json_object *o = json_object_new_object();
-                json_object_object_add(o, "seq", json_object_new_int((int)spec.seq));
-                json_object_object_add(o, "round", json_object_new_int((int)r));
-                json_object_object_add(o, "path", json_object_new_string(p->ops->name));
-                json_object_object_add(o, "cell", json_object_new_string(cell->name));
-                json_object_object_add(o, "pass", json_object_new_int((int)r));
-                json_object_array_add(run->order, o);
+            struct ml_pass_path pp = {
+                .lab = run->c->lab,
+                .ops = p->ops,
+                .target = p->target,
+                .client = run->c->client,
+                .hub = run->c->hub,
+                .hub_tap = run->c->hub_tap,
+                .client_tap = run->c->client_tap,
+                .client_ns = run->c->client_ns,
+                .idle_hub_bytes_per_s = p->idle_rate,
+                .ping_interval_s = prof->ping_interval_s,
+                .last_cpu = &run->c->last_cpu,
+            };
+            memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
+            memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
+            memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
+            struct ml_pass_spec spec = {
+                .cell = cell,
+                .index = r,
+                .round = r,
+                .seq = ++run->seq,
+                .seconds = prof->pass_s,
+                .offered_bits_per_second = fixed ? fixed_bps : 0,
+            };
+            g_autoptr(GError) step = NULL;
+            struct json_object *pass = ml_pass_run(&pp, &spec, &step);
+            if (!pass) {
+                if (!step_failed(p, "a measurement step failed", &step, err))
+                    return false;
+                continue;
             }
+            json_object_array_add(p->passes, pass);
+            struct json_object *o = json_object_new_object();
+            json_object_object_add(o, "seq", json_object_new_int((int)spec.seq));
+            json_object_object_add(o, "round", json_object_new_int((int)r));
+            json_object_object_add(o, "path", json_object_new_string(p->ops->name));
+            json_object_object_add(o, "cell", json_object_new_string(cell->name));
+            json_object_object_add(o, "pass", json_object_new_int((int)r));
+            json_object_array_add(run->order, o);
         }
-        for (size_t k = 0; prof->until_percent > 0 && k < prof->n_cells; k++)
-            for (size_t i = 0; i < n && prof->cells[k].fixed_rate == fixed; i++)
-                if (takes_pass(prof, g[i], k, r))
-                    until_decide(prof, g[i], k, r);
     }
+    for (size_t k = 0; prof->until_percent > 0 && k < prof->n_cells; k++)
+        for (size_t i = 0; i < n && prof->cells[k].fixed_rate == fixed; i++)
+            if (takes_pass(prof, g[i], k, r))
+                until_decide(prof, g[i], k, r);
     return true;
 }
 
@@ -512,18 +527,29 @@ static bool has_cells(const struct ml_profile *prof, bool fixed)
     return false;
 }
 
-/* One sweep over a group: its policy, the checks before (first sweep), the idle baseline, the
- * rounds, the checks after (last sweep). */
-static bool sweep_group(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
-                        bool last, GError **err)
+static bool group_active(struct mpath **g, size_t n)
 {
     bool any = false;
     for (size_t i = 0; i < n; i++)
         any |= g[i]->active;
-    if (!any)
+    return any;
+}
+
+/* Puts group g's policy in force unless it is. */
+static bool group_policy(struct run *run, struct mpath **g, size_t n, GError **err)
+{
+    if (run->policy_in_force && run->policy_in_force->policy == g[0]->ops->policy)
         return true;
-    if ((!run->policy_in_force || run->policy_in_force->policy != g[0]->ops->policy) &&
-        !enter_group(run, g, n, err))
+    return enter_group(run, g, n, err);
+}
+
+/* A group before the rounds of one kind: its policy, the checks before (the first sweep), the
+ * idle baseline. */
+static bool prepare_group(struct run *run, struct mpath **g, size_t n, bool fixed, GError **err)
+{
+    if (!group_active(g, n))
+        return true;
+    if (!group_policy(run, g, n, err))
         return false;
     if (!fixed && !check_group(run, g, n, "before", err))
         return false;
@@ -535,9 +561,57 @@ static bool sweep_group(struct run *run, struct mpath **g, size_t n, bool fixed,
         if (!ok && !step_failed(g[i], "the idle baseline could not be measured", &step, err))
             return false;
     }
-    if ((!fixed || fixed_bps > 0) && !rounds(run, g, n, fixed, fixed_bps, err))
-        return false;
-    return !last || check_group(run, g, n, "after", err);
+    return true;
+}
+
+void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret)
+{
+    size_t start = first % MAX(ng, 1);
+    for (unsigned phase = 0; phase < rounds + 2; phase++) {
+        for (size_t j = 0; j < ng; j++)
+            ret[phase * ng + j] = (start + j) % ng;
+        /* The next phase starts with the group this one ends with. */
+        if (phase == 0 || phase == rounds)
+            start = (start + ng - 1) % ng;
+    }
+}
+
+/* One sweep of one kind of cell (full speed or fixed rate) over every group of paths (the
+ * paths of one policy each): each group's policy, checks before (the first sweep) and idle
+ * baseline; then the rounds interleaved across the groups, round 1 of every group, then round
+ * 2 of every group, ..., so that a slow minute of the host spreads over every policy's paths
+ * instead of landing on one group's; then the checks after (the last sweep). The policy is
+ * switched per round of a group, not per pass: a switch restarts daemons (nebula, tinc: 10-20
+ * s each under TCG), so a group runs all its passes of a round under one switch. */
+static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, size_t ng,
+                  bool fixed, double fixed_bps, bool last, GError **err)
+{
+    size_t first = 0; /* the group in force, if any, goes first */
+    for (size_t g = 0; run->policy_in_force && g < ng; g++)
+        if (run->policy_in_force->policy == groups[g][0]->ops->policy)
+            first = g;
+    unsigned most = !fixed || fixed_bps > 0 ? most_rounds(run->prof, fixed) : 0;
+    g_autofree size_t *v = g_new(size_t, (most + 2) * ng);
+    ml_sweep_visits(ng, most, first, v);
+    for (size_t j = 0; j < ng; j++)
+        if (!prepare_group(run, groups[v[j]], sizes[v[j]], fixed, err))
+            return false;
+    for (unsigned r = 1; r <= most; r++)
+        for (size_t j = 0; j < ng; j++) {
+            size_t g = v[r * ng + j];
+            if (group_in_round(run->prof, groups[g], sizes[g], fixed, r) &&
+                (!group_policy(run, groups[g], sizes[g], err) ||
+                 !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err)))
+                return false;
+        }
+    for (size_t j = 0; last && j < ng; j++) {
+        size_t g = v[(most + 1) * ng + j];
+        if (group_active(groups[g], sizes[g]) &&
+            (!group_policy(run, groups[g], sizes[g], err) ||
+             !check_group(run, groups[g], sizes[g], "after", err)))
+            return false;
+    }
+    return true;
 }
 
 /* The offered rate every path sustains: a fraction of the slowest path's median. */
@@ -720,13 +794,11 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     struct run run = {.c = &c, .prof = profile, .order = json_object_new_array()};
     run.rand = g_rand_new_with_seed(g_str_hash(lab->run_id));
     bool fixed = has_cells(profile, true), ok = true;
-    for (size_t g = 0; ok && g < ng; g++)
-        ok = sweep_group(&run, groups[g], sizes[g], false, 0, !fixed, err);
+    ok = sweep(&run, groups, sizes, ng, false, 0, !fixed, err);
     double bps = 0;
     struct json_object *rate = ok && fixed ? fixed_rate(profile, paths, n, &bps) : NULL;
-    /* The fixed-rate sweep runs the groups backwards: the last one's policy is in force. */
-    for (size_t g = ng; ok && fixed && g-- > 0;)
-        ok = sweep_group(&run, groups[g], sizes[g], true, bps, true, err);
+    if (ok && fixed)
+        ok = sweep(&run, groups, sizes, ng, true, bps, true, err);
     bool busy = false;
     for (size_t i = 0; i < n; i++) {
         if (!ok && !paths[i].failed)

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +11,13 @@
 #include "core/util.h"
 #include "dataplanes/verdict.h"
 #include "measure/guestcpu.h"
+#include "measure/hostnoise.h"
 #include "measure/parse_iperf.h"
 #include "measure/parse_ping.h"
 #include "measure/physics.h"
 #include "measure/stats.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
-
-/* A pass whose host had more than this share of its CPUs busy with something other than the
- * lab, or this much steal, is flagged: its figures are not comparable with a quiet run's. */
-#define HOST_BUSY_OTHER_PERCENT 10.0
-#define HOST_BUSY_STEAL_PERCENT 5.0
 
 static struct json_object *num(double v)
 {
@@ -713,6 +710,9 @@ static char *raw_name(const struct ml_pass_path *pp, const struct ml_pass_spec *
                            spec->index, ext);
 }
 
+/* Reads the host into the pass's watch that holds w (defined beside struct watch). */
+static void host_sample(struct viewer *w);
+
 /* Spawns ping and iperf3 in the client, samples every guest's tap every second until iperf3
  * exits, while w's thread reads the views. */
 static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
@@ -761,6 +761,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
             g_usleep((gulong)(wait * 1e6));
         struct ml_pass_sample s = {.t = ml_now() - start};
         ok = ok && sample_now(pp, &s, err);
+        host_sample(w);
         if (ok)
             g_array_append_val(samples, s);
         if (ok && s.t >= spec->seconds - 0.5) {
@@ -975,6 +976,7 @@ void ml_pass_verdict_clear(struct ml_pass_verdict *v)
 struct watch {
     struct ml_guest_cpu cpu0[ML_MAX_NODES], cpu1[ML_MAX_NODES];
     struct ml_host_cpu host0, host1;
+    GArray *host; /* struct ml_host_cpu, one a second of the transfer, between host0 and host1 */
     double cpu_s; /* between the two guest CPU readings */
     double load1;
     GArray *samples; /* struct ml_pass_sample, one a second from the start */
@@ -985,9 +987,20 @@ struct watch {
     struct ml_iperf_result r;
 };
 
+static void host_sample(struct viewer *w)
+{
+    struct watch *wt = (struct watch *)(void *)((char *)w - offsetof(struct watch, w));
+    if (!wt->host)
+        wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
+    struct ml_host_cpu h;
+    ml_host_cpu_read(w->pp->lab, &h);
+    g_array_append_val(wt->host, h);
+}
+
 static void watch_clear(struct watch *wt)
 {
     g_clear_pointer(&wt->samples, g_array_unref);
+    g_clear_pointer(&wt->host, g_array_unref);
     for (size_t i = 0; wt->w.views && i < wt->w.views->len; i++)
         g_free(g_array_index(wt->w.views, struct ml_pass_view, i).evidence);
     g_clear_pointer(&wt->w.views, g_array_unref);
@@ -1206,13 +1219,36 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
 
-    double other = NAN, steal = NAN;
-    ml_host_cpu_other(&wt->host0, &wt->host1, &other, &steal);
-    bool busy = (isfinite(other) && other > HOST_BUSY_OTHER_PERCENT) ||
-                (isfinite(steal) && steal > HOST_BUSY_STEAL_PERCENT);
+    /* A pass whose host had, in any second, more than ML_HOST_BUSY_OTHER_PERCENT of its CPUs
+     * busy with other programs than the lab, or more than ML_HOST_BUSY_STEAL_PERCENT steal over
+     * the pass, is flagged: its figures are not comparable with a quiet run's. The seconds are
+     * host0, one reading a second of the transfer, host1. */
+    size_t n = (wt->host ? wt->host->len : 0) + 2;
+    g_autofree struct ml_host_cpu *r = g_new(struct ml_host_cpu, n);
+    r[0] = wt->host0;
+    if (n > 2)
+        memcpy(r + 1, wt->host->data, (n - 2) * sizeof(*r));
+    r[n - 1] = wt->host1;
+    g_autofree long *seconds = g_new(long, n);
+    double worst = NAN, other = NAN, lab = NAN, steal = NAN;
+    size_t n_busy = ml_hostnoise_busy_seconds(r, n, wt->w.start, seconds, &worst);
+    ml_hostnoise_between(&wt->host0, &wt->host1, &other, &lab, &steal);
+    bool busy = n_busy > 0 || (isfinite(steal) && steal > ML_HOST_BUSY_STEAL_PERCENT);
+    unsigned vcpus = 0;
+    for (size_t i = 0; i < pp->lab->plan->n_guests; i++)
+        vcpus += pp->lab->plan->guests[i].node->vcpus;
     struct json_object *h = json_object_new_object();
     json_object_object_add(h, "other_cpu_percent", num(other));
+    json_object_object_add(h, "lab_cpu_percent", num(lab));
     json_object_object_add(h, "steal_percent", num(steal));
+    struct json_object *bs = json_object_new_array();
+    for (size_t i = 0; i < n_busy; i++)
+        json_object_array_add(bs, json_object_new_int64(seconds[i]));
+    json_object_object_add(h, "busy_seconds", bs);
+    g_autofree char *flag = ml_hostnoise_flag(seconds, n_busy, worst);
+    json_object_object_add(h, "busy_flag", flag ? json_object_new_string(flag) : NULL);
+    json_object_object_add(h, "oversubscription",
+                           wt->host0.cpus ? num((double)vcpus / (double)wt->host0.cpus) : NULL);
     json_object_object_add(h, "load1", num(wt->load1));
     json_object_object_add(h, "busy", json_object_new_boolean(busy));
     json_object_object_add(o, "host", h);

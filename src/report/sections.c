@@ -72,8 +72,28 @@ void ml_section_busy_notice(struct ml_render *c)
                            "programs' CPU or steal time; see\n"
                            "> Variance and the host). The figures of this run are not "
                            "comparable with other runs, and\n"
-                           "> differences between its paths may be the host's, not the paths'.\n\n",
+                           "> differences between its paths may be the host's, not the paths'.\n",
                            busy, total);
+    /* The seconds each busy pass names (results.json host.busy_flag), where it names them. */
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
+        for (size_t j = 0; j < ml_j_len(passes); j++) {
+            struct json_object *p = json_object_array_get_idx(passes, j);
+            const char *flag = ml_j_str(ml_j_obj(p, "host"), "busy_flag");
+            if (!flag)
+                continue;
+            double seq = 0;
+            ml_j_num(p, "seq", &seq);
+            g_string_append(c->s, "> - ");
+            ml_put_text(c->s, ml_j_str_or(path_at(c, i), "name", "?"));
+            g_string_append_printf(c->s, " pass seq %.0f (", seq);
+            ml_put_text(c->s, ml_j_str_or(p, "cell", "?"));
+            g_string_append(c->s, "): ");
+            ml_put_text(c->s, flag);
+            g_string_append(c->s, "\n");
+        }
+    }
+    g_string_append(c->s, "\n");
 }
 
 /* ---- CPU cost ---- */
@@ -741,6 +761,7 @@ static const struct ml_column variance_columns[] = {
                   put_cv),
     ML_COL_NUM_BY("Host other CPU % (max)", "other_cpu_percent", put_host_max),
     ML_COL_NUM_BY("Host steal % (max)", "steal_percent", put_host_max),
+    ML_COL_NUM_BY("Lab vCPUs per host CPU", "oversubscription", put_host_max),
 };
 
 void ml_section_variance(struct ml_render *c)
@@ -754,7 +775,8 @@ void ml_section_variance(struct ml_render *c)
                        "that passed, per cell; above\n10 % a figure is marked WARNING: the "
                        "median is then a rough figure. Host: the highest share of the\nhost's "
                        "CPU that other programs used, and of steal time, during a pass of the "
-                       "cell.\n\n");
+                       "cell; the lab's\nguest vCPUs per host CPU (above 1 the guests wait "
+                       "for the host's CPUs, and the CV grows).\n\n");
     ml_columns_head(s, variance_columns, G_N_ELEMENTS(variance_columns));
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)

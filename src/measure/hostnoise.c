@@ -1,0 +1,176 @@
+#include "measure/hostnoise.h"
+
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "virt/lab.h"
+#include "virt/virt.h"
+
+bool ml_hostnoise_parse_stat(const char *text, double hz, struct ml_host_cpu *ret)
+{
+    /* user nice system idle iowait irq softirq steal */
+    unsigned long long v[8] = {0};
+    if (!text || hz <= 0 ||
+        sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]) < 8)
+        return false;
+    double total = 0;
+    for (int i = 0; i < 8; i++)
+        total += (double)v[i];
+    ret->total_s = total / hz;
+    ret->idle_s = (double)(v[3] + v[4]) / hz;
+    ret->softirq_s = (double)v[6] / hz;
+    ret->steal_s = (double)v[7] / hz;
+    return true;
+}
+
+bool ml_hostnoise_parse_pid_stat(const char *line, double hz, double *ret_s)
+{
+    const char *p = line ? strrchr(line, ')') : NULL;
+    if (!p || hz <= 0)
+        return false;
+    /* After ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+     * utime(14) stime(15). */
+    unsigned long long utime = 0, stime = 0;
+    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
+        2)
+        return false;
+    *ret_s = (double)(utime + stime) / hz;
+    return true;
+}
+
+int ml_hostnoise_comm_kind(const char *comm)
+{
+    /* libvirtd, or the modular daemons that replace it (virtqemud answers the agent calls),
+     * virtlogd (the guests' consoles), vhost-PID (the kernel's virtio-net workers). */
+    static const char *const lab[] = {"libvirtd",   "virtqemud",    "virtlogd",
+                                      "virtproxyd", "virtnetworkd", "virtlockd"};
+    if (!comm)
+        return 0;
+    if (g_str_has_prefix(comm, "ksoftirqd/"))
+        return 2;
+    if (g_str_has_prefix(comm, "vhost-"))
+        return 1;
+    for (size_t i = 0; i < G_N_ELEMENTS(lab); i++)
+        if (strcmp(comm, lab[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
+                          double *ret_other_percent, double *ret_lab_percent,
+                          double *ret_steal_percent)
+{
+    *ret_other_percent = *ret_lab_percent = *ret_steal_percent = NAN;
+    double total = b->total_s - a->total_s;
+    if (!a->ok || !b->ok || total <= 0)
+        return;
+    double steal = b->steal_s - a->steal_s;
+    double busy = total - (b->idle_s - a->idle_s) - steal;
+    double kernel = MAX(b->softirq_s - a->softirq_s, b->ksoftirqd_s - a->ksoftirqd_s);
+    double lab = (b->qemu_s - a->qemu_s) + (b->daemons_s - a->daemons_s) + (b->self_s - a->self_s) +
+                 MAX(0.0, kernel);
+    lab = CLAMP(lab, 0.0, MAX(0.0, busy));
+    *ret_other_percent = MAX(0.0, 100.0 * (busy - lab) / total);
+    *ret_lab_percent = 100.0 * lab / total;
+    if (b->steal_s > 0)
+        *ret_steal_percent = MAX(0.0, 100.0 * steal / total);
+}
+
+size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double start,
+                                 long *ret_seconds, double *ret_max_percent)
+{
+    size_t k = 0;
+    *ret_max_percent = NAN;
+    for (size_t i = 1; i < n; i++) {
+        double other, lab, steal;
+        ml_hostnoise_between(&r[i - 1], &r[i], &other, &lab, &steal);
+        if (!isfinite(other) || other <= ML_HOST_BUSY_OTHER_PERCENT)
+            continue;
+        ret_seconds[k++] = MAX(0L, lround(r[i].t - start));
+        if (!isfinite(*ret_max_percent) || other > *ret_max_percent)
+            *ret_max_percent = other;
+    }
+    return k;
+}
+
+char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent)
+{
+    if (n == 0)
+        return NULL;
+    GString *s = g_string_new(n == 1 ? "host busy at second " : "host busy at seconds ");
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%ld", i ? ", " : "", seconds[i]);
+    g_string_append_printf(s, ": %.0f %% other", max_percent);
+    return g_string_free(s, FALSE);
+}
+
+double ml_hostnoise_pid_cpu_s(long pid)
+{
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    g_autofree char *path = g_strdup_printf("/proc/%ld/stat", pid);
+    g_autofree char *line = NULL;
+    double s = -1;
+    if (pid <= 0 || !g_file_get_contents(path, &line, NULL, NULL) ||
+        !ml_hostnoise_parse_pid_stat(line, hz, &s))
+        return -1;
+    return s;
+}
+
+/* The lab's daemons' and the ksoftirqd threads' CPU, found by their names under /proc. */
+static void read_daemons(double hz, struct ml_host_cpu *ret)
+{
+    GDir *d = g_dir_open("/proc", 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        char *end = NULL;
+        long pid = strtol(name, &end, 10);
+        if (pid <= 0 || *end)
+            continue;
+        g_autofree char *path = g_strdup_printf("/proc/%ld/comm", pid);
+        g_autofree char *comm = NULL;
+        if (!g_file_get_contents(path, &comm, NULL, NULL))
+            continue;
+        g_strchomp(comm);
+        int kind = ml_hostnoise_comm_kind(comm);
+        double s = kind ? ml_hostnoise_pid_cpu_s(pid) : -1;
+        if (s < 0)
+            continue;
+        if (kind == 1)
+            ret->daemons_s += s;
+        else
+            ret->ksoftirqd_s += s;
+    }
+    if (d)
+        g_dir_close(d);
+}
+
+static double rusage_s(int who)
+{
+    struct rusage ru;
+    if (getrusage(who, &ru) != 0)
+        return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    ret->t = ml_now();
+    ret->cpus = (unsigned)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));
+    g_autofree char *text = NULL;
+    ret->ok = g_file_get_contents("/proc/stat", &text, NULL, NULL) &&
+              ml_hostnoise_parse_stat(text, hz, ret);
+    for (size_t i = 0; ret->ok && lab && i < lab->plan->n_guests; i++)
+        ret->qemu_s += MAX(0.0, ml_hostnoise_pid_cpu_s(ml_virt_qemu_pid(ml_lab_dom(lab, i))));
+    if (ret->ok)
+        read_daemons(hz, ret);
+    ret->self_s = rusage_s(RUSAGE_SELF) + rusage_s(RUSAGE_CHILDREN);
+}

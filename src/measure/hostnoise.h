@@ -1,0 +1,68 @@
+/* The host's CPU at one moment, split into the lab's own host-side work and everything else,
+ * read every second of a pass: a second in which other programs used more than
+ * ML_HOST_BUSY_OTHER_PERCENT of the host marks its pass, and only such a second does.
+ *
+ * The lab's own work is its QEMU processes (all threads), the libvirt daemons that answer the
+ * agent calls of a pass (libvirtd or virtqemud, virtlogd), vhost kernel threads, meshlab
+ * itself, and the kernel's softirq time (the lab bridge forwards in softirq, in interrupt
+ * context or in ksoftirqd). Counting those as "other" flagged passes of 0.8 Mbit/s on an idle
+ * host as busy. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A second with more than this share of all CPUs used by other programs marks its pass. */
+#define ML_HOST_BUSY_OTHER_PERCENT 10.0
+/* A pass with more steal than this, over the whole pass, is marked too. */
+#define ML_HOST_BUSY_STEAL_PERCENT 5.0
+
+/* The host at one moment: /proc/stat's totals and the lab's share of them, seconds since boot
+ * over all CPUs together. */
+struct ml_host_cpu {
+    bool ok;
+    double t;                        /* when, ml_now() */
+    double total_s, idle_s, steal_s; /* idle includes iowait */
+    double softirq_s;                /* /proc/stat's softirq column */
+    double qemu_s;                   /* the lab's QEMU processes, all threads */
+    double daemons_s;                /* libvirt's daemons and vhost threads */
+    double ksoftirqd_s;              /* the ksoftirqd threads */
+    double self_s;                   /* meshlab itself and its waited-for children */
+    unsigned cpus;
+};
+
+/* Pure: reads /proc/stat's text (its "cpu" line) into total_s, idle_s, steal_s and softirq_s,
+ * at hz ticks a second. False when there is no such line. */
+bool ml_hostnoise_parse_stat(const char *text, double hz, struct ml_host_cpu *ret);
+/* Pure: utime + stime of a /proc/PID/stat line, seconds at hz ticks a second. */
+bool ml_hostnoise_parse_pid_stat(const char *line, double hz, double *ret_s);
+/* Pure: what a process named comm (/proc/PID/comm, without its newline) is to the lab: 1 one
+ * of the lab's host-side daemons or threads, 2 a ksoftirqd thread, 0 neither. */
+int ml_hostnoise_comm_kind(const char *comm);
+
+/* Pure: between readings a and b, the share of the host (percent of all CPUs) used by other
+ * programs than the lab, the lab's own share, and the steal share. The kernel's softirq time
+ * counts once: ksoftirqd's time is in the softirq column too, so the larger of the two is the
+ * lab's. NAN where unknown; steal is NAN where b shows no steal at all since boot (a host that
+ * never shows any cannot tell steal from none). */
+void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
+                          double *ret_other_percent, double *ret_lab_percent,
+                          double *ret_steal_percent);
+
+/* Pure: the seconds of readings r[0..n-1] (r[0] before the transfer started at `start`, one a
+ * second after) in which other programs used more than ML_HOST_BUSY_OTHER_PERCENT: each named
+ * by the end of its interval, whole seconds after start, into ret_seconds (room for n), and
+ * the most any of them used into ret_max_percent (NAN when none is known). Returns how many. */
+size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double start,
+                                 long *ret_seconds, double *ret_max_percent);
+
+/* Pure: "host busy at seconds 3, 4: 38 % other" from those seconds and the most used. */
+char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent);
+
+/* utime + stime of process pid, all its threads (/proc/PID/stat); -1 when it is gone. */
+double ml_hostnoise_pid_cpu_s(long pid);
+
+struct ml_lab;
+/* Reads the host now: /proc/stat, the lab's QEMU processes, the lab's daemons by
+ * /proc/PID/comm, meshlab's own rusage. ret->ok false when /proc/stat could not be read. */
+void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret);
