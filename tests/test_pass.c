@@ -103,6 +103,38 @@ static void relayed(struct ml_second *s, size_t n)
                                   .hub_bytes = 2.26 * (30e6 + 1e6 * (double)(i % 3)) + 400};
 }
 
+/* The seed lab's wireguard-go-hub forward-8 pass (8 streams of 4 s): iperf3 counted four
+ * intervals, and the streams' socket buffers drained for three seconds more at 3.2 to 7.7 hub
+ * bytes per payload byte. The drain is not judged; a bypass while iperf3 counted still fails. */
+static void test_drain_after_iperf(void)
+{
+    const struct ml_path_ops *ops = ml_path_find("wireguard-go-hub");
+    struct ml_pass_expect x = {.role = ops->hub, .encap = ops->encap, .idle_bytes_per_s = 4000};
+    struct ml_iperf_result r = {.payload_bytes = 1534896, .bytes_received = 1534896,
+                                .bytes_sent = 2388528, .retransmits = 8};
+    struct ml_band b = {0};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_pass_band(&x, &r, 5745, 8, &b, why));
+    /* payload, iperf3's interval, hub: raw/wireguard-go-hub/16-forward-8-1.series.csv */
+    static const double rec[8][3] = {{5220, 793440, 17108},   {310174, 749664, 763654},
+                                     {311789, 649800, 875739}, {290796, 195624, 980300},
+                                     {87681, 0, 675162},       {304192, 0, 966396},
+                                     {211515, 0, 754780},      {13529, 0, 87472}};
+    struct ml_second s[8];
+    for (size_t i = 0; i < 8; i++)
+        s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = rec[i][0],
+                                  .iperf_bytes = rec[i][1], .hub_bytes = rec[i][2]};
+    CHECK(ml_band_judge(&b, s, 8, why));
+    CHECK(s[1].ok == 1 && s[3].ok == 1 && s[4].ok == -1 && s[6].ok == -1);
+    /* A bypass while iperf3 counted: seconds 2 to 4 direct. */
+    for (size_t i = 0; i < 8; i++)
+        s[i].iperf_bytes = rec[i][1];
+    s[1].hub_bytes = s[2].hub_bytes = s[3].hub_bytes = 20000;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(&b, s, 8, why));
+    CHECK(strstr(why->str, "seconds 2 to 4") != NULL);
+}
+
 static void test_relay_band(void)
 {
     struct ml_band b = band_of("wireguard-hub", 400, 310e6, 310e6, 0, 0, 10);
@@ -602,7 +634,9 @@ static void test_judge(void)
     struct ml_pass_sample smp[9];
     size_t ns = samples_of(client, hub, 8, smp);
     struct ml_iperf_result r = {
-        .payload_bytes = 80000000, .n_intervals = 2, .interval_bytes = {9.9e6, 10.1e6}};
+        .payload_bytes = 80000000,
+        .n_intervals = 7,
+        .interval_bytes = {9.9e6, 10.1e6, 10e6, 10e6, 10e6, 10e6, 10e6}};
     struct ml_pass_verdict v = {0};
     const struct ml_pass_expect wg = {.role = ML_HUB_CARRIES,
                                       .encap = ml_path_find("wireguard-hub")->encap,
@@ -617,7 +651,7 @@ static void test_judge(void)
     CHECK(v.sec[0].t_s == 1 && v.sec[7].t_s == 8);
     CHECK(fabs(v.sec[3].payload_bytes - 10e6) < 1 && v.sec[3].client_bytes == 1.05 * 10e6);
     CHECK(v.sec[0].iperf_bytes == 9.9e6 && v.sec[1].iperf_bytes == 10.1e6 &&
-          v.sec[2].iperf_bytes == 0);
+          v.sec[6].iperf_bytes == 10e6 && v.sec[7].iperf_bytes == 0);
     CHECK(fabs(v.sec[3].hub_bytes - (2.26 * 10e6 + 400)) < 1 && v.sec[3].hub_packets == 2000);
     CHECK(v.sec[0].ok == -1 && v.sec[7].ok == -1 && v.sec[3].ok == 1);
     ml_pass_verdict_clear(&v);
@@ -893,6 +927,7 @@ int main(void)
     test_carried();
     test_p99_counts_the_lost();
     test_relay_band();
+    test_drain_after_iperf();
     test_direct_band();
     test_stats();
     test_guest_cpu();

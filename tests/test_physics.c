@@ -145,7 +145,7 @@ static void test_json(void)
                                        NULL};
     for (const char *const *k = keys; *k; k++)
         CHECK(json_object_object_get_ex(o, *k, NULL));
-    CHECK(json_object_object_length(o) == 17);
+    CHECK(json_object_object_length(o) == 18); /* and tail_packets */
     CHECK_NEAR(
         json_object_get_double(json_object_object_get(o, "measured_hub_bytes_per_payload_byte")),
         2.2009, 1e-9);
@@ -155,7 +155,7 @@ static void test_json(void)
     CHECK_NEAR(json_object_get_double(json_object_object_get(o, "ack_ratio")), 15.0, 0.01);
     CHECK(!json_object_get_boolean(json_object_object_get(o, "flag")));
     const char *model = json_object_get_string(json_object_object_get(o, "model"));
-    CHECK(strstr(model, "2 x (D x 1494 + A x 138) / payload"));
+    CHECK(strstr(model, "2 x ((D + R + T) x 1494 + A x 138) / payload"));
     CHECK(strstr(model, "60 bytes, padding to 16"));
     CHECK(ml_physics_json(NULL) == NULL);
 }
@@ -178,8 +178,28 @@ static void test_probe_and_retransmits_are_not_acks(void)
     CHECK(p.ack_packets == 53506);
     CHECK(p.probe_packets == 3536 && p.retransmits == 870);
     CHECK_NEAR(p.ack_ratio, 5.94, 0.005);
-    /* fewer ACKs, a lower factor than the packets alone predict (2.2210) */
-    CHECK(p.hub_bytes_per_payload_byte < 2.2185);
+    /* The 870 segments sent again are full frames in and out, not ACK frames: 2 x ((D + R) x
+     * 1494 + A x 138) / payload = 2.2242, where pricing every packet beyond D as an ACK gives
+     * 2.2210. */
+    CHECK_NEAR(p.hub_bytes_per_payload_byte,
+               2 * ((317910.0 + 870) * 1494 + 53506.0 * 138) / payload, 1e-9);
+    CHECK_NEAR(p.hub_bytes_per_payload_byte, 2.2242, 0.0001);
+    /* The seed lab's tinc-relay forward-1 tail: 120,495 bytes sent and never counted received
+     * are 87 segments of 1,385 the hub relayed, no longer priced as ACKs; never more of them
+     * than the packets beyond D leave (what never left the sender was never on the hub). */
+    const struct ml_encap *tinc = path("tinc-relay")->encap;
+    struct ml_physics_counts t = {.payload_bytes = 764520,
+                                  .hub_rx_packets = 1316,
+                                  .probe_rx_packets = 160,
+                                  .unreceived_bytes = 120495};
+    struct ml_physics tp;
+    CHECK(ml_physics_expected(tinc, &t, &tp));
+    CHECK(tp.data_packets == 552 && tp.tail_packets == 87 && tp.ack_packets == 1316 - 552 - 160 - 87);
+    CHECK_NEAR(tp.hub_bytes_per_payload_byte, 2 * ((552.0 + 87) * 1514 + 517.0 * 141) / 764520, 1e-9);
+    CHECK(tp.hub_bytes_per_payload_byte > 2.70 && tp.hub_bytes_per_payload_byte < 2.75);
+    t.unreceived_bytes = 10e6;
+    CHECK(ml_physics_expected(tinc, &t, &tp));
+    CHECK(tp.tail_packets == 1316 - 552 - 160 && tp.ack_packets == 0);
     struct ml_physics old;
     CHECK(expected(wg, payload, 317910 + 57912, &old));
     CHECK_NEAR(old.hub_bytes_per_payload_byte, 2.2210, 0.0005);

@@ -533,7 +533,7 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
     struct ml_physics_counts n = {0};
     double hub = 0;
     for (guint i = 0; i < ps->len; i++) {
-        double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0;
+        double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0, sent = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
         if (ml_j_num_at(x, "payload_bytes", &p) && ml_j_num_at(x, "hub_rx_packets", &k) &&
             ml_j_num_at(x, "hub_rx_bytes", &rx) && ml_j_num_at(x, "hub_tx_bytes", &tx)) {
@@ -541,6 +541,8 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
             ml_j_num_at(x, "probe_hub_bytes", &probe);
             ml_j_num_at(x, "probe_hub_rx_packets", &probe_k);
             ml_j_num_at(x, "retransmits", &retr);
+            if (ml_j_num_at(x, "sent_bytes", &sent) && sent > p)
+                n.unreceived_bytes += sent - p;
             n.payload_bytes += p;
             n.hub_rx_packets += k;
             n.probe_rx_packets += probe_k;

@@ -16,6 +16,7 @@ struct ml_physics_counts {
     double hub_rx_packets;   /* every packet the hub received during the transfer */
     double probe_rx_packets; /* of those, the latency probe's (each ping and each reply) */
     double retransmits;      /* of those, data segments sent again (iperf3's count) */
+    double unreceived_bytes; /* iperf3's bytes sent less those counted received, >= 0 */
 };
 
 /* One TCP transfer through the hub: every data segment and every ACK crosses
@@ -30,10 +31,11 @@ struct ml_physics {
     double data_packets;       /* D = ceil(payload / mss) */
     double probe_packets;      /* the probe's packets the hub received, not ACKs */
     double retransmits;        /* data segments sent again, not ACKs */
-    double ack_packets;        /* A = max(0, hub rx packets - probe - retransmits - D) */
+    double tail_packets;       /* T: segments of the bytes sent and never counted received */
+    double ack_packets;        /* A = max(0, hub rx packets - probe - retransmits - D - T) */
     double ack_ratio;          /* D / A, data segments per ACK; 0 when A is 0 */
     double payload_bytes;
-    double hub_bytes_per_payload_byte; /* 2 x (D x data + A x ack) / payload */
+    double hub_bytes_per_payload_byte; /* 2 x ((D + R + T) x data + A x ack) / payload */
     double floor;                      /* 2 x D x data / payload: no ACK at all */
     double ceiling;                    /* 2 x (D x data + D / 2 x ack) / payload: an ACK per 2 */
     bool compared;                     /* ml_physics_compare ran */
