@@ -1217,7 +1217,8 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
 }
 
 /* The guests' CPU and their daemons', then the host's; true when the host was busy. */
-static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, const struct watch *wt)
+static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, const struct watch *wt,
+                       GString *busy_why)
 {
     struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
     json_object_object_add(
@@ -1260,6 +1261,12 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
     json_object_object_add(h, "load1", num(wt->load1));
     json_object_object_add(h, "busy", json_object_new_boolean(busy));
     json_object_object_add(o, "host", h);
+    /* Progress names what made the host busy: other programs' seconds, or the hypervisor's
+     * steal (a host that is itself a VM: up to a fifth of its CPU on the seed lab's runs). */
+    if (flag)
+        g_string_append_printf(busy_why, ", %s", flag);
+    if (isfinite(steal) && steal > ML_HOST_BUSY_STEAL_PERCENT)
+        g_string_append_printf(busy_why, ", host steal %.0f %%", steal);
     return busy;
 }
 
@@ -1287,7 +1294,8 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
     double p99 = NAN;
     json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
-    bool busy = record_cpu(o, pp, wt);
+    g_autoptr(GString) busy_why = g_string_new(NULL);
+    record_cpu(o, pp, wt, busy_why);
 
     struct json_object *va = json_object_new_array();
     for (size_t i = 0; i < wt->w.views->len; i++)
@@ -1305,7 +1313,7 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
                 "%s: pass %u of %s: %.1f Mbit/s, hub %.3g per payload byte, loaded "
                 "p99 %.2f ms%s%s%s",
                 pp->ops->name, spec->index, spec->cell->name, wt->r.payload_bits_per_second / 1e6,
-                hf.net, p99, busy ? ", host BUSY" : "",
+                hf.net, p99, busy_why->str,
                 v->passed ? "" : ", FAILED: ", v->passed ? "" : v->reason->str);
     return o;
 }
