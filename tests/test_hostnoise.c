@@ -98,6 +98,13 @@ int main(void)
     ml_hostnoise_between(&a, &k, &other, &lab, &steal);
     CHECK(fabs(other - 0.0) < 1e-6);
 
+    /* A lab daemon that ended between the readings took its whole history out of the later
+     * sum: the pair is unknown, never a busy second of "other". */
+    struct ml_host_cpu gone = b;
+    gone.daemons_s = a.daemons_s - 1.0;
+    ml_hostnoise_between(&a, &gone, &other, &lab, &steal);
+    CHECK(isnan(other) && isnan(lab));
+
     /* Unknown readings give unknown shares, not 0. */
     struct ml_host_cpu bad = b;
     bad.ok = false;

@@ -622,6 +622,29 @@ static const struct ml_pass_view views_ok[] = {
     {"end", true, "route: 10.10.0.3 dev wg0"},
 };
 
+/* A relayed path without a frame model is not judged second by second: it fails saying so,
+ * no second is marked failed (none was judged), and its other sides are judged as a relay's. */
+static void test_judge_without_a_model(void)
+{
+    double client[6], hub[6];
+    for (size_t i = 0; i < 6; i++) {
+        client[i] = 1.05 * 10e6;
+        hub[i] = 2.26 * 10e6;
+    }
+    struct ml_pass_sample smp[7];
+    size_t ns = samples_of(client, hub, 6, smp);
+    struct ml_iperf_result r = {.payload_bytes = 60000000, .n_intervals = 6,
+                                .interval_bytes = {10e6, 10e6, 10e6, 10e6, 10e6, 10e6}};
+    const struct ml_pass_expect x = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
+    struct ml_pass_verdict v = {0};
+    ml_pass_judge(&x, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "no frame model") != NULL);
+    CHECK(v.band.role == ML_HUB_CARRIES);
+    for (size_t i = 0; i < v.n; i++)
+        CHECK(v.sec[i].ok == -1);
+    ml_pass_verdict_clear(&v);
+}
+
 static void test_judge(void)
 {
     /* A relayed pass: 8 seconds, the client's NIC 5 % above the payload (headers), the hub 2.26
@@ -920,6 +943,7 @@ int main(void)
     test_sides();
     test_underlay_route();
     test_judge();
+    test_judge_without_a_model();
     test_band_physics();
     test_counter_lag();
     test_lab_runs();

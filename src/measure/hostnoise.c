@@ -70,6 +70,11 @@ void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu 
     double total = b->total_s - a->total_s;
     if (!a->ok || !b->ok || total <= 0)
         return;
+    /* The lab's processes are summed over their whole lives: one that ended between the two
+     * readings (a libvirt daemon's idle timeout) takes its history out of the later sum, and
+     * the pair can say nothing of who used the CPU. Unknown, not "other". */
+    if (b->qemu_s < a->qemu_s || b->daemons_s < a->daemons_s)
+        return;
     double steal = b->steal_s - a->steal_s;
     double busy = total - (b->idle_s - a->idle_s) - steal;
     double kernel = MAX(b->softirq_s - a->softirq_s, b->ksoftirqd_s - a->ksoftirqd_s);

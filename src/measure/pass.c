@@ -47,18 +47,19 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
     if (r->udp)
         b.floor = MIN(b.floor, ml_physics_udp_floor(x->encap));
     double payload = (double)r->payload_bytes;
+    double unreceived =
+        r->bytes_sent > r->bytes_received ? (double)(r->bytes_sent - r->bytes_received) : 0;
     struct ml_physics_counts counts = {
         .payload_bytes = payload,
         .hub_rx_packets = hub_rx_packets,
         .probe_rx_packets = x->ping_interval_s > 0 ? 2 * seconds / x->ping_interval_s : 0,
         .retransmits = r->retransmits > 0 ? (double)r->retransmits : 0,
+        .unreceived_bytes = unreceived,
     };
     struct ml_physics ph;
     b.expected = !r->udp && ml_physics_expected(x->encap, &counts, &ph)
                      ? CLAMP(ph.hub_bytes_per_payload_byte, b.floor, b.ceiling)
                      : b.floor;
-    double unreceived =
-        r->bytes_sent > r->bytes_received ? (double)(r->bytes_sent - r->bytes_received) : 0;
     b.not_payload = ml_physics_not_payload(x->encap, counts.retransmits, unreceived, payload);
     *ret = b;
     return true;
@@ -234,10 +235,11 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
                 hi = MAX(hi, i);
             }
         if (lo == SIZE_MAX) {
-            double worst = -1;
+            double worst = -INFINITY;
             for (size_t j = k; j <= end; j++) {
                 struct window x = window_of(b, s, first + j, first + j + w - 1);
-                if (outside(b, &x) > worst) {
+                /* A NaN (unknown counters) is the worst too: some window is named. */
+                if (!(outside(b, &x) <= worst)) {
                     worst = outside(b, &x);
                     lo = x.a;
                     hi = x.z;
@@ -408,9 +410,12 @@ bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
                     const char *underlay, char **ret_target, char **ret_underlay, GError **err)
 {
     const char *pre = prefix ? prefix : "";
-    /* One call, two routes: the second's status is the call's, the first may print nothing. */
+    /* One call, two routes. The underlay's error text is its answer (a direct path's check
+     * fails on it; a relayed one records it), so only the target's route can fail the call:
+     * an empty first part. */
     g_autofree char *cmd =
-        g_strdup_printf("%sip -o route get %s; echo " ROUTES_SEPARATOR "; %sip -o route get %s",
+        g_strdup_printf("%sip -o route get %s; echo " ROUTES_SEPARATOR "; %sip -o route get %s "
+                        "2>&1 || true",
                         pre, target, pre, underlay);
     g_autofree char *out = ml_agent_run(client, cmd, NULL, 15, err);
     if (!out)
@@ -783,7 +788,8 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     if (ok && exited) {
         struct ml_pass_sample s = {.t = ml_now() - start};
         ok = sample_now(pp, &s, err);
-        host_sample(w);
+        /* Not the host: a reading a moment after the last one is ticks of rounding, not a
+         * second of its CPU. */
         if (ok)
             g_array_append_val(samples, s);
     }
@@ -946,8 +952,15 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
         seconds = samples[n_samples - 1].t - samples[0].t;
     }
     g_autoptr(GString) band = g_string_new(NULL);
-    bool in_band = ml_pass_band(x, r, rx_packets, seconds, &ret->band, band) &&
-                   ml_band_judge(&ret->band, ret->sec, ret->n, band);
+    bool banded = ml_pass_band(x, r, rx_packets, seconds, &ret->band, band);
+    if (!banded) {
+        /* No frame model: no second was judged, and the sides are judged as this path's role. */
+        ret->band.role = x->role;
+        ret->band.idle_bytes_per_s = x->idle_bytes_per_s;
+        for (size_t i = 0; i < ret->n; i++)
+            ret->sec[i].ok = -1;
+    }
+    bool in_band = banded && ml_band_judge(&ret->band, ret->sec, ret->n, band);
     if (!in_band)
         g_string_append_printf(ret->reason, "outside the %s band: %s",
                                x->role == ML_HUB_QUIET ? "direct" : "relayed", band->str);
@@ -1025,6 +1038,7 @@ struct end_view {
     double start; /* the transfer's */
     double *at;   /* when it was read, from start */
     struct ml_pass_view *view;
+    double done; /* ml_now() when the view was read */
 };
 
 static gpointer end_view_main(gpointer data)
@@ -1032,6 +1046,7 @@ static gpointer end_view_main(gpointer data)
     struct end_view *e = data;
     *e->at = ml_now() - e->start;
     view_read(e->pp, e->view);
+    e->done = ml_now();
     return NULL;
 }
 
@@ -1063,7 +1078,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
     long long ping_pid = 0;
     bool ran = run_transfer(pp, spec, wt->samples, &wt->w, &wt->iperf_out, &ping_pid, err);
-    struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view};
+    struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
               ml_guest_cpu_read(lab, wt->cpu1, err);
@@ -1071,7 +1086,9 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     if (viewer)
         g_thread_join(viewer);
     wt->cpu_s = cpu_t1 - cpu_t0;
-    if (ok && last) {
+    /* The next pass may start from this reading only if nothing ran in the guests after it:
+     * an end view still reading then would be charged to that pass. */
+    if (ok && last && (!viewer || ev.done <= cpu_t1)) {
         memcpy(last->cpu, wt->cpu1, sizeof(last->cpu));
         last->t = cpu_t1;
         last->valid = true;
