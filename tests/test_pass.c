@@ -110,20 +110,24 @@ static void test_drain_after_iperf(void)
 {
     const struct ml_path_ops *ops = ml_path_find("wireguard-go-hub");
     struct ml_pass_expect x = {.role = ops->hub, .encap = ops->encap, .idle_bytes_per_s = 4000};
-    struct ml_iperf_result r = {.payload_bytes = 1534896, .bytes_received = 1534896,
-                                .bytes_sent = 2388528, .retransmits = 8};
+    struct ml_iperf_result r = {.payload_bytes = 1534896,
+                                .bytes_received = 1534896,
+                                .bytes_sent = 2388528,
+                                .retransmits = 8};
     struct ml_band b = {0};
     g_autoptr(GString) why = g_string_new(NULL);
     CHECK(ml_pass_band(&x, &r, 5745, 8, &b, why));
     /* payload, iperf3's interval, hub: raw/wireguard-go-hub/16-forward-8-1.series.csv */
-    static const double rec[8][3] = {{5220, 793440, 17108},   {310174, 749664, 763654},
+    static const double rec[8][3] = {{5220, 793440, 17108},    {310174, 749664, 763654},
                                      {311789, 649800, 875739}, {290796, 195624, 980300},
                                      {87681, 0, 675162},       {304192, 0, 966396},
                                      {211515, 0, 754780},      {13529, 0, 87472}};
     struct ml_second s[8];
     for (size_t i = 0; i < 8; i++)
-        s[i] = (struct ml_second){.t_s = (double)(i + 1), .payload_bytes = rec[i][0],
-                                  .iperf_bytes = rec[i][1], .hub_bytes = rec[i][2]};
+        s[i] = (struct ml_second){.t_s = (double)(i + 1),
+                                  .payload_bytes = rec[i][0],
+                                  .iperf_bytes = rec[i][1],
+                                  .hub_bytes = rec[i][2]};
     CHECK(ml_band_judge(&b, s, 8, why));
     CHECK(s[1].ok == 1 && s[3].ok == 1 && s[4].ok == -1 && s[6].ok == -1);
     /* A bypass while iperf3 counted: seconds 2 to 4 direct. */
@@ -633,7 +637,8 @@ static void test_judge_without_a_model(void)
     }
     struct ml_pass_sample smp[7];
     size_t ns = samples_of(client, hub, 6, smp);
-    struct ml_iperf_result r = {.payload_bytes = 60000000, .n_intervals = 6,
+    struct ml_iperf_result r = {.payload_bytes = 60000000,
+                                .n_intervals = 6,
                                 .interval_bytes = {10e6, 10e6, 10e6, 10e6, 10e6, 10e6}};
     const struct ml_pass_expect x = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
     struct ml_pass_verdict v = {0};
@@ -656,10 +661,9 @@ static void test_judge(void)
     }
     struct ml_pass_sample smp[9];
     size_t ns = samples_of(client, hub, 8, smp);
-    struct ml_iperf_result r = {
-        .payload_bytes = 80000000,
-        .n_intervals = 7,
-        .interval_bytes = {9.9e6, 10.1e6, 10e6, 10e6, 10e6, 10e6, 10e6}};
+    struct ml_iperf_result r = {.payload_bytes = 80000000,
+                                .n_intervals = 7,
+                                .interval_bytes = {9.9e6, 10.1e6, 10e6, 10e6, 10e6, 10e6, 10e6}};
     struct ml_pass_verdict v = {0};
     const struct ml_pass_expect wg = {.role = ML_HUB_CARRIES,
                                       .encap = ml_path_find("wireguard-hub")->encap,
@@ -881,6 +885,31 @@ static void test_sides(void)
     CHECK(!v.passed && strstr(v.reason->str, "seconds 3 to 5: client-c's tap") &&
           strstr(v.reason->str, "outside the relayed band") == NULL);
     ml_pass_verdict_clear(&v);
+
+    /* A relay that queues: the server gets a third of a second's bytes in seconds 3 to 5 and
+     * the rest in 6 and 7. Judged over the whole span it passes; a server that got a third of
+     * everything fails, naming the span. */
+    for (size_t i = 0; i < 8; i++)
+        other[i] = 520;
+    for (size_t i = 2; i < 5; i++)
+        server[i] = 3.5e6 + 700;
+    server[5] = server[6] = 10.5e6 + 10.5e6 + 700;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed);
+    ml_pass_verdict_clear(&v);
+    for (size_t i = 0; i < 8; i++)
+        server[i] = 3.5e6 + 700;
+    ns = samples_sides(client, server, hub, other, 8, smp);
+    ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && strstr(v.reason->str, "seconds 2 to 7: the server client-b's tap") &&
+          strstr(v.reason->str, "did not reach its NIC"));
+    ml_pass_verdict_clear(&v);
+    for (size_t i = 0; i < 8; i++)
+        server[i] = 10.5e6 + 700;
+    for (size_t i = 2; i < 5; i++)
+        other[i] = 2 * 10.5e6;
+    ns = samples_sides(client, server, hub, other, 8, smp);
 
     /* A guest whose idle rate is unknown is not judged. */
     struct ml_pass_expect blind = wg;
