@@ -349,7 +349,8 @@ static void test_cpu_command_runs_under_mawk_and_gawk(void)
     CHECK(g_str_has_prefix(cmd, "awk '"));
     const char *awks[] = {"mawk", "gawk"};
     for (size_t i = 0; i < G_N_ELEMENTS(awks); i++) {
-        if (!g_find_program_in_path(awks[i])) {
+        g_autofree char *awk = g_find_program_in_path(awks[i]);
+        if (!awk) {
             printf("SKIP %s: not installed here\n", awks[i]);
             continue;
         }
