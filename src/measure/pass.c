@@ -731,13 +731,11 @@ static char *raw_name(const struct ml_pass_path *pp, const struct ml_pass_spec *
                            spec->index, ext);
 }
 
-/* Reads the host into the pass's watch that holds w (defined beside struct watch). */
-static void host_sample(struct viewer *w);
-
-/* Spawns ping and iperf3 in the client, samples every guest's tap every second until iperf3
- * exits, while w's thread reads the views. */
+/* Spawns ping and iperf3 in the client, samples every guest's tap (into samples) and the host
+ * (into host, struct ml_host_cpu) every second until iperf3 exits, while w's thread reads the
+ * views. */
 static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
-                         GArray *samples, struct viewer *w, struct ml_exec *iperf_out,
+                         GArray *samples, GArray *host, struct viewer *w, struct ml_exec *iperf_out,
                          long long *ret_ping_pid, GError **err)
 {
     unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
@@ -772,7 +770,9 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
             g_usleep((gulong)(wait * 1e6));
         struct ml_pass_sample s = {.t = ml_now() - start};
         ok = ok && sample_now(pp, &s, err);
-        host_sample(w);
+        struct ml_host_cpu h;
+        ml_host_cpu_read(pp->lab, &h);
+        g_array_append_val(host, h);
         if (ok)
             g_array_append_val(samples, s);
         if (ok && s.t >= spec->seconds - 0.5) {
@@ -1014,16 +1014,6 @@ struct watch {
     struct ml_iperf_result r;
 };
 
-static void host_sample(struct viewer *w)
-{
-    struct watch *wt = (struct watch *)(void *)((char *)w - offsetof(struct watch, w));
-    if (!wt->host)
-        wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
-    struct ml_host_cpu h;
-    ml_host_cpu_read(w->pp->lab, &h);
-    g_array_append_val(wt->host, h);
-}
-
 static void watch_clear(struct watch *wt)
 {
     g_clear_pointer(&wt->samples, g_array_unref);
@@ -1064,6 +1054,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
 {
     struct ml_lab *lab = pp->lab;
     wt->samples = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_sample));
+    wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
     wt->end_view.when = "end";
     wt->end_at = NAN;
     wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
@@ -1083,7 +1074,8 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     ml_host_cpu_read(lab, &wt->host0);
 
     long long ping_pid = 0;
-    bool ran = run_transfer(pp, spec, wt->samples, &wt->w, &wt->iperf_out, &ping_pid, err);
+    bool ran =
+        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
     struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
@@ -1255,7 +1247,7 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
      * busy with other programs than the lab, or more than ML_HOST_BUSY_STEAL_PERCENT steal over
      * the pass, is flagged: its figures are not comparable with a quiet run's. The seconds are
      * host0, one reading a second of the transfer, host1. */
-    size_t n = (wt->host ? wt->host->len : 0) + 2;
+    size_t n = wt->host->len + 2;
     g_autofree struct ml_host_cpu *r = g_new(struct ml_host_cpu, n);
     r[0] = wt->host0;
     if (n > 2)
