@@ -967,8 +967,81 @@ static void test_underlay_route(void)
     g_free(t);
 }
 
+/* pairs-K: the ring of the hub's clients, the flows' sums, and each receiver's counters. */
+static void test_pairs(void)
+{
+    /* hub + 3 clients, the hub written second and measure.client last */
+    struct ml_topology *t = g_new0(struct ml_topology, 1);
+    static const char *names[] = {"client-b", "hub", "client-c", "client-a"};
+    t->n_nodes = 4;
+    for (size_t i = 0; i < 4; i++)
+        g_strlcpy(t->nodes[i].name, names[i], sizeof(t->nodes[i].name));
+    t->hub = 1;
+    t->measure.client = 3;
+    t->measure.server = 0;
+    size_t ring[ML_MAX_NODES];
+    CHECK(ml_pass_ring(t, ring) == 3);
+    CHECK(ring[0] == 3 && ring[1] == 0 && ring[2] == 2); /* a, b, then c */
+
+    struct ml_pass_flows f;
+    ml_pass_flows_plan(t, 1, &f); /* the measured pair alone */
+    CHECK(f.n == 1 && f.from[0] == 3 && f.to[0] == 0 && f.n_members == 2);
+    ml_pass_flows_plan(t, 2, &f); /* a to b, b to c */
+    CHECK(f.n == 2 && f.from[1] == 0 && f.to[1] == 2 && f.n_members == 3);
+    ml_pass_flows_plan(t, 3, &f); /* ... and c back to a: each client sends and receives */
+    CHECK(f.n == 3 && f.from[2] == 2 && f.to[2] == 3 && f.n_members == 3);
+    for (size_t i = 0; i < f.n_members; i++)
+        CHECK(f.member[i] != t->hub);
+
+    /* The pass's figures are the flows' sums; an unknown retransmit count stays unknown. */
+    struct ml_iperf_result a = {.seconds = 4.0,
+                                .bytes_received = 1000,
+                                .bytes_sent = 1100,
+                                .payload_bytes = 1000,
+                                .payload_bits_per_second = 2000,
+                                .retransmits = 3,
+                                .n_intervals = 2,
+                                .interval_bytes = {400, 600},
+                                .interval_s = {1, 1}};
+    struct ml_iperf_result b = {.seconds = 4.2,
+                                .bytes_received = 500,
+                                .bytes_sent = 520,
+                                .payload_bytes = 500,
+                                .payload_bits_per_second = 1000,
+                                .retransmits = 2,
+                                .n_intervals = 3,
+                                .interval_bytes = {100, 200, 200},
+                                .interval_s = {1, 1, 1}};
+    ml_iperf_result_add(&a, &b);
+    CHECK(a.payload_bytes == 1500 && a.bytes_sent == 1620 && a.bytes_received == 1500);
+    CHECK(a.payload_bits_per_second == 3000 && a.retransmits == 5 && a.seconds == 4.2);
+    CHECK(a.n_intervals == 3 && a.interval_bytes[0] == 500 && a.interval_bytes[1] == 800 &&
+          a.interval_bytes[2] == 200);
+    b.retransmits = -1;
+    ml_iperf_result_add(&a, &b);
+    CHECK(a.retransmits == -1);
+
+    /* Each flow's receiver must have received 75 % of its payload on its NIC: c got none of
+     * flow 2's (a flow sent elsewhere), a got flow 3's. */
+    struct ml_nic_stats s0[ML_MAX_NODES] = {0}, s1[ML_MAX_NODES] = {0};
+    s1[0].rx_bytes = 1100000; /* b: flow 1's 1 MB in frames */
+    s1[2].rx_bytes = 10000;   /* c: 10 kB for flow 2's 1 MB */
+    s1[3].rx_bytes = 1050000; /* a: flow 3's */
+    double payload[3] = {1e6, 1e6, 1e6};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(!ml_pass_flows_judge(t, &f, payload, s0, s1, why));
+    CHECK_STR(why->str, "flow 2, client-b to client-c: client-c's NIC received 10000 bytes for "
+                        "1000000 bytes of payload (less than 75 % of it)");
+    g_string_truncate(why, 0);
+    s1[2].rx_bytes = 760000;
+    CHECK(ml_pass_flows_judge(t, &f, payload, s0, s1, why));
+    CHECK(why->len == 0);
+    g_free(t);
+}
+
 int main(void)
 {
+    test_pairs();
     test_sides();
     test_underlay_route();
     test_judge();

@@ -1,5 +1,5 @@
-/* The cell vocabulary beyond DIRECTION-STREAMS[-fixed]: udp-RATE and rrul, what they become
- * and every way to write them wrong, with the file:line:col of the offending text. */
+/* The cell vocabulary beyond DIRECTION-STREAMS[-fixed]: udp-RATE, rrul and pairs-K, what they
+ * become and every way to write them wrong, with the file:line:col of the offending text. */
 #include "check.h"
 #include "topology/topology.h"
 
@@ -63,6 +63,19 @@ static void test_new_cells(void)
     CHECK(p->cells[5].udp_bits_per_second == 250000);
     CHECK_STR(p->cells[5].name, "udp-250000");
 
+    /* pairs-K: K single-stream forward flows, up to the lab's two clients. */
+    g_autoptr(MlTopology) tp = parse("[forward-1, pairs-1, {cell: pairs-2, passes: 3}]", "", &err);
+    CHECK(tp != NULL);
+    const struct ml_profile *pp = tp ? ml_topology_profile(tp, "full") : NULL;
+    CHECK(pp && pp->n_cells == 3);
+    if (pp && pp->n_cells == 3) {
+        const struct ml_cell *c = &pp->cells[2];
+        CHECK_STR(c->name, "pairs-2");
+        CHECK(c->kind == ML_CELL_PAIRS && c->pairs == 2 && c->streams == 1);
+        CHECK(c->direction == ML_DIR_FORWARD && !c->fixed_rate && c->passes == 3);
+        CHECK(pp->cells[1].pairs == 1 && pp->cells[0].pairs == 0);
+    }
+
     /* rrul with the ping at 20 Hz written out, and faster. */
     g_autoptr(MlTopology) t2 = parse("[forward-1, rrul]", ", ping_interval_s: 0.01", &err);
     CHECK(t2 != NULL);
@@ -114,8 +127,29 @@ static void test_cell_errors(void)
         {"[forward-1, udp-10M, udp-10m]", "", "udp-10m",
          "cell 'udp-10M' is listed twice (first at line 9)"},
         {"[forward-1, sideways]", "", "sideways",
-         "cell 'sideways' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed (nor udp-RATE or "
-         "rrul); write it like forward-1, reverse-8, forward-1-fixed, udp-10M or rrul"},
+         "cell 'sideways' is not DIRECTION-STREAMS or DIRECTION-STREAMS-fixed (nor udp-RATE, "
+         "rrul or pairs-K); write it like forward-1, reverse-8, forward-1-fixed, udp-10M, rrul or "
+         "pairs-2"},
+        /* pairs-K: K from 1 to 8, and no more than the lab's clients (here a and b) */
+        {"[forward-1, pairs-0]", "", "pairs-0",
+         "cell 'pairs-0' is not pairs-K with K 1..8; pairs-2 runs two single-stream TCP flows at "
+         "once through the hub, each from one client to the next"},
+        {"[forward-1, pairs-9]", "", "pairs-9",
+         "cell 'pairs-9' is not pairs-K with K 1..8; pairs-2 runs two single-stream TCP flows at "
+         "once through the hub, each from one client to the next"},
+        {"[forward-1, pairs]", "", "pairs",
+         "cell 'pairs' is not pairs-K with K 1..8; pairs-2 runs two single-stream TCP flows at "
+         "once through the hub, each from one client to the next"},
+        {"[forward-1, pairs-2x]", "", "pairs-2x",
+         "cell 'pairs-2x' is not pairs-K with K 1..8; pairs-2 runs two single-stream TCP flows "
+         "at once through the hub, each from one client to the next"},
+        {"[forward-1, pairs-1, pairs-3]", "", "pairs-3",
+         "cell 'pairs-3' runs 3 flows at once, each from one of the hub's clients to the next, "
+         "and this lab has 2 clients besides the hub 'h'; add nodes or use pairs-2"},
+        {"[pairs-2, forward-1]", "", "pairs-2",
+         "the first cell 'pairs-2' is the headline and must be a TCP cell at full speed (the "
+         "fixed rate is a fraction of the paths' headline medians); put a cell such as "
+         "forward-1 first"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GError) err = NULL;

@@ -589,8 +589,8 @@ static void test_profile_errors(void)
 {
 #define M "measure.profiles.full.matrix: "
 #define GRAMMAR                                                                                    \
-    " (nor udp-RATE or rrul); write it like forward-1, reverse-8, forward-1-fixed, udp-10M or "    \
-    "rrul"
+    " (nor udp-RATE, rrul or pairs-K); write it like forward-1, reverse-8, forward-1-fixed, "      \
+    "udp-10M, rrul or pairs-2"
     static const struct {
         const char *profiles, *at, *rule;
     } cases[] = {
@@ -600,8 +600,8 @@ static void test_profile_errors(void)
          "before the passes)"},
         {FULL "matrix: [forward-1, sideways-1]}\n", "sideways-1",
          M "cell 'sideways-1' has the unknown direction 'sideways'; the directions are forward, "
-           "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE and "
-           "rrul"},
+           "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE, rrul "
+           "and pairs-K"},
         {FULL "matrix: [forward-0]}\n", "forward-0",
          M "cell 'forward-0' has 0 streams; streams are 1..128 (iperf3 -P)"},
         {FULL "matrix: [{cell: bidir-129, passes: 1}]}\n", "bidir-129",
@@ -1258,13 +1258,29 @@ static void test_output_caps(void)
         struct ml_cell cell;
     } samples[] = {
         {"tests/data/samples/iperf3-loopback-2s.json",
-         {"forward-1", ML_DIR_FORWARD, 1, 1, false, ML_CELL_TCP, 0}},
+         {.name = "forward-1",
+          .direction = ML_DIR_FORWARD,
+          .streams = 1,
+          .passes = 1,
+          .fixed_rate = false}},
         {"tests/data/samples/iperf3/forward-1-fixed.json",
-         {"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true, ML_CELL_TCP, 0}},
+         {.name = "forward-1-fixed",
+          .direction = ML_DIR_FORWARD,
+          .streams = 1,
+          .passes = 1,
+          .fixed_rate = true}},
         {"tests/data/samples/iperf3/reverse-1.json",
-         {"reverse-1", ML_DIR_REVERSE, 1, 1, false, ML_CELL_TCP, 0}},
+         {.name = "reverse-1",
+          .direction = ML_DIR_REVERSE,
+          .streams = 1,
+          .passes = 1,
+          .fixed_rate = false}},
         {"tests/data/samples/iperf3/bidir-2.json",
-         {"bidir-2", ML_DIR_BIDIR, 2, 1, false, ML_CELL_TCP, 0}},
+         {.name = "bidir-2",
+          .direction = ML_DIR_BIDIR,
+          .streams = 2,
+          .passes = 1,
+          .fixed_rate = false}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(samples); i++) {
         g_autofree char *text = NULL;

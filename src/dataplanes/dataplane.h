@@ -149,6 +149,9 @@ struct ml_path_ops {
     /* The address iperf3 and ping aim at (0.0.0.0 while the dataplane has not
      * assigned it yet). */
     struct in_addr (*target)(const struct ml_lab *lab);
+    /* The address a flow to node aims at, for the pairs-K cells whose flows run between any two
+     * of the hub's clients (NULL: the path measures only its own pair, and takes no pairs cell). */
+    struct in_addr (*target_of)(const struct ml_lab *lab, size_t node);
     /* After the policy changed: lets the dataplane find its path again (NULL: nothing). */
     bool (*settle)(struct ml_lab *lab, GError **err);
     /* Pure: true when the recorded evidence shows this path, beyond what every

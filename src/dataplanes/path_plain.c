@@ -12,10 +12,14 @@ static char *describe(const struct ml_topology *t)
                            t->nodes[t->measure.client].name, t->nodes[t->measure.server].name);
 }
 
+static struct in_addr target_of(const struct ml_lab *lab, size_t node)
+{
+    return lab->topo->nodes[node].address;
+}
+
 static struct in_addr target(const struct ml_lab *lab)
 {
-    const struct ml_topology *t = lab->topo;
-    return t->nodes[t->measure.server].address;
+    return target_of(lab, lab->topo->measure.server);
 }
 
 /* Straight across the bridge: the route leaves by the lab NIC to the server
@@ -41,5 +45,6 @@ const struct ml_path_ops ml_path_plain = {
     .hub = ML_HUB_QUIET,
     .describe = describe,
     .target = target,
+    .target_of = target_of,
     .verify = verify,
 };

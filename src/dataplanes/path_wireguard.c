@@ -13,16 +13,19 @@
 static char *describe(const struct ml_topology *t)
 {
     char addr[16];
-    return g_strdup_printf("kernel WireGuard, %s to %s through the hub (%s)",
-                           t->nodes[t->measure.client].name,
-                           ml_ip_str(t->nodes[t->measure.server].tunnel_address, addr),
-                           t->nodes[t->hub].name);
+    return g_strdup_printf(
+        "kernel WireGuard, %s to %s through the hub (%s)", t->nodes[t->measure.client].name,
+        ml_ip_str(t->nodes[t->measure.server].tunnel_address, addr), t->nodes[t->hub].name);
+}
+
+static struct in_addr target_of(const struct ml_lab *lab, size_t node)
+{
+    return lab->topo->nodes[node].tunnel_address;
 }
 
 static struct in_addr target(const struct ml_lab *lab)
 {
-    const struct ml_topology *t = lab->topo;
-    return t->nodes[t->measure.server].tunnel_address;
+    return target_of(lab, lab->topo->measure.server);
 }
 
 /* The hub's own view: its clock, then one line per peer, "PUBKEY\tEPOCH";
@@ -48,7 +51,8 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 {
     if (max < 1)
         return 0;
-    ret[0] = (struct ml_port){"WireGuard", ML_PROTO_UDP, t->wireguard.listen_port, true, "wireguard"};
+    ret[0] =
+        (struct ml_port){"WireGuard", ML_PROTO_UDP, t->wireguard.listen_port, true, "wireguard"};
     return 1;
 }
 
@@ -91,5 +95,6 @@ const struct ml_path_ops ml_path_wireguard_hub = {
     .encap = &ml_encap_wireguard,
     .describe = describe,
     .target = target,
+    .target_of = target_of,
     .verify = verify,
 };

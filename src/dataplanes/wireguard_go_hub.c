@@ -179,9 +179,14 @@ static char *describe(const struct ml_topology *t)
                            t->nodes[t->hub].name);
 }
 
+static struct in_addr target_of(const struct ml_lab *lab, size_t node)
+{
+    return ml_wg_overlay_target(lab->topo, node, SUBNET);
+}
+
 static struct in_addr target(const struct ml_lab *lab)
 {
-    return ml_wg_overlay_target(lab->topo, lab->topo->measure.server, SUBNET);
+    return target_of(lab, lab->topo->measure.server);
 }
 
 /* The hub's wgo0 is a tun device (iproute2 prints the link kind "tun" and
@@ -234,5 +239,6 @@ const struct ml_path_ops ml_path_wireguard_go_hub = {
     .encap = &ml_encap_wireguard,
     .describe = describe,
     .target = target,
+    .target_of = target_of,
     .verify = verify,
 };

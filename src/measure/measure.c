@@ -22,14 +22,12 @@
 
 #define PROBE_COUNT 20
 #define PROBE_SIZE 1000
-#define IPERF_PIDFILE "/run/meshlab-iperf3.pid"
-#define IPERF_PIDFILE_NS "/run/meshlab-iperf3-" ML_PLAN_NETNS ".pid"
 
 struct ctx {
     struct ml_lab *lab;
     virDomainPtr client, server, hub;
     const char *hub_tap, *client_tap;
-    const char *client_ns, *server_ns;    /* where their daemons run now (ml_lab_netns_prefix) */
+    const char *client_ns;                /* where its daemons run now (ml_lab_netns_prefix) */
     struct ml_guest_cpu_reading last_cpu; /* the last pass's end reading */
 };
 
@@ -44,7 +42,6 @@ static struct ctx ctx_for(struct ml_lab *lab)
         .hub_tap = lab->plan->guests[t->hub].tap,
         .client_tap = lab->plan->guests[t->measure.client].tap,
         .client_ns = ml_lab_netns_prefix(lab, t->measure.client),
-        .server_ns = ml_lab_netns_prefix(lab, t->measure.server),
     };
 }
 
@@ -382,6 +379,9 @@ static bool takes_pass(const struct ml_profile *prof, const struct mpath *p, siz
 {
     if (!p->active)
         return false;
+    /* A pairs cell's flows aim at any client: only a path that can say where (target_of). */
+    if (prof->cells[k].kind == ML_CELL_PAIRS && !p->ops->target_of)
+        return false;
     return prof->until_percent > 0 ? !p->until_done[k] : prof->cells[k].passes >= r;
 }
 
@@ -670,17 +670,6 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
     return o;
 }
 
-/* One iperf3 server for the whole matrix, on every address of the server guest, where the
- * server's daemons run (inside its NAT's namespace, the pidfile says so). */
-static char *start_iperf_server(struct ctx *c, GError **err)
-{
-    const char *pidfile = *c->server_ns ? IPERF_PIDFILE_NS : IPERF_PIDFILE;
-    g_autofree char *cmd = g_strdup_printf("[ -f %1$s ] && kill -0 $(cat %1$s) 2>/dev/null || "
-                                           "%2$siperf3 -s -D --pidfile %1$s",
-                                           pidfile, c->server_ns);
-    return ml_agent_run(c->server, cmd, NULL, 30, err);
-}
-
 /* How long the path's dataplane took to come up, to 0.1 s, as the dataplane
  * recorded it in its state; null for one without a tunnel. */
 static void record_setup_time(struct ml_lab *lab, const struct ml_path_ops *ops,
@@ -769,7 +758,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     struct mpath paths[ML_PATHS_MAX + 8];
     size_t n = 0;
     g_autoptr(GError) no_server = NULL;
-    g_autofree char *srv = start_iperf_server(&c, &no_server);
+    g_autofree char *srv = ml_pass_iperf_server(lab, lab->topo->measure.server, &no_server);
     const struct ml_path_ops *ops;
     ML_FOR_EACH_PATH(k, ops)
     {

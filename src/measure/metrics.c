@@ -662,6 +662,48 @@ struct json_object *ml_summary_copy_flag(struct json_object *path, const struct 
 /* ---- the table ---- */
 
 /* A figure that its collector records; one that a summary computes from the records. */
+/* Per cell: whether the hub's vCPU was saturated over a pairs cell's passes (their median busy
+ * share at ML_PAIRS_HUB_SATURATED_PERCENT or more); null for a cell without the share. */
+static struct json_object *summary_cell_saturated(struct json_object *path,
+                                                  const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *o = json_object_new_object();
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree double *v = NULL;
+        size_t n =
+            ml_cell_pass_values(path, g_ptr_array_index(names, i), "hub_cpu_busy_percent", &v);
+        double med = ml_median(v, n);
+        json_object_object_add(o, g_ptr_array_index(names, i),
+                               n && isfinite(med)
+                                   ? json_object_new_boolean(med >= ML_PAIRS_HUB_SATURATED_PERCENT)
+                                   : NULL);
+    }
+    return o;
+}
+
+/* The fewest flows (pairs-K's K) at which the hub's vCPU was saturated; null when no pairs cell
+ * saturated it. */
+static struct json_object *summary_pairs_saturated(struct json_object *path,
+                                                   const struct ml_metric *m)
+{
+    (void)m;
+    g_autoptr(GPtrArray) names = cell_names(path);
+    long long fewest = 0;
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree double *v = NULL, *k = NULL;
+        size_t n =
+            ml_cell_pass_values(path, g_ptr_array_index(names, i), "hub_cpu_busy_percent", &v);
+        size_t nk = ml_cell_pass_values(path, g_ptr_array_index(names, i), "pairs", &k);
+        double med = ml_median(v, n);
+        if (n && nk && isfinite(med) && med >= ML_PAIRS_HUB_SATURATED_PERCENT &&
+            (fewest == 0 || (long long)k[0] < fewest))
+            fewest = (long long)k[0];
+    }
+    return fewest ? json_object_new_int64(fewest) : NULL;
+}
+
 #define RECORDED(key, u, col) .name = key, .unit = u, .collector = &col
 #define SUMMARY(key, u, col, fn, from)                                                             \
     .name = key, .unit = u, .collector = &col, .summarise = fn, .of = from
@@ -726,17 +768,27 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.daemons_cpu_above_idle_s", "s", passes_col)},
     {RECORDED("passes.daemons_rss_kib", "KiB", passes_col)},
     {RECORDED("passes.host", "%", passes_col)},
+    /* pairs-K: the flows at once, each flow's figures, the hub's busy CPU over the transfer */
+    {RECORDED("passes.pairs", "flow", passes_col)},
+    {RECORDED("passes.flows", "object", passes_col)},
+    {RECORDED("passes.per_flow_bits_per_second", "bit/s", passes_col)},
+    {RECORDED("passes.hub_cpu_busy_percent", "%", passes_col)},
     /* the cells of the matrix: each (direction, streams, rate) over its passes that passed */
     {SUMMARY("cells", "object", cells_col, ml_summary_cells, NULL)},
     {RECORDED("cells.*.passes_ok", "pass", cells_col), SHOWN(&ml_table_cells),
      .header = "Passes ok / failed"},
     {RECORDED("cells.*.passes_failed", "pass", cells_col), SHOWN(&ml_table_cells),
      .header = "Passes ok / failed"},
+    {SUMMARY("cells.*.pairs", "flow", cells_col, ml_summary_cell_median, "pairs"),
+     SHOWN(&ml_table_pairs), .header = "Flows"},
     CI95("cells.*.median_bits_per_second", "bit/s", ml_summary_cell_ci95, "bits_per_second"),
     {SUMMARY("cells.*.median_bits_per_second", "bit/s", cells_col, ml_summary_cell_median,
              "bits_per_second"),
-     SHOWN(&ml_table_cells), .header = "Median Mbit/s", .scale = 1e-6, .significant = 3,
-     WITH_CI95("cells.*.median_bits_per_second")},
+     SHOWN(&ml_table_cells, &ml_table_pairs), .header = "Median Mbit/s", .scale = 1e-6,
+     .significant = 3, WITH_CI95("cells.*.median_bits_per_second")},
+    {SUMMARY("cells.*.median_per_flow_bits_per_second", "bit/s", cells_col, ml_summary_cell_median,
+             "per_flow_bits_per_second"),
+     SHOWN(&ml_table_pairs), .header = "Per flow Mbit/s", .scale = 1e-6, .significant = 3},
     {SUMMARY("cells.*.cv_bits_per_second_percent", "%", cells_col, ml_summary_cell_cv,
              "bits_per_second"),
      SHOWN(&ml_table_cells), .header = "CV %", .decimals = 1},
@@ -744,8 +796,14 @@ const struct ml_metric ml_metrics[] = {
          "hub_bytes_per_payload_byte"),
     {SUMMARY("cells.*.median_hub_bytes_per_payload_byte", "byte/byte", cells_col,
              ml_summary_cell_median, "hub_bytes_per_payload_byte"),
-     SHOWN(&ml_table_cells), .header = "Hub bytes per payload byte", .significant = 3,
-     WITH_CI95("cells.*.median_hub_bytes_per_payload_byte")},
+     SHOWN(&ml_table_cells, &ml_table_pairs), .header = "Hub bytes per payload byte",
+     .significant = 3, WITH_CI95("cells.*.median_hub_bytes_per_payload_byte")},
+    {SUMMARY("cells.*.median_hub_cpu_busy_percent", "%", cells_col, ml_summary_cell_median,
+             "hub_cpu_busy_percent"),
+     SHOWN(&ml_table_pairs), .header = "Hub CPU busy %", .decimals = 0},
+    {SUMMARY("cells.*.hub_saturated", "yes/no", cells_col, summary_cell_saturated, NULL),
+     SHOWN(&ml_table_pairs), .header = "Hub vCPU saturated"},
+    {SUMMARY("hub_saturated_at_pairs", "flow", cells_col, summary_pairs_saturated, NULL)},
     {SUMMARY("cells.*.cv_hub_bytes_per_payload_byte_percent", "%", cells_col, ml_summary_cell_cv,
              "hub_bytes_per_payload_byte")},
     CI95("cells.*.rtt_loaded_p50_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.p50_ms"),

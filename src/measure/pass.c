@@ -16,6 +16,7 @@
 #include "measure/parse_ping.h"
 #include "measure/physics.h"
 #include "measure/stats.h"
+#include "topology/plan.h"
 #include "virt/agent.h"
 #include "virt/virt.h"
 
@@ -604,6 +605,56 @@ static bool sample_now(const struct ml_pass_path *pp, struct ml_pass_sample *s, 
             return false;
     s->hub = s->guest[lab->topo->hub];
     s->client = s->guest[lab->topo->measure.client];
+    /* A pairs pass's payload a second is read from every flow's ends together. */
+    if (pp->flows) {
+        s->client = (struct ml_nic_stats){0};
+        for (size_t i = 0; i < pp->flows->n_members; i++) {
+            const struct ml_nic_stats *g = &s->guest[pp->flows->member[i]];
+            s->client.rx_bytes += g->rx_bytes;
+            s->client.tx_bytes += g->tx_bytes;
+            s->client.rx_packets += g->rx_packets;
+            s->client.tx_packets += g->tx_packets;
+        }
+    }
+    return true;
+}
+
+/* A pairs pass's flows beside its own (1..n-1): each receiver's iperf3 server, then each
+ * sender's client, started just before the pass's own so that all run together. */
+static bool flows_spawn(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
+                        GError **err)
+{
+    struct ml_pass_flows *f = pp->flows;
+    for (size_t i = 1; f && i < f->n; i++) {
+        g_autofree char *srv = ml_pass_iperf_server(pp->lab, f->to[i], err);
+        if (!srv)
+            return false;
+    }
+    for (size_t i = 1; f && i < f->n; i++) {
+        char to[16];
+        ml_ip_str(pp->ops->target_of(pp->lab, f->to[i]), to);
+        g_autofree char *cmd =
+            ml_pass_iperf_cmd(ml_lab_netns_prefix(pp->lab, f->from[i]), to, spec->cell,
+                              spec->seconds, spec->offered_bits_per_second);
+        if (!ml_agent_spawn(ml_lab_dom(pp->lab, f->from[i]), cmd, NULL, &f->pid[i], err))
+            return false;
+    }
+    return true;
+}
+
+/* Waits for the flows beside the pass's own and reads what each iperf3 said. */
+static bool flows_wait(const struct ml_pass_path *pp, GError **err)
+{
+    struct ml_pass_flows *f = pp->flows;
+    for (size_t i = 1; f && i < f->n; i++) {
+        if (!ml_agent_wait(ml_lab_dom(pp->lab, f->from[i]), f->pid[i], 30, &f->out[i], err) ||
+            !ml_iperf_parse(f->out[i].out ? f->out[i].out : "", &f->r[i], err)) {
+            g_prefix_error(err, "flow %zu, %s to %s: ", i + 1,
+                           pp->lab->topo->nodes[f->from[i]].name,
+                           pp->lab->topo->nodes[f->to[i]].name);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -744,7 +795,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     long long iperf_pid = 0;
     struct ml_pass_sample s0 = {0};
     if (!ml_agent_spawn(pp->client, ping, NULL, ret_ping_pid, err) || !sample_now(pp, &s0, err) ||
-        !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
+        !flows_spawn(pp, spec, err) || !ml_agent_spawn(pp->client, cmd, NULL, &iperf_pid, err))
         return false;
     double start = ml_now();
     g_array_append_val(samples, s0);
@@ -940,6 +991,91 @@ double ml_pass_carried_percent(double carried_bps, double offered_bps)
     return offered_bps > 0 && isfinite(carried_bps) ? 100.0 * carried_bps / offered_bps : NAN;
 }
 
+/* ---- pairs: K flows through the hub at once ---- */
+
+size_t ml_pass_ring(const struct ml_topology *t, size_t ret[ML_MAX_NODES])
+{
+    size_t n = 0;
+    ret[n++] = t->measure.client;
+    ret[n++] = t->measure.server;
+    for (size_t i = 0; i < t->n_nodes && n < ML_MAX_NODES; i++)
+        if (i != t->hub && i != t->measure.client && i != t->measure.server)
+            ret[n++] = i;
+    return n;
+}
+
+void ml_pass_flows_plan(const struct ml_topology *t, unsigned k, struct ml_pass_flows *ret)
+{
+    size_t ring[ML_MAX_NODES];
+    size_t n = ml_pass_ring(t, ring);
+    bool in[ML_MAX_NODES] = {false};
+    memset(ret, 0, sizeof(*ret));
+    ret->n = MIN((size_t)k, MIN(n, (size_t)ML_PAIRS_MAX));
+    for (size_t i = 0; i < ret->n; i++) {
+        ret->from[i] = ring[i];
+        ret->to[i] = ring[(i + 1) % n];
+        in[ret->from[i]] = in[ret->to[i]] = true;
+    }
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        if (in[i])
+            ret->member[ret->n_members++] = i;
+}
+
+void ml_iperf_result_add(struct ml_iperf_result *a, const struct ml_iperf_result *b)
+{
+    a->seconds = MAX(a->seconds, b->seconds);
+    a->bytes_received += b->bytes_received;
+    a->bits_per_second_received += b->bits_per_second_received;
+    a->bytes_sent += b->bytes_sent;
+    a->retransmits =
+        a->retransmits >= 0 && b->retransmits >= 0 ? a->retransmits + b->retransmits : -1;
+    a->bytes_received_reverse += b->bytes_received_reverse;
+    a->payload_bytes += b->payload_bytes;
+    a->payload_bits_per_second += b->payload_bits_per_second;
+    for (unsigned i = 0; i < b->n_intervals && i < ML_IPERF_INTERVALS_MAX; i++) {
+        if (i >= a->n_intervals) {
+            a->interval_bytes[i] = 0;
+            a->interval_s[i] = b->interval_s[i];
+            a->interval_omitted[i] = b->interval_omitted[i];
+        }
+        a->interval_bytes[i] += b->interval_bytes[i];
+    }
+    a->n_intervals = MAX(a->n_intervals, b->n_intervals);
+    a->omitted_s = MAX(a->omitted_s, b->omitted_s);
+    a->omitted_bytes += b->omitted_bytes;
+}
+
+bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows *f,
+                         const double *payload, const struct ml_nic_stats *a,
+                         const struct ml_nic_stats *b, GString *why)
+{
+    bool ok = true;
+    for (size_t i = 0; i < f->n; i++) {
+        double rx = (double)(b[f->to[i]].rx_bytes - a[f->to[i]].rx_bytes);
+        if (rx >= ML_SIDES_SERVER_SHARE * payload[i])
+            continue;
+        g_string_append_printf(why,
+                               "%sflow %zu, %s to %s: %s's NIC received %.0f bytes for %.0f bytes "
+                               "of payload (less than %.0f %% of it)",
+                               ok && !why->len ? "" : "; ", i + 1, t->nodes[f->from[i]].name,
+                               t->nodes[f->to[i]].name, t->nodes[f->to[i]].name, rx, payload[i],
+                               100 * ML_SIDES_SERVER_SHARE);
+        ok = false;
+    }
+    return ok;
+}
+
+char *ml_pass_iperf_server(struct ml_lab *lab, size_t node, GError **err)
+{
+    const char *ns = ml_lab_netns_prefix(lab, node);
+    const char *pidfile =
+        *ns ? "/run/meshlab-iperf3-" ML_PLAN_NETNS ".pid" : "/run/meshlab-iperf3.pid";
+    g_autofree char *cmd = g_strdup_printf("[ -f %1$s ] && kill -0 $(cat %1$s) 2>/dev/null || "
+                                           "%2$siperf3 -s -D --pidfile %1$s",
+                                           pidfile, ns);
+    return ml_agent_run(ml_lab_dom(lab, node), cmd, NULL, 30, err);
+}
+
 /* ---- the verdict: from what was collected alone ---- */
 
 void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *samples,
@@ -1075,7 +1211,8 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
     long long ping_pid = 0;
     bool ran =
-        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
+        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err) &&
+        flows_wait(pp, err);
     struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
@@ -1333,12 +1470,61 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     return o;
 }
 
+/* A pairs pass's own figures beside the sums: its flows, each flow's rate, the hub's CPU. */
+static void record_flows(struct json_object *o, const struct ml_pass_path *pp,
+                         const struct ml_pass_spec *spec, const struct watch *wt,
+                         const double *received)
+{
+    const struct ml_pass_flows *f = pp->flows;
+    const struct ml_topology *t = pp->lab->topo;
+    struct json_object *fa = json_object_new_array();
+    double sum = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        const struct ml_iperf_result *r = &f->r[i];
+        struct json_object *x = json_object_new_object();
+        json_object_object_add(x, "from", json_object_new_string(t->nodes[f->from[i]].name));
+        json_object_object_add(x, "to", json_object_new_string(t->nodes[f->to[i]].name));
+        json_object_object_add(x, "bits_per_second",
+                               json_object_new_double(r->payload_bits_per_second));
+        add_int(x, "payload_bytes", (long long)ml_iperf_transfer_bytes(r));
+        json_object_object_add(x, "retransmits", count_or_null(r->retransmits));
+        add_int(x, "receiver_rx_bytes", (long long)received[i]);
+        if (i > 0) { /* flow 0's is the pass's own raw iperf3 file */
+            g_autofree char *ext = g_strdup_printf("flow%zu.iperf3.json", i + 1);
+            g_autofree char *raw = raw_name(pp, spec, ext);
+            ml_lab_write(pp->lab, raw, f->out[i].out ? f->out[i].out : "", -1, NULL);
+            json_object_object_add(x, "raw_iperf3", json_object_new_string(raw));
+        }
+        json_object_array_add(fa, x);
+        sum += r->payload_bits_per_second;
+    }
+    add_int(o, "pairs", (long long)f->n);
+    json_object_object_add(o, "flows", fa);
+    json_object_object_add(o, "per_flow_bits_per_second",
+                           json_object_new_double(sum / (double)MAX(f->n, (size_t)1)));
+    /* The hub's busy CPU seconds over the transfer's seconds: its one vCPU's share. The readings
+     * sit just around the transfer, so a saturated hub reads 100 % or a little more. */
+    size_t h = t->hub;
+    double busy = ml_guest_cpu_busy_s(&wt->cpu1[h]) - ml_guest_cpu_busy_s(&wt->cpu0[h]);
+    double secs = ml_iperf_transfer_s(&wt->r);
+    json_object_object_add(o, "hub_cpu_busy_percent", secs > 0 ? num(100 * busy / secs) : NULL);
+}
+
 struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
                                 GError **err)
 {
     ml_progress("measure", "%s: pass %u of %s (round %u), %u s%s", pp->ops->name, spec->index,
                 spec->cell->name, spec->round, spec->seconds,
                 spec->offered_bits_per_second > 0 ? " at the fixed rate" : "");
+    /* A pairs cell: its flows around the ring of the hub's clients. */
+    struct ml_pass_path pairs_pp = *pp;
+    g_autofree struct ml_pass_flows *flows = NULL;
+    if (spec->cell->kind == ML_CELL_PAIRS && pp->ops->target_of) {
+        flows = g_new0(struct ml_pass_flows, 1);
+        ml_pass_flows_plan(pp->lab->topo, spec->cell->pairs, flows);
+        pairs_pp.flows = flows;
+        pp = &pairs_pp;
+    }
     struct watch wt = {0};
     struct json_object *o = NULL;
     if (pass_watch(pp, spec, &wt, err)) {
@@ -1349,13 +1535,44 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
                                    .idle_bytes_per_s = pp->idle_hub_bytes_per_s,
                                    .ping_interval_s = pp->ping_interval_s};
         ml_pass_sides(pp->lab, pp->idle_bytes_per_s, &x.sides);
+        double received[ML_PAIRS_MAX] = {0}, payload[ML_PAIRS_MAX] = {0};
+        if (flows) {
+            /* Every flow's ends are the pass's own sides; what reached each receiver is judged
+             * flow by flow below, over the whole pass. The figures are the flows' sums. */
+            for (size_t i = 0; i < flows->n_members; i++)
+                x.sides.other[flows->member[i]] = false;
+            x.sides.server = SIZE_MAX;
+            flows->r[0] = wt.r;
+            for (size_t i = 1; i < flows->n; i++)
+                ml_iperf_result_add(&wt.r, &flows->r[i]);
+        }
         ml_pass_judge(&x, (const struct ml_pass_sample *)(void *)wt.samples->data, wt.samples->len,
                       &wt.r, (const struct ml_pass_view *)(void *)wt.w.views->data, wt.w.views->len,
                       &v);
+        if (flows && wt.samples->len > 1) {
+            const struct ml_pass_sample *a = &g_array_index(wt.samples, struct ml_pass_sample, 0);
+            const struct ml_pass_sample *b =
+                &g_array_index(wt.samples, struct ml_pass_sample, wt.samples->len - 1);
+            for (size_t i = 0; i < flows->n; i++) {
+                payload[i] = (double)ml_iperf_transfer_bytes(&flows->r[i]);
+                received[i] =
+                    (double)(b->guest[flows->to[i]].rx_bytes - a->guest[flows->to[i]].rx_bytes);
+            }
+            g_autoptr(GString) why = g_string_new(NULL);
+            if (!ml_pass_flows_judge(pp->lab->topo, flows, payload, a->guest, b->guest, why)) {
+                g_string_append_printf(v.reason, "%snot every flow reached its receiver: %s",
+                                       v.reason->len ? "; " : "", why->str);
+                v.passed = false;
+            }
+        }
         g_array_set_size(wt.w.views, wt.w.views->len - 1); /* the end view is wt's own */
         o = pass_record(pp, spec, &wt, &v);
+        if (flows)
+            record_flows(o, pp, spec, &wt, received);
         ml_pass_verdict_clear(&v);
     }
     watch_clear(&wt);
+    for (size_t i = 0; flows && i < flows->n; i++)
+        ml_exec_clear(&flows->out[i]);
     return o;
 }

@@ -17,8 +17,51 @@
 #include "dataplanes/dataplane.h"
 #include "measure/guestcpu.h"
 #include "measure/parse_iperf.h"
+#include "virt/agent.h"
 #include "virt/virt.h"
 #include "virt/lab.h"
+
+/* The flows of a pairs-K pass, around the ring of the hub's clients (ml_pass_ring): flow 0 is the
+ * pass's own, measure.client to measure.server, with the ping and the views; the others run at
+ * the same time, each from one client to the next. */
+struct ml_pass_flows {
+    size_t n; /* K */
+    size_t from[ML_PAIRS_MAX], to[ML_PAIRS_MAX];
+    size_t member[ML_MAX_NODES]; /* every guest a flow starts or ends at, each once */
+    size_t n_members;
+    /* flows 1..n-1, filled while the pass runs (flow 0 is the pass's own iperf3) */
+    long long pid[ML_PAIRS_MAX];
+    struct ml_exec out[ML_PAIRS_MAX];
+    struct ml_iperf_result r[ML_PAIRS_MAX];
+};
+
+/* Pure: the ring of the hub's clients the flows of a pairs cell run around: measure.client,
+ * measure.server, then the other nodes but the hub in the topology's order; flow i goes from
+ * ring[i] to ring[(i + 1) % n]. Returns n. */
+size_t ml_pass_ring(const struct ml_topology *t, size_t ret[ML_MAX_NODES]);
+/* Pure: the flows of cell pairs-K on t (the members and each flow's ends; nothing run). */
+void ml_pass_flows_plan(const struct ml_topology *t, unsigned k, struct ml_pass_flows *ret);
+
+/* Pure: adds flow b's figures into a, as a pairs pass's are its flows' sums: bytes received and
+ * sent, rates, retransmits (unknown in either: unknown), the intervals index by index, the
+ * longest duration. What the kernel saw (RTT, MSS, congestion control) stays a's. */
+void ml_iperf_result_add(struct ml_iperf_result *a, const struct ml_iperf_result *b);
+
+/* Pure: each flow's receiver's NIC received (rx_bytes, the guest's side as libvirt reports a
+ * tap, from the guests' counters a to b) at least ML_SIDES_SERVER_SHARE of that flow's payload
+ * (payload[i]): the flows went where they were sent. Appends to why each one that did not,
+ * naming its nodes (of t); true when all did. */
+bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows *f,
+                         const double *payload, const struct ml_nic_stats *a,
+                         const struct ml_nic_stats *b, GString *why);
+
+/* A hub whose busy CPU seconds over a pairs pass reach this share of the transfer's seconds is
+ * saturated: its one vCPU can carry no more. */
+#define ML_PAIRS_HUB_SATURATED_PERCENT 90.0
+
+/* Starts iperf3's server on node, where its daemons run (inside its NAT's namespace, the
+ * pidfile says so), unless one runs already; what it printed, or NULL with err. */
+char *ml_pass_iperf_server(struct ml_lab *lab, size_t node, GError **err);
 
 /* Where a pass runs. */
 struct ml_pass_path {
@@ -42,6 +85,8 @@ struct ml_pass_path {
     /* The previous pass's end reading of the guests' CPU, which this pass starts from when it
      * is recent enough, and where this pass leaves its own; NULL: every pass reads twice. */
     struct ml_guest_cpu_reading *last_cpu;
+    /* A pairs pass's flows (ml_pass_run sets it for a pairs cell); NULL: the one flow. */
+    struct ml_pass_flows *flows;
 };
 
 /* What a pass is. */

@@ -468,6 +468,8 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GArra
                      struct json_object *p, enum ml_path_status st)
 {
     struct metric_row at = {.c = c, .t = t, .path = p, .label = ml_j_str(p, "name"), .st = st};
+    if (t->only_with && st != ML_PATH_MEASURED)
+        return; /* a table of some cells only: a path without them is not a row */
     if (st != ML_PATH_MEASURED || t->rows == ML_ROWS_PATH) {
         put_row(cols, &at);
     } else if (t->rows == ML_ROWS_CELL) {
@@ -479,6 +481,8 @@ static void put_rows(struct ml_render *c, const struct ml_report_table *t, GArra
         }
         json_object_object_foreach(cells, cell_name, cell)
         {
+            if (t->only_with && !ml_j_get(cell, t->only_with))
+                continue;
             g_autofree char *label = g_strdup_printf("%s %s", at.label, cell_name);
             struct metric_row each = {.c = c, .t = t, .path = p, .row = cell, .label = label};
             put_row(cols, &each);
@@ -513,6 +517,23 @@ static gint by_place(gconstpointer a, gconstpointer b)
     return x->place < y->place ? -1 : x->place > y->place;
 }
 
+/* Whether a measured path of the run has a cell with a value at key. */
+static bool any_cell_with(struct ml_render *c, const char *key)
+{
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *cells = ml_j_obj(json_object_array_get_idx(c->paths, i), "cells");
+        if (c->st[i] != ML_PATH_MEASURED || !cells)
+            continue;
+        json_object_object_foreach(cells, name, cell)
+        {
+            (void)name;
+            if (ml_j_get(cell, key))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void put_metric_tables(struct ml_render *c, const struct ml_metric *metrics, size_t n)
 {
     g_autoptr(GPtrArray) tables = g_ptr_array_new();
@@ -523,6 +544,8 @@ static void put_metric_tables(struct ml_render *c, const struct ml_metric *metri
     g_ptr_array_sort(tables, by_place); /* stable: equal places keep the metrics' order */
     for (guint k = 0; k < tables->len; k++) {
         const struct ml_report_table *t = g_ptr_array_index(tables, k);
+        if (t->only_with && !any_cell_with(c, t->only_with))
+            continue;
         g_autoptr(GPtrArray) shown = columns_of(metrics, n, t);
         g_autoptr(GArray) groups =
             g_array_sized_new(FALSE, TRUE, sizeof(struct metric_group), shown->len);

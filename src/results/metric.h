@@ -32,6 +32,9 @@ struct ml_report_table {
     bool check_column;  /* a "Path check" column: did the path checks pass */
     bool target_column; /* a "Target" column: the address the client sent to */
     enum ml_rows rows;
+    /* ML_ROWS_CELL only: the rows are the cells with a value at this key (in the cell); a run
+     * with none has no such table. NULL: every cell. */
+    const char *only_with;
 };
 
 struct ml_metric {

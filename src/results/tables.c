@@ -21,6 +21,18 @@ const struct ml_report_table ml_table_cells = {
     .rows = ML_ROWS_CELL,
 };
 
+const struct ml_report_table ml_table_pairs = {
+    .title = "Flows through the hub at once",
+    .place = 25,
+    .intro = "pairs-K: K single-stream TCP flows at once, each from one of the hub's clients to "
+             "the next\naround the ring that starts with the measured pair; Mbit/s is all K "
+             "flows together, the\nhub factor is the hub's NIC over all their payload, and hub "
+             "CPU is its busy seconds over the\ntransfer's (the medians over the passes that "
+             "passed). Its vCPU is saturated at 90 % or more.",
+    .rows = ML_ROWS_CELL,
+    .only_with = "pairs",
+};
+
 const struct ml_report_table ml_table_latency = {
     .title = "Latency idle and under load",
     .place = 30,

@@ -110,8 +110,8 @@ const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const 
 
 /* The cells the grammar knows, for the errors that list them. */
 #define CELL_GRAMMAR                                                                               \
-    "DIRECTION-STREAMS or DIRECTION-STREAMS-fixed (nor udp-RATE or rrul); write it like "          \
-    "forward-1, reverse-8, forward-1-fixed, udp-10M or rrul"
+    "DIRECTION-STREAMS or DIRECTION-STREAMS-fixed (nor udp-RATE, rrul or pairs-K); write it "      \
+    "like forward-1, reverse-8, forward-1-fixed, udp-10M, rrul or pairs-2"
 
 /* udp-RATE: bits per second as iperf3 -b writes them, a whole number with K, M or G (x1000). */
 static bool parse_udp_cell(struct ml_yaml *y, yaml_node_t *at, const char *what, const char *s,
@@ -142,7 +142,8 @@ static bool parse_udp_cell(struct ml_yaml *y, yaml_node_t *at, const char *what,
     return true;
 }
 
-/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed; udp-RATE; rrul. */
+/* DIRECTION-STREAMS[-fixed]: forward-1, reverse-8, bidir-1, forward-1-fixed; udp-RATE; rrul;
+ * pairs-K. */
 static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what, const char *s,
                             struct ml_cell *ret)
 {
@@ -162,6 +163,22 @@ static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what
                             "%s: cell '%s': rrul takes nothing after it (it is always %u TCP "
                             "flows each way beside the pass's ping, as flent's RRUL); write rrul",
                             what, ml_yaml_shown(y, s), ML_RRUL_STREAMS);
+    if (n >= 1 && strcmp(parts[0], "pairs") == 0) {
+        const char *k = n == 2 ? parts[1] : "";
+        unsigned pairs = strspn(k, "0123456789") == strlen(k) && *k && strlen(k) <= 2
+                             ? (unsigned)g_ascii_strtoull(k, NULL, 10)
+                             : 0;
+        if (pairs < 1 || pairs > ML_PAIRS_MAX)
+            return ml_yaml_fail(y, at,
+                                "%s: cell '%s' is not pairs-K with K 1..%d; pairs-2 runs two "
+                                "single-stream TCP flows at once through the hub, each from one "
+                                "client to the next",
+                                what, ml_yaml_shown(y, s), ML_PAIRS_MAX);
+        *ret = (struct ml_cell){
+            .direction = ML_DIR_FORWARD, .streams = 1, .kind = ML_CELL_PAIRS, .pairs = pairs};
+        g_snprintf(ret->name, sizeof(ret->name), "pairs-%u", pairs);
+        return true;
+    }
     if (n >= 1 && strcmp(parts[0], "udp") == 0) {
         if (n != 2)
             return ml_yaml_fail(y, at,
@@ -179,8 +196,8 @@ static bool parse_cell_name(struct ml_yaml *y, yaml_node_t *at, const char *what
         return ml_yaml_fail(
             y, at,
             "%s: cell '%s' has the unknown direction '%s'; the directions are forward, "
-            "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE "
-            "and rrul",
+            "reverse (iperf3 -R) and bidir (iperf3 --bidir), and the other cells udp-RATE, "
+            "rrul and pairs-K",
             what, ml_yaml_shown(y, s), ml_yaml_shown(y, parts[0]));
     for (const char *p = parts[1]; *p; p++)
         streams = streams * 10 + (unsigned)(*p - '0');
@@ -231,6 +248,8 @@ static bool parse_cell(struct ml_yaml *y, yaml_node_t *n, const char *what, unsi
     if (!parse_cell_name(y, *ret_name_at, what, name, ret))
         return false;
     ret->passes = passes;
+    ret->line0 = (*ret_name_at)->start_mark.line;
+    ret->column0 = (*ret_name_at)->start_mark.column;
     return true;
 }
 
@@ -389,9 +408,17 @@ static bool parse_profile(struct ml_yaml *y, yaml_node_t *n, const char *name, s
     }
     if (v[MATRIX])
         return parse_matrix(y, v[MATRIX], ml_yaml_fmt(y, "%s.matrix", what), p);
-    p->cells[0] =
-        (struct ml_cell){"forward-1", ML_DIR_FORWARD, 1, p->passes, false, ML_CELL_TCP, 0};
-    p->cells[1] = (struct ml_cell){"forward-1-fixed", ML_DIR_FORWARD, 1, 1, true, ML_CELL_TCP, 0};
+    p->cells[0] = (struct ml_cell){.name = "forward-1",
+                                   .direction = ML_DIR_FORWARD,
+                                   .streams = 1,
+                                   .passes = p->passes,
+                                   .kind = ML_CELL_TCP};
+    p->cells[1] = (struct ml_cell){.name = "forward-1-fixed",
+                                   .direction = ML_DIR_FORWARD,
+                                   .streams = 1,
+                                   .passes = 1,
+                                   .fixed_rate = true,
+                                   .kind = ML_CELL_TCP};
     p->n_cells = 2;
     return true;
 }

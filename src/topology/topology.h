@@ -81,13 +81,17 @@ enum ml_direction { ML_DIR_FORWARD, ML_DIR_REVERSE, ML_DIR_BIDIR };
  * often. */
 #define ML_RRUL_STREAMS 4
 #define ML_RRUL_PING_INTERVAL_S 0.05
+/* pairs-K: at most this many flows through the hub at once. */
+#define ML_PAIRS_MAX 8
 /* udp-RATE's range, bit/s. */
 #define ML_UDP_RATE_MIN 1e5
 #define ML_UDP_RATE_MAX 1e11
 
 /* What a cell's iperf3 carries: TCP at full speed or the fixed rate (DIRECTION-STREAMS[-fixed]),
- * UDP at its own rate (udp-RATE), or TCP both ways at once beside the pass's ping (rrul). */
-enum ml_cell_kind { ML_CELL_TCP, ML_CELL_UDP, ML_CELL_RRUL };
+ * UDP at its own rate (udp-RATE), TCP both ways at once beside the pass's ping (rrul), or K
+ * single-stream TCP flows at once between the hub's clients (pairs-K: the ring of
+ * ml_pass_ring, the measured pair first). */
+enum ml_cell_kind { ML_CELL_TCP, ML_CELL_UDP, ML_CELL_RRUL, ML_CELL_PAIRS };
 
 /* One combination of direction, streams and rate that each path is measured in. */
 struct ml_cell {
@@ -98,6 +102,8 @@ struct ml_cell {
     bool fixed_rate;  /* at the run's fixed offered rate (iperf3 -b), not full speed */
     enum ml_cell_kind kind;
     double udp_bits_per_second; /* ML_CELL_UDP: iperf3 -u -b */
+    unsigned pairs;             /* ML_CELL_PAIRS: flows at once, 1..ML_PAIRS_MAX; else 0 */
+    size_t line0, column0;      /* where its name was written (0-based, as libyaml marks) */
 };
 
 /* Durations, counts and the matrix of cells of one measurement profile. */

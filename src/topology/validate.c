@@ -110,6 +110,32 @@ static bool check_roles(struct ml_load_ctx *c)
     return true;
 }
 
+/* A pairs-K cell runs its K flows around the ring of the hub's clients (ml_pass_ring: each
+ * client sends to the next), so it needs K clients besides the hub, and K >= 2 a client that is
+ * neither measure.client nor measure.server only from K = 3. */
+static bool check_pairs(struct ml_load_ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+    size_t clients = t->n_nodes - 1;
+    for (size_t i = 0; i < t->measure.n_profiles; i++) {
+        const struct ml_profile *p = &t->measure.profiles[i];
+        for (size_t k = 0; k < p->n_cells; k++) {
+            const struct ml_cell *cell = &p->cells[k];
+            if (cell->kind != ML_CELL_PAIRS || cell->pairs <= clients)
+                continue;
+            yaml_node_t at = {.start_mark = {.line = cell->line0, .column = cell->column0}};
+            return ml_yaml_fail(
+                &c->y, &at,
+                "measure.profiles.%s.matrix: cell '%s' runs %u flows at once, each from one of "
+                "the hub's clients to the next, and this lab has %zu client%s besides the hub "
+                "'%s'; add nodes or use pairs-%zu",
+                p->name, cell->name, cell->pairs, clients, clients == 1 ? "" : "s",
+                t->nodes[t->hub].name, clients);
+        }
+    }
+    return true;
+}
+
 /* Whether node i may be put behind a NAT: its own nat:, or as one of the matrix's two clients
  * when the matrix has a type other than none. */
 static bool may_be_natted(const struct ml_topology *t, size_t i)
@@ -282,5 +308,5 @@ bool ml_topology_validate(struct ml_load_ctx *c)
                             "wireguard.subnet %s overlaps the lab subnet %s",
                             ml_yaml_subnet_str(&c->y, &t->wireguard.subnet),
                             ml_yaml_subnet_str(&c->y, &t->lab_subnet));
-    return check_nodes(c) && check_roles(c) && check_nat(c);
+    return check_nodes(c) && check_roles(c) && check_pairs(c) && check_nat(c);
 }
