@@ -304,15 +304,17 @@ t = re.sub(r"^  paths: \[[^\]]*\]", "  paths: [plain]", t, flags=re.M)
 # A third client, client-c, for the detour through another client (hub + 3 clients).
 t = re.sub(r"^(    tunnel_address: 10\.8\.0\.3\n)", r"\1  - name: client-c\n    address: 192.0.2.13\n"
            r"    tunnel_address: 10.8.0.4\n", t, flags=re.M)
-# One cell of three 10 s passes: room for a detour of a few seconds inside the second and the
-# third.
+# Three 10 s passes of forward-1: room for a detour of a few seconds inside the second and the
+# third; and one of pairs-3, three flows at once around the ring client-a -> client-b ->
+# client-c -> client-a.
 lines, out, skip = t.split("\n"), [], False
 for l in lines:
     if skip and (l.startswith("      ") or l.strip().startswith("{") or l.strip().startswith("-")):
         continue
     skip = False
     if l.startswith("    quick:"):
-        out.append("    quick: {pass_s: 10, passes: 3, ping_count: 40, idle_s: 2, matrix: [forward-1]}")
+        out.append("    quick: {pass_s: 10, passes: 3, ping_count: 40, idle_s: 2, matrix: [forward-1, "
+                   "{cell: pairs-3, passes: 1}]}")
         skip = True
         continue
     out.append(l)
@@ -359,7 +361,19 @@ import json, sys
 p = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["plain"]
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
-ps = p["passes"]
+ps = [x for x in p["passes"] if x["cell"] == "forward-1"]
+# pairs-3: three flows at once, each received by its receiver's NIC, the figures their sums
+pr = [x for x in p["passes"] if x["cell"] == "pairs-3"]
+say(len(pr) == 1 and pr[0]["status"] == "ok" and pr[0]["pairs"] == 3
+    and [(f["from"], f["to"]) for f in pr[0]["flows"]] == [("client-a", "client-b"), ("client-b", "client-c"), ("client-c", "client-a")]
+    and all(f["bits_per_second"] > 0 and f["receiver_rx_bytes"] >= f["payload_bytes"] for f in pr[0]["flows"])
+    and abs(sum(f["payload_bytes"] for f in pr[0]["flows"]) - pr[0]["payload_bytes"]) <= 1
+    and pr[0]["hub_bytes_per_payload_byte"] < 0.01,
+    "pairs-3 on plain: three flows around the ring, each received whole, the hub quiet: %s" %
+    [(x["status"], x["reason"], x.get("flows"), x["hub_bytes_per_payload_byte"]) for x in pr])
+c3 = p["cells"].get("pairs-3", {})
+say(c3.get("pairs") == 3 and c3.get("median_per_flow_bits_per_second") and c3.get("median_hub_cpu_busy_percent") is not None,
+    "the pairs-3 cell's summary: %s" % {k: c3.get(k) for k in ("pairs", "median_per_flow_bits_per_second", "median_hub_cpu_busy_percent", "hub_saturated")})
 say(p["status"] == "measured" and len(ps) == 3, "plain measured with 3 passes (status %s, %d passes)" % (p["status"], len(ps)))
 if len(ps) == 3:
     first, second, third = ps
@@ -385,6 +399,8 @@ while read -r verdict what; do
     if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
 done < "$out/midpass-asserts.txt"
 check "the report shows pass 2 as FAILED with its seconds" "grep -q 'FAILED' '$out/midpass/report.md'"
+check "the report has the pairs table with plain's pairs-3 row" \
+    "grep -q '^## Flows through the hub at once' '$out/midpass/report.md' && grep -q '^| plain pairs-3 | 3 |' '$out/midpass/report.md'"
 
 agent meshlab-e2e-detour.client-a "ip route replace 192.0.2.12/32 via 192.0.2.10 dev eth0"
 check "client-a routes to client-b through the hub" "[ $? = 0 ]"
