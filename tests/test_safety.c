@@ -377,6 +377,16 @@ static void test_mkdir_mode(void)
     write_text(file, "x", 0644);
     CHECK(!ml_mkdir_mode(file, 0755, &err));
     CHECK(err && strstr(err->message, "in the way"));
+    g_clear_error(&err);
+    /* The lock directory (0700) made first on a fresh host: its parents, the state directory
+     * among them, stay passable (0755), or QEMU's user could not reach the pools. */
+    g_autofree char *lockdir = path_in("first/labs");
+    g_autofree char *first = path_in("first");
+    old = umask(022);
+    CHECK(ml_mkdir_p(lockdir, 0700, &err));
+    umask(old);
+    CHECK(stat(lockdir, &st) == 0 && (st.st_mode & 0777) == 0700);
+    CHECK(stat(first, &st) == 0 && (st.st_mode & 0777) == 0755);
 }
 
 static void count_removed(const char *what, void *opaque)

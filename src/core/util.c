@@ -210,6 +210,14 @@ bool ml_write_file(const char *path, const char *data, gssize len, int mode, GEr
 
 bool ml_mkdir_p(const char *path, int mode, GError **err)
 {
+    /* Parents made here get 0755, not mode: the lock directory's 0700 must not become
+     * /var/lib/meshlab's on a fresh host, where it would shut QEMU's user out of the pools. */
+    g_autofree char *parent = g_path_get_dirname(path);
+    if (strcmp(parent, path) != 0 && g_mkdir_with_parents(parent, 0755) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", parent,
+                    g_strerror(errno));
+        return false;
+    }
     if (g_mkdir_with_parents(path, mode) < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot create directory '%s': %s", path,
                     g_strerror(errno));

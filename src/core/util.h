@@ -75,7 +75,7 @@ bool ml_check_interrupted(GError **err);
  * created with O_EXCL (no link is followed), then renamed over PATH. */
 bool ml_write_file(const char *path, const char *data, gssize len, int mode, GError **err);
 
-/* Creates a directory and its parents with the given mode. */
+/* Creates a directory with the given mode (less the umask), and its missing parents with 0755. */
 bool ml_mkdir_p(const char *path, int mode, GError **err);
 
 /* Creates the directory path and its parents. The directory path itself, when made now, gets
