@@ -81,7 +81,7 @@ bool ml_wg_key_valid(const char *key)
         if (!g_ascii_isalnum(key[i]) && key[i] != '+' && key[i] != '/')
             return false;
     gsize len = 0;
-    g_autofree guchar *raw = g_base64_decode(key, &len);
+    g_free(g_base64_decode(key, &len));
     return len == 32;
 }
 

@@ -18,24 +18,26 @@
     .name = NAME, .pass_s = PASS_S, .passes = PASSES, .ping_count = PING_COUNT,                    \
     .ping_interval_s = DEFAULT_PING_INTERVAL_S, .idle_s = IDLE_S,                                  \
     .fixed_rate_fraction = DEFAULT_FIXED_RATE_FRACTION
+/* A TCP cell of the defaults: name, direction, streams, passes, at the fixed rate or not. */
+#define TCP(NAME, DIR, STREAMS, PASSES, FIXED)                                                     \
+    {                                                                                              \
+        .name = NAME, .direction = DIR, .streams = STREAMS, .passes = PASSES, .fixed_rate = FIXED, \
+        .kind = ML_CELL_TCP                                                                        \
+    }
 static const struct ml_profile default_profiles[] = {
     {SEED("full", 30, 3, 200, 5), .n_cells = 2,
-     .cells = {{"forward-1", FWD, 1, 3, false}, {"forward-1-fixed", FWD, 1, 3, true}}},
+     .cells = {TCP("forward-1", FWD, 1, 3, false), TCP("forward-1-fixed", FWD, 1, 3, true)}},
     {SEED("deep", 30, 3, 200, 5), .n_cells = 7,
-     .cells = {{"forward-1", FWD, 1, 3, false},
-               {"reverse-1", REV, 1, 3, false},
-               {"bidir-1", BID, 1, 3, false},
-               {"forward-8", FWD, 8, 3, false},
-               {"reverse-8", REV, 8, 3, false},
-               {"bidir-8", BID, 8, 3, false},
-               {"forward-1-fixed", FWD, 1, 3, true}}},
+     .cells = {TCP("forward-1", FWD, 1, 3, false), TCP("reverse-1", REV, 1, 3, false),
+               TCP("bidir-1", BID, 1, 3, false), TCP("forward-8", FWD, 8, 3, false),
+               TCP("reverse-8", REV, 8, 3, false), TCP("bidir-8", BID, 8, 3, false),
+               TCP("forward-1-fixed", FWD, 1, 3, true)}},
     {SEED("quick", 4, 2, 40, 2), .n_cells = 4,
-     .cells = {{"forward-1", FWD, 1, 2, false},
-               {"reverse-1", REV, 1, 1, false},
-               {"forward-8", FWD, 8, 1, false},
-               {"forward-1-fixed", FWD, 1, 1, true}}},
+     .cells = {TCP("forward-1", FWD, 1, 2, false), TCP("reverse-1", REV, 1, 1, false),
+               TCP("forward-8", FWD, 8, 1, false), TCP("forward-1-fixed", FWD, 1, 1, true)}},
 };
 #undef SEED
+#undef TCP
 #undef FWD
 #undef REV
 #undef BID
