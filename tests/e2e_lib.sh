@@ -3,7 +3,7 @@
 # its messages) before sourcing.
 bin=${MESHLAB_BIN:-build/meshlab}
 uri=${MESHLAB_URI:-qemu:///system}
-passed=0 failed=0
+passed=0 failed=0 failures=()
 
 # Exits 77 (ctest's skip), or fails under MESHLAB_E2E_REQUIRED=1 (CI), saying why.
 skip() {
@@ -16,7 +16,15 @@ skip() {
     exit 77
 }
 ok() { passed=$((passed + 1)); echo "ok   - $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+bad() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL - $1"; }
+# The tally, and each failure again at the end: CI keeps only the tail of a long log, and a
+# failure in its middle must still be seen there. Exits non-zero when a check failed.
+e2e_finish() {
+    local f
+    for f in "${failures[@]}"; do echo "FAILED: ${f:0:600}"; done
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ]
+}
 # check DESCRIPTION SHELL-CONDITION
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
