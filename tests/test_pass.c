@@ -1029,12 +1029,15 @@ static void test_pairs(void)
     s1[3].rx_bytes = 1050000; /* a: flow 3's */
     double payload[3] = {1e6, 1e6, 1e6};
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(!ml_pass_flows_judge(t, &f, payload, s0, s1, why));
+    double received[3] = {0};
+    CHECK(!ml_pass_flows_judge(t, &f, payload, s0, s1, received, why));
+    CHECK(received[0] == 1100000 && received[1] == 10000 && received[2] == 1050000);
     CHECK_STR(why->str, "flow 2, client-b to client-c: client-c's NIC received 10000 bytes for "
                         "1000000 bytes of payload (less than 75 % of it)");
     g_string_truncate(why, 0);
     s1[2].rx_bytes = 760000;
-    CHECK(ml_pass_flows_judge(t, &f, payload, s0, s1, why));
+    CHECK(ml_pass_flows_judge(t, &f, payload, s0, s1, received, why));
+    CHECK(received[1] == 760000);
     CHECK(why->len == 0);
     g_free(t);
 }

@@ -1047,11 +1047,12 @@ void ml_iperf_result_add(struct ml_iperf_result *a, const struct ml_iperf_result
 
 bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows *f,
                          const double *payload, const struct ml_nic_stats *a,
-                         const struct ml_nic_stats *b, GString *why)
+                         const struct ml_nic_stats *b, double *received, GString *why)
 {
     bool ok = true;
     for (size_t i = 0; i < f->n; i++) {
         double rx = (double)(b[f->to[i]].rx_bytes - a[f->to[i]].rx_bytes);
+        received[i] = rx;
         if (rx >= ML_SIDES_SERVER_SHARE * payload[i])
             continue;
         g_string_append_printf(why,
@@ -1553,13 +1554,11 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
             const struct ml_pass_sample *a = &g_array_index(wt.samples, struct ml_pass_sample, 0);
             const struct ml_pass_sample *b =
                 &g_array_index(wt.samples, struct ml_pass_sample, wt.samples->len - 1);
-            for (size_t i = 0; i < flows->n; i++) {
+            for (size_t i = 0; i < flows->n; i++)
                 payload[i] = (double)ml_iperf_transfer_bytes(&flows->r[i]);
-                received[i] =
-                    (double)(b->guest[flows->to[i]].rx_bytes - a->guest[flows->to[i]].rx_bytes);
-            }
             g_autoptr(GString) why = g_string_new(NULL);
-            if (!ml_pass_flows_judge(pp->lab->topo, flows, payload, a->guest, b->guest, why)) {
+            if (!ml_pass_flows_judge(pp->lab->topo, flows, payload, a->guest, b->guest, received,
+                                     why)) {
                 g_string_append_printf(v.reason, "%snot every flow reached its receiver: %s",
                                        v.reason->len ? "; " : "", why->str);
                 v.passed = false;

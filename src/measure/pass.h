@@ -49,11 +49,12 @@ void ml_iperf_result_add(struct ml_iperf_result *a, const struct ml_iperf_result
 
 /* Pure: each flow's receiver's NIC received (rx_bytes, the guest's side as libvirt reports a
  * tap, from the guests' counters a to b) at least ML_SIDES_SERVER_SHARE of that flow's payload
- * (payload[i]): the flows went where they were sent. Appends to why each one that did not,
- * naming its nodes (of t); true when all did. */
+ * (payload[i]): the flows went where they were sent. Sets received[i] (f->n of them) to what
+ * flow i's receiver received, the figure the pass records; appends to why each flow that fell
+ * short, naming its nodes (of t); true when none did. */
 bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows *f,
                          const double *payload, const struct ml_nic_stats *a,
-                         const struct ml_nic_stats *b, GString *why);
+                         const struct ml_nic_stats *b, double *received, GString *why);
 
 /* A hub whose busy CPU seconds over a pairs pass reach this share of the transfer's seconds is
  * saturated: its one vCPU can carry no more. */
