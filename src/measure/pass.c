@@ -843,8 +843,13 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
      * first lab saw forward passes of 1.6 to 1.8 hub bytes per payload byte: the payload whole,
      * the counters short of its last fraction of a second. */
     if (ok && exited) {
+        /* A pairs pass's other flows, which may end a moment after the pass's own: every
+         * receiver's NIC must have had all of its flow when the last counters are read (with
+         * segmentation offload a plain flow's frames are only 0.3 % above its payload, and a
+         * receiver read early fell below it). */
+        ok = flows_wait(pp, err);
         struct ml_pass_sample s = {.t = ml_now() - start};
-        ok = sample_now(pp, &s, err);
+        ok = ok && sample_now(pp, &s, err);
         /* Not the host: a reading a moment after the last one is ticks of rounding, not a
          * second of its CPU. */
         if (ok)
@@ -1212,8 +1217,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
 
     long long ping_pid = 0;
     bool ran =
-        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err) &&
-        flows_wait(pp, err);
+        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
     struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
