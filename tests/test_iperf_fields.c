@@ -19,6 +19,7 @@
 #include "measure/pass.h"
 #include "report/schema_check.h"
 
+#include <json-c/json.h>
 #include <math.h>
 
 /* A recorded output; the test cannot mean anything without it. */
@@ -35,10 +36,11 @@ static bool near(double a, double b)
     return fabs(a - b) <= 1e-6 * MAX(1.0, fabs(b));
 }
 
-/* iperf3 -t 3 -O 1: the first interval is the warm-up; every end figure is of the 3 s after. */
+/* iperf3 -t 3 -O 1 --get-server-output: the first interval is the warm-up; every end figure is
+ * of the 3 s after. The warm-up counts as the server received it (server_output_json). */
 static void test_omit_forward(void)
 {
-    g_autofree char *text = sample("iperf3/forward-1-omit-1.json");
+    g_autofree char *text = sample("iperf3/forward-1-omit-1-server.json");
     struct ml_iperf_result r;
     g_autoptr(GError) err = NULL;
     CHECK(ml_iperf_parse(text, &r, &err));
@@ -49,36 +51,72 @@ static void test_omit_forward(void)
      * it exactly. The parser's whole-transfer payload rests on this. */
     double measured = r.interval_bytes[1] + r.interval_bytes[2] + r.interval_bytes[3];
     CHECK(near(measured, (double)r.bytes_sent));
-    CHECK(r.bytes_sent == 2735472640u);
-    CHECK(r.payload_bytes == 2736128000u); /* end.sum_received */
-    CHECK(r.omitted_bytes == 857079808u);  /* intervals[0].sum */
-    CHECK(ml_iperf_transfer_bytes(&r) == 2736128000u + 857079808u);
-    CHECK(near(r.seconds, 3.000768));
-    CHECK(near(r.omitted_s, 1.000573992729187));
-    CHECK(near(ml_iperf_transfer_s(&r), 3.000768 + 1.000573992729187));
+    CHECK(r.bytes_sent == 8081899520u);
+    CHECK(r.payload_bytes == 8083341524u); /* end.sum_received */
+    /* The server's omitted interval, not the client's 2245263360: what was in flight when the
+     * warm-up ended (1442004 bytes) is in end.sum_received already. */
+    CHECK(r.omitted_bytes == 2243821356u);
+    /* So the whole transfer received is every byte the client sent, warm-up included, exactly:
+     * the sender's count would have read 1442004 bytes high. */
+    CHECK(ml_iperf_transfer_bytes(&r) == 8081899520u + 2245263360u);
+    CHECK(near(r.seconds, 3.000609));
+    CHECK(near(r.omitted_s, 1.000480055809021));
+    CHECK(near(ml_iperf_transfer_s(&r), 3.000609 + 1.000480055809021));
     CHECK_STR(r.sender_congestion, "bbr");
     CHECK_STR(r.receiver_congestion, "bbr");
     CHECK(r.tcp_mss == 32768);
-    CHECK(near(r.rtt_mean_us, 1726) && near(r.rtt_max_us, 5001) && near(r.rtt_min_us, 531));
+    CHECK(near(r.rtt_mean_us, 177) && near(r.rtt_max_us, 486) && near(r.rtt_min_us, 58));
     CHECK(r.pmtu == 65535);
-    CHECK(r.retransmits == 1);
+    CHECK(r.retransmits == 18);
     CHECK(!r.udp && isnan(r.jitter_ms) && r.lost_packets == -1 && r.packets == -1);
 }
 
-/* --bidir -P 2 -O 1: the warm-up counts both directions; the RTT is the client's two sending
- * sockets' only (the two receiving ones print 17 µs, their ACK-only flow's). */
+/* The same without the server's document: the warm-up the client sent is known only as it sent
+ * it, which reads high; the pass fails rather than report that. */
+static void test_omit_without_receiver(void)
+{
+    g_autofree char *text = sample("iperf3/forward-1-omit-1.json");
+    struct ml_iperf_result r = {.omit_s = 77};
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_iperf_parse(text, &r, &err));
+    CHECK(r.omit_s == 77); /* untouched */
+    CHECK_STR(err ? err->message : NULL,
+              "iperf3's output counts the 857079808 bytes of the warm-up (-O) only as the client "
+              "sent them: the receiver's count, server_output_json (--get-server-output, the "
+              "server run with -J), is missing, and without it the payload would read high");
+}
+
+/* -R: the client is the receiver, so its own omitted intervals are the receiver's count, and the
+ * server's document is not needed: the same figures with it taken out. */
+static void test_omit_reverse(void)
+{
+    g_autofree char *text = sample("iperf3/reverse-1-omit-1-server.json");
+    struct ml_iperf_result r, bare;
+    CHECK(ml_iperf_parse(text, &r, NULL));
+    CHECK(r.omitted_bytes == 2625634198u && r.payload_bytes == 7122845696u);
+    struct json_object *doc = json_tokener_parse(text);
+    CHECK(doc && json_object_object_get_ex(doc, "server_output_json", NULL));
+    json_object_object_del(doc, "server_output_json");
+    CHECK(ml_iperf_parse(json_object_to_json_string(doc), &bare, NULL));
+    CHECK(bare.omitted_bytes == r.omitted_bytes && bare.payload_bytes == r.payload_bytes);
+    json_object_put(doc);
+}
+
+/* --bidir -P 2 -O 1: the warm-up counts both directions as each receiver counted it, the
+ * client's reverse intervals and the server's forward ones; the RTT is the client's two sending
+ * sockets' only (the two receiving ones print their ACK-only flow's). */
 static void test_omit_bidir(void)
 {
-    g_autofree char *text = sample("iperf3/bidir-2-omit-1.json");
+    g_autofree char *text = sample("iperf3/bidir-2-omit-1-server.json");
     struct ml_iperf_result r;
     CHECK(ml_iperf_parse(text, &r, NULL));
-    CHECK(r.omitted_bytes == 235929600u + 559677440u);
-    CHECK(r.payload_bytes == 687603818u + 2430992384u);
+    CHECK(r.omitted_bytes == 153354240u + 1236467659u);
+    CHECK(r.payload_bytes == 5832245301u + 819462144u);
     CHECK(ml_iperf_transfer_bytes(&r) == r.payload_bytes + r.omitted_bytes);
-    CHECK(near(r.rtt_mean_us, (4165.0 + 3159.0) / 2));
-    CHECK(near(r.rtt_max_us, 9530) && near(r.rtt_min_us, 1367));
+    CHECK(near(r.rtt_mean_us, (309.0 + 385.0) / 2));
+    CHECK(near(r.rtt_max_us, 1281) && near(r.rtt_min_us, 37));
     CHECK(r.pmtu == 65535);
-    CHECK(r.retransmits == 18);
+    CHECK(r.retransmits == 49);
 }
 
 /* No -O: nothing omitted, the whole transfer is the measured one. -R: the client sends nothing,
@@ -99,13 +137,13 @@ static void test_no_omit_and_reverse(void)
 /* -u -b 10M -O 1: loss and jitter from end.sum; nothing of TCP. */
 static void test_udp(void)
 {
-    g_autofree char *text = sample("iperf3/udp-10M-omit-1.json");
+    g_autofree char *text = sample("iperf3/udp-10M-omit-1-server.json");
     struct ml_iperf_result r;
     g_autoptr(GError) err = NULL;
     CHECK(ml_iperf_parse(text, &r, &err));
     CHECK(r.udp);
     CHECK(r.packets == 114 && r.lost_packets == 0 && near(r.lost_percent, 0));
-    CHECK(near(r.jitter_ms, 0.02809206488748515));
+    CHECK(near(r.jitter_ms, 0.014835950515343446));
     CHECK(r.omitted_bytes == 1277952u && r.payload_bytes == 3735552u);
     CHECK(r.retransmits == -1 && r.tcp_mss == -1 && r.pmtu == -1 && isnan(r.rtt_mean_us));
     CHECK(r.sender_congestion[0] == 0);
@@ -165,11 +203,11 @@ static void test_iperf_cmd(void)
         {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 30"},
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 --get-server-output"},
         {{.name = "reverse-1", .direction = ML_DIR_REVERSE, .streams = 1},
          4,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 4 -R"},
+         "iperf3 -J -c 10.0.0.3 -t 3 -O 1 -R"},
         {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
          3,
          0,
@@ -177,7 +215,7 @@ static void test_iperf_cmd(void)
         {{.name = "forward-8-fixed", .direction = ML_DIR_FORWARD, .streams = 8, .fixed_rate = true},
          8,
          80e6,
-         "iperf3 -J -c 10.0.0.3 -t 8 -P 8 -b 10000000"},
+         "iperf3 -J -c 10.0.0.3 -t 6 -O 2 --get-server-output -P 8 -b 10000000"},
         {{.name = "udp-10M",
           .direction = ML_DIR_FORWARD,
           .streams = 1,
@@ -185,11 +223,11 @@ static void test_iperf_cmd(void)
           .udp_bits_per_second = 10e6},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 30 -u -b 10000000"},
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 --get-server-output -u -b 10000000"},
         {{.name = "rrul", .direction = ML_DIR_BIDIR, .streams = 4, .kind = ML_CELL_RRUL},
          30,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 30 --bidir -P 4"},
+         "iperf3 -J -c 10.0.0.3 -t 28 -O 2 --get-server-output --bidir -P 4"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *got =
@@ -197,12 +235,14 @@ static void test_iperf_cmd(void)
         CHECK_STR(got, cases[i].want);
     }
     g_autofree char *ns = ml_pass_iperf_cmd("ip netns exec c ", "10.0.0.3", &cases[0].cell, 30, 0);
-    CHECK_STR(ns, "ip netns exec c iperf3 -J -c 10.0.0.3 -t 30");
-    /* -O is off until the receiver's count of the warm-up is read (profile.c says why). */
-    CHECK(ml_profile_omit_s(1) == 0 && ml_profile_omit_s(4) == 0 && ml_profile_omit_s(600) == 0);
+    CHECK_STR(ns, "ip netns exec c iperf3 -J -c 10.0.0.3 -t 28 -O 2 --get-server-output");
+    /* The warm-up is a quarter of the pass, at most 2 s; none in a pass under 4 s. */
+    CHECK(ml_profile_omit_s(1) == 0 && ml_profile_omit_s(3) == 0 && ml_profile_omit_s(4) == 1);
+    CHECK(ml_profile_omit_s(8) == 2 && ml_profile_omit_s(600) == 2);
 }
 
-/* The series of a relayed pass with -O 1, built from the recorded forward-1-omit-1.json: the
+/* The series of a relayed pass with -O 1, built from the recorded forward-1-omit-1-server.json:
+ * the
  * client's NIC moved exactly iperf3's interval bytes each second, the hub twice that. Each
  * second's payload is the client's bytes scaled by the whole transfer's payload over the
  * client's NIC bytes, so it must come out at the client's bytes (scale ~1), and the pass's
@@ -210,7 +250,7 @@ static void test_iperf_cmd(void)
  * left out) every second would read ~3/4 of its payload and the hub factor ~8/3. */
 static void test_series_with_warm_up(void)
 {
-    g_autofree char *text = sample("iperf3/forward-1-omit-1.json");
+    g_autofree char *text = sample("iperf3/forward-1-omit-1-server.json");
     struct ml_iperf_result r;
     CHECK(ml_iperf_parse(text, &r, NULL));
     struct ml_pass_sample smp[5] = {0};
@@ -255,21 +295,21 @@ static bool is_null(struct json_object *o, const char *key)
 /* What results.json's passes[] keep of iperf3: the whole transfer beside the measured part. */
 static void test_pass_json(void)
 {
-    g_autofree char *tcp_text = sample("iperf3/forward-1-omit-1.json");
+    g_autofree char *tcp_text = sample("iperf3/forward-1-omit-1-server.json");
     struct ml_iperf_result r;
     CHECK(ml_iperf_parse(tcp_text, &r, NULL));
     const struct ml_cell tcp = {.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1};
     struct json_object *o = json_object_new_object();
     ml_pass_iperf_json(o, &tcp, &r);
-    CHECK(field(o, "payload_bytes") == 2736128000.0 + 857079808.0);
-    CHECK(field(o, "measured_payload_bytes") == 2736128000.0);
-    CHECK(field(o, "omitted_payload_bytes") == 857079808.0);
-    CHECK(near(field(o, "omitted_s"), 1.000573992729187));
-    CHECK(near(field(o, "measured_s"), 3.000768));
-    CHECK(near(field(o, "duration_s"), 3.000768 + 1.000573992729187));
-    CHECK(near(field(o, "retransmits_per_second"), 1 / 3.000768));
-    CHECK(near(field(o, "tcp_rtt_mean_ms"), 1.726) && near(field(o, "tcp_rtt_max_ms"), 5.001));
-    CHECK(near(field(o, "tcp_rtt_min_ms"), 0.531));
+    CHECK(field(o, "payload_bytes") == 8083341524.0 + 2243821356.0);
+    CHECK(field(o, "measured_payload_bytes") == 8083341524.0);
+    CHECK(field(o, "omitted_payload_bytes") == 2243821356.0);
+    CHECK(near(field(o, "omitted_s"), 1.000480055809021));
+    CHECK(near(field(o, "measured_s"), 3.000609));
+    CHECK(near(field(o, "duration_s"), 3.000609 + 1.000480055809021));
+    CHECK(near(field(o, "retransmits_per_second"), 18 / 3.000609));
+    CHECK(near(field(o, "tcp_rtt_mean_ms"), 0.177) && near(field(o, "tcp_rtt_max_ms"), 0.486));
+    CHECK(near(field(o, "tcp_rtt_min_ms"), 0.058));
     CHECK(field(o, "tcp_mss") == 32768 && field(o, "path_mtu") == 65535);
     struct json_object *cc = NULL;
     CHECK(json_object_object_get_ex(o, "tcp_congestion_sender", &cc) &&
@@ -277,7 +317,7 @@ static void test_pass_json(void)
     CHECK(is_null(o, "udp_loss_percent") && is_null(o, "udp_offered_bits_per_second"));
     json_object_put(o);
 
-    g_autofree char *udp_text = sample("iperf3/udp-10M-omit-1.json");
+    g_autofree char *udp_text = sample("iperf3/udp-10M-omit-1-server.json");
     CHECK(ml_iperf_parse(udp_text, &r, NULL));
     const struct ml_cell udp = {.name = "udp-10M",
                                 .direction = ML_DIR_FORWARD,
@@ -288,7 +328,7 @@ static void test_pass_json(void)
     ml_pass_iperf_json(o, &udp, &r);
     CHECK(field(o, "udp_offered_bits_per_second") == 10e6);
     CHECK(field(o, "udp_loss_percent") == 0 && field(o, "udp_packets") == 114);
-    CHECK(field(o, "udp_lost_packets") == 0 && near(field(o, "udp_jitter_ms"), 0.0280920648874));
+    CHECK(field(o, "udp_lost_packets") == 0 && near(field(o, "udp_jitter_ms"), 0.0148359505153));
     CHECK(is_null(o, "retransmits") && is_null(o, "retransmits_per_second"));
     CHECK(is_null(o, "tcp_mss") && is_null(o, "tcp_rtt_mean_ms") && is_null(o, "path_mtu"));
     CHECK(is_null(o, "tcp_congestion_sender"));
@@ -312,10 +352,10 @@ static void test_schema_takes_them(void)
         const char *file, *cell;
         struct ml_cell c;
     } cases[] = {
-        {"iperf3/udp-10M-omit-1.json",
+        {"iperf3/udp-10M-omit-1-server.json",
          "udp-10M",
          {.streams = 1, .kind = ML_CELL_UDP, .udp_bits_per_second = 10e6}},
-        {"iperf3/bidir-2-omit-1.json", "rrul", {.streams = 4, .kind = ML_CELL_RRUL}},
+        {"iperf3/bidir-2-omit-1-server.json", "rrul", {.streams = 4, .kind = ML_CELL_RRUL}},
         {"iperf3/reverse-1.json", "reverse-1", {.streams = 1, .direction = ML_DIR_REVERSE}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -337,16 +377,17 @@ static void test_schema_takes_them(void)
 }
 
 /* The profile's estimate of iperf3 -J's size (what it refuses a cell by) covers the new
- * recorded outputs: UDP, and -O's extra intervals within the pass's seconds. */
+ * recorded outputs: UDP, and -O's extra intervals within the pass's seconds, with the server's
+ * own document inside (--get-server-output). */
 static void test_json_size_estimate(void)
 {
     static const struct {
         const char *file;
         struct ml_cell c;
     } cases[] = {
-        {"iperf3/udp-10M-omit-1.json", {.streams = 1, .kind = ML_CELL_UDP}},
-        {"iperf3/forward-1-omit-1.json", {.streams = 1}},
-        {"iperf3/bidir-2-omit-1.json", {.streams = 2, .direction = ML_DIR_BIDIR}},
+        {"iperf3/udp-10M-omit-1-server.json", {.streams = 1, .kind = ML_CELL_UDP}},
+        {"iperf3/forward-1-omit-1-server.json", {.streams = 1}},
+        {"iperf3/bidir-2-omit-1-server.json", {.streams = 2, .direction = ML_DIR_BIDIR}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *text = sample(cases[i].file);
@@ -358,6 +399,8 @@ static void test_json_size_estimate(void)
 int main(void)
 {
     test_omit_forward();
+    test_omit_without_receiver();
+    test_omit_reverse();
     test_omit_bidir();
     test_no_omit_and_reverse();
     test_udp();

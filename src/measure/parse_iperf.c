@@ -208,14 +208,59 @@ static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, G
         r->interval_s[r->n_intervals] = secs;
         r->interval_omitted[r->n_intervals] = warm_up;
         r->n_intervals++;
-        if (warm_up) {
-            r->omitted_bytes += (uint64_t)(bytes + back);
+        if (warm_up)
             r->omitted_s += secs;
-        }
         int64_t pmtu = interval_pmtu(iv);
         if (pmtu > 0)
             r->pmtu = pmtu;
     }
+    return true;
+}
+
+/* The warm-up's bytes in doc's intervals marked omitted, as its end received them (sums whose
+ * "sender" is false) and as it sent them (true): the client's document and, under
+ * --get-server-output, the server's. Every sum of 3.12's intervals says which it is. */
+static void warm_up_bytes(struct json_object *doc, double *received, double *sent)
+{
+    struct json_object *ivs = member(doc, "intervals", json_type_array);
+    for (size_t i = 0; ivs && i < json_object_array_length(ivs); i++) {
+        struct json_object *iv = json_object_array_get_idx(ivs, i);
+        static const char *const keys[] = {"sum", "sum_bidir_reverse"};
+        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+            struct json_object *sum = member(iv, keys[k], json_type_object);
+            struct json_object *omitted = member(sum, "omitted", json_type_boolean);
+            struct json_object *sender = member(sum, "sender", json_type_boolean);
+            double bytes = 0, secs = 0;
+            if (!omitted || !json_object_get_boolean(omitted) || !sender ||
+                !interval_sum(iv, keys[k], &bytes, &secs) || bytes > IPERF_INTERVAL_BYTES_MAX)
+                continue;
+            *(json_object_get_boolean(sender) ? sent : received) += bytes;
+        }
+    }
+}
+
+/* omitted_bytes: the warm-up as its receivers counted it, the client's received intervals and
+ * the server's (server_output_json). The sender's count is not the payload: what sat in its
+ * socket buffer when the omit timer fired is counted there and again in end.sum_received. So
+ * a warm-up the client sent needs the server's document, and without it the figures would read
+ * high: that fails. */
+static bool read_warm_up(struct json_object *doc, struct ml_iperf_result *r, GError **err)
+{
+    double received = 0, sent = 0, server_received = 0, server_sent = 0;
+    warm_up_bytes(doc, &received, &sent);
+    struct json_object *server = member(doc, "server_output_json", json_type_object);
+    if (server)
+        warm_up_bytes(server, &server_received, &server_sent);
+    if (sent > 0 && !server) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "iperf3's output counts the %.0f bytes of the warm-up (-O) only as the client "
+                    "sent them: the receiver's count, server_output_json (--get-server-output, "
+                    "the server run with -J), is missing, and without it the payload would read "
+                    "high",
+                    sent);
+        return false;
+    }
+    r->omitted_bytes = (uint64_t)(received + server_received);
     return true;
 }
 
@@ -326,7 +371,7 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
         goto out;
     r.payload_bytes = r.bytes_received + r.bytes_received_reverse;
     r.payload_bits_per_second += r.bits_per_second_received;
-    if (!read_intervals(doc, &r, err))
+    if (!read_intervals(doc, &r, err) || !read_warm_up(doc, &r, err))
         goto out;
     read_start(doc, &r);
     read_tcp(end, &r);

@@ -31,8 +31,10 @@ struct ml_iperf_result {
      * marked "omitted": true, but every end.* figure above (bytes, seconds, bits_per_second,
      * retransmits) starts after them: iperf_reset_stats() zeroes bytes_received and sets
      * bytes_sent_omit when the omit timer fires (src/iperf_api.c of 3.12). omit_s is what was
-     * asked (start.test_start.omit, 0 if absent); omitted_s and omitted_bytes add up the
-     * omitted intervals (both directions under --bidir). */
+     * asked (start.test_start.omit, 0 if absent); omitted_s adds up the omitted intervals'
+     * seconds, omitted_bytes their bytes as the receivers counted them (both directions under
+     * --bidir): the client's received intervals, and the server's from server_output_json
+     * (--get-server-output), without which a warm-up the client sent fails to parse. */
     unsigned omit_s;
     double omitted_s;
     uint64_t omitted_bytes;

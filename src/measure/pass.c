@@ -575,8 +575,11 @@ char *ml_pass_iperf_cmd(const char *prefix, const char *target, const struct ml_
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "%siperf3 -J -c %s -t %u", prefix ? prefix : "", target,
                            seconds - omit);
+    /* Where the client sends, the server's document carries the receiver's count of the
+     * warm-up (ml_iperf_parse); under -R the client's own intervals are that count. */
     if (omit)
-        g_string_append_printf(s, " -O %u", omit);
+        g_string_append_printf(s, " -O %u%s", omit,
+                               c->direction == ML_DIR_REVERSE ? "" : " --get-server-output");
     if (c->kind == ML_CELL_UDP)
         g_string_append_printf(s, " -u -b %.0f", c->udp_bits_per_second);
     if (c->direction == ML_DIR_REVERSE)
@@ -1074,10 +1077,13 @@ bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows
 char *ml_pass_iperf_server(struct ml_lab *lab, size_t node, GError **err)
 {
     const char *ns = ml_lab_netns_prefix(lab, node);
+    /* -J: the server's JSON is what --get-server-output hands the client, the receiver's count
+     * of the warm-up. The pidfile's name says so: a server some older meshlab left running
+     * without it is not taken for one (its port being taken fails the start, saying so). */
     const char *pidfile =
-        *ns ? "/run/meshlab-iperf3-" ML_PLAN_NETNS ".pid" : "/run/meshlab-iperf3.pid";
+        *ns ? "/run/meshlab-iperf3-json-" ML_PLAN_NETNS ".pid" : "/run/meshlab-iperf3-json.pid";
     g_autofree char *cmd = g_strdup_printf("[ -f %1$s ] && kill -0 $(cat %1$s) 2>/dev/null || "
-                                           "%2$siperf3 -s -D --pidfile %1$s",
+                                           "%2$siperf3 -s -J -D --pidfile %1$s",
                                            pidfile, ns);
     return ml_agent_run(ml_lab_dom(lab, node), cmd, NULL, 30, err);
 }
