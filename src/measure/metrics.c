@@ -541,7 +541,11 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
             ml_j_num_at(x, "probe_hub_bytes", &probe);
             ml_j_num_at(x, "probe_hub_rx_packets", &probe_k);
             ml_j_num_at(x, "retransmits", &retr);
-            if (ml_j_num_at(x, "sent_bytes", &sent) && sent > p)
+            /* over the whole transfer; results of before it was recorded had no warm-up */
+            double unreceived = 0;
+            if (ml_j_num_at(x, "unreceived_bytes", &unreceived))
+                n.unreceived_bytes += unreceived;
+            else if (ml_j_num_at(x, "sent_bytes", &sent) && sent > p)
                 n.unreceived_bytes += sent - p;
             n.payload_bytes += p;
             n.hub_rx_packets += k;

@@ -217,10 +217,11 @@ static bool read_intervals(struct json_object *doc, struct ml_iperf_result *r, G
     return true;
 }
 
-/* The warm-up's bytes in doc's intervals marked omitted, as its end received them (sums whose
- * "sender" is false) and as it sent them (true): the client's document and, under
- * --get-server-output, the server's. Every sum of 3.12's intervals says which it is. */
-static void warm_up_bytes(struct json_object *doc, double *received, double *sent)
+/* The warm-up's bytes in doc's intervals marked omitted, as its end counted them: sent[0] and
+ * received[0] of end.sum's direction (intervals' "sum"), sent[1] and received[1] of the other
+ * under --bidir ("sum_bidir_reverse"), by each sum's "sender" flag. The client's document and,
+ * under --get-server-output, the server's: every sum of 3.12's intervals says which it is. */
+static void warm_up_bytes(struct json_object *doc, double sent[2], double received[2])
 {
     struct json_object *ivs = member(doc, "intervals", json_type_array);
     for (size_t i = 0; ivs && i < json_object_array_length(ivs); i++) {
@@ -234,7 +235,7 @@ static void warm_up_bytes(struct json_object *doc, double *received, double *sen
             if (!omitted || !json_object_get_boolean(omitted) || !sender ||
                 !interval_sum(iv, keys[k], &bytes, &secs) || bytes > IPERF_INTERVAL_BYTES_MAX)
                 continue;
-            *(json_object_get_boolean(sender) ? sent : received) += bytes;
+            (json_object_get_boolean(sender) ? sent : received)[k] += bytes;
         }
     }
 }
@@ -246,21 +247,26 @@ static void warm_up_bytes(struct json_object *doc, double *received, double *sen
  * high: that fails. */
 static bool read_warm_up(struct json_object *doc, struct ml_iperf_result *r, GError **err)
 {
-    double received = 0, sent = 0, server_received = 0, server_sent = 0;
-    warm_up_bytes(doc, &received, &sent);
+    double sent[2] = {0}, received[2] = {0}, server_sent[2] = {0}, server_received[2] = {0};
+    warm_up_bytes(doc, sent, received);
     struct json_object *server = member(doc, "server_output_json", json_type_object);
     if (server)
-        warm_up_bytes(server, &server_received, &server_sent);
-    if (sent > 0 && !server) {
+        warm_up_bytes(server, server_sent, server_received);
+    if (sent[0] + sent[1] > 0 && !server) {
         g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
                     "iperf3's output counts the %.0f bytes of the warm-up (-O) only as the client "
                     "sent them: the receiver's count, server_output_json (--get-server-output, "
                     "the server run with -J), is missing, and without it the payload would read "
                     "high",
-                    sent);
+                    sent[0] + sent[1]);
         return false;
     }
-    r->omitted_bytes = (uint64_t)(received + server_received);
+    r->omitted_bytes =
+        (uint64_t)(received[0] + received[1] + server_received[0] + server_received[1]);
+    r->omitted_sent_bytes = (uint64_t)(sent[0] + server_sent[0]);
+    r->omitted_received_bytes = (uint64_t)(received[0] + server_received[0]);
+    /* Under -R the server sent it: its count came back only with its document. */
+    r->omitted_sent_unknown = r->omitted_received_bytes > 0 && r->omitted_sent_bytes == 0;
     return true;
 }
 

@@ -47,9 +47,10 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
     /* A UDP cell's datagrams are a little smaller than a full segment and nothing comes back. */
     if (r->udp)
         b.floor = MIN(b.floor, ml_physics_udp_floor(x->encap));
-    double payload = (double)r->payload_bytes;
-    double unreceived =
-        r->bytes_sent > r->bytes_received ? (double)(r->bytes_sent - r->bytes_received) : 0;
+    /* The whole transfer, warm-up included, as the hub's counters around it saw it: its
+     * payload and what was sent and never received (ml_iperf_unreceived_bytes). */
+    double payload = (double)ml_iperf_transfer_bytes(r);
+    double unreceived = ml_iperf_unreceived_bytes(r);
     struct ml_physics_counts counts = {
         .payload_bytes = payload,
         .hub_rx_packets = hub_rx_packets,
@@ -1051,6 +1052,9 @@ void ml_iperf_result_add(struct ml_iperf_result *a, const struct ml_iperf_result
     a->n_intervals = MAX(a->n_intervals, b->n_intervals);
     a->omitted_s = MAX(a->omitted_s, b->omitted_s);
     a->omitted_bytes += b->omitted_bytes;
+    a->omitted_sent_bytes += b->omitted_sent_bytes;
+    a->omitted_received_bytes += b->omitted_received_bytes;
+    a->omitted_sent_unknown = a->omitted_sent_unknown || b->omitted_sent_unknown;
 }
 
 bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows *f,
@@ -1305,6 +1309,7 @@ void ml_pass_iperf_json(struct json_object *o, const struct ml_cell *c,
     json_object_object_add(o, "measured_s", json_object_new_double(r->seconds));
     add_int(o, "measured_payload_bytes", (long long)r->payload_bytes);
     add_int(o, "sent_bytes", (long long)r->bytes_sent);
+    add_int(o, "unreceived_bytes", (long long)ml_iperf_unreceived_bytes(r));
     json_object_object_add(o, "bits_per_second",
                            json_object_new_double(r->payload_bits_per_second));
     json_object_object_add(o, "retransmits",
