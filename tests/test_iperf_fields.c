@@ -238,7 +238,7 @@ static void test_iperf_cmd(void)
         {{.name = "reverse-1", .direction = ML_DIR_REVERSE, .streams = 1},
          4,
          0,
-         "iperf3 -J -c 10.0.0.3 -t 3 -O 1 -R"},
+         "iperf3 -J -c 10.0.0.3 -t 3 -O 1 --get-server-output -R"},
         {{.name = "forward-1", .direction = ML_DIR_FORWARD, .streams = 1},
          3,
          0,
@@ -419,6 +419,7 @@ static void test_json_size_estimate(void)
         {"iperf3/udp-10M-omit-1-server.json", {.streams = 1, .kind = ML_CELL_UDP}},
         {"iperf3/forward-1-omit-1-server.json", {.streams = 1}},
         {"iperf3/bidir-2-omit-1-server.json", {.streams = 2, .direction = ML_DIR_BIDIR}},
+        {"iperf3/reverse-1-omit-1-server.json", {.streams = 1, .direction = ML_DIR_REVERSE}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *text = sample(cases[i].file);

@@ -41,8 +41,8 @@ struct ml_iperf_result {
     /* The warm-up of the direction end.sum_sent and end.sum_received count (the forward one, or
      * the reverse under -R) as its sender and its receiver counted it, so that what was sent and
      * never received is known over the whole transfer. The sender's count is unknown
-     * (omitted_sent_unknown) where only the receiver's document came back: -R without the
-     * server's. */
+     * (omitted_sent_unknown) where only the receiver's document came back: -R without
+     * --get-server-output. */
     uint64_t omitted_sent_bytes, omitted_received_bytes;
     bool omitted_sent_unknown;
 

@@ -576,11 +576,12 @@ char *ml_pass_iperf_cmd(const char *prefix, const char *target, const struct ml_
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "%siperf3 -J -c %s -t %u", prefix ? prefix : "", target,
                            seconds - omit);
-    /* Where the client sends, the server's document carries the receiver's count of the
-     * warm-up (ml_iperf_parse); under -R the client's own intervals are that count. */
+    /* The server's document carries its count of the warm-up (ml_iperf_parse): the receiver's
+     * where the client sends, and under -R the sender's, without which the bytes it sent and
+     * the client never counted (the tail the band prices) are known only after the warm-up,
+     * where they read 0 and failed genuine reverse relay passes. */
     if (omit)
-        g_string_append_printf(s, " -O %u%s", omit,
-                               c->direction == ML_DIR_REVERSE ? "" : " --get-server-output");
+        g_string_append_printf(s, " -O %u --get-server-output", omit);
     if (c->kind == ML_CELL_UDP)
         g_string_append_printf(s, " -u -b %.0f", c->udp_bits_per_second);
     if (c->direction == ML_DIR_REVERSE)

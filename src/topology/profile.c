@@ -64,9 +64,9 @@ size_t ml_iperf_json_bytes(const struct ml_cell *cell, unsigned seconds)
     size_t one =
         IPERF_JSON_RUN + IPERF_JSON_SOCKET * sockets +
         ((size_t)seconds + 1) * (IPERF_JSON_INTERVAL + IPERF_JSON_INTERVAL_SOCKET * sockets);
-    /* With a warm-up the client sends, the server's own document comes back inside the
-     * client's (--get-server-output), as long as it. */
-    return ml_profile_omit_s(seconds) && cell->direction != ML_DIR_REVERSE ? 2 * one : one;
+    /* With a warm-up, the server's own document comes back inside the client's
+     * (--get-server-output), as long as it. */
+    return ml_profile_omit_s(seconds) ? 2 * one : one;
 }
 
 size_t ml_ping_text_bytes(unsigned count)
