@@ -26,6 +26,9 @@ packages=(
     tcpdump
     # scripts/fuzz.sh: the parsers' libFuzzer targets (clang's fuzzer, ASan and UBSan runtimes)
     clang libclang-rt-14-dev
+    # tests/openvpn_netns.sh and tests/tinc_netns.sh: the daemons the guests run, run for real in
+    # network namespaces here (without them both skip, and a fresh machine's CI tested neither)
+    openvpn tinc
 )
 need=()
 for p in "${packages[@]}"; do
