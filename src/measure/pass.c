@@ -1082,9 +1082,11 @@ bool ml_pass_flows_judge(const struct ml_topology *t, const struct ml_pass_flows
 char *ml_pass_iperf_server(struct ml_lab *lab, size_t node, GError **err)
 {
     const char *ns = ml_lab_netns_prefix(lab, node);
-    /* -J: the server's JSON is what --get-server-output hands the client, the receiver's count
-     * of the warm-up. The pidfile's name says so: a server some older meshlab left running
-     * without it is not taken for one (its port being taken fails the start, saying so). */
+    /* -J: the server's JSON is what --get-server-output hands the client, its count of the
+     * warm-up. The pidfile's name says so, so a server some older meshlab left running without
+     * -J is not taken for one. The new one then cannot bind the port, though -D still exits 0,
+     * and the old one answers with server_output_text: ml_iperf_parse fails that pass, naming
+     * the missing server_output_json and -J (seen with iperf 3.12 on loopback). */
     const char *pidfile =
         *ns ? "/run/meshlab-iperf3-json-" ML_PLAN_NETNS ".pid" : "/run/meshlab-iperf3-json.pid";
     g_autofree char *cmd = g_strdup_printf("[ -f %1$s ] && kill -0 $(cat %1$s) 2>/dev/null || "
