@@ -157,6 +157,31 @@ static void test_ping_busybox(void)
     CHECK(r.mdev_ms == -1);
 }
 
+/* The path check's probe: four `ping -c 1 -W 1 -s 1000 127.0.0.1` one after another, the third's
+ * request dropped by nftables in a netns (iputils 20221126, Debian 12). Each run waits for its own
+ * reply, so a late one still counts; the sum is what the probe judges. */
+static void test_ping_runs(void)
+{
+    g_autofree char *text = sample("ping-loopback-runs-one-lost.txt");
+    struct ml_ping_result r;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_ping_parse_runs(text, &r, &err));
+    CHECK(r.transmitted == 4 && r.received == 3 && r.errors == 0);
+    CHECK(r.have_rtt);
+    CHECK_NEAR(r.min_ms, 0.038);
+    CHECK_NEAR(r.max_ms, 0.057);
+    CHECK_NEAR(r.avg_ms, (0.050 + 0.038 + 0.057) / 3);
+    /* ml_ping_parse alone reads the first run only: the sum is not what it gives. */
+    struct ml_ping_result one;
+    CHECK(ml_ping_parse(text, &one, NULL) && one.transmitted == 1);
+    /* One run is ml_ping_parse's answer; no run at all is its error. */
+    g_autofree char *single = sample("ping-loopback-5.txt");
+    CHECK(ml_ping_parse_runs(single, &r, NULL) && r.transmitted == 5 && r.received == 5);
+    g_autoptr(GError) e = NULL;
+    CHECK(!ml_ping_parse_runs("connect: Network is unreachable\n", &r, &e));
+    CHECK(e && strstr(e->message, "Network is unreachable"));
+}
+
 static void test_ping_failures(void)
 {
     g_autofree char *down = sample("ping-loopback-down.txt");
@@ -244,6 +269,7 @@ int main(void)
     test_ping_errors();
     test_ping_duplicates();
     test_ping_busybox();
+    test_ping_runs();
     test_ping_failures();
     return check_finish();
 }

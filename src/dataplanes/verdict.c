@@ -166,11 +166,14 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
             must = g_strdup("the multiple its frames give, and the path has no frame model "
                             "(ml_path_ops.encap)");
     }
+    g_autofree char *slowest = ev->probe_max_ms > 0
+                                   ? g_strdup_printf(", the slowest in %.1f ms", ev->probe_max_ms)
+                                   : g_strdup("");
     g_string_append_printf(sentence,
-                           "route: %s; %u/%u probe pings answered (all must be); hub NIC moved "
+                           "route: %s; %u/%u probe pings answered (all must be%s); hub NIC moved "
                            "%lld bytes, less %lld idle (as long, just before) is %lld for %lld "
                            "probe bytes (must be %s)",
-                           ev->route ? ev->route : "?", ev->received, ev->transmitted,
+                           ev->route ? ev->route : "?", ev->received, ev->transmitted, slowest,
                            ev->hub_bytes, ev->hub_idle_bytes, carried, ev->probe_bytes, must);
     return own && answered && hub_ok;
 }

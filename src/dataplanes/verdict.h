@@ -34,8 +34,9 @@ struct ml_evidence {
     long long probe_bytes;    /* IP bytes of the pings answered and their replies: received x 2
                                * x one packet's bytes (ICMP payload + headers) */
     unsigned transmitted, received;
-    char *route;        /* the client's `ip -o route get TARGET`, squashed */
-    struct ml_route rt; /* route's fields; ml_path_verdict reads route when !rt.parsed */
+    double probe_max_ms; /* the slowest reply's round trip; -1 none, 0 not measured */
+    char *route;         /* the client's `ip -o route get TARGET`, squashed */
+    struct ml_route rt;  /* route's fields; ml_path_verdict reads route when !rt.parsed */
     char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
     char *own_error;                /* why they could not be read, or NULL */
 };

@@ -150,6 +150,43 @@ bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err)
     return true;
 }
 
+bool ml_ping_parse_runs(const char *text, struct ml_ping_result *ret, GError **err)
+{
+    g_return_val_if_fail(text != NULL, false);
+    g_return_val_if_fail(ret != NULL, false);
+
+    /* Each run ends in "--- ADDR ping statistics ---", its counts and its rtt line: splitting
+     * at "--- " leaves one run's statistics at the head of each piece after the first. */
+    struct ml_ping_result sum = {.mdev_ms = -1};
+    double rtt_total = 0;
+    unsigned runs = 0;
+    g_auto(GStrv) pieces = g_strsplit(text, "--- ", -1);
+    for (char **p = pieces; *p; p++) {
+        if (!strstr(*p, " packets transmitted, "))
+            continue;
+        struct ml_ping_result r;
+        if (!ml_ping_parse(*p, &r, err))
+            return false;
+        runs++;
+        sum.transmitted += r.transmitted;
+        sum.received += r.received;
+        sum.errors += r.errors;
+        sum.duplicates += r.duplicates;
+        if (r.have_rtt) {
+            sum.min_ms = sum.have_rtt ? MIN(sum.min_ms, r.min_ms) : r.min_ms;
+            sum.max_ms = sum.have_rtt ? MAX(sum.max_ms, r.max_ms) : r.max_ms;
+            rtt_total += r.avg_ms * r.received;
+            sum.have_rtt = true;
+        }
+    }
+    if (!runs)
+        return ml_ping_parse(text, ret, err); /* says why there is no statistics line */
+    if (sum.received)
+        sum.avg_ms = rtt_total / sum.received;
+    *ret = sum;
+    return true;
+}
+
 GArray *ml_ping_rtts(const char *text)
 {
     GArray *a = g_array_new(FALSE, FALSE, sizeof(double));

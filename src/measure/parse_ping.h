@@ -19,6 +19,12 @@ struct ml_ping_result {
  * line. ret is untouched on failure. */
 bool ml_ping_parse(const char *text, struct ml_ping_result *ret, GError **err);
 
+/* The same over the statistics of several pings printed one after another (a shell loop of
+ * `ping -c 1`): the counts add up, min and max are over all of them and avg is weighted by each
+ * run's replies; mdev is -1 (not summed). Fails like ml_ping_parse when a run's lines cannot be
+ * read or when there is no statistics line at all. */
+bool ml_ping_parse_runs(const char *text, struct ml_ping_result *ret, GError **err);
+
 /* The round-trip time of every reply line ("... icmp_seq=N ttl=T time=0.345 ms"), in the
  * order printed, in ms; duplicates ("(DUP!)") are left out. g_array_unref it. */
 GArray *ml_ping_rtts(const char *text);
