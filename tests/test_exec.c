@@ -331,10 +331,47 @@ static void test_agent_reply_types(void)
     CHECK(!strcmp(ml_agent_error_text(NULL), "no reason was given"));
 }
 
+/* ml_agent_run_each's script, run through a real /bin/sh as the guest's would: each command's
+ * output comes back in its own section, whether it ends in a newline, prints nothing or spans
+ * lines; a failing command stops the rest and its status is the script's. */
+static void test_run_each(void)
+{
+    const char *cmds[] = {"date +%s; echo 'a\tb'", "printf 'no newline'", "true",
+                          "printf 'x\\n\\n'"};
+    g_autofree char *script = ml_agent_each_script(cmds, G_N_ELEMENTS(cmds));
+    g_autofree char *out = NULL;
+    int st = -1;
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    CHECK(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &st,
+                       NULL));
+    CHECK(g_spawn_check_wait_status(st, NULL));
+    char *r[4];
+    CHECK(ml_agent_each_split(out, 4, r));
+    CHECK(g_ascii_strtoll(r[0], NULL, 10) > 1700000000 && g_str_has_suffix(r[0], "\na\tb\n"));
+    CHECK_STR(r[1], "no newline\n");
+    CHECK_STR(r[2], "");
+    CHECK_STR(r[3], "x\n"); /* trailing blank lines are not output a view reads */
+    for (size_t i = 0; i < 4; i++)
+        g_free(r[i]);
+    /* Fewer sections than asked for: no result, nothing allocated. */
+    char *q[5];
+    CHECK(!ml_agent_each_split(out, 5, q) && !q[0] && !q[4]);
+
+    const char *failing[] = {"echo first", "echo oops; exit 3", "touch /nonexistent/never"};
+    g_autofree char *fs = ml_agent_each_script(failing, 3);
+    g_autofree char *fout = NULL;
+    const char *fargv[] = {"/bin/sh", "-c", fs, NULL};
+    CHECK(g_spawn_sync(NULL, (char **)fargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &fout, NULL, &st,
+                       NULL));
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    CHECK(!ml_agent_each_split(fout, 3, q));
+}
+
 int main(void)
 {
     test_command_line();
     test_script_round_trip();
+    test_run_each();
     test_kill_group();
     test_has_netns();
     test_drain();

@@ -292,7 +292,7 @@ static void test_series_with_warm_up(void)
         smp[k].client.tx_bytes = client;
     }
     struct ml_pass_verdict v = {0};
-    const struct ml_pass_view views[] = {{"start", true, NULL}};
+    const struct ml_pass_view views[] = {{.when = "start", .ok = true}};
     /* A direct path's hub stays quiet: the series' payload scale is what is checked here. */
     const struct ml_pass_expect x = {.role = ML_HUB_QUIET};
     ml_pass_judge(&x, smp, 5, &r, views, 1, &v);

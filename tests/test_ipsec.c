@@ -98,6 +98,41 @@ static void replace(char **text, const char *from, const char *to)
 
 #define SAMPLES "tests/data/samples/ipsec"
 
+/* The hub's kernel SAs' bytes (tests/data/samples/ipsec: 20 probe pings each way, 20,560 bytes
+ * an SA): each end's in + out, summed over its SAs, so that a rekey's new SA adds to the old
+ * one's frozen count instead of hiding behind it. */
+static void test_tunnel_counts(void)
+{
+    struct ml_topology *t = load(true);
+    struct ml_evidence ev = recorded(SAMPLES);
+    struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
+    CHECK(IPSEC->tunnel_counts(t, &ev, c) == 2);
+    CHECK_STR(c[0].who, "the hub's SAs with client-a");
+    CHECK(c[0].bytes == 2 * 20560);
+    CHECK_STR(c[1].who, "the hub's SAs with client-b");
+    CHECK(c[1].bytes == 2 * 20560);
+    /* A rekey: a second SA from client-a to the hub, new and counting. */
+    g_autofree char *first = g_strdup(ev.own[1]);
+    const char *at = strstr(first, "src 10.231.17.11 dst 10.231.17.10");
+    CHECK(at != NULL);
+    if (at) {
+        GString *g = g_string_new(at);
+        g_string_replace(g, "20560(bytes)", "1000(bytes)", 1);
+        g_free(ev.own[1]);
+        ev.own[1] = g_strconcat(first, g->str, NULL);
+        g_string_free(g, TRUE);
+        CHECK(IPSEC->tunnel_counts(t, &ev, c) == 2);
+        CHECK(c[0].bytes == 2 * 20560 + 1000);
+        CHECK(c[1].bytes == 2 * 20560);
+    }
+    /* No SAs, no counts. */
+    g_free(ev.own[1]);
+    ev.own[1] = g_strdup("");
+    CHECK(IPSEC->tunnel_counts(t, &ev, c) == 0);
+    ml_evidence_clear(&ev);
+    ml_topology_free(t);
+}
+
 static void test_verify(void)
 {
     struct ml_topology *t = load(true);
@@ -250,5 +285,6 @@ int main(int argc, char **argv)
     test_encap();
     test_render();
     test_verify();
+    test_tunnel_counts();
     return check_finish();
 }

@@ -672,9 +672,9 @@ static size_t samples_of(const double *client, const double *hub, size_t n,
 }
 
 static const struct ml_pass_view views_ok[] = {
-    {"start", true, "route: 10.10.0.3 dev wg0"},
-    {"middle", true, "route: 10.10.0.3 dev wg0"},
-    {"end", true, "route: 10.10.0.3 dev wg0"},
+    {.when = "start", .ok = true, .evidence = "route: 10.10.0.3 dev wg0"},
+    {.when = "middle", .ok = true, .evidence = "route: 10.10.0.3 dev wg0"},
+    {.when = "end", .ok = true, .evidence = "route: 10.10.0.3 dev wg0"},
 };
 
 /* A relayed path without a frame model is not judged second by second: it fails saying so,
@@ -779,7 +779,8 @@ static void test_judge(void)
     ns = samples_of(client, hub, 8, smp);
     struct ml_pass_view views[3];
     memcpy(views, views_ok, sizeof(views));
-    views[1] = (struct ml_pass_view){"middle", false, "route: 10.10.0.3 dev eth0"};
+    views[1] = (struct ml_pass_view){
+        .when = "middle", .ok = false, .evidence = "route: 10.10.0.3 dev eth0"};
     ml_pass_judge(&wg, smp, ns, &r, views, 3, &v);
     CHECK(!v.passed);
     CHECK_STR(v.reason->str, "the dataplane's view at the middle did not show the path: "
@@ -788,7 +789,10 @@ static void test_judge(void)
     /* both: the band first, then each view in order, "; " between; no evidence reads "?" */
     hub[5] = 4.6 * 10e6;
     ns = samples_of(client, hub, 8, smp);
-    views[2] = (struct ml_pass_view){"end", false, NULL};
+    views[2] = (struct ml_pass_view){
+        .when = "end",
+        .ok = false,
+    };
     ml_pass_judge(&wg, smp, ns, &r, views, 3, &v);
     CHECK(!v.passed);
     CHECK(g_str_has_prefix(v.reason->str, "outside the relayed band: second 6: "));
@@ -842,7 +846,7 @@ static size_t samples_sides(const double *client, const double *server, const do
 }
 
 static const struct ml_pass_view views_plain[] = {
-    {"start", true, "route: 192.0.2.12 dev eth0 src 192.0.2.11"},
+    {.when = "start", .ok = true, .evidence = "route: 192.0.2.12 dev eth0 src 192.0.2.11"},
 };
 
 /* Every side of every second: the server's tap received the payload, nobody else carried it. */
@@ -1093,6 +1097,98 @@ static void test_pairs(void)
     g_free(t);
 }
 
+/* The dataplane's own counters between views (ml_tunnel_judge). Eight seconds of 1 MB of
+ * payload each, read at whole seconds; views every 2 s, each answering 0.4 to 0.6 s after it
+ * was asked. The counters count the tunnel's packets, 6 % above the payload, and lag the
+ * client's NIC by up to 0.8 s (a relay's queue), which no genuine pass may fail for; a 3 s
+ * bypass of the tunnel (the payload crossing the NICs in the clear) fails the windows it
+ * covers, naming the counter. */
+static double counted_at(double t, double lag, double bypass_from, double bypass_to)
+{
+    double sent = MAX(t - lag, 0.0);
+    double hidden = MAX(0.0, MIN(sent, bypass_to) - bypass_from);
+    return 1.06e6 * (sent - MAX(hidden, 0.0));
+}
+
+static void tunnel_views(struct ml_pass_view *v, double lag, double bypass_from, double bypass_to,
+                         bool read_late)
+{
+    static const char *const when[] = {"start", "middle", "middle", "middle", "end"};
+    for (size_t i = 0; i < 5; i++) {
+        double asked = 2.0 * (double)i, done = asked + (i % 2 ? 0.6 : 0.4);
+        /* The worst case for a genuine pass reads the earlier view at its end, the later at its
+         * start; read_late reads every view at its end. */
+        double read = read_late ? done : (i % 2 ? asked : done);
+        v[i] = (struct ml_pass_view){
+            .when = when[i], .ok = true, .t_s = asked, .t_done_s = done, .n_tunnel = 2};
+        for (size_t e = 0; e < 2; e++) {
+            g_snprintf(v[i].tunnel[e].who, sizeof(v[i].tunnel[e].who), "the hub's peer for %s",
+                       e ? "client-b" : "client-a");
+            v[i].tunnel[e].bytes = counted_at(read, lag, bypass_from, bypass_to);
+        }
+    }
+}
+
+static void tunnel_seconds(struct ml_second *s)
+{
+    for (size_t k = 0; k < 8; k++)
+        s[k] = (struct ml_second){.from_s = (double)k,
+                                  .to_s = (double)k + 1,
+                                  .t_s = (double)k + 1,
+                                  .payload_bytes = 1e6,
+                                  .ok = 1};
+}
+
+static void test_tunnel_judge(void)
+{
+    struct ml_pass_view v[5];
+    struct ml_second s[8];
+    /* Genuine, with no lag and with 0.8 s of it, read early or late: passes. */
+    for (int lag10 = 0; lag10 <= 8; lag10 += 4)
+        for (int late = 0; late < 2; late++) {
+            tunnel_views(v, lag10 / 10.0, 0, 0, late);
+            tunnel_seconds(s);
+            g_autoptr(GString) why = g_string_new(NULL);
+            CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+            CHECK(why->len == 0);
+        }
+    /* A 3 s bypass from 3.5 s to 6.5 s: between the views read at 4.4 s and at 6.0 s (second 6
+     * wholly inside) the payload crossed the NIC and the tunnel carried none of it. The windows
+     * around it held part of the bypass and more of the tunnel: they pass. */
+    tunnel_views(v, 0, 3.5, 6.5, false);
+    tunnel_seconds(s);
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(!ml_tunnel_judge(v, 5, s, 8, why));
+    CHECK(strstr(why->str, "the hub's peer for client-a counted ") != NULL);
+    CHECK(strstr(why->str, "between the middle view (read by 4.4 s) and the middle view (from "
+                           "6.0 s), while the client's NIC moved 1000000 bytes of payload in "
+                           "second 6 wholly between them (must be at least 75% of it)") != NULL);
+    CHECK(strstr(why->str, "the hub's peer for client-b counted ") != NULL);
+    CHECK(s[5].ok == 0);
+    CHECK(s[0].ok == 1 && s[3].ok == 1 && s[4].ok == 1 && s[7].ok == 1);
+    /* Seconds the band did not judge (a relay's edges) are not asked of the tunnel either. */
+    tunnel_views(v, 0, 3.5, 6.5, false);
+    tunnel_seconds(s);
+    s[5].ok = -1;
+    g_string_truncate(why, 0);
+    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+    /* A count that fell (the peer or SA replaced) or a view without counts: that pair is not
+     * judged. */
+    tunnel_views(v, 0, 3.5, 6.5, false);
+    tunnel_seconds(s);
+    v[3].tunnel[0].bytes = v[3].tunnel[1].bytes = 0;
+    g_string_truncate(why, 0);
+    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+    tunnel_views(v, 0, 3.5, 6.5, false);
+    v[2].n_tunnel = 0;
+    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+    /* Seconds without their instants (a recorded series) are never judged. */
+    tunnel_views(v, 0, 3.5, 6.5, false);
+    for (size_t k = 0; k < 8; k++)
+        s[k].from_s = s[k].to_s = NAN;
+    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+}
+
 int main(void)
 {
     test_pairs();
@@ -1112,5 +1208,6 @@ int main(void)
     test_direct_band();
     test_stats();
     test_guest_cpu();
+    test_tunnel_judge();
     return check_finish();
 }

@@ -493,6 +493,46 @@ static struct ml_evidence wgo(const char *handshakes, const char *link, const ch
     return ev;
 }
 
+/* own[i] with its first `from` replaced by `to`. */
+static void replace_own(struct ml_evidence *ev, size_t i, const char *from, const char *to)
+{
+    GString *g = g_string_new(ev->own[i]);
+    g_string_replace(g, from, to, 1);
+    g_free(ev->own[i]);
+    ev->own[i] = g_string_free(g, FALSE);
+}
+
+/* The hub's per-peer counters, `wg show wg0 transfer` ("KEY\tRX\tTX": wireguard-tools' show.c,
+ * ugly_print): each end's peer found by its allowed-ips, rx + tx; a third client's peer (C) is
+ * no end of the path. wireguard-direct counts on the client, its one peer. */
+static void test_wireguard_tunnel_counts(void)
+{
+    struct ml_evidence ev = wg_hub(WG_FRESH, WG_ALLOWED WG_KEY_C "\t10.8.0.4/32\n", 0);
+    ev.own[2] =
+        g_strdup(WG_KEY_C "\t5\t5\n" WG_KEY_B "\t1000\t2000000\n" WG_KEY_A "\t2100000\t30000\n");
+    struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 2);
+    CHECK_STR(c[0].who, "the hub's peer for client-a");
+    CHECK(c[0].bytes == 2130000);
+    CHECK_STR(c[1].who, "the hub's peer for client-b");
+    CHECK(c[1].bytes == 2001000);
+    /* The server's peer has no line: only the client's is read. */
+    replace_own(&ev, 2, WG_KEY_B "\t1000\t2000000\n", "");
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 1);
+    /* Not numbers, or a view that could not be read: none. */
+    replace_own(&ev, 2, "\t2100000\t30000", "\tx\t30000");
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 0);
+    ev.own_error = g_strdup("cannot read the hub's handshakes: timeout");
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 0);
+    ml_evidence_clear(&ev);
+    /* Paths that keep none meshlab reads live have no hook. */
+    CHECK(NEBULA_RELAY->tunnel_counts == NULL);
+    CHECK(ml_path_find("openvpn-hub")->tunnel_counts == NULL);
+    CHECK(ml_path_find("tinc-relay")->tunnel_counts == NULL);
+    CHECK(ml_path_find("wireguard-go-hub")->tunnel_counts != NULL);
+    CHECK(ml_path_find("wireguard-direct")->tunnel_counts != NULL);
+}
+
 static void test_wireguard_go_hub(void)
 {
     const char *fresh = "1764480000\n" WG_KEY_A "\t1764479990\n" WG_KEY_B "\t1764479950\n";
@@ -709,6 +749,7 @@ int main(void)
     test_tailscale();
     test_wireguard_direct();
     test_wireguard_go_hub();
+    test_wireguard_tunnel_counts();
     test_ports();
     test_conflicts();
     ml_topology_free(topo);

@@ -134,6 +134,16 @@ extern const struct ml_encap ml_encap_wireguard;
  * e: padded, wrapped, with its Ethernet header. 0 for e NULL. */
 unsigned ml_encap_frame_bytes(const struct ml_encap *e, unsigned inner);
 
+/* What a dataplane's own counters say its tunnel carried for one end of a path so far: who
+ * counts it ("the hub's peer for client-a") and the bytes in plus out, as it counts them (its
+ * own packets' bytes: WireGuard's transfer, the kernel's SA bytes). Read from its view; a pass
+ * judges how they grow between views against the payload the NICs saw (ml_tunnel_judge). */
+struct ml_tunnel_count {
+    char who[64];
+    double bytes;
+};
+#define ML_TUNNEL_COUNTS_MAX 2
+
 struct ml_path_ops {
     const char *name; /* as topologies and results name it */
     const struct ml_dataplane *dataplane;
@@ -158,6 +168,13 @@ struct ml_path_ops {
      * path shares (an answered probe and the hub's role, see ml_path_verdict).
      * ev->rt is parsed by then. Appends what it saw to sentence. */
     bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
+    /* Pure: the dataplane's own per-peer byte counters for the path's ends in ev (what observe
+     * read), into ret (ML_TUNNEL_COUNTS_MAX at most); how many. 0 when the view holds none
+     * that can be read. NULL: the dataplane keeps no per-peer counters meshlab reads live
+     * (nebula's and tinc 1.0's views have none; OpenVPN's status file is rewritten only every
+     * few seconds, so its counters are of another moment than the view's). */
+    size_t (*tunnel_counts)(const struct ml_topology *topo, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret);
 };
 
 /* Every dataplane, NULL-terminated: the one list a new dataplane joins (registry.c). */

@@ -251,8 +251,8 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The hub's own view: its SAs as charon sees them, the kernel's SAs with their byte counters
- * (each key replaced before it leaves the guest), the daemon's pid. */
+/* The hub's own view, in one agent call: its SAs as charon sees them, the kernel's SAs with their
+ * byte counters (each key replaced before it leaves the guest), the daemon's pid. */
 const char ml_ipsec_xfrm_view_command[] =
     "ip -s xfrm state | sed -E 's/^([[:space:]]*(aead|enc|auth|auth-trunc|comp) [^ ]+) "
     "[^ ]+/\\1 (key withheld)/'";
@@ -261,12 +261,9 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
-    ev->own[0] = ml_agent_run(hub, "swanctl --list-sas --noblock", NULL, 15, &e);
-    if (ev->own[0])
-        ev->own[1] = ml_agent_run(hub, ml_ipsec_xfrm_view_command, NULL, 15, &e);
-    if (ev->own[1])
-        ev->own[2] = ml_agent_run(hub, "pidof charon-systemd || true", NULL, 15, &e);
-    if (!ev->own[2])
+    const char *cmds[] = {"swanctl --list-sas --noblock", ml_ipsec_xfrm_view_command,
+                          "pidof charon-systemd || true"};
+    if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error = g_strdup_printf("cannot read the hub's SAs: %s", ml_agent_error_text(e));
 }
 
@@ -351,7 +348,8 @@ static struct child_view child_for(const char *sas, const char *ts)
  * rfc4106(gcm(aes)) (ip/xfrm_state.c, xfrm_xfrma_print and xfrm_lifetime_print), and its bytes
  * ("N(bytes), M(packets)" under "lifetime current:"); -1 when there is no such SA. The
  * largest, if several (a rekey leaves the old one a while). */
-static long long xfrm_bytes(const char *states, const char *src, const char *dst, bool *ret_ok)
+static long long xfrm_bytes_of(const char *states, const char *src, const char *dst, bool *ret_ok,
+                               bool sum)
 {
     g_autofree char *head = g_strdup_printf("src %s dst %s", src, dst);
     g_auto(GStrv) lines = g_strsplit(states ? states : "", "\n", -1);
@@ -379,13 +377,43 @@ static long long xfrm_bytes(const char *states, const char *src, const char *dst
         else if (current && strstr(w, "(bytes)")) {
             long long b = g_ascii_strtoll(w, NULL, 10);
             current = false;
-            if (esp && udp && gcm && b > best) {
-                best = b;
+            if (esp && udp && gcm && (sum || b > best)) {
+                best = sum ? MAX(best, 0) + b : b;
                 *ret_ok = true;
             }
         }
     }
     return best;
+}
+
+static long long xfrm_bytes(const char *states, const char *src, const char *dst, bool *ret_ok)
+{
+    return xfrm_bytes_of(states, src, dst, ret_ok, false);
+}
+
+/* The hub's kernel SAs to and from the client and the server, each end's in + out summed over
+ * its SAs: through a rekey the old SA's bytes stay while the new one's grow, so the sum only
+ * falls when the old SA goes (a fall is not judged: ml_tunnel_judge). */
+static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret)
+{
+    if (ev->own_error || !ev->own[1])
+        return 0;
+    size_t ends[] = {t->measure.client, t->measure.server}, n = 0;
+    char hub[16];
+    ml_ip_str(t->nodes[t->hub].address, hub);
+    for (; n < G_N_ELEMENTS(ends); n++) {
+        char under[16];
+        ml_ip_str(t->nodes[ends[n]].address, under);
+        bool in_ok = false, out_ok = false;
+        long long in = xfrm_bytes_of(ev->own[1], under, hub, &in_ok, true);
+        long long out = xfrm_bytes_of(ev->own[1], hub, under, &out_ok, true);
+        if (!in_ok || !out_ok)
+            break;
+        g_snprintf(ret[n].who, sizeof(ret[n].who), "the hub's SAs with %s", t->nodes[ends[n]].name);
+        ret[n].bytes = (double)(in + out);
+    }
+    return n;
 }
 
 /* One client's SA as the hub sees it; appends what it saw to sentence. */
@@ -494,4 +522,5 @@ const struct ml_path_ops ml_path_ipsec_hub = {
     .describe = describe,
     .target = target,
     .verify = verify,
+    .tunnel_counts = tunnel_counts,
 };

@@ -28,19 +28,31 @@ static struct in_addr target(const struct ml_lab *lab)
     return target_of(lab, lab->topo->measure.server);
 }
 
-/* The hub's own view: its clock, then one line per peer, "PUBKEY\tEPOCH";
- * then which peer holds which tunnel address, "PUBKEY\tA.B.C.D/32". Not `wg
- * show dump`: its first line is the hub's private key. */
+/* The hub's own view, in one agent call: its clock, then one line per peer, "PUBKEY\tEPOCH";
+ * which peer holds which tunnel address, "PUBKEY\tA.B.C.D/32"; each peer's bytes,
+ * "PUBKEY\tRX\tTX". Not `wg show dump`: its first line is the hub's private key. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
-    ev->own[0] = ml_agent_run(hub, "date +%s; wg show wg0 latest-handshakes", NULL, 15, &e);
-    if (ev->own[0])
-        ev->own[1] = ml_agent_run(hub, "wg show wg0 allowed-ips", NULL, 15, &e);
-    if (!ev->own[1])
+    const char *cmds[] = {"date +%s; wg show wg0 latest-handshakes", "wg show wg0 allowed-ips",
+                          "wg show wg0 transfer"};
+    if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the hub's handshakes: %s", ml_agent_error_text(e));
+}
+
+/* The hub's peers for the client and the server, as the hub counts them. */
+static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret)
+{
+    const struct ml_wg_end ends[] = {
+        {t->nodes[t->measure.client].name, t->nodes[t->measure.client].tunnel_address},
+        {t->nodes[t->measure.server].name, t->nodes[t->measure.server].tunnel_address},
+    };
+    return ev->own_error ? 0
+                         : ml_wg_tunnel_counts(ev->own[2], ev->own[1], "the hub's", ends,
+                                               G_N_ELEMENTS(ends), ret);
 }
 
 /* Every payload byte crosses the hub's NIC twice (in from the client, out to
@@ -97,4 +109,5 @@ const struct ml_path_ops ml_path_wireguard_hub = {
     .target = target,
     .target_of = target_of,
     .verify = verify,
+    .tunnel_counts = tunnel_counts,
 };

@@ -22,7 +22,7 @@ struct ml_route {
  * that does not fit. */
 bool ml_route_parse(const char *text, struct ml_route *ret);
 
-#define ML_EVIDENCE_OWN_MAX 4
+#define ML_EVIDENCE_OWN_MAX 6
 
 /* What a check recorded, as data: the probe's burst of pings from the client
  * to the path's target while the hub's NIC counters were read from the host,

@@ -1,5 +1,6 @@
 #include "dataplanes/wireguard.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -320,4 +321,25 @@ char *ml_wg_overlay_conflict(const struct ml_topology *t, const char *path, cons
         }
     }
     return NULL;
+}
+
+size_t ml_wg_tunnel_counts(const char *transfer, const char *allowed, const char *whose,
+                           const struct ml_wg_end *ends, size_t n_ends, struct ml_tunnel_count *ret)
+{
+    size_t n = 0;
+    for (; n < n_ends && n < ML_TUNNEL_COUNTS_MAX; n++) {
+        g_autofree char *key = ml_wg_peer_for(allowed, ends[n].address);
+        g_autofree char *v = key ? ml_wg_field(transfer, key) : NULL;
+        char *end = NULL;
+        double rx = v ? g_ascii_strtod(v, &end) : NAN;
+        if (!v || end == v || *end != '\t')
+            break;
+        const char *tx_at = end + 1;
+        double tx = g_ascii_strtod(tx_at, &end);
+        if (end == tx_at || !isfinite(rx) || !isfinite(tx) || rx < 0 || tx < 0)
+            break;
+        g_snprintf(ret[n].who, sizeof(ret[n].who), "%s peer for %s", whose, ends[n].name);
+        ret[n].bytes = rx + tx;
+    }
+    return n;
 }

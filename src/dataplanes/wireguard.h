@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
+#include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
 #define ML_WG_KEY_FILE "/etc/wireguard/wg0.key"
@@ -34,9 +35,9 @@ char *ml_wg_overlay_address(const struct ml_topology *t, size_t node, const char
                             char buf[16]);
 /* The same address as the one a path aims at (0.0.0.0 if prefix is malformed). */
 struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, const char *prefix);
-/* The conflict hook (dataplane.h) of the path named path, whose overlay is prefix + "0/24" and whose
- * nodes (which[i]; NULL: all) take the addresses above: its subnet against the topology's, then
- * each address neither the /24's network nor its broadcast, and no two alike. NULL when none;
+/* The conflict hook (dataplane.h) of the path named path, whose overlay is prefix + "0/24" and
+ * whose nodes (which[i]; NULL: all) take the addresses above: its subnet against the topology's,
+ * then each address neither the /24's network nor its broadcast, and no two alike. NULL when none;
  * *ret_line and *ret_column then untouched. */
 char *ml_wg_overlay_conflict(const struct ml_topology *t, const char *path, const char *prefix,
                              const bool *which, int *ret_line, int *ret_column);
@@ -53,6 +54,15 @@ char *ml_wg_field(const char *out, const char *key);
 /* Pure: the public key of the peer whose allowed-ips (`wg show IFACE
  * allowed-ips`) hold addr; NULL when none does. */
 char *ml_wg_peer_for(const char *allowed, struct in_addr addr);
+
+/* Pure: the bytes each end's peer moved, received plus sent, in `wg show IFACE transfer`
+ * ("KEY\tRX\tTX" a peer: wireguard-tools' show.c, ugly_print "transfer") as node `whose`
+ * ("the hub's") records them, the peer being the one whose allowed-ips hold the end's address.
+ * Into ret, in ends' order, up to n_ends; how many were read (an end with no peer or no line
+ * stops there). */
+size_t ml_wg_tunnel_counts(const char *transfer, const char *allowed, const char *whose,
+                           const struct ml_wg_end *ends, size_t n_ends,
+                           struct ml_tunnel_count *ret);
 
 /* Pure: reads `date +%s; wg show IFACE latest-handshakes` (handshakes) and
  * `wg show IFACE allowed-ips` (allowed) as recorded on node `who` (error: why

@@ -102,18 +102,16 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The client's own view: its clock and handshakes, its peers' endpoints, and
- * which peer holds which tunnel address. */
+/* The client's own view, in one agent call: its clock and handshakes, its peers' endpoints,
+ * which peer holds which tunnel address, and each peer's bytes. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr client = ml_lab_dom(lab, lab->topo->measure.client);
-    ev->own[0] = ml_agent_run(client, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
-    if (ev->own[0])
-        ev->own[1] = ml_agent_run(client, "wg show " DEV " endpoints", NULL, 15, &e);
-    if (ev->own[1])
-        ev->own[2] = ml_agent_run(client, "wg show " DEV " allowed-ips", NULL, 15, &e);
-    if (!ev->own[2])
+    const char *cmds[] = {"date +%s; wg show " DEV " latest-handshakes",
+                          "wg show " DEV " endpoints", "wg show " DEV " allowed-ips",
+                          "wg show " DEV " transfer"};
+    if (!ml_agent_run_each(client, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the client's " DEV ": %s", ml_agent_error_text(e));
 }
@@ -152,6 +150,17 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, DEV, sentence) && fresh && endpoint && !strcmp(endpoint, want);
 }
 
+/* The client's peer for the server, as the client counts it: the hub is no end of this path. */
+static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret)
+{
+    const struct ml_wg_end server = {t->nodes[t->measure.server].name,
+                                     ml_wg_overlay_target(t, t->measure.server, SUBNET)};
+    return ev->own_error
+               ? 0
+               : ml_wg_tunnel_counts(ev->own[3], ev->own[2], "the client's", &server, 1, ret);
+}
+
 /* Only the two clients take an address. */
 static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
@@ -179,4 +188,5 @@ const struct ml_path_ops ml_path_wireguard_direct = {
     .describe = describe,
     .target = target,
     .verify = verify,
+    .tunnel_counts = tunnel_counts,
 };

@@ -152,20 +152,16 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The hub's own view: handshakes, its interface's kind, the daemon's pid,
- * which peer holds which tunnel address. */
+/* The hub's own view, in one agent call: handshakes, its interface's kind, the daemon's pid,
+ * which peer holds which tunnel address, each peer's bytes. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
-    ev->own[0] = ml_agent_run(hub, "date +%s; wg show " DEV " latest-handshakes", NULL, 15, &e);
-    if (ev->own[0])
-        ev->own[1] = ml_agent_run(hub, "ip -d -o link show " DEV, NULL, 15, &e);
-    if (ev->own[1])
-        ev->own[2] = ml_agent_run(hub, "pgrep -x wireguard-go || true", NULL, 15, &e);
-    if (ev->own[2])
-        ev->own[3] = ml_agent_run(hub, "wg show " DEV " allowed-ips", NULL, 15, &e);
-    if (!ev->own[3])
+    const char *cmds[] = {"date +%s; wg show " DEV " latest-handshakes", "ip -d -o link show " DEV,
+                          "pgrep -x wireguard-go || true", "wg show " DEV " allowed-ips",
+                          "wg show " DEV " transfer"};
+    if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the hub's " DEV ": %s", ml_agent_error_text(e));
 }
@@ -214,6 +210,20 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
     return ml_route_enters(&ev->rt, DEV, sentence) && fresh && tun && daemon;
 }
 
+/* wireguard-go keeps the same per-peer counters (its UAPI's rx_bytes/tx_bytes, which `wg show`
+ * reads): the hub's peers for the client and the server. */
+static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret)
+{
+    const struct ml_wg_end ends[] = {
+        {t->nodes[t->measure.client].name, ml_wg_overlay_target(t, t->measure.client, SUBNET)},
+        {t->nodes[t->measure.server].name, ml_wg_overlay_target(t, t->measure.server, SUBNET)},
+    };
+    return ev->own_error ? 0
+                         : ml_wg_tunnel_counts(ev->own[4], ev->own[3], "the hub's", ends,
+                                               G_N_ELEMENTS(ends), ret);
+}
+
 static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_column)
 {
     return ml_wg_overlay_conflict(t, "wireguard-go-hub", SUBNET, NULL, ret_line, ret_column);
@@ -241,4 +251,5 @@ const struct ml_path_ops ml_path_wireguard_go_hub = {
     .target = target,
     .target_of = target_of,
     .verify = verify,
+    .tunnel_counts = tunnel_counts,
 };

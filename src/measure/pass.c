@@ -391,6 +391,53 @@ bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double s
     return bad == 0;
 }
 
+bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
+                     size_t n, GString *why)
+{
+    bool ok = true;
+    for (size_t i = 0; i + 1 < n_views; i++) {
+        const struct ml_pass_view *a = &views[i], *b = &views[i + 1];
+        if (!a->n_tunnel || a->n_tunnel != b->n_tunnel || !isfinite(a->t_done_s) ||
+            !isfinite(b->t_s))
+            continue;
+        /* The seconds wholly between a's answer and b's question, judged by the band. */
+        double payload = 0;
+        size_t first = SIZE_MAX, last = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (!isfinite(s[k].from_s) || !isfinite(s[k].to_s) || s[k].from_s < a->t_done_s ||
+                s[k].to_s > b->t_s || s[k].ok == -1)
+                continue;
+            payload += s[k].payload_bytes;
+            first = MIN(first, k);
+            last = k;
+        }
+        if (first == SIZE_MAX || !(payload > 0))
+            continue;
+        for (size_t e = 0; e < a->n_tunnel; e++) {
+            double grew = b->tunnel[e].bytes - a->tunnel[e].bytes;
+            if (strcmp(a->tunnel[e].who, b->tunnel[e].who) != 0 || grew < 0 ||
+                grew >= ML_TUNNEL_SHARE * payload)
+                continue;
+            ok = false;
+            for (size_t k = first; k <= last; k++)
+                if (s[k].from_s >= a->t_done_s && s[k].to_s <= b->t_s && s[k].ok != -1)
+                    s[k].ok = 0;
+            g_autofree char *secs =
+                first == last ? g_strdup_printf("second %zu", first + 1)
+                              : g_strdup_printf("seconds %zu to %zu", first + 1, last + 1);
+            g_string_append_printf(why,
+                                   "%s%s counted %.0f then %.0f bytes, %.0f more, between the "
+                                   "%s view (read by %.1f s) and the %s view (from %.1f s), "
+                                   "while the client's NIC moved %.0f bytes of payload in %s "
+                                   "wholly between them (must be at least %.0f%% of it)",
+                                   why->len ? "; " : "", a->tunnel[e].who, a->tunnel[e].bytes,
+                                   b->tunnel[e].bytes, grew, a->when, a->t_done_s, b->when, b->t_s,
+                                   payload, secs, 100 * ML_TUNNEL_SHARE);
+        }
+    }
+    return ok;
+}
+
 /* ---- what the client runs beside iperf3 ---- */
 
 /* ip pads its one-line output with tabs, backslashes and runs of spaces: single spaces. */
@@ -506,6 +553,7 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
     ml_dp_observe(pp->ops->dataplane, pp->lab, &ev);
+    v->n_tunnel = pp->ops->tunnel_counts ? pp->ops->tunnel_counts(t, &ev, v->tunnel) : 0;
     GString *s = g_string_new(NULL);
     v->ok = ev.route && (!pp->ops->verify || pp->ops->verify(pp->lab->topo, &ev, s));
     if (v->ok && judge_underlay) {
@@ -533,7 +581,6 @@ struct viewer {
     const struct ml_pass_path *pp;
     double start;
     GArray *views; /* struct ml_pass_view, "start" then "middle" ones */
-    GArray *at;    /* double: each one's seconds from the transfer's start */
     gint stop;
 };
 
@@ -543,10 +590,10 @@ static gpointer viewer_main(gpointer data)
     for (unsigned k = 0; !g_atomic_int_get(&w->stop); k++) {
         struct ml_pass_view v = {.when = k ? "middle" : "start"};
         if (!g_atomic_int_get(&w->stop)) {
-            double t = ml_now() - w->start;
+            v.t_s = ml_now() - w->start;
             view_read(w->pp, &v);
+            v.t_done_s = ml_now() - w->start;
             g_array_append_val(w->views, v);
-            g_array_append_val(w->at, t);
         }
         double next = w->start + (k + 1) * ML_VIEW_EVERY_S;
         while (!g_atomic_int_get(&w->stop) && ml_now() < next)
@@ -555,13 +602,25 @@ static gpointer viewer_main(gpointer data)
     return NULL;
 }
 
-static struct json_object *view_json(const struct ml_pass_view *v, double t_s)
+static struct json_object *view_json(const struct ml_pass_view *v)
 {
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "when", json_object_new_string(v->when));
     json_object_object_add(o, "ok", json_object_new_boolean(v->ok));
     json_object_object_add(o, "evidence", json_object_new_string(v->evidence ? v->evidence : ""));
-    json_object_object_add(o, "t_s", num(t_s));
+    json_object_object_add(o, "t_s", num(v->t_s));
+    json_object_object_add(o, "t_done_s", num(v->t_done_s));
+    struct json_object *tun = NULL;
+    if (v->n_tunnel) {
+        tun = json_object_new_array();
+        for (size_t i = 0; i < v->n_tunnel; i++) {
+            struct json_object *c = json_object_new_object();
+            json_object_object_add(c, "who", json_object_new_string(v->tunnel[i].who));
+            json_object_object_add(c, "bytes", json_object_new_int64((int64_t)v->tunnel[i].bytes));
+            json_object_array_add(tun, c);
+        }
+    }
+    json_object_object_add(o, "tunnel", tun);
     return o;
 }
 
@@ -888,6 +947,8 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
         double client = (double)((b->client.rx_bytes - a->client.rx_bytes) +
                                  (b->client.tx_bytes - a->client.tx_bytes));
         s[n] = (struct ml_second){
+            .from_s = a->t,
+            .to_s = b->t,
             .t_s = (double)k,
             .payload_bytes = client * scale,
             .iperf_bytes = n < r->n_intervals ? r->interval_bytes[n] : 0,
@@ -1134,6 +1195,11 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
     if (!ml_sides_judge(&ret->band, &x->sides, scale, ret->sec, ret->n, sides))
         g_string_append_printf(ret->reason, "%snot on the path's sides: %s",
                                ret->reason->len ? "; " : "", sides->str);
+    g_autoptr(GString) tunnel = g_string_new(NULL);
+    if (x->tunnel_judged && !ml_tunnel_judge(views, n_views, ret->sec, ret->n, tunnel))
+        g_string_append_printf(ret->reason,
+                               "%sthe dataplane's own counters did not carry the payload: %s",
+                               ret->reason->len ? "; " : "", tunnel->str);
     for (size_t i = 0; i < n_views; i++)
         if (!views[i].ok)
             g_string_append_printf(ret->reason,
@@ -1164,7 +1230,6 @@ struct watch {
     GArray *samples; /* struct ml_pass_sample, one a second from the start */
     struct viewer w;
     struct ml_pass_view end_view;
-    double end_at; /* when it was read, from the transfer's start */
     struct ml_exec iperf_out, ping_out;
     struct ml_iperf_result r;
 };
@@ -1176,7 +1241,6 @@ static void watch_clear(struct watch *wt)
     for (size_t i = 0; wt->w.views && i < wt->w.views->len; i++)
         g_free(g_array_index(wt->w.views, struct ml_pass_view, i).evidence);
     g_clear_pointer(&wt->w.views, g_array_unref);
-    g_clear_pointer(&wt->w.at, g_array_unref);
     g_clear_pointer(&wt->end_view.evidence, g_free);
     ml_exec_clear(&wt->iperf_out);
     ml_exec_clear(&wt->ping_out);
@@ -1187,7 +1251,6 @@ static void watch_clear(struct watch *wt)
 struct end_view {
     const struct ml_pass_path *pp;
     double start; /* the transfer's */
-    double *at;   /* when it was read, from start */
     struct ml_pass_view *view;
     double done; /* ml_now() when the view was read */
 };
@@ -1195,9 +1258,10 @@ struct end_view {
 static gpointer end_view_main(gpointer data)
 {
     struct end_view *e = data;
-    *e->at = ml_now() - e->start;
+    e->view->t_s = ml_now() - e->start;
     view_read(e->pp, e->view);
     e->done = ml_now();
+    e->view->t_done_s = e->done - e->start;
     return NULL;
 }
 
@@ -1211,9 +1275,8 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     wt->samples = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_sample));
     wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
     wt->end_view.when = "end";
-    wt->end_at = NAN;
+    wt->end_view.t_s = wt->end_view.t_done_s = NAN;
     wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
-    wt->w.at = g_array_new(FALSE, TRUE, sizeof(double));
     double cpu_t0 = 0;
     struct ml_guest_cpu_reading *last = pp->last_cpu;
     if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S) {
@@ -1231,7 +1294,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     long long ping_pid = 0;
     bool ran =
         run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
-    struct end_view ev = {pp, wt->w.start, &wt->end_at, &wt->end_view, 0};
+    struct end_view ev = {pp, wt->w.start, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
     bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
               ml_guest_cpu_read(lab, wt->cpu1, err);
@@ -1470,9 +1533,8 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
 
     struct json_object *va = json_object_new_array();
     for (size_t i = 0; i < wt->w.views->len; i++)
-        json_object_array_add(va, view_json(&g_array_index(wt->w.views, struct ml_pass_view, i),
-                                            g_array_index(wt->w.at, double, i)));
-    json_object_array_add(va, view_json(&wt->end_view, wt->end_at));
+        json_object_array_add(va, view_json(&g_array_index(wt->w.views, struct ml_pass_view, i)));
+    json_object_array_add(va, view_json(&wt->end_view));
     json_object_object_add(o, "views", va);
     struct json_object *raw = json_object_new_object();
     json_object_object_add(raw, "iperf3", json_object_new_string(raw_iperf));
@@ -1552,7 +1614,8 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
         struct ml_pass_expect x = {.role = pp->ops->hub,
                                    .encap = pp->ops->encap,
                                    .idle_bytes_per_s = pp->idle_hub_bytes_per_s,
-                                   .ping_interval_s = pp->ping_interval_s};
+                                   .ping_interval_s = pp->ping_interval_s,
+                                   .tunnel_judged = !flows};
         ml_pass_sides(pp->lab, pp->idle_bytes_per_s, &x.sides);
         double received[ML_PAIRS_MAX] = {0}, payload[ML_PAIRS_MAX] = {0};
         if (flows) {

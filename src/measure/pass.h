@@ -176,6 +176,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
  * judged and inside its band, 0 one of the seconds that put a window outside it, -1 not judged
  * (a relayed pass's start and end: too little payload in it to judge a ratio). */
 struct ml_second {
+    double from_s, to_s; /* the two samples' instants from the transfer's start; NAN: unknown */
     double t_s, payload_bytes, iperf_bytes, client_bytes, hub_bytes, hub_packets;
     int ok;
     /* Every guest's tap of that second, in + out (lab->plan->guests' order); NAN: not read
@@ -241,6 +242,7 @@ struct ml_pass_expect {
     const struct ml_encap *encap; /* the path's frames (ml_path_ops.encap); NULL: direct */
     double idle_bytes_per_s;
     double ping_interval_s; /* the loaded probe's; 0: none */
+    bool tunnel_judged;     /* judge the views' tunnel counters (ml_tunnel_judge): one flow */
 };
 
 /* Pure: the band of a pass from x and what it carried: iperf3's payload, bytes sent and
@@ -291,7 +293,30 @@ struct ml_pass_view {
     const char *when;
     bool ok;
     char *evidence;
+    /* Seconds from the transfer's start when the view was asked for and when it had answered:
+     * its counters were read in between. NAN: not known (not judged). */
+    double t_s, t_done_s;
+    /* The dataplane's own per-peer counters in it (ml_path_ops.tunnel_counts); 0: none. */
+    size_t n_tunnel;
+    struct ml_tunnel_count tunnel[ML_TUNNEL_COUNTS_MAX];
 };
+
+/* Between two views, each end's counter must have grown by at least this share of the payload
+ * the client's NIC moved in the seconds wholly between them: the payload went through the
+ * dataplane's own tunnel. (Its packets' bytes are above the payload's: headers, padding.) */
+#define ML_TUNNEL_SHARE 0.75
+
+/* Pure: judges the dataplane's own counters in consecutive views (n_views of them, in time
+ * order) against the seconds s (n of them, each with the host instants it spans, from_s to
+ * to_s): over the seconds wholly after one view had answered and before the next was asked
+ * for, and judged (ok != -1: inside the band's span), every end's counter grew by at least
+ * ML_TUNNEL_SHARE of their payload. The counters being read inside each view's span, those
+ * seconds' bytes had crossed the client's NIC between the two readings, whatever lag the
+ * guests' clocks or queues add. A pair where an end's count fell (the dataplane replaced its
+ * peer or SA) or is missing is not judged. Marks the seconds of a window that fell short
+ * (ok 0) and appends to why the views, the end and its counters; true when none did. */
+bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
+                     size_t n, GString *why);
 
 struct ml_pass_verdict {
     struct ml_second *sec; /* the pass's seconds, each judged (ok) */

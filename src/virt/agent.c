@@ -376,6 +376,60 @@ char *ml_agent_run(virDomainPtr dom, const char *cmd, const char *input, double 
     return out;
 }
 
+/* A line no command's output holds: the end of one command's section. */
+#define EACH_MARK "@@meshlab-section-end@@"
+
+char *ml_agent_each_script(const char *const *cmds, size_t n)
+{
+    GString *s = g_string_new(NULL);
+    /* $(...) drops the trailing newlines, printf puts one back: the mark starts its own line
+     * whatever the command printed. A command's failure stops the script with its status. */
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(s,
+                               "o=$(%s) || exit $?; [ -z \"$o\" ] || printf '%%s\\n' \"$o\"; "
+                               "echo " EACH_MARK "; ",
+                               cmds[i]);
+    return g_string_free(s, FALSE);
+}
+
+bool ml_agent_each_split(const char *out, size_t n, char **ret)
+{
+    for (size_t i = 0; i < n; i++)
+        ret[i] = NULL;
+    const char *p = out ? out : "";
+    for (size_t i = 0; i < n; i++) {
+        const char *m = strstr(p, EACH_MARK "\n");
+        if (!m || (m != p && m[-1] != '\n')) {
+            for (size_t j = 0; j < i; j++)
+                g_clear_pointer(&ret[j], g_free);
+            return false;
+        }
+        ret[i] = g_strndup(p, (gsize)(m - p));
+        p = m + strlen(EACH_MARK "\n");
+    }
+    return true;
+}
+
+bool ml_agent_run_each(virDomainPtr dom, const char *const *cmds, size_t n, double timeout_s,
+                       char **ret, GError **err)
+{
+    g_autofree char *script = ml_agent_each_script(cmds, n);
+    g_autofree char *out = ml_agent_run(dom, script, NULL, timeout_s, err);
+    if (!out) {
+        for (size_t i = 0; i < n; i++)
+            ret[i] = NULL;
+        return false;
+    }
+    if (!ml_agent_each_split(out, n, ret)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "in '%s', the output of %zu commands run together did not hold their %zu "
+                    "sections: \"%.200s\"",
+                    domain_name(dom), n, n, out);
+        return false;
+    }
+    return true;
+}
+
 static struct json_object *file_request(const char *execute, long long handle)
 {
     struct json_object *req = json_object_new_object();

@@ -67,6 +67,17 @@ bool ml_agent_exec(virDomainPtr dom, const char *cmd, const char *input, double 
 char *ml_agent_run(virDomainPtr dom, const char *cmd, const char *input, double timeout_s,
                    GError **err);
 
+/* Runs n commands in one agent call, one after the other, and returns each one's stdout in
+ * ret[0..n-1] (each ending in one newline when it printed anything): one round trip where n
+ * calls would take n, for views read every second or two. Fails as ml_agent_run does when any
+ * command exits non-zero (the ones after it do not run); ret is then all NULL. */
+bool ml_agent_run_each(virDomainPtr dom, const char *const *cmds, size_t n, double timeout_s,
+                       char **ret, GError **err);
+/* Pure: the script ml_agent_run_each runs, and the split of what it printed into n outputs
+ * (false when the output does not hold n sections). */
+char *ml_agent_each_script(const char *const *cmds, size_t n);
+bool ml_agent_each_split(const char *out, size_t n, char **ret);
+
 /* Files in the guest, read while a command writes them (exec streams this way: guest-exec's
  * captured output arrives only at exit). A handle keeps its position; reads at a given offset
  * seek first, which also clears the end-of-file mark qemu-ga's stdio keeps after a short read. */
