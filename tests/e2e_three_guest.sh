@@ -153,6 +153,8 @@ say("interleaved within each" not in md, "the report makes no claim its order do
 ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0, 0.01),
           "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0),
           "tinc-direct": (0, 0.01), "ipsec-hub": (1.9, 2.6), "openvpn-hub": (1.9, 2.6), "tinc-relay": (1.9, 2.8)}
+# The paths whose views carry the dataplane's own per-peer counters, and how many ends each.
+TUNNEL = {"wireguard-hub": 2, "wireguard-go-hub": 2, "wireguard-direct": 1, "ipsec-hub": 2}
 # Issue 17's four paths: a hub path's factor within 10 % of its own physics, a direct one under 0.01.
 NEW = ("ipsec-hub", "openvpn-hub", "tinc-direct", "tinc-relay")
 for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub") + NEW:
@@ -251,6 +253,26 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
             and "server_output_json" in doc for x, doc in raws),
         "%s: every pass's warm-up omitted and counted by its receiver: %s" %
         (name, [(x["cell"], round(x["omitted_s"], 2), x["omitted_payload_bytes"], x["unreceived_bytes"]) for x, _ in raws]))
+    # The dataplane's own per-peer counters, read in every view where it keeps them, never
+    # falling; where a pass had views at least 2 s apart over seconds its band judged, they
+    # were judged (the 4 s passes of a relay have few: their first and last seconds are not
+    # judged), and a pass that passed had every window at 75 % of its payload or more.
+    if name in TUNNEL:
+        counted = all(v.get("tunnel") and len(v["tunnel"]) == TUNNEL[name] and v.get("tunnel_uptime_s") is not None
+                      for x in p["passes"] for v in x["views"])
+        rising = all(all(b["bytes"] >= a["bytes"] for a, b in zip(v0["tunnel"], v1["tunnel"]))
+                     for x in p["passes"] for v0, v1 in zip(x["views"], x["views"][1:])
+                     if v0.get("tunnel") and v1.get("tunnel"))
+        judged = [x["tunnel_judged"] for x in p["passes"] if x.get("tunnel_judged")]
+        say(counted and rising and all(j["min_share"] >= 0.75 for j in judged),
+            "%s: the dataplane's own counters (%s) in every view with the guest's uptime, never falling; "
+            "judged in %d of %d passes, %s windows, the least share %s" %
+            (name, [c["who"] for c in (p["passes"][0]["views"][0].get("tunnel") or [])], len(judged),
+             len(p["passes"]), sum(j["windows"] for j in judged),
+             min((round(j["min_share"], 3) for j in judged), default=None)))
+    else:
+        say(all(v.get("tunnel") is None for x in p["passes"] for v in x["views"]),
+            "%s: no per-peer counters claimed where the dataplane keeps none read live" % name)
     if name == "nebula-relay":
         say(any("currentRemote null" in c["evidence"] for c in p["checks"]), "nebula-relay: nebula itself says relayed")
     elif name == "wireguard-hub":

@@ -106,7 +106,8 @@ static void test_tunnel_counts(void)
     struct ml_topology *t = load(true);
     struct ml_evidence ev = recorded(SAMPLES);
     struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
-    CHECK(IPSEC->tunnel_counts(t, &ev, c) == 2);
+    double up = 0;
+    CHECK(IPSEC->tunnel_counts(t, &ev, c, &up) == 2 && isnan(up));
     CHECK_STR(c[0].who, "the hub's SAs with client-a");
     CHECK(c[0].bytes == 2 * 20560);
     CHECK_STR(c[1].who, "the hub's SAs with client-b");
@@ -121,14 +122,20 @@ static void test_tunnel_counts(void)
         g_free(ev.own[1]);
         ev.own[1] = g_strconcat(first, g->str, NULL);
         g_string_free(g, TRUE);
-        CHECK(IPSEC->tunnel_counts(t, &ev, c) == 2);
+        CHECK(IPSEC->tunnel_counts(t, &ev, c, &up) == 2);
         CHECK(c[0].bytes == 2 * 20560 + 1000);
         CHECK(c[1].bytes == 2 * 20560);
     }
+    /* The uptime the observe prints before the SAs. */
+    g_autofree char *sas = g_strdup(ev.own[1]);
+    g_free(ev.own[1]);
+    ev.own[1] = g_strconcat("812.07\n", sas, NULL);
+    CHECK(IPSEC->tunnel_counts(t, &ev, c, &up) == 2 && up == 812.07);
+    CHECK(c[0].bytes == 2 * 20560 + 1000);
     /* No SAs, no counts. */
     g_free(ev.own[1]);
     ev.own[1] = g_strdup("");
-    CHECK(IPSEC->tunnel_counts(t, &ev, c) == 0);
+    CHECK(IPSEC->tunnel_counts(t, &ev, c, &up) == 0);
     ml_evidence_clear(&ev);
     ml_topology_free(t);
 }

@@ -1097,30 +1097,39 @@ static void test_pairs(void)
     g_free(t);
 }
 
-/* The dataplane's own counters between views (ml_tunnel_judge). Eight seconds of 1 MB of
- * payload each, read at whole seconds; views every 2 s, each answering 0.4 to 0.6 s after it
- * was asked. The counters count the tunnel's packets, 6 % above the payload, and lag the
- * client's NIC by up to 0.8 s (a relay's queue), which no genuine pass may fail for; a 3 s
- * bypass of the tunnel (the payload crossing the NICs in the clear) fails the windows it
- * covers, naming the counter. */
+/* The dataplane's own counters between views (ml_tunnel_judge). A 30 s pass of 1 MB of payload a
+ * second, read at whole seconds; a view asked for every 2 s, its dataplane's agent call from 0.5
+ * to 1.4 s after (one, the fourth, answering in 0.1 s), the counters read 0.6 s into the call,
+ * the guest's uptime then 1000 s ahead of the host's clock. The counters count the tunnel's
+ * packets, 6 % above the payload, and lag the client's NIC by up to 0.8 s (a relay's queue),
+ * which no genuine pass may fail for; a 3 s bypass of the tunnel (the payload crossing the NICs
+ * in the clear), wherever it falls, fails the pass, naming the counter. */
+#define TUN_VIEWS 15
+#define TUN_SECONDS 30
+
 static double counted_at(double t, double lag, double bypass_from, double bypass_to)
 {
     double sent = MAX(t - lag, 0.0);
     double hidden = MAX(0.0, MIN(sent, bypass_to) - bypass_from);
-    return 1.06e6 * (sent - MAX(hidden, 0.0));
+    return 1.06e6 * (sent - hidden);
 }
 
 static void tunnel_views(struct ml_pass_view *v, double lag, double bypass_from, double bypass_to,
-                         bool read_late)
+                         bool uptime)
 {
-    static const char *const when[] = {"start", "middle", "middle", "middle", "end"};
-    for (size_t i = 0; i < 5; i++) {
-        double asked = 2.0 * (double)i, done = asked + (i % 2 ? 0.6 : 0.4);
-        /* The worst case for a genuine pass reads the earlier view at its end, the later at its
-         * start; read_late reads every view at its end. */
-        double read = read_late ? done : (i % 2 ? asked : done);
-        v[i] = (struct ml_pass_view){
-            .when = when[i], .ok = true, .t_s = asked, .t_done_s = done, .n_tunnel = 2};
+    for (size_t i = 0; i < TUN_VIEWS; i++) {
+        double asked = 2.0 * (double)i, from = asked + 0.5;
+        double to = i == 3 ? from + 0.1 : from + 0.9, read = i == 3 ? from + 0.05 : from + 0.6;
+        v[i] = (struct ml_pass_view){.when = i == 0               ? "start"
+                                             : i + 1 == TUN_VIEWS ? "end"
+                                                                  : "middle",
+                                     .ok = true,
+                                     .t_s = asked,
+                                     .t_done_s = to + 0.2,
+                                     .n_tunnel = 2,
+                                     .tunnel_from_s = from,
+                                     .tunnel_to_s = to,
+                                     .tunnel_at = uptime ? read + 1000 : NAN};
         for (size_t e = 0; e < 2; e++) {
             g_snprintf(v[i].tunnel[e].who, sizeof(v[i].tunnel[e].who), "the hub's peer for %s",
                        e ? "client-b" : "client-a");
@@ -1131,7 +1140,7 @@ static void tunnel_views(struct ml_pass_view *v, double lag, double bypass_from,
 
 static void tunnel_seconds(struct ml_second *s)
 {
-    for (size_t k = 0; k < 8; k++)
+    for (size_t k = 0; k < TUN_SECONDS; k++)
         s[k] = (struct ml_second){.from_s = (double)k,
                                   .to_s = (double)k + 1,
                                   .t_s = (double)k + 1,
@@ -1141,52 +1150,66 @@ static void tunnel_seconds(struct ml_second *s)
 
 static void test_tunnel_judge(void)
 {
-    struct ml_pass_view v[5];
-    struct ml_second s[8];
-    /* Genuine, with no lag and with 0.8 s of it, read early or late: passes. */
-    for (int lag10 = 0; lag10 <= 8; lag10 += 4)
-        for (int late = 0; late < 2; late++) {
-            tunnel_views(v, lag10 / 10.0, 0, 0, late);
-            tunnel_seconds(s);
-            g_autoptr(GString) why = g_string_new(NULL);
-            CHECK(ml_tunnel_judge(v, 5, s, 8, why));
-            CHECK(why->len == 0);
-        }
-    /* A 3 s bypass from 3.5 s to 6.5 s: between the views read at 4.4 s and at 6.0 s (second 6
-     * wholly inside) the payload crossed the NIC and the tunnel carried none of it. The windows
-     * around it held part of the bypass and more of the tunnel: they pass. */
-    tunnel_views(v, 0, 3.5, 6.5, false);
-    tunnel_seconds(s);
+    struct ml_pass_view v[TUN_VIEWS];
+    struct ml_second s[TUN_SECONDS];
+    struct ml_tunnel_verdict tv;
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(!ml_tunnel_judge(v, 5, s, 8, why));
-    CHECK(strstr(why->str, "the hub's peer for client-a counted ") != NULL);
-    CHECK(strstr(why->str, "between the middle view (read by 4.4 s) and the middle view (from "
-                           "6.0 s), while the client's NIC moved 1000000 bytes of payload in "
-                           "second 6 wholly between them (must be at least 75% of it)") != NULL);
-    CHECK(strstr(why->str, "the hub's peer for client-b counted ") != NULL);
-    CHECK(s[5].ok == 0);
-    CHECK(s[0].ok == 1 && s[3].ok == 1 && s[4].ok == 1 && s[7].ok == 1);
-    /* Seconds the band did not judge (a relay's edges) are not asked of the tunnel either. */
-    tunnel_views(v, 0, 3.5, 6.5, false);
+    /* Genuine, with no lag and with 0.8 s of it, readings placed by the uptime or not: passes,
+     * and windows were judged. */
+    for (int lag10 = 0; lag10 <= 8; lag10 += 4)
+        for (int up = 0; up < 2; up++) {
+            tunnel_views(v, lag10 / 10.0, 0, 0, up);
+            tunnel_seconds(s);
+            g_string_truncate(why, 0);
+            CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why));
+            CHECK(why->len == 0 && tv.windows > 50 && tv.failed == 0);
+            CHECK(tv.min_share >= 1.0);
+        }
+    /* A 3 s bypass, starting anywhere in a view's 2 s: fails, the readings placed by the
+     * uptime. */
+    for (int q = 0; q < 8; q++) {
+        double at = 10.0 + q / 4.0;
+        tunnel_views(v, 0, at, at + 3, true);
+        tunnel_seconds(s);
+        g_string_truncate(why, 0);
+        CHECK(!ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why));
+        CHECK(tv.failed > 0 && tv.min_share < ML_TUNNEL_SHARE);
+        CHECK(strstr(why->str, " windows between its readings fell short, the worst: the hub's "
+                               "peer for client-a counted ") != NULL);
+        CHECK(strstr(why->str, "must be at least 0.75)") != NULL);
+        /* The seconds of the bypass are marked, the seconds far from it are not. */
+        CHECK(s[(int)at + 1].ok == 0);
+        CHECK(s[2].ok == 1 && s[25].ok == 1);
+    }
+    /* Without the uptime, a reading is anywhere in its agent call: the windows are shorter
+     * and fewer, and still no genuine pass fails (above). */
+    tunnel_views(v, 0, 0, 0, false);
     tunnel_seconds(s);
-    s[5].ok = -1;
-    g_string_truncate(why, 0);
-    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
-    /* A count that fell (the peer or SA replaced) or a view without counts: that pair is not
-     * judged. */
-    tunnel_views(v, 0, 3.5, 6.5, false);
+    struct ml_tunnel_verdict wide;
+    CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &wide, why));
+    tunnel_views(v, 0, 0, 0, true);
+    CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why));
+    CHECK(tv.windows > wide.windows);
+    /* Seconds the band did not judge (a relay's edges) are in no window. */
+    tunnel_views(v, 0, 10, 13, true);
     tunnel_seconds(s);
-    v[3].tunnel[0].bytes = v[3].tunnel[1].bytes = 0;
-    g_string_truncate(why, 0);
-    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
-    tunnel_views(v, 0, 3.5, 6.5, false);
-    v[2].n_tunnel = 0;
-    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+    for (size_t k = 9; k < 15; k++)
+        s[k].ok = -1;
+    CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why));
+    /* A count that fell (the peer or SA replaced) or a view without counts: not judged. */
+    tunnel_views(v, 0, 10, 13, true);
+    tunnel_seconds(s);
+    for (size_t i = 5; i < TUN_VIEWS; i++)
+        v[i].tunnel[0].bytes = v[i].tunnel[1].bytes = 0;
+    for (size_t i = 6; i < TUN_VIEWS; i++)
+        v[i].tunnel[0].bytes = v[i].tunnel[1].bytes = 1e9;
+    v[6].n_tunnel = 0;
+    CHECK(ml_tunnel_judge(v, 7, s, TUN_SECONDS, &tv, why));
     /* Seconds without their instants (a recorded series) are never judged. */
-    tunnel_views(v, 0, 3.5, 6.5, false);
-    for (size_t k = 0; k < 8; k++)
+    tunnel_views(v, 0, 10, 13, true);
+    for (size_t k = 0; k < TUN_SECONDS; k++)
         s[k].from_s = s[k].to_s = NAN;
-    CHECK(ml_tunnel_judge(v, 5, s, 8, why));
+    CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why) && tv.windows == 0);
 }
 
 int main(void)

@@ -2,6 +2,7 @@
  * Routes are `ip -o route get` lines as the probe squashes them; the nebula
  * views are real print-tunnel output (tests/data/samples/nebula/README); the
  * tailscale lines follow ping.go's format and status --json's field names. */
+#include <math.h>
 #include "check.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
@@ -511,19 +512,27 @@ static void test_wireguard_tunnel_counts(void)
     ev.own[2] =
         g_strdup(WG_KEY_C "\t5\t5\n" WG_KEY_B "\t1000\t2000000\n" WG_KEY_A "\t2100000\t30000\n");
     struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
-    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 2);
+    double at = 0;
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 2);
+    CHECK(isnan(at)); /* no uptime line before the counters */
     CHECK_STR(c[0].who, "the hub's peer for client-a");
     CHECK(c[0].bytes == 2130000);
     CHECK_STR(c[1].who, "the hub's peer for client-b");
     CHECK(c[1].bytes == 2001000);
+    /* The guest's uptime printed first (ML_UPTIME_COMMAND), as observe reads it. */
+    g_autofree char *plain = g_strdup(ev.own[2]);
+    g_free(ev.own[2]);
+    ev.own[2] = g_strconcat("4711.25\n", plain, NULL);
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 2 && at == 4711.25);
+    CHECK(c[0].bytes == 2130000);
     /* The server's peer has no line: only the client's is read. */
     replace_own(&ev, 2, WG_KEY_B "\t1000\t2000000\n", "");
-    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 1);
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 1);
     /* Not numbers, or a view that could not be read: none. */
     replace_own(&ev, 2, "\t2100000\t30000", "\tx\t30000");
-    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 0);
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 0);
     ev.own_error = g_strdup("cannot read the hub's handshakes: timeout");
-    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c) == 0);
+    CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 0);
     ml_evidence_clear(&ev);
     /* Paths that keep none meshlab reads live have no hook. */
     CHECK(NEBULA_RELAY->tunnel_counts == NULL);

@@ -143,6 +143,10 @@ struct ml_tunnel_count {
     double bytes;
 };
 #define ML_TUNNEL_COUNTS_MAX 2
+/* Printed just before a dataplane's counters, in the same shell: the guest's uptime then. */
+#define ML_UPTIME_COMMAND "cut -d' ' -f1 /proc/uptime"
+/* Pure: the uptime a section starts with (ML_UPTIME_COMMAND's line); NAN when it does not. */
+double ml_uptime_head(const char *text);
 
 struct ml_path_ops {
     const char *name; /* as topologies and results name it */
@@ -170,11 +174,13 @@ struct ml_path_ops {
     bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
     /* Pure: the dataplane's own per-peer byte counters for the path's ends in ev (what observe
      * read), into ret (ML_TUNNEL_COUNTS_MAX at most); how many. 0 when the view holds none
-     * that can be read. NULL: the dataplane keeps no per-peer counters meshlab reads live
-     * (nebula's and tinc 1.0's views have none; OpenVPN's status file is rewritten only every
-     * few seconds, so its counters are of another moment than the view's). */
+     * that can be read. *ret_at: the counting guest's uptime printed just before them
+     * (ML_UPTIME_COMMAND; NAN when absent), which places the reading on the host's clock far
+     * closer than the agent call around it. NULL: the dataplane keeps no per-peer counters
+     * meshlab reads live (nebula's and tinc 1.0's views have none; OpenVPN's status file is
+     * rewritten once a second, so its counters are of another moment than the view's). */
     size_t (*tunnel_counts)(const struct ml_topology *topo, const struct ml_evidence *ev,
-                            struct ml_tunnel_count *ret);
+                            struct ml_tunnel_count *ret, double *ret_at);
 };
 
 /* Every dataplane, NULL-terminated: the one list a new dataplane joins (registry.c). */

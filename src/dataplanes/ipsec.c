@@ -261,8 +261,9 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 {
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
-    const char *cmds[] = {"swanctl --list-sas --noblock", ml_ipsec_xfrm_view_command,
-                          "pidof charon-systemd || true"};
+    /* The kernel's SAs after the guest's uptime: when their counters were read. */
+    g_autofree char *xfrm = g_strconcat(ML_UPTIME_COMMAND "; ", ml_ipsec_xfrm_view_command, NULL);
+    const char *cmds[] = {"swanctl --list-sas --noblock", xfrm, "pidof charon-systemd || true"};
     if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error = g_strdup_printf("cannot read the hub's SAs: %s", ml_agent_error_text(e));
 }
@@ -395,8 +396,9 @@ static long long xfrm_bytes(const char *states, const char *src, const char *dst
  * its SAs: through a rekey the old SA's bytes stay while the new one's grow, so the sum only
  * falls when the old SA goes (a fall is not judged: ml_tunnel_judge). */
 static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
-                            struct ml_tunnel_count *ret)
+                            struct ml_tunnel_count *ret, double *ret_at)
 {
+    *ret_at = ml_uptime_head(ev->own[1]);
     if (ev->own_error || !ev->own[1])
         return 0;
     size_t ends[] = {t->measure.client, t->measure.server}, n = 0;

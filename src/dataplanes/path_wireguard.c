@@ -36,7 +36,7 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     g_autoptr(GError) e = NULL;
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
     const char *cmds[] = {"date +%s; wg show wg0 latest-handshakes", "wg show wg0 allowed-ips",
-                          "wg show wg0 transfer"};
+                          ML_UPTIME_COMMAND "; wg show wg0 transfer"};
     if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the hub's handshakes: %s", ml_agent_error_text(e));
@@ -44,8 +44,9 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
 
 /* The hub's peers for the client and the server, as the hub counts them. */
 static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
-                            struct ml_tunnel_count *ret)
+                            struct ml_tunnel_count *ret, double *ret_at)
 {
+    *ret_at = ml_uptime_head(ev->own[2]);
     const struct ml_wg_end ends[] = {
         {t->nodes[t->measure.client].name, t->nodes[t->measure.client].tunnel_address},
         {t->nodes[t->measure.server].name, t->nodes[t->measure.server].tunnel_address},

@@ -1,5 +1,6 @@
 #include "dataplanes/dataplane.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -26,6 +27,15 @@
 ML_DATAPLANE_LIST(ML_DATAPLANE_DECLARE)
 #define ML_DATAPLANE_ENTRY(n) &ml_dataplane_##n,
 const struct ml_dataplane *const ml_dataplanes[] = {ML_DATAPLANE_LIST(ML_DATAPLANE_ENTRY) NULL};
+
+double ml_uptime_head(const char *text)
+{
+    if (!text || !g_ascii_isdigit(*text))
+        return NAN;
+    char *end = NULL;
+    double v = g_ascii_strtod(text, &end);
+    return end != text && (*end == '\n' || !*end) && isfinite(v) && v >= 0 ? v : NAN;
+}
 
 char *ml_path_names(void)
 {

@@ -110,7 +110,7 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     virDomainPtr client = ml_lab_dom(lab, lab->topo->measure.client);
     const char *cmds[] = {"date +%s; wg show " DEV " latest-handshakes",
                           "wg show " DEV " endpoints", "wg show " DEV " allowed-ips",
-                          "wg show " DEV " transfer"};
+                          ML_UPTIME_COMMAND "; wg show " DEV " transfer"};
     if (!ml_agent_run_each(client, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the client's " DEV ": %s", ml_agent_error_text(e));
@@ -152,8 +152,9 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
 
 /* The client's peer for the server, as the client counts it: the hub is no end of this path. */
 static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
-                            struct ml_tunnel_count *ret)
+                            struct ml_tunnel_count *ret, double *ret_at)
 {
+    *ret_at = ml_uptime_head(ev->own[3]);
     const struct ml_wg_end server = {t->nodes[t->measure.server].name,
                                      ml_wg_overlay_target(t, t->measure.server, SUBNET)};
     return ev->own_error

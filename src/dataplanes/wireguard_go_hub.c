@@ -160,7 +160,7 @@ static void observe(struct ml_lab *lab, struct ml_evidence *ev)
     virDomainPtr hub = ml_lab_dom(lab, lab->topo->hub);
     const char *cmds[] = {"date +%s; wg show " DEV " latest-handshakes", "ip -d -o link show " DEV,
                           "pgrep -x wireguard-go || true", "wg show " DEV " allowed-ips",
-                          "wg show " DEV " transfer"};
+                          ML_UPTIME_COMMAND "; wg show " DEV " transfer"};
     if (!ml_agent_run_each(hub, cmds, G_N_ELEMENTS(cmds), 15, ev->own, &e))
         ev->own_error =
             g_strdup_printf("cannot read the hub's " DEV ": %s", ml_agent_error_text(e));
@@ -213,8 +213,9 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
 /* wireguard-go keeps the same per-peer counters (its UAPI's rx_bytes/tx_bytes, which `wg show`
  * reads): the hub's peers for the client and the server. */
 static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidence *ev,
-                            struct ml_tunnel_count *ret)
+                            struct ml_tunnel_count *ret, double *ret_at)
 {
+    *ret_at = ml_uptime_head(ev->own[4]);
     const struct ml_wg_end ends[] = {
         {t->nodes[t->measure.client].name, ml_wg_overlay_target(t, t->measure.client, SUBNET)},
         {t->nodes[t->measure.server].name, ml_wg_overlay_target(t, t->measure.server, SUBNET)},

@@ -391,51 +391,98 @@ bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double s
     return bad == 0;
 }
 
-bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
-                     size_t n, GString *why)
+/* Each view's reading of its counters on the host's clock, [lo, hi], as ml_tunnel_judge
+ * places it. */
+static void tunnel_readings(const struct ml_pass_view *views, size_t n, double *lo, double *hi)
 {
-    bool ok = true;
-    for (size_t i = 0; i + 1 < n_views; i++) {
-        const struct ml_pass_view *a = &views[i], *b = &views[i + 1];
-        if (!a->n_tunnel || a->n_tunnel != b->n_tunnel || !isfinite(a->t_done_s) ||
-            !isfinite(b->t_s))
-            continue;
-        /* The seconds wholly between a's answer and b's question, judged by the band. */
-        double payload = 0;
-        size_t first = SIZE_MAX, last = 0;
-        for (size_t k = 0; k < n; k++) {
-            if (!isfinite(s[k].from_s) || !isfinite(s[k].to_s) || s[k].from_s < a->t_done_s ||
-                s[k].to_s > b->t_s || s[k].ok == -1)
-                continue;
-            payload += s[k].payload_bytes;
-            first = MIN(first, k);
-            last = k;
+    double off_lo = -INFINITY, off_hi = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (views[i].n_tunnel && isfinite(views[i].tunnel_at)) {
+            off_lo = MAX(off_lo, views[i].tunnel_from_s - views[i].tunnel_at);
+            off_hi = MIN(off_hi, views[i].tunnel_to_s - views[i].tunnel_at);
         }
-        if (first == SIZE_MAX || !(payload > 0))
-            continue;
-        for (size_t e = 0; e < a->n_tunnel; e++) {
-            double grew = b->tunnel[e].bytes - a->tunnel[e].bytes;
-            if (strcmp(a->tunnel[e].who, b->tunnel[e].who) != 0 || grew < 0 ||
-                grew >= ML_TUNNEL_SHARE * payload)
-                continue;
-            ok = false;
-            for (size_t k = first; k <= last; k++)
-                if (s[k].from_s >= a->t_done_s && s[k].to_s <= b->t_s && s[k].ok != -1)
-                    s[k].ok = 0;
-            g_autofree char *secs =
-                first == last ? g_strdup_printf("second %zu", first + 1)
-                              : g_strdup_printf("seconds %zu to %zu", first + 1, last + 1);
-            g_string_append_printf(why,
-                                   "%s%s counted %.0f then %.0f bytes, %.0f more, between the "
-                                   "%s view (read by %.1f s) and the %s view (from %.1f s), "
-                                   "while the client's NIC moved %.0f bytes of payload in %s "
-                                   "wholly between them (must be at least %.0f%% of it)",
-                                   why->len ? "; " : "", a->tunnel[e].who, a->tunnel[e].bytes,
-                                   b->tunnel[e].bytes, grew, a->when, a->t_done_s, b->when, b->t_s,
-                                   payload, secs, 100 * ML_TUNNEL_SHARE);
+    for (size_t i = 0; i < n; i++) {
+        lo[i] = views[i].tunnel_from_s;
+        hi[i] = views[i].tunnel_to_s;
+        /* An empty intersection (the guest's clock stepped) leaves the calls' spans. */
+        if (views[i].n_tunnel && isfinite(views[i].tunnel_at) && off_lo <= off_hi) {
+            lo[i] = MAX(lo[i], views[i].tunnel_at + off_lo);
+            hi[i] = MIN(hi[i], views[i].tunnel_at + off_hi);
         }
     }
-    return ok;
+}
+
+bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
+                     size_t n, struct ml_tunnel_verdict *ret, GString *why)
+{
+    *ret = (struct ml_tunnel_verdict){.min_share = NAN};
+    double worst = INFINITY;
+    g_autofree char *worst_text = NULL;
+    g_autofree double *lo = g_new(double, n_views + 1);
+    g_autofree double *hi = g_new(double, n_views + 1);
+    tunnel_readings(views, n_views, lo, hi);
+    for (size_t i = 0; i < n_views; i++)
+        for (size_t j = i + 1; j < n_views; j++) {
+            const struct ml_pass_view *a = &views[i], *b = &views[j];
+            double from = hi[i], to = lo[j];
+            if (!a->n_tunnel || a->n_tunnel != b->n_tunnel || !isfinite(from) || !isfinite(to) ||
+                to - from < ML_TUNNEL_WINDOW_S)
+                continue;
+            /* The payload inside the window: each second's share of it. */
+            double payload = 0;
+            bool judged_span = true;
+            for (size_t k = 0; k < n && judged_span; k++) {
+                if (!isfinite(s[k].from_s) || !isfinite(s[k].to_s) || s[k].to_s <= s[k].from_s) {
+                    judged_span = false;
+                    break;
+                }
+                double in = MIN(to, s[k].to_s) - MAX(from, s[k].from_s);
+                if (in <= 0)
+                    continue;
+                if (s[k].ok == -1)
+                    judged_span = false;
+                payload += s[k].payload_bytes * in / (s[k].to_s - s[k].from_s);
+            }
+            if (!judged_span || !(payload > 0))
+                continue;
+            bool judged = false, short_here = false;
+            for (size_t e = 0; e < a->n_tunnel; e++) {
+                double grew = b->tunnel[e].bytes - a->tunnel[e].bytes;
+                if (strcmp(a->tunnel[e].who, b->tunnel[e].who) != 0 || grew < 0)
+                    continue;
+                judged = true;
+                double share = grew / payload;
+                if (!(ret->min_share <= share))
+                    ret->min_share = share;
+                if (share >= ML_TUNNEL_SHARE)
+                    continue;
+                short_here = true;
+                if (share < worst) {
+                    worst = share;
+                    g_free(worst_text);
+                    worst_text = g_strdup_printf(
+                        "%s counted %.0f then %.0f bytes, %.0f more, between its reading in "
+                        "the %s view (by %.1f s) and in the %s view (from %.1f s), while the "
+                        "client's NIC moved %.0f bytes of payload between them (%.2f of it; "
+                        "must be at least %.2f)",
+                        a->tunnel[e].who, a->tunnel[e].bytes, b->tunnel[e].bytes, grew, a->when,
+                        from, b->when, to, payload, share, ML_TUNNEL_SHARE);
+                }
+            }
+            ret->windows += judged;
+            if (!short_here)
+                continue;
+            ret->failed++;
+            for (size_t k = 0; k < n; k++)
+                if (MIN(to, s[k].to_s) - MAX(from, s[k].from_s) > 0.5 * (s[k].to_s - s[k].from_s))
+                    s[k].ok = 0;
+        }
+    if (ret->failed)
+        g_string_append_printf(why,
+                               "%s%zu of %zu windows between its readings fell short, the "
+                               "worst: %s",
+                               why->len ? "; " : "", ret->failed, ret->windows, worst_text);
+    return ret->failed == 0;
 }
 
 /* ---- what the client runs beside iperf3 ---- */
@@ -535,7 +582,25 @@ char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, co
  * agent call; the dataplane's own view. A direct path whose underlay goes via another gateway
  * fails its view (a relayed path's is recorded); behind a NAT (the client's commands in a netns)
  * the underlay goes via the NAT's router by design and is recorded, not judged. */
-static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
+/* The dataplane's own view, read beside the client's routes: the two are different guests'
+ * agents for a relayed path, and one after the other they made every view (the end view
+ * included, which each pass waits for) two round trips long. */
+struct observer {
+    const struct ml_pass_path *pp;
+    struct ml_evidence *ev; /* observe fills own[] and own_error only; routes are the caller's */
+    double start, from, to;
+};
+
+static gpointer observer_main(gpointer data)
+{
+    struct observer *o = data;
+    o->from = ml_now() - o->start;
+    ml_dp_observe(o->pp->ops->dataplane, o->pp->lab, o->ev);
+    o->to = ml_now() - o->start;
+    return NULL;
+}
+
+static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v, double start)
 {
     const struct ml_topology *t = pp->lab->topo;
     char underlay[INET_ADDRSTRLEN] = "";
@@ -546,14 +611,22 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
     struct ml_evidence ev = {0};
     g_autoptr(GError) e = NULL;
     g_autofree char *under = NULL;
+    struct observer obs = {pp, &ev, start, NAN, NAN};
+    GThread *th = g_thread_new("meshlab-observe", observer_main, &obs);
+    char *route = NULL;
     if (!underlay[0] || same)
-        ev.route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
+        route = ml_pass_route(pp->client, pp->client_ns, pp->target, &e);
     else
-        ml_pass_routes(pp->client, pp->client_ns, pp->target, underlay, &ev.route, &under, &e);
+        ml_pass_routes(pp->client, pp->client_ns, pp->target, underlay, &route, &under, &e);
+    g_thread_join(th);
+    ev.route = route;
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
-    ml_dp_observe(pp->ops->dataplane, pp->lab, &ev);
-    v->n_tunnel = pp->ops->tunnel_counts ? pp->ops->tunnel_counts(t, &ev, v->tunnel) : 0;
+    v->tunnel_from_s = obs.from;
+    v->tunnel_to_s = obs.to;
+    v->tunnel_at = NAN;
+    v->n_tunnel =
+        pp->ops->tunnel_counts ? pp->ops->tunnel_counts(t, &ev, v->tunnel, &v->tunnel_at) : 0;
     GString *s = g_string_new(NULL);
     v->ok = ev.route && (!pp->ops->verify || pp->ops->verify(pp->lab->topo, &ev, s));
     if (v->ok && judge_underlay) {
@@ -579,7 +652,9 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v)
  * 3 s of commands under TCG, kept the poll from seeing iperf3 end and lengthened every pass.) */
 struct viewer {
     const struct ml_pass_path *pp;
-    double start;
+    double start;  /* ml_now() once iperf3 was started: the transfer's start */
+    double ended;  /* ml_now() when iperf3 was seen to have exited; 0: it was not */
+    double last_s; /* no middle view starts later than this after start: the end view follows */
     GArray *views; /* struct ml_pass_view, "start" then "middle" ones */
     gint stop;
 };
@@ -589,9 +664,9 @@ static gpointer viewer_main(gpointer data)
     struct viewer *w = data;
     for (unsigned k = 0; !g_atomic_int_get(&w->stop); k++) {
         struct ml_pass_view v = {.when = k ? "middle" : "start"};
-        if (!g_atomic_int_get(&w->stop)) {
+        if (!g_atomic_int_get(&w->stop) && (k == 0 || ml_now() - w->start <= w->last_s)) {
             v.t_s = ml_now() - w->start;
-            view_read(w->pp, &v);
+            view_read(w->pp, &v, w->start);
             v.t_done_s = ml_now() - w->start;
             g_array_append_val(w->views, v);
         }
@@ -610,6 +685,9 @@ static struct json_object *view_json(const struct ml_pass_view *v)
     json_object_object_add(o, "evidence", json_object_new_string(v->evidence ? v->evidence : ""));
     json_object_object_add(o, "t_s", num(v->t_s));
     json_object_object_add(o, "t_done_s", num(v->t_done_s));
+    json_object_object_add(o, "tunnel_from_s", v->n_tunnel ? num(v->tunnel_from_s) : NULL);
+    json_object_object_add(o, "tunnel_to_s", v->n_tunnel ? num(v->tunnel_to_s) : NULL);
+    json_object_object_add(o, "tunnel_uptime_s", v->n_tunnel ? num(v->tunnel_at) : NULL);
     struct json_object *tun = NULL;
     if (v->n_tunnel) {
         tun = json_object_new_array();
@@ -865,6 +943,9 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
     g_array_append_val(samples, s0);
     w->pp = pp;
     w->start = start;
+    /* A middle view still reading when iperf3 exits holds the pass until it answers, and the end
+     * view reads the same a moment later: none starts in the transfer's last ML_VIEW_LAST_S. */
+    w->last_s = spec->seconds - ML_VIEW_LAST_S;
     GThread *viewer = g_thread_new("meshlab-view", viewer_main, w);
     bool ok = true, exited = false;
     for (unsigned k = 1; ok && !exited; k++) {
@@ -907,6 +988,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
      * first lab saw forward passes of 1.6 to 1.8 hub bytes per payload byte: the payload whole,
      * the counters short of its last fraction of a second. */
     if (ok && exited) {
+        w->ended = ml_now();
         /* A pairs pass's other flows, which may end a moment after the pass's own: every
          * receiver's NIC must have had all of its flow when the last counters are read (with
          * segmentation offload a plain flow's frames are only 0.3 % above its payload, and a
@@ -1196,7 +1278,9 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
         g_string_append_printf(ret->reason, "%snot on the path's sides: %s",
                                ret->reason->len ? "; " : "", sides->str);
     g_autoptr(GString) tunnel = g_string_new(NULL);
-    if (x->tunnel_judged && !ml_tunnel_judge(views, n_views, ret->sec, ret->n, tunnel))
+    ret->tunnel = (struct ml_tunnel_verdict){.min_share = NAN};
+    if (x->tunnel_judged &&
+        !ml_tunnel_judge(views, n_views, ret->sec, ret->n, &ret->tunnel, tunnel))
         g_string_append_printf(ret->reason,
                                "%sthe dataplane's own counters did not carry the payload: %s",
                                ret->reason->len ? "; " : "", tunnel->str);
@@ -1259,7 +1343,7 @@ static gpointer end_view_main(gpointer data)
 {
     struct end_view *e = data;
     e->view->t_s = ml_now() - e->start;
-    view_read(e->pp, e->view);
+    view_read(e->pp, e->view, e->start);
     e->done = ml_now();
     e->view->t_done_s = e->done - e->start;
     return NULL;
@@ -1276,6 +1360,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
     wt->end_view.when = "end";
     wt->end_view.t_s = wt->end_view.t_done_s = NAN;
+    wt->end_view.tunnel_from_s = wt->end_view.tunnel_to_s = wt->end_view.tunnel_at = NAN;
     wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
     double cpu_t0 = 0;
     struct ml_guest_cpu_reading *last = pp->last_cpu;
@@ -1347,6 +1432,14 @@ static void record_verdict(struct json_object *o, const struct ml_pass_verdict *
     json_object_object_add(o, "status", json_object_new_string(v->passed ? "ok" : "failed"));
     json_object_object_add(o, "reason", v->passed ? NULL : json_object_new_string(v->reason->str));
     json_object_object_add(o, "failed_seconds", failed_seconds);
+    struct json_object *tj = NULL;
+    if (v->tunnel.windows) {
+        tj = json_object_new_object();
+        json_object_object_add(tj, "windows", json_object_new_int((int)v->tunnel.windows));
+        json_object_object_add(tj, "failed", json_object_new_int((int)v->tunnel.failed));
+        json_object_object_add(tj, "min_share", num(v->tunnel.min_share));
+    }
+    json_object_object_add(o, "tunnel_judged", tj);
 }
 
 /* Milliseconds from iperf3's microseconds; null when unknown. */
@@ -1608,6 +1701,7 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
     }
     struct watch wt = {0};
     struct json_object *o = NULL;
+    double t0 = ml_now();
     if (pass_watch(pp, spec, &wt, err)) {
         g_array_append_val(wt.w.views, wt.end_view);
         struct ml_pass_verdict v = {0};
@@ -1650,6 +1744,17 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
         if (flows)
             record_flows(o, pp, spec, &wt, received);
         ml_pass_verdict_clear(&v);
+        /* Where the pass's wall clock went: before iperf3 started (the guests' CPU, the ping),
+         * the transfer until iperf3 was seen to exit, and after it (the last counters, the end
+         * view with the guests' CPU, ping's end, the records). */
+        double t1 = ml_now();
+        struct json_object *tm = json_object_new_object();
+        json_object_object_add(tm, "wall_s", num(t1 - t0));
+        json_object_object_add(tm, "before_s", num(wt.w.start - t0));
+        json_object_object_add(tm, "transfer_s",
+                               wt.w.ended > 0 ? num(wt.w.ended - wt.w.start) : NULL);
+        json_object_object_add(tm, "after_s", wt.w.ended > 0 ? num(t1 - wt.w.ended) : NULL);
+        json_object_object_add(o, "time", tm);
     }
     watch_clear(&wt);
     for (size_t i = 0; flows && i < flows->n; i++)

@@ -284,8 +284,10 @@ struct ml_pass_sample {
     struct ml_nic_stats guest[ML_MAX_NODES]; /* every guest's tap, hub and client included */
 };
 
-/* How often the dataplane's view is read through a transfer, in seconds. */
+/* How often the dataplane's view is read through a transfer, in seconds; none starts in its
+ * last ML_VIEW_LAST_S (the end view follows). */
 #define ML_VIEW_EVERY_S 2.0
+#define ML_VIEW_LAST_S 1.5
 
 /* The dataplane's view of the path at one moment of a pass ("start", "middle", "end"): whether
  * the path's check showed the path, and what was read. */
@@ -293,36 +295,59 @@ struct ml_pass_view {
     const char *when;
     bool ok;
     char *evidence;
-    /* Seconds from the transfer's start when the view was asked for and when it had answered:
-     * its counters were read in between. NAN: not known (not judged). */
+    /* Seconds from the transfer's start when the view was asked for and when it had answered.
+     * NAN: not known. */
     double t_s, t_done_s;
-    /* The dataplane's own per-peer counters in it (ml_path_ops.tunnel_counts); 0: none. */
+    /* The dataplane's own per-peer counters in it (ml_path_ops.tunnel_counts); 0: none. They
+     * were read inside the dataplane's agent call, from tunnel_from_s to tunnel_to_s, when the
+     * counting guest's uptime was tunnel_at (NAN: not known). */
     size_t n_tunnel;
     struct ml_tunnel_count tunnel[ML_TUNNEL_COUNTS_MAX];
+    double tunnel_from_s, tunnel_to_s, tunnel_at;
 };
 
 /* Between two views, each end's counter must have grown by at least this share of the payload
- * the client's NIC moved in the seconds wholly between them: the payload went through the
- * dataplane's own tunnel. (Its packets' bytes are above the payload's: headers, padding.) */
+ * the client's NIC moved between them: the payload went through the dataplane's own tunnel.
+ * (Its packets' bytes are above the payload's: headers, padding.) */
 #define ML_TUNNEL_SHARE 0.75
+/* A window between two readings shorter than this is not judged: a second's bytes are not
+ * spread evenly through it, and a window is priced by the share of each second it covers. */
+#define ML_TUNNEL_WINDOW_S 2.0
 
-/* Pure: judges the dataplane's own counters in consecutive views (n_views of them, in time
- * order) against the seconds s (n of them, each with the host instants it spans, from_s to
- * to_s): over the seconds wholly after one view had answered and before the next was asked
- * for, and judged (ok != -1: inside the band's span), every end's counter grew by at least
- * ML_TUNNEL_SHARE of their payload. The counters being read inside each view's span, those
- * seconds' bytes had crossed the client's NIC between the two readings, whatever lag the
- * guests' clocks or queues add. A pair where an end's count fell (the dataplane replaced its
- * peer or SA) or is missing is not judged. Marks the seconds of a window that fell short
- * (ok 0) and appends to why the views, the end and its counters; true when none did. */
+/* What ml_tunnel_judge judged: the pairs of views with seconds between them, those that fell
+ * short, and the least any counter grew per payload byte of its window (NAN: none judged). */
+struct ml_tunnel_verdict {
+    size_t windows, failed;
+    double min_share;
+};
+
+/* Pure: judges the dataplane's own counters in views (n_views of them, in time order) against
+ * the seconds s (n of them, each with the host instants it spans, from_s to to_s).
+ *
+ * When each reading was made: inside its agent call, [tunnel_from_s, tunnel_to_s], a second or
+ * more under TCG. Where the views carry the guest's uptime at the reading (tunnel_at), the
+ * guest's clock less the host's is the same in every one, so it lies in the intersection of
+ * every view's [from - at, to - at], and each reading is placed within that intersection's
+ * width (a tenth of a second where one view answered fast); otherwise its call's span is used.
+ *
+ * Every pair of views (not only neighbours) is a window: from the first reading's latest
+ * instant to the second's earliest, at least ML_TUNNEL_WINDOW_S long, over seconds the band
+ * judged (a window touching a second with ok == -1, a relay's edge, is not judged). Its payload
+ * is each second's payload times the share of that second inside it. Every end's counter must
+ * grow over it by ML_TUNNEL_SHARE of that: the readings bracket the window, so its bytes
+ * crossed the client's NIC between them, whatever queues delay. A pair where an end's count fell
+ * (the dataplane replaced its peer or SA) or is missing is not judged. Marks the seconds of
+ * windows that fell short (ok 0), appends to why how many did and the worst, with its
+ * counters; true when none did. */
 bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
-                     size_t n, GString *why);
+                     size_t n, struct ml_tunnel_verdict *ret, GString *why);
 
 struct ml_pass_verdict {
     struct ml_second *sec; /* the pass's seconds, each judged (ok) */
     size_t n;
-    struct ml_band band;   /* what they were judged against */
-    struct ml_sides sides; /* who each guest's tap was */
+    struct ml_band band;             /* what they were judged against */
+    struct ml_sides sides;           /* who each guest's tap was */
+    struct ml_tunnel_verdict tunnel; /* the dataplane's own counters, where judged */
     bool passed;
     GString *reason; /* what failed it, as one sentence; empty when it passed */
 };
