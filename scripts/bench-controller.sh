@@ -59,6 +59,19 @@ if measure:
           "(goal: at least 0.90 on the full profile), %.1f s of the rest per pass"
           % (pass_s, len(passes), measure, pass_s / measure,
              (measure - pass_s) / len(passes) if passes else float("nan")))
+# Where the rest went, as meshlab itself timed it (results.json measure_time), and each pass's
+# own wall clock around its transfer (passes[].time).
+t = d.get("measure_time")
+if t:
+    print("measure phase: %.1f s = passes %.1f (transfers %.1f) + checks %.1f + idle baselines %.1f"
+          " + policy switches %.1f + other %.1f" % (t["seconds"], t["passes_s"], t["transfer_s"],
+          t["checks_s"], t["idle_s"], t["policy_s"], t["other_s"]))
+tms = [p["time"] for p in passes if p.get("time") and p["time"].get("after_s") is not None]
+if tms:
+    n = len(tms)
+    print("per pass, mean of %d: before iperf3 %.2f s, transfer %.2f s, after it %.2f s"
+          % (n, sum(x["before_s"] for x in tms) / n, sum(x["transfer_s"] for x in tms) / n,
+             sum(x["after_s"] for x in tms) / n))
 PY
 fi
 load=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -18,22 +18,36 @@ bool ml_policy_firewall(struct ml_lab *lab, const char *fw, const char *summary,
     return true;
 }
 
-bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+void ml_policy_rulesets_clear(char **in_force)
+{
+    for (size_t i = 0; in_force && i < ML_MAX_NODES; i++)
+        g_clear_pointer(&in_force[i], g_free);
+}
+
+bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, char **in_force,
+                     GError **err)
 {
     size_t n = lab->plan->n_guests;
     const char *cmds[ML_MAX_NODES] = {0};
     char *inputs[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0};
-    for (size_t i = 0; i < n; i++) {
-        cmds[i] = "nft -f - && nft list ruleset";
-        inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
+    bool loaded = in_force && in_force[0];
+    bool ok = true;
+    if (!loaded) {
+        for (size_t i = 0; i < n; i++) {
+            cmds[i] = "nft -f - && nft list ruleset";
+            inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
+        }
+        ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
+                                 "the path policy", err);
     }
-    bool ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
-                                  "the path policy", err);
     const char *path = ops->name;
     for (size_t i = 0; ok && i < n; i++) {
+        const char *text = loaded ? in_force[i] : out[i];
         g_autofree char *rel =
             g_strdup_printf("rulesets/%s/%s.nft", path, lab->topo->nodes[i].name);
-        ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
+        ml_lab_write(lab, rel, text ? text : "", -1, NULL);
+        if (!loaded && in_force)
+            in_force[i] = g_strdup(out[i] ? out[i] : "");
     }
     for (size_t i = 0; i < n; i++) {
         g_free(inputs[i]);
@@ -50,4 +64,3 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, GError *
     }
     return true;
 }
-

@@ -294,6 +294,13 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
 
 /* ---- the sweeps: the passes of every policy group interleaved in rounds ---- */
 
+/* Where the measure phase's wall clock goes, in seconds: the passes whole (ml_pass_run), and of
+ * them the transfers (iperf3's duration, warm-up included: what the phase is for); the path
+ * checks; the idle baselines; the policy switches (rulesets and the dataplanes' restarts). */
+struct measure_time {
+    double passes, transfer, checks, idle, policy;
+};
+
 struct run {
     struct ctx *c;
     const struct ml_profile *prof;
@@ -301,6 +308,7 @@ struct run {
     unsigned seq;
     GRand *rand;
     const struct ml_path_ops *policy_in_force; /* the path whose policy was entered last */
+    struct measure_time time;
 };
 
 /* Interrupted: err is set and the caller stops. Any other error fails the path only. */
@@ -316,19 +324,24 @@ static bool step_failed(struct mpath *p, const char *what, GError **step, GError
     return true;
 }
 
+/* The group's one policy loaded once, then each path's rulesets saved and its dataplane let
+ * settle. */
 static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **err)
 {
-    for (size_t i = 0; i < n; i++) {
+    char *in_force[ML_MAX_NODES] = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
         if (!g[i]->active)
             continue;
         g_autoptr(GError) step = NULL;
-        if (!ml_policy_enter(run->c->lab, g[i]->ops, &step) &&
+        if (!ml_policy_enter(run->c->lab, g[i]->ops, in_force, &step) &&
             !step_failed(g[i], "the path could not be prepared", &step, err))
-            return false;
-        if (g[i]->active)
+            ok = false;
+        else if (g[i]->active)
             run->policy_in_force = g[i]->ops;
     }
-    return true;
+    ml_policy_rulesets_clear(in_force);
+    return ok;
 }
 
 /* After a good first check of a path nothing forced: from now on it is the path its dataplane
@@ -375,6 +388,15 @@ static bool check_group(struct run *run, struct mpath **g, size_t n, const char 
                             "it was measured");
     }
     return true;
+}
+
+static bool timed_checks(struct run *run, struct mpath **g, size_t n, const char *when,
+                         GError **err)
+{
+    double t0 = ml_now();
+    bool ok = check_group(run, g, n, when, err);
+    run->time.checks += ml_now() - t0;
+    return ok;
 }
 
 static void shuffle(GRand *r, struct mpath **a, size_t n)
@@ -510,7 +532,12 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
                 .offered_bits_per_second = fixed ? fixed_bps : 0,
             };
             g_autoptr(GError) step = NULL;
+            double t0 = ml_now();
             struct json_object *pass = ml_pass_run(&pp, &spec, &step);
+            run->time.passes += ml_now() - t0;
+            if (pass)
+                run->time.transfer +=
+                    json_object_get_double(json_object_object_get(pass, "duration_s"));
             if (!pass) {
                 if (!step_failed(p, "a measurement step failed", &step, err))
                     return false;
@@ -554,7 +581,10 @@ static bool group_policy(struct run *run, struct mpath **g, size_t n, GError **e
 {
     if (run->policy_in_force && run->policy_in_force->policy == g[0]->ops->policy)
         return true;
-    return enter_group(run, g, n, err);
+    double t0 = ml_now();
+    bool ok = enter_group(run, g, n, err);
+    run->time.policy += ml_now() - t0;
+    return ok;
 }
 
 /* A group before the rounds of one kind: its policy, the checks before (the first sweep), the
@@ -565,13 +595,15 @@ static bool prepare_group(struct run *run, struct mpath **g, size_t n, bool fixe
         return true;
     if (!group_policy(run, g, n, err))
         return false;
-    if (!fixed && !check_group(run, g, n, "before", err))
+    if (!fixed && !timed_checks(run, g, n, "before", err))
         return false;
     for (size_t i = 0; i < n; i++) {
         if (!g[i]->active)
             continue;
         g_autoptr(GError) step = NULL;
+        double t0 = ml_now();
         bool ok = measure_idle(run->c, g[i], run->prof, fixed ? "idle_fixed" : "idle", &step);
+        run->time.idle += ml_now() - t0;
         if (!ok && !step_failed(g[i], "the idle baseline could not be measured", &step, err))
             return false;
     }
@@ -622,7 +654,7 @@ static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, 
         size_t g = v[(most + 1) * ng + j];
         if (group_active(groups[g], sizes[g]) &&
             (!group_policy(run, groups[g], sizes[g], err) ||
-             !check_group(run, groups[g], sizes[g], "after", err)))
+             !timed_checks(run, groups[g], sizes[g], "after", err)))
             return false;
     }
     return true;
@@ -761,6 +793,23 @@ static void finish_path(struct ml_lab *lab, struct mpath *p)
         json_object_object_add(vps, "meaningful", json_object_new_boolean(lab->accel.kvm));
 }
 
+/* The measure phase's breakdown; share is transfer over the whole: the time spent measuring. */
+static struct json_object *time_json(const struct measure_time *t, double whole)
+{
+    struct json_object *o = json_object_new_object();
+    double known = t->passes + t->checks + t->idle + t->policy;
+    json_object_object_add(o, "seconds", json_object_new_double(whole));
+    json_object_object_add(o, "passes_s", json_object_new_double(t->passes));
+    json_object_object_add(o, "transfer_s", json_object_new_double(t->transfer));
+    json_object_object_add(o, "checks_s", json_object_new_double(t->checks));
+    json_object_object_add(o, "idle_s", json_object_new_double(t->idle));
+    json_object_object_add(o, "policy_s", json_object_new_double(t->policy));
+    json_object_object_add(o, "other_s", json_object_new_double(MAX(whole - known, 0.0)));
+    json_object_object_add(o, "transfer_share",
+                           whole > 0 ? json_object_new_double(t->transfer / whole) : NULL);
+    return o;
+}
+
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
                                      GError **err)
 {
@@ -795,6 +844,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     size_t sizes[ML_PATHS_MAX + 8];
     size_t ng = group_paths(paths, n, groups, sizes);
     struct run run = {.c = &c, .prof = profile, .order = json_object_new_array()};
+    double t_start = ml_now();
     run.rand = g_rand_new_with_seed(g_str_hash(lab->run_id));
     bool fixed = has_cells(profile, true), ok = true;
     ok = sweep(&run, groups, sizes, ng, false, 0, !fixed, err);
@@ -818,6 +868,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         g_free(groups[g]);
     g_rand_free(run.rand);
     json_object_object_add(out, "order", run.order);
+    json_object_object_add(out, "measure_time", time_json(&run.time, ml_now() - t_start));
     json_object_object_add(out, "fixed_rate", rate);
     json_object_object_add(out, "host_busy", json_object_new_boolean(busy));
     if (!ok) {

@@ -604,7 +604,7 @@ struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError *
     }
     /* The last measured path's policy is still in force: after a relay path's, every cell
      * would be forced onto the relay. */
-    if (!ml_policy_enter(lab, &ml_nat_matrix_policy, err))
+    if (!ml_policy_enter(lab, &ml_nat_matrix_policy, NULL, err))
         return NULL;
     struct json_object *cells = json_object_new_array();
     size_t total =
