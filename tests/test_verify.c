@@ -525,6 +525,14 @@ static void test_wireguard_tunnel_counts(void)
     ev.own[2] = g_strconcat("4711.25\n", plain, NULL);
     CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 2 && at == 4711.25);
     CHECK(c[0].bytes == 2130000);
+    /* ML_UPTIME_COMMAND through a real /bin/sh, as the guest runs it: a line
+     * ml_uptime_head reads. */
+    g_autofree char *sh_out = NULL;
+    const char *argv[] = {"/bin/sh", "-c", ML_UPTIME_COMMAND, NULL};
+    CHECK(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &sh_out, NULL, NULL,
+                       NULL));
+    CHECK(sh_out && ml_uptime_head(sh_out) > 0);
+    CHECK(isnan(ml_uptime_head("up 5 days\n")) && isnan(ml_uptime_head(NULL)));
     /* The server's peer has no line: only the client's is read. */
     replace_own(&ev, 2, WG_KEY_B "\t1000\t2000000\n", "");
     CHECK(WIREGUARD_HUB->tunnel_counts(topo, &ev, c, &at) == 1);

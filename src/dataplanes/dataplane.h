@@ -143,8 +143,9 @@ struct ml_tunnel_count {
     double bytes;
 };
 #define ML_TUNNEL_COUNTS_MAX 2
-/* Printed just before a dataplane's counters, in the same shell: the guest's uptime then. */
-#define ML_UPTIME_COMMAND "cut -d' ' -f1 /proc/uptime"
+/* Printed just before a dataplane's counters, in the same shell: the guest's uptime then, read
+ * by shell builtins (no process of its own on a guest whose one vCPU may be the measured hub). */
+#define ML_UPTIME_COMMAND "read -r up _ < /proc/uptime; echo \"$up\""
 /* Pure: the uptime a section starts with (ML_UPTIME_COMMAND's line); NAN when it does not. */
 double ml_uptime_head(const char *text);
 
