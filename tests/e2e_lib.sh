@@ -17,6 +17,13 @@ skip() {
 }
 ok() { passed=$((passed + 1)); echo "ok   - $1"; }
 bad() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL - $1"; }
+# verdicts FILE: each "ok WHAT" or "bad WHAT" line an assertion script printed, counted.
+verdicts() {
+    local verdict what
+    while read -r verdict what; do
+        if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
+    done < "$1"
+}
 # The tally, and each failure again at the end: CI keeps only the tail of a long log, and a
 # failure in its middle must still be seen there. Exits non-zero when a check failed.
 e2e_finish() {

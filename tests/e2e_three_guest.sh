@@ -304,9 +304,7 @@ say(abs(wall - outside) <= max(2.0, 0.02 * outside), "wall time %.1f s matches t
 marker = json.load(open(sys.argv[3]))
 say(r["run_id"] == r["lab_run_id"] == marker["run_id"], "one run id: %s, %s, %s" % (r["run_id"], r["lab_run_id"], marker["run_id"]))
 PY
-    while read -r verdict what; do
-        if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
-    done < "$out/asserts.txt"
+    verdicts "$out/asserts.txt"
     check "report has the comparison table" "grep -q 'Hub bytes per payload byte' '$out/run/report.md'"
     check "report.html written, self-contained, with pictures" \
         "grep -q '<svg' '$out/run/report.html' && ! grep -qE '(src|href)=.https?:' '$out/run/report.html'"
@@ -427,9 +425,7 @@ if len(ps) == 3:
     say(any(s["hub_bytes"] > 1e6 and s["ok"] is False for s in second["series"]), "the detour shows in pass 2's per-second hub series")
 say(all(c["ok"] for c in p["checks"]), "the checks before and after passed: only the per-second watch saw it")
 PY
-while read -r verdict what; do
-    if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
-done < "$out/midpass-asserts.txt"
+verdicts "$out/midpass-asserts.txt"
 check "the report shows pass 2 as FAILED with its seconds" "grep -q 'FAILED' '$out/midpass/report.md'"
 check "the report has the pairs table with plain's pairs-3 row" \
     "grep -q '^## Flows through the hub at once' '$out/midpass/report.md' && grep -q '^| plain pairs-3 | 3 |' '$out/midpass/report.md'"
@@ -451,9 +447,7 @@ say(p["passes"] == [] and p["idle"] is None and p["median_bits_per_second"] is N
 say(any(not c["ok"] and "via 192.0.2.10" in c["evidence"] for c in p["checks"]),
     "the evidence shows the detour: %s" % (p["checks"][0]["evidence"] if p["checks"] else None))
 PY
-while read -r verdict what; do
-    if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
-done < "$out/detour-asserts.txt"
+verdicts "$out/detour-asserts.txt"
 check "the report shows the failure, not a number" \
     "grep -q '| plain | FAILED' '$out/detour/report.md' || grep -q 'failed:' '$out/detour/report.md'"
 "$bin" down e2e-detour >/dev/null 2>&1

@@ -95,9 +95,7 @@ if len(ps) == 2:
         "no figure includes the bypassed pass (median %s, pass 1 %s)" % (w["median_bits_per_second"], ps[0]["bits_per_second"]))
 say(all(c["ok"] for c in w["checks"]), "the checks before and after passed: the bypass was seen inside the pass alone")
 PY
-    while read -r verdict what; do
-        if [ "$verdict" = ok ]; then ok "$what"; else bad "$what"; fi
-    done < "$out/bypass-asserts.txt"
+    verdicts "$out/bypass-asserts.txt"
 }
 for twin in 1 2; do
     "$bin" up "$topo" --out "$out/up$twin" > "$out/up$twin.log" 2>&1
