@@ -1148,6 +1148,92 @@ static void tunnel_seconds(struct ml_second *s)
                                   .ok = 1};
 }
 
+/* A relay's queue is not a bypass (tests/data/samples/pass/README, queue-*): two genuine
+ * full-speed passes of kernel WireGuard through a hub whose one vCPU queued what it took in and
+ * sent it seconds later. In + out failed both; the leg the payload is read on, counted twice,
+ * passes both; a bypass of 3 s still fails it. Each second's hub bytes split into in and out by
+ * the two clients' NICs, each leg 98 % its data and 2 % the other way's ACKs. */
+static size_t queue_series(const char *file, bool reverse, struct ml_second *s, size_t max)
+{
+    g_autofree char *csv = NULL;
+    CHECK(g_file_get_contents(file, &csv, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(csv ? csv : "", "\n", -1);
+    size_t n = 0;
+    double pay = 0, srv = 0;
+    for (char **l = lines + 1; *l && **l && n < max; l++, n++) {
+        g_auto(GStrv) f = g_strsplit(*l, ",", -1);
+        CHECK(g_strv_length(f) == 9);
+        double client = g_ascii_strtod(f[3], NULL), server = g_ascii_strtod(f[8], NULL);
+        double hub = g_ascii_strtod(f[4], NULL);
+        double up = 0.98 * client + 0.02 * server; /* the sender's leg into the hub */
+        s[n] = (struct ml_second){.t_s = g_ascii_strtod(f[0], NULL),
+                                  .payload_bytes = g_ascii_strtod(f[1], NULL),
+                                  .iperf_bytes = g_ascii_strtod(f[2], NULL),
+                                  .client_bytes = client,
+                                  .hub_bytes = hub,
+                                  .server_bytes = server,
+                                  .hub_rx_bytes =
+                                      client + server > 0 ? hub * up / (client + server) : 0,
+                                  .hub_rx_known = true};
+        for (size_t g = 0; g < ML_MAX_NODES; g++)
+            s[n].guest_bytes[g] = NAN;
+        pay += s[n].payload_bytes;
+        srv += server;
+    }
+    /* The same seconds as a reverse pass: the sender's NIC is the column of the client above,
+     * the receiver's (where the payload is read, downstream of the queue) the server's. */
+    for (size_t i = 0; reverse && i < n; i++)
+        s[i].payload_bytes = s[i].server_bytes * pay / srv;
+    return n;
+}
+
+static void test_relay_queue(void)
+{
+    static const struct {
+        const char *file;
+        double payload, sent, rx_packets, seconds;
+        long long retransmits;
+    } runs[] = {
+        {"tests/data/samples/pass/queue-wireguard-hub-03-forward-1-1.series.csv", 101382480,
+         99711608, 89235, 30.10, 254},
+        {"tests/data/samples/pass/queue-wireguard-hub-07-forward-1-2.series.csv", 114772464,
+         111600176, 100496, 30.15, 132},
+    };
+    g_autoptr(GString) why = g_string_new(NULL);
+    for (size_t k = 0; k < G_N_ELEMENTS(runs); k++) {
+        struct ml_second s[40];
+        struct ml_band b = band_of("wireguard-hub", 12868.5, runs[k].payload, runs[k].sent,
+                                   runs[k].retransmits, runs[k].rx_packets, runs[k].seconds);
+        /* in + out: the recorded false alarm */
+        size_t n = queue_series(runs[k].file, false, s, 40);
+        CHECK(n >= 30);
+        b.leg = ML_LEG_BOTH;
+        g_string_truncate(why, 0);
+        CHECK(!ml_band_judge(&b, s, n, why));
+        CHECK(strstr(why->str, "hub moved ") != NULL);
+        /* the intake, the leg a forward pass's payload is read on */
+        n = queue_series(runs[k].file, false, s, 40);
+        b.leg = ML_LEG_IN;
+        g_string_truncate(why, 0);
+        CHECK(ml_band_judge(&b, s, n, why));
+        CHECK(why->len == 0);
+        /* a bypass of 3 s in its middle: the hub takes in only the ACKs' share, sends nothing */
+        for (size_t i = 9; i < 12; i++) {
+            s[i].hub_rx_bytes = 0.02 * s[i].server_bytes;
+            s[i].hub_bytes = 0.04 * s[i].server_bytes;
+        }
+        g_string_truncate(why, 0);
+        CHECK(!ml_band_judge(&b, s, n, why));
+        CHECK(strstr(why->str, "hub took in ") != NULL && strstr(why->str, "twice that ") != NULL);
+        /* the same seconds as a reverse pass: what the hub sent on holds */
+        n = queue_series(runs[k].file, true, s, 40);
+        b.leg = ML_LEG_OUT;
+        g_string_truncate(why, 0);
+        CHECK(ml_band_judge(&b, s, n, why));
+        CHECK(why->len == 0);
+    }
+}
+
 static void test_tunnel_judge(void)
 {
     struct ml_pass_view v[TUN_VIEWS];
@@ -1232,5 +1318,6 @@ int main(void)
     test_stats();
     test_guest_cpu();
     test_tunnel_judge();
+    test_relay_queue();
     return check_finish();
 }

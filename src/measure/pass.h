@@ -183,6 +183,10 @@ struct ml_second {
      * (a recorded series without them), not judged. server_bytes repeats the server's. */
     double server_bytes;
     double guest_bytes[ML_MAX_NODES];
+    /* What the hub's NIC received that second (its intake; hub_bytes less it is what it sent);
+     * hub_rx_known false: not read (a recorded series), the window then judges in + out. */
+    double hub_rx_bytes;
+    bool hub_rx_known;
 };
 
 /* Who each guest of lab is in a pass measured between its measure.client and measure.server,
@@ -220,8 +224,15 @@ struct ml_sides {
  * not_payload plus the probe's share; a direct window's must stay within the slack. The band is
  * the model's whole range, not a tolerance around expected: expected counts the pass's ACKs
  * from the hub's packets, which a loop through the hub inflates as much as its bytes. */
+/* Which of a relaying hub's bytes a window judges, counted twice: the leg its payload is
+ * measured on. A pass's payload per second is read at the client's NIC, so a forward pass's is
+ * upstream of the hub (its intake, rx) and a reverse pass's downstream (what it sends, tx); a
+ * queue inside the hub then moves neither. Both ways at once (bidir, several flows): in + out. */
+enum ml_band_leg { ML_LEG_BOTH, ML_LEG_IN, ML_LEG_OUT };
+
 struct ml_band {
     enum ml_hub_role role;    /* ML_HUB_QUIET: direct; otherwise relayed */
+    enum ml_band_leg leg;     /* relayed: the hub's bytes judged (ML_LEG_BOTH where unknown) */
     double idle_bytes_per_s;  /* the hub's idle rate, taken under the same pings */
     double probe_bytes_per_s; /* the loaded probe's frames on the hub, in and out: inside the
                                * idle rate, but a ping lost or late under load moves them by
@@ -242,6 +253,7 @@ struct ml_pass_expect {
     const struct ml_encap *encap; /* the path's frames (ml_path_ops.encap); NULL: direct */
     double idle_bytes_per_s;
     double ping_interval_s; /* the loaded probe's; 0: none */
+    enum ml_band_leg leg;   /* the hub's leg a relayed window is judged on */
     bool tunnel_judged;     /* judge the views' tunnel counters (ml_tunnel_judge): one flow */
 };
 
@@ -284,10 +296,12 @@ struct ml_pass_sample {
     struct ml_nic_stats guest[ML_MAX_NODES]; /* every guest's tap, hub and client included */
 };
 
-/* How often the dataplane's view is read through a transfer, in seconds; none starts in its
- * last ML_VIEW_LAST_S (the end view follows). */
+/* How often the dataplane's view is read through a transfer, in seconds, from ML_VIEW_FIRST_S
+ * after its start; none starts in its last ML_VIEW_LAST_S (the end view follows). */
 #define ML_VIEW_EVERY_S 2.0
 #define ML_VIEW_LAST_S 1.5
+/* The start view is read this long after iperf3 started. */
+#define ML_VIEW_FIRST_S 1.0
 
 /* The dataplane's view of the path at one moment of a pass ("start", "middle", "end"): whether
  * the path's check showed the path, and what was read. */
