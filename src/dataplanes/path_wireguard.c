@@ -28,6 +28,15 @@ static struct in_addr target(const struct ml_lab *lab)
     return target_of(lab, lab->topo->measure.server);
 }
 
+/* The path's two ends as the hub's peers: the client and the server, by tunnel address. */
+static void path_ends(const struct ml_topology *t, struct ml_wg_end ret[2])
+{
+    ret[0] = (struct ml_wg_end){t->nodes[t->measure.client].name,
+                                t->nodes[t->measure.client].tunnel_address};
+    ret[1] = (struct ml_wg_end){t->nodes[t->measure.server].name,
+                                t->nodes[t->measure.server].tunnel_address};
+}
+
 /* The hub's own view, in one agent call: its clock, then one line per peer, "PUBKEY\tEPOCH";
  * which peer holds which tunnel address, "PUBKEY\tA.B.C.D/32"; each peer's bytes,
  * "PUBKEY\tRX\tTX". Not `wg show dump`: its first line is the hub's private key. */
@@ -47,10 +56,8 @@ static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidenc
                             struct ml_tunnel_count *ret, double *ret_at)
 {
     *ret_at = ml_uptime_head(ev->own[2]);
-    const struct ml_wg_end ends[] = {
-        {t->nodes[t->measure.client].name, t->nodes[t->measure.client].tunnel_address},
-        {t->nodes[t->measure.server].name, t->nodes[t->measure.server].tunnel_address},
-    };
+    struct ml_wg_end ends[2];
+    path_ends(t, ends);
     return ev->own_error ? 0
                          : ml_wg_tunnel_counts(ev->own[2], ev->own[1], "the hub's", ends,
                                                G_N_ELEMENTS(ends), ret);
@@ -71,10 +78,8 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    const struct ml_wg_end ends[] = {
-        {t->nodes[t->measure.client].name, t->nodes[t->measure.client].tunnel_address},
-        {t->nodes[t->measure.server].name, t->nodes[t->measure.server].tunnel_address},
-    };
+    struct ml_wg_end ends[2];
+    path_ends(t, ends);
     bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[1], "hub", ends,
                                   G_N_ELEMENTS(ends), HANDSHAKE_MAX_AGE_S, sentence);
     return ml_route_enters(&ev->rt, "wg0", sentence) && fresh;

@@ -152,6 +152,15 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
+/* The path's two ends as the hub's peers: the client and the server, by their wgo0 address. */
+static void path_ends(const struct ml_topology *t, struct ml_wg_end ret[2])
+{
+    ret[0] = (struct ml_wg_end){t->nodes[t->measure.client].name,
+                                ml_wg_overlay_target(t, t->measure.client, SUBNET)};
+    ret[1] = (struct ml_wg_end){t->nodes[t->measure.server].name,
+                                ml_wg_overlay_target(t, t->measure.server, SUBNET)};
+}
+
 /* The hub's own view, in one agent call: handshakes, its interface's kind, the daemon's pid,
  * which peer holds which tunnel address, each peer's bytes. */
 static void observe(struct ml_lab *lab, struct ml_evidence *ev)
@@ -191,10 +200,8 @@ static struct in_addr target(const struct ml_lab *lab)
  * recently, and the client's route enters wgo0. */
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    const struct ml_wg_end ends[] = {
-        {t->nodes[t->measure.client].name, ml_wg_overlay_target(t, t->measure.client, SUBNET)},
-        {t->nodes[t->measure.server].name, ml_wg_overlay_target(t, t->measure.server, SUBNET)},
-    };
+    struct ml_wg_end ends[2];
+    path_ends(t, ends);
     bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[3], "hub", ends,
                                   G_N_ELEMENTS(ends), HANDSHAKE_MAX_AGE_S, sentence);
     if (!ev->own[1] || !ev->own[2])
@@ -216,10 +223,8 @@ static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidenc
                             struct ml_tunnel_count *ret, double *ret_at)
 {
     *ret_at = ml_uptime_head(ev->own[4]);
-    const struct ml_wg_end ends[] = {
-        {t->nodes[t->measure.client].name, ml_wg_overlay_target(t, t->measure.client, SUBNET)},
-        {t->nodes[t->measure.server].name, ml_wg_overlay_target(t, t->measure.server, SUBNET)},
-    };
+    struct ml_wg_end ends[2];
+    path_ends(t, ends);
     return ev->own_error ? 0
                          : ml_wg_tunnel_counts(ev->own[4], ev->own[3], "the hub's", ends,
                                                G_N_ELEMENTS(ends), ret);

@@ -448,20 +448,16 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                 continue;
             /* The payload inside the window: each second's share of it. */
             double payload = 0;
-            bool judged_span = true;
-            for (size_t k = 0; k < n && judged_span; k++) {
-                if (!isfinite(s[k].from_s) || !isfinite(s[k].to_s) || s[k].to_s <= s[k].from_s) {
-                    judged_span = false;
-                    break;
-                }
-                double in = MIN(to, s[k].to_s) - MAX(from, s[k].from_s);
+            bool usable = true;
+            for (size_t k = 0; k < n && usable; k++) {
+                usable = isfinite(s[k].from_s) && isfinite(s[k].to_s) && s[k].to_s > s[k].from_s;
+                double in = usable ? MIN(to, s[k].to_s) - MAX(from, s[k].from_s) : 0;
                 if (in <= 0)
                     continue;
-                if (s[k].ok == -1)
-                    judged_span = false;
+                usable = s[k].ok != -1;
                 payload += s[k].payload_bytes * in / (s[k].to_s - s[k].from_s);
             }
-            if (!judged_span || !(payload > 0))
+            if (!usable || !(payload > 0))
                 continue;
             bool judged = false, short_here = false;
             for (size_t e = 0; e < a->n_tunnel; e++) {
@@ -596,10 +592,6 @@ char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, co
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
 
-/* The client's route to the path's target and to the server's underlay address in the same
- * agent call; the dataplane's own view. A direct path whose underlay goes via another gateway
- * fails its view (a relayed path's is recorded); behind a NAT (the client's commands in a netns)
- * the underlay goes via the NAT's router by design and is recorded, not judged. */
 /* The dataplane's own view, read beside the client's routes: the two are different guests'
  * agents for a relayed path, and one after the other they made every view (the end view
  * included, which each pass waits for) two round trips long. */
@@ -618,6 +610,10 @@ static gpointer observer_main(gpointer data)
     return NULL;
 }
 
+/* The client's route to the path's target and to the server's underlay address in the same
+ * agent call; the dataplane's own view. A direct path whose underlay goes via another gateway
+ * fails its view (a relayed path's is recorded); behind a NAT (the client's commands in a netns)
+ * the underlay goes via the NAT's router by design and is recorded, not judged. */
 static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v, double start)
 {
     const struct ml_topology *t = pp->lab->topo;
