@@ -597,7 +597,32 @@ bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *r
     *ret = (struct ml_nic_stats){.rx_bytes = st.rx_bytes,
                                  .tx_bytes = st.tx_bytes,
                                  .rx_packets = st.rx_packets,
-                                 .tx_packets = st.tx_packets};
+                                 .tx_packets = st.tx_packets,
+                                 .rx_drop = MAX(0, st.rx_drop),
+                                 .tx_drop = MAX(0, st.tx_drop)};
+    return true;
+}
+
+static bool sysfs_uint(const char *tap, const char *name, unsigned *ret)
+{
+    g_autofree char *path = g_strdup_printf("/sys/class/net/%s/%s", tap, name);
+    g_autofree char *text = NULL;
+    if (strchr(tap, '/') || !g_file_get_contents(path, &text, NULL, NULL))
+        return false;
+    char *end = NULL;
+    guint64 v = g_ascii_strtoull(text, &end, 10);
+    if (end == text || v == 0 || v > 1u << 24)
+        return false;
+    *ret = (unsigned)v;
+    return true;
+}
+
+bool ml_virt_tap_queue(const char *tap, unsigned *ret_frames, unsigned *ret_frame_bytes)
+{
+    unsigned mtu = 0;
+    if (!tap || !sysfs_uint(tap, "tx_queue_len", ret_frames) || !sysfs_uint(tap, "mtu", &mtu))
+        return false;
+    *ret_frame_bytes = mtu + 14; /* the Ethernet header */
     return true;
 }
 

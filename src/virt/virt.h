@@ -50,11 +50,19 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
 /* Names of labs that have at least one object on this connection. */
 GPtrArray *ml_virt_list_labs(virConnectPtr conn);
 
-/* A guest's lab NIC (tap) counters as libvirt reports them: bytes and packets each way. */
+/* A guest's lab NIC (tap) counters as libvirt reports them, from the guest's side: bytes and
+ * packets each way, and the frames dropped each way. rx_drop is what the host dropped on its
+ * way in: the tap's queue toward QEMU was full because the guest did not take its frames. */
 struct ml_nic_stats {
-    long long rx_bytes, tx_bytes, rx_packets, tx_packets;
+    long long rx_bytes, tx_bytes, rx_packets, tx_packets, rx_drop, tx_drop;
 };
 bool ml_virt_nic_stats(virDomainPtr dom, const char *tap, struct ml_nic_stats *ret, GError **err);
+
+/* A tap's queue toward its guest, from the host's sysfs: how many frames it holds
+ * (tx_queue_len; the kernel counts a frame received by the guest only when QEMU reads it, so
+ * that many can wait at the guest's door uncounted) and the largest frame (mtu + 14). False
+ * where sysfs does not say (not a local tap). */
+bool ml_virt_tap_queue(const char *tap, unsigned *ret_frames, unsigned *ret_frame_bytes);
 
 /* The CPU time of a domain's vCPUs as the host counts it (libvirt's vcpu_time), in seconds; -1
  * when libvirt does not say (without a cgroup to read it from). */
