@@ -63,6 +63,8 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
                      ? CLAMP(ph.hub_bytes_per_payload_byte, b.floor, b.ceiling)
                      : b.floor;
     b.not_payload = ml_physics_not_payload(x->encap, counts.retransmits, unreceived, payload);
+    if (x->leg != ML_LEG_OUT)
+        b.door_bytes = (double)x->door_frames * x->door_frame_bytes;
     *ret = b;
     return true;
 }
@@ -89,6 +91,9 @@ static const char *hub_rate(double bytes, char buf[32])
 struct window {
     size_t a, z;
     double payload, hub, above; /* above: the hub's bytes above its idle rate */
+    double door;                /* relayed: what reached the hub's door and is not in its
+                                 * intake counter: dropped there, or still queued at its end
+                                 * less what was queued at its start (door_queue) */
     double leg;                 /* relayed, by_leg: the judged leg's bytes */
     bool by_leg;                /* its seconds' hub_rx_bytes known and a leg chosen */
     double factor;              /* relayed: above per payload byte */
@@ -106,10 +111,16 @@ static struct window window_of(const struct ml_band *b, const struct ml_second *
         w.hub += s[i].hub_bytes;
         w.leg += b->leg == ML_LEG_IN ? s[i].hub_rx_bytes : s[i].hub_bytes - s[i].hub_rx_bytes;
         w.by_leg &= s[i].hub_rx_known;
+        if (b->role != ML_HUB_QUIET && b->leg != ML_LEG_OUT)
+            w.door += s[i].hub_dropped_bytes;
     }
+    if (b->role != ML_HUB_QUIET && b->leg != ML_LEG_OUT && isfinite(s[z].door_queue_bytes))
+        w.door += s[z].door_queue_bytes - (a > 0 ? s[a - 1].door_queue_bytes : 0);
     double k = (double)(z - a + 1);
-    /* The idle rate is in + out; half of it is each leg's. */
-    w.above = MAX(0.0, (w.by_leg ? 2 * w.leg : w.hub) - k * b->idle_bytes_per_s);
+    /* The idle rate is in + out; half of it is each leg's. The intake is what reached the
+     * hub's door: its counter, what the host dropped there, and what waits in its queue. */
+    w.above =
+        MAX(0.0, (w.by_leg ? 2 * (w.leg + w.door) : w.hub + w.door) - k * b->idle_bytes_per_s);
     if (b->role == ML_HUB_QUIET) {
         w.hi = k * ML_BAND_DIRECT_SLACK_BYTES + ML_BAND_DIRECT_SLACK_SHARE * w.payload;
         w.ok = w.above <= w.hi;
@@ -151,13 +162,18 @@ static void say_window(const struct ml_band *b, const struct ml_second *s, const
                                hub_rate(w->above, p), hub_rate(w->hi, al));
         return;
     }
-    char in[32];
+    char in[32], d[64] = "";
+    /* What reached the door and is not in its counter: dropped, or queued at the window's end
+     * less what was queued at its start (so negative when it took in an earlier queue). */
+    if (w->door != 0)
+        g_snprintf(d, sizeof(d), ", %s%s at its door (dropped or queued)", w->door < 0 ? "-" : "+",
+                   hub_rate(fabs(w->door), in));
     if (w->by_leg)
-        g_string_append_printf(why, "hub %s %s (%s in and out), twice that %s above idle, ",
+        g_string_append_printf(why, "hub %s %s (%s in and out)%s, twice that %s above idle, ",
                                b->leg == ML_LEG_IN ? "took in" : "sent on", hub_rate(w->leg, in),
-                               hub_rate(w->hub, h), hub_rate(w->above, i));
+                               hub_rate(w->hub, h), d, hub_rate(w->above, i));
     else
-        g_string_append_printf(why, "hub moved %s (%s above idle) ", hub_rate(w->hub, h),
+        g_string_append_printf(why, "hub moved %s%s (%s above idle) ", hub_rate(w->hub, h), d,
                                hub_rate(w->above, i));
     g_string_append_printf(why,
                            "for %s of payload, %.2f per payload byte; the path's frames give "
@@ -219,16 +235,90 @@ static bool next_run(const bool *failed, size_t n_win, size_t *k, size_t *end)
     return true;
 }
 
+/* The hub's door (ml_second): the queue at each second's end, from what reached it, what it
+ * took in and what the host dropped there, kept between empty and full (b->door_bytes): a
+ * queue cannot hold less than nothing, and what would overfill it is what the host drops.
+ * Unknown (NAN) where a second's door was not read or a window does not judge the intake. */
+static void door_queue(const struct ml_band *b, struct ml_second *s, size_t n)
+{
+    bool known = b->role != ML_HUB_QUIET && b->leg != ML_LEG_OUT && b->door_bytes > 0;
+    for (size_t i = 0; known && i < n; i++)
+        known = s[i].door_known && s[i].hub_rx_known;
+    double q = 0;
+    for (size_t i = 0; i < n; i++) {
+        q = CLAMP(q + s[i].door_bytes - s[i].hub_rx_bytes - s[i].hub_dropped_bytes, 0.0,
+                  b->door_bytes);
+        s[i].door_queue_bytes = known ? q : NAN;
+    }
+}
+
+/* Every byte that reached a relaying hub's door over the pass was taken in or dropped there by
+ * the last reading, once the transfer ended and the queue had drained: what the other guests
+ * sent, less the hub's intake and its drops, is at most this much a second plus this share of
+ * the payload (their chatter with each other). More went around the hub, whatever its windows
+ * showed: a bypass slower than the door's queue fills fits in the queue's allowance. */
+#define ML_DOOR_LEDGER_SLACK_BYTES 4096.0
+#define ML_DOOR_LEDGER_SLACK_SHARE 0.01
+
+static bool door_ledger(struct ml_second *s, size_t n, GString *why)
+{
+    if (n == 0 || !isfinite(s[0].door_queue_bytes))
+        return true;
+    double offered = 0, in = 0, dropped = 0, payload = 0, frames = 0;
+    g_autofree double *net = g_new(double, n + 1); /* net[i]: around the hub by second i's end */
+    for (size_t i = 0; i < n; i++) {
+        offered += s[i].door_bytes;
+        in += s[i].hub_rx_bytes;
+        dropped += s[i].hub_dropped_bytes;
+        frames += s[i].hub_dropped;
+        payload += s[i].payload_bytes;
+        net[i] = offered - in - dropped;
+    }
+    double seconds =
+        isfinite(s[n - 1].to_s) && isfinite(s[0].from_s) ? s[n - 1].to_s - s[0].from_s : (double)n;
+    double allowed = ML_DOOR_LEDGER_SLACK_BYTES * seconds + ML_DOOR_LEDGER_SLACK_SHARE * payload;
+    double around = net[n - 1];
+    if (around <= allowed)
+        return true;
+    char o[32], t[32], d[32], a[32], al[32];
+    g_string_append_printf(why,
+                           "over the pass the other guests sent %s, the hub took in %s and the "
+                           "host dropped %.0f frames (%s) at its door: %s went around the hub "
+                           "(allowed %s)",
+                           hub_rate(offered, o), hub_rate(in, t), frames, hub_rate(dropped, d),
+                           hub_rate(around, a), hub_rate(allowed, al));
+    /* The seconds that sent it: where the least of what is still around by every later second
+     * rose. A queue that the hub took in later does not raise it. */
+    g_autofree double *least = g_new(double, n + 1);
+    least[n - 1] = net[n - 1];
+    for (size_t i = n - 1; i-- > 0;)
+        least[i] = MIN(net[i], least[i + 1]);
+    g_autoptr(GString) list = g_string_new(NULL);
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double rose = least[i] - (i > 0 ? least[i - 1] : 0);
+        if (!(rose > ML_DOOR_LEDGER_SLACK_BYTES + ML_DOOR_LEDGER_SLACK_SHARE * s[i].payload_bytes))
+            continue;
+        s[i].ok = 0;
+        g_string_append_printf(list, "%s%.0f (%s)", k++ ? ", " : "", s[i].t_s, hub_rate(rose, a));
+    }
+    if (k)
+        g_string_append_printf(why, ", in second%s %s", k > 1 ? "s" : "", list->str);
+    return false;
+}
+
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why)
 {
     if (n == 0)
         return true;
+    door_queue(b, s, n);
     ptrdiff_t from, to;
     judged_span(b, s, n, &from, &to);
     for (size_t i = 0; i < n; i++)
         s[i].ok = (ptrdiff_t)i >= from && (ptrdiff_t)i <= to ? 1 : -1;
+    bool ledger = door_ledger(s, n, why);
     if (from > to)
-        return true;
+        return ledger;
     size_t first = (size_t)from, last = (size_t)to;
     size_t w = MIN((size_t)ML_BAND_WINDOW_S, last - first + 1);
     size_t n_win = last - first + 2 - w;
@@ -269,11 +359,11 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
                 s[i].ok = 0;
         }
         struct window x = window_of(b, s, lo, hi);
-        if (bad++)
+        if (bad++ || !ledger)
             g_string_append(why, "; ");
         say_window(b, s, &x, why);
     }
-    return bad == 0;
+    return ledger && bad == 0;
 }
 
 /* ---- the other sides: the server's tap and every guest off the path ---- */
@@ -384,7 +474,12 @@ void ml_pass_sides(const struct ml_lab *lab, const double *idle_bytes_per_s, str
         ret->other[g] = g != ret->client && g != t->measure.server && g != ret->hub &&
                         g_strcmp0(tap, client_tap) && g_strcmp0(tap, hub_tap) &&
                         g_strcmp0(tap, server_tap);
+        /* Each tap once: nodes in namespaces of one guest share its tap. */
+        ret->door[g] = tap && g_strcmp0(tap, hub_tap);
+        for (size_t h = 0; ret->door[g] && h < g; h++)
+            ret->door[g] = g_strcmp0(tap, lab->plan->guests[h].tap) != 0;
     }
+    ret->door_known = g_strcmp0(client_tap, hub_tap) != 0;
 }
 
 bool ml_sides_judge(const struct ml_band *b, const struct ml_sides *sd, double scale,
@@ -1061,7 +1156,20 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
             .hub_rx_bytes = (double)(b->hub.rx_bytes - a->hub.rx_bytes),
             .hub_rx_known = true,
             .server_bytes = NAN,
+            .hub_dropped = (double)MAX(0, b->hub.rx_drop - a->hub.rx_drop),
+            .door_queue_bytes = NAN,
         };
+        /* A dropped frame is counted at the mean size of the frames the hub took in that
+         * second: the host drops whatever arrives while the queue is full. */
+        double rx_packets = (double)(b->hub.rx_packets - a->hub.rx_packets);
+        if (s[n].hub_dropped > 0 && rx_packets > 0)
+            s[n].hub_dropped_bytes = s[n].hub_dropped * s[n].hub_rx_bytes / rx_packets;
+        /* What reached the hub's door at most: everything the other guests sent (a client in
+         * a namespace of the hub's own guest sends nothing through its tap: not known). */
+        s[n].door_known = sd->n_guests > 0 && sd->door_known;
+        for (size_t g = 0; s[n].door_known && g < sd->n_guests; g++)
+            if (sd->door[g])
+                s[n].door_bytes += (double)(b->guest[g].tx_bytes - a->guest[g].tx_bytes);
         for (size_t g = 0; g < ML_MAX_NODES; g++)
             s[n].guest_bytes[g] = g < sd->n_guests
                                       ? (double)((b->guest[g].rx_bytes - a->guest[g].rx_bytes) +
@@ -1091,7 +1199,7 @@ static struct json_object *series_json(const struct ml_pass_verdict *v, GString 
     for (size_t g = 0; g < sd->n_guests; g++)
         if (sd->other[g])
             g_string_append_printf(csv, ",%s_bytes", sd->name[g]);
-    g_string_append(csv, ",hub_rx_bytes\n");
+    g_string_append(csv, ",hub_rx_bytes,hub_dropped,door_bytes,door_queue_bytes\n");
     for (size_t i = 0; i < v->n; i++) {
         struct json_object *o = json_object_new_object();
         double f = s[i].payload_bytes > 0 ? s[i].hub_bytes / s[i].payload_bytes : NAN;
@@ -1106,6 +1214,11 @@ static struct json_object *series_json(const struct ml_pass_verdict *v, GString 
         json_object_object_add(o, "hub_rx_bytes",
                                s[i].hub_rx_known ? json_object_new_int64((int64_t)s[i].hub_rx_bytes)
                                                  : NULL);
+        json_object_object_add(o, "hub_dropped", json_object_new_int64((int64_t)s[i].hub_dropped));
+        json_object_object_add(o, "door_bytes",
+                               s[i].door_known ? json_object_new_int64((int64_t)s[i].door_bytes)
+                                               : NULL);
+        json_object_object_add(o, "door_queue_bytes", int_or_null(s[i].door_queue_bytes));
         json_object_object_add(o, "hub_bytes_per_payload_byte", num(f));
         json_object_object_add(o, "ok", s[i].ok < 0 ? NULL : json_object_new_boolean(s[i].ok));
         json_object_object_add(o, "server_bytes", int_or_null(s[i].server_bytes));
@@ -1135,6 +1248,12 @@ static struct json_object *series_json(const struct ml_pass_verdict *v, GString 
         g_string_append_c(csv, ',');
         if (s[i].hub_rx_known)
             g_string_append_printf(csv, "%.0f", s[i].hub_rx_bytes);
+        g_string_append_printf(csv, ",%.0f,", s[i].hub_dropped);
+        if (s[i].door_known)
+            g_string_append_printf(csv, "%.0f", s[i].door_bytes);
+        g_string_append_c(csv, ',');
+        if (isfinite(s[i].door_queue_bytes))
+            g_string_append_printf(csv, "%.0f", s[i].door_queue_bytes);
         g_string_append_c(csv, '\n');
     }
     return a;
@@ -1547,6 +1666,9 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     add_int(o, "hub_tx_bytes", tx);
     add_int(o, "hub_rx_packets", last->hub.rx_packets - first->hub.rx_packets);
     add_int(o, "hub_tx_packets", last->hub.tx_packets - first->hub.tx_packets);
+    /* Frames the host dropped at the hub's door (its tap's queue full): the hub's vCPU could not
+     * take in what reached it. */
+    add_int(o, "hub_rx_dropped_frames", last->hub.rx_drop - first->hub.rx_drop);
     struct ml_ping_result pr = {0};
     g_autoptr(GError) ping_err = NULL;
     if (!ml_ping_parse(wt->ping_out.out ? wt->ping_out.out : "", &pr, &ping_err))
@@ -1743,6 +1865,8 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
                                           : spec->cell->direction == ML_DIR_REVERSE ? ML_LEG_OUT
                                                                                     : ML_LEG_BOTH,
                                    .tunnel_judged = !flows};
+        if (!ml_virt_tap_queue(pp->hub_tap, &x.door_frames, &x.door_frame_bytes))
+            x.door_frames = x.door_frame_bytes = 0;
         ml_pass_sides(pp->lab, pp->idle_bytes_per_s, &x.sides);
         double received[ML_PAIRS_MAX] = {0}, payload[ML_PAIRS_MAX] = {0};
         if (flows) {

@@ -187,6 +187,15 @@ struct ml_second {
      * hub_rx_known false: not read (a recorded series), the window then judges in + out. */
     double hub_rx_bytes;
     bool hub_rx_known;
+    /* The hub's door: its tap's queue toward it, which the kernel counts in hub_rx_bytes only
+     * when QEMU reads a frame from it, so a hub whose vCPU falls behind takes in late what
+     * reached it (up to its queue's frames), and the host drops what no longer fits.
+     * hub_dropped: frames dropped there that second, hub_dropped_bytes at the second's mean
+     * intake frame; door_bytes: what every other guest's tap sent that second, the most that
+     * can have reached the door (door_known false: not read, a recorded series);
+     * door_queue_bytes: ml_band_judge's estimate of the queue at the second's end (NAN: none). */
+    double hub_dropped, hub_dropped_bytes, door_bytes, door_queue_bytes;
+    bool door_known;
 };
 
 /* Who each guest of lab is in a pass measured between its measure.client and measure.server,
@@ -210,6 +219,10 @@ struct ml_sides {
     const char *name[ML_MAX_NODES];
     double idle_bytes_per_s[ML_MAX_NODES]; /* <0: unknown, that guest not judged */
     bool other[ML_MAX_NODES]; /* neither the client, the server nor the hub (nor on their tap) */
+    /* What reaches the hub's door is what these send: every tap but the hub's, each once;
+     * door_known false when the client is on the hub's tap (its frames never cross it). */
+    bool door[ML_MAX_NODES];
+    bool door_known;
 };
 
 /* A direct path's hub may move its idle rate plus this much a second, plus this share of the
@@ -244,6 +257,9 @@ struct ml_band {
     double not_payload; /* what crossed the hub and is no payload: the retransmitted segments
                          * and the bytes sent and never received, as full data frames in
                          * and out, over the pass's payload */
+    /* relayed, the intake judged (ML_LEG_IN, ML_LEG_BOTH): the bytes the hub's door holds
+     * (its tap's queue's frames at the largest frame); 0: unknown, no queue counted. */
+    double door_bytes;
 };
 
 /* A pass's inputs to its band known before it runs. */
@@ -255,6 +271,8 @@ struct ml_pass_expect {
     double ping_interval_s; /* the loaded probe's; 0: none */
     enum ml_band_leg leg;   /* the hub's leg a relayed window is judged on */
     bool tunnel_judged;     /* judge the views' tunnel counters (ml_tunnel_judge): one flow */
+    /* The hub's tap's queue (ml_virt_tap_queue): frames and the largest frame; 0: unknown. */
+    unsigned door_frames, door_frame_bytes;
 };
 
 /* Pure: the band of a pass from x and what it carried: iperf3's payload, bytes sent and
@@ -272,7 +290,16 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
  * into the next second, never further, and a window that takes that second in sums them
  * whole; a bypass or a detour stays outside however it is paired. Its seconds that are outside
  * on their own (or the window furthest out, when none is) are marked failed and named with
- * their counters. True when no window is outside. */
+ * their counters.
+ *
+ * A relayed window judged on the hub's intake (b->leg ML_LEG_IN or ML_LEG_BOTH) counts what
+ * reached the hub's door (ml_second) and is not in its counter yet: the frames dropped there
+ * and its queue at the window's end less its queue at the start, the queue estimated second by
+ * second from door_bytes (into door_queue_bytes) and kept between empty and b->door_bytes. Over
+ * the whole pass what the other guests sent less the intake and the drops must be under
+ * ML_DOOR_LEDGER_SLACK_BYTES a second and ML_DOOR_LEDGER_SLACK_SHARE of the payload (pass.c):
+ * more went around the hub, and its seconds are named and marked failed. True when no window is
+ * outside and the ledger closes. */
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why);
 
 /* Pure: judges the other sides of a pass's seconds, in the windows and over the span
