@@ -28,7 +28,9 @@ const struct ml_report_table ml_table_pairs = {
              "the next\naround the ring that starts with the measured pair; Mbit/s is all K "
              "flows together, the\nhub factor is the hub's NIC over all their payload, and hub "
              "CPU is its busy seconds over the\ntransfer's (the medians over the passes that "
-             "passed). Its vCPU is saturated at 90 % or more.",
+             "passed). Its vCPU is saturated at 90 % or more. Frames dropped at its door are\n"
+             "what the host dropped because the hub did not take them in from its tap's queue:\n"
+             "the hub, or the host's cores that run it, were the bottleneck.",
     .rows = ML_ROWS_CELL,
     .only_with = "pairs",
 };
