@@ -97,10 +97,56 @@ say(all(c["ok"] for c in w["checks"]), "the checks before and after passed: the 
 PY
     verdicts "$out/bypass-asserts.txt"
 }
+# The first twin, while it is up, runs the cells beyond TCP under --until: a UDP cell (loss and
+# jitter at a fixed rate) and rrul (4 streams each way beside the 20 Hz ping), each repeated until
+# its interval is within ±50 % or 3 passes, and the hub's door read every second.
+cells_run() {
+    "$bin" run "$topo" --profile cells --until 50,3 --out "$out/cells" > "$out/cells.log" 2>&1
+    local rc=$?
+    check "the run of the cells beyond TCP exits 0 (rc $rc)" "[ $rc = 0 ]"
+    python3 - "$out/cells/results.json" <<'PY' > "$out/cells-asserts.txt" \
+        || echo "bad the assertions in cells-asserts.txt stopped short: python3 failed" >> "$out/cells-asserts.txt"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+w = {x["name"]: x for x in r["paths"]}["wireguard-hub"]
+def say(ok, what):
+    print(("ok " if ok else "bad") + " " + what)
+say((r.get("profile") or {}).get("until") == {"percent": 50, "max_passes": 3},
+    "results.json records --until 50,3: %s" % (r.get("profile") or {}).get("until"))
+by = {}
+for p in w["passes"]:
+    by.setdefault(p["cell"], []).append(p)
+for cell in ("forward-1", "udp-4M", "rrul"):
+    ps = by.get(cell, [])
+    u = (w.get("until") or {}).get(cell) or {}
+    say(2 <= len(ps) <= 3 and u.get("status") in ("converged", "gave-up") and u.get("passes") == len(ps),
+        "%s: %d passes, --until says %s after %s" % (cell, len(ps), u.get("status"), u.get("passes")))
+    say(all(p["status"] == "ok" for p in ps), "%s: every pass verified and ok: %s" % (cell, [p["reason"] for p in ps]))
+    c = (w.get("cells") or {}).get(cell) or {}
+    ci = c.get("median_bits_per_second_ci95") or {}
+    m = c.get("median_bits_per_second")
+    say(m is not None and ci.get("low") is not None and ci["low"] <= m <= ci["high"],
+        "%s: the median %s lies in its 95 %% interval %s" % (cell, m, ci))
+udp = by.get("udp-4M", [])
+say(udp and all(isinstance(p.get("udp_loss_percent"), (int, float)) and isinstance(p.get("udp_jitter_ms"), (int, float))
+                and p.get("udp_packets", 0) > 0 and abs(p["udp_offered_bits_per_second"] - 4e6) < 1 for p in udp),
+    "udp-4M: each pass records loss, jitter and packets at 4 Mbit/s: %s" % [(p.get("udp_loss_percent"), p.get("udp_jitter_ms"), p.get("udp_packets")) for p in udp])
+rrul = by.get("rrul", [])
+say(rrul and all(p["direction"] == "bidir" and p["streams"] == 4 and (p.get("rtt_loaded") or {}).get("received", 0) > 0 for p in rrul),
+    "rrul: 4 streams each way, with the loaded RTT beside them: %s" % [(p["direction"], p["streams"], (p.get("rtt_loaded") or {}).get("p99_ms")) for p in rrul])
+fw = by.get("forward-1", [])
+say(fw and all(isinstance(p.get("hub_rx_dropped_frames"), int) and
+               all(s.get("door_bytes") is not None and s.get("door_queue_bytes") is not None for s in p["series"]) for p in fw),
+    "forward-1: the hub's door (what reached it, its queue, the frames dropped there: %s) read every second"
+    % [p.get("hub_rx_dropped_frames") for p in fw])
+PY
+    verdicts "$out/cells-asserts.txt"
+}
 for twin in 1 2; do
     "$bin" up "$topo" --out "$out/up$twin" > "$out/up$twin.log" 2>&1
     check "twin $twin: up exits 0, restored" "grep -q 'guests started from their saved state' $out/up$twin.log"
     draw > "$out/twin$twin.txt"
+    [ "$twin" = 1 ] && cells_run
     [ "$twin" = 2 ] && bypass_run
     "$bin" down "$lab" > /dev/null 2>&1
 done
