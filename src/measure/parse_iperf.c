@@ -267,6 +267,11 @@ static bool read_warm_up(struct json_object *doc, struct ml_iperf_result *r, GEr
     r->omitted_received_bytes = (uint64_t)(received[0] + server_received[0]);
     /* Under -R the server sent it: its count came back only with its document. */
     r->omitted_sent_unknown = r->omitted_received_bytes > 0 && r->omitted_sent_bytes == 0;
+    /* --bidir's other direction: the server sent it, the client received it. */
+    r->omitted_sent_reverse_bytes = (uint64_t)(sent[1] + server_sent[1]);
+    r->omitted_received_reverse_bytes = (uint64_t)(received[1] + server_received[1]);
+    r->reverse_sent_unknown =
+        r->omitted_received_reverse_bytes > 0 && r->omitted_sent_reverse_bytes == 0;
     return true;
 }
 
@@ -348,7 +353,7 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
                                 .lost_percent = NAN,
                                 .lost_packets = -1,
                                 .packets = -1};
-    struct json_object *o = NULL, *end, *recv, *sent, *back = NULL;
+    struct json_object *o = NULL, *end, *recv, *sent, *back = NULL, *sent_back = NULL;
 
     if (json_object_object_get_ex(doc, "error", &o)) {
         const char *msg =
@@ -375,6 +380,10 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
          !get_number(back, "sum_received_bidir_reverse", "bits_per_second",
                      &r.payload_bits_per_second, err)))
         goto out;
+    /* What the server sent back: its tail, and its retransmits (below). */
+    if (json_object_object_get_ex(end, "sum_sent_bidir_reverse", &sent_back) &&
+        !get_count(sent_back, "sum_sent_bidir_reverse", "bytes", &r.bytes_sent_reverse, err))
+        goto out;
     r.payload_bytes = r.bytes_received + r.bytes_received_reverse;
     r.payload_bits_per_second += r.bits_per_second_received;
     if (!read_intervals(doc, &r, err) || !read_warm_up(doc, &r, err))
@@ -390,6 +399,10 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
             goto out;
         }
         r.retransmits = json_object_get_int64(o);
+        /* --bidir: the server's sending sockets retransmit too. */
+        if (sent_back && json_object_object_get_ex(sent_back, "retransmits", &o) &&
+            json_object_is_type(o, json_type_int) && json_object_get_int64(o) > 0)
+            r.retransmits += json_object_get_int64(o);
     }
 
     *ret = r;

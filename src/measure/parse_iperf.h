@@ -45,6 +45,11 @@ struct ml_iperf_result {
      * --get-server-output. */
     uint64_t omitted_sent_bytes, omitted_received_bytes;
     bool omitted_sent_unknown;
+    /* --bidir, the other direction (the server's sending): end.sum_sent_bidir_reverse's bytes
+     * and its warm-up as the server sent it and the client received it; the sent counts unknown
+     * (reverse_sent_unknown) without the server's document. 0 without --bidir. */
+    uint64_t bytes_sent_reverse, omitted_sent_reverse_bytes, omitted_received_reverse_bytes;
+    bool reverse_sent_unknown;
 
     /* What the kernel used and saw; each is unknown (empty, -1, NAN) where the document does not
      * say. The congestion control names (end.sender_tcp_congestion, receiver_tcp_congestion).
@@ -80,10 +85,11 @@ static inline double ml_iperf_transfer_s(const struct ml_iperf_result *r)
 {
     return r->seconds + r->omitted_s;
 }
-/* What the sender of end.sum_sent's direction sent and its receiver never counted, over the
- * whole transfer where both counts of the warm-up are known (else after it): the socket
- * buffers' tail, which still crosses the hub. A slow relay's eight streams left 851136 of
- * 2358720 bytes so (tests/data/samples/iperf3/README). */
+/* What a sender sent and its receiver never counted, over the whole transfer where both counts
+ * of the warm-up are known (else after it): the socket buffers' tail, which still crosses the
+ * hub. end.sum_sent's direction, and under --bidir the other one too. A slow relay's eight
+ * streams left 851136 of 2358720 bytes so; an rrul pass through wireguard-hub 726408 forward
+ * and 2216160 back (tests/data/samples/iperf3/README). */
 static inline double ml_iperf_unreceived_bytes(const struct ml_iperf_result *r)
 {
     double sent = (double)r->bytes_sent, got = (double)r->bytes_received;
@@ -91,7 +97,13 @@ static inline double ml_iperf_unreceived_bytes(const struct ml_iperf_result *r)
         sent += (double)r->omitted_sent_bytes;
         got += (double)r->omitted_received_bytes;
     }
-    return sent > got ? sent - got : 0;
+    double back_sent = (double)r->bytes_sent_reverse, back_got = (double)r->bytes_received_reverse;
+    if (!r->reverse_sent_unknown) {
+        back_sent += (double)r->omitted_sent_reverse_bytes;
+        back_got += (double)r->omitted_received_reverse_bytes;
+    }
+    return (sent > got ? sent - got : 0) +
+           (r->bytes_sent_reverse > 0 && back_sent > back_got ? back_sent - back_got : 0);
 }
 
 /* Fills ret from iperf3's client JSON. iperf3 -J exits 0 even when it could not connect and
