@@ -1234,10 +1234,13 @@ static void test_relay_queue(void)
     }
 }
 
-/* The hub's door (tests/data/samples/pass/README, door-*): its tap's queue toward it, which the
- * kernel counts in the hub's intake only when QEMU reads it. Each second's door is read as the
- * client's NIC in + out (door: true), or not at all (false). */
-static size_t door_series(const char *file, bool door, struct ml_second *s, size_t max)
+/* A series as meshlab writes it: 10 columns up to hub_rx_bytes (before the door was read) or
+ * 13 with the door's. The hub's door (tests/data/samples/pass/README, door-*): its tap's queue
+ * toward it, which the kernel counts in the hub's intake only when QEMU reads it. A 10-column
+ * series' door is read as the client's NIC in + out (door: true) or not at all (false); a
+ * 13-column one's is its own, and recorded[i] (may be NULL) the queue meshlab estimated. */
+static size_t series_csv(const char *file, bool door, struct ml_second *s, double *recorded,
+                         size_t max)
 {
     g_autofree char *csv = NULL;
     CHECK(g_file_get_contents(file, &csv, NULL, NULL));
@@ -1245,7 +1248,9 @@ static size_t door_series(const char *file, bool door, struct ml_second *s, size
     size_t n = 0;
     for (char **l = lines + 1; *l && **l && n < max; l++, n++) {
         g_auto(GStrv) f = g_strsplit(*l, ",", -1);
-        CHECK(g_strv_length(f) == 10);
+        guint cols = g_strv_length(f);
+        CHECK(cols == 10 || cols == 13);
+        bool read = cols == 13;
         double t = g_ascii_strtod(f[0], NULL);
         s[n] = (struct ml_second){.from_s = t - 1,
                                   .to_s = t,
@@ -1257,42 +1262,15 @@ static size_t door_series(const char *file, bool door, struct ml_second *s, size
                                   .server_bytes = g_ascii_strtod(f[8], NULL),
                                   .hub_rx_bytes = g_ascii_strtod(f[9], NULL),
                                   .hub_rx_known = true,
-                                  .door_bytes = door ? g_ascii_strtod(f[3], NULL) : 0,
+                                  .hub_dropped = read ? g_ascii_strtod(f[10], NULL) : 0,
+                                  .door_bytes = !door  ? 0
+                                                : read ? g_ascii_strtod(f[11], NULL)
+                                                       : g_ascii_strtod(f[3], NULL),
                                   .door_known = door};
         for (size_t g = 0; g < ML_MAX_NODES; g++)
             s[n].guest_bytes[g] = NAN;
-    }
-    return n;
-}
-
-/* A series as meshlab writes it with the door's columns (13 of them); recorded[i]: the door's
- * queue it estimated. */
-static size_t door_read_series(const char *file, struct ml_second *s, double *recorded, size_t max)
-{
-    g_autofree char *csv = NULL;
-    CHECK(g_file_get_contents(file, &csv, NULL, NULL));
-    g_auto(GStrv) lines = g_strsplit(csv ? csv : "", "\n", -1);
-    size_t n = 0;
-    for (char **l = lines + 1; *l && **l && n < max; l++, n++) {
-        g_auto(GStrv) f = g_strsplit(*l, ",", -1);
-        CHECK(g_strv_length(f) == 13);
-        double t = g_ascii_strtod(f[0], NULL);
-        s[n] = (struct ml_second){.from_s = t - 1,
-                                  .to_s = t,
-                                  .t_s = t,
-                                  .payload_bytes = g_ascii_strtod(f[1], NULL),
-                                  .iperf_bytes = g_ascii_strtod(f[2], NULL),
-                                  .client_bytes = g_ascii_strtod(f[3], NULL),
-                                  .hub_bytes = g_ascii_strtod(f[4], NULL),
-                                  .server_bytes = g_ascii_strtod(f[8], NULL),
-                                  .hub_rx_bytes = g_ascii_strtod(f[9], NULL),
-                                  .hub_rx_known = true,
-                                  .hub_dropped = g_ascii_strtod(f[10], NULL),
-                                  .door_bytes = g_ascii_strtod(f[11], NULL),
-                                  .door_known = true};
-        for (size_t g = 0; g < ML_MAX_NODES; g++)
-            s[n].guest_bytes[g] = NAN;
-        recorded[n] = *f[12] ? g_ascii_strtod(f[12], NULL) : NAN;
+        if (recorded)
+            recorded[n] = read && *f[12] ? g_ascii_strtod(f[12], NULL) : NAN;
     }
     return n;
 }
@@ -1323,16 +1301,16 @@ static void test_rrul_tail(void)
     CHECK(ml_pass_band(&x, &r, 17210, 4.17, &b, why));
     struct ml_second s[12];
     double recorded[12];
-    size_t n = door_read_series("tests/data/samples/pass/rrul-wireguard-hub-03-rrul-1.series.csv",
-                                s, recorded, 12);
+    size_t n = series_csv("tests/data/samples/pass/rrul-wireguard-hub-03-rrul-1.series.csv", true,
+                          s, recorded, 12);
     CHECK(n == 6);
     CHECK(ml_band_judge(&b, s, n, why));
     CHECK_STR(why->str, "");
     CHECK(b.not_payload > 0.35); /* 2942568 bytes both ways, as frames in and out */
     /* the forward tail alone, as the band priced it */
     b.not_payload = ml_physics_not_payload(ops->encap, 0, 726408, 16495344);
-    n = door_read_series("tests/data/samples/pass/rrul-wireguard-hub-03-rrul-1.series.csv", s,
-                         recorded, 12);
+    n = series_csv("tests/data/samples/pass/rrul-wireguard-hub-03-rrul-1.series.csv", true, s,
+                   recorded, 12);
     CHECK(!ml_band_judge(&b, s, n, why));
     CHECK(g_str_has_prefix(why->str, "seconds 2 to 3: hub moved 17.2 MB"));
 }
@@ -1358,19 +1336,19 @@ static void test_door_queue(void)
                                    runs[k].retransmits, runs[k].rx_packets, runs[k].seconds);
         b.leg = ML_LEG_IN;
         /* the recorded false alarm: the intake alone */
-        size_t n = door_series(runs[k].file, false, s, 40);
+        size_t n = series_csv(runs[k].file, false, s, NULL, 40);
         CHECK(n == 31);
         g_string_truncate(why, 0);
         CHECK(!ml_band_judge(&b, s, n, why));
         CHECK(g_str_has_prefix(why->str, runs[k].failed));
         /* the door read but its size unknown: nothing counted for its queue */
-        n = door_series(runs[k].file, true, s, 40);
+        n = series_csv(runs[k].file, true, s, NULL, 40);
         g_string_truncate(why, 0);
         CHECK(!ml_band_judge(&b, s, n, why));
         CHECK(isnan(s[5].door_queue_bytes));
         /* the door and its size: the queue the hub had not taken in yet is counted */
         b.door_bytes = DOOR_BYTES;
-        n = door_series(runs[k].file, true, s, 40);
+        n = series_csv(runs[k].file, true, s, NULL, 40);
         g_string_truncate(why, 0);
         CHECK(ml_band_judge(&b, s, n, why));
         CHECK_STR(why->str, "");
@@ -1398,8 +1376,9 @@ static void test_door_queue(void)
     struct ml_band b = band_of("wireguard-hub", 12884.1, 4980736, 4587520, 0, 6188, 30.02);
     b.leg = ML_LEG_IN;
     b.door_bytes = DOOR_BYTES;
-    size_t n = door_series(
-        "tests/data/samples/pass/door-wireguard-hub-16-forward-1-fixed-1.series.csv", true, s, 40);
+    size_t n =
+        series_csv("tests/data/samples/pass/door-wireguard-hub-16-forward-1-fixed-1.series.csv",
+                   true, s, NULL, 40);
     CHECK(n == 31);
     g_string_truncate(why, 0);
     CHECK(ml_band_judge(&b, s, n, why));
@@ -1419,9 +1398,8 @@ static void test_door_queue(void)
     b = band_of("wireguard-hub", 12848.1, 103300416, 102322528, 218, 89529, 30.05);
     b.leg = ML_LEG_IN;
     double recorded[40], offered = 0, in = 0, most = 0;
-    n = door_read_series(
-        "tests/data/samples/pass/door-read-wireguard-hub-04-forward-1-1.series.csv", s, recorded,
-        40);
+    n = series_csv("tests/data/samples/pass/door-read-wireguard-hub-04-forward-1-1.series.csv",
+                   true, s, recorded, 40);
     for (size_t i = 0; i < n; i++) {
         offered += s[i].door_bytes;
         in += s[i].hub_rx_bytes;
@@ -1455,8 +1433,8 @@ static void test_door_queue(void)
     CHECK(least_door > 2.2 && least_door >= b.floor);
     /* A reverse pass judges what the hub sends: its door is not counted. */
     b.leg = ML_LEG_OUT;
-    n = door_series("tests/data/samples/pass/door-wireguard-hub-16-forward-1-fixed-1.series.csv",
-                    true, s, 40);
+    n = series_csv("tests/data/samples/pass/door-wireguard-hub-16-forward-1-fixed-1.series.csv",
+                   true, s, NULL, 40);
     g_string_truncate(why, 0);
     ml_band_judge(&b, s, n, why);
     CHECK(isnan(s[3].door_queue_bytes));
