@@ -1393,6 +1393,13 @@ static void test_door_queue(void)
     CHECK(strstr(why->str, " per payload byte") == NULL); /* no window failed */
     CHECK(strstr(why->str, "in seconds 15 (") != NULL && strstr(why->str, ", 17 (") != NULL);
     CHECK(s[14].ok == 0 && s[16].ok == 0 && s[13].ok == 1 && s[17].ok == 1);
+    /* The ledger needs no queue size: where sysfs did not say (a remote host), it still holds. */
+    b.door_bytes = 0;
+    g_string_truncate(why, 0);
+    CHECK(!ml_band_judge(&b, s, n, why));
+    CHECK(g_str_has_prefix(why->str, "over the pass the other guests sent "));
+    CHECK(isnan(s[5].door_queue_bytes));
+    b.door_bytes = DOOR_BYTES;
     /* A series with the door read by meshlab itself (door-read-*): the queue the judge
      * estimates is the one it recorded, and its ledger closes within bytes. */
     b = band_of("wireguard-hub", 12848.1, 103300416, 102322528, 218, 89529, 30.05);
@@ -1454,8 +1461,10 @@ static void test_door_series(void)
     struct ml_pass_sample smp[7];
     size_t ns = samples_sides(client, server, hub, other, 6, smp);
     for (size_t i = 0; i < ns; i++) {
-        smp[i].guest[2].rx_packets = 1000 * (long long)i; /* 11.3 kB a frame taken in */
-        smp[i].guest[2].rx_drop = i >= 3 ? 40 : 0;        /* 40 dropped in second 3 */
+        /* 11.3 kB a frame taken in, but none counted in second 5 */
+        smp[i].guest[2].rx_packets = 1000 * (long long)(i >= 5 ? i - 1 : i);
+        /* 40 dropped in second 3, 10 in second 5 */
+        smp[i].guest[2].rx_drop = i >= 5 ? 50 : i >= 3 ? 40 : 0;
         smp[i].hub = smp[i].guest[2];
     }
     struct ml_sides sd = four;
@@ -1475,6 +1484,8 @@ static void test_door_series(void)
     CHECK(v.band.door_bytes == DOOR_BYTES);
     CHECK(v.sec[2].hub_dropped == 40 && v.sec[3].hub_dropped == 0);
     CHECK(fabs(v.sec[2].hub_dropped_bytes - 40 * 11300.0) < 1);
+    /* a second that took in no frame prices its drops at the pass's mean: 67.8 MB in 5,000 */
+    CHECK(v.sec[4].hub_dropped == 10 && fabs(v.sec[4].hub_dropped_bytes - 10 * 13560.0) < 1);
     /* the client's 10 MB, nothing of the server's (it received), the third guest's half */
     CHECK(v.sec[1].door_known && v.sec[1].door_bytes == 10e6 + 260);
     ml_pass_verdict_clear(&v);

@@ -260,9 +260,13 @@ static void door_queue(const struct ml_band *b, struct ml_second *s, size_t n)
 #define ML_DOOR_LEDGER_SLACK_BYTES 4096.0
 #define ML_DOOR_LEDGER_SLACK_SHARE 0.01
 
-static bool door_ledger(struct ml_second *s, size_t n, GString *why)
+static bool door_ledger(const struct ml_band *b, struct ml_second *s, size_t n, GString *why)
 {
-    if (n == 0 || !isfinite(s[0].door_queue_bytes))
+    /* Not the queue's size: only that every second's door and intake were read. */
+    bool known = n > 0 && b->role != ML_HUB_QUIET && b->leg != ML_LEG_OUT;
+    for (size_t i = 0; known && i < n; i++)
+        known = s[i].door_known && s[i].hub_rx_known;
+    if (!known)
         return true;
     double offered = 0, in = 0, dropped = 0, payload = 0, frames = 0;
     g_autofree double *net = g_new(double, n + 1); /* net[i]: around the hub by second i's end */
@@ -316,7 +320,7 @@ bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GStri
     judged_span(b, s, n, &from, &to);
     for (size_t i = 0; i < n; i++)
         s[i].ok = (ptrdiff_t)i >= from && (ptrdiff_t)i <= to ? 1 : -1;
-    bool ledger = door_ledger(s, n, why);
+    bool ledger = door_ledger(b, s, n, why);
     if (from > to)
         return ledger;
     size_t first = (size_t)from, last = (size_t)to;
@@ -1137,6 +1141,9 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
     /* The client's NIC counts the whole transfer, warm-up (iperf3 -O) included. */
     double scale = client_total > 0 ? (double)ml_iperf_transfer_bytes(r) / client_total : 0;
     *ret_scale = scale;
+    double pass_packets = (double)(sn->hub.rx_packets - s0->hub.rx_packets);
+    double pass_frame =
+        pass_packets > 0 ? (double)(sn->hub.rx_bytes - s0->hub.rx_bytes) / pass_packets : 0;
     for (size_t k = 1; k < n_samples && n < max; k++) {
         const struct ml_pass_sample *a = &samples[k - 1];
         const struct ml_pass_sample *b = &samples[k];
@@ -1160,10 +1167,12 @@ static size_t build_series(const struct ml_pass_sample *samples, size_t n_sample
             .door_queue_bytes = NAN,
         };
         /* A dropped frame is counted at the mean size of the frames the hub took in that
-         * second: the host drops whatever arrives while the queue is full. */
+         * second (the host drops whatever arrives while the queue is full), or over the pass
+         * when it took in none that second. */
         double rx_packets = (double)(b->hub.rx_packets - a->hub.rx_packets);
-        if (s[n].hub_dropped > 0 && rx_packets > 0)
-            s[n].hub_dropped_bytes = s[n].hub_dropped * s[n].hub_rx_bytes / rx_packets;
+        if (s[n].hub_dropped > 0)
+            s[n].hub_dropped_bytes =
+                s[n].hub_dropped * (rx_packets > 0 ? s[n].hub_rx_bytes / rx_packets : pass_frame);
         /* What reached the hub's door at most: everything the other guests sent (a client in
          * a namespace of the hub's own guest sends nothing through its tap: not known). */
         s[n].door_known = sd->n_guests > 0 && sd->door_known;

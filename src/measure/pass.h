@@ -297,8 +297,9 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
  * and its queue at the window's end less its queue at the start, the queue estimated second by
  * second from door_bytes (into door_queue_bytes) and kept between empty and b->door_bytes. Over
  * the whole pass what the other guests sent less the intake and the drops must be under
- * ML_DOOR_LEDGER_SLACK_BYTES a second and ML_DOOR_LEDGER_SLACK_SHARE of the payload (pass.c):
- * more went around the hub, and its seconds are named and marked failed. True when no window is
+ * ML_DOOR_LEDGER_SLACK_BYTES a second and ML_DOOR_LEDGER_SLACK_SHARE of the payload (pass.c),
+ * whether the queue's size is known or not: more went around the hub, and its seconds are named
+ * and marked failed. True when no window is
  * outside and the ledger closes. */
 bool ml_band_judge(const struct ml_band *b, struct ml_second *s, size_t n, GString *why);
 
