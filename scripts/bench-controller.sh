@@ -72,6 +72,15 @@ if tms:
     print("per pass, mean of %d: before iperf3 %.2f s, transfer %.2f s, after it %.2f s"
           % (n, sum(x["before_s"] for x in tms) / n, sum(x["transfer_s"] for x in tms) / n,
              sum(x["after_s"] for x in tms) / n))
+    # The after phase's steps, each one's end counted from iperf3's exit (mean over the passes
+    # that recorded it): what a pass's overhead is made of.
+    steps = ("counted_s", "guest_cpu_s", "ping_s", "end_view_s", "recorded_s")
+    ends = []
+    for k in steps:
+        v = [x["after"][k] for x in tms if (x.get("after") or {}).get(k) is not None]
+        ends.append("%s %.2f" % (k[:-2].replace("_", " "), sum(v) / len(v)) if v else None)
+    if any(ends):
+        print("after iperf3, each step done at (s, mean): " + ", ".join(e for e in ends if e))
 PY
 fi
 load=$(cut -d' ' -f1-3 /proc/loadavg)

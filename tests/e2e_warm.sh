@@ -139,6 +139,14 @@ say(fw and all(isinstance(p.get("hub_rx_dropped_frames"), int) and
                all(s.get("door_bytes") is not None and s.get("door_queue_bytes") is not None for s in p["series"]) for p in fw),
     "forward-1: the hub's door (what reached it, its queue, the frames dropped there: %s) read every second"
     % [p.get("hub_rx_dropped_frames") for p in fw])
+# The after phase timed step by step, the guests' CPU read before ping's end is waited for.
+def steps(p):
+    a = (p.get("time") or {}).get("after") or {}
+    return [a.get(k) for k in ("counted_s", "guest_cpu_s", "ping_s", "end_view_s", "recorded_s")]
+al = [steps(p) for p in w["passes"]]
+say(al and all(None not in s and 0 <= s[0] <= s[1] <= s[2] <= s[4] and s[3] <= s[4] for s in al),
+    "every pass times its after phase: counters, then the guests' CPU, then ping's end, all before "
+    "it is recorded: %s" % al)
 PY
     verdicts "$out/cells-asserts.txt"
 }

@@ -1471,6 +1471,9 @@ struct watch {
     struct ml_pass_view end_view;
     struct ml_exec iperf_out, ping_out;
     struct ml_iperf_result r;
+    /* After the transfer, when each step was done (ml_now()): the last counters, the guests'
+     * CPU, ping's end and the end view; 0: not reached. */
+    double counted, cpu_read, ping_done, view_done;
 };
 
 static void watch_clear(struct watch *wt)
@@ -1534,13 +1537,21 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     long long ping_pid = 0;
     bool ran =
         run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
+    wt->counted = ran ? ml_now() : 0;
     struct end_view ev = {pp, wt->w.start, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
-    bool ok = ran && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err) &&
-              ml_guest_cpu_read(lab, wt->cpu1, err);
+    /* The guests' CPU first, then ping's end: ping waits up to two of its slowest round trips
+     * for its last replies when one is missing (iputils' __schedule_exit: 1.2 s after a
+     * wireguard-hub pass with a 600 ms p99, 2 s after nebula-relay's), and it waits while the
+     * CPU is read instead of before. The CPU's window closes the sooner after the transfer. */
+    bool ok = ran && ml_guest_cpu_read(lab, wt->cpu1, err);
     double cpu_t1 = ml_now();
+    wt->cpu_read = ok ? cpu_t1 : 0;
+    ok = ok && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err);
+    wt->ping_done = ok ? ml_now() : 0;
     if (viewer)
         g_thread_join(viewer);
+    wt->view_done = viewer ? ev.done : 0;
     wt->cpu_s = cpu_t1 - cpu_t0;
     /* The next pass may start from this reading only if nothing ran in the guests after it:
      * an end view still reading then would be charged to that pass. */
@@ -1920,6 +1931,21 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
         json_object_object_add(tm, "transfer_s",
                                wt.w.ended > 0 ? num(wt.w.ended - wt.w.start) : NULL);
         json_object_object_add(tm, "after_s", wt.w.ended > 0 ? num(t1 - wt.w.ended) : NULL);
+        /* The after phase, each step's end from iperf3's: what a pass's overhead is made of. */
+        struct json_object *after = json_object_new_object();
+        const struct {
+            const char *key;
+            double at;
+        } steps[] = {{"counted_s", wt.counted},
+                     {"guest_cpu_s", wt.cpu_read},
+                     {"ping_s", wt.ping_done},
+                     {"end_view_s", wt.view_done},
+                     {"recorded_s", t1}};
+        for (size_t i = 0; i < G_N_ELEMENTS(steps); i++)
+            json_object_object_add(after, steps[i].key,
+                                   wt.w.ended > 0 && steps[i].at > 0 ? num(steps[i].at - wt.w.ended)
+                                                                     : NULL);
+        json_object_object_add(tm, "after", after);
         json_object_object_add(o, "time", tm);
     }
     watch_clear(&wt);
