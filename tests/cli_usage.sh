@@ -67,6 +67,16 @@ nolab expect 2 "run --quick with --profile deep" -- \
     "$bin" run --quick --profile deep --out "$tmp/run" topologies/three-guest.yaml
 grep -qx "meshlab: --quick is --profile quick; it cannot go with --profile deep" "$tmp/err" && ok ||
     bad "--quick with another --profile is refused: $(cat "$tmp/err")"
+# The VPS workload's flags are checked before any lab is touched, like the profile.
+nolab expect 2 "run --relayed-share above 1" -- \
+    "$bin" run --traffic 210 --relayed-share 1.5 --out "$tmp/run" topologies/three-guest.yaml
+grep -qx "meshlab: --relayed-share must be 0 to 1 (0.2 for a fifth), not 1.5" "$tmp/err" && ok ||
+    bad "a bad --relayed-share is named: $(cat "$tmp/err")"
+nolab expect 2 "run --egress-price without --traffic" -- \
+    "$bin" run --egress-price 0.01 --out "$tmp/run" topologies/three-guest.yaml
+grep -q "give --traffic GB" "$tmp/err" && ok || bad "a workload without traffic: $(cat "$tmp/err")"
+[ ! -e "$tmp/run" ] && [ ! -e "$tmp/state" ] && ok || bad "a bad workload flag created nothing"
+"$bin" run --help | grep -q "^  --traffic GB " && ok || bad "run --help describes --traffic"
 # --quick and --profile quick agree; both ask for quick, which this file does not have.
 only=tests/data/profiles-full-only.yaml
 for args in "--quick" "--profile quick" "--quick --profile quick" "--profile=quick"; do

@@ -789,6 +789,88 @@ static void test_nat_types(void)
     CHECK(!ml_nat_type_parse(NULL, &untouched));
 }
 
+/* vps: the workload a VPS hub is rehearsed for; its numbers checked where they are written. */
+static void test_vps_workload(void)
+{
+    {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", nat_lab, strlen(nat_lab), &err);
+        CHECK(t && !t->vps.present);
+    }
+    const char *good[] = {"hub: hub\n",
+                          "hub: hub\nvps: {traffic_gb: 210, relayed_share: 0.2, "
+                          "egress_price_per_gb: 0.01, included_tb: 1, peak_mbit: 100, "
+                          "currency: EUR}\n",
+                          NULL};
+    g_autofree char *text = nat_lab_with(good);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", text, strlen(text), &err);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK(t->vps.present && t->vps.traffic_gb == 210 && t->vps.relayed_share == 0.2);
+        CHECK(t->vps.egress_price_per_gb == 0.01 && t->vps.included_tb == 1);
+        CHECK(t->vps.peak_mbit == 100);
+        CHECK_STR(t->vps.currency, "EUR");
+        /* A flag over the file's value, and a bad flag named. */
+        g_autoptr(GError) ferr = NULL;
+        CHECK(ml_workload_set(&t->vps, "relayed-share", "0.5", &ferr) &&
+              t->vps.relayed_share == 0.5);
+        CHECK(!ml_workload_set(&t->vps, "relayed-share", "1.5", &ferr));
+        CHECK_STR(ferr ? ferr->message : NULL,
+                  "--relayed-share must be 0 to 1 (0.2 for a fifth), not 1.5");
+        g_clear_error(&ferr);
+        CHECK(!ml_workload_set(&t->vps, "traffic", "-3", &ferr));
+        CHECK_STR(ferr ? ferr->message : NULL,
+                  "--traffic must be a decimal number like 0.2 or 1000, not '-3'");
+        g_clear_error(&ferr);
+        CHECK(!ml_workload_set(&t->vps, "currency", "usd", &ferr));
+        struct json_object *j = ml_workload_json(&t->vps);
+        CHECK_STR(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN),
+                  "{\"traffic_gb\":210.0,\"relayed_share\":0.5,\"egress_price_per_gb\":0.01,"
+                  "\"included_tb\":1.0,\"peak_mbit\":100.0,\"currency\":\"EUR\"}");
+        json_object_put(j);
+    }
+    /* Defaults: share 1, no price, no peak; and a workload of flags alone needs --traffic. */
+    struct ml_workload w;
+    ml_workload_init(&w);
+    CHECK(!w.present && w.relayed_share == 1 && w.egress_price_per_gb < 0 && w.peak_mbit < 0);
+    g_autoptr(GError) cerr = NULL;
+    CHECK(ml_workload_complete(&w, &cerr));
+    CHECK(ml_workload_set(&w, "egress-price", "0.01", &cerr) && w.present);
+    CHECK(!ml_workload_complete(&w, &cerr));
+    CHECK(cerr && strstr(cerr->message, "give --traffic GB"));
+    /* Errors at the key or value that broke the rule. */
+    static const char *const bad[][3] = {
+        {"vps: {traffic_gb: 0}", "traffic_gb: |0",
+         "vps.traffic_gb must be above 0: the clients' payload a month, in GB"},
+        {"vps: {traffic_gb: 10, relayed_share: 1.5}", "relayed_share: |1.5",
+         "vps.relayed_share must be 0 to 1: the share of the payload a mesh's relay carries "
+         "(0.2 for a fifth)"},
+        {"vps: {traffic_gb: 10, currency: usd}", "currency: |usd",
+         "vps.currency must be a code of capital letters like USD or EUR, not 'usd'"},
+        {"vps: {traffic_gb: 10, peak_mbit: 0}", "peak_mbit: |0",
+         "vps.peak_mbit must be above 0 (Mbit/s)"},
+        {"vps: {traffic_gb: ten}", "traffic_gb: |ten",
+         "vps.traffic_gb must be a decimal number like 0.05, not 'ten'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *line = g_strdup_printf("hub: hub\n%s\n", bad[i][0]);
+        const char *edits[] = {"hub: hub\n", line, NULL};
+        g_autofree char *b = nat_lab_with(edits);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
+        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
+        CHECK(!bt);
+        CHECK_STR(e ? e->message : NULL, want);
+    }
+    /* traffic_gb is the one key a vps section must have. */
+    const char *missing[] = {"hub: hub\n", "hub: hub\nvps: {relayed_share: 0.2}\n", NULL};
+    g_autofree char *m = nat_lab_with(missing);
+    g_autoptr(GError) me = NULL;
+    g_autoptr(MlTopology) mt = ml_topology_parse("n.yaml", m, strlen(m), &me);
+    CHECK(!mt && me && strstr(me->message, "traffic_gb"));
+}
+
 static void test_nat_good(void)
 {
     g_autoptr(GError) err = NULL;
@@ -1562,6 +1644,7 @@ int main(void)
     test_profile_errors();
     test_nat_types();
     test_nat_good();
+    test_vps_workload();
     test_nat_errors();
     test_nat_lesson();
     test_hub_and_eight_clients();

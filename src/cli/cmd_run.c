@@ -16,7 +16,9 @@
 
 static const char run_usage[] =
     "Usage: meshlab run [--profile NAME | --quick] [--until PCT[,MAX]] [--out DIR]\n"
-    "                   [--force] [--keep] [--keep-on-failure] [--capture] FILE\n\n"
+    "                   [--force] [--keep] [--keep-on-failure] [--capture]\n"
+    "                   [--traffic GB [--relayed-share F] [--egress-price P]\n"
+    "                   [--included-tb T] [--peak-mbit M] [--currency CODE]] FILE\n\n"
     "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
     "brings it up first and tears it down afterwards (unless --keep). For each path: a\n"
     "check that traffic takes the path its name says; idle pings at 20 Hz and a few idle\n"
@@ -54,7 +56,16 @@ static const char run_usage[] =
     "  --keep-on-failure    leave the lab up if anything fails\n"
     "  --capture            keep pcaps of every path check and NAT matrix cell, taken\n"
     "                       passively on the host from the hub's and the clients' taps\n"
-    "                       (captures/paths/, captures/nat/)\n";
+    "                       (captures/paths/, captures/nat/)\n"
+    "The VPS workload (over FILE's vps: section, docs/topology.md): the report then says per\n"
+    "path the hub's GB in and out a month, whether it fits the plan and what the rest costs:\n"
+    "  --traffic GB         the clients' payload a month, in GB\n"
+    "  --relayed-share F    the share of it a mesh's relay carries, 0 to 1 (default 1; a\n"
+    "                       hub path like wireguard-hub carries all of it whatever F is)\n"
+    "  --egress-price P     the price of a GB the hub sends beyond the included transfer\n"
+    "  --included-tb T      the plan's included transfer a month, TB (default 0)\n"
+    "  --peak-mbit M        the workload's peak payload rate: the hub vCPUs it needs (KVM)\n"
+    "  --currency CODE      the price's currency, for the report (default USD)\n";
 
 static char *iso_now(void)
 {
@@ -204,6 +215,7 @@ static struct json_object *results_new(struct ml_lab *lab, const char *file, con
                            json_object_new_string(lab->up_run_id ? lab->up_run_id : lab->run_id));
     json_object_object_add(results, "started", json_object_new_string(started));
     json_object_object_add(results, "profile", profile_json(profile));
+    json_object_object_add(results, "vps_workload", ml_workload_json(&lab->topo->vps));
     json_object_object_add(results, "environment", ml_measure_environment(lab));
     json_object_object_add(results, "guests", guests_json(lab));
     json_object_object_add(results, "start", json_object_new_string(ml_lab_start(lab)));
@@ -312,13 +324,20 @@ static const struct ml_profile *choose_profile(const struct ml_topology *topo,
 
 int cmd_run_main(int argc, char **argv)
 {
-    static const struct option options[] = {ML_SESSION_LONG_OPTIONS,
-                                            {"quick", no_argument, NULL, 'q'},
-                                            {"profile", required_argument, NULL, 'p'},
-                                            {"keep", no_argument, NULL, 'K'},
-                                            {"capture", no_argument, NULL, 'c'},
-                                            {"until", required_argument, NULL, 'u'},
-                                            {0}};
+    static const struct option options[] = {
+        ML_SESSION_LONG_OPTIONS,
+        {"quick", no_argument, NULL, 'q'},
+        {"profile", required_argument, NULL, 'p'},
+        {"keep", no_argument, NULL, 'K'},
+        {"capture", no_argument, NULL, 'c'},
+        {"until", required_argument, NULL, 'u'},
+        {"traffic", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"relayed-share", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"egress-price", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"included-tb", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"peak-mbit", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"currency", required_argument, NULL, ML_WORKLOAD_OPT},
+        {0}};
     struct ml_session_opts opts = {.verb = "run"};
     int status;
     if (!ml_session_args(argc, argv, options, run_usage, &opts, &status))
@@ -341,6 +360,12 @@ int cmd_run_main(int argc, char **argv)
     if (opts.until && !ml_profile_set_until(&until_profile, opts.until, &err))
         return cmd_fail(err);
     const struct ml_profile *profile = &until_profile;
+    /* The workload is checked before the lab is touched, like the profile. */
+    for (size_t i = 0; i < opts.n_workload; i++)
+        if (!ml_workload_set(&topo->vps, opts.workload[i].flag, opts.workload[i].value, &err))
+            return cmd_fail(err);
+    if (!ml_workload_complete(&topo->vps, &err))
+        return cmd_fail(err);
     if (opts.capture) {
         g_autofree char *why = NULL;
         if (!ml_capture_available(&why)) {

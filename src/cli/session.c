@@ -17,10 +17,20 @@
 bool ml_session_args(int argc, char **argv, const struct option *options, const char *usage,
                      struct ml_session_opts *opts, int *ret_status)
 {
-    int opt;
+    int opt, at = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", options, &at)) != -1) {
         switch (opt) {
+        case ML_WORKLOAD_OPT:
+            if (opts->n_workload == G_N_ELEMENTS(opts->workload)) {
+                fprintf(stderr, "meshlab: too many workload flags (at most %zu)\n",
+                        G_N_ELEMENTS(opts->workload));
+                *ret_status = ML_EXIT_USAGE;
+                return false;
+            }
+            opts->workload[opts->n_workload].flag = options[at].name;
+            opts->workload[opts->n_workload++].value = optarg;
+            break;
         case 'o':
             opts->out_dir = optarg;
             break;

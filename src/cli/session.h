@@ -16,7 +16,15 @@ struct ml_session_opts {
     bool keep;            /* run --keep: leave a lab this run brought up */
     bool capture;         /* run --capture: pcaps of the NAT matrix's cells */
     const char *until;    /* run --until PCT[,MAX]; NULL when not given */
+    /* run's workload flags (--traffic ...: ML_WORKLOAD_OPT), in the order given */
+    size_t n_workload;
+    struct {
+        const char *flag, *value;
+    } workload[16];
 };
+
+/* The getopt value of run's workload flags, each the name of a ml_workload_set flag. */
+#define ML_WORKLOAD_OPT 1000
 
 /* The long options up and run share; run adds "quick" ('q'), "profile" ('p'), "keep" ('K'),
  * "capture" ('c') and "until" ('u'). */

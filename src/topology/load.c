@@ -415,9 +415,70 @@ static bool parse_nat_matrix(struct ml_load_ctx *c, yaml_node_t *key, yaml_node_
     return true;
 }
 
+/* vps: the workload a VPS hub is rehearsed for (topology/workload.h). */
+static bool parse_vps(struct ml_yaml *y, yaml_node_t *n, struct ml_workload *w)
+{
+    enum { TRAFFIC, SHARE, PRICE, INCLUDED, PEAK, CURRENCY };
+    static const struct ml_yaml_key keys[] = {[TRAFFIC] = {"traffic_gb", true},
+                                              [SHARE] = {"relayed_share", false},
+                                              [PRICE] = {"egress_price_per_gb", false},
+                                              [INCLUDED] = {"included_tb", false},
+                                              [PEAK] = {"peak_mbit", false},
+                                              [CURRENCY] = {"currency", false},
+                                              {NULL, false}};
+    yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
+    ml_workload_init(w);
+    if (!ml_yaml_read_mapping(y, n, "vps", keys, v) ||
+        !ml_yaml_get_decimal(y, v[TRAFFIC], "vps.traffic_gb", &w->traffic_gb))
+        return false;
+    if (!(w->traffic_gb > 0))
+        return ml_yaml_fail(y, v[TRAFFIC],
+                            "vps.traffic_gb must be above 0: the clients' payload a month, in GB");
+    if (v[SHARE] && !ml_yaml_get_decimal(y, v[SHARE], "vps.relayed_share", &w->relayed_share))
+        return false;
+    if (w->relayed_share > 1)
+        return ml_yaml_fail(y, v[SHARE],
+                            "vps.relayed_share must be 0 to 1: the share of the payload a mesh's "
+                            "relay carries (0.2 for a fifth)");
+    if (v[PRICE] &&
+        !ml_yaml_get_decimal(y, v[PRICE], "vps.egress_price_per_gb", &w->egress_price_per_gb))
+        return false;
+    if (v[INCLUDED] && !ml_yaml_get_decimal(y, v[INCLUDED], "vps.included_tb", &w->included_tb))
+        return false;
+    if (v[PEAK] && !ml_yaml_get_decimal(y, v[PEAK], "vps.peak_mbit", &w->peak_mbit))
+        return false;
+    if (v[PEAK] && !(w->peak_mbit > 0))
+        return ml_yaml_fail(y, v[PEAK], "vps.peak_mbit must be above 0 (Mbit/s)");
+    const char *cur = NULL;
+    if (v[CURRENCY]) {
+        if (!ml_yaml_get_string(y, v[CURRENCY], "vps.currency", &cur))
+            return false;
+        if (!ml_workload_currency_ok(cur))
+            return ml_yaml_fail(y, v[CURRENCY],
+                                "vps.currency must be a code of capital letters like USD or EUR, "
+                                "not '%s'",
+                                ml_yaml_shown(y, cur));
+        g_strlcpy(w->currency, cur, sizeof(w->currency));
+    }
+    w->present = true;
+    return true;
+}
+
 static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
 {
-    enum { NAME, DESCRIPTION, IMAGE, BRIDGE, DEFAULTS, NODES, HUB, WIREGUARD, MEASURE, NAT_MATRIX };
+    enum {
+        NAME,
+        DESCRIPTION,
+        IMAGE,
+        BRIDGE,
+        DEFAULTS,
+        NODES,
+        HUB,
+        WIREGUARD,
+        MEASURE,
+        NAT_MATRIX,
+        VPS
+    };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [DESCRIPTION] = {"description", false},
                                               [IMAGE] = {"image", true},
@@ -428,6 +489,7 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
                                               [WIREGUARD] = {"wireguard", true},
                                               [MEASURE] = {"measure", true},
                                               [NAT_MATRIX] = {"nat_matrix", false},
+                                              [VPS] = {"vps", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
@@ -448,6 +510,9 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         return false;
     if (v[NAT_MATRIX] &&
         !parse_nat_matrix(c, ml_yaml_find_key(&c->y, root, "nat_matrix"), v[NAT_MATRIX]))
+        return false;
+    ml_workload_init(&t->vps);
+    if (v[VPS] && !parse_vps(&c->y, v[VPS], &t->vps))
         return false;
     return true;
 }

@@ -2,6 +2,7 @@
  * nothing else. Nothing here touches libvirt or the host. */
 #pragma once
 
+#include "topology/workload.h"
 #include <glib.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -189,6 +190,8 @@ struct ml_topology {
         unsigned window_s; /* how long a cell waits for a direct path, 5..300, default 20 */
         int line, column;  /* where nat_matrix was given */
     } nat_matrix;
+    /* vps: the workload the hub is rehearsed for (topology/workload.h); present or not. */
+    struct ml_workload vps;
 };
 
 /* Whether any node sits behind a NAT. */

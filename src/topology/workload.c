@@ -1,0 +1,98 @@
+#include "topology/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/util.h"
+
+void ml_workload_init(struct ml_workload *w)
+{
+    *w = (struct ml_workload){
+        .relayed_share = 1, .egress_price_per_gb = -1, .peak_mbit = -1, .traffic_gb = 0};
+    g_strlcpy(w->currency, "USD", sizeof(w->currency));
+}
+
+bool ml_workload_currency_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n < ML_CURRENCY_MAX && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == n;
+}
+
+/* A flag's number: decimal, finite, at least 0. */
+static bool flag_number(const char *flag, const char *value, double *ret, GError **err)
+{
+    char *end = NULL;
+    double d = g_ascii_strtod(value, &end);
+    if (!*value || *end || !isfinite(d) || d < 0 || strspn(value, "0123456789.") != strlen(value)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "--%s must be a decimal number like 0.2 or 1000, not '%s'", flag, value);
+        return false;
+    }
+    *ret = d;
+    return true;
+}
+
+bool ml_workload_set(struct ml_workload *w, const char *flag, const char *value, GError **err)
+{
+    if (!strcmp(flag, "currency")) {
+        if (!ml_workload_currency_ok(value)) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "--currency must be a code of capital letters like USD or EUR, not '%s'",
+                        value);
+            return false;
+        }
+        g_strlcpy(w->currency, value, sizeof(w->currency));
+        return true;
+    }
+    double d;
+    if (!flag_number(flag, value, &d, err))
+        return false;
+    const char *why = NULL;
+    if (!strcmp(flag, "traffic"))
+        why = d > 0 ? (w->traffic_gb = d, NULL) : "must be above 0 (GB of payload a month)";
+    else if (!strcmp(flag, "relayed-share"))
+        why = d <= 1 ? (w->relayed_share = d, NULL) : "must be 0 to 1 (0.2 for a fifth)";
+    else if (!strcmp(flag, "egress-price"))
+        w->egress_price_per_gb = d;
+    else if (!strcmp(flag, "included-tb"))
+        w->included_tb = d;
+    else if (!strcmp(flag, "peak-mbit"))
+        why = d > 0 ? (w->peak_mbit = d, NULL) : "must be above 0 (Mbit/s)";
+    else
+        why = "is not a workload flag";
+    if (why) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "--%s %s, not %s", flag, why, value);
+        return false;
+    }
+    w->present = true;
+    return true;
+}
+
+bool ml_workload_complete(const struct ml_workload *w, GError **err)
+{
+    if (!w->present || w->traffic_gb > 0)
+        return true;
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "the VPS workload has no traffic: give --traffic GB (the clients' payload a "
+                "month) or vps.traffic_gb in the topology");
+    return false;
+}
+
+static struct json_object *num_or_null(double v)
+{
+    return v >= 0 ? json_object_new_double(v) : NULL;
+}
+
+struct json_object *ml_workload_json(const struct ml_workload *w)
+{
+    if (!w->present)
+        return NULL;
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "traffic_gb", json_object_new_double(w->traffic_gb));
+    json_object_object_add(o, "relayed_share", json_object_new_double(w->relayed_share));
+    json_object_object_add(o, "egress_price_per_gb", num_or_null(w->egress_price_per_gb));
+    json_object_object_add(o, "included_tb", json_object_new_double(w->included_tb));
+    json_object_object_add(o, "peak_mbit", num_or_null(w->peak_mbit));
+    json_object_object_add(o, "currency", json_object_new_string(w->currency));
+    return o;
+}
