@@ -41,7 +41,10 @@ start=$(date +%s)
     wait
 ) &
 loader=$!
-"$bin" run "$topo" --quick --out "$out/run" 2>&1 | tee "$out/run.log"
+# A seed-like VPS workload (7 nightly 1 GB files, a fifth relayed, 100 GB included): the report
+# prices a month of it per path from this run's own figures.
+"$bin" run "$topo" --quick --out "$out/run" --traffic 210 --relayed-share 0.2 --egress-price 0.01 \
+    --included-tb 0.1 --peak-mbit 100 2>&1 | tee "$out/run.log"
 rc=${PIPESTATUS[0]}
 kill "$loader" 2>/dev/null
 wait "$loader" 2>/dev/null
@@ -95,6 +98,23 @@ OWN = {"plain": set(), "wireguard-hub": set(), "wireguard-direct": set(), "nebul
 say(r["schema"] == "meshlab-results/3" and r["schema_version"] == 3, "schema is meshlab-results/3")
 say(bool(r.get("meshlab_version")), "meshlab's version recorded: %s" % r.get("meshlab_version"))
 say(r["profile"]["name"] == "quick", "profile recorded as quick")
+w = r.get("vps_workload") or {}
+say(w.get("traffic_gb") == 210 and w.get("relayed_share") == 0.2 and w.get("egress_price_per_gb") == 0.01
+    and w.get("included_tb") == 0.1 and w.get("peak_mbit") == 100 and w.get("currency") == "USD",
+    "the VPS workload is recorded as given: %s" % w)
+say(all(p.get("policy") in ("direct", "relay") for p in r["paths"]),
+    "every path records its policy: %s" % [(p["name"], p.get("policy")) for p in r["paths"]])
+def gb(v):
+    """A month's GB as the report prints it (sections.c put_month_gb)."""
+    return ("{:,.0f}" if v >= 100 or v == 0 else "{:,.1f}").format(v) + " GB"
+for name, share in (("wireguard-hub", 1.0), ("nebula-relay", 0.2)):
+    p = {x["name"]: x for x in r["paths"]}.get(name)
+    if not p or p["status"] != "measured":
+        continue
+    v, pay = p["vps"], 210 * share
+    row = "| %s | %s | %s | %s |" % (name, gb(pay), gb(v["hub_gb_in_per_tb_payload"] * pay / 1000),
+                                     gb(v["hub_gb_out_per_tb_payload"] * pay / 1000))
+    say(row in md, "the report's month of the workload for %s is this run's figures: %r" % (name, row))
 say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s" % r["environment"]["accelerator"])
 say(bool(r["environment"]["image"]["name"]), "image recorded: %s" % r["environment"]["image"]["name"])
 import os

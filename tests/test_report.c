@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
+#include "results/month.h"
 #include "check.h"
 #include "fixtures.h"
 #include "report_metrics.h"
@@ -163,6 +164,91 @@ static void test_matrix(void)
     CHECK(strstr(vps, "- **plain**: the hub carries none of its traffic (hub bytes per payload "
                       "byte 6.4e-05, from `hub_bytes_per_payload_byte`)") != NULL);
     CHECK(strstr(vps, "tailscale") == NULL);
+    json_object_put(r);
+}
+
+/* A month of a seed-like workload (issue 19 item 3): 7 nightly 1 GB files, 210 GB a month, a
+ * fifth relayed where a mesh relays, 100 GB included and 0.01 a GB beyond, a 100 Mbit/s peak. Each
+ * figure is the fixture's per-TB one times the payload through the hub: wireguard-hub 1,130 GB a
+ * TB x 210 GB = 237 GB each way, 137 GB beyond the included, 1.37 USD; nebula-relay 1,205 x 42 GB
+ * = 50.6 GB, within it. */
+static struct json_object *with_workload(bool kvm)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *w = json_object_new_object();
+    json_object_object_add(w, "traffic_gb", json_object_new_double(210));
+    json_object_object_add(w, "relayed_share", json_object_new_double(0.2));
+    json_object_object_add(w, "egress_price_per_gb", json_object_new_double(0.01));
+    json_object_object_add(w, "included_tb", json_object_new_double(0.1));
+    json_object_object_add(w, "peak_mbit", json_object_new_double(100));
+    json_object_object_add(w, "currency", json_object_new_string("USD"));
+    json_object_object_add(r, "vps_workload", w);
+    struct json_object *paths = json_object_object_get(r, "paths");
+    static const char *const policy[] = {"direct", "direct", "relay", "direct", "relay"};
+    for (size_t i = 0; i < G_N_ELEMENTS(policy); i++)
+        json_object_object_add(json_object_array_get_idx(paths, i), "policy",
+                               json_object_new_string(policy[i]));
+    if (kvm) {
+        json_object_object_add(json_object_object_get(r, "environment"), "accelerator",
+                               json_object_new_string("kvm"));
+        for (size_t i = 1; i <= 2; i++)
+            json_object_object_add(
+                json_object_object_get(json_object_array_get_idx(paths, i), "vps"), "meaningful",
+                json_object_new_boolean(true));
+    }
+    return r;
+}
+
+static void test_vps_month(void)
+{
+    struct json_object *r = with_workload(false);
+    g_autofree char *md = render(r);
+    g_autofree char *vps = section(md ? md : "", "What it means for the VPS");
+    CHECK(strstr(vps, "The workload given (`vps_workload`): 210 GB of client payload a month, 20 % "
+                      "of it relayed where a mesh relays, 100 GB included, 0.01 USD a GB sent "
+                      "beyond it, a peak of 100 Mbit/s.") != NULL);
+    CHECK(strstr(vps, "| wireguard-hub | 210 GB | 237 GB | 237 GB | 137 GB | 1.37 USD |") != NULL);
+    CHECK(strstr(vps, "| nebula-relay | 42.0 GB | 50.6 GB | 50.6 GB | 0 GB | 0.00 USD |") != NULL);
+    CHECK(strstr(vps, "| plain | 0 GB | 0 GB | 0 GB | 0 GB | 0.00 USD |") != NULL);
+    CHECK(strstr(vps, "- **wireguard-hub**: the hub carries all 210 GB of the payload (a hub path: "
+                      "every packet crosses it); its NIC receives 237 GB and sends 237 GB a month. "
+                      "What it sends is 137 GB beyond the 100 GB included, which costs 1.37 USD. "
+                      "At the peak the hub relays 100 Mbit/s of payload: the vCPUs that needs "
+                      "cannot be had from this run, whose hub ran under emulation (TCG), not "
+                      "KVM.") != NULL);
+    CHECK(strstr(vps, "- **nebula-relay**: the hub carries 20 % of the payload, 42.0 GB (the "
+                      "relayed share given); its NIC receives 50.6 GB and sends 50.6 GB a month. "
+                      "What it sends fits the 100 GB included. At the peak the hub relays 20.0 "
+                      "Mbit/s") != NULL);
+    CHECK(strstr(vps, "- **plain**: a direct path: the hub carries none of the payload") != NULL);
+    /* not measured: no month */
+    CHECK(strstr(vps, "tailscale") == NULL);
+    json_object_put(r);
+
+    /* On KVM the relay rate sizes the hub: 100 Mbit/s at 860 Mbit/s a vCPU is 1 vCPU. */
+    r = with_workload(true);
+    g_autofree char *kmd = render(r);
+    g_autofree char *kvps = section(kmd ? kmd : "", "What it means for the VPS");
+    CHECK(strstr(kvps, "At the peak the hub relays 100 Mbit/s of payload: 1 vCPU.") != NULL);
+    /* The share by the path's record: a path its dataplane found relayed carries the relayed
+     * share, one found direct none; an old path without a policy counts as a hub path. */
+    struct json_object *paths = json_object_object_get(r, "paths");
+    struct json_object *w = json_object_object_get(r, "vps_workload");
+    struct json_object *neb = json_object_array_get_idx(paths, 2);
+    struct ml_month m;
+    json_object_object_add(neb, "found", json_object_new_string("relay"));
+    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_RELAYED && m.share == 0.2);
+    json_object_object_add(neb, "found", json_object_new_string("direct"));
+    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_NONE && m.out_gb == 0);
+    json_object_object_del(neb, "found");
+    json_object_object_del(neb, "policy");
+    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_ALL && m.payload_gb == 210);
+    /* a peak of 2 Gbit/s on 860 Mbit/s a vCPU: 3 */
+    json_object_object_add(w, "peak_mbit", json_object_new_double(2000));
+    CHECK(ml_month_of(w, json_object_array_get_idx(paths, 1), &m) && m.vcpus == 3);
+    /* no split figures: no month */
+    json_object_object_del(json_object_object_get(neb, "vps"), "hub_gb_out_per_tb_payload");
+    CHECK(!ml_month_of(w, neb, &m));
     json_object_put(r);
 }
 
@@ -689,6 +775,7 @@ int main(void)
 {
     test_matrix();
     test_vps_of_older_results();
+    test_vps_month();
     test_cpu_ranking();
     test_order_is_the_runs();
     test_busy_host();

@@ -712,6 +712,9 @@ static struct json_object *path_skeleton(const struct ml_lab *lab, const struct 
                            json_object_new_string(ops->hub == ML_HUB_QUIET     ? "quiet"
                                                   : ops->hub == ML_HUB_CARRIES ? "carries"
                                                                                : "found"));
+    /* The path policy its passes ran under: a relay it forced carries a mesh's relayed share
+     * of a workload (results/month.h), a hub path all of it. */
+    json_object_object_add(o, "policy", json_object_new_string(ml_policy_name(ops->policy)));
     json_object_object_add(o, "checks", json_object_new_array());
     return o;
 }

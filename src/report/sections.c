@@ -6,6 +6,7 @@
 
 #include "report/render.h"
 #include "results/columns.h"
+#include "results/month.h"
 
 /* Above this coefficient of variation (%) a figure is flagged as noisy. */
 #define CV_WARN_PERCENT 10.0
@@ -813,6 +814,160 @@ static void put_gb(GString *s, struct json_object *v, const char *key)
     g_string_append(s, " GB");
 }
 
+/* "1,234 GB" with the decimals a month's figure needs: none from 100 GB up, one below. */
+static void put_month_gb(GString *s, double gb)
+{
+    ml_put_fixed(s, gb, gb >= 100 || gb == 0 ? 0 : 1);
+    g_string_append(s, " GB");
+}
+
+static void put_money(GString *s, double v, const char *currency)
+{
+    ml_put_fixed(s, v, 2);
+    g_string_append_c(s, ' ');
+    ml_put_text(s, currency);
+}
+
+/* One path's month as a sentence, every figure from m (results/month.c). */
+static void month_sentence(GString *s, const struct ml_month *m, const char *currency, bool kvm)
+{
+    if (m->why == ML_SHARE_NONE) {
+        g_string_append(s, "a direct path: the hub carries none of the payload, so the "
+                           "workload costs the VPS only its control traffic.\n");
+        return;
+    }
+    g_string_append(s, "the hub carries ");
+    if (m->why == ML_SHARE_ALL) {
+        g_string_append(s, "all ");
+        put_month_gb(s, m->payload_gb);
+        g_string_append(s, " of the payload (a hub path: every packet crosses it)");
+    } else {
+        ml_put_fixed(s, m->share * 100, 0);
+        g_string_append(s, " % of the payload, ");
+        put_month_gb(s, m->payload_gb);
+        g_string_append(s, " (the relayed share given)");
+    }
+    g_string_append(s, "; its NIC receives ");
+    put_month_gb(s, m->in_gb);
+    g_string_append(s, " and sends ");
+    put_month_gb(s, m->out_gb);
+    g_string_append(s, " a month. ");
+    if (m->fits) {
+        g_string_append(s, "What it sends fits the ");
+        put_month_gb(s, m->included_gb);
+        g_string_append(s, " included.");
+    } else {
+        g_string_append(s, "What it sends is ");
+        put_month_gb(s, m->overage_gb);
+        g_string_append(s, " beyond the ");
+        put_month_gb(s, m->included_gb);
+        g_string_append(s, " included");
+        if (isfinite(m->cost)) {
+            g_string_append(s, ", which costs ");
+            put_money(s, m->cost, currency);
+        } else {
+            g_string_append(s, " (no egress price given: nothing priced)");
+        }
+        g_string_append(s, ".");
+    }
+    if (isfinite(m->peak_bits_per_second)) {
+        g_string_append(s, " At the peak the hub relays ");
+        ml_put_significant(s, m->peak_bits_per_second / 1e6, 3);
+        g_string_append(s, " Mbit/s of payload: ");
+        if (!kvm || !m->vcpus_meaningful)
+            g_string_append(s, "the vCPUs that needs cannot be had from this run, whose hub ran "
+                               "under emulation (TCG), not KVM.");
+        else if (isfinite(m->vcpus)) {
+            ml_put_fixed(s, m->vcpus, 0);
+            g_string_append(s, m->vcpus == 1 ? " vCPU." : " vCPUs.");
+        } else
+            g_string_append(s, "no relay rate was measured to size its vCPUs by.");
+    }
+    g_string_append(s, "\n");
+}
+
+/* A month of results.json's vps_workload on each measured path: a table, and a sentence a
+ * path. */
+static void month_section(struct ml_render *c)
+{
+    struct json_object *w = ml_j_obj(c->r, "vps_workload");
+    double traffic;
+    if (!w || !ml_j_num(w, "traffic_gb", &traffic))
+        return;
+    GString *s = c->s;
+    bool kvm = is_kvm(c);
+    const char *currency = ml_j_str_or(w, "currency", "USD");
+    double share = 1, included = 0, price = NAN, peak = NAN;
+    ml_j_num(w, "relayed_share", &share);
+    ml_j_num(w, "included_tb", &included);
+    ml_j_num(w, "egress_price_per_gb", &price);
+    ml_j_num(w, "peak_mbit", &peak);
+    g_string_append(s, "### A month of the workload\n\n");
+    g_string_append(s, "The workload given (`vps_workload`): ");
+    put_month_gb(s, traffic);
+    g_string_append(s, " of client payload a month, ");
+    ml_put_fixed(s, share * 100, 0);
+    g_string_append(s, " % of it relayed where a mesh relays, ");
+    put_month_gb(s, included * 1000);
+    g_string_append(s, " included, ");
+    if (isfinite(price)) {
+        put_money(s, price, currency);
+        g_string_append(s, " a GB sent beyond it");
+    } else {
+        g_string_append(s, "no egress price");
+    }
+    if (isfinite(peak)) {
+        g_string_append(s, ", a peak of ");
+        ml_put_significant(s, peak, 3);
+        g_string_append(s, " Mbit/s");
+    }
+    g_string_append(s, ". Each path's GB are its payload through the hub times "
+                       "`vps.hub_gb_in_per_tb_payload` and `vps.hub_gb_out_per_tb_payload` "
+                       "(above); most providers bill only what the hub sends. A hub path carries "
+                       "all of the payload, a relay a policy forced carries the relayed share "
+                       "(`paths[].policy`), a direct path none. The vCPUs at the peak come from "
+                       "`vps.hub_vcpu_relay_bits_per_second`, on KVM only.\n\n");
+    g_string_append(s, "| Path | Payload through the hub | Hub in | Hub out | Beyond the "
+                       "included | Cost |\n|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct ml_month m;
+        if (c->st[i] != ML_PATH_MEASURED || !ml_month_of(w, path_at(c, i), &m))
+            continue;
+        g_string_append(s, "| ");
+        ml_put_text(s, ml_j_str(path_at(c, i), "name"));
+        g_string_append(s, " | ");
+        put_month_gb(s, m.payload_gb);
+        g_string_append(s, " | ");
+        put_month_gb(s, m.in_gb);
+        g_string_append(s, " | ");
+        put_month_gb(s, m.out_gb);
+        g_string_append(s, " | ");
+        put_month_gb(s, m.overage_gb);
+        g_string_append(s, " | ");
+        if (isfinite(m.cost))
+            put_money(s, m.cost, currency);
+        else
+            g_string_append(s, ML_DASH);
+        g_string_append(s, " |\n");
+    }
+    g_string_append(s, "\n");
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct ml_month m;
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        g_string_append(s, "- **");
+        ml_put_text(s, ml_j_str(path_at(c, i), "name"));
+        g_string_append(s, "**: ");
+        if (!ml_month_of(w, path_at(c, i), &m)) {
+            g_string_append(s, "no month: its hub figures (`vps.hub_gb_in_per_tb_payload`, "
+                               "`vps.hub_gb_out_per_tb_payload`) are missing.\n");
+            continue;
+        }
+        month_sentence(s, &m, currency, kvm);
+    }
+    g_string_append(s, "\n");
+}
+
 void ml_section_vps(struct ml_render *c)
 {
     GString *s = c->s;
@@ -896,4 +1051,5 @@ void ml_section_vps(struct ml_render *c)
         g_string_append(s, ".\n");
     }
     g_string_append(s, "\n");
+    month_section(c);
 }
