@@ -28,6 +28,25 @@ expect 0 "report of a v2 run directory" -- "$bin" report "$run"
 for f in report.md report.html; do
     [ -s "$run/$f" ] && ok || bad "report writes $f"
 done
+# A month of another workload from the run's own figures: wireguard-hub's 1,130 GB a TB each way
+# times 210 GB, 137 GB beyond the 100 GB included at 0.01 a GB; results.json untouched.
+sum=$(sha256sum < "$run/results.json")
+expect 0 "report prices a workload given to it" -- "$bin" report --traffic 210 --relayed-share 0.2 \
+    --egress-price 0.01 --included-tb 0.1 "$run"
+has "the report says whose workload it prices" "The workload given to \`meshlab report\` (not the run's own" "$run/report.md"
+has "the report prices wireguard-hub's month" "| wireguard-hub | 210 GB | 237 GB | 237 GB | 137 GB | 1.37 USD |" "$run/report.md"
+# This results.json records no path policy: nebula-relay's relay counts all of the payload, and
+# the report says why.
+has "the report prices nebula-relay as all of the payload" "| nebula-relay | 210 GB | 253 GB | 253 GB | 153 GB | 1.53 USD |" "$run/report.md"
+has "the report says why without a policy" "records no path policy to tell a relay from a hub path by" "$run/report.md"
+[ "$(sha256sum < "$run/results.json")" = "$sum" ] && ok || bad "report --traffic leaves results.json as it was"
+expect 2 "report refuses a bad workload flag" -- "$bin" report --traffic 210 --relayed-share 2 "$run"
+has "a bad workload flag is named" "relayed-share must be 0 to 1" "$tmp/err"
+expect 2 "report refuses a workload without traffic (the run recorded none)" -- \
+    "$bin" report --egress-price 0.01 "$run"
+expect 2 "report refuses -o" -- "$bin" report -o x "$run"
+expect 0 "report of the run directory again" -- "$bin" report "$run"
+lacks "without flags the report prices no workload the run did not record" "A month of the workload" "$run/report.md"
 has "report.md has the CPU cost section" "^## CPU cost" "$run/report.md"
 has "report.md has the footnote" "^\[^1\]: artifacts missing" "$run/report.md"
 lacks "report.html fetches nothing (src)" 'src="https\?://' "$run/report.html"

@@ -5,20 +5,26 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/session.h"
+#include "topology/workload.h"
 #include "core/util.h"
 #include "measure/metrics.h"
 #include "report/report.h"
 #include "report/schema_check.h"
 
 static const char report_usage[] =
-    "Usage: meshlab report RUN_DIR\n\n"
+    "Usage: meshlab report [--traffic GB [--relayed-share F] [--egress-price P]\n"
+    "                      [--included-tb T] [--peak-mbit M] [--currency CODE]] RUN_DIR\n\n"
     "Renders RUN_DIR/report.md, RUN_DIR/report.html and the pictures RUN_DIR/plots/*.svg\n"
     "again from RUN_DIR/results.json alone: nothing is measured and no lab is needed. The\n"
     "pictures are drawn with gnuplot (Debian: gnuplot-nox); without it the reports are still\n"
     "written, with a line where each picture would be, and the command exits 0. Exits 2 when\n"
     "RUN_DIR has no results.json this meshlab reads (a meshlab-results/3 document that\n"
     "docs/results.schema.json, built into meshlab, accepts: the first field that breaks it is\n"
-    "named, and nothing is written), or is not a directory you own that only you can write.\n";
+    "named, and nothing is written), or is not a directory you own that only you can write.\n"
+    "The workload flags, as `meshlab run` takes them (docs/topology.md, vps), price a month\n"
+    "of another workload from the run's own figures, over the one the run recorded\n"
+    "(vps_workload) key by key; the report says so, and results.json is not changed.\n";
 
 /* The run directory, opened once: the reports are written through this descriptor (no link
  * followed), and only into a directory that its owner alone can write, as 'run' requires. */
@@ -43,13 +49,62 @@ static int open_run_dir(const char *path, GError **err)
     return fd;
 }
 
+/* The options: --help and the workload's flags, kept in order for ml_workload_set. */
+static bool report_args(int argc, char **argv, struct ml_session_opts *opts, int *ret_status)
+{
+    static const struct option options[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"traffic", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"relayed-share", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"egress-price", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"included-tb", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"peak-mbit", required_argument, NULL, ML_WORKLOAD_OPT},
+        {"currency", required_argument, NULL, ML_WORKLOAD_OPT},
+        {0}};
+    if (!ml_session_args(argc, argv, options, report_usage, opts, ret_status))
+        return false;
+    if (opts->out_dir) { /* the short -o the run verbs share */
+        fputs(report_usage, stderr);
+        *ret_status = ML_EXIT_USAGE;
+        return false;
+    }
+    return true;
+}
+
+/* The workload the run recorded, with the flags over it, into results (in memory only), marked
+ * as given to report when a flag changed it. */
+static bool reprice(struct json_object *results, const struct ml_session_opts *opts, GError **err)
+{
+    if (!opts->n_workload)
+        return true;
+    struct ml_workload w;
+    ml_workload_from_json(&w, json_object_object_get(results, "vps_workload"));
+    for (size_t i = 0; i < opts->n_workload; i++)
+        if (!ml_workload_set(&w, opts->workload[i].flag, opts->workload[i].value, err))
+            return false;
+    if (!ml_workload_complete(&w, err))
+        return false;
+    struct json_object *o = ml_workload_json(&w);
+    json_object_object_add(o, "given_to_report", json_object_new_boolean(true));
+    json_object_object_add(results, "vps_workload", o);
+    return true;
+}
+
 int cmd_report_main(int argc, char **argv)
 {
     int status;
-    if (!cmd_simple_args(argc, argv, report_usage, 1, &status))
+    struct ml_session_opts opts = {.verb = "report"};
+    if (!report_args(argc, argv, &opts, &status))
         return status;
     const char *dir = argv[optind];
     g_autoptr(GError) err = NULL;
+    /* A bad flag is refused before anything is read or written. */
+    struct ml_workload probe;
+    ml_workload_init(&probe);
+    probe.traffic_gb = 1;
+    for (size_t i = 0; i < opts.n_workload; i++)
+        if (!ml_workload_set(&probe, opts.workload[i].flag, opts.workload[i].value, &err))
+            return cmd_fail(err);
     g_autofree char *file = g_build_filename(dir, "results.json", NULL);
     struct json_object *results = json_object_from_file(file);
     if (!results) {
@@ -60,6 +115,10 @@ int cmd_report_main(int argc, char **argv)
     /* Someone else's run directory is what report is for: nothing reaches the renderers (and
      * gnuplot) that the contract does not allow. */
     if (!ml_results_check(results, file, &err)) {
+        json_object_put(results);
+        return cmd_fail(err);
+    }
+    if (!reprice(results, &opts, &err)) {
         json_object_put(results);
         return cmd_fail(err);
     }

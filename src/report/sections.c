@@ -837,10 +837,13 @@ static void month_sentence(GString *s, const struct ml_month *m, const char *cur
         return;
     }
     g_string_append(s, "the hub carries ");
-    if (m->why == ML_SHARE_ALL) {
+    if (m->why == ML_SHARE_ALL || m->why == ML_SHARE_ALL_UNKNOWN) {
         g_string_append(s, "all ");
         put_month_gb(s, m->payload_gb);
-        g_string_append(s, " of the payload (a hub path: every packet crosses it)");
+        g_string_append(s, m->why == ML_SHARE_ALL
+                               ? " of the payload (a hub path: every packet crosses it)"
+                               : " of the payload (this results.json records no path policy "
+                                 "to tell a relay from a hub path by, so all of it is counted)");
     } else {
         ml_put_fixed(s, m->share * 100, 0);
         g_string_append(s, " % of the payload, ");
@@ -903,7 +906,10 @@ static void month_section(struct ml_render *c)
     ml_j_num(w, "egress_price_per_gb", &price);
     ml_j_num(w, "peak_mbit", &peak);
     g_string_append(s, "### A month of the workload\n\n");
-    g_string_append(s, "The workload given (`vps_workload`): ");
+    g_string_append(s, ml_j_bool(w, "given_to_report")
+                           ? "The workload given to `meshlab report` (not the run's own "
+                             "`vps_workload`): "
+                           : "The workload given (`vps_workload`): ");
     put_month_gb(s, traffic);
     g_string_append(s, " of client payload a month, ");
     ml_put_fixed(s, share * 100, 0);

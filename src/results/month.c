@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "results/json.h"
+#include <glib.h>
 
 /* A hub path relays everything; a path a policy forced onto a mesh's relay (policy "relay"),
  * or a path its dataplane found relayed, carries the workload's relayed share; a direct path
@@ -17,7 +18,10 @@ static enum ml_month_share share_of(struct json_object *p)
     const char *found = ml_j_str(p, "found");
     if (found)
         return !strcmp(found, "direct") ? ML_SHARE_NONE : ML_SHARE_RELAYED;
-    return !g_strcmp0(ml_j_str(p, "policy"), "relay") ? ML_SHARE_RELAYED : ML_SHARE_ALL;
+    const char *policy = ml_j_str(p, "policy");
+    if (!policy)
+        return ML_SHARE_ALL_UNKNOWN;
+    return !strcmp(policy, "relay") ? ML_SHARE_RELAYED : ML_SHARE_ALL;
 }
 
 bool ml_month_of(struct json_object *w, struct json_object *p, struct ml_month *ret)
@@ -32,7 +36,7 @@ bool ml_month_of(struct json_object *w, struct json_object *p, struct ml_month *
     ml_j_num(w, "egress_price_per_gb", &price);
     ml_j_num(w, "peak_mbit", &peak);
     ret->why = share_of(p);
-    ret->share = ret->why == ML_SHARE_NONE ? 0 : ret->why == ML_SHARE_ALL ? 1 : relayed;
+    ret->share = ret->why == ML_SHARE_NONE ? 0 : ret->why == ML_SHARE_RELAYED ? relayed : 1;
     ret->payload_gb = traffic * ret->share;
     ret->included_gb = included * 1000;
     struct json_object *v = ml_j_obj(p, "vps");

@@ -9,9 +9,10 @@
 
 /* Why the hub carries the share of the payload it does. */
 enum ml_month_share {
-    ML_SHARE_NONE,    /* a direct path: the hub carries none of the payload */
-    ML_SHARE_ALL,     /* a hub path (every packet crosses the hub, whatever the mesh does) */
-    ML_SHARE_RELAYED, /* a mesh's relay: the workload's relayed_share */
+    ML_SHARE_NONE,        /* a direct path: the hub carries none of the payload */
+    ML_SHARE_ALL,         /* a hub path (every packet crosses the hub, whatever the mesh does) */
+    ML_SHARE_ALL_UNKNOWN, /* a relaying path of a results.json without paths[].policy: all */
+    ML_SHARE_RELAYED,     /* a mesh's relay: the workload's relayed_share */
 };
 
 struct ml_month {

@@ -96,3 +96,26 @@ struct json_object *ml_workload_json(const struct ml_workload *w)
     json_object_object_add(o, "currency", json_object_new_string(w->currency));
     return o;
 }
+
+static double member(struct json_object *o, const char *key, double fallback)
+{
+    struct json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && v ? json_object_get_double(v) : fallback;
+}
+
+void ml_workload_from_json(struct ml_workload *w, struct json_object *o)
+{
+    ml_workload_init(w);
+    if (!o || !json_object_is_type(o, json_type_object))
+        return;
+    w->present = true;
+    w->traffic_gb = member(o, "traffic_gb", 0);
+    w->relayed_share = member(o, "relayed_share", 1);
+    w->egress_price_per_gb = member(o, "egress_price_per_gb", -1);
+    w->included_tb = member(o, "included_tb", 0);
+    w->peak_mbit = member(o, "peak_mbit", -1);
+    struct json_object *c = NULL;
+    if (json_object_object_get_ex(o, "currency", &c) &&
+        ml_workload_currency_ok(json_object_get_string(c)))
+        g_strlcpy(w->currency, json_object_get_string(c), sizeof(w->currency));
+}

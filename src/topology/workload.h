@@ -28,5 +28,7 @@ bool ml_workload_currency_ok(const char *s);
 bool ml_workload_set(struct ml_workload *w, const char *flag, const char *value, GError **err);
 /* Whether w can be priced: present and with traffic; else false and why, naming the key. */
 bool ml_workload_complete(const struct ml_workload *w, GError **err);
+/* w from results.json's `vps_workload` (NULL or null: w as ml_workload_init leaves it). */
+void ml_workload_from_json(struct ml_workload *w, struct json_object *o);
 /* results.json's `vps_workload`: the inputs, as given. */
 struct json_object *ml_workload_json(const struct ml_workload *w);
