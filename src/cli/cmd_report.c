@@ -53,14 +53,7 @@ static int open_run_dir(const char *path, GError **err)
 static bool report_args(int argc, char **argv, struct ml_session_opts *opts, int *ret_status)
 {
     static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"traffic", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"relayed-share", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"egress-price", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"included-tb", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"peak-mbit", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"currency", required_argument, NULL, ML_WORKLOAD_OPT},
-        {0}};
+        {"help", no_argument, NULL, 'h'}, ML_WORKLOAD_LONG_OPTIONS, {0}};
     if (!ml_session_args(argc, argv, options, report_usage, opts, ret_status))
         return false;
     if (opts->out_dir) { /* the short -o the run verbs share */

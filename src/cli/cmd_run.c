@@ -324,20 +324,14 @@ static const struct ml_profile *choose_profile(const struct ml_topology *topo,
 
 int cmd_run_main(int argc, char **argv)
 {
-    static const struct option options[] = {
-        ML_SESSION_LONG_OPTIONS,
-        {"quick", no_argument, NULL, 'q'},
-        {"profile", required_argument, NULL, 'p'},
-        {"keep", no_argument, NULL, 'K'},
-        {"capture", no_argument, NULL, 'c'},
-        {"until", required_argument, NULL, 'u'},
-        {"traffic", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"relayed-share", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"egress-price", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"included-tb", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"peak-mbit", required_argument, NULL, ML_WORKLOAD_OPT},
-        {"currency", required_argument, NULL, ML_WORKLOAD_OPT},
-        {0}};
+    static const struct option options[] = {ML_SESSION_LONG_OPTIONS,
+                                            {"quick", no_argument, NULL, 'q'},
+                                            {"profile", required_argument, NULL, 'p'},
+                                            {"keep", no_argument, NULL, 'K'},
+                                            {"capture", no_argument, NULL, 'c'},
+                                            {"until", required_argument, NULL, 'u'},
+                                            ML_WORKLOAD_LONG_OPTIONS,
+                                            {0}};
     struct ml_session_opts opts = {.verb = "run"};
     int status;
     if (!ml_session_args(argc, argv, options, run_usage, &opts, &status))

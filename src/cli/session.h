@@ -25,6 +25,16 @@ struct ml_session_opts {
 
 /* The getopt value of run's workload flags, each the name of a ml_workload_set flag. */
 #define ML_WORKLOAD_OPT 1000
+/* The workload flags run and report take (topology/workload.h). */
+// clang-format off
+#define ML_WORKLOAD_LONG_OPTIONS                              \
+    {"traffic", required_argument, NULL, ML_WORKLOAD_OPT},       \
+    {"relayed-share", required_argument, NULL, ML_WORKLOAD_OPT}, \
+    {"egress-price", required_argument, NULL, ML_WORKLOAD_OPT},  \
+    {"included-tb", required_argument, NULL, ML_WORKLOAD_OPT},   \
+    {"peak-mbit", required_argument, NULL, ML_WORKLOAD_OPT},     \
+    {"currency", required_argument, NULL, ML_WORKLOAD_OPT}
+// clang-format on
 
 /* The long options up and run share; run adds "quick" ('q'), "profile" ('p'), "keep" ('K'),
  * "capture" ('c') and "until" ('u'). */
