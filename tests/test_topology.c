@@ -839,6 +839,15 @@ static void test_vps_workload(void)
     CHECK(ml_workload_set(&w, "egress-price", "0.01", &cerr) && w.present);
     CHECK(!ml_workload_complete(&w, &cerr));
     CHECK(cerr && strstr(cerr->message, "give --traffic GB"));
+    /* Read back from a results.json: what it lacks, or holds as null, is the default. */
+    struct json_object *rec = json_tokener_parse("{\"traffic_gb\": 5, \"currency\": null, "
+                                                 "\"egress_price_per_gb\": null}");
+    ml_workload_from_json(&w, rec);
+    CHECK(w.present && w.traffic_gb == 5 && w.relayed_share == 1 && w.egress_price_per_gb < 0);
+    CHECK_STR(w.currency, "USD");
+    CHECK(!ml_workload_currency_ok(NULL) && !ml_workload_currency_ok("") &&
+          !ml_workload_currency_ok("EUROPEAN"));
+    json_object_put(rec);
     /* Errors at the key or value that broke the rule. */
     static const char *const bad[][3] = {
         {"vps: {traffic_gb: 0}", "traffic_gb: |0",

@@ -14,7 +14,7 @@ void ml_workload_init(struct ml_workload *w)
 
 bool ml_workload_currency_ok(const char *s)
 {
-    size_t n = strlen(s);
+    size_t n = s ? strlen(s) : 0;
     return n >= 1 && n < ML_CURRENCY_MAX && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == n;
 }
 

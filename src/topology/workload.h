@@ -21,7 +21,7 @@ struct ml_workload {
 
 /* The defaults a workload starts from: nothing present, share 1, no price, no peak, USD. */
 void ml_workload_init(struct ml_workload *w);
-/* A currency code: 1 to 7 capital letters ("USD", "EUR"). */
+/* A currency code: 1 to 7 capital letters ("USD", "EUR"); NULL is none. */
 bool ml_workload_currency_ok(const char *s);
 /* One `run` flag (--traffic, --relayed-share, --egress-price, --included-tb, --peak-mbit,
  * --currency) over what the topology said; false with err (ML_ERR_INPUT) naming the flag. */
