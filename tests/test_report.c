@@ -233,22 +233,23 @@ static void test_vps_month(void)
     /* The share by the path's record: a path its dataplane found relayed carries the relayed
      * share, one found direct none; an old path without a policy counts as a hub path. */
     struct json_object *paths = json_object_object_get(r, "paths");
-    struct json_object *w = json_object_object_get(r, "vps_workload");
+    struct ml_workload w;
+    ml_workload_from_json(&w, json_object_object_get(r, "vps_workload"));
     struct json_object *neb = json_object_array_get_idx(paths, 2);
     struct ml_month m;
     json_object_object_add(neb, "found", json_object_new_string("relay"));
-    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_RELAYED && m.share == 0.2);
+    CHECK(ml_month_of(&w, neb, &m) && m.why == ML_SHARE_RELAYED && m.share == 0.2);
     json_object_object_add(neb, "found", json_object_new_string("direct"));
-    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_NONE && m.out_gb == 0);
+    CHECK(ml_month_of(&w, neb, &m) && m.why == ML_SHARE_NONE && m.out_gb == 0);
     json_object_object_del(neb, "found");
     json_object_object_del(neb, "policy");
-    CHECK(ml_month_of(w, neb, &m) && m.why == ML_SHARE_ALL_UNKNOWN && m.payload_gb == 210);
+    CHECK(ml_month_of(&w, neb, &m) && m.why == ML_SHARE_ALL_UNKNOWN && m.payload_gb == 210);
     /* a peak of 2 Gbit/s on 860 Mbit/s a vCPU: 3 */
-    json_object_object_add(w, "peak_mbit", json_object_new_double(2000));
-    CHECK(ml_month_of(w, json_object_array_get_idx(paths, 1), &m) && m.vcpus == 3);
+    w.peak_mbit = 2000;
+    CHECK(ml_month_of(&w, json_object_array_get_idx(paths, 1), &m) && m.vcpus == 3);
     /* no split figures: no month */
     json_object_object_del(json_object_object_get(neb, "vps"), "hub_gb_out_per_tb_payload");
-    CHECK(!ml_month_of(w, neb, &m));
+    CHECK(!ml_month_of(&w, neb, &m));
     json_object_put(r);
 }
 

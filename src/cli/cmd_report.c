@@ -91,13 +91,6 @@ int cmd_report_main(int argc, char **argv)
         return status;
     const char *dir = argv[optind];
     g_autoptr(GError) err = NULL;
-    /* A bad flag is refused before anything is read or written. */
-    struct ml_workload probe;
-    ml_workload_init(&probe);
-    probe.traffic_gb = 1;
-    for (size_t i = 0; i < opts.n_workload; i++)
-        if (!ml_workload_set(&probe, opts.workload[i].flag, opts.workload[i].value, &err))
-            return cmd_fail(err);
     g_autofree char *file = g_build_filename(dir, "results.json", NULL);
     struct json_object *results = json_object_from_file(file);
     if (!results) {

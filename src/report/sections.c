@@ -894,37 +894,33 @@ static void month_sentence(GString *s, const struct ml_month *m, const char *cur
 static void month_section(struct ml_render *c)
 {
     struct json_object *w = ml_j_obj(c->r, "vps_workload");
-    double traffic;
-    if (!w || !ml_j_num(w, "traffic_gb", &traffic))
+    struct ml_workload wl;
+    ml_workload_from_json(&wl, w);
+    if (!wl.present || !(wl.traffic_gb > 0))
         return;
     GString *s = c->s;
     bool kvm = is_kvm(c);
-    const char *currency = ml_j_str_or(w, "currency", "USD");
-    double share = 1, included = 0, price = NAN, peak = NAN;
-    ml_j_num(w, "relayed_share", &share);
-    ml_j_num(w, "included_tb", &included);
-    ml_j_num(w, "egress_price_per_gb", &price);
-    ml_j_num(w, "peak_mbit", &peak);
+    const char *currency = wl.currency;
     g_string_append(s, "### A month of the workload\n\n");
     g_string_append(s, ml_j_bool(w, "given_to_report")
                            ? "The workload given to `meshlab report` (not the run's own "
                              "`vps_workload`): "
                            : "The workload given (`vps_workload`): ");
-    put_month_gb(s, traffic);
+    put_month_gb(s, wl.traffic_gb);
     g_string_append(s, " of client payload a month, ");
-    ml_put_fixed(s, share * 100, 0);
+    ml_put_fixed(s, wl.relayed_share * 100, 0);
     g_string_append(s, " % of it relayed where a mesh relays, ");
-    put_month_gb(s, included * 1000);
+    put_month_gb(s, wl.included_tb * 1000);
     g_string_append(s, " included, ");
-    if (isfinite(price)) {
-        put_money(s, price, currency);
+    if (wl.egress_price_per_gb >= 0) {
+        put_money(s, wl.egress_price_per_gb, currency);
         g_string_append(s, " a GB sent beyond it");
     } else {
         g_string_append(s, "no egress price");
     }
-    if (isfinite(peak)) {
+    if (wl.peak_mbit > 0) {
         g_string_append(s, ", a peak of ");
-        ml_put_significant(s, peak, 3);
+        ml_put_significant(s, wl.peak_mbit, 3);
         g_string_append(s, " Mbit/s");
     }
     g_string_append(s, ". Each path's GB are its payload through the hub times "
@@ -937,7 +933,7 @@ static void month_section(struct ml_render *c)
                        "included | Cost |\n|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct ml_month m;
-        if (c->st[i] != ML_PATH_MEASURED || !ml_month_of(w, path_at(c, i), &m))
+        if (c->st[i] != ML_PATH_MEASURED || !ml_month_of(&wl, path_at(c, i), &m))
             continue;
         g_string_append(s, "| ");
         ml_put_text(s, ml_j_str(path_at(c, i), "name"));
@@ -964,7 +960,7 @@ static void month_section(struct ml_render *c)
         g_string_append(s, "- **");
         ml_put_text(s, ml_j_str(path_at(c, i), "name"));
         g_string_append(s, "**: ");
-        if (!ml_month_of(w, path_at(c, i), &m)) {
+        if (!ml_month_of(&wl, path_at(c, i), &m)) {
             g_string_append(s, "no month: its hub figures (`vps.hub_gb_in_per_tb_payload`, "
                                "`vps.hub_gb_out_per_tb_payload`) are missing.\n");
             continue;

@@ -24,17 +24,15 @@ static enum ml_month_share share_of(struct json_object *p)
     return !strcmp(policy, "relay") ? ML_SHARE_RELAYED : ML_SHARE_ALL;
 }
 
-bool ml_month_of(struct json_object *w, struct json_object *p, struct ml_month *ret)
+bool ml_month_of(const struct ml_workload *w, struct json_object *p, struct ml_month *ret)
 {
     *ret = (struct ml_month){
         .in_gb = NAN, .out_gb = NAN, .cost = NAN, .peak_bits_per_second = NAN, .vcpus = NAN};
-    double traffic, relayed = 1, included = 0, price = NAN, peak = NAN;
-    if (!ml_j_num(w, "traffic_gb", &traffic) || !(traffic > 0))
+    if (!w->present || !(w->traffic_gb > 0))
         return false;
-    ml_j_num(w, "relayed_share", &relayed);
-    ml_j_num(w, "included_tb", &included);
-    ml_j_num(w, "egress_price_per_gb", &price);
-    ml_j_num(w, "peak_mbit", &peak);
+    double traffic = w->traffic_gb, relayed = w->relayed_share, included = w->included_tb;
+    double price = w->egress_price_per_gb >= 0 ? w->egress_price_per_gb : NAN;
+    double peak = w->peak_mbit > 0 ? w->peak_mbit : NAN;
     ret->why = share_of(p);
     ret->share = ret->why == ML_SHARE_NONE ? 0 : ret->why == ML_SHARE_RELAYED ? relayed : 1;
     ret->payload_gb = traffic * ret->share;

@@ -7,6 +7,8 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "topology/workload.h"
+
 /* Why the hub carries the share of the payload it does. */
 enum ml_month_share {
     ML_SHARE_NONE,        /* a direct path: the hub carries none of the payload */
@@ -29,6 +31,7 @@ struct ml_month {
     bool vcpus_meaningful;       /* the relay rate was measured on KVM */
 };
 
-/* The month of workload w on path p (a paths[] member with status "measured"). False when p's
- * hub figures are missing (a path that failed, an old results.json). */
-bool ml_month_of(struct json_object *w, struct json_object *p, struct ml_month *ret);
+/* The month of workload w (ml_workload_from_json of results.json's vps_workload) on path p (a
+ * paths[] member with status "measured"). False when w has no traffic or p's hub figures are
+ * missing (a path that failed, an old results.json). */
+bool ml_month_of(const struct ml_workload *w, struct json_object *p, struct ml_month *ret);
