@@ -67,15 +67,27 @@ static bool view(const struct ml_evidence *ev, struct ml_nebula_tunnel *v, GStri
     return ml_route_enters(&ev->rt, ML_NEBULA_DEV, sentence);
 }
 
+/* Whether tunnel v is on the forced path: relayed by the hub, or direct to the server's address
+ * on the bridge. */
+static bool tunnel_on(const struct ml_topology *t, const struct ml_nebula_tunnel *v, bool relayed)
+{
+    char addr[16];
+    if (!v->found)
+        return false;
+    if (relayed) {
+        ml_ip_str(ml_nebula_address(t, t->hub), addr);
+        return v->relayed && !strcmp(v->relay, addr);
+    }
+    ml_ip_str(t->nodes[t->measure.server].address, addr);
+    return !v->relayed && g_str_has_prefix(v->remote, addr) && v->remote[strlen(addr)] == ':';
+}
+
 static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
                           GString *sentence)
 {
     struct ml_nebula_tunnel v = {0};
     bool seen = view(ev, &v, sentence);
-    char server[16];
-    ml_ip_str(t->nodes[t->measure.server].address, server);
-    return seen && v.found && !v.relayed && g_str_has_prefix(v.remote, server) &&
-           v.remote[strlen(server)] == ':';
+    return seen && tunnel_on(t, &v, false);
 }
 
 static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *ev,
@@ -83,9 +95,7 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
 {
     struct ml_nebula_tunnel v = {0};
     bool seen = view(ev, &v, sentence);
-    char hub[16];
-    ml_ip_str(ml_nebula_address(t, t->hub), hub);
-    return seen && v.found && v.relayed && !strcmp(v.relay, hub);
+    return seen && tunnel_on(t, &v, true);
 }
 
 /* A restart with the policy already in place finds the new path at once;
@@ -109,14 +119,8 @@ static bool on_path(struct ml_lab *lab, bool relayed, GString *said)
     struct ml_nebula_tunnel v = {0};
     if (!text || !ml_nebula_tunnel_parse(text, &v, &e) || !v.found)
         return false;
-    char hub[16], server[16];
-    ml_ip_str(ml_nebula_address(t, t->hub), hub);
-    ml_ip_str(t->nodes[t->measure.server].address, server);
-    bool on = relayed ? v.relayed && !strcmp(v.relay, hub)
-                      : !v.relayed && g_str_has_prefix(v.remote, server) &&
-                            v.remote[strlen(server)] == ':';
     g_string_append(said, v.relayed ? v.relay : v.remote);
-    return on;
+    return tunnel_on(t, &v, relayed);
 }
 
 /* The forced paths come back to their policy once a round (the passes interleaved across the
