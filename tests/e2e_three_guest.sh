@@ -350,6 +350,10 @@ import re, sys
 t = open(sys.argv[1]).read()
 t = re.sub(r"^name: three-guest$", "name: e2e-detour", t, flags=re.M)
 t = re.sub(r"^  paths: \[[^\]]*\]", "  paths: [plain]", t, flags=re.M)
+# The hub 5 ms away (a WAN profile of the topology's own): put in force and proven before the
+# passes; plain, client to client, does not cross it.
+t = re.sub(r"^(  - name: hub\n    address: 192\.0\.2\.10\n)", r"\1    wan: e2e-near\n", t, flags=re.M)
+t = re.sub(r"^hub: hub$", "hub: hub\nwan_profiles:\n  e2e-near: {delay_ms: 5}", t, flags=re.M)
 # A third client, client-c, for the detour through another client (hub + 3 clients).
 t = re.sub(r"^(    tunnel_address: 10\.8\.0\.3\n)", r"\1  - name: client-c\n    address: 192.0.2.13\n"
            r"    tunnel_address: 10.8.0.4\n", t, flags=re.M)
@@ -444,8 +448,23 @@ if len(ps) == 3:
     say(f is not None and f < 0.01, "plain's hub factor %s comes from pass 1 alone" % f)
     say(any(s["hub_bytes"] > 1e6 and s["ok"] is False for s in second["series"]), "the detour shows in pass 2's per-second hub series")
 say(all(c["ok"] for c in p["checks"]), "the checks before and after passed: only the per-second watch saw it")
+# The hub's WAN profile was in force, read back from its qdisc and proven by each client's round
+# trip to it, which grew by its 5 ms; plain's own round trip has nothing added.
+w = json.load(open(sys.argv[1])).get("wan") or {}
+nodes = {x["node"]: x for x in w.get("nodes", [])}
+say(w.get("in_force") is True and nodes.get("hub", {}).get("profile", {}).get("name") == "e2e-near"
+    and nodes["hub"]["qdisc_matches"] and nodes["hub"]["qdisc"].startswith("netem delay 5 ms")
+    and all(nodes[c]["profile"]["name"] == "lan" and nodes[c]["qdisc_matches"] for c in ("client-a", "client-b", "client-c")),
+    "the WAN profiles in force, as read back: %s" % [(x["node"], x["profile"]["name"], x["qdisc"], x["qdisc_matches"]) for x in nodes.values()])
+rt = w.get("rtt", [])
+say(len(rt) == 3 and all(x["to"] == "hub" and x["added_ms"] == 5 and x["within"]
+                         and abs(x["p50_ms"] - x["baseline_p50_ms"] - 5) <= x["tolerance_ms"] for x in rt),
+    "each client's round trip to the hub grew by the hub's 5 ms: %s" % [(x["from"], x["baseline_p50_ms"], x["p50_ms"], x["within"]) for x in rt])
+say(p["idle"]["rtt_wan_added_ms"] == 0, "plain has nothing added: %s" % p["idle"].get("rtt_wan_added_ms"))
 PY
 verdicts "$out/midpass-asserts.txt"
+check "the report shows the hub's WAN profile and its proof" \
+    "grep -q '^## Distance: the nodes' '$out/midpass/report.md' && grep -q '^| hub | e2e-near | 5.00 ms' '$out/midpass/report.md' && grep -q 'to hub: the median round trip went from' '$out/midpass/report.md'"
 check "the report shows pass 2 as FAILED with its seconds" "grep -q 'FAILED' '$out/midpass/report.md'"
 check "the report has the pairs table with plain's pairs-3 row" \
     "grep -q '^## Flows through the hub at once' '$out/midpass/report.md' && grep -q '^| plain pairs-3 | 3 |' '$out/midpass/report.md'"

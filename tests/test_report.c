@@ -199,6 +199,58 @@ static struct json_object *with_workload(bool kvm)
     return r;
 }
 
+/* The distance section: each node's profile and qdisc, the proof sentences built from their
+ * figures, and what the profiles add to each path beside its idle round trip. */
+static void test_wan_section(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    g_autofree char *none = render(r);
+    CHECK(none && strstr(none, "## Distance") == NULL);
+    struct json_object *wan = json_tokener_parse(
+        "{\"applied_at\": \"each guest's eth0, outgoing (a netem qdisc at its root)\","
+        " \"nodes\": ["
+        "  {\"node\": \"hub\", \"profile\": {\"name\": \"vps-far\", \"delay_ms\": 40, "
+        "   \"jitter_ms\": 0, \"loss_percent\": 0, \"rate_mbit\": 1000},"
+        "   \"qdisc\": \"netem delay 40 ms jitter 0 ms loss 0 % rate 1000 Mbit/s\", "
+        "   \"qdisc_matches\": true},"
+        "  {\"node\": \"client-a\", \"profile\": {\"name\": \"lan\", \"delay_ms\": 0, "
+        "   \"jitter_ms\": 0, \"loss_percent\": 0, \"rate_mbit\": null},"
+        "   \"qdisc\": \"fq_codel\", \"qdisc_matches\": true}],"
+        " \"rtt\": ["
+        "  {\"from\": \"client-a\", \"to\": \"hub\", \"pings\": 20, \"baseline_p50_ms\": 0.61,"
+        "   \"added_ms\": 40, \"p50_ms\": 40.93, \"tolerance_ms\": 4, \"within\": true},"
+        "  {\"from\": \"client-b\", \"to\": \"hub\", \"pings\": 20, \"baseline_p50_ms\": 0.7,"
+        "   \"added_ms\": 40, \"p50_ms\": 0.8, \"tolerance_ms\": 4, \"within\": false}],"
+        " \"in_force\": true}");
+    json_object_object_add(r, "wan", wan);
+    struct json_object *hubpath = json_object_array_get_idx(json_object_object_get(r, "paths"), 1);
+    struct json_object *idle = json_object_object_get(hubpath, "idle");
+    json_object_object_add(idle, "rtt_wan_added_ms", json_object_new_double(80));
+    double p50 = 0;
+    CHECK(ml_j_num(ml_j_obj(idle, "rtt"), "p50_ms", &p50));
+    g_autofree char *md = render(r);
+    g_autofree char *w = section(md ? md : "", "Distance: the nodes' WAN profiles");
+    CHECK(strstr(w, "applied at each guest's eth0, outgoing (a netem qdisc at its root)") != NULL);
+    CHECK(strstr(w, "| hub | vps-far | 40.0 ms | 0 ms | 0.0 % | 1,000 Mbit/s | netem delay 40 ms "
+                    "jitter 0 ms loss 0 % rate 1000 Mbit/s | yes |") != NULL);
+    CHECK(strstr(w, "| client-a | lan | 0 ms | 0 ms | 0.0 % | no limit | fq_codel | yes |") !=
+          NULL);
+    CHECK(strstr(w,
+                 "- client-a to hub: the median round trip went from 0.610 ms to 40.9 ms over "
+                 "20 pings each; the profiles add 40.0 ms, and it grew by 40.3 ms, within ±4.0 ms "
+                 "(`wan.rtt`).") != NULL);
+    CHECK(strstr(w, "- client-b to hub: the median round trip went from 0.700 ms to 0.800 ms") !=
+          NULL);
+    CHECK(strstr(w, "it grew by 0.100 ms, **outside** ±4.0 ms") != NULL);
+    g_autoptr(GString) row = g_string_new("| ");
+    ml_put_text(row, ml_j_str(hubpath, "name"));
+    g_string_append(row, " | 80.0 ms | ");
+    ml_put_significant(row, p50, 3);
+    g_string_append(row, " ms |");
+    CHECK(strstr(w, row->str) != NULL);
+    json_object_put(r);
+}
+
 static void test_vps_month(void)
 {
     struct json_object *r = with_workload(false);
@@ -777,6 +829,7 @@ int main(void)
     test_matrix();
     test_vps_of_older_results();
     test_vps_month();
+    test_wan_section();
     test_cpu_ranking();
     test_order_is_the_runs();
     test_busy_host();

@@ -880,6 +880,103 @@ static void test_vps_workload(void)
     CHECK(!mt && me && strstr(me->message, "traffic_gb"));
 }
 
+/* wan: a node's WAN profile, shipped or the topology's own (wan_profiles); errors where written. */
+static void test_wan_profiles(void)
+{
+    {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", nat_lab, strlen(nat_lab), &err);
+        CHECK(t && !strcmp(t->nodes[0].wan.name, "lan") && ml_wan_is_none(&t->nodes[1].wan));
+    }
+    const char *good[] = {"second_address: 192.0.2.20}",
+                          "second_address: 192.0.2.20, wan: vps-far}",
+                          "nat: symmetric}",
+                          "nat: symmetric, wan: slow-home}",
+                          "hub: hub\n",
+                          "hub: hub\nwan_profiles:\n  slow-home: {delay_ms: 25, jitter_ms: 5, "
+                          "loss_percent: 0.5, rate_mbit: 8}\n",
+                          NULL};
+    g_autofree char *text = nat_lab_with(good);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", text, strlen(text), &err);
+    CHECK(t != NULL);
+    if (t) {
+        const struct ml_wan_profile *hub = &t->nodes[0].wan, *a = &t->nodes[1].wan;
+        CHECK_STR(hub->name, "vps-far");
+        CHECK(hub->delay_ms == 40 && hub->rate_mbit == 1000 && hub->source != NULL);
+        CHECK_STR(a->name, "slow-home");
+        CHECK(a->delay_ms == 25 && a->jitter_ms == 5 && a->loss_percent == 0.5 &&
+              a->rate_mbit == 8 && a->source == NULL);
+        CHECK_STR(t->nodes[2].wan.name, "lan");
+        /* A relay's delay counts twice: its packets leave it towards each end. */
+        CHECK(ml_wan_rtt_ms(a, &t->nodes[2].wan, hub) == 25 + 0 + 80);
+        CHECK(ml_wan_rtt_ms(a, hub, NULL) == 65);
+        CHECK(ml_topology_wan_find(t, "slow-home") == &t->wan_profiles[0]);
+        CHECK(ml_topology_wan_find(t, "mobile") == ml_wan_shipped_find("mobile"));
+        CHECK(ml_topology_wan_find(t, "nope") == NULL);
+    }
+    /* Every shipped profile keeps its own bounds and says where its figures come from. */
+    size_t n = 0;
+    const struct ml_wan_profile *shipped = ml_wan_shipped(&n);
+    CHECK(n == 6);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(ml_wan_out_of_bounds(&shipped[i]) == NULL && shipped[i].source != NULL);
+        CHECK(strstr(ml_wan_shipped_names(), shipped[i].name) != NULL);
+    }
+    CHECK(ml_wan_is_none(ml_wan_shipped_find("lan")));
+    CHECK(ml_wan_shipped_find("home-dsl")->rate_mbit == 10);
+    CHECK(ml_wan_shipped_find("mobile")->loss_percent == 1);
+    /* Errors at the value that broke the rule. */
+    static const char *const bad[][3] = {
+        {"wan: moon", "wan: |moon",
+         "node 'b': wan: 'moon' is no WAN profile; give one of lan, vps-near, vps-far, "
+         "home-fibre, home-dsl, mobile, or define it under wan_profiles"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *to = g_strdup_printf("tunnel_address: 10.8.0.3, %s}", bad[i][0]);
+        const char *edits[] = {"tunnel_address: 10.8.0.3}", to, NULL};
+        g_autofree char *b = nat_lab_with(edits);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
+        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
+        CHECK(!bt);
+        CHECK_STR(e ? e->message : NULL, want);
+    }
+    static const char *const bad_profiles[][3] = {
+        {"  lan: {delay_ms: 5}", "|lan:",
+         "wan_profiles: 'lan' is a shipped profile (lan, vps-near, vps-far, home-fibre, home-dsl, "
+         "mobile); give yours another name"},
+        {"  far: {delay_ms: 5, jitter_ms: 6}", "jitter_ms: |6",
+         "wan_profiles.far: jitter_ms must be 0 to delay_ms: the delay varies by up to it "
+         "either way, and a delay below 0 does not exist"},
+        {"  far: {loss_percent: 60}", "loss_percent: |60",
+         "wan_profiles.far: loss_percent must be 0 to 50: past half the packets lost, no path is "
+         "measured"},
+        {"  far: {rate_mbit: 0.01}", "rate_mbit: |0.01",
+         "wan_profiles.far: rate_mbit must be 0 (no limit) or 0.1 to 10000: the node's uplink in "
+         "Mbit/s"},
+        {"  far: {delay_ms: 2000}", "delay_ms: |2000",
+         "wan_profiles.far: delay_ms must be 0 to 1000: the round trip the node's link adds, in "
+         "ms"},
+        {"  far: {delay: 5}", "|delay:",
+         "wan_profiles.far: unknown key 'delay'; allowed keys are delay_ms, jitter_ms, "
+         "loss_percent, rate_mbit"},
+        {"  far: {delay_ms: 5}\n  far: {delay_ms: 6}", "far: {delay_ms: 5}\n  |far",
+         "wan_profiles: profile 'far' is given twice (first at line 14)"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_profiles); i++) {
+        g_autofree char *line =
+            g_strdup_printf("hub: hub\nwan_profiles:\n%s\n", bad_profiles[i][0]);
+        const char *edits[] = {"hub: hub\n", line, NULL};
+        g_autofree char *b = nat_lab_with(edits);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
+        g_autofree char *want = error_in(b, bad_profiles[i][1], bad_profiles[i][2]);
+        CHECK(!bt);
+        CHECK_STR(e ? e->message : NULL, want);
+    }
+}
+
 static void test_nat_good(void)
 {
     g_autoptr(GError) err = NULL;
@@ -1654,6 +1751,7 @@ int main(void)
     test_nat_types();
     test_nat_good();
     test_vps_workload();
+    test_wan_profiles();
     test_nat_errors();
     test_nat_lesson();
     test_hub_and_eight_clients();

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "measure/measure.h"
 #include "measure/natmatrix.h"
+#include "measure/wancheck.h"
 #include "virt/capture.h"
 #include "report/report.h"
 #include "cli/session.h"
@@ -180,10 +181,18 @@ static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *
                     "--until: each cell repeated until its throughput's 95 %% interval is within "
                     "±%g %% of its mean, at most %u passes",
                     profile->until_percent, profile->until_max);
+    /* The nodes' distances are in force, and proven, before anything is measured through them. */
+    struct json_object *wan = ml_wan_lab_apply(lab, err);
+    ml_lab_phase(lab, "wan");
+    if (!wan)
+        return NULL;
     struct json_object *paths = ml_measure_paths(lab, profile, err);
     ml_lab_phase(lab, "measure");
-    if (!paths)
+    if (!paths) {
+        json_object_put(wan);
         return NULL;
+    }
+    json_object_object_add(paths, "wan", wan);
     struct json_object *observed = ml_nat_observed(lab);
     if (observed)
         json_object_object_add(paths, "nat_observed", observed);

@@ -131,10 +131,107 @@ static bool get_nat_type(struct ml_load_ctx *c, yaml_node_t *n, const char *what
     return true;
 }
 
+const struct ml_wan_profile *ml_topology_wan_find(const struct ml_topology *topo, const char *name)
+{
+    for (size_t i = 0; name && i < topo->n_wan_profiles; i++)
+        if (!strcmp(topo->wan_profiles[i].name, name))
+            return &topo->wan_profiles[i];
+    return ml_wan_shipped_find(name);
+}
+
+/* One of wan_profiles: {delay_ms, jitter_ms, loss_percent, rate_mbit}, every key optional. */
+static bool parse_wan_profile(struct ml_yaml *y, yaml_node_t *n, const char *name,
+                              struct ml_wan_profile *p)
+{
+    static const char *const names[] = {"delay_ms", "jitter_ms", "loss_percent", "rate_mbit"};
+    static const struct ml_yaml_key keys[] = {{"delay_ms", false},
+                                              {"jitter_ms", false},
+                                              {"loss_percent", false},
+                                              {"rate_mbit", false},
+                                              {NULL, false}};
+    yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
+    const char *what = ml_yaml_fmt(y, "wan_profiles.%s", name);
+    *p = (struct ml_wan_profile){0};
+    g_strlcpy(p->name, name, sizeof(p->name));
+    if (!ml_yaml_read_mapping(y, n, what, keys, v))
+        return false;
+    double *field[] = {&p->delay_ms, &p->jitter_ms, &p->loss_percent, &p->rate_mbit};
+    for (size_t k = 0; k < G_N_ELEMENTS(field); k++)
+        if (v[k] &&
+            !ml_yaml_get_decimal(y, v[k], ml_yaml_fmt(y, "%s.%s", what, names[k]), field[k]))
+            return false;
+    const char *why = ml_wan_out_of_bounds(p);
+    if (why) {
+        /* At the key the rule names, else at the profile. */
+        yaml_node_t *at = n;
+        for (size_t k = 0; k < G_N_ELEMENTS(names); k++)
+            if (v[k] && g_str_has_prefix(why, names[k]))
+                at = v[k];
+        return ml_yaml_fail(y, at, "%s: %s", what, why);
+    }
+    return true;
+}
+
+/* wan_profiles: the topology's own WAN profiles, by name; a shipped name is not redefined. */
+static bool parse_wan_profiles(struct ml_load_ctx *c, yaml_node_t *n)
+{
+    static const struct ml_yaml_shape shape = {YAML_MAPPING_NODE, "profiles by name", "profiles",
+                                               ML_WAN_PROFILES_MAX, NULL};
+    struct ml_topology *t = c->topo;
+    size_t count;
+    if (!ml_yaml_collection(&c->y, n, "wan_profiles", &shape, &count))
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *k = ml_yaml_pair_key(&c->y, n, i);
+        char name[ML_NAME_MAX];
+        if (k->type != YAML_SCALAR_NODE)
+            return ml_yaml_fail(&c->y, k, "wan_profiles: a profile's name must be a name, not %s",
+                                ml_yaml_found(&c->y, k));
+        if (!ml_yaml_get_name(&c->y, k, "wan_profiles: profile name", false, name))
+            return false;
+        if (ml_wan_shipped_find(name))
+            return ml_yaml_fail(&c->y, k,
+                                "wan_profiles: '%s' is a shipped profile (%s); give yours "
+                                "another name",
+                                name, ml_wan_shipped_names());
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(t->wan_profiles[j].name, name))
+                return ml_yaml_fail(&c->y, k,
+                                    "wan_profiles: profile '%s' is given twice (first at line %d)",
+                                    name, ml_yaml_line(ml_yaml_pair_key(&c->y, n, j)));
+        if (!parse_wan_profile(&c->y, ml_yaml_pair_value(&c->y, n, i), name, &t->wan_profiles[i]))
+            return false;
+        t->n_wan_profiles = i + 1;
+    }
+    return true;
+}
+
+/* A node's `wan: NAME`: a profile of wan_profiles or a shipped one. */
+static bool get_wan(struct ml_load_ctx *c, yaml_node_t *n, const char *what,
+                    struct ml_wan_profile *ret)
+{
+    const char *name = NULL;
+    if (!ml_yaml_get_string(&c->y, n, what, &name))
+        return false;
+    const struct ml_wan_profile *p = ml_topology_wan_find(c->topo, name);
+    if (!p) {
+        GString *known = g_string_new(ml_wan_shipped_names());
+        for (size_t i = 0; i < c->topo->n_wan_profiles; i++)
+            g_string_append_printf(known, ", %s", c->topo->wan_profiles[i].name);
+        return ml_yaml_fail(&c->y, n,
+                            "%s: '%s' is no WAN profile; give one of %s, or define it under "
+                            "wan_profiles",
+                            what, ml_yaml_shown(&c->y, name),
+                            ml_yaml_keep(&c->y, g_string_free(known, false)));
+    }
+    *ret = *p;
+    return true;
+}
+
 static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
                        unsigned memory_mib)
 {
-    enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS };
+    enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS, WAN };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [ADDRESS] = {"address", true},
                                               [TUNNEL_ADDRESS] = {"tunnel_address", true},
@@ -142,6 +239,7 @@ static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsi
                                               [MEMORY_MIB] = {"memory_mib", false},
                                               [NAT] = {"nat", false},
                                               [SECOND_ADDRESS] = {"second_address", false},
+                                              [WAN] = {"wan", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_node *node = &c->topo->nodes[index];
@@ -170,6 +268,9 @@ static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsi
     if (v[SECOND_ADDRESS] && !ml_yaml_get_address(&c->y, v[SECOND_ADDRESS],
                                                   ml_yaml_fmt(&c->y, "%s: second_address", label),
                                                   &node->second_address))
+        return false;
+    node->wan = *ml_wan_shipped_find("lan");
+    if (v[WAN] && !get_wan(c, v[WAN], ml_yaml_fmt(&c->y, "%s: wan", label), &node->wan))
         return false;
     node->line = (int)n->start_mark.line + 1;
     node->column = (int)n->start_mark.column + 1;
@@ -477,7 +578,8 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         WIREGUARD,
         MEASURE,
         NAT_MATRIX,
-        VPS
+        VPS,
+        WAN_PROFILES
     };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [DESCRIPTION] = {"description", false},
@@ -490,6 +592,7 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
                                               [MEASURE] = {"measure", true},
                                               [NAT_MATRIX] = {"nat_matrix", false},
                                               [VPS] = {"vps", false},
+                                              [WAN_PROFILES] = {"wan_profiles", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
@@ -504,6 +607,9 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
     if (!parse_image(c, v[IMAGE]) || !parse_bridge(c, v[BRIDGE]))
         return false;
     if (v[DEFAULTS] && !parse_defaults(c, v[DEFAULTS], &vcpus, &memory_mib))
+        return false;
+    /* Before the nodes, which name them. */
+    if (v[WAN_PROFILES] && !parse_wan_profiles(c, v[WAN_PROFILES]))
         return false;
     if (!parse_nodes(c, v[NODES], vcpus, memory_mib) || !parse_wireguard(c, v[WIREGUARD]) ||
         !parse_hub(c, root, v[HUB]) || !parse_measure(c, v[MEASURE]))

@@ -2,12 +2,14 @@
  * nothing else. Nothing here touches libvirt or the host. */
 #pragma once
 
+#include "topology/wan.h"
 #include "topology/workload.h"
 #include <glib.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 
 #define ML_NAME_MAX 32 /* names become parts of libvirt object names */
+_Static_assert(ML_NAME_MAX == ML_WAN_NAME_MAX, "a WAN profile's name is a name");
 /* A lab is one hub and at most ML_MAX_CLIENTS clients. The development host has 2 cores and no
  * KVM: every guest is emulated (TCG) and their boots and tunnels share those 2 cores, so a 10th
  * guest would slow every other one past the agent's and cloud-init's waits. */
@@ -15,6 +17,7 @@
 #define ML_MAX_NODES (1 + ML_MAX_CLIENTS)
 
 #define ML_PATHS_MAX 16
+#define ML_WAN_PROFILES_MAX 8
 
 /* A path the topology asks to measure, by name, and where it was named. The
  * names mean something only to the dataplanes' registry, which resolves them
@@ -67,6 +70,7 @@ struct ml_node {
     struct in_addr tunnel_address; /* inside wireguard.subnet */
     unsigned vcpus;
     unsigned memory_mib;
+    struct ml_wan_profile wan;      /* its link to the internet (`wan:`; lan when not given) */
     int line, column;               /* where the node was declared, 1-based */
     int tunnel_line, tunnel_column; /* where its tunnel_address was given */
 };
@@ -190,10 +194,16 @@ struct ml_topology {
         unsigned window_s; /* how long a cell waits for a direct path, 5..300, default 20 */
         int line, column;  /* where nat_matrix was given */
     } nat_matrix;
+    /* wan_profiles: the topology's own WAN profiles, beside the shipped ones (topology/wan.h). */
+    size_t n_wan_profiles;
+    struct ml_wan_profile wan_profiles[ML_WAN_PROFILES_MAX];
     /* vps: the workload the hub is rehearsed for (topology/workload.h); present or not. */
     struct ml_workload vps;
 };
 
+/* The WAN profile named name: the topology's own (wan_profiles), else a shipped one; NULL when
+ * neither. */
+const struct ml_wan_profile *ml_topology_wan_find(const struct ml_topology *topo, const char *name);
 /* Whether any node sits behind a NAT. */
 bool ml_topology_has_nat(const struct ml_topology *topo);
 /* The inside network of node i's NAT: 172.16.<last octet of its lab address>.0/24; the

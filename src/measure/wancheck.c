@@ -1,0 +1,192 @@
+#include "measure/wancheck.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "guestnet/wan.h"
+#include "measure/parse_ping.h"
+#include "measure/stats.h"
+#include "results/json.h"
+#include "topology/plan.h"
+
+#define APPLY_TIMEOUT_S 30.0
+#define PING_TIMEOUT_S 60.0
+
+bool ml_wan_rtt_within(double baseline_ms, double added_ms, double measured_ms,
+                       double *ret_tolerance_ms)
+{
+    double tol = MAX(added_ms * ML_WAN_RTT_TOLERANCE_PERCENT / 100, ML_WAN_RTT_TOLERANCE_MIN_MS);
+    *ret_tolerance_ms = tol;
+    return isfinite(measured_ms) && isfinite(baseline_ms) &&
+           fabs(measured_ms - baseline_ms - added_ms) <= tol;
+}
+
+/* ---- on the lab ---- */
+
+/* cmds[i] run in every guest that which selects (NULL: all) at once. */
+static bool run_all(struct ml_lab *lab, const bool *which, char **cmds, double timeout_s,
+                    char **out, const char *what, GError **err)
+{
+    return ml_lab_run_parallel(lab, which, (const char *const *)cmds, NULL, timeout_s, out, what,
+                               err);
+}
+
+static void free_all(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g_clear_pointer(&v[i], g_free);
+}
+
+/* The median round trip from every client to the hub, ML_WAN_PINGS at ML_WAN_PING_INTERVAL_S,
+ * into ms[i] (NAN when none came back); the raw text into raw[i]. */
+static bool ping_hub(struct ml_lab *lab, double *ms, char **raw, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t n = lab->plan->n_guests;
+    bool which[ML_MAX_NODES] = {0};
+    char *cmds[ML_MAX_NODES] = {0};
+    char hub[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &topo->nodes[topo->hub].address, hub, sizeof(hub));
+    for (size_t i = 0; i < n; i++) {
+        which[i] = i != topo->hub;
+        cmds[i] = which[i] ? g_strdup_printf("ping -n -c %d -i %g -W 2 %s || true", ML_WAN_PINGS,
+                                             ML_WAN_PING_INTERVAL_S, hub)
+                           : g_strdup("true");
+    }
+    bool ok = run_all(lab, which, cmds, PING_TIMEOUT_S, raw, "pinging the hub", err);
+    free_all(cmds, n);
+    for (size_t i = 0; ok && i < n; i++) {
+        if (!which[i])
+            continue;
+        g_autoptr(GArray) rtts = ml_ping_rtts(raw[i]);
+        ms[i] = rtts->len ? ml_median((double *)(void *)rtts->data, rtts->len) : NAN;
+    }
+    return ok;
+}
+
+static struct json_object *num_or_null(double v)
+{
+    return isfinite(v) ? json_object_new_double(round(v * 1000) / 1000) : NULL;
+}
+
+/* results.json's `wan` from what was read: each node's qdisc against its profile, each client's
+ * round trip to the hub against the two profiles' delays; NULL with err when any is wrong. */
+static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const double *base,
+                                 const double *after, char **raw0, char **raw1, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t n = lab->plan->n_guests;
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "applied_at",
+                           json_object_new_string("each guest's " ML_LAB_NIC
+                                                  ", outgoing (a netem qdisc at its root)"));
+    struct json_object *nodes = json_object_new_array();
+    GString *wrong = g_string_new(NULL);
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_node *node = &topo->nodes[i];
+        g_autoptr(GString) seen = g_string_new(NULL);
+        bool match = ml_wan_qdisc_matches(out[i], &node->wan, seen);
+        struct json_object *x = json_object_new_object();
+        json_object_object_add(x, "node", json_object_new_string(node->name));
+        json_object_object_add(x, "profile", ml_wan_profile_json(&node->wan));
+        json_object_object_add(x, "qdisc", json_object_new_string(seen->str));
+        json_object_object_add(x, "qdisc_matches", json_object_new_boolean(match));
+        json_object_array_add(nodes, x);
+        if (!match)
+            g_string_append_printf(wrong, "%s%s has %s where its profile %s asks for %s",
+                                   wrong->len ? "; " : "", node->name, seen->str, node->wan.name,
+                                   ml_wan_is_none(&node->wan) ? "no netem" : "netem");
+        g_autofree char *rel = g_strdup_printf("raw/wan/%s-qdisc.json", node->name);
+        ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
+    }
+    json_object_object_add(o, "nodes", nodes);
+    struct json_object *rtts = json_object_new_array();
+    for (size_t i = 0; any && i < n; i++) {
+        if (i == topo->hub)
+            continue;
+        const struct ml_node *node = &topo->nodes[i], *hub = &topo->nodes[topo->hub];
+        double added = ml_wan_rtt_ms(&node->wan, &hub->wan, NULL), tol = 0;
+        bool within = ml_wan_rtt_within(base[i], added, after[i], &tol);
+        struct json_object *x = json_object_new_object();
+        json_object_object_add(x, "from", json_object_new_string(node->name));
+        json_object_object_add(x, "to", json_object_new_string(hub->name));
+        json_object_object_add(x, "pings", json_object_new_int(ML_WAN_PINGS));
+        json_object_object_add(x, "baseline_p50_ms", num_or_null(base[i]));
+        json_object_object_add(x, "added_ms", json_object_new_double(added));
+        json_object_object_add(x, "p50_ms", num_or_null(after[i]));
+        json_object_object_add(x, "tolerance_ms", json_object_new_double(tol));
+        json_object_object_add(x, "within", json_object_new_boolean(within));
+        json_object_array_add(rtts, x);
+        ml_progress("wan",
+                    "%s to %s: the median round trip went from %.2f to %.2f ms; %s and %s add %g",
+                    node->name, hub->name, base[i], after[i], node->wan.name, hub->wan.name, added);
+        if (!within)
+            g_string_append_printf(wrong,
+                                   "%s%s to %s: the median round trip went from %.2f to %.2f ms "
+                                   "where the profiles %s and %s add %g ms (±%.1f)",
+                                   wrong->len ? "; " : "", node->name, hub->name, base[i], after[i],
+                                   node->wan.name, hub->wan.name, added, tol);
+        g_autofree char *rel0 = g_strdup_printf("raw/wan/%s-ping-baseline.txt", node->name);
+        g_autofree char *rel1 = g_strdup_printf("raw/wan/%s-ping.txt", node->name);
+        ml_lab_write(lab, rel0, raw0[i] ? raw0[i] : "", -1, NULL);
+        ml_lab_write(lab, rel1, raw1[i] ? raw1[i] : "", -1, NULL);
+    }
+    json_object_object_add(o, "rtt", rtts);
+    json_object_object_add(o, "in_force", json_object_new_boolean(wrong->len == 0));
+    if (wrong->len) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "the WAN profiles are not in force: %s; the qdiscs and pings are under "
+                    "raw/wan/ in the run directory",
+                    wrong->str);
+        g_clear_pointer(&o, json_object_put);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            ml_progress("wan", "%s: %s%s", topo->nodes[i].name, topo->nodes[i].wan.name,
+                        ml_wan_is_none(&topo->nodes[i].wan) ? " (nothing added)" : "");
+    }
+    g_string_free(wrong, true);
+    return o;
+}
+
+struct json_object *ml_wan_lab_apply(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    size_t n = lab->plan->n_guests;
+    const struct ml_wan_profile *lan = ml_wan_shipped_find("lan");
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any = any || !ml_wan_is_none(&topo->nodes[i].wan);
+    char *cmds[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0}, *raw0[ML_MAX_NODES] = {0},
+         *raw1[ML_MAX_NODES] = {0};
+    double base[ML_MAX_NODES], after[ML_MAX_NODES];
+    for (size_t i = 0; i < n; i++)
+        base[i] = after[i] = NAN;
+    struct json_object *o = NULL;
+    bool ok = true;
+    /* Whatever an earlier run left goes first, so that the baseline is the bridge's own. */
+    if (any) {
+        for (size_t i = 0; i < n; i++)
+            cmds[i] = ml_wan_script(lan, ML_LAB_NIC);
+        ok = run_all(lab, NULL, cmds, APPLY_TIMEOUT_S, NULL, "clearing the WAN profiles", err) &&
+             ping_hub(lab, base, raw0, err);
+        free_all(cmds, n);
+    }
+    for (size_t i = 0; ok && i < n; i++)
+        cmds[i] = ml_wan_script(&topo->nodes[i].wan, ML_LAB_NIC);
+    ok = ok &&
+         run_all(lab, NULL, cmds, APPLY_TIMEOUT_S, NULL, "putting the WAN profiles in force", err);
+    free_all(cmds, n);
+    for (size_t i = 0; ok && i < n; i++)
+        cmds[i] = g_strdup_printf("tc -j qdisc show dev %s", ML_LAB_NIC);
+    ok = ok && run_all(lab, NULL, cmds, APPLY_TIMEOUT_S, out, "reading the WAN qdiscs", err);
+    free_all(cmds, n);
+    ok = ok && (!any || ping_hub(lab, after, raw1, err));
+    if (ok)
+        o = judge(lab, any, out, base, after, raw0, raw1, err);
+    free_all(out, n);
+    free_all(raw0, n);
+    free_all(raw1, n);
+    return o;
+}

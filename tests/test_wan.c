@@ -1,0 +1,134 @@
+/* A WAN profile on a guest: the tc script that puts it in force, netem's queue length, the
+ * judgement of the qdisc tc reads back, and of the round trip measured before and after.
+ *
+ * This host's kernel has no sch_netem (`tc qdisc add dev lo root netem delay 1ms` answers
+ * "Specified qdisc kind is unknown"), so the script is not run here: the e2e test runs it in real
+ * guests, whose kernel has netem. The qdiscs below are what `tc -j qdisc show` prints, written
+ * from iproute2 6.1.0's source (Debian 12's iproute2 6.1.0-3, the guests' and this host's):
+ * tc/tc_qdisc.c prints "kind", "handle", "root", "refcnt" and "options"; tc/q_netem.c
+ * (netem_print_opt) prints "limit", then "delay" {"delay", "jitter", "correlation"} in seconds
+ * (tc_core_tick2time / 1e6) when there is a latency, "loss-random" {"loss", "correlation"} as a
+ * fraction (per / UINT32_MAX) when there is loss, "rate" {"rate", "packetoverhead", "cellsize",
+ * "celloverhead"} with the rate in bytes/s (lib/json_print.c print_color_rate prints the raw
+ * value in JSON), "ecn" and "gap". The tbf line is what this host's tc printed for a tbf on lo. */
+#include "check.h"
+
+#include <math.h>
+
+#include "guestnet/wan.h"
+#include "measure/wancheck.h"
+
+static const char vps_far_qdisc[] =
+    "[{\"kind\":\"netem\",\"handle\":\"8001:\",\"root\":true,\"refcnt\":2,\"options\":{"
+    "\"limit\":6667,\"delay\":{\"delay\":0.04,\"jitter\":0,\"correlation\":0},"
+    "\"rate\":{\"rate\":125000000,\"packetoverhead\":0,\"cellsize\":0,\"celloverhead\":0},"
+    "\"ecn\":false,\"gap\":0}}]\n";
+static const char mobile_qdisc[] =
+    "[{\"kind\":\"netem\",\"handle\":\"8002:\",\"root\":true,\"refcnt\":2,\"options\":{"
+    "\"limit\":1000,\"delay\":{\"delay\":0.03,\"jitter\":0.01,\"correlation\":0},"
+    "\"loss-random\":{\"loss\":0.01,\"correlation\":0},"
+    "\"rate\":{\"rate\":2500000,\"packetoverhead\":0,\"cellsize\":0,\"celloverhead\":0},"
+    "\"ecn\":false,\"gap\":0}}]\n";
+/* Debian's cloud kernel on a virtio NIC with one queue: fq_codel by default, or mq over it. */
+static const char default_qdisc[] =
+    "[{\"kind\":\"fq_codel\",\"handle\":\"0:\",\"root\":true,\"refcnt\":2,\"options\":{"
+    "\"limit\":10240,\"flows\":1024,\"quantum\":1514,\"target\":4999,\"interval\":99999,"
+    "\"memory_limit\":33554432,\"ecn\":true,\"drop_batch\":64}}]\n";
+static const char tbf_qdisc[] =
+    "[{\"kind\":\"tbf\",\"handle\":\"81be:\",\"root\":true,\"refcnt\":2,"
+    "\"options\":{\"rate\":1000000,\"burst\":32768,\"lat\":50000}}]\n";
+
+static void check_script(void)
+{
+    const struct ml_wan_profile *far = ml_wan_shipped_find("vps-far");
+    g_autofree char *s = ml_wan_script(far, "eth0");
+    CHECK(strstr(s, "set -e\n") != NULL);
+    CHECK(strstr(s, "tc qdisc replace dev eth0 root netem limit 6667 delay 40ms 0ms rate "
+                    "1000mbit\n") != NULL);
+    CHECK(strstr(s, "loss") == NULL);
+    g_autofree char *m = ml_wan_script(ml_wan_shipped_find("mobile"), "eth0");
+    CHECK(strstr(m, "netem limit 1000 delay 30ms 10ms loss random 1% rate 20mbit\n") != NULL);
+    /* A profile that adds nothing removes whatever netem an earlier run left, and never fails
+     * for want of one. */
+    g_autofree char *l = ml_wan_script(ml_wan_shipped_find("lan"), "eth0");
+    CHECK(strstr(l, "tc qdisc del dev eth0 root 2>/dev/null || true\n") != NULL);
+    CHECK(strstr(l, "netem") == NULL && strstr(l, "set -e") == NULL);
+    /* Fractions as tc reads them, whatever the locale. */
+    struct ml_wan_profile odd = {"odd", 2.5, 0.5, 0.25, 0.5, NULL};
+    g_autofree char *o = ml_wan_script(&odd, "eth0");
+    CHECK(strstr(o, "delay 2.5ms 0.5ms loss random 0.25% rate 0.5mbit\n") != NULL);
+}
+
+static void check_limit(void)
+{
+    /* 1 Gbit/s for 40 ms, twice over, in 1500-byte packets: 6,667. */
+    CHECK(ml_wan_limit(ml_wan_shipped_find("vps-far")) == 6667);
+    /* Never below netem's default of 1000. */
+    CHECK(ml_wan_limit(ml_wan_shipped_find("home-dsl")) == 1000);
+    CHECK(ml_wan_limit(ml_wan_shipped_find("lan")) == 1000);
+    /* No rate: sized for 10 Gbit/s. 10 ms: 16,667. */
+    struct ml_wan_profile fast = {"fast", 10, 0, 0, 0, NULL};
+    CHECK(ml_wan_limit(&fast) == 16667);
+}
+
+static void check_qdisc(void)
+{
+    const struct ml_wan_profile *far = ml_wan_shipped_find("vps-far");
+    const struct ml_wan_profile *mobile = ml_wan_shipped_find("mobile");
+    const struct ml_wan_profile *lan = ml_wan_shipped_find("lan");
+    g_autoptr(GString) seen = g_string_new(NULL);
+    CHECK(ml_wan_qdisc_matches(vps_far_qdisc, far, seen));
+    CHECK_STR(seen->str, "netem delay 40 ms jitter 0 ms loss 0 % rate 1000 Mbit/s");
+    g_string_truncate(seen, 0);
+    CHECK(ml_wan_qdisc_matches(mobile_qdisc, mobile, seen));
+    CHECK_STR(seen->str, "netem delay 30 ms jitter 10 ms loss 1 % rate 20 Mbit/s");
+    /* Another profile's netem is not this one's. */
+    g_string_truncate(seen, 0);
+    CHECK(!ml_wan_qdisc_matches(vps_far_qdisc, mobile, seen));
+    CHECK(!ml_wan_qdisc_matches(mobile_qdisc, far, seen));
+    struct ml_wan_profile no_rate = *far;
+    no_rate.rate_mbit = 0;
+    CHECK(!ml_wan_qdisc_matches(vps_far_qdisc, &no_rate, seen));
+    /* No netem: in force for lan, and for nothing else. */
+    g_string_truncate(seen, 0);
+    CHECK(ml_wan_qdisc_matches(default_qdisc, lan, seen));
+    CHECK_STR(seen->str, "fq_codel");
+    CHECK(!ml_wan_qdisc_matches(default_qdisc, far, seen));
+    CHECK(ml_wan_qdisc_matches(tbf_qdisc, lan, seen));
+    /* netem left behind is not lan. */
+    CHECK(!ml_wan_qdisc_matches(vps_far_qdisc, lan, seen));
+    /* What is not tc's JSON proves nothing. */
+    g_string_truncate(seen, 0);
+    CHECK(!ml_wan_qdisc_matches("Error: Cannot find device \"eth0\"", lan, seen));
+    CHECK_STR(seen->str, "no JSON from tc");
+    g_string_truncate(seen, 0);
+    CHECK(!ml_wan_qdisc_matches("[]", lan, seen));
+    CHECK_STR(seen->str, "no root qdisc");
+    CHECK(!ml_wan_qdisc_matches(NULL, lan, seen));
+}
+
+static void check_rtt(void)
+{
+    double tol = 0;
+    /* 40 ms added to a 0.6 ms bridge: 10 % either way. */
+    CHECK(ml_wan_rtt_within(0.6, 40, 40.9, &tol) && tol == 4);
+    CHECK(ml_wan_rtt_within(0.6, 40, 36.7, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 45.0, &tol));
+    /* A profile not in force: the round trip did not grow. */
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0.7, &tol));
+    /* Small delays keep the emulated guest's own wander, 2 ms. */
+    CHECK(ml_wan_rtt_within(0.6, 5, 7.4, &tol) && tol == 2);
+    CHECK(!ml_wan_rtt_within(0.6, 5, 8.0, &tol));
+    /* Nothing answered: not proven. */
+    CHECK(!ml_wan_rtt_within(0.6, 40, NAN, &tol));
+    CHECK(!ml_wan_rtt_within(NAN, 40, 40.6, &tol));
+}
+
+int main(void)
+{
+    check_script();
+    check_limit();
+    check_qdisc();
+    check_rtt();
+    return check_finish();
+}
