@@ -251,6 +251,58 @@ static void test_wan_section(void)
     json_object_put(r);
 }
 
+/* The sweep section: a table per figure with a column per step, the sentence of each path built
+ * from its first and last step, and the picture's gnuplot script with a line per path. */
+static void test_wan_sweep_section(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *sweep = json_tokener_parse(
+        "[{\"step\": \"lan\", \"wan\": {}, \"results\": null, \"paths\": ["
+        "  {\"name\": \"plain\", \"status\": \"measured\", \"reason\": null,"
+        "   \"median_bits_per_second\": 3.1e9, \"hub_bytes_per_payload_byte\": 0.0001,"
+        "   \"rtt_idle_p50_ms\": 1.9, \"rtt_wan_added_ms\": 0},"
+        "  {\"name\": \"wireguard-hub\", \"status\": \"measured\", \"reason\": null,"
+        "   \"median_bits_per_second\": 104e6, \"hub_bytes_per_payload_byte\": 2.37,"
+        "   \"rtt_idle_p50_ms\": 6.2, \"rtt_wan_added_ms\": 0}]},"
+        " {\"step\": \"vps-far\", \"wan\": {}, \"results\": \"sweep/step-2/measured.json\","
+        "  \"paths\": ["
+        "  {\"name\": \"plain\", \"status\": \"measured\", \"reason\": null,"
+        "   \"median_bits_per_second\": 3.0e9, \"hub_bytes_per_payload_byte\": 0.0001,"
+        "   \"rtt_idle_p50_ms\": 2.0, \"rtt_wan_added_ms\": 0},"
+        "  {\"name\": \"wireguard-hub\", \"status\": \"failed\", \"reason\": \"x\","
+        "   \"median_bits_per_second\": null, \"hub_bytes_per_payload_byte\": null,"
+        "   \"rtt_idle_p50_ms\": null, \"rtt_wan_added_ms\": 80}]}]");
+    json_object_object_add(r, "wan_sweep", sweep);
+    g_autofree char *md = render(r);
+    g_autofree char *w = section(md ? md : "", "Distance sweep");
+    CHECK(
+        strstr(w, "at each step of the topology's `wan_sweep`, in this order: lan and vps-far.") !=
+        NULL);
+    CHECK(strstr(w, "| median throughput, Mbit/s | lan | vps-far |\n|---|---:|---:|\n"
+                    "| plain | 3,100 | 3,000 |\n| wireguard-hub | 104 | failed |\n") != NULL);
+    CHECK(strstr(w, "| idle round trip, median, ms | lan | vps-far |") != NULL);
+    CHECK(strstr(w, "| hub bytes per payload byte | lan | vps-far |") != NULL);
+    /* A path failed at the last step has no sentence; one measured at both has. */
+    CHECK(strstr(w, "- **plain**: from lan to vps-far, its median throughput went from 3,100 to "
+                    "3,000 Mbit/s (−3 %) and its idle round trip's median from 1.90 to 2.00 ms, "
+                    "0.100 ms more; the profiles add 0 ms more.") != NULL);
+    CHECK(strstr(w, "- **wireguard-hub**") == NULL);
+    /* Without pictures drawn, none is said to be. */
+    CHECK(strstr(w, "plots/distance.svg") == NULL);
+    /* The picture: a line per path measured at some step, a tic per step. */
+    g_autofree char *gp = ml_plot_script(r, "distance");
+    CHECK(gp && strstr(gp, "$s0 << EOD\n0 3100\n1 3000\nEOD\n") != NULL);
+    CHECK(gp && strstr(gp, "$s1 << EOD\n0 104\n1 ?\nEOD\n") != NULL);
+    CHECK(gp && strstr(gp, "set xtics ('lan' 0, 'vps-far' 1)") != NULL);
+    CHECK(gp && strstr(gp, "title 'plain'") && strstr(gp, "title 'wireguard-hub'"));
+    /* Without a sweep: no section, no picture. */
+    json_object_object_del(r, "wan_sweep");
+    g_autofree char *none = render(r);
+    CHECK(none && strstr(none, "## Distance sweep") == NULL);
+    CHECK(ml_plot_script(r, "distance") == NULL);
+    json_object_put(r);
+}
+
 static void test_vps_month(void)
 {
     struct json_object *r = with_workload(false);
@@ -830,6 +882,7 @@ int main(void)
     test_vps_of_older_results();
     test_vps_month();
     test_wan_section();
+    test_wan_sweep_section();
     test_cpu_ranking();
     test_order_is_the_runs();
     test_busy_host();

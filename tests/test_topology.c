@@ -977,6 +977,61 @@ static void test_wan_profiles(void)
     }
 }
 
+/* wan_sweep: each step a set of every node's profile, the hub's by name or any node's by map. */
+static void test_wan_sweep(void)
+{
+    const char *good[] = {"nat: symmetric}", "nat: symmetric, wan: home-dsl}", "hub: hub\n",
+                          "hub: hub\nwan_sweep: [lan, vps-far, {hub: mobile, b: home-fibre}]\n",
+                          NULL};
+    g_autofree char *text = nat_lab_with(good);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", text, strlen(text), &err);
+    CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    CHECK(t->n_wan_sweep == 3);
+    CHECK_STR(t->wan_sweep[0].label, "lan");
+    CHECK_STR(t->wan_sweep[1].label, "vps-far");
+    CHECK_STR(t->wan_sweep[2].label, "hub=mobile b=home-fibre");
+    /* A name is the hub's; every other node keeps its own. */
+    CHECK_STR(t->wan_sweep[1].wan[0].name, "vps-far");
+    CHECK_STR(t->wan_sweep[1].wan[1].name, "home-dsl");
+    CHECK_STR(t->wan_sweep[1].wan[2].name, "lan");
+    CHECK_STR(t->wan_sweep[2].wan[0].name, "mobile");
+    CHECK_STR(t->wan_sweep[2].wan[1].name, "home-dsl");
+    CHECK_STR(t->wan_sweep[2].wan[2].name, "home-fibre");
+    CHECK(t->wan_sweep[2].line == 13 && t->wan_sweep[2].column == 27);
+    static const char *const bad[][3] = {
+        {"wan_sweep: [lan]", "wan_sweep: |[lan]",
+         "wan_sweep lists 1 step; a sweep compares 2 or more, like [lan, vps-far] (for one, give "
+         "the nodes' wan instead)"},
+        {"wan_sweep: [lan, moon]", "|moon",
+         "wan_sweep[1]: 'moon' is no WAN profile; give one of lan, vps-near, vps-far, home-fibre, "
+         "home-dsl, mobile, or define it under wan_profiles"},
+        {"wan_sweep: [lan, {c: vps-far}]", "{|c:", "wan_sweep[1]: 'c' is no node of this lab"},
+        {"wan_sweep: [vps-far, vps-far]", "vps-far, |vps-far",
+         "wan_sweep: step 'vps-far' is given twice (first at line 13)"},
+        {"wan_sweep: [lan, [vps-far]]", "lan, |[vps-far]",
+         "wan_sweep[1] must be a profile's name (the hub's) or a mapping of node names to "
+         "profiles, not a sequence"},
+        {"wan_sweep: lan", "wan_sweep: |lan",
+         "wan_sweep must be a sequence of steps (a profile's name, or {NODE: PROFILE, ...}), not "
+         "'lan'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *line = g_strdup_printf("hub: hub\n%s\n", bad[i][0]);
+        const char *edits[] = {"hub: hub\n", line, NULL};
+        g_autofree char *b = nat_lab_with(edits);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
+        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
+        CHECK(!bt);
+        CHECK_STR(e ? e->message : NULL, want);
+    }
+}
+
 static void test_nat_good(void)
 {
     g_autoptr(GError) err = NULL;
@@ -1752,6 +1807,7 @@ int main(void)
     test_nat_good();
     test_vps_workload();
     test_wan_profiles();
+    test_wan_sweep();
     test_nat_errors();
     test_nat_lesson();
     test_hub_and_eight_clients();

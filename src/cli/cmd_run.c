@@ -168,6 +168,94 @@ static bool attach_or_bring_up(struct ml_lab *lab, const struct ml_topology *top
     return true;
 }
 
+/* One step of a WAN sweep, or the one run on the nodes' own profiles: set[i] in force on node i
+ * and proven before anything is measured through them, then the paths measured: what
+ * ml_measure_paths returns, with `wan`. */
+static struct json_object *measure_step(struct ml_lab *lab, const struct ml_profile *profile,
+                                        const struct ml_wan_profile *set, GError **err)
+{
+    struct json_object *wan = ml_wan_lab_apply(lab, set, err);
+    ml_lab_phase(lab, "wan");
+    if (!wan)
+        return NULL;
+    struct json_object *paths = ml_measure_paths(lab, profile, err);
+    ml_lab_phase(lab, "measure");
+    if (!paths) {
+        json_object_put(wan);
+        return NULL;
+    }
+    json_object_object_add(paths, "wan", wan);
+    return paths;
+}
+
+/* A step's line of wan_sweep[]: each path's status and its figures that distance moves. */
+static struct json_object *sweep_entry(const struct ml_wan_step *step, struct json_object *measured,
+                                       const char *file)
+{
+    struct json_object *e = json_object_new_object();
+    json_object_object_add(e, "step", json_object_new_string(step->label));
+    json_object_object_add(e, "wan", json_object_get(ml_j_get(measured, "wan")));
+    json_object_object_add(e, "results", file ? json_object_new_string(file) : NULL);
+    struct json_object *paths = json_object_new_array(), *all = ml_j_array(measured, "paths");
+    for (size_t i = 0; i < ml_j_len(all); i++) {
+        struct json_object *p = json_object_array_get_idx(all, i), *x = json_object_new_object();
+        struct json_object *idle = ml_j_obj(p, "idle");
+        static const char *const keys[] = {"name", "status", "reason", "median_bits_per_second",
+                                           "hub_bytes_per_payload_byte"};
+        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++)
+            json_object_object_add(x, keys[k], json_object_get(ml_j_get(p, keys[k])));
+        json_object_object_add(x, "rtt_idle_p50_ms",
+                               json_object_get(ml_j_get(ml_j_obj(idle, "rtt"), "p50_ms")));
+        json_object_object_add(x, "rtt_wan_added_ms",
+                               json_object_get(ml_j_get(idle, "rtt_wan_added_ms")));
+        json_object_array_add(paths, x);
+    }
+    json_object_object_add(e, "paths", paths);
+    return e;
+}
+
+/* The path matrix once per step of the topology's wan_sweep, or once on the nodes' own
+ * profiles. The first step's measurement is the run's (its paths, the report's tables); each
+ * later one's is kept whole in sweep/step-N/measured.json, its raw files beside it, and every
+ * step's figures are in wan_sweep[]. */
+static struct json_object *measure_sweep(struct ml_lab *lab, const struct ml_profile *profile,
+                                         GError **err)
+{
+    const struct ml_topology *topo = lab->topo;
+    if (!topo->n_wan_sweep) {
+        struct ml_wan_profile own[ML_MAX_NODES];
+        for (size_t i = 0; i < topo->n_nodes; i++)
+            own[i] = topo->nodes[i].wan;
+        return measure_step(lab, profile, own, err);
+    }
+    struct json_object *first = NULL, *sweep = json_object_new_array();
+    for (size_t s = 0; s < topo->n_wan_sweep; s++) {
+        const struct ml_wan_step *step = &topo->wan_sweep[s];
+        ml_progress("sweep", "step %zu of %zu: %s", s + 1, topo->n_wan_sweep, step->label);
+        g_autofree char *dir = s ? g_strdup_printf("sweep/step-%zu/", s + 1) : NULL;
+        lab->write_prefix = dir;
+        struct json_object *m = measure_step(lab, profile, step->wan, err);
+        g_autofree char *file = dir ? g_strconcat(dir, "measured.json", NULL) : NULL;
+        if (m && dir)
+            ml_lab_write(lab, "measured.json",
+                         json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY), -1, NULL);
+        lab->write_prefix = NULL;
+        if (!m) {
+            g_prefix_error(err, "WAN sweep step %zu (%s): ", s + 1, step->label);
+            json_object_put(first);
+            json_object_put(sweep);
+            return NULL;
+        }
+        json_object_array_add(sweep, sweep_entry(step, m, file));
+        if (s)
+            json_object_put(m);
+        else
+            first = m;
+    }
+    json_object_object_add(first, "wan_sweep", sweep);
+    return first;
+}
+
 static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *profile,
                                    bool capture, GError **err)
 {
@@ -181,18 +269,9 @@ static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *
                     "--until: each cell repeated until its throughput's 95 %% interval is within "
                     "±%g %% of its mean, at most %u passes",
                     profile->until_percent, profile->until_max);
-    /* The nodes' distances are in force, and proven, before anything is measured through them. */
-    struct json_object *wan = ml_wan_lab_apply(lab, err);
-    ml_lab_phase(lab, "wan");
-    if (!wan)
+    struct json_object *paths = measure_sweep(lab, profile, err);
+    if (!paths)
         return NULL;
-    struct json_object *paths = ml_measure_paths(lab, profile, err);
-    ml_lab_phase(lab, "measure");
-    if (!paths) {
-        json_object_put(wan);
-        return NULL;
-    }
-    json_object_object_add(paths, "wan", wan);
     struct json_object *observed = ml_nat_observed(lab);
     if (observed)
         json_object_object_add(paths, "nat_observed", observed);

@@ -55,8 +55,9 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, char **i
     }
     if (!ok)
         return false;
-    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s/rulesets/%s", path,
-                ml_policy_name(ops->policy), lab->run_dir, path);
+    ml_progress("policy", "%s: policy '%s' in force; rulesets saved in %s/%srulesets/%s", path,
+                ml_policy_name(ops->policy), lab->run_dir,
+                lab->write_prefix ? lab->write_prefix : "", path);
     if (ops->settle && !ops->settle(lab, err)) {
         if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
             g_prefix_error(err, "the dataplane did not settle after the policy change: ");

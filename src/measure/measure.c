@@ -248,14 +248,14 @@ static void fail_path(struct mpath *p, const char *status, const char *why)
 /* What the nodes' WAN profiles add to the path's round trip: the client's and the server's
  * delays, and the hub's twice when it relays; null for a path that finds its own way (a direct
  * or a relayed tunnel, known only from its view). */
-static struct json_object *wan_added(const struct ml_topology *topo, const struct ml_path_ops *ops)
+static struct json_object *wan_added(const struct ml_lab *lab, const struct ml_path_ops *ops)
 {
     if (ops->hub == ML_HUB_FOUND)
         return NULL;
-    const struct ml_node *n = topo->nodes;
-    return json_object_new_double(
-        ml_wan_rtt_ms(&n[topo->measure.client].wan, &n[topo->measure.server].wan,
-                      ops->hub == ML_HUB_CARRIES ? &n[topo->hub].wan : NULL));
+    const struct ml_topology *topo = lab->topo;
+    const struct ml_wan_profile *w = lab->wan_now;
+    return json_object_new_double(ml_wan_rtt_ms(&w[topo->measure.client], &w[topo->measure.server],
+                                                ops->hub == ML_HUB_CARRIES ? &w[topo->hub] : NULL));
 }
 
 /* The idle record, under `key` of the path: the hub's baseline rate and every guest's CPU with the
@@ -298,7 +298,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
                            json_object_new_int64((int64_t)llround(p->idle_rate * seconds)));
     json_object_object_add(idle, "hub_bytes_per_s", json_object_new_double(p->idle_rate));
     json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
-    json_object_object_add(idle, "rtt_wan_added_ms", wan_added(c->lab->topo, p->ops));
+    json_object_object_add(idle, "rtt_wan_added_ms", wan_added(c->lab, p->ops));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
     json_object_object_add(idle, "daemons_cpu_s_per_s", daemons);
     json_object_object_add(p->o, key, idle);

@@ -73,8 +73,9 @@ static struct json_object *num_or_null(double v)
 
 /* results.json's `wan` from what was read: each node's qdisc against its profile, each client's
  * round trip to the hub against the two profiles' delays; NULL with err when any is wrong. */
-static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const double *base,
-                                 const double *after, char **raw0, char **raw1, GError **err)
+static struct json_object *judge(struct ml_lab *lab, const struct ml_wan_profile *set, bool any,
+                                 char **out, const double *base, const double *after, char **raw0,
+                                 char **raw1, GError **err)
 {
     const struct ml_topology *topo = lab->topo;
     size_t n = lab->plan->n_guests;
@@ -86,18 +87,19 @@ static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const
     GString *wrong = g_string_new(NULL);
     for (size_t i = 0; i < n; i++) {
         const struct ml_node *node = &topo->nodes[i];
+        const struct ml_wan_profile *wan = &set[i];
         g_autoptr(GString) seen = g_string_new(NULL);
-        bool match = ml_wan_qdisc_matches(out[i], &node->wan, seen);
+        bool match = ml_wan_qdisc_matches(out[i], wan, seen);
         struct json_object *x = json_object_new_object();
         json_object_object_add(x, "node", json_object_new_string(node->name));
-        json_object_object_add(x, "profile", ml_wan_profile_json(&node->wan));
+        json_object_object_add(x, "profile", ml_wan_profile_json(wan));
         json_object_object_add(x, "qdisc", json_object_new_string(seen->str));
         json_object_object_add(x, "qdisc_matches", json_object_new_boolean(match));
         json_object_array_add(nodes, x);
         if (!match)
             g_string_append_printf(wrong, "%s%s has %s where its profile %s asks for %s",
-                                   wrong->len ? "; " : "", node->name, seen->str, node->wan.name,
-                                   ml_wan_is_none(&node->wan) ? "no netem" : "netem");
+                                   wrong->len ? "; " : "", node->name, seen->str, wan->name,
+                                   ml_wan_is_none(wan) ? "no netem" : "netem");
         g_autofree char *rel = g_strdup_printf("raw/wan/%s-qdisc.json", node->name);
         ml_lab_write(lab, rel, out[i] ? out[i] : "", -1, NULL);
     }
@@ -107,7 +109,8 @@ static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const
         if (i == topo->hub)
             continue;
         const struct ml_node *node = &topo->nodes[i], *hub = &topo->nodes[topo->hub];
-        double added = ml_wan_rtt_ms(&node->wan, &hub->wan, NULL), tol = 0;
+        const struct ml_wan_profile *wan = &set[i], *hub_wan = &set[topo->hub];
+        double added = ml_wan_rtt_ms(wan, hub_wan, NULL), tol = 0;
         bool within = ml_wan_rtt_within(base[i], added, after[i], &tol);
         struct json_object *x = json_object_new_object();
         json_object_object_add(x, "from", json_object_new_string(node->name));
@@ -121,13 +124,13 @@ static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const
         json_object_array_add(rtts, x);
         ml_progress("wan",
                     "%s to %s: the median round trip went from %.2f to %.2f ms; %s and %s add %g",
-                    node->name, hub->name, base[i], after[i], node->wan.name, hub->wan.name, added);
+                    node->name, hub->name, base[i], after[i], wan->name, hub_wan->name, added);
         if (!within)
             g_string_append_printf(wrong,
                                    "%s%s to %s: the median round trip went from %.2f to %.2f ms "
                                    "where the profiles %s and %s add %g ms (±%.1f)",
                                    wrong->len ? "; " : "", node->name, hub->name, base[i], after[i],
-                                   node->wan.name, hub->wan.name, added, tol);
+                                   wan->name, hub_wan->name, added, tol);
         g_autofree char *rel0 = g_strdup_printf("raw/wan/%s-ping-baseline.txt", node->name);
         g_autofree char *rel1 = g_strdup_printf("raw/wan/%s-ping.txt", node->name);
         ml_lab_write(lab, rel0, raw0[i] ? raw0[i] : "", -1, NULL);
@@ -142,22 +145,24 @@ static struct json_object *judge(struct ml_lab *lab, bool any, char **out, const
                     wrong->str);
         g_clear_pointer(&o, json_object_put);
     } else {
-        for (size_t i = 0; i < n; i++)
-            ml_progress("wan", "%s: %s%s", topo->nodes[i].name, topo->nodes[i].wan.name,
-                        ml_wan_is_none(&topo->nodes[i].wan) ? " (nothing added)" : "");
+        for (size_t i = 0; i < n; i++) {
+            lab->wan_now[i] = set[i];
+            ml_progress("wan", "%s: %s%s", topo->nodes[i].name, set[i].name,
+                        ml_wan_is_none(&set[i]) ? " (nothing added)" : "");
+        }
     }
     g_string_free(wrong, true);
     return o;
 }
 
-struct json_object *ml_wan_lab_apply(struct ml_lab *lab, GError **err)
+struct json_object *ml_wan_lab_apply(struct ml_lab *lab, const struct ml_wan_profile *set,
+                                     GError **err)
 {
-    const struct ml_topology *topo = lab->topo;
     size_t n = lab->plan->n_guests;
     const struct ml_wan_profile *lan = ml_wan_shipped_find("lan");
     bool any = false;
     for (size_t i = 0; i < n; i++)
-        any = any || !ml_wan_is_none(&topo->nodes[i].wan);
+        any = any || !ml_wan_is_none(&set[i]);
     char *cmds[ML_MAX_NODES] = {0}, *out[ML_MAX_NODES] = {0}, *raw0[ML_MAX_NODES] = {0},
          *raw1[ML_MAX_NODES] = {0};
     double base[ML_MAX_NODES], after[ML_MAX_NODES];
@@ -174,7 +179,7 @@ struct json_object *ml_wan_lab_apply(struct ml_lab *lab, GError **err)
         free_all(cmds, n);
     }
     for (size_t i = 0; ok && i < n; i++)
-        cmds[i] = ml_wan_script(&topo->nodes[i].wan, ML_LAB_NIC);
+        cmds[i] = ml_wan_script(&set[i], ML_LAB_NIC);
     ok = ok &&
          run_all(lab, NULL, cmds, APPLY_TIMEOUT_S, NULL, "putting the WAN profiles in force", err);
     free_all(cmds, n);
@@ -184,7 +189,7 @@ struct json_object *ml_wan_lab_apply(struct ml_lab *lab, GError **err)
     free_all(cmds, n);
     ok = ok && (!any || ping_hub(lab, after, raw1, err));
     if (ok)
-        o = judge(lab, any, out, base, after, raw0, raw1, err);
+        o = judge(lab, set, any, out, base, after, raw0, raw1, err);
     free_all(out, n);
     free_all(raw0, n);
     free_all(raw1, n);

@@ -24,6 +24,8 @@
 bool ml_wan_rtt_within(double baseline_ms, double added_ms, double measured_ms,
                        double *ret_tolerance_ms);
 
-/* Puts every node's profile in force and proves it, as above: results.json's `wan` (see
- * docs/results.md), or NULL with err when a profile is not in force or a guest failed. */
-struct json_object *ml_wan_lab_apply(struct ml_lab *lab, GError **err);
+/* Puts set[i] in force on node i, for every node, and proves it, as above: results.json's `wan`
+ * (see docs/results.md), or NULL with err when a profile is not in force or a guest failed.
+ * lab->wan_now is set once they are in force. */
+struct json_object *ml_wan_lab_apply(struct ml_lab *lab, const struct ml_wan_profile *set,
+                                     GError **err);

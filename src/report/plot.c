@@ -279,6 +279,55 @@ static bool script_cpu(GString *s, struct json_object *r, struct json_object *pa
     return true;
 }
 
+/* Each path's median throughput at each step of the WAN sweep, x = the step in the order run,
+ * labelled by its profiles: the relay falls away from the direct path as the hub moves off. */
+static bool script_sweep(GString *s, struct json_object *results)
+{
+    struct json_object *sweep = ml_j_array(results, "wan_sweep");
+    size_t steps = ml_j_len(sweep);
+    if (steps < 2)
+        return false;
+    struct json_object *first = ml_j_array(json_object_array_get_idx(sweep, 0), "paths");
+    g_autoptr(GString) plot = g_string_new(NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < ml_j_len(first); i++) {
+        const char *name = ml_j_str(json_object_array_get_idx(first, i), "name");
+        g_autoptr(GString) data = g_string_new(NULL);
+        bool any = false;
+        for (size_t k = 0; k < steps; k++) {
+            struct json_object *paths = ml_j_array(json_object_array_get_idx(sweep, k), "paths");
+            struct json_object *p = NULL;
+            for (size_t j = 0; j < ml_j_len(paths); j++)
+                if (!g_strcmp0(ml_j_str(json_object_array_get_idx(paths, j), "name"), name))
+                    p = json_object_array_get_idx(paths, j);
+            g_string_append_printf(data, "%zu", k);
+            put_number(data, measured(p) ? p : NULL, "median_bits_per_second", 1e-6);
+            g_string_append(data, "\n");
+            any = any || measured(p);
+        }
+        if (!any)
+            continue;
+        g_string_append_printf(s, "$s%zu << EOD\n%sEOD\n", i, data->str);
+        g_string_append_printf(plot, "%s$s%zu using 1:2 with linespoints pt 7 ps 0.8 title ",
+                               n ? ", " : "", i);
+        put_quoted(plot, name);
+        n++;
+    }
+    if (!n)
+        return false;
+    head(s, "Median throughput at each step of the WAN sweep, Mbit/s", "Mbit/s");
+    g_string_append(s, "set xlabel 'WAN profiles, in the order measured'\nset logscale y\n"
+                       "set xtics (");
+    for (size_t k = 0; k < steps; k++) {
+        if (k)
+            g_string_append(s, ", ");
+        put_quoted(s, ml_j_str(json_object_array_get_idx(sweep, k), "step"));
+        g_string_append_printf(s, " %zu", k);
+    }
+    g_string_append_printf(s, ")\nset xrange [-0.3:%g]\nplot %s\n", steps - 0.7, plot->str);
+    return true;
+}
+
 char *ml_plot_script(struct json_object *results, const char *name)
 {
     struct json_object *paths = ml_j_array(results, "paths");
@@ -292,6 +341,8 @@ char *ml_plot_script(struct json_object *results, const char *name)
         ok = script_rtt(s, results, paths);
     else if (strcmp(name, "cpu") == 0)
         ok = script_cpu(s, results, paths);
+    else if (strcmp(name, ML_PLOT_SWEEP) == 0)
+        ok = script_sweep(s, results);
     return g_string_free(s, !ok);
 }
 
@@ -374,6 +425,36 @@ const struct ml_plot *ml_plots_nat_of(const struct ml_plots *p, const char *data
     return NULL;
 }
 
+/* The WAN sweep's picture, when results has a sweep: drawn with gnuplot in dir, or missing for
+ * why. */
+static void add_sweep(struct json_object *results, const char *gnuplot, const char *dir,
+                      const char *why, struct ml_plots *p)
+{
+    if (ml_j_len(ml_j_array(results, "wan_sweep")) < 2 || p->n >= ML_PLOTS_MAX)
+        return;
+    struct ml_plot *plot = &p->plot[p->n++];
+    *plot = (struct ml_plot){
+        .name = g_strdup(ML_PLOT_SWEEP),
+        .title = g_strdup("Median throughput of each path at each step of the WAN sweep, Mbit/s"),
+        .sweep = true,
+    };
+    g_autofree char *script = ml_plot_script(results, ML_PLOT_SWEEP);
+    if (why)
+        plot->missing = g_strdup(why);
+    else if (!script)
+        plot->missing = g_strdup("no path measured at any step");
+    else
+        plot->svg = draw(gnuplot, dir, plot->name, script, &plot->missing);
+}
+
+const struct ml_plot *ml_plots_sweep_of(const struct ml_plots *p)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->plot[i].sweep)
+            return &p->plot[i];
+    return NULL;
+}
+
 void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_plots *ret)
 {
     g_autofree char *found = g_find_program_in_path(gnuplot ? gnuplot : "gnuplot");
@@ -382,6 +463,7 @@ void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_p
             "%s is not installed; install gnuplot-nox and run 'meshlab report RUN_DIR'",
             gnuplot ? gnuplot : "gnuplot");
         ml_plots_none(ret, why);
+        add_sweep(results, NULL, NULL, why, ret);
         ml_plots_nat(results, ret);
         return;
     }
@@ -399,6 +481,7 @@ void ml_plots_draw(struct json_object *results, const char *gnuplot, struct ml_p
         else
             p->svg = draw(found, dir, p->name, script, &p->missing);
     }
+    add_sweep(results, found, dir, dir ? NULL : "no temporary directory", ret);
     if (dir)
         g_rmdir(dir);
     ml_plots_nat(results, ret);

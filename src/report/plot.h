@@ -7,10 +7,13 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-/* gnuplot's pictures, then one NAT matrix grid per dataplane (results/natgrid.h) */
+/* gnuplot's pictures, the WAN sweep's (when the run has one), then one NAT matrix grid per
+ * dataplane (results/natgrid.h) */
 #define ML_PLOTS_GNUPLOT 4
 #define ML_PLOTS_NAT_MAX 4
-#define ML_PLOTS_MAX (ML_PLOTS_GNUPLOT + ML_PLOTS_NAT_MAX)
+#define ML_PLOTS_MAX (ML_PLOTS_GNUPLOT + 1 + ML_PLOTS_NAT_MAX)
+/* The WAN sweep's picture: plots/ML_PLOT_SWEEP.svg, shown in the report's sweep section. */
+#define ML_PLOT_SWEEP "distance"
 
 struct ml_plot {
     char *name;          /* plots/NAME.svg */
@@ -18,6 +21,7 @@ struct ml_plot {
     char *svg;           /* NULL when not drawn */
     char *missing;       /* why not drawn */
     char *nat_dataplane; /* a NAT matrix grid's dataplane; NULL for gnuplot's pictures */
+    bool sweep;          /* the WAN sweep's picture (ML_PLOT_SWEEP), shown in its section */
 };
 
 struct ml_plots {
@@ -34,6 +38,8 @@ void ml_plots_none(struct ml_plots *ret, const char *why);
 /* Appends the NAT matrix grid of each dataplane of results.json's nat_matrix, drawn by C
  * (ml_nat_svg): plots/nat-matrix-DATAPLANE.svg. ml_plots_draw calls it, gnuplot or not. */
 void ml_plots_nat(struct json_object *results, struct ml_plots *plots);
+/* The WAN sweep's picture, or NULL when the run has no sweep. */
+const struct ml_plot *ml_plots_sweep_of(const struct ml_plots *plots);
 /* The NAT matrix grid of dataplane, or NULL. */
 const struct ml_plot *ml_plots_nat_of(const struct ml_plots *plots, const char *dataplane);
 void ml_plots_clear(struct ml_plots *p);

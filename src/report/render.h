@@ -26,6 +26,9 @@ void ml_section_variance(struct ml_render *c);
 void ml_section_vps(struct ml_render *c);
 /* The nodes' WAN profiles and their proof (wanreport.c); absent when results.json has no wan. */
 void ml_section_wan(struct ml_render *c);
+/* Each path's figures at each step of the WAN sweep, its picture, and what moved from the first
+ * step to the last (wanreport.c); absent without wan_sweep. */
+void ml_section_wan_sweep(struct ml_render *c);
 /* The NAT sections (natreport.c), each absent when results.json has no NAT: the behaviour
  * observed, the matrix of each dataplane (grid, picture, explanations), the captures. */
 void ml_section_nat_observed(struct ml_render *c);

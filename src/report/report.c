@@ -571,8 +571,8 @@ static void put_pictures(struct ml_render *c)
     g_string_append(c->s, "## Pictures\n\n");
     for (size_t i = 0; i < c->plots->n; i++) {
         const struct ml_plot *p = &c->plots->plot[i];
-        if (p->nat_dataplane)
-            continue; /* in the NAT matrix section, beside its table */
+        if (p->nat_dataplane || p->sweep)
+            continue; /* in the NAT matrix or the sweep section, beside its table */
         if (p->svg)
             g_string_append_printf(c->s, "![%s](plots/%s.svg)\n\n", p->title, p->name);
         else
@@ -784,6 +784,7 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
     put_metric_tables(&c, metrics, n_metrics);
     put_pictures(&c);
     ml_section_wan(&c);
+    ml_section_wan_sweep(&c);
     ml_section_nat_observed(&c);
     ml_section_nat_matrix(&c);
     ml_section_nat_captures(&c);

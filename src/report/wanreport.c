@@ -126,3 +126,145 @@ void ml_section_wan(struct ml_render *c)
                            "path that finds its own way (direct or relayed) has no figure "
                            "here.\n\n");
 }
+
+/* The path named name in a sweep step's paths, or NULL. */
+static struct json_object *step_path(struct json_object *step, const char *name)
+{
+    struct json_object *paths = ml_j_array(step, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++)
+        if (!g_strcmp0(ml_j_str(json_object_array_get_idx(paths, i), "name"), name))
+            return json_object_array_get_idx(paths, i);
+    return NULL;
+}
+
+static bool step_measured(struct json_object *p)
+{
+    return !g_strcmp0(ml_j_str(p, "status"), "measured");
+}
+
+/* One table of the sweep: a row per path, a column per step, the figure key scaled. */
+static void sweep_table(GString *s, struct json_object *sweep, const char *what, const char *key,
+                        double scale, int digits)
+{
+    size_t steps = ml_j_len(sweep);
+    struct json_object *first = ml_j_array(json_object_array_get_idx(sweep, 0), "paths");
+    g_string_append_printf(s, "| %s |", what);
+    for (size_t k = 0; k < steps; k++) {
+        g_string_append_c(s, ' ');
+        ml_put_text(s, ml_j_str_or(json_object_array_get_idx(sweep, k), "step", ML_DASH));
+        g_string_append(s, " |");
+    }
+    g_string_append(s, "\n|---|");
+    for (size_t k = 0; k < steps; k++)
+        g_string_append(s, "---:|");
+    g_string_append_c(s, '\n');
+    for (size_t i = 0; i < ml_j_len(first); i++) {
+        const char *name = ml_j_str(json_object_array_get_idx(first, i), "name");
+        g_string_append(s, "| ");
+        ml_put_text(s, name);
+        g_string_append(s, " |");
+        for (size_t k = 0; k < steps; k++) {
+            struct json_object *p = step_path(json_object_array_get_idx(sweep, k), name);
+            double v;
+            g_string_append_c(s, ' ');
+            if (step_measured(p) && ml_j_num(p, key, &v))
+                ml_put_significant(s, v * scale, digits);
+            else if (p && !step_measured(p))
+                ml_put_text(s, ml_j_str_or(p, "status", ML_DASH));
+            else
+                g_string_append(s, ML_DASH);
+            g_string_append(s, " |");
+        }
+        g_string_append_c(s, '\n');
+    }
+    g_string_append_c(s, '\n');
+}
+
+/* "wireguard-hub: from lan to vps-far, its median throughput went from 104 to 20.8 Mbit/s (−80
+ * %) and its idle round trip's median from 6.20 to 88.2 ms, 82.0 ms more; the profiles add 80.0
+ * ms more." */
+static void sweep_sentence(GString *s, const char *name, struct json_object *a,
+                           struct json_object *b, const char *from, const char *to)
+{
+    double ta, tb, ra, rb, wa, wb;
+    if (!ml_j_num(a, "median_bits_per_second", &ta) || !ml_j_num(b, "median_bits_per_second", &tb))
+        return;
+    g_string_append(s, "- **");
+    ml_put_text(s, name);
+    g_string_append(s, "**: from ");
+    ml_put_text(s, from);
+    g_string_append(s, " to ");
+    ml_put_text(s, to);
+    g_string_append(s, ", its median throughput went from ");
+    ml_put_significant(s, ta / 1e6, 3);
+    g_string_append(s, " to ");
+    ml_put_significant(s, tb / 1e6, 3);
+    g_string_append(s, " Mbit/s (");
+    if (ta > 0) {
+        g_string_append(s, tb >= ta ? "+" : "−");
+        ml_put_fixed(s, fabs(tb - ta) / ta * 100, 0);
+        g_string_append(s, " %");
+    } else {
+        g_string_append(s, ML_DASH);
+    }
+    g_string_append(s, ")");
+    if (ml_j_num(a, "rtt_idle_p50_ms", &ra) && ml_j_num(b, "rtt_idle_p50_ms", &rb)) {
+        g_string_append(s, " and its idle round trip's median from ");
+        ml_put_significant(s, ra, 3);
+        g_string_append(s, " to ");
+        ml_put_significant(s, rb, 3);
+        g_string_append(s, " ms, ");
+        ml_put_significant(s, fabs(rb - ra), 3);
+        g_string_append(s, rb >= ra ? " ms more" : " ms less");
+        if (ml_j_num(a, "rtt_wan_added_ms", &wa) && ml_j_num(b, "rtt_wan_added_ms", &wb)) {
+            g_string_append(s, "; the profiles add ");
+            ml_put_significant(s, fabs(wb - wa), 3);
+            g_string_append(s, wb >= wa ? " ms more" : " ms less");
+        }
+    }
+    g_string_append(s, ".\n");
+}
+
+void ml_section_wan_sweep(struct ml_render *c)
+{
+    struct json_object *sweep = ml_j_array(c->r, "wan_sweep");
+    size_t steps = ml_j_len(sweep);
+    if (steps < 2)
+        return;
+    GString *s = c->s;
+    g_string_append(s, "## Distance sweep\n\nThe paths were measured once at each step of the "
+                       "topology's `wan_sweep`, in this order: ");
+    for (size_t k = 0; k < steps; k++) {
+        if (k)
+            g_string_append(s, k + 1 == steps ? " and " : ", ");
+        ml_put_text(s, ml_j_str_or(json_object_array_get_idx(sweep, k), "step", ML_DASH));
+    }
+    g_string_append(s, ". Every table above is the first step's; each step's profiles were put "
+                       "in force and proven as above before its paths were measured (`wan_sweep[]."
+                       "wan`). A path not measured at a step shows its status.\n\n");
+    sweep_table(s, sweep, "median throughput, Mbit/s", "median_bits_per_second", 1e-6, 3);
+    sweep_table(s, sweep, "idle round trip, median, ms", "rtt_idle_p50_ms", 1, 3);
+    sweep_table(s, sweep, "the profiles add, ms", "rtt_wan_added_ms", 1, 3);
+    sweep_table(s, sweep, "hub bytes per payload byte", "hub_bytes_per_payload_byte", 1, 3);
+    const struct ml_plot *pic = ml_plots_sweep_of(c->plots);
+    if (pic && pic->svg)
+        g_string_append_printf(s, "![%s](plots/%s.svg)\n\n", pic->title, pic->name);
+    else if (pic)
+        g_string_append_printf(s, "*%s: not drawn (%s).*\n\n", pic->title,
+                               pic->missing ? pic->missing : "no reason recorded");
+    struct json_object *a = json_object_array_get_idx(sweep, 0);
+    struct json_object *b = json_object_array_get_idx(sweep, steps - 1);
+    struct json_object *first = ml_j_array(a, "paths");
+    GString *said = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(first); i++) {
+        const char *name = ml_j_str(json_object_array_get_idx(first, i), "name");
+        struct json_object *pa = step_path(a, name), *pb = step_path(b, name);
+        if (step_measured(pa) && step_measured(pb))
+            sweep_sentence(said, name, pa, pb, ml_j_str_or(a, "step", ML_DASH),
+                           ml_j_str_or(b, "step", ML_DASH));
+    }
+    if (said->len)
+        g_string_append_printf(s, "From the first step to the last (`wan_sweep[].paths`):\n\n%s\n",
+                               said->str);
+    g_string_free(said, true);
+}

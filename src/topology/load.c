@@ -228,6 +228,103 @@ static bool get_wan(struct ml_load_ctx *c, yaml_node_t *n, const char *what,
     return true;
 }
 
+/* A node's index by name, or -1. */
+static int node_index(const struct ml_topology *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (!strcmp(t->nodes[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* One step of wan_sweep: a profile's name (the hub's; every other node keeps its own) or a
+ * mapping of node names to profiles' (nodes not named keep their own). */
+static bool parse_wan_step(struct ml_load_ctx *c, yaml_node_t *n, size_t index,
+                           struct ml_wan_step *step)
+{
+    struct ml_topology *t = c->topo;
+    const char *what = ml_yaml_fmt(&c->y, "wan_sweep[%zu]", index);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        step->wan[i] = t->nodes[i].wan;
+    step->line = ml_yaml_line(n);
+    step->column = ml_yaml_column(n);
+    if (n->type == YAML_SCALAR_NODE) {
+        /* The hub as written; validation refuses a name that is no node's. */
+        int hub = c->hub ? node_index(t, c->hub) : -1;
+        struct ml_wan_profile p;
+        if (!get_wan(c, n, what, &p))
+            return false;
+        if (hub >= 0)
+            step->wan[hub] = p;
+        g_strlcpy(step->label, p.name, sizeof(step->label));
+        return true;
+    }
+    static const struct ml_yaml_shape shape = {
+        YAML_MAPPING_NODE, "node names to profiles", "nodes", ML_MAX_NODES,
+        "give a profile's name for the hub, or {NODE: PROFILE, ...}"};
+    size_t count;
+    if (n->type != YAML_MAPPING_NODE)
+        return ml_yaml_fail(&c->y, n,
+                            "%s must be a profile's name (the hub's) or a mapping of node names "
+                            "to profiles, not %s",
+                            what, ml_yaml_found(&c->y, n));
+    if (!ml_yaml_collection(&c->y, n, what, &shape, &count))
+        return false;
+    GString *label = g_string_new(NULL);
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *k = ml_yaml_pair_key(&c->y, n, i);
+        const char *name = k->type == YAML_SCALAR_NODE ? ml_yaml_value(k) : "";
+        int node = node_index(t, name);
+        if (node < 0) {
+            g_string_free(label, true);
+            return ml_yaml_fail(&c->y, k, "%s: '%s' is no node of this lab", what,
+                                ml_yaml_shown(&c->y, name));
+        }
+        if (!get_wan(c, ml_yaml_pair_value(&c->y, n, i), ml_yaml_fmt(&c->y, "%s.%s", what, name),
+                     &step->wan[node])) {
+            g_string_free(label, true);
+            return false;
+        }
+        g_string_append_printf(label, "%s%s=%s", i ? " " : "", name, step->wan[node].name);
+    }
+    if (label->len >= sizeof(step->label)) {
+        g_string_free(label, true);
+        return ml_yaml_fail(&c->y, n, "%s names too much to label it; name fewer nodes", what);
+    }
+    g_strlcpy(step->label, label->str, sizeof(step->label));
+    g_string_free(label, true);
+    return true;
+}
+
+/* wan_sweep: 2 to ML_WAN_SWEEP_MAX steps, each different. Read after the nodes and the hub. */
+static bool parse_wan_sweep(struct ml_load_ctx *c, yaml_node_t *n)
+{
+    static const struct ml_yaml_shape shape = {
+        YAML_SEQUENCE_NODE, "steps (a profile's name, or {NODE: PROFILE, ...})", "steps",
+        ML_WAN_SWEEP_MAX, "list 2 or more steps, like [lan, vps-near, vps-far]"};
+    struct ml_topology *t = c->topo;
+    size_t count;
+    if (!ml_yaml_collection(&c->y, n, "wan_sweep", &shape, &count))
+        return false;
+    if (count < 2)
+        return ml_yaml_fail(&c->y, n,
+                            "wan_sweep lists 1 step; a sweep compares 2 or more, like [lan, "
+                            "vps-far] (for one, give the nodes' wan instead)");
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *item = ml_yaml_item(&c->y, n, i);
+        if (!parse_wan_step(c, item, i, &t->wan_sweep[i]))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(t->wan_sweep[j].label, t->wan_sweep[i].label))
+                return ml_yaml_fail(&c->y, item,
+                                    "wan_sweep: step '%s' is given twice (first at "
+                                    "line %d)",
+                                    t->wan_sweep[i].label, t->wan_sweep[j].line);
+        t->n_wan_sweep = i + 1;
+    }
+    return true;
+}
+
 static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
                        unsigned memory_mib)
 {
@@ -579,7 +676,8 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         MEASURE,
         NAT_MATRIX,
         VPS,
-        WAN_PROFILES
+        WAN_PROFILES,
+        WAN_SWEEP
     };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [DESCRIPTION] = {"description", false},
@@ -593,6 +691,7 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
                                               [NAT_MATRIX] = {"nat_matrix", false},
                                               [VPS] = {"vps", false},
                                               [WAN_PROFILES] = {"wan_profiles", false},
+                                              [WAN_SWEEP] = {"wan_sweep", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
@@ -619,6 +718,8 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         return false;
     ml_workload_init(&t->vps);
     if (v[VPS] && !parse_vps(&c->y, v[VPS], &t->vps))
+        return false;
+    if (v[WAN_SWEEP] && !parse_wan_sweep(c, v[WAN_SWEEP]))
         return false;
     return true;
 }

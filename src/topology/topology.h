@@ -18,6 +18,7 @@ _Static_assert(ML_NAME_MAX == ML_WAN_NAME_MAX, "a WAN profile's name is a name")
 
 #define ML_PATHS_MAX 16
 #define ML_WAN_PROFILES_MAX 8
+#define ML_WAN_SWEEP_MAX 6
 
 /* A path the topology asks to measure, by name, and where it was named. The
  * names mean something only to the dataplanes' registry, which resolves them
@@ -197,6 +198,15 @@ struct ml_topology {
     /* wan_profiles: the topology's own WAN profiles, beside the shipped ones (topology/wan.h). */
     size_t n_wan_profiles;
     struct ml_wan_profile wan_profiles[ML_WAN_PROFILES_MAX];
+    /* wan_sweep: the path matrix measured once per step, each step a set of the nodes' profiles
+     * (the nodes' own `wan` where the step names none); none: one run on the nodes' own. */
+    size_t n_wan_sweep;
+    struct ml_wan_step {
+        char label[96]; /* the profile's name, for a step that names the hub's alone;
+                         * "NODE=PROFILE ..." for one that names nodes */
+        struct ml_wan_profile wan[ML_MAX_NODES]; /* every node's, in nodes' order */
+        int line, column;
+    } wan_sweep[ML_WAN_SWEEP_MAX];
     /* vps: the workload the hub is rehearsed for (topology/workload.h); present or not. */
     struct ml_workload vps;
 };

@@ -10,7 +10,7 @@
 
 #include "topology/topology.h"
 
-#define ML_YAML_MAX_KEYS 12
+#define ML_YAML_MAX_KEYS 16
 
 /* A document being read and where its first failure goes. */
 struct ml_yaml {

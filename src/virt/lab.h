@@ -21,16 +21,16 @@ struct ml_lab {
     char run_id[40];                    /* this invocation's run id (the plan's, unless attached) */
     char *run_dir;                      /* results, logs and the guests' consoles end up here */
     virDomainPtr dom[ML_MAX_NODES];
-    double boot_s[ML_MAX_NODES];    /* start to guest agent answering */
-    double ready_s[ML_MAX_NODES];   /* start to cloud-init finished */
-    double cpu_s[ML_MAX_NODES];     /* the guest's CPU time (its QEMU) when it was ready */
-    double save_s[ML_MAX_NODES];    /* a cold guest saved for the next warm start: seconds */
-    bool warm[ML_MAX_NODES];        /* restored from a saved guest (see warm.h), not booted */
-    char *warm_key[ML_MAX_NODES];   /* the key its saved guest has or gets; NULL: none */
-    char *xml[ML_MAX_NODES];        /* each domain's XML, as defined (and restored) */
-    char *firewall;                 /* the guest firewall (nft), handed down by the session:
-                                     * an image that holds before cloud-init loads it there,
-                                     * before its network is up (firewall_early) */
+    double boot_s[ML_MAX_NODES];  /* start to guest agent answering */
+    double ready_s[ML_MAX_NODES]; /* start to cloud-init finished */
+    double cpu_s[ML_MAX_NODES];   /* the guest's CPU time (its QEMU) when it was ready */
+    double save_s[ML_MAX_NODES];  /* a cold guest saved for the next warm start: seconds */
+    bool warm[ML_MAX_NODES];      /* restored from a saved guest (see warm.h), not booted */
+    char *warm_key[ML_MAX_NODES]; /* the key its saved guest has or gets; NULL: none */
+    char *xml[ML_MAX_NODES];      /* each domain's XML, as defined (and restored) */
+    char *firewall;               /* the guest firewall (nft), handed down by the session:
+                                   * an image that holds before cloud-init loads it there,
+                                   * before its network is up (firewall_early) */
     bool firewall_early;
     struct json_object *dataplanes; /* each dataplane's per-run state, {name: {...}}: what
                                      * it set up and learnt, saved in the state file; only
@@ -48,6 +48,11 @@ struct ml_lab {
     bool capture;    /* run --capture: pcaps of every check and NAT matrix cell */
     enum ml_nat_type nat_now[ML_MAX_NODES]; /* the NAT each node sits behind now: the topology's
                                              * until the NAT matrix switches it (and back) */
+    struct ml_wan_profile wan_now[ML_MAX_NODES]; /* each node's WAN profile in force now (set by
+                                                  * measure/wancheck.h; a sweep changes it) */
+    const char *write_prefix; /* NULL, or a folder of the run directory that ml_lab_write puts
+                               * every file under ("sweep/vps-far/": a later sweep step's raw
+                               * files beside the first's) */
 };
 
 /* "ip netns exec mlnat " when node's daemons run behind a NAT now, else "": what a command
@@ -79,7 +84,6 @@ enum ml_boot_verdict { ML_BOOT_WAITING, ML_BOOT_ALL_READY, ML_BOOT_LATE };
 enum ml_boot_verdict ml_boot_judge(const enum ml_boot_stage *stage, const char *const *names,
                                    size_t n, double elapsed_s, double timeout_s, GError **err);
 
-
 /* Everything up to running guests: accelerator probe, image, network, pool,
  * overlays, seeds, domains, boot. On failure the caller tears down. */
 bool ml_lab_create(struct ml_lab *lab, GError **err);
@@ -95,8 +99,8 @@ void ml_lab_clear(struct ml_lab *lab);
  * from the start of the command, so they add up to its wall time. A name used
  * again adds to the earlier entry. */
 void ml_lab_phase(struct ml_lab *lab, const char *name);
-/* Writes rel below the run directory (see rundir.h); false, with a warning
- * when err is NULL, if it cannot. */
+/* Writes rel below the run directory (see rundir.h), under write_prefix when set; false, with a
+ * warning when err is NULL, if it cannot. */
 bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
                   GError **err);
 /* Runs cmds[i], with inputs[i] (may be NULL) on its stdin, in every guest i
