@@ -744,6 +744,56 @@ static void test_conflicts(void)
     CHECK(err && strstr(err->message, "the wireguard-go-hub path uses the overlay 10.10.0.0/24"));
 }
 
+/* A WAN profile with loss: the misses its loss makes likely do not fail a check, more do; a
+ * relay's hub may have carried part of each lost ping. Without loss every ping must come back,
+ * as test_plain shows. */
+static void test_wan_loss(void)
+{
+    const struct ml_wan_profile *lan = ml_wan_shipped_find("lan"),
+                                *mobile = ml_wan_shipped_find("mobile");
+    /* The request leaves the client and the hub, the reply the server and the hub. */
+    CHECK(ml_probe_loss(lan, lan, lan) == 0);
+    CHECK(fabs(ml_probe_loss(mobile, lan, NULL) - 0.01) < 1e-12);
+    CHECK(fabs(ml_probe_loss(lan, lan, mobile) - (1 - 0.99 * 0.99)) < 1e-12);
+    /* Binomial: 20 pings at 1 % lose more than 2 with a chance of 1.0e-3, more than 3 with
+     * 4.3e-5: 3 allowed. At 3 %: more than 3 with 2.7e-3, more than 4 with 2.6e-4: 4. */
+    CHECK(ml_probe_misses_allowed(20, 0) == 0);
+    CHECK(ml_probe_misses_allowed(20, 0.01) == 3);
+    CHECK(ml_probe_misses_allowed(20, 0.03) == 4);
+    CHECK(ml_probe_misses_allowed(20, 1) == 19 && ml_probe_misses_allowed(20, 0.9) == 19);
+    /* Plain between a mobile client and a lan server: 18 of 20 pass, 16 do not, 0 never. */
+    struct ml_evidence ev = probe(PLAIN_ROUTE, 0);
+    ev.probe_loss = ml_probe_loss(mobile, lan, NULL);
+    ev.received = 18;
+    ev.probe_bytes = PROBE_BYTES / 20 * 18;
+    CHECK(verdict(PLAIN, &ev,
+                  "18/20 probe pings answered (at least 17 must be: the WAN profiles lose 1.0 % "
+                  "of round trips)"));
+    ev = probe(PLAIN_ROUTE, 0);
+    ev.probe_loss = 0.01;
+    ev.received = 16;
+    ev.probe_bytes = PROBE_BYTES / 20 * 16;
+    CHECK(!verdict(PLAIN, &ev, "16/20 probe pings answered (at least 17 must be"));
+    ev = probe(PLAIN_ROUTE, 0);
+    ev.probe_loss = 0.5;
+    ev.received = 0;
+    ev.probe_bytes = 0;
+    CHECK(!verdict(PLAIN, &ev, "0/20 probe pings answered"));
+    /* wireguard-hub, 2 of 20 lost: the 18 answered pings' frames, 2.167 times their bytes,
+     * plus up to 3 frames of 1,114 bytes for each ping lost on the hub's way out. */
+    long long frames18 = 18 * 4 * 1114;
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, frames18 + 2 * 1114);
+    ev.probe_loss = ml_probe_loss(lan, lan, mobile);
+    ev.received = 18;
+    ev.probe_bytes = PROBE_BYTES / 20 * 18;
+    CHECK(verdict(WIREGUARD_HUB, &ev, "plus up to 3 frames for each of the 2 pings lost"));
+    ev = wg_hub(WG_FRESH, WG_ALLOWED, (long long)(frames18 * 1.05) + 6 * 1114 + 1);
+    ev.probe_loss = ml_probe_loss(lan, lan, mobile);
+    ev.received = 18;
+    ev.probe_bytes = PROBE_BYTES / 20 * 18;
+    CHECK(!verdict(WIREGUARD_HUB, &ev, NULL));
+}
+
 int main(void)
 {
     g_autoptr(GError) err = NULL;
@@ -769,6 +819,7 @@ int main(void)
     test_wireguard_tunnel_counts();
     test_ports();
     test_conflicts();
+    test_wan_loss();
     ml_topology_free(topo);
     return check_finish();
 }

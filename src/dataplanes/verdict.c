@@ -125,6 +125,33 @@ double ml_probe_ratio(const struct ml_encap *e, unsigned inner)
     return 2.0 * ml_encap_frame_bytes(e, inner) / inner;
 }
 
+double ml_probe_loss(const struct ml_wan_profile *a, const struct ml_wan_profile *b,
+                     const struct ml_wan_profile *relay)
+{
+    double kept = (1 - a->loss_percent / 100) * (1 - b->loss_percent / 100);
+    if (relay)
+        kept *= (1 - relay->loss_percent / 100) * (1 - relay->loss_percent / 100);
+    return 1 - kept;
+}
+
+unsigned ml_probe_misses_allowed(unsigned n, double q)
+{
+    if (!(q > 0))
+        return 0;
+    /* One ping must come back whatever the loss: a path that answers none is no path. */
+    if (q >= 1)
+        return n ? n - 1 : 0;
+    /* P(X <= k) summed term by term: C(n,k) q^k (1-q)^(n-k). */
+    double term = pow(1 - q, n), below = term;
+    unsigned k = 0;
+    while (k + 1 < n && 1 - below >= 1e-3) {
+        term *= (double)(n - k) / (k + 1) * q / (1 - q);
+        below += term;
+        k++;
+    }
+    return k;
+}
+
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence)
 {
@@ -133,7 +160,9 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
     if (!seen.rt.parsed)
         ml_route_parse(seen.route, &seen.rt);
     bool own = !ops->verify || ops->verify(topo, &seen, sentence);
-    bool answered = ev->transmitted > 0 && ev->received == ev->transmitted;
+    unsigned allowed = ml_probe_misses_allowed(ev->transmitted, ev->probe_loss);
+    unsigned lost = ev->transmitted > ev->received ? ev->transmitted - ev->received : 0;
+    bool answered = ev->transmitted > 0 && ev->received > 0 && lost <= allowed;
     /* A path nothing forced is judged as what its dataplane says it found. */
     enum ml_hub_role role = ml_path_role(ops, topo, ev);
     if (role == ML_HUB_FOUND)
@@ -152,29 +181,42 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
         unsigned inner = ev->received ? (unsigned)(ev->probe_bytes / (2 * ev->received)) : 0;
         double ratio = ml_probe_ratio(ops->encap, inner);
         double expect = ratio * (double)ev->probe_bytes;
-        hub_ok = role != ML_HUB_FOUND && ratio > 0 &&
-                 fabs((double)carried - expect) <= expect * ML_PROBE_TOLERANCE_PERCENT / 100;
-        if (ratio > 0)
+        double lo = expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100);
+        double hi = expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100) +
+                    3.0 * lost * ml_encap_frame_bytes(ops->encap, inner);
+        hub_ok =
+            role != ML_HUB_FOUND && ratio > 0 && (double)carried >= lo && (double)carried <= hi;
+        if (ratio > 0 && lost)
+            must = g_strdup_printf("%.3f times, within %.0f%%, plus up to 3 frames for each of "
+                                   "the %u ping%s lost: %.0f to %.0f",
+                                   ratio, ML_PROBE_TOLERANCE_PERCENT, lost, lost == 1 ? "" : "s",
+                                   lo, hi);
+        else if (ratio > 0)
             must = g_strdup_printf("%.3f times, within %.0f%%: %.0f to %.0f, the path's frames "
                                    "for these pings",
-                                   ratio, ML_PROBE_TOLERANCE_PERCENT,
-                                   expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100),
-                                   expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100));
+                                   ratio, ML_PROBE_TOLERANCE_PERCENT, lo, hi);
         else if (!inner)
             must = g_strdup("the multiple its frames give of the pings answered, and none was");
         else
             must = g_strdup("the multiple its frames give, and the path has no frame model "
                             "(ml_path_ops.encap)");
     }
-    g_autofree char *slowest = ev->probe_max_ms > 0
-                                   ? g_strdup_printf(", the slowest in %.1f ms", ev->probe_max_ms)
-                                   : g_strdup("");
+    g_autofree char *slowest =
+        ev->probe_max_ms > 0
+            ? g_strdup_printf("%s the slowest in %.1f ms", allowed ? ";" : ",", ev->probe_max_ms)
+            : g_strdup("");
+    g_autofree char *need =
+        allowed ? g_strdup_printf("at least %u must be: the WAN profiles lose %.1f %% of round "
+                                  "trips",
+                                  ev->transmitted - allowed, ev->probe_loss * 100)
+                : g_strdup("all must be");
     g_string_append_printf(sentence,
-                           "route: %s; %u/%u probe pings answered (all must be%s); hub NIC moved "
+                           "route: %s; %u/%u probe pings answered (%s%s); hub NIC moved "
                            "%lld bytes, less %lld idle (as long, just before) is %lld for %lld "
                            "probe bytes (must be %s)",
-                           ev->route ? ev->route : "?", ev->received, ev->transmitted, slowest,
-                           ev->hub_bytes, ev->hub_idle_bytes, carried, ev->probe_bytes, must);
+                           ev->route ? ev->route : "?", ev->received, ev->transmitted, need,
+                           slowest, ev->hub_bytes, ev->hub_idle_bytes, carried, ev->probe_bytes,
+                           must);
     return own && answered && hub_ok;
 }
 

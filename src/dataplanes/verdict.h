@@ -34,6 +34,9 @@ struct ml_evidence {
     long long probe_bytes;    /* IP bytes of the pings answered and their replies: received x 2
                                * x one packet's bytes (ICMP payload + headers) */
     unsigned transmitted, received;
+    double probe_loss;   /* the chance the nodes' WAN profiles lose a probe's round trip on this
+                          * path (ml_probe_loss); 0: they lose none, and every probe must come
+                          * back */
     double probe_max_ms; /* the slowest reply's round trip; -1 none, 0 not measured */
     char *route;         /* the client's `ip -o route get TARGET`, squashed */
     struct ml_route rt;  /* route's fields; ml_path_verdict reads route when !rt.parsed */
@@ -56,11 +59,23 @@ double ml_probe_ratio(const struct ml_encap *e, unsigned inner);
  * of one fixed size, so the ratio is exact. */
 #define ML_PROBE_TOLERANCE_PERCENT 5.0
 
+/* Pure: the chance a ping's round trip is lost to the WAN profiles' loss on a path from a to b,
+ * through relay when not NULL: the request leaves a (and the relay), the reply leaves b (and
+ * the relay), each dropped with its node's loss_percent: 1 - (1-a)(1-b)(1-relay)^2. */
+double ml_probe_loss(const struct ml_wan_profile *a, const struct ml_wan_profile *b,
+                     const struct ml_wan_profile *relay);
+/* Pure: how many of n probe pings may go unanswered to a loss of chance q each and the path
+ * still pass: the fewest k that more than k are lost with a chance under 1 in 1,000
+ * (binomial), at most n - 1 (one must come back). 0 for q 0: then every ping must. */
+unsigned ml_probe_misses_allowed(unsigned n, double q);
+
 /* Pure: the verdict on one check. The route parsed (unless the caller did),
  * the path's own verify, then what every path shares, written once: every
- * probe ping answered, and the hub's bytes above its idle bytes within its
- * role's band: under 5% of the probe's bytes for a bystander, the path's
- * exact ratio within ML_PROBE_TOLERANCE_PERCENT for a relay. */
+ * probe ping answered (but for the misses the WAN profiles' loss allows, ev->probe_loss), and
+ * the hub's bytes above its idle bytes within its role's band: under 5% of the probe's bytes for
+ * a bystander, the path's exact ratio within ML_PROBE_TOLERANCE_PERCENT for a relay, plus at most
+ * three of the path's frames for each ping lost (a request or reply lost on the hub's way out
+ * crossed its NIC in). */
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
 

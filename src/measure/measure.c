@@ -88,13 +88,41 @@ static bool idle_rate(struct ctx *c, double seconds, const char *ping_cmd, char 
  * PROBE_WAIT_S for its own reply. One `ping -c 20 -i 0.05` would stop waiting two of its
  * slowest round trips after its last request, and call a reply that took longer lost, though
  * the hub's counters show it crossed (a tinc relay's after-check in CI: 15/20 answered for the
- * hub bytes of 20). PROBE_GIVE_UP runs with no reply end it: a dead path fails in seconds. */
+ * hub bytes of 20). PROBE_GIVE_UP pings with no reply (more where the WAN profiles lose some,
+ * ml_probe_misses_allowed) end it: a dead path fails in seconds. */
 #define PROBE_WAIT_S 3
 #define PROBE_GIVE_UP 3
 
-static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GError **err)
+/* The chance the nodes' WAN profiles lose one of the probe's round trips on ops's path; a path
+ * that finds its own way is counted as relayed, the lossier. */
+static double path_probe_loss(const struct ml_lab *lab, const struct ml_path_ops *ops)
+{
+    const struct ml_topology *topo = lab->topo;
+    const struct ml_wan_profile *w = lab->wan_now;
+    return ml_probe_loss(&w[topo->measure.client], &w[topo->measure.server],
+                         ops->hub == ML_HUB_QUIET ? NULL : &w[topo->hub]);
+}
+
+/* How long a probe ping waits for its reply: PROBE_WAIT_S beyond the most the nodes' WAN
+ * profiles may add to the path's round trip (each delay and its jitter, a relay's twice). */
+static unsigned path_probe_wait_s(const struct ml_lab *lab, const struct ml_path_ops *ops)
+{
+    const struct ml_topology *topo = lab->topo;
+    const struct ml_wan_profile *w = lab->wan_now, *c = &w[topo->measure.client],
+                                *s = &w[topo->measure.server], *h = &w[topo->hub];
+    double ms = c->delay_ms + c->jitter_ms + s->delay_ms + s->jitter_ms;
+    if (ops->hub != ML_HUB_QUIET)
+        ms += 2 * (h->delay_ms + h->jitter_ms);
+    return PROBE_WAIT_S + (unsigned)ceil(ms / 1000);
+}
+
+static bool probe(struct ctx *c, const char *target, double loss, unsigned wait_s,
+                  struct ml_evidence *ret, GError **err)
 {
     memset(ret, 0, sizeof(*ret));
+    ret->probe_loss = loss;
+    /* The misses the profiles' loss allows do not end the probe early. */
+    unsigned give_up = PROBE_GIVE_UP + ml_probe_misses_allowed(PROBE_COUNT, loss);
     ret->route = ml_pass_route(c->client, c->client_ns, target, err);
     if (!ret->route)
         return false;
@@ -105,13 +133,13 @@ static bool probe(struct ctx *c, const char *target, struct ml_evidence *ret, GE
     g_autofree char *cmd = g_strdup_printf(
         "f=0; for i in $(seq %d); do %sping -n -q -c 1 -W %d -s %d %s || f=$((f+1)); "
         "[ $f -lt %d ] || break; done",
-        PROBE_COUNT, c->client_ns, PROBE_WAIT_S, PROBE_SIZE, target, PROBE_GIVE_UP);
+        PROBE_COUNT, c->client_ns, wait_s, PROBE_SIZE, target, give_up);
     struct ml_exec ex = {0};
     if (!idle_rate(c, burst_s, NULL, NULL, &idle, NULL, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &a, err))
         return false;
     double t0 = ml_now();
-    if (!ml_agent_exec(c->client, cmd, NULL, 60 + PROBE_COUNT * PROBE_WAIT_S, &ex, err) ||
+    if (!ml_agent_exec(c->client, cmd, NULL, 60 + PROBE_COUNT * wait_s, &ex, err) ||
         !ml_virt_nic_stats(c->hub, c->hub_tap, &b, err)) {
         ml_exec_clear(&ex);
         return false;
@@ -147,7 +175,8 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
             return NULL;
         }
     }
-    bool probed = probe(c, target, &p, err);
+    bool probed =
+        probe(c, target, path_probe_loss(c->lab, ops), path_probe_wait_s(c->lab, ops), &p, err);
     ml_capture_lab_stop(c->lab, caps);
     if (!probed) {
         json_object_put(files);
@@ -246,8 +275,9 @@ static void fail_path(struct mpath *p, const char *status, const char *why)
 }
 
 /* What the nodes' WAN profiles add to the path's round trip: the client's and the server's
- * delays, and the hub's twice when it relays; null for a path that finds its own way (a direct
- * or a relayed tunnel, known only from its view). */
+ * delays, and the hub's twice when it relays. A path that finds its own way is judged as found
+ * by then (its first check swapped in ops of the role its view showed); null only while it has
+ * found none. */
 static struct json_object *wan_added(const struct ml_lab *lab, const struct ml_path_ops *ops)
 {
     if (ops->hub == ML_HUB_FOUND)

@@ -53,8 +53,10 @@ bool ml_wan_is_none(const struct ml_wan_profile *p)
 
 const char *ml_wan_out_of_bounds(const struct ml_wan_profile *p)
 {
-    if (!(p->delay_ms >= 0 && p->delay_ms <= 1000))
-        return "delay_ms must be 0 to 1000: the round trip the node's link adds, in ms";
+    /* A relayed round trip leaves the relay twice: four delays of up to twice 500 ms stay
+     * inside the probe's wait (measure.c), which grows with them. */
+    if (!(p->delay_ms >= 0 && p->delay_ms <= 500))
+        return "delay_ms must be 0 to 500: the round trip the node's link adds, in ms";
     if (!(p->jitter_ms >= 0 && p->jitter_ms <= p->delay_ms))
         return "jitter_ms must be 0 to delay_ms: the delay varies by up to it either way, and "
                "a delay below 0 does not exist";
