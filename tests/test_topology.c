@@ -955,8 +955,8 @@ static void test_wan_profiles(void)
         {"  far: {rate_mbit: 0.01}", "rate_mbit: |0.01",
          "wan_profiles.far: rate_mbit must be 0 (no limit) or 0.1 to 10000: the node's uplink in "
          "Mbit/s"},
-        {"  far: {delay_ms: 2000}", "delay_ms: |2000",
-         "wan_profiles.far: delay_ms must be 0 to 1000: the round trip the node's link adds, in "
+        {"  far: {delay_ms: 501}", "delay_ms: |501",
+         "wan_profiles.far: delay_ms must be 0 to 500: the round trip the node's link adds, in "
          "ms"},
         {"  far: {delay: 5}", "|delay:",
          "wan_profiles.far: unknown key 'delay'; allowed keys are delay_ms, jitter_ms, "
@@ -1012,7 +1012,12 @@ static void test_wan_sweep(void)
          "home-dsl, mobile, or define it under wan_profiles"},
         {"wan_sweep: [lan, {c: vps-far}]", "{|c:", "wan_sweep[1]: 'c' is no node of this lab"},
         {"wan_sweep: [vps-far, vps-far]", "vps-far, |vps-far",
-         "wan_sweep: step 'vps-far' is given twice (first at line 13)"},
+         "wan_sweep: step 'vps-far' puts the same profiles in force as step 'vps-far' (line 13)"},
+        {"wan_sweep: [vps-far, {hub: vps-far}]", "vps-far, |{hub",
+         "wan_sweep: step 'hub=vps-far' puts the same profiles in force as step 'vps-far' (line "
+         "13)"},
+        {"wan_sweep: [lan, {hub: lan, hub: vps-far}]", "lan, {hub: lan, |hub: vps-far",
+         "wan_sweep[1]: node 'hub' is given twice"},
         {"wan_sweep: [lan, [vps-far]]", "lan, |[vps-far]",
          "wan_sweep[1] must be a profile's name (the hub's) or a mapping of node names to "
          "profiles, not a sequence"},

@@ -217,7 +217,9 @@ static struct json_object *sweep_entry(const struct ml_wan_step *step, struct js
 /* The path matrix once per step of the topology's wan_sweep, or once on the nodes' own
  * profiles. The first step's measurement is the run's (its paths, the report's tables); each
  * later one's is kept whole in sweep/step-N/measured.json, its raw files beside it, and every
- * step's figures are in wan_sweep[]. */
+ * step's figures are in wan_sweep[]. A step that cannot be measured (a profile not in force, a
+ * guest that stopped answering) fails the run as a single measurement's failure does; the
+ * steps' files written by then stay in the run directory. */
 static struct json_object *measure_sweep(struct ml_lab *lab, const struct ml_profile *profile,
                                          GError **err)
 {
@@ -236,12 +238,14 @@ static struct json_object *measure_sweep(struct ml_lab *lab, const struct ml_pro
         lab->write_prefix = dir;
         struct json_object *m = measure_step(lab, profile, step->wan, err);
         g_autofree char *file = dir ? g_strconcat(dir, "measured.json", NULL) : NULL;
-        if (m && dir)
-            ml_lab_write(lab, "measured.json",
-                         json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY), -1, NULL);
+        if (m && dir &&
+            !ml_lab_write(lab, "measured.json",
+                          json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY), -1, NULL))
+            g_clear_pointer(&file, g_free);
         lab->write_prefix = NULL;
         if (!m) {
-            g_prefix_error(err, "WAN sweep step %zu (%s): ", s + 1, step->label);
+            if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
+                g_prefix_error(err, "WAN sweep step %zu (%s): ", s + 1, step->label);
             json_object_put(first);
             json_object_put(sweep);
             return NULL;

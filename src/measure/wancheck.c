@@ -139,10 +139,11 @@ static struct json_object *judge(struct ml_lab *lab, const struct ml_wan_profile
     json_object_object_add(o, "rtt", rtts);
     json_object_object_add(o, "in_force", json_object_new_boolean(wrong->len == 0));
     if (wrong->len) {
+        g_autofree char *where = ml_lab_rel(lab, "raw/wan/");
         g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
-                    "the WAN profiles are not in force: %s; the qdiscs and pings are under "
-                    "raw/wan/ in the run directory",
-                    wrong->str);
+                    "the WAN profiles are not in force: %s; the qdiscs and pings are under %s in "
+                    "the run directory",
+                    wrong->str, where);
         g_clear_pointer(&o, json_object_put);
     } else {
         for (size_t i = 0; i < n; i++) {

@@ -123,8 +123,8 @@ void ml_section_wan(struct ml_render *c)
     }
     if (head)
         g_string_append(s, "\nFrom each path's `idle.rtt_wan_added_ms` and `idle.rtt.p50_ms`; a "
-                           "path that finds its own way (direct or relayed) has no figure "
-                           "here.\n\n");
+                           "path that finds its own way counts as it was found, direct or "
+                           "relayed.\n\n");
 }
 
 /* The path named name in a sweep step's paths, or NULL. */

@@ -280,6 +280,11 @@ static bool parse_wan_step(struct ml_load_ctx *c, yaml_node_t *n, size_t index,
             return ml_yaml_fail(&c->y, k, "%s: '%s' is no node of this lab", what,
                                 ml_yaml_shown(&c->y, name));
         }
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(ml_yaml_value(ml_yaml_pair_key(&c->y, n, j)), name)) {
+                g_string_free(label, true);
+                return ml_yaml_fail(&c->y, k, "%s: node '%s' is given twice", what, name);
+            }
         if (!get_wan(c, ml_yaml_pair_value(&c->y, n, i), ml_yaml_fmt(&c->y, "%s.%s", what, name),
                      &step->wan[node])) {
             g_string_free(label, true);
@@ -293,6 +298,16 @@ static bool parse_wan_step(struct ml_load_ctx *c, yaml_node_t *n, size_t index,
     }
     g_strlcpy(step->label, label->str, sizeof(step->label));
     g_string_free(label, true);
+    return true;
+}
+
+/* Whether two steps put the same profile on every node. */
+static bool same_step(const struct ml_topology *t, const struct ml_wan_step *a,
+                      const struct ml_wan_step *b)
+{
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (strcmp(a->wan[i].name, b->wan[i].name))
+            return false;
     return true;
 }
 
@@ -315,11 +330,12 @@ static bool parse_wan_sweep(struct ml_load_ctx *c, yaml_node_t *n)
         if (!parse_wan_step(c, item, i, &t->wan_sweep[i]))
             return false;
         for (size_t j = 0; j < i; j++)
-            if (!strcmp(t->wan_sweep[j].label, t->wan_sweep[i].label))
+            if (same_step(t, &t->wan_sweep[j], &t->wan_sweep[i]))
                 return ml_yaml_fail(&c->y, item,
-                                    "wan_sweep: step '%s' is given twice (first at "
-                                    "line %d)",
-                                    t->wan_sweep[i].label, t->wan_sweep[j].line);
+                                    "wan_sweep: step '%s' puts the same profiles in force as "
+                                    "step '%s' (line %d)",
+                                    t->wan_sweep[i].label, t->wan_sweep[j].label,
+                                    t->wan_sweep[j].line);
         t->n_wan_sweep = i + 1;
     }
     return true;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/rundir.h"
 #include "core/util.h"
 #include "core/leftovers.h"
 
@@ -198,11 +199,15 @@ bool ml_capture_collect(const char *dir, int out_fd, bool *ret_wrapped, GError *
     return ok;
 }
 
-/* rel below the run directory, created empty through ml_lab_write (which follows no link), then
- * opened again the same way for the copy. */
+/* rel below the run directory (already under the lab's write_prefix), created empty through
+ * ml_rundir_write (which follows no link), then opened again the same way for the copy. */
 static int open_in_run(const struct ml_lab *lab, const char *rel, GError **err)
 {
-    if (!ml_lab_write(lab, rel, "", 0, err))
+    if (!lab->run_open) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "no run directory is open for '%s'", rel);
+        return -1;
+    }
+    if (!ml_rundir_write(lab->run_fd, rel, "", 0, 0644, err))
         return -1;
     g_auto(GStrv) parts = g_strsplit(rel, "/", -1);
     guint n = g_strv_length(parts);
@@ -278,7 +283,8 @@ bool ml_capture_lab_start(const struct ml_lab *lab, struct ml_capture caps[ML_CA
     size_t nodes[ML_CAPTURE_TAPS] = {t->hub, t->measure.client, t->measure.server};
     memset(caps, 0, sizeof(struct ml_capture) * ML_CAPTURE_TAPS);
     for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
-        g_autofree char *rel = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
+        g_autofree char *name = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
+        g_autofree char *rel = ml_lab_rel(lab, name);
         if (!ml_capture_start(&caps[k], lab->plan->guests[nodes[k]].tap, rel, err)) {
             ml_capture_lab_stop(lab, caps);
             return false;

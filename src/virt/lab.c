@@ -47,13 +47,17 @@ void ml_lab_phase(struct ml_lab *lab, const char *name)
     json_object_array_add(lab->phases, p);
 }
 
+char *ml_lab_rel(const struct ml_lab *lab, const char *rel)
+{
+    return g_strconcat(lab->write_prefix ? lab->write_prefix : "", rel, NULL);
+}
+
 bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
                   GError **err)
 {
     g_autoptr(GError) e = NULL;
-    g_autofree char *under = lab->write_prefix ? g_strconcat(lab->write_prefix, rel, NULL) : NULL;
-    if (under)
-        rel = under;
+    g_autofree char *under = ml_lab_rel(lab, rel);
+    rel = under;
     if (!lab->run_open) {
         g_set_error(&e, ML_ERROR, ML_ERR_HOST, "no run directory is open for '%s'", rel);
     } else if (ml_rundir_write(lab->run_fd, rel, data, len, 0644, &e)) {

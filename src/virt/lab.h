@@ -51,8 +51,8 @@ struct ml_lab {
     struct ml_wan_profile wan_now[ML_MAX_NODES]; /* each node's WAN profile in force now (set by
                                                   * measure/wancheck.h; a sweep changes it) */
     const char *write_prefix; /* NULL, or a folder of the run directory that ml_lab_write puts
-                               * every file under ("sweep/vps-far/": a later sweep step's raw
-                               * files beside the first's) */
+                               * every file under ("sweep/step-2/": a later sweep step's raw
+                               * files apart from the first's) */
 };
 
 /* "ip netns exec mlnat " when node's daemons run behind a NAT now, else "": what a command
@@ -99,6 +99,8 @@ void ml_lab_clear(struct ml_lab *lab);
  * from the start of the command, so they add up to its wall time. A name used
  * again adds to the earlier entry. */
 void ml_lab_phase(struct ml_lab *lab, const char *name);
+/* Where ml_lab_write puts rel, relative to the run directory: rel under write_prefix when set. */
+char *ml_lab_rel(const struct ml_lab *lab, const char *rel);
 /* Writes rel below the run directory (see rundir.h), under write_prefix when set; false, with a
  * warning when err is NULL, if it cannot. */
 bool ml_lab_write(const struct ml_lab *lab, const char *rel, const char *data, gssize len,
