@@ -764,6 +764,19 @@ static char *error_in(const char *text, const char *at, const char *rule)
     return g_strdup_printf("n.yaml:%zu:%zu: %s", line, col, rule);
 }
 
+/* nat_lab with edits (as nat_lab_with) must be refused with rule at the place at marks (as
+ * error_in). */
+static void check_refused(const char *const *edits, const char *at, const char *rule)
+{
+    g_autofree char *b = nat_lab_with(edits);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
+    g_autofree char *want = error_in(b, at, rule);
+    CHECK(!bt);
+    CHECK(e && e->domain == ML_ERROR && e->code == ML_ERR_INPUT);
+    CHECK_STR(e ? e->message : NULL, want);
+}
+
 static void test_nat_types(void)
 {
     static const char *const names[] = {
@@ -865,12 +878,7 @@ static void test_vps_workload(void)
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autofree char *line = g_strdup_printf("hub: hub\n%s\n", bad[i][0]);
         const char *edits[] = {"hub: hub\n", line, NULL};
-        g_autofree char *b = nat_lab_with(edits);
-        g_autoptr(GError) e = NULL;
-        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
-        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
-        CHECK(!bt);
-        CHECK_STR(e ? e->message : NULL, want);
+        check_refused(edits, bad[i][1], bad[i][2]);
     }
     /* traffic_gb is the one key a vps section must have. */
     const char *missing[] = {"hub: hub\n", "hub: hub\nvps: {relayed_share: 0.2}\n", NULL};
@@ -935,12 +943,7 @@ static void test_wan_profiles(void)
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autofree char *to = g_strdup_printf("tunnel_address: 10.8.0.3, %s}", bad[i][0]);
         const char *edits[] = {"tunnel_address: 10.8.0.3}", to, NULL};
-        g_autofree char *b = nat_lab_with(edits);
-        g_autoptr(GError) e = NULL;
-        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
-        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
-        CHECK(!bt);
-        CHECK_STR(e ? e->message : NULL, want);
+        check_refused(edits, bad[i][1], bad[i][2]);
     }
     static const char *const bad_profiles[][3] = {
         {"  lan: {delay_ms: 5}", "|lan:",
@@ -968,12 +971,7 @@ static void test_wan_profiles(void)
         g_autofree char *line =
             g_strdup_printf("hub: hub\nwan_profiles:\n%s\n", bad_profiles[i][0]);
         const char *edits[] = {"hub: hub\n", line, NULL};
-        g_autofree char *b = nat_lab_with(edits);
-        g_autoptr(GError) e = NULL;
-        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
-        g_autofree char *want = error_in(b, bad_profiles[i][1], bad_profiles[i][2]);
-        CHECK(!bt);
-        CHECK_STR(e ? e->message : NULL, want);
+        check_refused(edits, bad_profiles[i][1], bad_profiles[i][2]);
     }
 }
 
@@ -1028,12 +1026,7 @@ static void test_wan_sweep(void)
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autofree char *line = g_strdup_printf("hub: hub\n%s\n", bad[i][0]);
         const char *edits[] = {"hub: hub\n", line, NULL};
-        g_autofree char *b = nat_lab_with(edits);
-        g_autoptr(GError) e = NULL;
-        g_autoptr(MlTopology) bt = ml_topology_parse("n.yaml", b, strlen(b), &e);
-        g_autofree char *want = error_in(b, bad[i][1], bad[i][2]);
-        CHECK(!bt);
-        CHECK_STR(e ? e->message : NULL, want);
+        check_refused(edits, bad[i][1], bad[i][2]);
     }
 }
 
