@@ -919,6 +919,8 @@ static void test_wan_profiles(void)
         /* A relay's delay counts twice: its packets leave it towards each end. */
         CHECK(ml_wan_rtt_ms(a, &t->nodes[2].wan, hub) == 25 + 0 + 80);
         CHECK(ml_wan_rtt_ms(a, hub, NULL) == 65);
+        /* At most, each delay with its jitter: 25 + 5, 0, and the hub's 40 twice. */
+        CHECK(ml_wan_rtt_max_ms(a, &t->nodes[2].wan, hub) == 30 + 0 + 80);
         CHECK(ml_topology_wan_find(t, "slow-home") == &t->wan_profiles[0]);
         CHECK(ml_topology_wan_find(t, "mobile") == ml_wan_shipped_find("mobile"));
         CHECK(ml_topology_wan_find(t, "nope") == NULL);

@@ -108,11 +108,9 @@ static double path_probe_loss(const struct ml_lab *lab, const struct ml_path_ops
 static unsigned path_probe_wait_s(const struct ml_lab *lab, const struct ml_path_ops *ops)
 {
     const struct ml_topology *topo = lab->topo;
-    const struct ml_wan_profile *w = lab->wan_now, *c = &w[topo->measure.client],
-                                *s = &w[topo->measure.server], *h = &w[topo->hub];
-    double ms = c->delay_ms + c->jitter_ms + s->delay_ms + s->jitter_ms;
-    if (ops->hub != ML_HUB_QUIET)
-        ms += 2 * (h->delay_ms + h->jitter_ms);
+    const struct ml_wan_profile *w = lab->wan_now;
+    double ms = ml_wan_rtt_max_ms(&w[topo->measure.client], &w[topo->measure.server],
+                                  ops->hub == ML_HUB_QUIET ? NULL : &w[topo->hub]);
     return PROBE_WAIT_S + (unsigned)ceil(ms / 1000);
 }
 

@@ -103,17 +103,6 @@ static void add_row(struct json_object *rows, const char *path, const char *cell
     json_object_array_add(rows, row);
 }
 
-static struct json_object *path_named(struct json_object *r, const char *name)
-{
-    struct json_object *paths = ml_j_array(r, "paths");
-    for (size_t i = 0; i < ml_j_len(paths); i++) {
-        struct json_object *p = json_object_array_get_idx(paths, i);
-        if (g_strcmp0(ml_j_str(p, "name"), name) == 0)
-            return p;
-    }
-    return NULL;
-}
-
 static bool check_schema(struct json_object *r, const char *name, GError **err)
 {
     const char *schema = ml_j_str(r, "schema");
@@ -200,7 +189,7 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *pa = json_object_array_get_idx(paths, i);
         const char *name = ml_j_str(pa, "name");
-        struct json_object *pb = path_named(b, name);
+        struct json_object *pb = ml_j_path_named(b, name);
         if (!name)
             continue;
         if (!pb) {
@@ -230,7 +219,7 @@ struct json_object *ml_compare(struct json_object *a, const char *a_name, struct
     struct json_object *pbs = ml_j_array(b, "paths");
     for (size_t i = 0; i < ml_j_len(pbs); i++) {
         const char *name = ml_j_str(json_object_array_get_idx(pbs, i), "name");
-        if (name && !path_named(a, name))
+        if (name && !ml_j_path_named(a, name))
             warn(w, "%s is in B only", name);
     }
     json_object_object_add(cmp, "warnings", w);

@@ -295,11 +295,7 @@ static bool script_sweep(GString *s, struct json_object *results)
         g_autoptr(GString) data = g_string_new(NULL);
         bool any = false;
         for (size_t k = 0; k < steps; k++) {
-            struct json_object *paths = ml_j_array(json_object_array_get_idx(sweep, k), "paths");
-            struct json_object *p = NULL;
-            for (size_t j = 0; j < ml_j_len(paths); j++)
-                if (!g_strcmp0(ml_j_str(json_object_array_get_idx(paths, j), "name"), name))
-                    p = json_object_array_get_idx(paths, j);
+            struct json_object *p = ml_j_path_named(json_object_array_get_idx(sweep, k), name);
             g_string_append_printf(data, "%zu", k);
             put_number(data, measured(p) ? p : NULL, "median_bits_per_second", 1e-6);
             g_string_append(data, "\n");

@@ -127,16 +127,6 @@ void ml_section_wan(struct ml_render *c)
                            "relayed.\n\n");
 }
 
-/* The path named name in a sweep step's paths, or NULL. */
-static struct json_object *step_path(struct json_object *step, const char *name)
-{
-    struct json_object *paths = ml_j_array(step, "paths");
-    for (size_t i = 0; i < ml_j_len(paths); i++)
-        if (!g_strcmp0(ml_j_str(json_object_array_get_idx(paths, i), "name"), name))
-            return json_object_array_get_idx(paths, i);
-    return NULL;
-}
-
 static bool step_measured(struct json_object *p)
 {
     return !g_strcmp0(ml_j_str(p, "status"), "measured");
@@ -164,7 +154,7 @@ static void sweep_table(GString *s, struct json_object *sweep, const char *what,
         ml_put_text(s, name);
         g_string_append(s, " |");
         for (size_t k = 0; k < steps; k++) {
-            struct json_object *p = step_path(json_object_array_get_idx(sweep, k), name);
+            struct json_object *p = ml_j_path_named(json_object_array_get_idx(sweep, k), name);
             double v;
             g_string_append_c(s, ' ');
             if (step_measured(p) && ml_j_num(p, key, &v))
@@ -258,7 +248,7 @@ void ml_section_wan_sweep(struct ml_render *c)
     GString *said = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(first); i++) {
         const char *name = ml_j_str(json_object_array_get_idx(first, i), "name");
-        struct json_object *pa = step_path(a, name), *pb = step_path(b, name);
+        struct json_object *pa = ml_j_path_named(a, name), *pb = ml_j_path_named(b, name);
         if (step_measured(pa) && step_measured(pb))
             sweep_sentence(said, name, pa, pb, ml_j_str_or(a, "step", ML_DASH),
                            ml_j_str_or(b, "step", ML_DASH));

@@ -122,3 +122,14 @@ bool ml_j_num_at(struct json_object *o, const char *key, double *ret)
     g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
     return v->len == 1 && ml_j_value_num(g_ptr_array_index(v, 0), ret);
 }
+
+struct json_object *ml_j_path_named(struct json_object *o, const char *name)
+{
+    struct json_object *paths = ml_j_array(o, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (g_strcmp0(ml_j_str(p, "name"), name) == 0)
+            return p;
+    }
+    return NULL;
+}

@@ -22,6 +22,9 @@ bool ml_j_bool(struct json_object *o, const char *key);
 /* The integer at key as json-c converts it (a double truncated); 0 when absent. */
 int64_t ml_j_int(struct json_object *o, const char *key);
 size_t ml_j_len(struct json_object *array);
+/* The element of o's `paths` array whose `name` is name, or NULL: a path of a results document,
+ * or of one step of its wan_sweep. */
+struct json_object *ml_j_path_named(struct json_object *o, const char *name);
 
 /* The values at a dotted key: one for a plain key ("transfer.payload_bytes"), one per element
  * where the key runs through an array ("passes.bits_per_second"), one per member where a part

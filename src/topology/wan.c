@@ -73,6 +73,13 @@ double ml_wan_rtt_ms(const struct ml_wan_profile *a, const struct ml_wan_profile
     return a->delay_ms + b->delay_ms + (relay ? 2 * relay->delay_ms : 0);
 }
 
+double ml_wan_rtt_max_ms(const struct ml_wan_profile *a, const struct ml_wan_profile *b,
+                         const struct ml_wan_profile *relay)
+{
+    double most = a->delay_ms + a->jitter_ms + b->delay_ms + b->jitter_ms;
+    return most + (relay ? 2 * (relay->delay_ms + relay->jitter_ms) : 0);
+}
+
 struct json_object *ml_wan_profile_json(const struct ml_wan_profile *p)
 {
     struct json_object *o = json_object_new_object();

@@ -39,5 +39,8 @@ const char *ml_wan_out_of_bounds(const struct ml_wan_profile *p);
  * is not NULL: a's and b's delays, and the relay's twice. */
 double ml_wan_rtt_ms(const struct ml_wan_profile *a, const struct ml_wan_profile *b,
                      const struct ml_wan_profile *relay);
+/* Pure: the most they may add to it, each delay with its jitter. */
+double ml_wan_rtt_max_ms(const struct ml_wan_profile *a, const struct ml_wan_profile *b,
+                         const struct ml_wan_profile *relay);
 /* {name, delay_ms, jitter_ms, loss_percent, rate_mbit} (rate_mbit null when none). */
 struct json_object *ml_wan_profile_json(const struct ml_wan_profile *p);
