@@ -8,6 +8,8 @@ packages=(
     # build
     gcc make cmake pkg-config
     libvirt-dev libguestfs-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libglib2.0-dev
+    # export: WireGuard keys (libcrypto's X25519), the clients' QR codes (libqrencode, libpng)
+    libssl-dev libqrencode-dev libpng-dev
     # run: libvirt and QEMU, the image builder, seeds
     libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
     mmdebstrap e2fsprogs cloud-image-utils genisoimage libguestfs-tools
@@ -29,6 +31,10 @@ packages=(
     # tests/openvpn_netns.sh and tests/tinc_netns.sh: the daemons the guests run, run for real in
     # network namespaces here (without them both skip, and a fresh machine's CI tested neither)
     openvpn tinc
+    # export: nebula-cert makes an export's CA and certificates and `nebula -test` checks its
+    # configs (Debian's nebula 1.6.1, the guests' own); `wg-quick strip` and `wg pubkey` check
+    # its WireGuard files; zbarimg reads its QR codes back in test_export
+    nebula wireguard-tools zbar-tools
 )
 need=()
 for p in "${packages[@]}"; do

@@ -12,7 +12,7 @@ bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
 # In the order data flows: results/ (the metric descriptor, tables, number formatting, the NAT
 # expectations) is what measure/ writes and report/ reads, so both stand on it.
 declare -A rank=([core]=0 [topology]=1 [results]=2 [cache]=3 [virt]=4 [guestnet]=5 [dataplanes]=6
-    [measure]=7 [report]=8 [cli]=9)
+    [measure]=7 [report]=8 [export]=9 [cli]=10)
 for f in src/*; do
     if [ -f "$f" ]; then bad "$f lies outside the rooms"; continue; fi
     room=${f#src/}

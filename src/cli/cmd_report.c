@@ -64,25 +64,6 @@ static bool report_args(int argc, char **argv, struct ml_session_opts *opts, int
     return true;
 }
 
-/* The workload the run recorded, with the flags over it, into results (in memory only), marked
- * as given to report when a flag changed it. */
-static bool reprice(struct json_object *results, const struct ml_session_opts *opts, GError **err)
-{
-    if (!opts->n_workload)
-        return true;
-    struct ml_workload w;
-    ml_workload_from_json(&w, json_object_object_get(results, "vps_workload"));
-    for (size_t i = 0; i < opts->n_workload; i++)
-        if (!ml_workload_set(&w, opts->workload[i].flag, opts->workload[i].value, err))
-            return false;
-    if (!ml_workload_complete(&w, err))
-        return false;
-    struct json_object *o = ml_workload_json(&w);
-    json_object_object_add(o, "given_to_report", json_object_new_boolean(true));
-    json_object_object_add(results, "vps_workload", o);
-    return true;
-}
-
 int cmd_report_main(int argc, char **argv)
 {
     int status;
@@ -104,7 +85,7 @@ int cmd_report_main(int argc, char **argv)
         json_object_put(results);
         return cmd_fail(err);
     }
-    if (!reprice(results, &opts, &err)) {
+    if (!ml_session_reprice(results, &opts, &err)) {
         json_object_put(results);
         return cmd_fail(err);
     }

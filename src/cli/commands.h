@@ -18,6 +18,7 @@ int cmd_report_main(int argc, char **argv);
 int cmd_compare_main(int argc, char **argv);
 int cmd_exec_main(int argc, char **argv);
 int cmd_console_main(int argc, char **argv);
+int cmd_export_main(int argc, char **argv);
 
 /* Option parsing for verbs whose only option is --help: true when the verb
  * should go on with exactly `operands` arguments at argv[optind]; otherwise

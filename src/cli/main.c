@@ -22,6 +22,8 @@ static const struct {
     {"fetch", cmd_fetch_main, "Download and prepare guest images into the cache"},
     {"report", cmd_report_main, "Render a run's report.md, report.html and pictures again"},
     {"compare", cmd_compare_main, "Compare two runs' figures against their own noise"},
+    {"export", cmd_export_main,
+     "Write the configs a run verified, for a hub VPS and its clients, with fresh keys"},
 };
 
 static void usage(FILE *f)

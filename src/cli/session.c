@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/lock.h"
+#include "topology/workload.h"
 #include "dataplanes/policy.h"
 #include "guestnet/nft.h"
 #include "dataplanes/dataplane.h"
@@ -54,6 +55,18 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
             break;
         case 'u':
             opts->until = optarg;
+            break;
+        case 'A':
+            opts->hub_address = optarg;
+            break;
+        case 'I':
+            opts->hub_interface = optarg;
+            break;
+        case 'T':
+            opts->to = optarg;
+            break;
+        case 'V':
+            opts->verify = true;
             break;
         default: {
             bool help = opt == 'h';
@@ -110,7 +123,16 @@ bool ml_session_rundir(struct ml_lab *lab, const struct ml_session_opts *opts, G
 {
     lab->run_fd = ml_rundir_open(lab->run_dir, lab->topo->name, lab->run_id, opts->force, err);
     lab->run_open = lab->run_fd >= 0;
-    return lab->run_open;
+    if (!lab->run_open)
+        return false;
+    /* The topology as it was, beside the results: `export` rebuilds the configs from it. */
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(lab->topo->path, &text, &len, err)) {
+        g_prefix_error(err, "cannot copy the topology into the run directory: ");
+        return false;
+    }
+    return ml_lab_write(lab, ML_SESSION_TOPOLOGY, text, (gssize)len, err);
 }
 
 void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *opts)
@@ -240,7 +262,7 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GErro
         ok = ml_nat_lab_up(lab, err);
         ml_lab_phase(lab, "nat");
     }
-    ok = ok && setup_dataplanes(lab, err);
+    ok = ok && (opts->no_dataplanes || setup_dataplanes(lab, err));
     if (ok) {
         lab->complete = true;
         ok = ml_lab_state_write(lab, err);
@@ -267,5 +289,23 @@ bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GEr
         !ml_report_write(lab->run_fd, results, ml_metrics, ml_metrics_count, NULL, &drawn, err))
         return false;
     ml_progress("results", "report.md and report.html written, %zu picture(s) drawn", drawn);
+    return true;
+}
+
+bool ml_session_reprice(struct json_object *results, const struct ml_session_opts *opts,
+                        GError **err)
+{
+    if (!opts->n_workload)
+        return true;
+    struct ml_workload w;
+    ml_workload_from_json(&w, json_object_object_get(results, "vps_workload"));
+    for (size_t i = 0; i < opts->n_workload; i++)
+        if (!ml_workload_set(&w, opts->workload[i].flag, opts->workload[i].value, err))
+            return false;
+    if (!ml_workload_complete(&w, err))
+        return false;
+    struct json_object *o = ml_workload_json(&w);
+    json_object_object_add(o, "given_to_report", json_object_new_boolean(true));
+    json_object_object_add(results, "vps_workload", o);
     return true;
 }

@@ -6,16 +6,24 @@
 
 #include "virt/lab.h"
 
+/* The copy of the topology in every run directory. */
+#define ML_SESSION_TOPOLOGY "topology.yaml"
+
 struct ml_session_opts {
-    const char *verb;     /* "up" or "run": recorded in the lab's lock */
-    const char *out_dir;  /* run directory; NULL: runs/<lab>-<run id> */
-    bool force;           /* --force: replace an earlier run of the same lab in out_dir */
-    bool keep_on_failure; /* leave a failed lab for diagnosis */
-    bool quick;           /* run --quick: the topology's quick profile */
-    const char *profile;  /* run --profile NAME; NULL when not given */
-    bool keep;            /* run --keep: leave a lab this run brought up */
-    bool capture;         /* run --capture: pcaps of the NAT matrix's cells */
-    const char *until;    /* run --until PCT[,MAX]; NULL when not given */
+    const char *verb;          /* "up" or "run": recorded in the lab's lock */
+    const char *out_dir;       /* run directory; NULL: runs/<lab>-<run id> */
+    bool force;                /* --force: replace an earlier run of the same lab in out_dir */
+    bool keep_on_failure;      /* leave a failed lab for diagnosis */
+    bool quick;                /* run --quick: the topology's quick profile */
+    const char *profile;       /* run --profile NAME; NULL when not given */
+    bool keep;                 /* run --keep: leave a lab this run brought up */
+    bool capture;              /* run --capture: pcaps of the NAT matrix's cells */
+    const char *until;         /* run --until PCT[,MAX]; NULL when not given */
+    const char *hub_address;   /* export --hub-address ('A') */
+    const char *hub_interface; /* export --hub-interface ('I') */
+    const char *to;            /* export --to ('T') */
+    bool verify;               /* export --verify ('V') */
+    bool no_dataplanes;        /* up without the dataplanes: export --verify's files bring them */
     /* run's workload flags (--traffic ...: ML_WORKLOAD_OPT), in the order given */
     size_t n_workload;
     struct {
@@ -72,3 +80,9 @@ void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *
 
 /* Writes the results document and the report into the run directory. */
 bool ml_results_write(const struct ml_lab *lab, struct json_object *results, GError **err);
+
+/* The workload results.json recorded, with opts' workload flags over it key by key, into
+ * results (in memory only), marked as given to the verb (given_to_report) when a flag changed
+ * it: report and export price a month of another workload from the run's own figures. */
+bool ml_session_reprice(struct json_object *results, const struct ml_session_opts *opts,
+                        GError **err);

@@ -301,8 +301,8 @@ static bool write_at(int dirfd, const char *name, const char *shown, const char 
     return ok;
 }
 
-bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, int mode,
-                     GError **err)
+static bool write_rel(int dirfd, const char *rel, const char *data, gssize len, int mode,
+                      bool private_dirs, GError **err)
 {
     if (len < 0)
         len = (gssize)strlen(data);
@@ -316,7 +316,8 @@ bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, i
             errno = EINVAL;
             break;
         }
-        int dir_mode = i == 0 && !strcmp(parts[i], ML_RUNDIR_PRIVATE) ? 0700 : 0755;
+        int dir_mode =
+            private_dirs || (i == 0 && !strcmp(parts[i], ML_RUNDIR_PRIVATE)) ? 0700 : 0755;
         if (mkdirat(cur, parts[i], (mode_t)dir_mode) < 0 && errno != EEXIST) {
             close(cur);
             cur = -1;
@@ -338,4 +339,15 @@ bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, i
     bool ok = write_at(cur, parts[n - 1], rel, data, len, mode, err);
     close(cur);
     return ok;
+}
+
+bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, int mode,
+                     GError **err)
+{
+    return write_rel(dirfd, rel, data, len, mode, false, err);
+}
+
+bool ml_rundir_write_private(int dirfd, const char *rel, const char *data, gssize len, GError **err)
+{
+    return write_rel(dirfd, rel, data, len, 0600, true, err);
 }

@@ -32,3 +32,6 @@ bool ml_rundir_clear(int dirfd, const char *shown, GError **err);
  * creating the directories on the way, never following a link. */
 bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, int mode,
                      GError **err);
+/* ml_rundir_write for a secret: the file 0600 and every directory made on the way 0700. */
+bool ml_rundir_write_private(int dirfd, const char *rel, const char *data, gssize len,
+                             GError **err);

@@ -16,6 +16,7 @@
 #include "guestnet/nft.h"
 #include "results/natgrid.h"
 #include "topology/ports.h"
+#include "dataplanes/bundle.h"
 
 /* Whether the hub's NIC may see the path's traffic, counted above its idle
  * bytes. A bystander hub moves under 5% of the probe's bytes; a hub that
@@ -80,6 +81,11 @@ struct ml_dataplane {
     void (*observe)(struct ml_lab *lab, struct ml_evidence *ev);
     /* Paths that emerge (NAME-auto, the NAT matrix); NULL: it has none. */
     const struct ml_auto_ops *autop;
+    /* What `meshlab export` hands over when one of its paths passed its checks: its files for
+     * the hub and each client, with keys made fresh here (never the lab's), and what the hub's
+     * cloud-init must write, install and run (bundle.h). NULL: this meshlab exports nothing
+     * for it, and the export's manifest says so. */
+    bool (*export)(struct ml_bundle *b, GError **err);
 };
 
 /* How a dataplane takes part when nothing forces its path. */
@@ -212,6 +218,10 @@ bool ml_dp_setup(const struct ml_dataplane *dp, struct ml_lab *lab, struct json_
 void ml_dp_observe(const struct ml_dataplane *dp, struct ml_lab *lab, struct ml_evidence *ev);
 char *ml_dp_conflict(const struct ml_dataplane *dp, const struct ml_topology *topo, int *ret_line,
                      int *ret_column);
+/* Whether the dataplane has an export hook. */
+bool ml_dp_exports(const struct ml_dataplane *dp);
+/* Its export hook; false with err when it has none. */
+bool ml_dp_export(const struct ml_dataplane *dp, struct ml_bundle *b, GError **err);
 /* Whether the topology needs the dataplane: one of its paths measured, or run by the NAT
  * matrix. */
 bool ml_dp_needed(const struct ml_dataplane *dp, const struct ml_topology *topo);

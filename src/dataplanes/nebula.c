@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
+#include "core/spawn.h"
 #include "virt/agent.h"
 #include "virt/daemon.h"
 #include "virt/guest_value.h"
@@ -23,46 +26,67 @@ struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node)
     return a;
 }
 
-char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey)
+/* How a config.yml differs between the lab and an export. */
+struct config_opts {
+    const char *head;       /* its first line, a comment */
+    const char *lighthouse; /* the hub as the clients dial it, "ADDRESS:PORT" */
+    bool lab_underlay;      /* only the lab bridge is an underlay (the lab's own) */
+    const char *admin_key;  /* the admin console's key; NULL: no console */
+};
+
+static char *render_config(const struct ml_topology *topo, size_t node, const struct config_opts *o)
 {
     size_t hub = topo->hub;
     bool is_hub = node == hub;
-    char hub_overlay[16], hub_lab[16];
+    char hub_overlay[16];
     ml_ip_str(ml_nebula_address(topo, hub), hub_overlay);
-    ml_ip_str(topo->nodes[hub].address, hub_lab);
     GString *c = g_string_new(NULL);
     g_string_append_printf(c,
-                           "# meshlab lab %s: nebula on %s\n"
+                           "# %s\n"
                            "pki:\n"
                            "  ca: /etc/nebula/ca.crt\n"
                            "  cert: /etc/nebula/host.crt\n"
                            "  key: /etc/nebula/host.key\n"
                            "static_host_map:\n"
-                           "  \"%s\": [\"%s:%d\"]\n"
+                           "  \"%s\": [\"%s\"]\n"
                            "lighthouse:\n"
                            "  am_lighthouse: %s\n"
                            "  interval: 60\n",
-                           topo->name, topo->nodes[node].name, hub_overlay, hub_lab, ML_NEBULA_PORT,
-                           is_hub ? "true" : "false");
+                           o->head, hub_overlay, o->lighthouse, is_hub ? "true" : "false");
     if (is_hub)
         g_string_append(c, "  hosts: []\n");
     else
         g_string_append_printf(c, "  hosts: [\"%s\"]\n", hub_overlay);
-    /* Only the lab bridge is an underlay. Without this, nebula happily learns a
-     * peer's WireGuard address and "goes direct" through the hub's tunnel: the
-     * relay check caught exactly that. */
-    char lab_net[16];
-    ml_ip_str(topo->lab_subnet.net, lab_net);
-    g_string_append_printf(c,
-                           "  local_allow_list:\n"
-                           "    \"0.0.0.0/0\": false\n"
-                           "    \"::/0\": false\n"
-                           "    \"%s/%u\": true\n"
-                           "  remote_allow_list:\n"
-                           "    \"0.0.0.0/0\": false\n"
-                           "    \"::/0\": false\n"
-                           "    \"%s/%u\": true\n",
-                           lab_net, topo->lab_subnet.prefix, lab_net, topo->lab_subnet.prefix);
+    if (o->lab_underlay) {
+        /* Only the lab bridge is an underlay. Without this, nebula happily learns a
+         * peer's WireGuard address and "goes direct" through the hub's tunnel: the
+         * relay check caught exactly that. */
+        char lab_net[16];
+        ml_ip_str(topo->lab_subnet.net, lab_net);
+        g_string_append_printf(c,
+                               "  local_allow_list:\n"
+                               "    \"0.0.0.0/0\": false\n"
+                               "    \"::/0\": false\n"
+                               "    \"%s/%u\": true\n"
+                               "  remote_allow_list:\n"
+                               "    \"0.0.0.0/0\": false\n"
+                               "    \"::/0\": false\n"
+                               "    \"%s/%u\": true\n",
+                               lab_net, topo->lab_subnet.prefix, lab_net, topo->lab_subnet.prefix);
+    } else {
+        /* The same lesson for a deployment, where the underlay is the Internet: never an
+         * address inside the WireGuard overlay beside it, nor a WireGuard interface (only
+         * "deny" rules, so everything else is allowed: nebula 1.6.1 examples/config.yml). */
+        char wg_net[16];
+        ml_ip_str(topo->wireguard.subnet.net, wg_net);
+        g_string_append_printf(c,
+                               "  local_allow_list:\n"
+                               "    interfaces:\n"
+                               "      'wg.*': false\n"
+                               "  remote_allow_list:\n"
+                               "    \"%s/%u\": false\n",
+                               wg_net, topo->wireguard.subnet.prefix);
+    }
     g_string_append_printf(c,
                            "listen:\n"
                            "  host: 0.0.0.0\n"
@@ -77,26 +101,49 @@ char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *
     else
         g_string_append_printf(c, "  am_relay: false\n  use_relays: true\n  relays: [\"%s\"]\n",
                                hub_overlay);
-    g_string_append_printf(c,
-                           "tun:\n"
-                           "  dev: " ML_NEBULA_DEV "\n"
-                           "  mtu: 1300\n"
-                           "logging:\n"
-                           "  level: info\n"
-                           "sshd:\n"
-                           "  enabled: true\n"
-                           "  listen: " ML_NEBULA_ADMIN "\n"
-                           "  host_key: /etc/nebula/ssh_host_ed25519_key\n"
-                           "  authorized_users:\n"
-                           "    - user: meshlab\n"
-                           "      keys: [\"%s\"]\n"
-                           "firewall:\n"
-                           "  outbound:\n"
-                           "    - {port: any, proto: any, host: any}\n"
-                           "  inbound:\n"
-                           "    - {port: any, proto: any, host: any}\n",
-                           admin_pubkey);
+    g_string_append(c, "tun:\n"
+                       "  dev: " ML_NEBULA_DEV "\n"
+                       "  mtu: 1300\n"
+                       "logging:\n"
+                       "  level: info\n");
+    if (o->admin_key)
+        g_string_append_printf(c,
+                               "sshd:\n"
+                               "  enabled: true\n"
+                               "  listen: " ML_NEBULA_ADMIN "\n"
+                               "  host_key: /etc/nebula/ssh_host_ed25519_key\n"
+                               "  authorized_users:\n"
+                               "    - user: meshlab\n"
+                               "      keys: [\"%s\"]\n",
+                               o->admin_key);
+    g_string_append(c, "firewall:\n"
+                       "  outbound:\n"
+                       "    - {port: any, proto: any, host: any}\n"
+                       "  inbound:\n"
+                       "    - {port: any, proto: any, host: any}\n");
     return g_string_free(c, FALSE);
+}
+
+char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey)
+{
+    char hub_lab[16];
+    ml_ip_str(topo->nodes[topo->hub].address, hub_lab);
+    g_autofree char *head =
+        g_strdup_printf("meshlab lab %s: nebula on %s", topo->name, topo->nodes[node].name);
+    g_autofree char *lighthouse = g_strdup_printf("%s:%d", hub_lab, ML_NEBULA_PORT);
+    struct config_opts o = {
+        .head = head, .lighthouse = lighthouse, .lab_underlay = true, .admin_key = admin_pubkey};
+    return render_config(topo, node, &o);
+}
+
+char *ml_nebula_export_config(const struct ml_bundle *b, size_t node)
+{
+    g_autofree char *head = g_strdup_printf("%s: nebula (nebula-direct, nebula-relay) on %s, "
+                                            "made by meshlab export",
+                                            b->label, b->topo->nodes[node].name);
+    g_autofree char *lighthouse = ml_bundle_endpoint(b, ML_NEBULA_PORT);
+    struct config_opts o = {.head = head, .lighthouse = lighthouse};
+    return render_config(b->topo, node, &o);
 }
 
 /* Banners as nebula's cert package writes them (slackhq/nebula cert/cert.go: CertBanner
@@ -269,8 +316,7 @@ static bool sign_on_hub(struct ml_lab *lab, char **pub, char **crt, GError **err
         g_string_append_printf(pubs, "%s\n", hostpub);
     }
     g_autofree char *script = signing_script(t, n);
-    g_autofree char *signed_out =
-        ml_agent_run(lab->dom[t->hub], script, pubs->str, 60, err);
+    g_autofree char *signed_out = ml_agent_run(lab->dom[t->hub], script, pubs->str, 60, err);
     if (!signed_out)
         return false;
     g_auto(GStrv) parts = g_strsplit(signed_out, "@@", -1);
@@ -401,4 +447,212 @@ char *ml_nebula_view(struct ml_lab *lab, GError **err)
 {
     g_autofree char *cmd = ml_nebula_view_cmd(lab);
     return ml_agent_run(lab->dom[lab->topo->measure.client], cmd, NULL, 30, err);
+}
+
+/* The unit the export installs, on the hub and the clients: the package's own nebula@.service
+ * is Debian's; this one needs only /usr/bin/nebula. */
+static const char export_unit[] = "[Unit]\n"
+                                  "Description=nebula overlay (meshlab export)\n"
+                                  "Wants=network-online.target\n"
+                                  "After=network-online.target\n"
+                                  "\n"
+                                  "[Service]\n"
+                                  "ExecStart=/usr/bin/nebula -config /etc/nebula/config.yml\n"
+                                  "Restart=always\n"
+                                  "\n"
+                                  "[Install]\n"
+                                  "WantedBy=multi-user.target\n";
+#define EXPORT_UNIT_PATH "/etc/systemd/system/nebula-meshlab.service"
+#define EXPORT_START "systemctl daemon-reload && systemctl enable --now nebula-meshlab.service"
+
+/* nebula-cert's arguments that sign node i's certificate into dir (NULL-terminated). */
+static GStrv sign_argv(const struct ml_topology *t, size_t i, const char *dir)
+{
+    char addr[16];
+    GPtrArray *v = g_ptr_array_new();
+    const char *fixed[] = {"nebula-cert", "sign", "-ca-crt"};
+    for (size_t k = 0; k < G_N_ELEMENTS(fixed); k++)
+        g_ptr_array_add(v, g_strdup(fixed[k]));
+    g_ptr_array_add(v, g_build_filename(dir, "ca.crt", NULL));
+    g_ptr_array_add(v, g_strdup("-ca-key"));
+    g_ptr_array_add(v, g_build_filename(dir, "ca.key", NULL));
+    g_ptr_array_add(v, g_strdup("-name"));
+    g_ptr_array_add(v, g_strdup(t->nodes[i].name));
+    g_ptr_array_add(v, g_strdup("-ip"));
+    g_ptr_array_add(
+        v, g_strdup_printf("%s/%d", ml_ip_str(ml_nebula_address(t, i), addr), NEBULA_PREFIX));
+    g_ptr_array_add(v, g_strdup("-out-crt"));
+    g_ptr_array_add(v, g_strdup_printf("%s/%s.crt", dir, t->nodes[i].name));
+    g_ptr_array_add(v, g_strdup("-out-key"));
+    g_ptr_array_add(v, g_strdup_printf("%s/%s.key", dir, t->nodes[i].name));
+    g_ptr_array_add(v, NULL);
+    return (GStrv)g_ptr_array_free(v, FALSE);
+}
+
+static char *read_made(const char *dir, const char *name, GError **err)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, err))
+        return NULL;
+    return text;
+}
+
+/* Removes what nebula-cert made below dir, and dir. */
+static void remove_made(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        g_unlink(p);
+    }
+    if (d)
+        g_dir_close(d);
+    g_rmdir(dir);
+}
+
+/* `nebula -test` of node i's config with its pki pointed at the files just made, and the
+ * lighthouse's address (which nebula resolves as it loads: a DNS query that must not leave this
+ * host) replaced by the loopback's. */
+static bool test_config(const char *dir, const char *node, const char *config,
+                        const char *lighthouse, GError **err)
+{
+    g_autofree char *ca = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *crt = g_strdup_printf("%s/%s.crt", dir, node);
+    g_autofree char *key = g_strdup_printf("%s/%s.key", dir, node);
+    g_autofree char *path = g_strdup_printf("%s/%s.yml", dir, node);
+    GString *c = g_string_new(config);
+    g_string_replace(c, "ca: /etc/nebula/ca.crt", "", 1);
+    g_string_replace(c, "cert: /etc/nebula/host.crt", "", 1);
+    g_string_replace(c, "key: /etc/nebula/host.key", "", 1);
+    g_autofree char *tested = g_string_free(c, FALSE);
+    /* The pki block's three lines are emptied above; the paths go back in just after "pki:". */
+    g_autofree char *pki = g_strdup_printf("pki:\n  ca: %s\n  cert: %s\n  key: %s\n", ca, crt, key);
+    GString *t = g_string_new(tested);
+    g_string_replace(t, "pki:\n", pki, 1);
+    g_autofree char *quoted = g_strdup_printf("[\"%s\"]", lighthouse);
+    g_autofree char *loopback = g_strdup_printf("[\"127.0.0.1:%d\"]", ML_NEBULA_PORT);
+    g_string_replace(t, quoted, loopback, 1);
+    g_autofree char *final = g_string_free(t, FALSE);
+    if (!g_file_set_contents_full(path, final, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, err))
+        return false;
+    const char *argv[] = {"nebula", "-test", "-config", path, NULL};
+    g_autoptr(GError) e = NULL;
+    bool ok = ml_spawn_timeout(argv, 60, NULL, &e);
+    g_unlink(path);
+    if (!ok)
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "nebula -test refused the exported config of %s (a meshlab bug; nothing was "
+                    "exported for nebula): %s",
+                    node, e->message);
+    return ok;
+}
+
+bool ml_nebula_export(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    g_autofree char *cert_tool = g_find_program_in_path("nebula-cert");
+    g_autofree char *daemon = g_find_program_in_path("nebula");
+    if (!cert_tool || !daemon) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "nebula's certificates are made fresh for an export by nebula-cert on this "
+                    "host, and its configs checked by `nebula -test`: neither is installed here "
+                    "(Debian: apt install nebula)");
+        return false;
+    }
+    g_autofree char *dir = g_dir_make_tmp("meshlab-nebula-XXXXXX", err);
+    if (!dir)
+        return false;
+    g_autofree char *ca_name = g_strdup_printf("meshlab export %s", t->name);
+    g_autofree char *lighthouse = ml_bundle_endpoint(b, ML_NEBULA_PORT);
+    g_autofree char *ca_crt = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *ca_key = g_build_filename(dir, "ca.key", NULL);
+    const char *ca_argv[] = {"nebula-cert", "ca",       "-name", ca_name, "-out-crt",
+                             ca_crt,        "-out-key", ca_key,  NULL};
+    bool ok = ml_spawn_timeout(ca_argv, 60, NULL, err);
+    GString *script = g_string_new(NULL);
+    g_string_append_printf(script,
+                           "#!/bin/sh\n"
+                           "# %s: the commands that made nebula's CA and certificates for this "
+                           "export\n"
+                           "# (nebula-cert 1.6.1). Run in an empty directory to make another "
+                           "set; keep ca.key\n"
+                           "# offline, and sign a new node with the last line's form.\n"
+                           "set -eu\n"
+                           "umask 077\n"
+                           "nebula-cert ca -name '%s' -out-crt ca.crt -out-key ca.key\n",
+                           b->label, ca_name);
+    for (size_t i = 0; i < t->n_nodes && ok; i++) {
+        g_auto(GStrv) argv = sign_argv(t, i, dir);
+        ok = ml_spawn_timeout((const char *const *)argv, 60, NULL, err);
+        char addr[16];
+        g_string_append_printf(script,
+                               "mkdir -p %s && nebula-cert sign -ca-crt ca.crt -ca-key ca.key "
+                               "-name %s -ip %s/%d -out-crt %s/host.crt -out-key %s/host.key\n",
+                               t->nodes[i].name, t->nodes[i].name,
+                               ml_ip_str(ml_nebula_address(t, i), addr), NEBULA_PREFIX,
+                               t->nodes[i].name, t->nodes[i].name);
+    }
+    g_autofree char *ca = ok ? read_made(dir, "ca.crt", err) : NULL;
+    g_autofree char *cakey = ca ? read_made(dir, "ca.key", err) : NULL;
+    ok = ok && cakey;
+    char *crt[ML_MAX_NODES] = {0}, *key[ML_MAX_NODES] = {0}, *conf[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < t->n_nodes && ok; i++) {
+        g_autofree char *c = g_strdup_printf("%s.crt", t->nodes[i].name);
+        g_autofree char *k = g_strdup_printf("%s.key", t->nodes[i].name);
+        crt[i] = read_made(dir, c, err);
+        key[i] = crt[i] ? read_made(dir, k, err) : NULL;
+        conf[i] = ml_nebula_export_config(b, i);
+        ok = key[i] && test_config(dir, t->nodes[i].name, conf[i], lighthouse, err);
+    }
+    remove_made(dir);
+    if (ok) {
+        ml_bundle_add(b, "nebula/ca.crt", g_strdup(ca), 0, SIZE_MAX, NULL,
+                      "nebula's CA certificate (every node holds it)");
+        ml_bundle_add(b, "nebula/ca.key", g_strdup(cakey), ML_BUNDLE_SECRET, SIZE_MAX, NULL,
+                      "nebula's CA key: signs new nodes; keep it offline, never on the VPS");
+        ml_bundle_add(b, "nebula/make-certs.sh", g_string_free(script, FALSE), 0, SIZE_MAX, NULL,
+                      "the nebula-cert commands that made the CA and the certificates");
+        script = NULL;
+        for (size_t i = 0; i < t->n_nodes; i++) {
+            const char *n = t->nodes[i].name;
+            g_autofree char *rc = g_strdup_printf("nebula/%s/config.yml", n);
+            g_autofree char *rcrt = g_strdup_printf("nebula/%s/host.crt", n);
+            g_autofree char *rkey = g_strdup_printf("nebula/%s/host.key", n);
+            g_autofree char *rca = g_strdup_printf("nebula/%s/ca.crt", n);
+            g_autofree char *ru = g_strdup_printf("nebula/%s/nebula-meshlab.service", n);
+            ml_bundle_add(b, rc, g_strdup(conf[i]), 0, i, "/etc/nebula/config.yml",
+                          "nebula's config");
+            ml_bundle_add(b, rcrt, g_strdup(crt[i]), 0, i, "/etc/nebula/host.crt",
+                          "its nebula certificate");
+            ml_bundle_add(b, rkey, g_strdup(key[i]), ML_BUNDLE_SECRET, i, "/etc/nebula/host.key",
+                          "its nebula private key");
+            ml_bundle_add(b, rca, g_strdup(ca), 0, i, "/etc/nebula/ca.crt",
+                          "the CA certificate it trusts");
+            ml_bundle_add(b, ru, g_strdup(export_unit), 0, i, EXPORT_UNIT_PATH,
+                          "the systemd unit that runs nebula");
+            if (i != t->hub)
+                ml_bundle_client_command(b, i, EXPORT_START);
+        }
+        ml_bundle_hub_file(b, "/etc/nebula/config.yml", conf[t->hub], 0600);
+        ml_bundle_hub_file(b, "/etc/nebula/host.crt", crt[t->hub], 0600);
+        ml_bundle_hub_file(b, "/etc/nebula/host.key", key[t->hub], 0600);
+        ml_bundle_hub_file(b, "/etc/nebula/ca.crt", ca, 0644);
+        ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
+        ml_bundle_hub_package(b, "nebula", "nebula");
+        ml_bundle_hub_command(b, EXPORT_START);
+    }
+    if (script)
+        g_string_free(script, TRUE);
+    if (cakey)
+        memset(cakey, 0, strlen(cakey));
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
+        if (key[i])
+            memset(key[i], 0, strlen(key[i]));
+        g_free(crt[i]);
+        g_free(key[i]);
+        g_free(conf[i]);
+    }
+    return ok;
 }

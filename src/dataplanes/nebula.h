@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "virt/lab.h"
+#include "dataplanes/bundle.h"
 
 #include "topology/ports.h"
 
@@ -22,6 +23,14 @@ struct in_addr ml_nebula_address(const struct ml_topology *topo, size_t node);
  * sshd admin console, through which meshlab reads nebula's view of a tunnel. */
 char *ml_nebula_config(const struct ml_topology *topo, size_t node, const char *admin_pubkey);
 
+/* config.yml of node i for an export: the hub dialled at the bundle's address, no admin
+ * console, and the WireGuard overlay and interfaces never taken for an underlay. */
+char *ml_nebula_export_config(const struct ml_bundle *b, size_t node);
+/* The export hook (dataplane.h): a fresh CA and a certificate per node made by nebula-cert on
+ * this host, each node's config checked by `nebula -test`, the systemd unit that runs it.
+ * Fails (ML_ERR_HOST) where nebula-cert or nebula is not installed. */
+bool ml_nebula_export(struct ml_bundle *b, GError **err);
+
 /* A node's `nebula-cert keygen -out-pub` file: one PEM block of a 32-byte X25519 key. */
 bool ml_nebula_pubkey_valid(const char *pem);
 /* One PEM "NEBULA CERTIFICATE" block and nothing else. */
@@ -31,9 +40,9 @@ bool ml_nebula_cert_valid(const char *pem);
  * peer's underlay address as currentRemote; a relayed one has none. */
 struct ml_nebula_tunnel {
     bool found;
-    bool relayed;      /* currentRemote is present and null, and a relay carries it */
-    char remote[64];   /* "192.0.2.12:4242" when direct */
-    char relay[16];    /* the first of currentRelaysToMe, when relayed */
+    bool relayed;    /* currentRemote is present and null, and a relay carries it */
+    char remote[64]; /* "192.0.2.12:4242" when direct */
+    char relay[16];  /* the first of currentRelaysToMe, when relayed */
 };
 bool ml_nebula_tunnel_parse(const char *json, struct ml_nebula_tunnel *ret, GError **err);
 

@@ -273,6 +273,7 @@ const struct ml_dataplane ml_dataplane_nebula = {
     .setup = ml_nebula_setup,
     .observe = observe,
     .autop = &nebula_auto,
+    .export = ml_nebula_export,
 };
 
 /* nebula.c's tun mtu 1300; nebula 1.6.1's 16-byte header (header.Len) and its

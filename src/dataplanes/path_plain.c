@@ -34,9 +34,18 @@ static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GS
 extern const struct ml_path_ops ml_path_plain;
 
 /* No dataplane: the bridge itself, every hook its default. */
+/* The bare network needs nothing deployed: exported, with no file of its own. */
+static bool export_nothing(struct ml_bundle *b, GError **err)
+{
+    (void)b;
+    (void)err;
+    return true;
+}
+
 const struct ml_dataplane ml_dataplane_plain = {
     .name = "plain",
     .paths = {&ml_path_plain},
+    .export = export_nothing,
 };
 
 const struct ml_path_ops ml_path_plain = {

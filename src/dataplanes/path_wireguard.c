@@ -93,6 +93,7 @@ const struct ml_dataplane ml_dataplane_wireguard = {
     .ports = ports,
     .setup = ml_wg_setup,
     .observe = observe,
+    .export = ml_wg_export,
 };
 
 /* The wg-quick files (wireguard.c) set no MTU: wg-quick takes eth0's 1500 less

@@ -119,6 +119,23 @@ bool ml_dp_available(const struct ml_dataplane *dp, const struct ml_lab *lab, ch
     return !dp->available || dp->available(lab, ret_reason);
 }
 
+bool ml_dp_exports(const struct ml_dataplane *dp)
+{
+    return dp->export != NULL;
+}
+
+bool ml_dp_export(const struct ml_dataplane *dp, struct ml_bundle *b, GError **err)
+{
+    if (!dp->export) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "this meshlab exports nothing for %s: it has no export for that dataplane "
+                    "yet",
+                    dp->name);
+        return false;
+    }
+    return dp->export(b, err);
+}
+
 bool ml_dp_setup(const struct ml_dataplane *dp, struct ml_lab *lab, struct json_object *state,
                  GError **err)
 {

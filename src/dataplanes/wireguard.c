@@ -8,6 +8,7 @@
 #include "dataplanes/dataplane.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
+#include "core/keys.h"
 #include "core/util.h"
 
 static GString *interface_section(const struct ml_topology *topo, size_t node, unsigned prefix)
@@ -72,6 +73,93 @@ char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const cha
         g_string_append_printf(c, "PersistentKeepalive = %u\n",
                                topo->wireguard.persistent_keepalive);
     return g_string_free(c, FALSE);
+}
+
+/* wg-quick sets no MTU in the lab: it takes the NIC's 1500 less 80 (ml_encap_wireguard). The
+ * export writes that figure down, so a VPS whose NIC has another MTU gets the lab's. */
+#define EXPORT_MTU 1420
+
+static void export_interface(GString *c, const struct ml_bundle *b, size_t node, unsigned prefix,
+                             const char *private_key, const char *role)
+{
+    const struct ml_topology *t = b->topo;
+    char addr[16];
+    g_string_append_printf(c,
+                           "# %s: kernel WireGuard (wireguard-hub) for %s, %s.\n"
+                           "# Made by meshlab export with keys of its own; wg-quick's format.\n"
+                           "[Interface]\n"
+                           "Address = %s/%u\n"
+                           "PrivateKey = %s\n"
+                           "MTU = %u\n",
+                           b->label, t->nodes[node].name, role,
+                           ml_ip_str(t->nodes[node].tunnel_address, addr), prefix, private_key,
+                           EXPORT_MTU);
+}
+
+bool ml_wg_export(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    struct ml_wg_keypair keys[ML_MAX_NODES];
+    bool ok = true;
+    for (size_t i = 0; i < t->n_nodes && ok; i++)
+        ok = ml_wg_keypair_new(&keys[i], err);
+    if (!ok) {
+        for (size_t i = 0; i < t->n_nodes; i++)
+            ml_wg_keypair_clear(&keys[i]);
+        return false;
+    }
+    size_t hub = t->hub;
+    char addr[16], net[16];
+    GString *h = g_string_new(NULL);
+    export_interface(h, b, hub, t->wireguard.subnet.prefix, keys[hub].private_key, "the hub");
+    g_string_append_printf(h,
+                           "ListenPort = %u\n"
+                           "PostUp = sysctl -q -w net.ipv4.ip_forward=1\n"
+                           "PostUp = nft add table ip wgmasq\n"
+                           "PostUp = nft 'add chain ip wgmasq postrouting { type nat hook "
+                           "postrouting priority 100; policy accept; }'\n"
+                           "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
+                           "masquerade\n"
+                           "PostDown = nft delete table ip wgmasq\n",
+                           t->wireguard.listen_port, b->hub_interface);
+    g_autofree char *endpoint = ml_bundle_endpoint(b, t->wireguard.listen_port);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (i == hub)
+            continue;
+        g_string_append_printf(h, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
+                               t->nodes[i].name, keys[i].public_key,
+                               ml_ip_str(t->nodes[i].tunnel_address, addr));
+        GString *c = g_string_new(NULL);
+        export_interface(c, b, i, 32, keys[i].private_key, "a client");
+        g_string_append_printf(c,
+                               "\n[Peer]\n# %s\nPublicKey = %s\nEndpoint = %s\n"
+                               "AllowedIPs = %s/%u\n",
+                               t->nodes[hub].name, keys[hub].public_key, endpoint,
+                               ml_ip_str(t->wireguard.subnet.net, net), t->wireguard.subnet.prefix);
+        if (t->wireguard.persistent_keepalive)
+            g_string_append_printf(c, "PersistentKeepalive = %u\n",
+                                   t->wireguard.persistent_keepalive);
+        g_autofree char *rel = g_strdup_printf("wireguard/%s/wg0.conf", t->nodes[i].name);
+        g_autofree char *what = g_strdup_printf(
+            "%s's wg-quick file (holds its private key); the QR codes beside it carry it for "
+            "WireGuard's phone apps",
+            t->nodes[i].name);
+        ml_bundle_add(b, rel, g_string_free(c, FALSE),
+                      ML_BUNDLE_SECRET | ML_BUNDLE_QR | ML_BUNDLE_WG_QUICK, i,
+                      "/etc/wireguard/wg0.conf", what);
+        ml_bundle_client_command(b, i, "systemctl enable --now wg-quick@wg0");
+    }
+    g_autofree char *rel = g_strdup_printf("wireguard/%s/wg0.conf", t->nodes[hub].name);
+    ml_bundle_hub_file(b, "/etc/wireguard/wg0.conf", h->str, 0600);
+    ml_bundle_add(b, rel, g_string_free(h, FALSE), ML_BUNDLE_SECRET | ML_BUNDLE_WG_QUICK, hub,
+                  "/etc/wireguard/wg0.conf", "the hub's wg-quick file (holds its private key)");
+    ml_bundle_hub_package(b, "wg", "wireguard-tools");
+    ml_bundle_hub_package(b, "nft", "nftables");
+    ml_bundle_hub_sysctl(b, "net.ipv4.ip_forward", "1");
+    ml_bundle_hub_command(b, "systemctl enable --now wg-quick@wg0");
+    for (size_t i = 0; i < t->n_nodes; i++)
+        ml_wg_keypair_clear(&keys[i]);
+    return true;
 }
 
 bool ml_wg_key_valid(const char *key)

@@ -17,6 +17,11 @@ char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkey
 /* wg0.conf of client node i. */
 char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const char *hub_pubkey);
 
+/* The export hook (dataplane.h): wg0.conf for the hub and each client in wg-quick's format,
+ * with keys made here (core/keys.h), the run's listen port, keepalive and wg-quick's MTU
+ * written out; the hub forwards and masquerades on the bundle's hub_interface as in the lab. */
+bool ml_wg_export(struct ml_bundle *b, GError **err);
+
 /* True for a well-formed WireGuard public key (44 base64 characters, 32 bytes). */
 bool ml_wg_key_valid(const char *key);
 

@@ -800,6 +800,35 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
     return g_string_free(c.s, false);
 }
 
+char *ml_report_render_sizing(struct json_object *results, GError **err)
+{
+    struct json_object *paths = ml_j_array(results, "paths");
+    if (g_strcmp0(ml_j_str(results, "schema"), ML_RESULTS_SCHEMA) != 0 || !paths) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "The results document is not a %s document with paths.", ML_RESULTS_SCHEMA);
+        return NULL;
+    }
+    size_t n = json_object_array_length(paths);
+    g_autofree enum ml_path_status *st = g_new0(enum ml_path_status, n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        if (!path_status(json_object_array_get_idx(paths, i), i, &st[i], err))
+            return NULL;
+    struct ml_render c = {.s = g_string_new(NULL), .r = results, .paths = paths, .st = st};
+    ml_notes_init(&c.notes);
+    g_string_append(c.s, "# Sizing the hub VPS: ");
+    ml_put_text(c.s, ml_j_str_or(results, "lab", ML_DASH));
+    g_string_append(c.s, ", run ");
+    ml_put_text(c.s, ml_j_str_or(results, "run_id", ML_DASH));
+    g_string_append(c.s, "\n\nFrom the run's results.json alone, as its report.md says it; every "
+                         "figure names the field it comes from.\n\n");
+    ml_section_wan(&c);
+    ml_section_vps(&c);
+    ml_notes_write(&c.notes, c.s);
+    ml_notes_clear(&c.notes);
+    /* The sections are written for report.md, one level below its title. */
+    return g_string_free(c.s, false);
+}
+
 char *ml_report_render_markdown(struct json_object *results, const struct ml_metric *metrics,
                                 size_t n_metrics, GError **err)
 {

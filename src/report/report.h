@@ -26,6 +26,11 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
 char *ml_report_render_markdown(struct json_object *results, const struct ml_metric *metrics,
                                 size_t n_metrics, GError **err);
 
+/* SIZING.md of an export: report.md's title line for the run, then its sections on distance
+ * and on what the run means for the VPS (the month of the workload included), from results
+ * alone. Fails (ML_ERR_INPUT) as ml_report_render_markdown_with does. */
+char *ml_report_render_sizing(struct json_object *results, GError **err);
+
 /* report.html from report.md's text: the same content, self-contained (inline CSS, every
  * picture's SVG inline in place of its link; nothing fetched from the network). */
 char *ml_report_render_html(const char *markdown, const struct ml_plots *plots);

@@ -111,6 +111,39 @@ bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *re
     return true;
 }
 
+char *ml_seed_multipart(const char *first, const char *lab_part)
+{
+    /* A boundary that neither part holds. */
+    g_autofree char *boundary = NULL;
+    do {
+        g_free(boundary);
+        boundary = g_strdup_printf("==meshlab-%08x%08x==", g_random_int(), g_random_int());
+    } while (strstr(first, boundary) || strstr(lab_part, boundary));
+    const char *part_head = "Content-Type: text/cloud-config; charset=\"us-ascii\"\n"
+                            "MIME-Version: 1.0\n"
+                            "Content-Transfer-Encoding: 7bit\n";
+    return g_strdup_printf("Content-Type: multipart/mixed; boundary=\"%s\"\n"
+                           "MIME-Version: 1.0\n"
+                           "\n"
+                           "--%s\n%s"
+                           "Content-Disposition: attachment; filename=\"exported\"\n"
+                           "\n"
+                           "%s%s"
+                           "--%s\n%s"
+                           "Content-Disposition: attachment; filename=\"meshlab-lab\"\n"
+                           "\n"
+                           "%s%s"
+                           "merge_how:\n"
+                           "  - name: list\n"
+                           "    settings: [append]\n"
+                           "  - name: dict\n"
+                           "    settings: [no_replace, recurse_list]\n"
+                           "--%s--\n",
+                           boundary, boundary, part_head, first,
+                           g_str_has_suffix(first, "\n") ? "" : "\n", boundary, part_head, lab_part,
+                           g_str_has_suffix(lab_part, "\n") ? "" : "\n", boundary);
+}
+
 bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err)
 {
     /* The pid in the name lets 'meshlab down' tell a killed meshlab's leftovers

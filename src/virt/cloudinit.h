@@ -24,6 +24,12 @@ char *ml_template_expand(const char *text, const char *const *vars, GError **err
 bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *ret, GError **err);
 
 /* Writes the seed ISO (volume label cidata) to path with cloud-localds. */
+/* A MIME multipart user-data: first (a #cloud-config the lab does not write, as export --verify
+ * hands a hub its exported file, byte for byte), then the lab's own part with a merge_how that
+ * appends its lists and adds its keys without replacing first's (cloud-init's "Merging
+ * user-data sections": list append, dict no_replace and recurse_list). */
+char *ml_seed_multipart(const char *first, const char *lab_part);
+
 bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err);
 
 /* Where an image that takes its seed from the host (ml_image.seed_by_agent) looks for it:

@@ -135,6 +135,19 @@ virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i)
     return lab->dom[i];
 }
 
+/* Guest i's seed: the lab's own, after the part a caller put first (user_data_first). */
+static bool render_seed(const struct ml_lab *lab, size_t i, struct ml_seed *seed, GError **err)
+{
+    if (!ml_seed_render(lab->plan, i, seed, err))
+        return false;
+    if (lab->user_data_first[i]) {
+        char *both = ml_seed_multipart(lab->user_data_first[i], seed->user_data);
+        g_free(seed->user_data);
+        seed->user_data = both;
+    }
+    return true;
+}
+
 static char *console_path(const struct ml_lab *lab, size_t i)
 {
     g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
@@ -331,7 +344,7 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         /* Rendered now, so that a template error stops the lab before any guest runs; an
          * image that takes its seed through the agent gets it when its hold is reached. */
         struct ml_seed seed = {0};
-        if (!ml_seed_render(plan, i, &seed, err))
+        if (!render_seed(lab, i, &seed, err))
             return false;
         g_autofree char *seed_path = NULL;
         bool ok = true;
@@ -425,7 +438,7 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
         }
     }
     struct ml_seed seed = {0};
-    bool ok = ml_seed_render(lab->plan, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err);
+    bool ok = render_seed(lab, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err);
     ml_seed_clear(&seed);
     g_autofree char *go =
         ok ? ml_agent_run(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, err) : NULL;
@@ -891,6 +904,7 @@ void ml_lab_clear(struct ml_lab *lab)
         g_clear_pointer(&lab->dom[i], virDomainFree);
         g_free(lab->warm_key[i]);
         g_free(lab->xml[i]);
+        g_free(lab->user_data_first[i]);
     }
     g_free(lab->firewall);
     ml_plan_free(lab->plan);

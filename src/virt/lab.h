@@ -32,13 +32,16 @@ struct ml_lab {
                                    * an image that holds before cloud-init loads it there,
                                    * before its network is up (firewall_early) */
     bool firewall_early;
-    struct json_object *dataplanes; /* each dataplane's per-run state, {name: {...}}: what
-                                     * it set up and learnt, saved in the state file; only
-                                     * the dataplanes read inside */
-    struct json_object *phases;     /* [{name, seconds}], contiguous: they add up to wall time */
-    double phase_mark;              /* ml_elapsed() when the current phase began */
-    struct json_object *up_phases;  /* on attach: the phases of the `up` that built the lab */
-    int run_fd;                     /* the run directory, opened once (see rundir.h) */
+    char *user_data_first[ML_MAX_NODES]; /* NULL, or a #cloud-config that goes before the lab's
+                                          * own in the guest's user-data (export --verify: the
+                                          * exported hub's, ml_seed_multipart) */
+    struct json_object *dataplanes;      /* each dataplane's per-run state, {name: {...}}: what
+                                          * it set up and learnt, saved in the state file; only
+                                          * the dataplanes read inside */
+    struct json_object *phases;    /* [{name, seconds}], contiguous: they add up to wall time */
+    double phase_mark;             /* ml_elapsed() when the current phase began */
+    struct json_object *up_phases; /* on attach: the phases of the `up` that built the lab */
+    int run_fd;                    /* the run directory, opened once (see rundir.h) */
     bool run_open;
     int lock_fd; /* the lab's lock (see lock.h), held until ml_lab_clear */
     bool locked;

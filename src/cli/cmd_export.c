@@ -1,0 +1,232 @@
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/export_verify.h"
+#include "core/rundir.h"
+#include "cli/session.h"
+#include "core/util.h"
+#include "export/export.h"
+#include "report/schema_check.h"
+#include "results/json.h"
+#include "topology/topology.h"
+
+static const char export_usage[] =
+    "Usage: meshlab export --hub-address ADDR [--hub-interface IFACE] [--to DIR] [--verify]\n"
+    "                      [--traffic GB [--relayed-share F] [--egress-price P]\n"
+    "                      [--included-tb T] [--peak-mbit M] [--currency CODE]] RUN_DIR\n\n"
+    "Writes what to deploy for each path whose checks passed in the run RUN_DIR, and nothing\n"
+    "for one that failed or did not run: for kernel WireGuard (wireguard-hub) a wg-quick\n"
+    "wg0.conf for the hub and each client, the clients' as QR codes too (PNG and terminal\n"
+    "text); for nebula (nebula-direct, nebula-relay) a fresh CA, each node's certificate, key,\n"
+    "config.yml and systemd unit. Keys are made for the export (none of the lab's keys ever\n"
+    "left its guests). Beside them: hub/firewall.nft, the hub's nftables ruleset as it was in\n"
+    "force in the run, checked with `nft -c`; hub/user-data, one cloud-init file for the hub\n"
+    "VPS that writes, installs and starts all of it; SIZING.md, the hub's traffic and cost a\n"
+    "month (the workload flags price another workload, as `meshlab report` does); README.md;\n"
+    "and manifest.json, naming the run, each path's verdict and each file's SHA-256.\n\n"
+    "  --hub-address ADDR     the hub VPS's public address or DNS name, as the clients will\n"
+    "                         dial it (required)\n"
+    "  --hub-interface IFACE  the VPS's network interface, for its firewall and WireGuard's\n"
+    "                         masquerade (default eth0)\n"
+    "  --to DIR               where to write it (default RUN_DIR/export); must not exist, or\n"
+    "                         be empty\n"
+    "  --verify               try the export in a fresh lab of the run's topology first, and\n"
+    "                         hand it over only if every exported path passes its check there:\n"
+    "                         the hub boots from hub/user-data (its address mapped to its lab\n"
+    "                         address on the clients), each client gets its exported files and\n"
+    "                         runs their commands, no dataplane of meshlab's own runs; the\n"
+    "                         lab's run directory is RUN_DIR/verify, and manifest.json records\n"
+    "                         each check (needs what `meshlab up` needs, and minutes)\n\n"
+    "Every file is mode 0600 in 0700 directories. The export is made beside DIR and moved\n"
+    "into place at the end: a failed export leaves nothing. Needs the run directory whole\n"
+    "(results.json, topology.yaml, rulesets/), nft (it checks the firewall, as root), and for\n"
+    "nebula nebula-cert and nebula (Debian: nebula); wg-quick (Debian: wireguard-tools)\n"
+    "checks each WireGuard file when installed. Exits 2 on bad arguments or a run directory\n"
+    "it cannot read, 1 when nothing could be exported.\n";
+
+/* An address or a DNS name as wg-quick's Endpoint and nebula's static_host_map take them. */
+static bool address_ok(const char *a)
+{
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, a, buf) == 1 || inet_pton(AF_INET6, a, buf) == 1)
+        return true;
+    size_t n = strlen(a);
+    if (n == 0 || n > 253 || a[0] == '-' || a[0] == '.')
+        return false;
+    for (const char *p = a; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
+            return false;
+    return true;
+}
+
+static bool interface_ok(const char *i)
+{
+    size_t n = strlen(i);
+    if (n == 0 || n > 15 || !strcmp(i, ".") || !strcmp(i, ".."))
+        return false;
+    for (const char *p = i; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+            return false;
+    return true;
+}
+
+/* The run's topology: its own copy, else (a run of an older meshlab) the file results.json
+ * names, if it is still there. */
+static struct ml_topology *run_topology(const char *dir, struct json_object *results, GError **err)
+{
+    g_autofree char *own = g_build_filename(dir, ML_SESSION_TOPOLOGY, NULL);
+    if (g_file_test(own, G_FILE_TEST_IS_REGULAR))
+        return cmd_load_topology(own, err);
+    const char *named = ml_j_str(results, "topology");
+    if (named && g_file_test(named, G_FILE_TEST_IS_REGULAR)) {
+        ml_warn("%s has no %s (a run of an older meshlab): using %s, as results.json names it; "
+                "if it changed since the run, the export does not match the run",
+                dir, ML_SESSION_TOPOLOGY, named);
+        return cmd_load_topology(named, err);
+    }
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "%s has no %s, and the topology results.json names (%s) is not there: export "
+                "rebuilds the configs from the run's topology",
+                dir, ML_SESSION_TOPOLOGY, named ? named : "none");
+    return NULL;
+}
+
+static void remove_tree(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        ml_rundir_clear(fd, dir, NULL);
+        close(fd);
+    }
+    g_rmdir(dir);
+}
+
+/* The export made beside `to`, tried in a fresh lab, its manifest given the verdicts, and moved
+ * into place only when every exported path passed; otherwise removed, and the lab's run
+ * directory (RUN_DIR/verify) keeps the evidence. */
+static bool export_verified(const char *dir, const char *to, const struct ml_session_opts *opts,
+                            const char *iface, struct json_object *results,
+                            const struct ml_topology *topo, struct json_object **ret_manifest,
+                            GError **err)
+{
+    struct stat st;
+    if (lstat(to, &st) == 0 && !(S_ISDIR(st.st_mode) && rmdir(to) == 0)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s already exists and is not an empty directory: export never writes over "
+                    "an earlier export; remove it, or give another --to",
+                    to);
+        return false;
+    }
+    g_autofree char *parent = g_path_get_dirname(to);
+    g_autofree char *base = g_path_get_basename(to);
+    g_autofree char *stage = g_strdup_printf("%s/.%s.unverified-%d", parent, base, (int)getpid());
+    struct ml_export_opts o = {
+        .run_dir = dir, .hub_address = opts->hub_address, .hub_interface = iface, .to = stage};
+    struct json_object *manifest = NULL;
+    if (!ml_export_write(&o, results, topo, &manifest, err))
+        return false;
+    ml_signals_install();
+    g_autofree char *verify_dir = g_build_filename(dir, "verify", NULL);
+    struct json_object *v = NULL;
+    bool ok = cmd_export_verify(stage, verify_dir, topo, &v, err);
+    json_object_object_add(manifest, "verify", v);
+    if (ok) {
+        const char *text = json_object_to_json_string_ext(
+            manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
+        int fd = open(stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        ok = fd >= 0 && ml_rundir_write_private(fd, "manifest.json", with_nl, -1, err);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (ok && rename(stage, to) != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot move the verified export into %s: %s", to,
+                    g_strerror(errno));
+        ok = false;
+    }
+    if (!ok) {
+        remove_tree(stage);
+        g_prefix_error(
+            err, "the export was not handed over (%s keeps the lab's evidence): ", verify_dir);
+        json_object_put(manifest);
+        return false;
+    }
+    *ret_manifest = manifest;
+    return true;
+}
+
+int cmd_export_main(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
+                                            {"hub-address", required_argument, NULL, 'A'},
+                                            {"hub-interface", required_argument, NULL, 'I'},
+                                            {"to", required_argument, NULL, 'T'},
+                                            {"verify", no_argument, NULL, 'V'},
+                                            ML_WORKLOAD_LONG_OPTIONS,
+                                            {0}};
+    int status;
+    struct ml_session_opts opts = {.verb = "export"};
+    if (!ml_session_args(argc, argv, options, export_usage, &opts, &status))
+        return status;
+    g_autoptr(GError) err = NULL;
+    if (opts.out_dir || !opts.hub_address) {
+        fprintf(stderr, "meshlab export: %s\n\n%s",
+                opts.out_dir ? "-o is not an option of export (--to DIR is)"
+                             : "--hub-address is required: the address the clients will dial",
+                export_usage);
+        return ML_EXIT_USAGE;
+    }
+    const char *iface = opts.hub_interface ? opts.hub_interface : "eth0";
+    if (!address_ok(opts.hub_address) || !interface_ok(iface)) {
+        g_set_error(&err, ML_ERROR, ML_ERR_INPUT,
+                    !address_ok(opts.hub_address)
+                        ? "--hub-address '%s' is neither an IP address nor a DNS name"
+                        : "--hub-interface '%s' is not an interface name (1 to 15 letters, "
+                          "digits, '-', '_' or '.')",
+                    !address_ok(opts.hub_address) ? opts.hub_address : iface);
+        return cmd_fail(err);
+    }
+    const char *dir = argv[optind];
+    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
+    struct json_object *results = json_object_from_file(file);
+    if (!results) {
+        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
+                    json_util_get_last_err());
+        return cmd_fail(err);
+    }
+    g_autofree char *to = opts.to ? g_strdup(opts.to) : g_build_filename(dir, "export", NULL);
+    g_autoptr(MlTopology) topo = NULL;
+    struct json_object *manifest = NULL;
+    bool ok = ml_results_check(results, file, &err) && ml_session_reprice(results, &opts, &err) &&
+              (topo = run_topology(dir, results, &err)) != NULL;
+    if (ok && opts.verify)
+        ok = export_verified(dir, to, &opts, iface, results, topo, &manifest, &err);
+    else if (ok) {
+        struct ml_export_opts o = {
+            .run_dir = dir, .hub_address = opts.hub_address, .hub_interface = iface, .to = to};
+        ok = ml_export_write(&o, results, topo, &manifest, &err);
+    }
+    json_object_put(results);
+    if (!ok)
+        return cmd_fail(err);
+    struct json_object *paths = ml_j_array(manifest, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        printf("%-18s %-8s %s\n", ml_j_str(p, "name"), ml_j_str(p, "verdict"),
+               ml_j_bool(p, "exported") ? "exported" : ml_j_str_or(p, "why_not", ""));
+    }
+    printf("export:   %s (%zu files; README.md says what goes where)\n", to,
+           ml_j_len(ml_j_array(manifest, "files")) + 1);
+    if (opts.verify)
+        printf("verified: every exported path passed its check in a fresh lab (%s)\n",
+               ml_j_str(ml_j_obj(manifest, "verify"), "run_dir"));
+    json_object_put(manifest);
+    return ML_EXIT_OK;
+}

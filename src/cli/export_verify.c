@@ -1,0 +1,263 @@
+/* export --verify: the export tried in a fresh lab before it is handed over. The hub boots with
+ * the exported hub/user-data, byte for byte, as the first part of its cloud-init (the lab's own
+ * part after it only names the guest, its address and hosts); the lab's images run cloud-init's
+ * init stage at boot and no other, so its runcmd is then run through cloud-init itself
+ * (`cloud-init single`). Each client gets the exported files at their install paths and runs
+ * the commands the manifest gives, and nothing else of meshlab's dataplanes runs: no key, config
+ * or daemon of the lab's own. The hub's public address is mapped to its lab address on the
+ * clients only (a DNAT in their output path for an IPv4 address, /etc/hosts for a name), so no
+ * packet is sent anywhere but between the lab's guests. Then every exported path's check runs
+ * as in a run (the path policy in force, the probe, the hub's NIC, the dataplane's own view),
+ * and the export is handed over only if each passed. */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/export_verify.h"
+#include "cli/session.h"
+#include "core/util.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/policy.h"
+#include "export/export.h"
+#include "export/hubinit.h"
+#include "measure/measure.h"
+#include "results/json.h"
+#include "virt/agent.h"
+#include "virt/lab.h"
+#include "topology/plan.h"
+
+/* The manifest, with every file it names checked against its SHA-256: what verify installs is
+ * exactly what the user gets. */
+static struct json_object *read_export(const char *dir, GError **err)
+{
+    g_autofree char *mp = g_build_filename(dir, "manifest.json", NULL);
+    struct json_object *m = json_object_from_file(mp);
+    if (!m || g_strcmp0(ml_j_str(m, "schema"), ML_EXPORT_SCHEMA)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s is not a %s manifest", mp, ML_EXPORT_SCHEMA);
+        json_object_put(m);
+        return NULL;
+    }
+    struct json_object *files = ml_j_array(m, "files");
+    for (size_t i = 0; i < ml_j_len(files); i++) {
+        struct json_object *f = json_object_array_get_idx(files, i);
+        g_autofree char *p = g_build_filename(dir, ml_j_str_or(f, "path", "?"), NULL);
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        g_autofree char *sha = NULL;
+        if (g_file_get_contents(p, &data, &len, NULL))
+            sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len);
+        if (g_strcmp0(sha, ml_j_str(f, "sha256"))) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "%s is missing or is not the file the manifest names (SHA-256 differs)", p);
+            json_object_put(m);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+/* The hub's setup, as cloud-init's runcmd and scripts_user run it on a VPS; its log's end. */
+static bool hub_setup(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    ml_progress("verify", "%s: running the exported user-data's runcmd through cloud-init",
+                t->nodes[t->hub].name);
+    g_autofree char *out =
+        ml_agent_run(lab->dom[t->hub],
+                     "cloud-init single --name runcmd --frequency always >/dev/null 2>&1; "
+                     "cloud-init single --name scripts_user --frequency always >/dev/null 2>&1; "
+                     "tail -n 15 " ML_HUBINIT_LOG " 2>&1",
+                     NULL, 300, err);
+    if (!out)
+        return false;
+    if (!strstr(out, "meshlab hub setup: done")) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "the exported hub setup did not finish on %s; the end of " ML_HUBINIT_LOG
+                    ":\n%s",
+                    t->nodes[t->hub].name, out);
+        return false;
+    }
+    return true;
+}
+
+/* The command that maps the hub's public address to its lab address on a client. The guests
+ * have no route off the bridge, so the address gets one onto it first (the route lookup comes
+ * before the DNAT in the output path); the DNAT then rewrites every packet to the hub's lab
+ * address before it leaves, and nothing is ever sent to the public address itself. */
+static char *address_map(const struct ml_topology *t, const char *hub_address)
+{
+    char hub[16];
+    ml_ip_str(t->nodes[t->hub].address, hub);
+    struct in_addr a;
+    if (inet_pton(AF_INET, hub_address, &a) == 1)
+        return g_strdup_printf("set -e; ip route replace %s/32 dev " ML_LAB_NIC "\n"
+                               "nft -f - <<'EOF'\n"
+                               "table ip meshlab_verify {\n"
+                               "  chain output {\n"
+                               "    type nat hook output priority -100; policy accept;\n"
+                               "    ip daddr %s dnat ip to %s\n"
+                               "  }\n"
+                               "}\n"
+                               "EOF\n",
+                               hub_address, hub_address, hub);
+    return g_strdup_printf("echo '%s %s' >> /etc/hosts", hub, hub_address);
+}
+
+/* Each client's exported files at their install paths, then its commands. */
+static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char *dir, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    g_autofree char *map = address_map(t, ml_j_str(m, "hub_address"));
+    struct json_object *files = ml_j_array(m, "files");
+    struct json_object *nodes = ml_j_obj(m, "nodes");
+    for (size_t n = 0; n < t->n_nodes; n++) {
+        if (n == t->hub)
+            continue;
+        const char *name = t->nodes[n].name;
+        if (!ml_agent_run(lab->dom[n], map, NULL, 30, err))
+            return false;
+        size_t installed = 0;
+        for (size_t i = 0; i < ml_j_len(files); i++) {
+            struct json_object *f = json_object_array_get_idx(files, i);
+            const char *install = ml_j_str(f, "install");
+            if (!install || g_strcmp0(ml_j_str(f, "node"), name))
+                continue;
+            g_autofree char *p = g_build_filename(dir, ml_j_str(f, "path"), NULL);
+            g_autofree char *data = NULL;
+            if (!g_file_get_contents(p, &data, NULL, err))
+                return false;
+            g_autofree char *q = g_shell_quote(install);
+            g_autofree char *cmd =
+                g_strdup_printf("set -e; umask 077; mkdir -p \"$(dirname %s)\"; cat > %s", q, q);
+            g_autofree char *out = ml_agent_run(lab->dom[n], cmd, data, 30, err);
+            memset(data, 0, strlen(data));
+            if (!out)
+                return false;
+            installed++;
+        }
+        struct json_object *cmds = ml_j_array(ml_j_obj(nodes, name), "commands");
+        for (size_t i = 0; i < ml_j_len(cmds); i++) {
+            const char *c = json_object_get_string(json_object_array_get_idx(cmds, i));
+            g_autofree char *out = ml_agent_run(lab->dom[n], c, NULL, 120, err);
+            if (!out) {
+                g_prefix_error(err, "%s: `%s`: ", name, c);
+                return false;
+            }
+        }
+        ml_progress("verify", "%s: %zu exported files installed, %zu commands run", name, installed,
+                    ml_j_len(cmds));
+    }
+    return true;
+}
+
+/* Each exported path's check, as a run makes it; verdicts into the manifest's verify object. */
+static bool check_paths(struct ml_lab *lab, struct json_object *m, struct json_object *out,
+                        GError **err)
+{
+    struct json_object *paths = ml_j_array(m, "paths");
+    char *in_force[ML_MAX_NODES] = {0};
+    bool all = true;
+    size_t checked = 0;
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!ml_j_bool(p, "exported"))
+            continue;
+        const struct ml_path_ops *ops = ml_path_find(ml_j_str(p, "name"));
+        if (!ops)
+            continue;
+        /* The policy alone: a path's settle hook restarts the lab's own daemons, and here the
+         * exported ones run. */
+        struct ml_path_ops policy_only = *ops;
+        policy_only.settle = NULL;
+        ml_policy_rulesets_clear(in_force);
+        if (!ml_policy_enter(lab, &policy_only, in_force, err))
+            break;
+        g_autoptr(GError) e = NULL;
+        bool ok = false;
+        struct json_object *check = NULL;
+        if (ml_lab_wait_ping(lab, ops->target(lab), 120, ops->name, &e))
+            check = ml_measure_check(lab, ops, "export-verify", &ok, &e);
+        if (e && e->code == ML_ERR_INTERRUPTED) {
+            g_propagate_error(err, g_steal_pointer(&e));
+            break;
+        }
+        struct json_object *v = json_object_new_object();
+        json_object_object_add(v, "name", json_object_new_string(ops->name));
+        json_object_object_add(v, "ok", json_object_new_boolean(ok));
+        json_object_object_add(v, "error", e ? json_object_new_string(e->message) : NULL);
+        json_object_object_add(v, "check", check);
+        json_object_array_add(out, v);
+        ml_progress("verify", "%s: %s", ops->name,
+                    ok ? "passed its check on the exported files"
+                       : (e ? e->message : "FAILED its check"));
+        all &= ok;
+        checked++;
+    }
+    ml_policy_rulesets_clear(in_force);
+    if (err && *err)
+        return false;
+    if (!all || !checked)
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    checked ? "the export failed in the lab: a path's check did not pass on the "
+                              "exported files (the verify run directory has its evidence)"
+                            : "the export has no path to check");
+    return all && checked;
+}
+
+bool cmd_export_verify(const char *export_dir, const char *verify_dir,
+                       const struct ml_topology *topo, struct json_object **ret_verify,
+                       GError **err)
+{
+    g_autoptr(GError) e = NULL;
+    struct json_object *m = read_export(export_dir, err);
+    if (!m)
+        return false;
+    const char *hub_address = ml_j_str(m, "hub_address");
+    unsigned char v6[16];
+    if (hub_address && inet_pton(AF_INET6, hub_address, v6) == 1) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "--verify maps the hub's address to its lab address on IPv4 only; export "
+                    "to an IPv4 address or a name to verify");
+        json_object_put(m);
+        return false;
+    }
+    g_autofree char *ud_path = g_build_filename(export_dir, "hub", "user-data", NULL);
+    g_autofree char *ud = NULL;
+    if (!g_file_get_contents(ud_path, &ud, NULL, err)) {
+        json_object_put(m);
+        return false;
+    }
+    struct ml_session_opts opts = {
+        .verb = "export --verify", .out_dir = verify_dir, .force = true, .no_dataplanes = true};
+    struct ml_lab lab = {0};
+    ml_progress("verify",
+                "a fresh lab %s: the hub from hub/user-data, the clients from their "
+                "exported files",
+                topo->name);
+    bool up = ml_session_open(&lab, topo, &opts, err);
+    if (up) {
+        lab.user_data_first[topo->hub] = g_strdup(ud);
+        up = ml_session_up(&lab, &opts, err);
+    }
+    struct json_object *checks = json_object_new_array();
+    bool ok = up && hub_setup(&lab, err) && clients_setup(&lab, m, export_dir, err) &&
+              check_paths(&lab, m, checks, err);
+    if (up) {
+        ml_lab_collect_logs(&lab);
+        g_autoptr(GError) derr = NULL;
+        if (!ml_lab_destroy(&lab, &derr))
+            ml_warn("teardown incomplete: %s; run 'meshlab down %s'", derr->message, topo->name);
+    }
+    struct json_object *v = json_object_new_object();
+    json_object_object_add(v, "lab_run_id", json_object_new_string(lab.run_id));
+    json_object_object_add(v, "run_dir", lab.run_dir ? json_object_new_string(lab.run_dir) : NULL);
+    json_object_object_add(v, "passed", json_object_new_boolean(ok));
+    json_object_object_add(v, "paths", checks);
+    ml_lab_clear(&lab);
+    json_object_put(m);
+    if (ret_verify)
+        *ret_verify = v;
+    else
+        json_object_put(v);
+    return ok;
+}

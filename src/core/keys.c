@@ -1,0 +1,66 @@
+#include "core/keys.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static void put_b64(const unsigned char key[32], char out[ML_WG_KEY_LEN + 1])
+{
+    g_autofree char *b = g_base64_encode(key, 32);
+    g_strlcpy(out, b, ML_WG_KEY_LEN + 1);
+    memset(b, 0, strlen(b));
+}
+
+/* X25519's public key of a raw private key (libcrypto clamps as it multiplies). */
+static bool public_of_raw(const unsigned char priv[32], unsigned char pub[32])
+{
+    EVP_PKEY *k = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv, 32);
+    size_t len = 32;
+    bool ok = k && EVP_PKEY_get_raw_public_key(k, pub, &len) == 1 && len == 32;
+    EVP_PKEY_free(k);
+    return ok;
+}
+
+bool ml_wg_keypair_new(struct ml_wg_keypair *ret, GError **err)
+{
+    unsigned char priv[32], pub[32];
+    bool ok = RAND_priv_bytes(priv, sizeof(priv)) == 1;
+    if (ok) {
+        /* curve25519_clamp_secret, as wg genkey stores it. */
+        priv[0] &= 248;
+        priv[31] = (unsigned char)((priv[31] & 127) | 64);
+        ok = public_of_raw(priv, pub);
+    }
+    if (ok) {
+        put_b64(priv, ret->private_key);
+        put_b64(pub, ret->public_key);
+    } else {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "OpenSSL's libcrypto could not make an X25519 key pair (its random source "
+                    "or its X25519 support failed)");
+    }
+    OPENSSL_cleanse(priv, sizeof(priv));
+    return ok;
+}
+
+bool ml_wg_public_of(const char *private_b64, char ret[ML_WG_KEY_LEN + 1])
+{
+    if (!private_b64 || strlen(private_b64) != ML_WG_KEY_LEN)
+        return false;
+    gsize len = 0;
+    guchar *priv = g_base64_decode(private_b64, &len);
+    unsigned char pub[32];
+    bool ok = len == 32 && public_of_raw(priv, pub);
+    OPENSSL_cleanse(priv, len);
+    g_free(priv);
+    if (ok)
+        put_b64(pub, ret);
+    return ok;
+}
+
+void ml_wg_keypair_clear(struct ml_wg_keypair *k)
+{
+    OPENSSL_cleanse(k, sizeof(*k));
+}

@@ -1,0 +1,24 @@
+/* WireGuard keys made on this host, for an export (the lab's own keys are made inside each
+ * guest and never leave it): X25519 from OpenSSL's libcrypto, written as wg(8) writes them,
+ * 44 characters of base64 for 32 bytes. */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#define ML_WG_KEY_LEN 44 /* base64 of 32 bytes, with its '=' */
+
+struct ml_wg_keypair {
+    char private_key[ML_WG_KEY_LEN + 1];
+    char public_key[ML_WG_KEY_LEN + 1];
+};
+
+/* A fresh pair from the system's random source: the private key clamped as `wg genkey` clamps
+ * it (curve25519_clamp_secret), the public key its X25519 base-point product, as `wg pubkey`
+ * prints it. False, with err, when libcrypto cannot make one. */
+bool ml_wg_keypair_new(struct ml_wg_keypair *ret, GError **err);
+/* The public key of a base64 private key: what `wg pubkey` prints for it. False when the text
+ * is not 32 bytes of base64. */
+bool ml_wg_public_of(const char *private_b64, char ret[ML_WG_KEY_LEN + 1]);
+/* Overwrites the pair. */
+void ml_wg_keypair_clear(struct ml_wg_keypair *k);

@@ -1,0 +1,435 @@
+/* meshlab export: keys made here, each path's verdict, the hub's firewall from the run's saved
+ * ruleset, the QR codes, the hub's user-data, and a whole export of a recorded run: what is
+ * exported for a passed path and nothing for a failed one, modes, checksums, and keys that
+ * agree between the hub's file and each client's.
+ *
+ * Real tools where this host has them, each named when absent: `wg pubkey` and `wg-quick
+ * strip` (wireguard-tools), `nft -c` (nftables, as root), `zbarimg` (zbar-tools) to read the QR
+ * codes back, nebula-cert and `nebula -test` (Debian's nebula 1.6.1, the guests' own version).
+ * The nebula config keys the export writes and the lab does not (local_allow_list's interfaces,
+ * a remote_allow_list of deny rules only) are nebula 1.6.1's examples/config.yml, as
+ * /usr/share/doc/nebula/examples/config.yml ships it; `nebula -test` checks each config. */
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fixtures.h"
+#include "core/keys.h"
+#include "core/spawn.h"
+#include "core/util.h"
+#include "dataplanes/bundle.h"
+#include "dataplanes/wireguard.h"
+#include "export/export.h"
+#include "export/hubinit.h"
+#include "export/qr.h"
+#include "results/json.h"
+#include "topology/topology.h"
+
+static bool have(const char *tool)
+{
+    g_autofree char *p = g_find_program_in_path(tool);
+    if (!p)
+        printf("note: %s is not installed here; the checks that need it did not run\n", tool);
+    return p != NULL;
+}
+
+static char *run_out(const char *const *argv, const char *input)
+{
+    g_autofree char *dir = g_dir_make_tmp("test-export-XXXXXX", NULL);
+    g_autofree char *in = g_build_filename(dir, "in", NULL);
+    g_file_set_contents(in, input ? input : "", -1, NULL);
+    GString *cmd = g_string_new(NULL);
+    for (const char *const *a = argv; *a; a++) {
+        g_autofree char *q = g_shell_quote(*a);
+        g_string_append_printf(cmd, "%s ", q);
+    }
+    g_autofree char *qin = g_shell_quote(in);
+    g_string_append_printf(cmd, "< %s 2>/dev/null", qin);
+    const char *sh[] = {"sh", "-c", cmd->str, NULL};
+    char *out = NULL;
+    if (!ml_spawn(sh, &out, NULL))
+        g_clear_pointer(&out, g_free);
+    g_string_free(cmd, TRUE);
+    g_unlink(in);
+    g_rmdir(dir);
+    return out ? g_strstrip(out) : NULL;
+}
+
+static void test_keys(void)
+{
+    struct ml_wg_keypair a, b;
+    CHECK(ml_wg_keypair_new(&a, NULL));
+    CHECK(ml_wg_keypair_new(&b, NULL));
+    CHECK(ml_wg_key_valid(a.private_key) && ml_wg_key_valid(a.public_key));
+    CHECK(strcmp(a.private_key, b.private_key) != 0);
+    /* Clamped as wg genkey clamps: the low 3 bits of byte 0 clear, bit 254 set, 255 clear. */
+    gsize len = 0;
+    g_autofree guchar *raw = g_base64_decode(a.private_key, &len);
+    CHECK(len == 32 && (raw[0] & 7) == 0 && (raw[31] & 0xc0) == 0x40);
+    char pub[ML_WG_KEY_LEN + 1];
+    CHECK(ml_wg_public_of(a.private_key, pub));
+    CHECK_STR(pub, a.public_key);
+    CHECK(!ml_wg_public_of("not a key", pub));
+    if (have("wg")) {
+        const char *argv[] = {"wg", "pubkey", NULL};
+        g_autofree char *wg = run_out(argv, a.private_key);
+        CHECK_STR(wg, a.public_key);
+    }
+    /* RFC 7748 section 6.1's X25519 test vector: Alice's private key and public key. */
+    const unsigned char alice[32] = {0x77, 0x07, 0x6d, 0x0a, 0x73, 0x18, 0xa5, 0x7d,
+                                     0x3c, 0x16, 0xc1, 0x72, 0x51, 0xb2, 0x66, 0x45,
+                                     0xdf, 0x4c, 0x2f, 0x87, 0xeb, 0xc0, 0x99, 0x2a,
+                                     0xb1, 0x77, 0xfb, 0xa5, 0x1d, 0xb9, 0x2c, 0x2a};
+    g_autofree char *alice_b64 = g_base64_encode(alice, 32);
+    CHECK(ml_wg_public_of(alice_b64, pub));
+    g_autofree char *want = NULL;
+    const unsigned char alice_pub[32] = {0x85, 0x20, 0xf0, 0x09, 0x89, 0x30, 0xa7, 0x54,
+                                         0x74, 0x8b, 0x7d, 0xdc, 0xb4, 0x3e, 0xf7, 0x5a,
+                                         0x0d, 0xbf, 0x3a, 0x0d, 0x26, 0x38, 0x1a, 0xf4,
+                                         0xeb, 0xa4, 0xa9, 0x8e, 0xaa, 0x9b, 0x4e, 0x6a};
+    want = g_base64_encode(alice_pub, 32);
+    CHECK_STR(pub, want);
+    ml_wg_keypair_clear(&a);
+    CHECK(a.private_key[0] == 0);
+}
+
+static void test_verdict(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    CHECK_STR(ml_export_verdict(fixture_path(r, "wireguard-hub")), "passed");
+    CHECK_STR(ml_export_verdict(fixture_path(r, "tailscale-direct")), "not-run");
+    struct json_object *checks = ml_j_array(fixture_path(r, "nebula-relay"), "checks");
+    json_object_object_add(json_object_array_get_idx(checks, 1), "ok",
+                           json_object_new_boolean(false));
+    CHECK_STR(ml_export_verdict(fixture_path(r, "nebula-relay")), "failed");
+    json_object_object_add(fixture_path(r, "plain"), "checks", json_object_new_array());
+    CHECK_STR(ml_export_verdict(fixture_path(r, "plain")), "failed");
+    json_object_object_add(fixture_path(r, "wireguard-hub"), "status",
+                           json_object_new_string("failed"));
+    CHECK_STR(ml_export_verdict(fixture_path(r, "wireguard-hub")), "failed");
+    json_object_put(r);
+}
+
+static void test_firewall(void)
+{
+    g_autofree char *ruleset = NULL;
+    CHECK(g_file_get_contents("tests/data/ruleset-hub.nft", &ruleset, NULL, NULL));
+    g_autoptr(GError) e = NULL;
+    g_autofree char *fw = ml_export_firewall(ruleset, "ens3", "test", &e);
+    CHECK(fw != NULL);
+    if (!fw)
+        return;
+    CHECK(strstr(fw, "table inet meshlab_fw\ndelete table inet meshlab_fw\ntable inet "
+                     "meshlab_fw {\n") != NULL);
+    CHECK(strstr(fw, "wgmasq") == NULL);     /* wg-quick's PostUp makes that table */
+    CHECK(strstr(fw, "packets 12") == NULL); /* counters zeroed */
+    CHECK(strstr(fw, "counter drop") != NULL);
+    CHECK(strstr(fw, "\"eth0\"") == NULL && strstr(fw, "iifname != \"ens3\" jump transport"));
+    CHECK(strstr(fw, "udp dport 51820 accept") && strstr(fw, "udp dport 4242 accept"));
+    CHECK(g_str_has_suffix(fw, "}\n"));
+    g_autofree char *none = ml_export_firewall("table ip wgmasq {\n}\n", "eth0", "t", NULL);
+    CHECK(none == NULL);
+    if (geteuid() == 0 && have("nft")) {
+        CHECK(ml_export_nft_check(fw, NULL));
+        g_autofree char *broken = g_strconcat(fw, "table inet x { chain y { nonsense } }\n", NULL);
+        g_autoptr(GError) e2 = NULL;
+        CHECK(!ml_export_nft_check(broken, &e2));
+        CHECK(e2 && strstr(e2->message, "nft -c"));
+    } else {
+        printf("note: not root or no nft: the nft -c checks did not run\n");
+    }
+}
+
+static void test_qr(void)
+{
+    const char *text = "[Interface]\nPrivateKey = x\n";
+    unsigned w;
+    g_autoptr(GByteArray) m = NULL;
+    CHECK(ml_qr_encode(text, &w, &m, NULL));
+    CHECK(w >= 21 && (w - 21) % 4 == 0 && m->len == w * w);
+    /* A finder pattern's corner module is dark, and the one inside its white ring light. */
+    CHECK(m->data[0] == 1 && m->data[1 * w + 1] == 0 && m->data[2 * w + 2] == 1);
+    g_autoptr(GByteArray) png = ml_qr_png(text, 3, NULL);
+    CHECK(png && png->len > 33 && !memcmp(png->data, "\x89PNG\r\n\x1a\n", 8));
+    if (png) {
+        unsigned side = ((unsigned)png->data[16] << 24 | png->data[17] << 16 | png->data[18] << 8 |
+                         png->data[19]);
+        CHECK(side == (w + 8) * 3);
+    }
+    g_autofree char *t = ml_qr_text(text, NULL);
+    g_auto(GStrv) rows = g_strsplit(t, "\n", -1);
+    CHECK(g_strv_length(rows) == (w + 8 + 1) / 2 + 1);
+    CHECK(g_utf8_strlen(rows[0], -1) == (glong)(w + 8));
+    g_autofree char *big = g_strnfill(3000, 'x');
+    g_autoptr(GError) e = NULL;
+    g_autoptr(GByteArray) none = NULL;
+    CHECK(!ml_qr_encode(big, &w, &none, &e));
+    g_autofree char *bare = ml_export_without_comments("# a\n[Interface]\n# b\nX = 1\n\n[Peer]\n");
+    CHECK_STR(bare, "[Interface]\nX = 1\n\n[Peer]\n");
+}
+
+static void test_hubinit(struct ml_topology *topo)
+{
+    g_autoptr(MlBundle) b = ml_bundle_new(topo, "203.0.113.10", "eth0", "test");
+    ml_bundle_hub_file(b, "/etc/a.conf", "[A]\n\tTab = 1\n\nafter empty\n", 0600);
+    ml_bundle_hub_file(b, "/etc/b.conf", " leading space, no newline", 0644);
+    ml_bundle_hub_file(b, "/etc/c.conf", "ends in two\n\n", 0644);
+    ml_bundle_hub_package(b, "wg", "wireguard-tools");
+    ml_bundle_hub_package(b, "wg", "wireguard-tools");
+    ml_bundle_hub_sysctl(b, "net.ipv4.ip_forward", "1");
+    ml_bundle_hub_command(b, "systemctl enable --now wg-quick@wg0");
+    const char *fw = "table inet meshlab_fw\ndelete table inet meshlab_fw\n";
+    g_autofree char *ud = ml_hubinit_render(b, fw);
+    g_autoptr(GError) e = NULL;
+    CHECK(ml_hubinit_check(b, fw, ud, &e));
+    CHECK(g_str_has_prefix(ud, "#cloud-config\n"));
+    CHECK(strstr(ud, "encoding: b64") != NULL); /* the two a literal block cannot keep */
+    CHECK(strstr(ud, "permissions: '0600'") && strstr(ud, "permissions: '0700'"));
+    CHECK(strstr(ud, "missing=\"$missing wireguard-tools\"") != NULL);
+    CHECK(strstr(strstr(ud, "wireguard-tools") + 1, "missing=\"$missing wireguard-tools\"") ==
+          NULL);
+    CHECK(strstr(ud, "sysctl -q -p " ML_HUBINIT_SYSCTL) != NULL);
+    CHECK(strstr(ud, "runcmd:\n  - [sh, -c, '" ML_HUBINIT_SCRIPT) != NULL);
+    /* A byte changed in a file, or a file missing, is caught. */
+    GString *bad = g_string_new(ud);
+    g_string_replace(bad, "Tab = 1", "Tab = 2", 1);
+    g_autoptr(GError) e2 = NULL;
+    CHECK(!ml_hubinit_check(b, fw, bad->str, &e2));
+    CHECK(e2 && strstr(e2->message, "/etc/a.conf"));
+    g_string_free(bad, TRUE);
+    g_autoptr(GError) e3 = NULL;
+    CHECK(!ml_hubinit_check(b, NULL, ud, &e3));
+}
+
+/* ---- a whole export of a recorded run ---- */
+
+static char *make_run(struct json_object *results, const struct ml_topology *topo)
+{
+    char *dir = g_dir_make_tmp("test-export-run-XXXXXX", NULL);
+    g_autofree char *rj = g_build_filename(dir, "results.json", NULL);
+    json_object_to_file(rj, results);
+    g_autofree char *ruleset = NULL;
+    g_file_get_contents("tests/data/ruleset-hub.nft", &ruleset, NULL, NULL);
+    struct json_object *paths = ml_j_array(results, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        g_autofree char *d = g_build_filename(
+            dir, "rulesets", ml_j_str(json_object_array_get_idx(paths, i), "name"), NULL);
+        g_mkdir_with_parents(d, 0700);
+        g_autofree char *f = g_strdup_printf("%s/%s.nft", d, topo->nodes[topo->hub].name);
+        g_file_set_contents(f, ruleset, -1, NULL);
+    }
+    return dir;
+}
+
+static void rm_rf(const char *path)
+{
+    const char *argv[] = {"rm", "-rf", path, NULL};
+    ml_spawn(argv, NULL, NULL);
+}
+
+static char *read_rel(const char *dir, const char *rel)
+{
+    g_autofree char *p = g_build_filename(dir, rel, NULL);
+    char *t = NULL;
+    g_file_get_contents(p, &t, NULL, NULL);
+    return t;
+}
+
+/* Every file 0600, every directory 0700, and each file's SHA-256 as the manifest says. */
+static void check_files(const char *to, struct json_object *manifest)
+{
+    struct stat st;
+    CHECK(stat(to, &st) == 0 && (st.st_mode & 07777) == 0700);
+    struct json_object *files = ml_j_array(manifest, "files");
+    CHECK(ml_j_len(files) > 5);
+    for (size_t i = 0; i < ml_j_len(files); i++) {
+        struct json_object *f = json_object_array_get_idx(files, i);
+        g_autofree char *p = g_build_filename(to, ml_j_str(f, "path"), NULL);
+        CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600);
+        g_autofree char *dir = g_path_get_dirname(p);
+        CHECK(stat(dir, &st) == 0 && (st.st_mode & 07777) == 0700);
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        CHECK(g_file_get_contents(p, &data, &len, NULL));
+        g_autofree char *sha =
+            g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len);
+        CHECK_STR(sha, ml_j_str(f, "sha256"));
+    }
+    g_autofree char *mp = g_build_filename(to, "manifest.json", NULL);
+    CHECK(stat(mp, &st) == 0 && (st.st_mode & 07777) == 0600);
+}
+
+/* "Key = VALUE" of a wg-quick file's first such line after from. */
+static char *wg_value(const char *conf, const char *from, const char *key)
+{
+    const char *at = from ? strstr(conf, from) : conf;
+    g_autofree char *k = g_strdup_printf("\n%s = ", key);
+    at = at ? strstr(at, k) : NULL;
+    if (!at)
+        return NULL;
+    at += strlen(k);
+    return g_strndup(at, strcspn(at, "\n"));
+}
+
+static void test_export_run(struct ml_topology *topo)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    /* nebula-relay failed its checks in this run: nothing of nebula may be exported. */
+    struct json_object *checks = ml_j_array(fixture_path(r, "nebula-relay"), "checks");
+    json_object_object_add(json_object_array_get_idx(checks, 0), "ok",
+                           json_object_new_boolean(false));
+    g_autofree char *run = make_run(r, topo);
+    g_autofree char *to = g_build_filename(run, "export", NULL);
+    struct ml_export_opts o = {
+        .run_dir = run, .hub_address = "vpn.example.net", .hub_interface = "ens3", .to = to};
+    struct json_object *m = NULL;
+    g_autoptr(GError) e = NULL;
+    bool nft_ok = geteuid() == 0 && have("nft");
+    bool ok = ml_export_write(&o, r, topo, &m, &e);
+    if (!nft_ok) {
+        printf("note: not root or no nft: the whole export (which checks its firewall with nft "
+               "-c) was refused as it must be\n");
+        CHECK(!ok && e && strstr(e->message, "nft"));
+        json_object_put(r);
+        rm_rf(run);
+        return;
+    }
+    CHECK(ok);
+    if (!ok) {
+        fprintf(stderr, "export: %s\n", e->message);
+        json_object_put(r);
+        return;
+    }
+    check_files(to, m);
+    CHECK_STR(ml_j_str(m, "schema"), ML_EXPORT_SCHEMA);
+    CHECK_STR(ml_j_str(m, "run_id"), ml_j_str(r, "run_id"));
+    struct json_object *wg = ml_j_path_named(m, "wireguard-hub");
+    struct json_object *neb = ml_j_path_named(m, "nebula-relay");
+    struct json_object *ts = ml_j_path_named(m, "tailscale-direct");
+    CHECK(ml_j_bool(wg, "exported") && !ml_j_bool(neb, "exported") && !ml_j_bool(ts, "exported"));
+    CHECK_STR(ml_j_str(neb, "verdict"), "failed");
+    CHECK_STR(ml_j_str(ts, "verdict"), "not-run");
+    g_autofree char *nebdir = g_build_filename(to, "nebula", NULL);
+    CHECK(!g_file_test(nebdir, G_FILE_TEST_EXISTS));
+
+    /* The hub's file and each client's agree: each peer's key is the other's private key's. */
+    g_autofree char *hub = read_rel(to, "wireguard/hub/wg0.conf");
+    g_autofree char *ca = read_rel(to, "wireguard/client-a/wg0.conf");
+    g_autofree char *cb = read_rel(to, "wireguard/client-b/wg0.conf");
+    CHECK(hub && ca && cb);
+    if (!hub || !ca || !cb)
+        return;
+    char pub[ML_WG_KEY_LEN + 1];
+    g_autofree char *hub_priv = wg_value(hub, NULL, "PrivateKey");
+    g_autofree char *a_priv = wg_value(ca, NULL, "PrivateKey");
+    g_autofree char *a_peer = wg_value(ca, "[Peer]", "PublicKey");
+    g_autofree char *hub_peer_a = wg_value(hub, "# client-a", "PublicKey");
+    CHECK(ml_wg_public_of(hub_priv, pub) && a_peer && !strcmp(pub, a_peer));
+    CHECK(ml_wg_public_of(a_priv, pub) && hub_peer_a && !strcmp(pub, hub_peer_a));
+    g_autofree char *endpoint = wg_value(ca, "[Peer]", "Endpoint");
+    g_autofree char *want_ep = g_strdup_printf("vpn.example.net:%u", topo->wireguard.listen_port);
+    CHECK_STR(endpoint, want_ep);
+    g_autofree char *mtu = wg_value(ca, NULL, "MTU");
+    CHECK_STR(mtu, "1420");
+    g_autofree char *ka = wg_value(ca, "[Peer]", "PersistentKeepalive");
+    g_autofree char *want_ka = g_strdup_printf("%u", topo->wireguard.persistent_keepalive);
+    CHECK_STR(ka, want_ka);
+    CHECK(strstr(hub, "oifname \"ens3\" masquerade") != NULL);
+    /* wg-quick strip accepts every WireGuard file, and the manifest says it checked. */
+    if (have("wg-quick")) {
+        const char *files[] = {"wireguard/hub/wg0.conf", "wireguard/client-a/wg0.conf",
+                               "wireguard/client-b/wg0.conf"};
+        for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+            g_autofree char *p = g_build_filename(to, files[i], NULL);
+            const char *argv[] = {"wg-quick", "strip", p, NULL};
+            g_autofree char *out = run_out(argv, NULL);
+            CHECK(out && strstr(out, "PrivateKey = ") && !strstr(out, "Address"));
+        }
+        g_autofree char *mt = read_rel(to, "manifest.json");
+        CHECK(strstr(mt, "\"wg-quick strip\"") && !strstr(mt, "not run: wg-quick"));
+    }
+    /* The QR code carries the client's config without its comments. */
+    if (have("zbarimg")) {
+        g_autofree char *png = g_build_filename(to, "wireguard/client-a/wg0.qr.png", NULL);
+        const char *argv[] = {"zbarimg", "-q", "--raw", png, NULL};
+        g_autofree char *read = run_out(argv, NULL);
+        g_autofree char *bare = ml_export_without_comments(ca);
+        g_strstrip(bare);
+        CHECK_STR(read, bare);
+    }
+    /* The hub's user-data writes the hub's wg0.conf as it is in the export. */
+    g_autofree char *ud = read_rel(to, "hub/user-data");
+    CHECK(ud && strstr(ud, "/etc/wireguard/wg0.conf") && strstr(ud, hub_priv));
+    CHECK(strstr(ud, a_priv) == NULL); /* a client's key never goes to the hub */
+    g_autofree char *fw = read_rel(to, "hub/firewall.nft");
+    CHECK(fw && strstr(fw, "\"ens3\""));
+    g_autofree char *sizing = read_rel(to, "SIZING.md");
+    CHECK(sizing && g_str_has_prefix(sizing, "# Sizing the hub VPS: three-guest"));
+    CHECK(strstr(sizing, "## What it means for the VPS") != NULL);
+
+    /* A second export is refused over the first, and makes other keys elsewhere. */
+    g_autoptr(GError) e2 = NULL;
+    CHECK(!ml_export_write(&o, r, topo, NULL, &e2));
+    CHECK(e2 && strstr(e2->message, "already exists"));
+    g_autofree char *to2 = g_build_filename(run, "export2", NULL);
+    o.to = to2;
+    CHECK(ml_export_write(&o, r, topo, NULL, NULL));
+    g_autofree char *hub2 = read_rel(to2, "wireguard/hub/wg0.conf");
+    g_autofree char *hub2_priv = hub2 ? wg_value(hub2, NULL, "PrivateKey") : NULL;
+    CHECK(hub2_priv && strcmp(hub2_priv, hub_priv) != 0);
+
+    /* With nebula passed: its CA, certificates and configs, checked by nebula -test. */
+    json_object_object_add(json_object_array_get_idx(checks, 0), "ok",
+                           json_object_new_boolean(true));
+    g_autofree char *to3 = g_build_filename(run, "export3", NULL);
+    o.to = to3;
+    json_object_put(m);
+    m = NULL;
+    g_autoptr(GError) e3 = NULL;
+    CHECK(ml_export_write(&o, r, topo, &m, &e3));
+    bool nebula = have("nebula-cert") && have("nebula");
+    CHECK(ml_j_bool(ml_j_path_named(m, "nebula-relay"), "exported") == nebula);
+    if (nebula) {
+        check_files(to3, m);
+        g_autofree char *conf = read_rel(to3, "nebula/client-a/config.yml");
+        CHECK(conf && strstr(conf, "[\"vpn.example.net:4242\"]") && !strstr(conf, "sshd"));
+        g_autofree char *crt = g_build_filename(to3, "nebula/client-a/host.crt", NULL);
+        const char *argv[] = {"nebula-cert", "print", "-json", "-path", crt, NULL};
+        g_autofree char *printed = run_out(argv, NULL);
+        CHECK(printed && strstr(printed, "\"name\":\"client-a\"") &&
+              strstr(printed, "10.42.0.2/24"));
+        g_autofree char *ud3 = read_rel(to3, "hub/user-data");
+        g_autofree char *hubkey = read_rel(to3, "nebula/hub/host.key");
+        g_autofree char *cakey = read_rel(to3, "nebula/ca.key");
+        g_auto(GStrv) keylines = g_strsplit(hubkey, "\n", -1);
+        CHECK(strstr(ud3, keylines[1]) != NULL);
+        g_auto(GStrv) calines = g_strsplit(cakey, "\n", -1);
+        CHECK(strstr(ud3, calines[1]) == NULL); /* the CA key never goes to the VPS */
+    } else {
+        CHECK(strstr(ml_j_str(ml_j_path_named(m, "nebula-relay"), "why_not"), "apt install "
+                                                                              "nebula"));
+    }
+    json_object_put(m);
+    json_object_put(r);
+    rm_rf(run);
+}
+
+int main(void)
+{
+    ml_log_init();
+    ml_log_set_quiet(true);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &e);
+    if (!topo) {
+        fprintf(stderr, "%s\n", e->message);
+        return 1;
+    }
+    test_keys();
+    test_verdict();
+    test_firewall();
+    test_qr();
+    test_hubinit(topo);
+    test_export_run(topo);
+    return check_finish();
+}
