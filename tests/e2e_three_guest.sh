@@ -41,6 +41,19 @@ start=$(date +%s)
     wait
 ) &
 loader=$!
+# The lab's own keys, read from its guests once they are up, for the export's check below: no
+# exported file may hold one of them (the export makes its own). Private keys stay in $out (0700).
+(
+    for _ in $(seq 1 2400); do
+        grep -q "up *lab $lab is up" "$out/run.log" 2>/dev/null && break
+        sleep 0.5
+    done
+    for node in hub client-a client-b; do
+        "$bin" exec "$lab" "$node" -- sh -c 'wg show all private-key; wg show all public-key;
+            cat /etc/nebula/host.key /etc/nebula/host.pub /etc/nebula/ca/ca.key 2>/dev/null' 2>/dev/null
+    done | awk '{ print $NF }' | grep -v -- '-----' | awk 'length($0) >= 40' > "$out/lab-keys.txt"
+) &
+keygrab=$!
 # A seed-like VPS workload (7 nightly 1 GB files, a fifth relayed, 100 GB included): the report
 # prices a month of it per path from this run's own figures.
 "$bin" run "$topo" --quick --out "$out/run" --traffic 210 --relayed-share 0.2 --egress-price 0.01 \
@@ -48,6 +61,7 @@ loader=$!
 rc=${PIPESTATUS[0]}
 kill "$loader" 2>/dev/null
 wait "$loader" 2>/dev/null
+wait "$keygrab" 2>/dev/null
 took=$(( $(date +%s) - start ))
 echo "e2e: meshlab run took $took s"
 if [ -n "$(ls /var/cache/meshlab/tailscale-* 2>/dev/null)" ]; then
@@ -338,6 +352,46 @@ check "no WireGuard private key on the host side" \
     "! grep -rqiE 'PrivateKey *=' '$out/run' /var/lib/meshlab 2>/dev/null"
 left=$(leftovers)
 check "nothing left after run (${left//$'\n'/ })" "[ -z \"\$left\" ]"
+
+# The export of that run, verified in a fresh lab before it is handed over: the hub from the
+# exported cloud-init alone, the clients from their exported files alone. 203.0.113.10 is
+# TEST-NET-3: verify maps it to the hub's lab address on the clients, and nothing is sent there.
+start=$(date +%s)
+"$bin" export "$out/run" --hub-address 203.0.113.10 --verify --to "$out/export" > "$out/export.log" 2>&1
+rc=$?
+echo "e2e: meshlab export --verify took $(( $(date +%s) - start )) s"
+grep -E '^\[.*\] (verify|check) ' "$out/export.log" | cut -c1-300
+check "export --verify exits 0 (rc $rc; $(tail -n 1 "$out/export.log" | cut -c1-300))" "[ $rc = 0 ]"
+python3 - "$out/export/manifest.json" <<'PY' > "$out/export-asserts.txt" \
+    || echo "bad the assertions in export-asserts.txt stopped short: python3 failed" >> "$out/export-asserts.txt"
+import json, sys
+m = json.load(open(sys.argv[1]))
+def say(ok, what):
+    print(("ok " if ok else "bad") + " " + what)
+paths = {p["name"]: p for p in m["paths"]}
+for name in ("wireguard-hub", "nebula-relay"):
+    say(paths[name]["verdict"] == "passed" and paths[name]["exported"], "%s exported" % name)
+v = {p["name"]: p for p in (m.get("verify") or {}).get("paths", [])}
+for name in ("wireguard-hub", "nebula-relay"):
+    c = (v.get(name) or {}).get("check") or {}
+    say(v.get(name, {}).get("ok") and c.get("ok"),
+        "%s passed its check in the fresh lab on the exported files: %s" % (name, (c.get("evidence") or "")[:300]))
+say(all(p["exported"] is False for p in m["paths"] if p["verdict"] != "passed"),
+    "nothing exported for a path that did not pass")
+say(all(f["mode"] == "0600" for f in m["files"]) and len(m["files"]) > 20, "%d files, each 0600" % len(m["files"]))
+PY
+verdicts "$out/export-asserts.txt"
+check "every exported file is mode 0600, every directory 0700" \
+    "[ -z \"\$(find '$out/export' -type f ! -perm 600; find '$out/export' -type d ! -perm 700)\" ]"
+for f in "$out"/export/wireguard/*/wg0.conf; do
+    check "wg-quick strip accepts $(basename "$(dirname "$f")")'s wg0.conf" "wg-quick strip '$f' >/dev/null 2>&1"
+done
+check "the lab's keys were read from its guests ($(wc -l < "$out/lab-keys.txt") keys)" "[ \$(wc -l < '$out/lab-keys.txt') -ge 6 ]"
+check "no exported file holds a key the lab's guests hold" "! grep -rqF -f '$out/lab-keys.txt' '$out/export'"
+check "SIZING.md prices the seed's month (7 nightly 1 GB files, a fifth relayed)" \
+    "grep -q '^### A month of the workload' '$out/export/SIZING.md' && grep -q '210 GB of client payload a month' '$out/export/SIZING.md'"
+left=$(leftovers)
+check "nothing left after export --verify (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 
 # A path that is not what its label says must yield no number (seed 003's lesson):
 # on a lab measuring only `plain`, client-a is made to route to client-b through

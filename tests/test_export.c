@@ -25,6 +25,7 @@
 #include "export/qr.h"
 #include "results/json.h"
 #include "topology/topology.h"
+#include "virt/cloudinit.h"
 
 static bool have(const char *tool)
 {
@@ -200,6 +201,33 @@ static void test_hubinit(struct ml_topology *topo)
     g_string_free(bad, TRUE);
     g_autoptr(GError) e3 = NULL;
     CHECK(!ml_hubinit_check(b, NULL, ud, &e3));
+}
+
+/* export --verify's hub seed: the exported user-data byte for byte as the first MIME part, the
+ * lab's after it with the merge that appends to the exported lists (cloud-init's documented
+ * merge_how: list append, dict no_replace and recurse_list), one boundary that neither holds. */
+static void test_multipart(void)
+{
+    const char *first = "#cloud-config\nwrite_files:\n  - path: /etc/x\n    content: |\n      a\n";
+    const char *lab = "#cloud-config\nhostname: hub\nwrite_files:\n  - path: /etc/meshlab/guest\n";
+    g_autofree char *m = ml_seed_multipart(first, lab);
+    CHECK(g_str_has_prefix(m, "Content-Type: multipart/mixed; boundary=\""));
+    const char *b0 = strchr(m, '"') + 1;
+    g_autofree char *boundary = g_strndup(b0, strcspn(b0, "\""));
+    g_autofree char *sep = g_strdup_printf("\n--%s\n", boundary);
+    g_autofree char *end = g_strdup_printf("\n--%s--\n", boundary);
+    g_auto(GStrv) parts = g_strsplit(m, sep, -1);
+    CHECK(g_strv_length(parts) == 3);
+    CHECK(g_str_has_suffix(m, end));
+    if (g_strv_length(parts) == 3) {
+        const char *body1 = strstr(parts[1], "\n\n");
+        CHECK(body1 && !strcmp(body1 + 2, first));
+        CHECK(strstr(parts[1], "Content-Type: text/cloud-config") != NULL);
+        const char *body2 = strstr(parts[2], "\n\n");
+        CHECK(body2 && g_str_has_prefix(body2 + 2, lab));
+        CHECK(strstr(body2, "merge_how:\n  - name: list\n    settings: [append]\n  - name: dict\n"
+                            "    settings: [no_replace, recurse_list]\n") != NULL);
+    }
 }
 
 /* ---- a whole export of a recorded run ---- */
@@ -392,6 +420,9 @@ static void test_export_run(struct ml_topology *topo)
     CHECK(ml_j_bool(ml_j_path_named(m, "nebula-relay"), "exported") == nebula);
     if (nebula) {
         check_files(to3, m);
+        g_autofree char *mt3 = read_rel(to3, "manifest.json");
+        CHECK(strstr(mt3, "\"nebula/hub/config.yml\"") != NULL);
+        CHECK(strstr(mt3, "nebula -test, with its certificate and key") != NULL);
         g_autofree char *conf = read_rel(to3, "nebula/client-a/config.yml");
         CHECK(conf && strstr(conf, "[\"vpn.example.net:4242\"]") && !strstr(conf, "sshd"));
         g_autofree char *crt = g_build_filename(to3, "nebula/client-a/host.crt", NULL);
@@ -430,6 +461,7 @@ int main(void)
     test_firewall();
     test_qr();
     test_hubinit(topo);
+    test_multipart();
     test_export_run(topo);
     return check_finish();
 }

@@ -13,7 +13,6 @@
 #include "cli/session.h"
 #include "core/util.h"
 #include "export/export.h"
-#include "report/schema_check.h"
 #include "results/json.h"
 #include "topology/topology.h"
 
@@ -194,17 +193,13 @@ int cmd_export_main(int argc, char **argv)
         return cmd_fail(err);
     }
     const char *dir = argv[optind];
-    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
-    struct json_object *results = json_object_from_file(file);
-    if (!results) {
-        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
-                    json_util_get_last_err());
+    struct json_object *results = cmd_read_results(dir, NULL, &err);
+    if (!results)
         return cmd_fail(err);
-    }
     g_autofree char *to = opts.to ? g_strdup(opts.to) : g_build_filename(dir, "export", NULL);
     g_autoptr(MlTopology) topo = NULL;
     struct json_object *manifest = NULL;
-    bool ok = ml_results_check(results, file, &err) && ml_session_reprice(results, &opts, &err) &&
+    bool ok = ml_session_reprice(results, &opts, &err) &&
               (topo = run_topology(dir, results, &err)) != NULL;
     if (ok && opts.verify)
         ok = export_verified(dir, to, &opts, iface, results, topo, &manifest, &err);

@@ -72,19 +72,9 @@ int cmd_report_main(int argc, char **argv)
         return status;
     const char *dir = argv[optind];
     g_autoptr(GError) err = NULL;
-    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
-    struct json_object *results = json_object_from_file(file);
-    if (!results) {
-        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
-                    json_util_get_last_err());
+    struct json_object *results = cmd_read_results(dir, NULL, &err);
+    if (!results)
         return cmd_fail(err);
-    }
-    /* Someone else's run directory is what report is for: nothing reaches the renderers (and
-     * gnuplot) that the contract does not allow. */
-    if (!ml_results_check(results, file, &err)) {
-        json_object_put(results);
-        return cmd_fail(err);
-    }
     if (!ml_session_reprice(results, &opts, &err)) {
         json_object_put(results);
         return cmd_fail(err);
@@ -102,4 +92,24 @@ int cmd_report_main(int argc, char **argv)
            dir, dir, drawn, dir,
            drawn ? "" : " (gnuplot missing or nothing to draw; see the report)");
     return ML_EXIT_OK;
+}
+
+struct json_object *cmd_read_results(const char *dir, char **ret_file, GError **err)
+{
+    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
+    struct json_object *results = json_object_from_file(file);
+    if (!results) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
+                    json_util_get_last_err());
+        return NULL;
+    }
+    /* Someone else's run directory is what report is for: nothing reaches the renderers (and
+     * gnuplot) that the contract does not allow. */
+    if (!ml_results_check(results, file, err)) {
+        json_object_put(results);
+        return NULL;
+    }
+    if (ret_file)
+        *ret_file = g_steal_pointer(&file);
+    return results;
 }

@@ -175,7 +175,8 @@ static bool check_paths(struct ml_lab *lab, struct json_object *m, struct json_o
         g_autoptr(GError) e = NULL;
         bool ok = false;
         struct json_object *check = NULL;
-        if (ml_lab_wait_ping(lab, ops->target(lab), 120, ops->name, &e))
+        if (ml_dp_verify_settle(ops->dataplane, lab, ops, &e) &&
+            ml_lab_wait_ping(lab, ops->target(lab), 120, ops->name, &e))
             check = ml_measure_check(lab, ops, "export-verify", &ok, &e);
         if (e && e->code == ML_ERR_INTERRUPTED) {
             g_propagate_error(err, g_steal_pointer(&e));

@@ -38,6 +38,7 @@ struct ml_bundle *ml_bundle_new(const struct ml_topology *topo, const char *hub_
     b->hub_sysctls = g_ptr_array_new_with_free_func(g_free);
     b->hub_commands = g_ptr_array_new_with_free_func(g_free);
     b->dataplanes = g_ptr_array_new_with_free_func(g_free);
+    b->checks = g_ptr_array_new_with_free_func(g_free);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         b->client_commands[i] = g_ptr_array_new_with_free_func(g_free);
     return b;
@@ -53,6 +54,7 @@ void ml_bundle_free(struct ml_bundle *b)
     g_ptr_array_unref(b->hub_sysctls);
     g_ptr_array_unref(b->hub_commands);
     g_ptr_array_unref(b->dataplanes);
+    g_ptr_array_unref(b->checks);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_ptr_array_unref(b->client_commands[i]);
     g_free(b);
@@ -115,6 +117,11 @@ void ml_bundle_hub_sysctl(struct ml_bundle *b, const char *key, const char *valu
 void ml_bundle_hub_command(struct ml_bundle *b, const char *line)
 {
     g_ptr_array_add(b->hub_commands, g_strdup(line));
+}
+
+void ml_bundle_checked(struct ml_bundle *b, const char *rel, const char *check)
+{
+    g_ptr_array_add(b->checks, g_strdup_printf("%s\t%s", rel, check));
 }
 
 void ml_bundle_client_command(struct ml_bundle *b, size_t node, const char *line)

@@ -49,6 +49,7 @@ struct ml_bundle {
     /* Per node (clients): the shell lines that start what its files hold. */
     GPtrArray *client_commands[ML_MAX_NODES];
     GPtrArray *dataplanes; /* the names of the dataplanes that added something */
+    GPtrArray *checks;     /* "FILE\tCHECK": a check a hook made of its file, and it passed */
 };
 
 struct ml_bundle *ml_bundle_new(const struct ml_topology *topo, const char *hub_address,
@@ -68,6 +69,7 @@ void ml_bundle_hub_file(struct ml_bundle *b, const char *path, const char *conte
 void ml_bundle_hub_package(struct ml_bundle *b, const char *command, const char *package);
 void ml_bundle_hub_sysctl(struct ml_bundle *b, const char *key, const char *value);
 void ml_bundle_hub_command(struct ml_bundle *b, const char *line);
+void ml_bundle_checked(struct ml_bundle *b, const char *rel, const char *check);
 void ml_bundle_client_command(struct ml_bundle *b, size_t node, const char *line);
 
 /* "ADDRESS:PORT" of the hub as the clients dial it ("[ADDRESS]:PORT" for an IPv6 address). */

@@ -86,6 +86,11 @@ struct ml_dataplane {
      * cloud-init must write, install and run (bundle.h). NULL: this meshlab exports nothing
      * for it, and the export's manifest says so. */
     bool (*export)(struct ml_bundle *b, GError **err);
+    /* export --verify, on a fresh lab that runs the exported files and none of the lab's own
+     * dataplanes: once ops' policy is in force, brings the exported daemons onto its path, and
+     * adds beside the exported files what the lab needs to read its own view (nebula: its
+     * admin console, as a drop-in next to the exported config). NULL: nothing to do. */
+    bool (*verify_settle)(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);
 };
 
 /* How a dataplane takes part when nothing forces its path. */
@@ -222,6 +227,9 @@ char *ml_dp_conflict(const struct ml_dataplane *dp, const struct ml_topology *to
 bool ml_dp_exports(const struct ml_dataplane *dp);
 /* Its export hook; false with err when it has none. */
 bool ml_dp_export(const struct ml_dataplane *dp, struct ml_bundle *b, GError **err);
+/* Its verify_settle hook; true when it has none. */
+bool ml_dp_verify_settle(const struct ml_dataplane *dp, struct ml_lab *lab,
+                         const struct ml_path_ops *ops, GError **err);
 /* Whether the topology needs the dataplane: one of its paths measured, or run by the NAT
  * matrix. */
 bool ml_dp_needed(const struct ml_dataplane *dp, const struct ml_topology *topo);

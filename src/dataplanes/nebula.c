@@ -450,14 +450,15 @@ char *ml_nebula_view(struct ml_lab *lab, GError **err)
 }
 
 /* The unit the export installs, on the hub and the clients: the package's own nebula@.service
- * is Debian's; this one needs only /usr/bin/nebula. */
+ * is Debian's; this one needs only /usr/bin/nebula. nebula reads every .yml of /etc/nebula/
+ * (nebula 1.6.1 config.Load of a directory merges them): config.yml, and any drop-in. */
 static const char export_unit[] = "[Unit]\n"
                                   "Description=nebula overlay (meshlab export)\n"
                                   "Wants=network-online.target\n"
                                   "After=network-online.target\n"
                                   "\n"
                                   "[Service]\n"
-                                  "ExecStart=/usr/bin/nebula -config /etc/nebula/config.yml\n"
+                                  "ExecStart=/usr/bin/nebula -config /etc/nebula/\n"
                                   "Restart=always\n"
                                   "\n"
                                   "[Install]\n"
@@ -622,6 +623,7 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
             g_autofree char *rkey = g_strdup_printf("nebula/%s/host.key", n);
             g_autofree char *rca = g_strdup_printf("nebula/%s/ca.crt", n);
             g_autofree char *ru = g_strdup_printf("nebula/%s/nebula-meshlab.service", n);
+            ml_bundle_checked(b, rc, "nebula -test, with its certificate and key");
             ml_bundle_add(b, rc, g_strdup(conf[i]), 0, i, "/etc/nebula/config.yml",
                           "nebula's config");
             ml_bundle_add(b, rcrt, g_strdup(crt[i]), 0, i, "/etc/nebula/host.crt",
@@ -655,4 +657,37 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
         g_free(conf[i]);
     }
     return ok;
+}
+
+/* What export --verify adds on a client beside the exported files: the admin console the lab
+ * reads nebula's view through (ml_nebula_view_cmd), with keys made there, as a drop-in that the
+ * exported unit's `-config /etc/nebula/` merges with config.yml. */
+static const char verify_console[] =
+    "set -e; umask 077; cd /etc/nebula; "
+    "rm -f admin_key admin_key.pub ssh_host_ed25519_key ssh_host_ed25519_key.pub; "
+    "ssh-keygen -q -t ed25519 -N '' -f admin_key; "
+    "ssh-keygen -q -t ed25519 -N '' -f ssh_host_ed25519_key; "
+    "printf 'sshd:\\n  enabled: true\\n  listen: " ML_NEBULA_ADMIN "\\n"
+    "  host_key: /etc/nebula/ssh_host_ed25519_key\\n  authorized_users:\\n"
+    "    - user: meshlab\\n      keys: [\"%s\"]\\n' \"$(cat admin_key.pub)\" "
+    "> zz-meshlab-admin.yml";
+
+bool ml_nebula_verify_settle(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    bool clients[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    g_autofree char *cmd = g_strdup_printf("[ -f /etc/nebula/zz-meshlab-admin.yml ] || { %s; }; "
+                                           "systemctl restart nebula-meshlab.service",
+                                           verify_console);
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        clients[i] = i != t->hub;
+        cmds[i] = clients[i] ? cmd : NULL;
+    }
+    ml_progress("nebula", "restarting the exported nebula on the clients, the lab's admin console "
+                          "beside its config");
+    if (!ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "restarting the exported nebula",
+                             err))
+        return false;
+    return ml_lab_wait_ping(lab, ml_nebula_address(t, t->measure.server), 90, "nebula", err);
 }

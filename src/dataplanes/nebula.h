@@ -31,6 +31,11 @@ char *ml_nebula_export_config(const struct ml_bundle *b, size_t node);
  * Fails (ML_ERR_HOST) where nebula-cert or nebula is not installed. */
 bool ml_nebula_export(struct ml_bundle *b, GError **err);
 
+/* export --verify: restarts the exported nebula (nebula-meshlab.service) on the clients, with
+ * the lab's admin console added beside the exported config the first time, and waits for the
+ * overlay to answer. */
+bool ml_nebula_verify_settle(struct ml_lab *lab, GError **err);
+
 /* A node's `nebula-cert keygen -out-pub` file: one PEM block of a 32-byte X25519 key. */
 bool ml_nebula_pubkey_valid(const char *pem);
 /* One PEM "NEBULA CERTIFICATE" block and nothing else. */

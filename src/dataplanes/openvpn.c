@@ -366,8 +366,7 @@ static char *describe(const struct ml_topology *t)
     return g_strdup_printf("OpenVPN 2.6 (UDP, " CIPHER ", userspace), %s to %s through the "
                            "server on the hub (%s), routed by the hub's kernel",
                            t->nodes[t->measure.client].name,
-                           ml_openvpn_address(t, t->measure.server, addr),
-                           t->nodes[t->hub].name);
+                           ml_openvpn_address(t, t->measure.server, addr), t->nodes[t->hub].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)

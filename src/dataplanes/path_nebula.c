@@ -139,6 +139,27 @@ static bool settle_forced(struct ml_lab *lab, bool relayed, GError **err)
     return ml_check_interrupted(err) ? false : settle(lab, err);
 }
 
+/* export --verify: the exported nebula restarted under the path's policy, then given the time a
+ * relay or a hole punch takes to show in its view (the check judges what it shows). */
+static bool verify_settle(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+{
+    if (!ml_nebula_verify_settle(lab, err))
+        return false;
+    bool relayed = ops->hub == ML_HUB_CARRIES;
+    for (int i = 0; i < 30; i++) {
+        g_autoptr(GString) said = g_string_new(NULL);
+        if (on_path(lab, relayed, said)) {
+            ml_progress("nebula", "the exported nebula's tunnel is %s (%s)",
+                        relayed ? "relayed by the hub" : "direct", said->str);
+            return true;
+        }
+        if (ml_check_interrupted(err))
+            return false;
+        g_usleep(2 * G_USEC_PER_SEC);
+    }
+    return true;
+}
+
 static bool settle_relay(struct ml_lab *lab, GError **err)
 {
     return settle_forced(lab, true, err);
@@ -274,6 +295,7 @@ const struct ml_dataplane ml_dataplane_nebula = {
     .observe = observe,
     .autop = &nebula_auto,
     .export = ml_nebula_export,
+    .verify_settle = verify_settle,
 };
 
 /* nebula.c's tun mtu 1300; nebula 1.6.1's 16-byte header (header.Len) and its

@@ -136,6 +136,12 @@ bool ml_dp_export(const struct ml_dataplane *dp, struct ml_bundle *b, GError **e
     return dp->export(b, err);
 }
 
+bool ml_dp_verify_settle(const struct ml_dataplane *dp, struct ml_lab *lab,
+                         const struct ml_path_ops *ops, GError **err)
+{
+    return !dp->verify_settle || dp->verify_settle(lab, ops, err);
+}
+
 bool ml_dp_setup(const struct ml_dataplane *dp, struct ml_lab *lab, struct json_object *state,
                  GError **err)
 {

@@ -341,8 +341,8 @@ static void fill_peer(struct json_object *p, struct ml_ts_peer *r)
     }
 }
 
-bool ml_tailscale_status_parse(const char *json, const char *peer_hostname,
-                               struct ml_ts_peer *ret, GError **err)
+bool ml_tailscale_status_parse(const char *json, const char *peer_hostname, struct ml_ts_peer *ret,
+                               GError **err)
 {
     struct json_object *root = parse_json(json, "tailscale status --json", ML_ERR_MEASURE, err);
     if (!root)
@@ -407,8 +407,7 @@ static bool read_id(struct json_object *o, long *ret)
 
 bool ml_headscale_user_id(const char *json, const char *user, long *ret_id, GError **err)
 {
-    struct json_object *root = parse_json(json, "headscale users list -o json", ML_ERR_GUEST,
-                                          err);
+    struct json_object *root = parse_json(json, "headscale users list -o json", ML_ERR_GUEST, err);
     if (!root)
         return false;
     bool array = json_object_is_type(root, json_type_array);
@@ -416,8 +415,8 @@ bool ml_headscale_user_id(const char *json, const char *user, long *ret_id, GErr
     for (size_t i = 0; i < n; i++) {
         struct json_object *u = array ? json_object_array_get_idx(root, i) : root;
         long id = 0;
-        if (json_object_is_type(u, json_type_object) &&
-            strcmp(obj_string(u, "name"), user) == 0 && read_id(u, &id)) {
+        if (json_object_is_type(u, json_type_object) && strcmp(obj_string(u, "name"), user) == 0 &&
+            read_id(u, &id)) {
             *ret_id = id;
             json_object_put(root);
             return true;
@@ -435,9 +434,8 @@ char *ml_headscale_preauthkey_parse(const char *json, GError **err)
 {
     /* The message must not quote the input: it holds the key. */
     struct json_object *root = json_tokener_parse(json ? json : "");
-    const char *key = root && json_object_is_type(root, json_type_object)
-                          ? obj_string(root, "key")
-                          : "";
+    const char *key =
+        root && json_object_is_type(root, json_type_object) ? obj_string(root, "key") : "";
     /* Keys are "hskey-auth-PREFIX-SECRET" (0.28+) or hex (older): anything else is not one. */
     static const char key_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                     "0123456789-_";
@@ -480,8 +478,7 @@ bool ml_headscale_nodes_parse(const char *json, GPtrArray **ret_nodes, GError **
         *ret_nodes = g_ptr_array_new_with_free_func((GDestroyNotify)ml_hs_node_free);
         return true;
     }
-    struct json_object *root = parse_json(json, "headscale nodes list -o json", ML_ERR_GUEST,
-                                          err);
+    struct json_object *root = parse_json(json, "headscale nodes list -o json", ML_ERR_GUEST, err);
     if (!root)
         return false;
     if (!json_object_is_type(root, json_type_array)) {

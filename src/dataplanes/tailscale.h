@@ -64,12 +64,12 @@ bool ml_tailscale_ip_parse(const char *out, char ret[INET_ADDRSTRLEN], GError **
 /* What `tailscale ping PEER` printed. The last "pong from" line decides the path: tailscale
  * stops at the first direct pong, and without one the last pong is the relay's. */
 struct ml_ts_ping {
-    bool answered;         /* at least one pong */
-    bool direct;           /* the last pong came over a direct UDP path */
-    char endpoint[64];     /* direct: "192.0.2.12:41641" or "[2001:db8::1]:41641" */
-    char derp_region[32];  /* relayed through DERP: the region code, e.g. "headscale" */
-    double latency_ms;     /* of the last pong */
-    unsigned pongs;        /* how many pong lines */
+    bool answered;        /* at least one pong */
+    bool direct;          /* the last pong came over a direct UDP path */
+    char endpoint[64];    /* direct: "192.0.2.12:41641" or "[2001:db8::1]:41641" */
+    char derp_region[32]; /* relayed through DERP: the region code, e.g. "headscale" */
+    double latency_ms;    /* of the last pong */
+    unsigned pongs;       /* how many pong lines */
 };
 
 /* Reads `tailscale ping` output. No pong at all (timeouts, "no reply") is a result: answered
@@ -78,22 +78,22 @@ bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **
 
 /* One peer in `tailscale status --json`. */
 struct ml_ts_peer {
-    char host_name[64];   /* HostName */
-    char dns_name[256];   /* DNSName, with its trailing dot */
-    bool online, active;  /* Online, Active */
-    char cur_addr[64];    /* CurAddr: set while a direct path is in use, "" otherwise */
-    char relay[32];       /* Relay: the peer's home DERP region code */
-    char peer_relay[64];  /* PeerRelay (newer clients): "" unless a peer relay carries it */
-    char ipv4[16];        /* first IPv4 of TailscaleIPs, or "" */
-    char ipv6[48];        /* first IPv6 of TailscaleIPs, or "" */
-    bool direct;          /* cur_addr is set */
+    char host_name[64];  /* HostName */
+    char dns_name[256];  /* DNSName, with its trailing dot */
+    bool online, active; /* Online, Active */
+    char cur_addr[64];   /* CurAddr: set while a direct path is in use, "" otherwise */
+    char relay[32];      /* Relay: the peer's home DERP region code */
+    char peer_relay[64]; /* PeerRelay (newer clients): "" unless a peer relay carries it */
+    char ipv4[16];       /* first IPv4 of TailscaleIPs, or "" */
+    char ipv6[48];       /* first IPv6 of TailscaleIPs, or "" */
+    bool direct;         /* cur_addr is set */
 };
 
 /* Finds the peer whose HostName, or the first label of whose DNSName, is peer_hostname
  * (case-insensitive; the DNS label wins when both match different peers). Fails
  * (ML_ERR_MEASURE) on bad JSON or when no peer matches, naming the peers that exist. */
-bool ml_tailscale_status_parse(const char *json, const char *peer_hostname,
-                               struct ml_ts_peer *ret, GError **err);
+bool ml_tailscale_status_parse(const char *json, const char *peer_hostname, struct ml_ts_peer *ret,
+                               GError **err);
 
 /* The numeric id of user in `headscale users list -o json` (an array of users; a single user
  * object is accepted too). headscale prints ids as numbers or, in older releases, as strings;

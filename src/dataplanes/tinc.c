@@ -511,8 +511,7 @@ static char *describe_direct(const struct ml_topology *t)
     return g_strdup_printf("tinc 1.0, %s to %s directly over UDP (both ConnectTo %s, which "
                            "tells them each other's address)",
                            t->nodes[t->measure.client].name,
-                           ml_ip_str(address(t, t->measure.server), addr),
-                           t->nodes[t->hub].name);
+                           ml_ip_str(address(t, t->measure.server), addr), t->nodes[t->hub].name);
 }
 
 static char *describe_relay(const struct ml_topology *t)
@@ -521,8 +520,7 @@ static char *describe_relay(const struct ml_topology *t)
     return g_strdup_printf("tinc 1.0, %s to %s through tincd on %s (UDP between the clients "
                            "dropped: tinc forwards to its nexthop)",
                            t->nodes[t->measure.client].name,
-                           ml_ip_str(address(t, t->measure.server), addr),
-                           t->nodes[t->hub].name);
+                           ml_ip_str(address(t, t->measure.server), addr), t->nodes[t->hub].name);
 }
 
 static char *describe_auto(const struct ml_topology *t)
@@ -531,8 +529,7 @@ static char *describe_auto(const struct ml_topology *t)
     return g_strdup_printf("tinc 1.0, %s to %s by whatever way tinc finds (direct UDP when its MTU "
                            "probes are answered, else through %s)",
                            t->nodes[t->measure.client].name,
-                           ml_ip_str(address(t, t->measure.server), addr),
-                           t->nodes[t->hub].name);
+                           ml_ip_str(address(t, t->measure.server), addr), t->nodes[t->hub].name);
 }
 
 static struct in_addr target(const struct ml_lab *lab)

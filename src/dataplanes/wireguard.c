@@ -26,10 +26,9 @@ static GString *interface_section(const struct ml_topology *topo, size_t node, u
     return c;
 }
 
-char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys)
+/* The hub listens, forwards between its peers and masquerades what leaves by nic. */
+static void hub_forwarding(GString *c, unsigned port, const char *nic)
 {
-    size_t hub = topo->hub;
-    GString *c = interface_section(topo, hub, topo->wireguard.subnet.prefix);
     g_string_append_printf(c,
                            "ListenPort = %u\n"
                            "PostUp = sysctl -q -w net.ipv4.ip_forward=1\n"
@@ -39,7 +38,14 @@ char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkey
                            "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
                            "masquerade\n"
                            "PostDown = nft delete table ip wgmasq\n",
-                           topo->wireguard.listen_port, ML_LAB_NIC);
+                           port, nic);
+}
+
+char *ml_wg_render_hub(const struct ml_topology *topo, const char *const *pubkeys)
+{
+    size_t hub = topo->hub;
+    GString *c = interface_section(topo, hub, topo->wireguard.subnet.prefix);
+    hub_forwarding(c, topo->wireguard.listen_port, ML_LAB_NIC);
     char addr[16];
     for (size_t i = 0; i < topo->n_nodes; i++) {
         if (i == hub)
@@ -112,16 +118,7 @@ bool ml_wg_export(struct ml_bundle *b, GError **err)
     char addr[16], net[16];
     GString *h = g_string_new(NULL);
     export_interface(h, b, hub, t->wireguard.subnet.prefix, keys[hub].private_key, "the hub");
-    g_string_append_printf(h,
-                           "ListenPort = %u\n"
-                           "PostUp = sysctl -q -w net.ipv4.ip_forward=1\n"
-                           "PostUp = nft add table ip wgmasq\n"
-                           "PostUp = nft 'add chain ip wgmasq postrouting { type nat hook "
-                           "postrouting priority 100; policy accept; }'\n"
-                           "PostUp = nft add rule ip wgmasq postrouting oifname \"%s\" "
-                           "masquerade\n"
-                           "PostDown = nft delete table ip wgmasq\n",
-                           t->wireguard.listen_port, b->hub_interface);
+    hub_forwarding(h, t->wireguard.listen_port, b->hub_interface);
     g_autofree char *endpoint = ml_bundle_endpoint(b, t->wireguard.listen_port);
     for (size_t i = 0; i < t->n_nodes; i++) {
         if (i == hub)

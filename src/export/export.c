@@ -364,6 +364,14 @@ static char *readme(const struct ml_bundle *b, struct plan *p, const struct ml_e
 static bool bundle_outputs(const struct ml_bundle *b, GPtrArray *outs, struct json_object *checks,
                            GError **err)
 {
+    for (guint i = 0; i < b->checks->len; i++) {
+        g_auto(GStrv) fc = g_strsplit(g_ptr_array_index(b->checks, i), "\t", 2);
+        struct json_object *c = json_object_new_object();
+        json_object_object_add(c, "file", json_object_new_string(fc[0]));
+        json_object_object_add(c, "check", json_object_new_string(fc[1] ? fc[1] : ""));
+        json_object_object_add(c, "result", json_object_new_string("passed"));
+        json_object_array_add(checks, c);
+    }
     for (guint i = 0; i < b->files->len; i++) {
         const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
         out_add(outs, f->rel, g_bytes_new(f->content, strlen(f->content)),

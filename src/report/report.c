@@ -750,8 +750,9 @@ static void put_environment(struct ml_render *c)
 
 /* ---- the document ---- */
 
-char *ml_report_render_markdown_with(struct json_object *results, const struct ml_metric *metrics,
-                                     size_t n_metrics, const struct ml_plots *plots, GError **err)
+/* The statuses of results' paths, for a document rendered from it: NULL with err on another
+ * schema or a path without name or status. */
+static enum ml_path_status *render_statuses(struct json_object *results, GError **err)
 {
     if (!json_object_is_type(results, json_type_object)) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document is not a JSON object.");
@@ -769,13 +770,23 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
         g_set_error(err, ML_ERROR, ML_ERR_INPUT, "The results document has no paths array.");
         return NULL;
     }
-
     size_t n = json_object_array_length(paths);
-    g_autofree enum ml_path_status *st = g_new0(enum ml_path_status, n ? n : 1);
+    enum ml_path_status *st = g_new0(enum ml_path_status, n ? n : 1);
     for (size_t i = 0; i < n; i++)
-        if (!path_status(json_object_array_get_idx(paths, i), i, &st[i], err))
+        if (!path_status(json_object_array_get_idx(paths, i), i, &st[i], err)) {
+            g_free(st);
             return NULL;
+        }
+    return st;
+}
 
+char *ml_report_render_markdown_with(struct json_object *results, const struct ml_metric *metrics,
+                                     size_t n_metrics, const struct ml_plots *plots, GError **err)
+{
+    g_autofree enum ml_path_status *st = render_statuses(results, err);
+    if (!st)
+        return NULL;
+    struct json_object *paths = ml_j_array(results, "paths");
     struct ml_render c = {
         .s = g_string_new(NULL), .r = results, .paths = paths, .st = st, .plots = plots};
     ml_notes_init(&c.notes);
@@ -802,17 +813,10 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
 
 char *ml_report_render_sizing(struct json_object *results, GError **err)
 {
-    struct json_object *paths = ml_j_array(results, "paths");
-    if (g_strcmp0(ml_j_str(results, "schema"), ML_RESULTS_SCHEMA) != 0 || !paths) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "The results document is not a %s document with paths.", ML_RESULTS_SCHEMA);
+    g_autofree enum ml_path_status *st = render_statuses(results, err);
+    if (!st)
         return NULL;
-    }
-    size_t n = json_object_array_length(paths);
-    g_autofree enum ml_path_status *st = g_new0(enum ml_path_status, n ? n : 1);
-    for (size_t i = 0; i < n; i++)
-        if (!path_status(json_object_array_get_idx(paths, i), i, &st[i], err))
-            return NULL;
+    struct json_object *paths = ml_j_array(results, "paths");
     struct ml_render c = {.s = g_string_new(NULL), .r = results, .paths = paths, .st = st};
     ml_notes_init(&c.notes);
     g_string_append(c.s, "# Sizing the hub VPS: ");

@@ -113,7 +113,8 @@ bool ml_seed_render(const struct ml_plan *plan, size_t guest, struct ml_seed *re
 
 char *ml_seed_multipart(const char *first, const char *lab_part)
 {
-    /* A boundary that neither part holds. */
+    /* A boundary that neither part holds. The line break before each boundary belongs to the
+     * boundary (RFC 2046 5.1.1): each part ends with one more, so its text arrives whole. */
     g_autofree char *boundary = NULL;
     do {
         g_free(boundary);
@@ -128,7 +129,7 @@ char *ml_seed_multipart(const char *first, const char *lab_part)
                            "--%s\n%s"
                            "Content-Disposition: attachment; filename=\"exported\"\n"
                            "\n"
-                           "%s%s"
+                           "%s%s\n"
                            "--%s\n%s"
                            "Content-Disposition: attachment; filename=\"meshlab-lab\"\n"
                            "\n"
@@ -138,7 +139,7 @@ char *ml_seed_multipart(const char *first, const char *lab_part)
                            "    settings: [append]\n"
                            "  - name: dict\n"
                            "    settings: [no_replace, recurse_list]\n"
-                           "--%s--\n",
+                           "\n--%s--\n",
                            boundary, boundary, part_head, first,
                            g_str_has_suffix(first, "\n") ? "" : "\n", boundary, part_head, lab_part,
                            g_str_has_suffix(lab_part, "\n") ? "" : "\n", boundary);
