@@ -209,7 +209,6 @@ bool cmd_export_verify(const char *export_dir, const char *verify_dir,
                        const struct ml_topology *topo, struct json_object **ret_verify,
                        GError **err)
 {
-    g_autoptr(GError) e = NULL;
     struct json_object *m = read_export(export_dir, err);
     if (!m)
         return false;
