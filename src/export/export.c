@@ -548,7 +548,7 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
         exported++;
     }
     if (ok && !exported) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
                     "nothing to export: no path of this run passed its checks with a dataplane "
                     "this meshlab exports (manifest: each path's verdict is in results.json's "
                     "paths[].checks)");
