@@ -1,10 +1,6 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include <fcntl.h>
-#include <glib/gstdio.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -97,16 +93,6 @@ static struct ml_topology *run_topology(const char *dir, struct json_object *res
     return NULL;
 }
 
-static void remove_tree(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        ml_rundir_clear(fd, dir, NULL);
-        close(fd);
-    }
-    g_rmdir(dir);
-}
-
 /* The export made beside `to`, tried in a fresh lab, its manifest given the verdicts, and moved
  * into place only when every exported path passed; otherwise removed, and the lab's run
  * directory (RUN_DIR/verify) keeps the evidence. */
@@ -115,14 +101,8 @@ static bool export_verified(const char *dir, const char *to, const struct ml_ses
                             const struct ml_topology *topo, struct json_object **ret_manifest,
                             GError **err)
 {
-    struct stat st;
-    if (lstat(to, &st) == 0 && !(S_ISDIR(st.st_mode) && rmdir(to) == 0)) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "%s already exists and is not an empty directory: export never writes over "
-                    "an earlier export; remove it, or give another --to",
-                    to);
+    if (!ml_export_target_free(to, err))
         return false;
-    }
     g_autofree char *parent = g_path_get_dirname(to);
     g_autofree char *base = g_path_get_basename(to);
     g_autofree char *stage = g_strdup_printf("%s/.%s.unverified-%d", parent, base, (int)getpid());
@@ -136,22 +116,14 @@ static bool export_verified(const char *dir, const char *to, const struct ml_ses
     struct json_object *v = NULL;
     bool ok = cmd_export_verify(stage, verify_dir, topo, &v, err);
     json_object_object_add(manifest, "verify", v);
-    if (ok) {
-        const char *text = json_object_to_json_string_ext(
-            manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
-        int fd = open(stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        ok = fd >= 0 && ml_rundir_write_private(fd, "manifest.json", with_nl, -1, err);
-        if (fd >= 0)
-            close(fd);
-    }
+    ok = ok && ml_export_manifest_write(stage, manifest, err);
     if (ok && rename(stage, to) != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot move the verified export into %s: %s", to,
                     g_strerror(errno));
         ok = false;
     }
     if (!ok) {
-        remove_tree(stage);
+        ml_rundir_remove(stage);
         g_prefix_error(
             err, "the export was not handed over (%s keeps the lab's evidence): ", verify_dir);
         json_object_put(manifest);

@@ -351,3 +351,13 @@ bool ml_rundir_write_private(int dirfd, const char *rel, const char *data, gssiz
 {
     return write_rel(dirfd, rel, data, len, 0600, true, err);
 }
+
+void ml_rundir_remove(const char *path)
+{
+    int fd = open(path, DIR_FLAGS);
+    if (fd >= 0) {
+        ml_rundir_clear(fd, path, NULL);
+        close(fd);
+    }
+    rmdir(path);
+}

@@ -28,6 +28,10 @@ int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool f
  * shown names it in messages. */
 bool ml_rundir_clear(int dirfd, const char *shown, GError **err);
 
+/* Removes the directory at path and everything below it, following no link; quietly, for a
+ * half-made directory that is given up (its contents may be secrets). */
+void ml_rundir_remove(const char *path);
+
 /* Writes rel (e.g. "guests/hub-console.log") below the directory dirfd,
  * creating the directories on the way, never following a link. */
 bool ml_rundir_write(int dirfd, const char *rel, const char *data, gssize len, int mode,

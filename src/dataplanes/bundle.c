@@ -37,7 +37,6 @@ struct ml_bundle *ml_bundle_new(const struct ml_topology *topo, const char *hub_
     b->hub_packages = g_ptr_array_new_with_free_func(g_free);
     b->hub_sysctls = g_ptr_array_new_with_free_func(g_free);
     b->hub_commands = g_ptr_array_new_with_free_func(g_free);
-    b->dataplanes = g_ptr_array_new_with_free_func(g_free);
     b->checks = g_ptr_array_new_with_free_func(g_free);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         b->client_commands[i] = g_ptr_array_new_with_free_func(g_free);
@@ -53,7 +52,6 @@ void ml_bundle_free(struct ml_bundle *b)
     g_ptr_array_unref(b->hub_packages);
     g_ptr_array_unref(b->hub_sysctls);
     g_ptr_array_unref(b->hub_commands);
-    g_ptr_array_unref(b->dataplanes);
     g_ptr_array_unref(b->checks);
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_ptr_array_unref(b->client_commands[i]);
@@ -73,16 +71,6 @@ struct ml_bundle_file *ml_bundle_add(struct ml_bundle *b, const char *rel, char 
     f->what = g_strdup(what);
     g_ptr_array_add(b->files, f);
     return f;
-}
-
-const struct ml_bundle_file *ml_bundle_find(const struct ml_bundle *b, const char *rel)
-{
-    for (guint i = 0; i < b->files->len; i++) {
-        const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
-        if (!strcmp(f->rel, rel))
-            return f;
-    }
-    return NULL;
 }
 
 void ml_bundle_hub_file(struct ml_bundle *b, const char *path, const char *content, unsigned mode)

@@ -48,8 +48,7 @@ struct ml_bundle {
     GPtrArray *hub_commands;   /* shell lines the hub runs last, in order */
     /* Per node (clients): the shell lines that start what its files hold. */
     GPtrArray *client_commands[ML_MAX_NODES];
-    GPtrArray *dataplanes; /* the names of the dataplanes that added something */
-    GPtrArray *checks;     /* "FILE\tCHECK": a check a hook made of its file, and it passed */
+    GPtrArray *checks; /* "FILE\tCHECK": a check a hook made of its file, and it passed */
 };
 
 struct ml_bundle *ml_bundle_new(const struct ml_topology *topo, const char *hub_address,
@@ -62,8 +61,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlBundle, ml_bundle_free)
 struct ml_bundle_file *ml_bundle_add(struct ml_bundle *b, const char *rel, char *content,
                                      unsigned flags, size_t node, const char *install,
                                      const char *what);
-/* The file at rel, or NULL. */
-const struct ml_bundle_file *ml_bundle_find(const struct ml_bundle *b, const char *rel);
 void ml_bundle_hub_file(struct ml_bundle *b, const char *path, const char *content, unsigned mode);
 /* Once each: a package the hub installs when command is not found. */
 void ml_bundle_hub_package(struct ml_bundle *b, const char *command, const char *package);

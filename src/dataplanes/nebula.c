@@ -7,6 +7,7 @@
 
 #include <glib/gstdio.h>
 
+#include "core/rundir.h"
 #include "core/spawn.h"
 #include "virt/agent.h"
 #include "virt/daemon.h"
@@ -499,20 +500,6 @@ static char *read_made(const char *dir, const char *name, GError **err)
     return text;
 }
 
-/* Removes what nebula-cert made below dir, and dir. */
-static void remove_made(const char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while (d && (name = g_dir_read_name(d))) {
-        g_autofree char *p = g_build_filename(dir, name, NULL);
-        g_unlink(p);
-    }
-    if (d)
-        g_dir_close(d);
-    g_rmdir(dir);
-}
-
 /* `nebula -test` of node i's config with its pki pointed at the files just made, and the
  * lighthouse's address (which nebula resolves as it loads: a DNS query that must not leave this
  * host) replaced by the loopback's. */
@@ -523,17 +510,15 @@ static bool test_config(const char *dir, const char *node, const char *config,
     g_autofree char *crt = g_strdup_printf("%s/%s.crt", dir, node);
     g_autofree char *key = g_strdup_printf("%s/%s.key", dir, node);
     g_autofree char *path = g_strdup_printf("%s/%s.yml", dir, node);
-    GString *c = g_string_new(config);
-    g_string_replace(c, "ca: /etc/nebula/ca.crt", "", 1);
-    g_string_replace(c, "cert: /etc/nebula/host.crt", "", 1);
-    g_string_replace(c, "key: /etc/nebula/host.key", "", 1);
-    g_autofree char *tested = g_string_free(c, FALSE);
-    /* The pki block's three lines are emptied above; the paths go back in just after "pki:". */
-    g_autofree char *pki = g_strdup_printf("pki:\n  ca: %s\n  cert: %s\n  key: %s\n", ca, crt, key);
-    GString *t = g_string_new(tested);
-    g_string_replace(t, "pki:\n", pki, 1);
+    g_autofree char *ca_line = g_strdup_printf("ca: %s", ca);
+    g_autofree char *crt_line = g_strdup_printf("cert: %s", crt);
+    g_autofree char *key_line = g_strdup_printf("key: %s", key);
     g_autofree char *quoted = g_strdup_printf("[\"%s\"]", lighthouse);
     g_autofree char *loopback = g_strdup_printf("[\"127.0.0.1:%d\"]", ML_NEBULA_PORT);
+    GString *t = g_string_new(config);
+    g_string_replace(t, "ca: /etc/nebula/ca.crt", ca_line, 1);
+    g_string_replace(t, "cert: /etc/nebula/host.crt", crt_line, 1);
+    g_string_replace(t, "key: /etc/nebula/host.key", key_line, 1);
     g_string_replace(t, quoted, loopback, 1);
     g_autofree char *final = g_string_free(t, FALSE);
     if (!g_file_set_contents_full(path, final, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, err))
@@ -607,7 +592,7 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
         conf[i] = ml_nebula_export_config(b, i);
         ok = key[i] && test_config(dir, t->nodes[i].name, conf[i], lighthouse, err);
     }
-    remove_made(dir);
+    ml_rundir_remove(dir);
     if (ok) {
         ml_bundle_add(b, "nebula/ca.crt", g_strdup(ca), 0, SIZE_MAX, NULL,
                       "nebula's CA certificate (every node holds it)");

@@ -193,7 +193,6 @@ static void out_text(GPtrArray *outs, const char *rel, char *text, bool secret)
 struct plan {
     struct json_object *paths; /* manifest's paths[] */
     bool want[64];             /* by index in ml_dataplanes[] */
-    size_t n_dataplanes;
 };
 
 static size_t dp_index(const struct ml_dataplane *dp)
@@ -229,10 +228,8 @@ static void judge_paths(struct json_object *results, struct plan *p)
         json_object_array_add(p->paths, o);
         if (ops && !strcmp(verdict, "passed")) {
             size_t k = dp_index(ops->dataplane);
-            if (k < G_N_ELEMENTS(p->want) && !p->want[k]) {
+            if (k < G_N_ELEMENTS(p->want))
                 p->want[k] = true;
-                p->n_dataplanes++;
-            }
         }
     }
 }
@@ -444,6 +441,26 @@ static struct json_object *manifest_new(struct json_object *results, const char 
     return m;
 }
 
+static bool manifest_write_at(int fd, struct json_object *manifest, GError **err)
+{
+    const char *text = json_object_to_json_string_ext(manifest, JSON_C_TO_STRING_PRETTY |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
+    g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
+    return ml_rundir_write_private(fd, "manifest.json", with_nl, -1, err);
+}
+
+bool ml_export_manifest_write(const char *dir, struct json_object *manifest, GError **err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open %s: %s", dir, g_strerror(errno));
+        return false;
+    }
+    bool ok = manifest_write_at(fd, manifest, err);
+    close(fd);
+    return ok;
+}
+
 static bool write_all(const char *dir, GPtrArray *outs, const struct ml_topology *topo,
                       struct json_object *manifest, GError **err)
 {
@@ -475,20 +492,12 @@ static bool write_all(const char *dir, GPtrArray *outs, const struct ml_topology
         json_object_array_add(files, f);
     }
     json_object_object_add(manifest, "files", files);
-    if (ok) {
-        const char *text = json_object_to_json_string_ext(
-            manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
-        ok = ml_rundir_write_private(fd, "manifest.json", with_nl, -1, err);
-    }
-    if (!ok)
-        ml_rundir_clear(fd, dir, NULL);
+    ok = ok && manifest_write_at(fd, manifest, err);
     close(fd);
     return ok;
 }
 
-/* The target must not exist, or be an empty directory; its parent must. */
-static bool target_free(const char *to, GError **err)
+bool ml_export_target_free(const char *to, GError **err)
 {
     struct stat st;
     if (lstat(to, &st) != 0)
@@ -509,7 +518,7 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
                      const struct ml_topology *topo, struct json_object **ret_manifest,
                      GError **err)
 {
-    if (!target_free(o->to, err))
+    if (!ml_export_target_free(o->to, err))
         return false;
     g_autofree char *label =
         g_strdup_printf("meshlab export of lab %s, run %s", ml_j_str_or(results, "lab", "?"),
@@ -544,7 +553,6 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
             continue;
         }
         mark(&p, dp, NULL);
-        g_ptr_array_add(b->dataplanes, g_strdup(dp->name));
         exported++;
     }
     if (ok && !exported) {
@@ -607,15 +615,10 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
     if (ok && rename(tmpl, o->to) != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot move the export into %s: %s", o->to,
                     g_strerror(errno));
-        int fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) {
-            ml_rundir_clear(fd, tmpl, NULL);
-            close(fd);
-        }
         ok = false;
     }
     if (!ok)
-        g_rmdir(tmpl);
+        ml_rundir_remove(tmpl);
     if (ok && ret_manifest)
         *ret_manifest = manifest;
     else

@@ -47,6 +47,12 @@ char *ml_export_without_comments(const char *conf);
 /* Checks an nft script with `nft -c -f` (the kernel parses it; nothing is loaded). */
 bool ml_export_nft_check(const char *script, GError **err);
 
+/* Whether `to` may take an export: it does not exist, or is an empty directory. Export never
+ * writes over an earlier one; err says so. */
+bool ml_export_target_free(const char *to, GError **err);
+/* Writes manifest as DIR/manifest.json (0600). */
+bool ml_export_manifest_write(const char *dir, struct json_object *manifest, GError **err);
+
 /* Makes the export of the run whose results.json is results and whose topology is topo into
  * o->to; *ret_manifest (may be NULL) is the manifest written. */
 bool ml_export_write(const struct ml_export_opts *o, struct json_object *results,
