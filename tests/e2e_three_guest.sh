@@ -264,6 +264,12 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     say(all((x["probe_hub_bytes"] > 0 and x["hub_bytes_per_payload_byte_raw"] > x["hub_bytes_per_payload_byte"]) if relayed
             else x["probe_hub_bytes"] == 0 for x in p["passes"]),
         "%s: the probe's hub bytes %s left out of the factor" % (name, [x["probe_hub_bytes"] for x in p["passes"]]))
+    # Every pass's ping ran to its deadline (ping -w): what it cut off in flight is counted,
+    # and no more of it than two of its slowest round trips could hold.
+    cuts = [(x.get("rtt_loaded") or {}).get("cut_off") for x in p["passes"]]
+    say(all(isinstance(c, int) and 0 <= c <= x["rtt_loaded"]["transmitted"] - x["rtt_loaded"]["received"]
+            for c, x in zip(cuts, p["passes"])),
+        "%s: the loaded pings ran to their deadline, cut off in flight: %s" % (name, cuts))
     # The fixed sweep's baseline is taken again, with the pings its passes run.
     say(p.get("idle_fixed") is not None and (p["idle_fixed"]["rtt"] or {}).get("transmitted", 0) > 0,
         "%s: idle baseline re-taken before the fixed sweep, with pings" % name)

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "measure/parse_iperf.h"
 #include "measure/parse_ping.h"
+#include "measure/pass.h"
 #include "core/util.h"
 
 #define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
@@ -182,6 +183,39 @@ static void test_ping_runs(void)
     CHECK(e && strstr(e->message, "Network is unreachable"));
 }
 
+/* A pass's ping ends at its deadline (`-w`), whatever is in flight: the unanswered requests
+ * after the last reply that ping would have waited for (two of its slowest round trips, iputils)
+ * are cut off, not lost; more than that after the last reply is a path gone dead, all lost. */
+static void test_ping_cut_off(void)
+{
+    g_autofree char *cut = sample("ping-loopback-deadline-cut.txt");
+    struct ml_ping_result r;
+    CHECK(ml_ping_parse(cut, &r, NULL) && r.transmitted == 10 && r.received == 9);
+    /* Replies up to icmp_seq 9, the slowest 0.299 ms: at 0.2 s a request, two round trips
+     * and one more request are the tail's allowance, and the one unanswered request is in it. */
+    CHECK(ml_ping_cut_off(cut, r.transmitted, 0.2) == 1);
+    g_autofree char *dead = sample("ping-loopback-deadline-dead.txt");
+    CHECK(ml_ping_parse(dead, &r, NULL) && r.transmitted == 10 && r.received == 4);
+    CHECK(ml_ping_cut_off(dead, r.transmitted, 0.2) == 0);
+    /* At 20 Hz with a 600 ms round trip (a loaded relay), 25 requests may still be on their way
+     * when the deadline comes; the same six are then cut, not lost. */
+    g_autofree char *slow =
+        g_strdup_printf("64 bytes from 10.8.0.3: icmp_seq=4 ttl=64 time=600 ms\n"
+                        "\n--- 10.8.0.3 ping statistics ---\n"
+                        "10 packets transmitted, 1 received, 90%% packet loss, "
+                        "time 450ms\n");
+    CHECK(ml_ping_cut_off(slow, 10, 0.05) == 6);
+    /* Nothing answered: no round trip to scale by; no interval: nothing cut. */
+    g_autofree char *lost = sample("ping-loopback-all-lost.txt");
+    CHECK(ml_ping_cut_off(lost, 3, 0.2) == 0);
+    CHECK(ml_ping_cut_off(cut, 10, 0) == 0);
+    /* The command a pass runs: its deadline after the count; the idle baseline's has none. */
+    g_autofree char *cmd = ml_pass_ping_cmd("ip netns exec c ", 0.05, 600, 30, "10.8.0.3");
+    CHECK_STR(cmd, "ip netns exec c ping -n -i 0.050 -W 1 -c 600 -w 30 10.8.0.3");
+    g_autofree char *idle = ml_pass_ping_cmd(NULL, 0.05, 200, 0, "10.8.0.3");
+    CHECK_STR(idle, "ping -n -i 0.050 -W 1 -c 200 10.8.0.3");
+}
+
 static void test_ping_failures(void)
 {
     g_autofree char *down = sample("ping-loopback-down.txt");
@@ -270,6 +304,7 @@ int main(void)
     test_ping_duplicates();
     test_ping_busybox();
     test_ping_runs();
+    test_ping_cut_off();
     test_ping_failures();
     return check_finish();
 }

@@ -289,16 +289,22 @@ static struct json_object *wan_added(const struct ml_lab *lab, const struct ml_p
 /* The idle record, under `key` of the path: the hub's baseline rate and every guest's CPU with the
  * pings the passes run (so that what is subtracted from a pass is what its own pings cost), and
  * the round-trip times at 20 Hz before any load. Taken again before each sweep: the fixed-rate
- * sweep runs minutes after the first. */
+ * sweep runs minutes after the first. The first takes the profile's ping_count pings (the idle
+ * round trip's sample); the fixed-rate sweep's only idle_s seconds of them: its rates are what
+ * the passes subtract, and the round trip has its sample already. The seed lab's full profile
+ * spent 10 s on each (200 pings at 20 Hz); the second now takes its idle_s, 5 s. */
 static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile *prof,
                          const char *key, GError **err)
 {
-    double seconds = MAX((double)prof->idle_s, prof->ping_count * prof->ping_interval_s);
+    bool again = strcmp(key, "idle") != 0;
+    unsigned count =
+        again ? MAX(1u, ml_ping_count(prof->idle_s, prof->ping_interval_s)) : prof->ping_count;
+    double seconds = MAX((double)prof->idle_s, count * prof->ping_interval_s);
     g_autofree char *cmd =
-        ml_pass_ping_cmd(c->client_ns, prof->ping_interval_s, prof->ping_count, p->target);
+        ml_pass_ping_cmd(c->client_ns, prof->ping_interval_s, count, 0, p->target);
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
-                p->ops->name, seconds, prof->ping_count, 1 / prof->ping_interval_s);
+                p->ops->name, seconds, count, 1 / prof->ping_interval_s);
     struct ml_guest_cpu a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
     if (!ml_guest_cpu_read(c->lab, a, err))
         return false;
@@ -317,8 +323,8 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         json_object_object_add(daemons, c->lab->topo->nodes[i].name,
                                ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
     }
-    g_autofree char *rel = g_strdup_printf("raw/%s/%s-ping.txt", p->ops->name,
-                                           strcmp(key, "idle") ? "idle-fixed" : "idle");
+    g_autofree char *rel =
+        g_strdup_printf("raw/%s/%s-ping.txt", p->ops->name, again ? "idle-fixed" : "idle");
     ml_lab_write(c->lab, rel, ping, -1, NULL);
     struct json_object *idle = json_object_new_object();
     json_object_object_add(idle, "seconds", json_object_new_double(round(seconds * 100) / 100));

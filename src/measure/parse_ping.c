@@ -202,3 +202,29 @@ GArray *ml_ping_rtts(const char *text)
     }
     return a;
 }
+
+unsigned ml_ping_cut_off(const char *text, unsigned transmitted, double interval_s)
+{
+    unsigned last = 0;
+    double max_ms = -1;
+    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+    for (char **l = lines; *l; l++) {
+        const char *seq = strstr(*l, "icmp_seq="), *t = strstr(*l, " time=");
+        if (!seq || !t || strstr(*l, "DUP!"))
+            continue;
+        char *end = NULL;
+        guint64 n = g_ascii_strtoull(seq + 9, &end, 10);
+        double ms = g_ascii_strtod(t + 6, NULL);
+        if (end == seq + 9 || n > G_MAXUINT)
+            continue;
+        last = MAX(last, (unsigned)n);
+        if (isfinite(ms))
+            max_ms = MAX(max_ms, ms);
+    }
+    if (max_ms < 0 || !(interval_s > 0) || transmitted <= last)
+        return 0;
+    /* iputils numbers its requests from 1: the ones after `last` are the tail. */
+    unsigned tail = transmitted - last;
+    double waited = ceil(2 * max_ms / 1000.0 / interval_s) + 1;
+    return tail <= waited ? tail : 0;
+}

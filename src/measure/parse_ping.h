@@ -28,3 +28,12 @@ bool ml_ping_parse_runs(const char *text, struct ml_ping_result *ret, GError **e
 /* The round-trip time of every reply line ("... icmp_seq=N ttl=T time=0.345 ms"), in the
  * order printed, in ms; duplicates ("(DUP!)") are left out. g_array_unref it. */
 GArray *ml_ping_rtts(const char *text);
+
+/* The pings a deadline cut off (`ping -w D` ended ping while they were in flight): the
+ * unanswered ones after the last reply that were sent within two of the run's slowest round
+ * trips of its last, which ping itself would have waited for without a deadline (iputils waits
+ * two of its slowest round trips after its last request). `transmitted` is the statistics line's
+ * count; interval_s the seconds between requests. More unanswered after the last reply than
+ * that (a path that went dead before the end) are lost, not cut: the result leaves them out. 0
+ * when nothing came back at all: no round trip to scale by. */
+unsigned ml_ping_cut_off(const char *text, unsigned transmitted, double interval_s);

@@ -683,10 +683,12 @@ bool ml_pass_underlay_ok(const char *route, const char *underlay, const struct m
     return false;
 }
 
-char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target)
+char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, unsigned deadline_s,
+                       const char *target)
 {
-    return g_strdup_printf("%sping -n -i %.3f -W 1 -c %u %s", prefix ? prefix : "", interval_s,
-                           count, target);
+    g_autofree char *w = deadline_s ? g_strdup_printf(" -w %u", deadline_s) : g_strdup("");
+    return g_strdup_printf("%sping -n -i %.3f -W 1 -c %u%s %s", prefix ? prefix : "", interval_s,
+                           count, w, target);
 }
 
 /* ---- the dataplane's view, read from a thread while iperf3 runs ---- */
@@ -939,7 +941,10 @@ static double percentile_with_lost(const double *rtts, size_t n, size_t lost, do
     return max;
 }
 
-static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
+/* deadline_interval_s > 0: ping ran to a deadline at that interval, and the replies it cut off
+ * (ml_ping_cut_off) are neither lost nor counted. */
+static struct json_object *rtt_json(const char *ping_text, double deadline_interval_s,
+                                    double *ret_p99)
 {
     struct json_object *o = json_object_new_object();
     struct ml_ping_result pr = {0};
@@ -948,15 +953,20 @@ static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
     g_autoptr(GArray) rtts = ml_ping_rtts(ping_text);
     const double *v = (const double *)(void *)rtts->data;
     size_t n = rtts->len;
-    size_t lost = parsed && pr.transmitted > n ? (size_t)pr.transmitted - n : 0;
+    unsigned cut = parsed && deadline_interval_s > 0
+                       ? ml_ping_cut_off(ping_text, pr.transmitted, deadline_interval_s)
+                       : 0;
+    unsigned sent = parsed ? pr.transmitted - cut : 0;
+    size_t lost = parsed && sent > n ? (size_t)sent - n : 0;
     json_object_object_add(o, "transmitted",
                            parsed ? json_object_new_int((int)pr.transmitted) : NULL);
     json_object_object_add(o, "received", parsed ? json_object_new_int((int)pr.received) : NULL);
+    if (deadline_interval_s > 0)
+        json_object_object_add(o, "cut_off", parsed ? json_object_new_int((int)cut) : NULL);
     json_object_object_add(
         o, "loss_percent",
-        parsed && pr.transmitted
-            ? json_object_new_double(100.0 * (pr.transmitted - pr.received) / pr.transmitted)
-            : NULL);
+        parsed && sent ? json_object_new_double(100.0 * MAX(0.0, (double)sent - pr.received) / sent)
+                       : NULL);
     static const struct {
         const char *key, *at_least;
         double p;
@@ -980,7 +990,7 @@ static struct json_object *rtt_json(const char *ping_text, double *ret_p99)
 
 struct json_object *ml_pass_rtt_json(const char *ping_text)
 {
-    return rtt_json(ping_text, NULL);
+    return rtt_json(ping_text, 0, NULL);
 }
 
 static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_path *pp,
@@ -1050,7 +1060,8 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
                          long long *ret_ping_pid, GError **err)
 {
     unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
-    g_autofree char *ping = ml_pass_ping_cmd(pp->client_ns, pp->ping_interval_s, count, pp->target);
+    g_autofree char *ping =
+        ml_pass_ping_cmd(pp->client_ns, pp->ping_interval_s, count, spec->seconds, pp->target);
     g_autofree char *cmd = iperf_cmd(pp, spec);
     long long iperf_pid = 0;
     struct ml_pass_sample s0 = {0};
@@ -1540,10 +1551,11 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     wt->counted = ran ? ml_now() : 0;
     struct end_view ev = {pp, wt->w.start, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
-    /* The guests' CPU first, then ping's end: ping waits up to two of its slowest round trips
-     * for its last replies when one is missing (iputils' __schedule_exit: 1.2 s after a
-     * wireguard-hub pass with a 600 ms p99, 2 s after nebula-relay's), and it waits while the
-     * CPU is read instead of before. The CPU's window closes the sooner after the transfer. */
+    /* The guests' CPU first, then ping's end. ping runs to its deadline, the transfer's length
+     * from its own start (a moment before iperf3's): without one it waited up to two of its
+     * slowest round trips for its last replies after the transfer (iputils' __schedule_exit),
+     * 2.05 s after iperf3's exit on average in the seed lab's full profile, 3-4.8 s after a
+     * loaded relay's; with it, it has ended by now, or ends while the CPU is read. */
     bool ok = ran && ml_guest_cpu_read(lab, wt->cpu1, err);
     double cpu_t1 = ml_now();
     wt->cpu_read = ok ? cpu_t1 : 0;
@@ -1789,7 +1801,7 @@ static struct json_object *pass_record(const struct ml_pass_path *pp,
     json_object_object_add(o, "series", series_json(v, csv));
     ml_lab_write(lab, raw_series, csv->str, (gssize)csv->len, NULL);
     double p99 = NAN;
-    json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, &p99));
+    json_object_object_add(o, "rtt_loaded", rtt_json(wt->ping_out.out, pp->ping_interval_s, &p99));
     g_autoptr(GString) busy_why = g_string_new(NULL);
     record_cpu(o, pp, wt, busy_why);
 

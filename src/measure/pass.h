@@ -115,8 +115,11 @@ bool ml_pass_routes(virDomainPtr client, const char *prefix, const char *target,
 bool ml_pass_underlay_ok(const char *route, const char *underlay, const struct ml_topology *t,
                          GString *why);
 /* The ping the idle baseline and every pass run, so that the idle rates subtracted from a pass
- * were taken under the same pings. */
-char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, const char *target);
+ * were taken under the same pings. deadline_s > 0 (a pass's): ping ends then (-w), whatever is
+ * in flight, instead of waiting two of its slowest round trips for the last replies after its
+ * transfer (seconds a pass under load); the replies so cut off are no loss (ml_ping_cut_off). */
+char *ml_pass_ping_cmd(const char *prefix, double interval_s, unsigned count, unsigned deadline_s,
+                       const char *target);
 
 /* The iperf3 client command of a pass of cell lasting seconds: -O leaves out
  * ml_profile_omit_s(seconds) of warm-up within them; a UDP cell sends at its own rate (-u -b);
