@@ -375,10 +375,11 @@ m = json.load(open(sys.argv[1]))
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 paths = {p["name"]: p for p in m["paths"]}
-for name in ("wireguard-hub", "nebula-relay"):
+EXPORTED = ("wireguard-hub", "wireguard-go-hub", "nebula-relay")
+for name in EXPORTED:
     say(paths[name]["verdict"] == "passed" and paths[name]["exported"], "%s exported" % name)
 v = {p["name"]: p for p in (m.get("verify") or {}).get("paths", [])}
-for name in ("wireguard-hub", "nebula-relay"):
+for name in EXPORTED:
     c = (v.get(name) or {}).get("check") or {}
     say(v.get(name, {}).get("ok") and c.get("ok"),
         "%s passed its check in the fresh lab on the exported files: %s" % (name, (c.get("evidence") or "")[:300]))
@@ -389,8 +390,8 @@ PY
 verdicts "$out/export-asserts.txt"
 check "every exported file is mode 0600, every directory 0700" \
     "[ -z \"\$(find '$out/export' -type f ! -perm 600; find '$out/export' -type d ! -perm 700)\" ]"
-for f in "$out"/export/wireguard/*/wg0.conf; do
-    check "wg-quick strip accepts $(basename "$(dirname "$f")")'s wg0.conf" "wg-quick strip '$f' >/dev/null 2>&1"
+for f in "$out"/export/wireguard/*/wg0.conf "$out"/export/wireguard-go/*/wgo0.conf; do
+    check "wg-quick strip accepts $(basename "$(dirname "$(dirname "$f")")")/$(basename "$(dirname "$f")")'s $(basename "$f")" "wg-quick strip '$f' >/dev/null 2>&1"
 done
 check "the lab's keys were read from its guests ($(wc -l < "$out/lab-keys.txt") keys)" "[ \$(wc -l < '$out/lab-keys.txt') -ge 6 ]"
 check "no exported file holds a key the lab's guests hold" "! grep -rqF -f '$out/lab-keys.txt' '$out/export'"

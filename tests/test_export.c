@@ -11,6 +11,7 @@
  * /usr/share/doc/nebula/examples/config.yml ships it; `nebula -test` checks each config. */
 #include <glib/gstdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -19,6 +20,7 @@
 #include "core/spawn.h"
 #include "core/util.h"
 #include "dataplanes/bundle.h"
+#include "dataplanes/tailscale.h"
 #include "dataplanes/wireguard.h"
 #include "export/export.h"
 #include "export/hubinit.h"
@@ -307,6 +309,11 @@ static void test_export_run(struct ml_topology *topo)
     struct json_object *checks = ml_j_array(fixture_path(r, "nebula-relay"), "checks");
     json_object_object_add(json_object_array_get_idx(checks, 0), "ok",
                            json_object_new_boolean(false));
+    /* wireguard-go-hub passed as wireguard-hub did. */
+    struct json_object *go = NULL;
+    json_object_deep_copy(fixture_path(r, "wireguard-hub"), &go, NULL);
+    json_object_object_add(go, "name", json_object_new_string("wireguard-go-hub"));
+    json_object_array_add(ml_j_array(r, "paths"), go);
     g_autofree char *run = make_run(r, topo);
     g_autofree char *to = g_build_filename(run, "export", NULL);
     struct ml_export_opts o = {
@@ -386,6 +393,54 @@ static void test_export_run(struct ml_topology *topo)
         g_strstrip(bare);
         CHECK_STR(read, bare);
     }
+    /* wireguard-go-hub: the clients' wg-quick files on its own network and port, the hub's in
+     * wg(8)'s format (no wg-quick key: wg setconf refuses Address), its script and unit. */
+    g_autofree char *go_hub = read_rel(to, "wireguard-go/hub/wgo0.conf");
+    g_autofree char *go_a = read_rel(to, "wireguard-go/client-a/wgo0.conf");
+    CHECK(go_hub && go_a && ml_j_bool(ml_j_path_named(m, "wireguard-go-hub"), "exported"));
+    if (go_hub && go_a) {
+        g_autofree char *go_port = g_strdup_printf("%u", topo->wireguard.listen_port + 2);
+        g_autofree char *lp = wg_value(go_hub, NULL, "ListenPort");
+        CHECK_STR(lp, go_port);
+        CHECK(!strstr(go_hub, "Address") && !strstr(go_hub, "PostUp") && !strstr(go_hub, "MTU"));
+        g_autofree char *go_hub_priv = wg_value(go_hub, NULL, "PrivateKey");
+        g_autofree char *go_a_priv = wg_value(go_a, NULL, "PrivateKey");
+        g_autofree char *go_a_peer = wg_value(go_a, "[Peer]", "PublicKey");
+        g_autofree char *go_hub_peer_a = wg_value(go_hub, "# client-a", "PublicKey");
+        CHECK(ml_wg_public_of(go_hub_priv, pub) && go_a_peer && !strcmp(pub, go_a_peer));
+        CHECK(ml_wg_public_of(go_a_priv, pub) && go_hub_peer_a && !strcmp(pub, go_hub_peer_a));
+        CHECK(strcmp(go_hub_priv, hub_priv) != 0); /* its own keys, not wireguard-hub's */
+        g_autofree char *go_ep = wg_value(go_a, "[Peer]", "Endpoint");
+        g_autofree char *want_go_ep = g_strdup_printf("vpn.example.net:%s", go_port);
+        CHECK_STR(go_ep, want_go_ep);
+        g_autofree char *go_addr = wg_value(go_a, NULL, "Address");
+        CHECK_STR(go_addr, "10.10.0.2/32");
+        g_autofree char *go_allowed = wg_value(go_a, "[Peer]", "AllowedIPs");
+        CHECK_STR(go_allowed, "10.10.0.0/24");
+        g_autofree char *go_ud = read_rel(to, "hub/user-data");
+        CHECK(go_ud && strstr(go_ud, go_hub_priv) && !strstr(go_ud, go_a_priv));
+        CHECK(strstr(go_ud, "path: /usr/local/sbin/meshlab-wgo0\n") &&
+              strstr(go_ud, "permissions: '0755'") &&
+              strstr(go_ud, "systemctl enable --now meshlab-wgo0.service"));
+        g_autofree char *script = read_rel(to, "wireguard-go/hub/meshlab-wgo0");
+        CHECK(script && strstr(script, "wireguard-go wgo0\n") &&
+              strstr(script, "wg setconf wgo0 /etc/wireguard/wgo0.conf\n") &&
+              strstr(script, "ip addr add 10.10.0.1/24 dev wgo0\n"));
+        if (script && have("sh")) {
+            g_autofree char *sp = g_build_filename(to, "wireguard-go/hub/meshlab-wgo0", NULL);
+            const char *argv[] = {"sh", "-n", sp, NULL};
+            CHECK(ml_spawn(argv, NULL, NULL));
+        }
+        if (have("wg-quick")) {
+            const char *files[] = {"wireguard-go/hub/wgo0.conf", "wireguard-go/client-a/wgo0.conf"};
+            for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+                g_autofree char *p = g_build_filename(to, files[i], NULL);
+                const char *argv[] = {"wg-quick", "strip", p, NULL};
+                g_autofree char *out = run_out(argv, NULL);
+                CHECK(out && strstr(out, "PrivateKey = ") && !strstr(out, "Address"));
+            }
+        }
+    }
     /* The hub's user-data writes the hub's wg0.conf as it is in the export. */
     g_autofree char *ud = read_rel(to, "hub/user-data");
     CHECK(ud && strstr(ud, "/etc/wireguard/wg0.conf") && strstr(ud, hub_priv));
@@ -441,9 +496,217 @@ static void test_export_run(struct ml_topology *topo)
         CHECK(strstr(ml_j_str(ml_j_path_named(m, "nebula-relay"), "why_not"), "apt install "
                                                                               "nebula"));
     }
+    /* tailscale-direct passed: exported unchecked without --verify, left out under it with the
+     * reason (its verify lab cannot install Headscale and Tailscale). */
+    struct json_object *tsd = fixture_path(r, "tailscale-direct");
+    json_object_object_add(tsd, "status", json_object_new_string("measured"));
+    struct json_object *tchecks = json_object_new_array(), *tc = json_object_new_object();
+    json_object_object_add(tc, "ok", json_object_new_boolean(true));
+    json_object_array_add(tchecks, tc);
+    json_object_object_add(tsd, "checks", tchecks);
+    if (have("openssl")) {
+        g_autofree char *to4 = g_build_filename(run, "export4", NULL);
+        o.to = to4;
+        json_object_put(m);
+        m = NULL;
+        CHECK(ml_export_write(&o, r, topo, &m, NULL));
+        CHECK(ml_j_bool(ml_j_path_named(m, "tailscale-direct"), "exported"));
+        g_autofree char *hs = read_rel(to4, "headscale/hub/config.yaml");
+        CHECK(hs && strstr(hs, "server_url: https://vpn.example.net:443\n"));
+        g_autofree char *to5 = g_build_filename(run, "export5", NULL);
+        o.to = to5;
+        o.verify = true;
+        json_object_put(m);
+        m = NULL;
+        CHECK(ml_export_write(&o, r, topo, &m, NULL));
+        struct json_object *t5 = ml_j_path_named(m, "tailscale-direct");
+        CHECK(!ml_j_bool(t5, "exported") &&
+              strstr(ml_j_str(t5, "why_not"), "left out under --verify: the verify lab's guests "
+                                              "have no internet"));
+        CHECK(ml_j_bool(ml_j_path_named(m, "wireguard-hub"), "exported"));
+        g_autofree char *hsdir = g_build_filename(to5, "headscale", NULL);
+        CHECK(!g_file_test(hsdir, G_FILE_TEST_EXISTS));
+    }
     json_object_put(m);
     json_object_put(r);
     rm_rf(run);
+}
+
+static const struct ml_bundle_file *bundle_file(const struct ml_bundle *b, const char *rel)
+{
+    for (guint i = 0; i < b->files->len; i++) {
+        const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
+        if (!strcmp(f->rel, rel))
+            return f;
+    }
+    return NULL;
+}
+
+static bool has_line(GPtrArray *lines, const char *want)
+{
+    for (guint i = 0; lines && i < lines->len; i++)
+        if (!strcmp(g_ptr_array_index(lines, i), want))
+            return true;
+    return false;
+}
+
+/* The Tailscale export: Headscale on the hub VPS, tailscale up on the clients.
+ *
+ * Not run here: this machine has no headscale, tailscale or tailscaled and no internet, so no
+ * file below was loaded by them, and `export --verify` leaves this export out (its verify lab
+ * has no internet either). What they rely on is the lab's own, checked against upstream in
+ * tests/test_tailscale.c: the config's keys (headscale v0.29.x config-example.yaml; derp.server
+ * ipv4 is optional there: "it is possible to optionally add the public IPv4 ... to the
+ * Derp-Map"), `headscale configtest` and -c (cmd/headscale/cli/configtest.go, root.go), `users
+ * create`, `users list -o json` ("id" a number or a string), `preauthkeys create --user ID
+ * --reusable --expiration -o json` ("key"), and `tailscale up --login-server= --auth-key=file:
+ * --hostname= --accept-dns=false` (tailscale cmd/tailscale/cli/up.go). The release file names
+ * are the ones `meshlab fetch` downloads (src/cache/artifacts.c): goreleaser's checksums.txt
+ * lines are "HASH  FILE", which `sha256sum -c` reads. The certificate is checked here with
+ * openssl, as the export checks it. */
+static void test_tailscale_export(struct ml_topology *topo)
+{
+    if (!have("openssl")) {
+        printf("note: no openssl here: the Tailscale export (its certificate is made with "
+               "openssl) was not tried\n");
+        return;
+    }
+    const char *addrs[] = {"vpn.example.net", "203.0.113.10", "2001:db8::10"};
+    for (size_t k = 0; k < G_N_ELEMENTS(addrs); k++) {
+        g_autoptr(MlBundle) b = ml_bundle_new(topo, addrs[k], "eth0", "test label");
+        g_autoptr(GError) e = NULL;
+        CHECK(ml_tailscale_export(b, &e));
+        if (e) {
+            fprintf(stderr, "tailscale export: %s\n", e->message);
+            continue;
+        }
+        g_autofree char *url = ml_headscale_export_url(addrs[k]);
+        const char *want_url[] = {"https://vpn.example.net:443", "https://203.0.113.10:443",
+                                  "https://[2001:db8::10]:443"};
+        CHECK_STR(url, want_url[k]);
+        const struct ml_bundle_file *conf = bundle_file(b, "headscale/hub/config.yaml");
+        g_autofree char *server_url = g_strdup_printf("\nserver_url: %s\n", url);
+        CHECK(conf && strstr(conf->content, server_url) && strstr(conf->content, "  urls: []\n") &&
+              strstr(conf->content, "tls_cert_path: /etc/headscale/tls/server.crt\n"));
+        /* The DERP map names the hub's IPv4 address only where the address is one. */
+        CHECK(conf && (strstr(conf->content, "    ipv4: 203.0.113.10\n") != NULL) == (k == 1));
+        CHECK(conf && (k == 1 || !strstr(conf->content, "ipv4:")));
+        /* The certificate names the address and verifies against the export's CA. */
+        const struct ml_bundle_file *crt = bundle_file(b, "headscale/hub/server.crt");
+        const struct ml_bundle_file *key = bundle_file(b, "headscale/hub/server.key");
+        const struct ml_bundle_file *ca = bundle_file(b, "headscale/ca.crt");
+        const struct ml_bundle_file *cakey = bundle_file(b, "headscale/ca.key");
+        CHECK(crt && key && ca && cakey && (key->flags & ML_BUNDLE_SECRET) &&
+              (cakey->flags & ML_BUNDLE_SECRET) && cakey->install == NULL);
+        if (crt && ca) {
+            g_autofree char *dir = g_dir_make_tmp("test-ts-tls-XXXXXX", NULL);
+            g_autofree char *pc = g_build_filename(dir, "server.crt", NULL);
+            g_autofree char *pa = g_build_filename(dir, "ca.crt", NULL);
+            g_file_set_contents(pc, crt->content, -1, NULL);
+            g_file_set_contents(pa, ca->content, -1, NULL);
+            const char *v[] = {
+                "openssl", "verify", "-CAfile", pa, k == 0 ? "-verify_hostname" : "-verify_ip",
+                addrs[k],  pc,       NULL};
+            CHECK(ml_spawn(v, NULL, NULL));
+            const char *wrong[] = {"openssl",           "verify", "-CAfile", pa, "-verify_hostname",
+                                   "other.example.net", pc,       NULL};
+            CHECK(!ml_spawn(wrong, NULL, NULL));
+            rm_rf(dir);
+        }
+        /* The VPS gets the server key, never the CA's; the hub's scripts are shell. */
+        GString *ud = g_string_new(NULL);
+        for (guint i = 0; i < b->hub_files->len; i++) {
+            const struct ml_bundle_hub_file *h = g_ptr_array_index(b->hub_files, i);
+            g_string_append_printf(ud, "%s\n%s\n", h->path, h->content);
+        }
+        CHECK(key && cakey && strstr(ud->str, key->content) && !strstr(ud->str, cakey->content));
+        g_string_free(ud, TRUE);
+        const char *scripts[] = {"headscale/hub/meshlab-headscale-install",
+                                 "headscale/hub/meshlab-headscale-authkey"};
+        for (size_t i = 0; i < G_N_ELEMENTS(scripts); i++) {
+            const struct ml_bundle_file *f = bundle_file(b, scripts[i]);
+            CHECK(f != NULL);
+            if (!f)
+                continue;
+            g_autofree char *dir = g_dir_make_tmp("test-ts-sh-XXXXXX", NULL);
+            g_autofree char *sp = g_build_filename(dir, "s", NULL);
+            g_file_set_contents(sp, f->content, -1, NULL);
+            const char *argv[] = {"sh", "-n", sp, NULL};
+            CHECK(ml_spawn(argv, NULL, NULL));
+            rm_rf(dir);
+        }
+        const struct ml_bundle_file *inst = bundle_file(b, scripts[0]);
+        CHECK(inst &&
+              strstr(inst->content, "https://github.com/juanfont/headscale/releases/"
+                                    "download/v0.29.7/headscale_0.29.7_linux_amd64'") &&
+              strstr(inst->content, "/checksums.txt'") &&
+              strstr(inst->content, "grep '  headscale_0.29.7_linux_amd64$' checksums.txt | "
+                                    "sha256sum -c -"));
+        const struct ml_bundle_file *ak = bundle_file(b, scripts[1]);
+        CHECK(ak &&
+              strstr(ak->content, "preauthkeys create --user \"$id\" --reusable "
+                                  "--expiration 1h -o json") &&
+              strstr(ak->content, "users list -o json"));
+        /* No pre-auth key anywhere: the hub makes it when the user runs the script. */
+        for (guint i = 0; i < b->files->len; i++) {
+            const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
+            CHECK(!strstr(f->content, "hskey-auth-"));
+        }
+        CHECK(has_line(b->hub_commands, "/usr/local/sbin/meshlab-headscale-install") &&
+              has_line(b->hub_commands, "systemctl daemon-reload && systemctl enable --now "
+                                        "headscale-meshlab.service"));
+        /* Each client: the CA, then its join line against the hub's URL, key from the file. */
+        for (size_t n = 0; n < topo->n_nodes; n++) {
+            if (n == topo->hub)
+                continue;
+            g_autofree char *up =
+                ml_tailscale_up_command(url, topo->nodes[n].name, "/etc/meshlab/tailscale-authkey");
+            CHECK(has_line(b->client_commands[n], "update-ca-certificates") &&
+                  has_line(b->client_commands[n], up));
+            g_autofree char *rel =
+                g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", topo->nodes[n].name);
+            const struct ml_bundle_file *cc = bundle_file(b, rel);
+            CHECK(cc && ca && !strcmp(cc->content, ca->content) && cc->node == n);
+        }
+    }
+    /* An address no certificate can name is refused, not exported. */
+    g_autoptr(MlBundle) bad = ml_bundle_new(topo, "vpn example", "eth0", "test label");
+    g_autoptr(GError) e = NULL;
+    CHECK(!ml_tailscale_export(bad, &e) && e && strstr(e->message, "neither an IP address"));
+}
+
+/* What an export killed before it could clean up left beside its target (it may hold private
+ * keys) is removed by the next export to that target, once its process is gone; a live
+ * process's stage and anything else are left alone. */
+static void test_stale_stages(void)
+{
+    g_autofree char *parent = g_dir_make_tmp("test-export-stale-XXXXXX", NULL);
+    g_autofree char *to = g_build_filename(parent, "out", NULL);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    CHECK(child > 0 && waitpid(child, NULL, 0) == child); /* a pid that no longer runs */
+    g_autofree char *dead_v = g_strdup_printf("%s/.out.unverified-%d", parent, (int)child);
+    g_autofree char *dead_p = g_strdup_printf("%s/.out.partial-%d", parent, (int)child);
+    g_autofree char *dead_vp =
+        g_strdup_printf("%s/..out.unverified-%d.partial-%d", parent, (int)child, (int)child);
+    g_autofree char *live = ml_export_stage_dir(to, "unverified");
+    g_autofree char *other = g_strdup_printf("%s/.other.partial-%d", parent, (int)child);
+    g_autofree char *odd = g_strdup_printf("%s/.out.partial-%dx", parent, (int)child);
+    const char *dirs[] = {dead_v, dead_p, dead_vp, live, other, odd};
+    for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+        g_autofree char *key = g_build_filename(dirs[i], "wg0.conf", NULL);
+        CHECK(g_mkdir(dirs[i], 0700) == 0 &&
+              g_file_set_contents(key, "PrivateKey = x\n", -1, NULL));
+    }
+    g_autofree char *want_live = g_strdup_printf("%s/.out.unverified-%d", parent, (int)getpid());
+    CHECK_STR(live, want_live);
+    CHECK(ml_export_target_free(to, NULL));
+    CHECK(!g_file_test(dead_v, G_FILE_TEST_EXISTS) && !g_file_test(dead_p, G_FILE_TEST_EXISTS) &&
+          !g_file_test(dead_vp, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(live, G_FILE_TEST_IS_DIR) && g_file_test(other, G_FILE_TEST_IS_DIR) &&
+          g_file_test(odd, G_FILE_TEST_IS_DIR));
+    rm_rf(parent);
 }
 
 int main(void)
@@ -463,5 +726,7 @@ int main(void)
     test_hubinit(topo);
     test_multipart();
     test_export_run(topo);
+    test_stale_stages();
+    test_tailscale_export(topo);
     return check_finish();
 }

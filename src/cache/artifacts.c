@@ -76,6 +76,18 @@ static const struct artifact *find(const char *name)
     return NULL;
 }
 
+bool ml_artifact_source(const char *name, const char **ret_url, const char **ret_sums_url,
+                        const char **ret_sums_entry)
+{
+    const struct artifact *a = find(name);
+    if (!a)
+        return false;
+    *ret_url = a->url;
+    *ret_sums_url = a->sums_url;
+    *ret_sums_entry = a->sums_entry;
+    return true;
+}
+
 bool ml_artifact_known(const char *name)
 {
     return find(name) != NULL;

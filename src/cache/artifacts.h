@@ -12,6 +12,12 @@
 /* The artifact names `meshlab fetch` accepts, NULL-terminated: "tailscale", "headscale". */
 extern const char *const ml_artifact_names[];
 
+/* Where the publisher serves the named artifact: its URL, the URL of the checksum file beside
+ * it and the artifact's entry there (NULL: the file holds one bare hash). False for an unknown
+ * name. What a host that installs it on its own (an exported hub VPS) downloads and checks. */
+bool ml_artifact_source(const char *name, const char **ret_url, const char **ret_sums_url,
+                        const char **ret_sums_entry);
+
 /* True when name is one of ml_artifact_names. */
 bool ml_artifact_known(const char *name);
 

@@ -103,11 +103,12 @@ static bool export_verified(const char *dir, const char *to, const struct ml_ses
 {
     if (!ml_export_target_free(to, err))
         return false;
-    g_autofree char *parent = g_path_get_dirname(to);
-    g_autofree char *base = g_path_get_basename(to);
-    g_autofree char *stage = g_strdup_printf("%s/.%s.unverified-%d", parent, base, (int)getpid());
-    struct ml_export_opts o = {
-        .run_dir = dir, .hub_address = opts->hub_address, .hub_interface = iface, .to = stage};
+    g_autofree char *stage = ml_export_stage_dir(to, "unverified");
+    struct ml_export_opts o = {.run_dir = dir,
+                               .hub_address = opts->hub_address,
+                               .hub_interface = iface,
+                               .to = stage,
+                               .verify = true};
     struct json_object *manifest = NULL;
     if (!ml_export_write(&o, results, topo, &manifest, err))
         return false;

@@ -91,6 +91,10 @@ struct ml_dataplane {
      * adds beside the exported files what the lab needs to read its own view (nebula: its
      * admin console, as a drop-in next to the exported config). NULL: nothing to do. */
     bool (*verify_settle)(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);
+    /* Non-NULL: export --verify cannot check this dataplane's export yet, and why. Under
+     * --verify its paths are left out of the export, the manifest giving this reason: nothing
+     * unverified is handed over as verified. */
+    const char *export_unverifiable;
 };
 
 /* How a dataplane takes part when nothing forces its path. */

@@ -621,6 +621,10 @@ const struct ml_dataplane ml_dataplane_tailscale = {
     .setup = setup,
     .observe = observe_path,
     .autop = &tailscale_auto,
+    .export = ml_tailscale_export,
+    .export_unverifiable =
+        "the verify lab's guests have no internet to install Headscale and Tailscale from their "
+        "releases, and this meshlab does not yet copy its cached binaries into them",
 };
 
 const struct ml_path_ops ml_path_tailscale_direct = {

@@ -1,7 +1,10 @@
 #include "dataplanes/tailscale.h"
 
 #include "virt/guest_value.h"
+#include "cache/artifacts.h"
+#include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #include <arpa/inet.h>
@@ -37,7 +40,11 @@ static char *sh_word(const char *s)
 
 char *ml_headscale_config(const char *hub_ip, const char *server_url)
 {
-    g_return_val_if_fail(hub_ip && server_url, NULL);
+    g_return_val_if_fail(server_url, NULL);
+    /* Optional in the DERP map: "it is possible to optionally add the public IPv4 ... to the
+     * Derp-Map" (config-example.yaml); without it, clients reach the region by server_url's host.
+     */
+    g_autofree char *ipv4 = hub_ip ? g_strdup_printf("    ipv4: %s\n", hub_ip) : g_strdup("");
     return g_strdup_printf(
         "# Written by meshlab for headscale 0.29; key names follow its config-example.yaml.\n"
         "server_url: %s\n"
@@ -62,7 +69,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "    stun_listen_addr: \"0.0.0.0:%d\"\n"
         "    private_key_path: /var/lib/headscale/derp_server_private.key\n"
         "    automatically_add_embedded_derp_region: true\n"
-        "    ipv4: %s\n"
+        "%s"
         "  urls: []\n"
         "  paths: []\n"
         "  auto_update_enabled: false\n"
@@ -98,7 +105,7 @@ char *ml_headscale_config(const char *hub_ip, const char *server_url)
         "logtail:\n"
         "  enabled: false\n",
         server_url, ML_PORT_HTTPS, ML_HEADSCALE_DERP_REGION_ID, ML_HEADSCALE_DERP_REGION,
-        ML_PORT_STUN, hub_ip);
+        ML_PORT_STUN, ipv4);
 }
 
 char *ml_headscale_policy(void)
@@ -544,4 +551,266 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
      * swallowed by the tunnel it is meant to carry. */
     return ml_subnet_conflict(topo, "the tailscale paths use", "100.64.0.0", 10, ret_line,
                               ret_column);
+}
+
+/* ---- export: Headscale on the hub VPS, Tailscale on the clients ---------------------------- */
+
+#define EXPORT_INSTALL_PATH "/usr/local/sbin/meshlab-headscale-install"
+#define EXPORT_AUTHKEY_PATH "/usr/local/sbin/meshlab-headscale-authkey"
+#define EXPORT_UNIT_PATH "/etc/systemd/system/headscale-meshlab.service"
+#define EXPORT_CA_CLIENT_PATH "/usr/local/share/ca-certificates/meshlab-headscale-ca.crt"
+#define EXPORT_AUTHKEY_CLIENT "/etc/meshlab/tailscale-authkey"
+#define EXPORT_USER "meshlab"
+#define EXPORT_HS "/usr/local/bin/headscale -c " ML_HEADSCALE_CONFIG_PATH
+
+/* The hub installs the headscale release binary the lab ran, checked against the release's own
+ * checksums.txt (goreleaser's "HASH  FILE" lines, which sha256sum -c reads), as `meshlab fetch`
+ * checks it; a binary already there at that version is kept. */
+static char *export_install_script(void)
+{
+    const char *url = NULL, *sums = NULL, *entry = NULL;
+    if (!ml_artifact_source("headscale", &url, &sums, &entry) || !entry)
+        return NULL;
+    return g_strdup_printf(
+        "#!/bin/sh\n"
+        "# meshlab export: headscale " ML_HEADSCALE_VERSION ", the release binary the lab ran,\n"
+        "# checked against the release's checksums.txt before it is installed.\n"
+        "set -eu\n"
+        "if [ -x /usr/local/bin/headscale ] && /usr/local/bin/headscale version 2>/dev/null |\n"
+        "        grep -q '" ML_HEADSCALE_VERSION "'; then\n"
+        "    exit 0\n"
+        "fi\n"
+        "tmp=$(mktemp -d)\n"
+        "trap 'rm -rf \"$tmp\"' EXIT\n"
+        "curl -fsSL --retry 3 -o \"$tmp/%s\" '%s'\n"
+        "curl -fsSL --retry 3 -o \"$tmp/checksums.txt\" '%s'\n"
+        "(cd \"$tmp\" && grep '  %s$' checksums.txt | sha256sum -c -)\n"
+        "install -m 0755 \"$tmp/%s\" /usr/local/bin/headscale\n",
+        entry, url, sums, entry, entry);
+}
+
+/* `headscale serve` under systemd; /run/headscale holds its CLI socket (unix_socket in the
+ * config), and configtest refuses a config serve would refuse, with the reason in the journal. */
+static const char export_unit[] =
+    "[Unit]\n"
+    "Description=headscale " ML_HEADSCALE_VERSION " (meshlab export)\n"
+    "Wants=network-online.target\n"
+    "After=network-online.target\n"
+    "\n"
+    "[Service]\n"
+    "RuntimeDirectory=headscale\n"
+    "StateDirectory=headscale\n"
+    "ExecStartPre=" EXPORT_HS " configtest\n"
+    "ExecStart=" EXPORT_HS " serve\n"
+    "Restart=always\n"
+    "\n"
+    "[Install]\n"
+    "WantedBy=multi-user.target\n";
+
+/* Run on the hub: the user if it is missing, then a reusable pre-auth key for it valid for an
+ * hour, printed alone. The JSON is read as the lab reads it (ml_headscale_user_id: "id" a number
+ * or a string; ml_headscale_preauthkey_parse: "key"); python3 is there because cloud-init is. */
+static const char export_authkey_script[] =
+    "#!/bin/sh\n"
+    "# meshlab export: prints a reusable Headscale pre-auth key for the user '" EXPORT_USER "',\n"
+    "# valid for one hour. Put it in " EXPORT_AUTHKEY_CLIENT " (mode 0600) on each client\n"
+    "# before its `tailscale up`; it is a secret: do not paste it where others can read it.\n"
+    "set -eu\n" EXPORT_HS " users create " EXPORT_USER " >/dev/null 2>&1 || true\n"
+    "id=$(" EXPORT_HS " users list -o json | python3 -c '\n"
+    "import json, sys\n"
+    "d = json.load(sys.stdin)\n"
+    "d = d if isinstance(d, list) else [d]\n"
+    "print(next(str(u[\"id\"]) for u in d if u.get(\"name\") == \"" EXPORT_USER "\"))')\n" EXPORT_HS
+    " preauthkeys create --user \"$id\" --reusable --expiration 1h -o json |\n"
+    "    python3 -c 'import json, sys; print(json.load(sys.stdin)[\"key\"])'\n";
+
+static bool run_tool(const char *const *argv, GError **err)
+{
+    g_autofree char *out = NULL;
+    if (ml_spawn(argv, &out, err))
+        return true;
+    g_prefix_error(err, "%s: ", argv[0]);
+    return false;
+}
+
+/* A CA made for the export and a server certificate for the hub's address signed by it (as the
+ * lab's: EC P-256, serverAuth, the address as the one subjectAltName), made with openssl on this
+ * host in a private directory, then checked with `openssl verify` for that address. */
+struct export_tls {
+    char *ca_crt, *ca_key, *crt, *key;
+};
+
+static void export_tls_clear(struct export_tls *t)
+{
+    g_free(t->ca_crt);
+    g_free(t->crt);
+    if (t->ca_key)
+        memset(t->ca_key, 0, strlen(t->ca_key));
+    if (t->key)
+        memset(t->key, 0, strlen(t->key));
+    g_free(t->ca_key);
+    g_free(t->key);
+    memset(t, 0, sizeof(*t));
+}
+
+static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret, GError **err)
+{
+    g_autofree char *dir = g_dir_make_tmp("meshlab-export-tls-XXXXXX", err);
+    if (!dir)
+        return false;
+    g_autofree char *ca_key = g_build_filename(dir, "ca.key", NULL);
+    g_autofree char *ca_crt = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *key = g_build_filename(dir, "server.key", NULL);
+    g_autofree char *csr = g_build_filename(dir, "server.csr", NULL);
+    g_autofree char *crt = g_build_filename(dir, "server.crt", NULL);
+    g_autofree char *ext = g_build_filename(dir, "server.ext", NULL);
+    g_autofree char *srl = g_build_filename(dir, "ca.srl", NULL);
+    g_autofree char *san = g_strdup_printf("%s:%s", is_ip ? "IP" : "DNS", host);
+    g_autofree char *subj = g_strdup_printf("/CN=%s", host);
+    g_autofree char *ext_text = g_strdup_printf("basicConstraints=critical,CA:FALSE\n"
+                                                "keyUsage=critical,digitalSignature\n"
+                                                "extendedKeyUsage=serverAuth\n"
+                                                "subjectAltName=%s\n",
+                                                san);
+    const char *ca[] = {"openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "ec",
+                        "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1",
+                        "-nodes",
+                        "-keyout",
+                        ca_key,
+                        "-out",
+                        ca_crt,
+                        "-days",
+                        "3650",
+                        "-subj",
+                        "/CN=meshlab export CA",
+                        "-addext",
+                        "basicConstraints=critical,CA:TRUE",
+                        "-addext",
+                        "keyUsage=critical,keyCertSign,cRLSign",
+                        NULL};
+    const char *req[] = {
+        "openssl", "req",     "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes",  "-keyout", key,    "-out",    csr,  "-subj",    subj,
+        NULL};
+    const char *sign[] = {"openssl", "x509",   "-req",     "-in",       csr,    "-CA",
+                          ca_crt,    "-CAkey", ca_key,     "-CAserial", srl,    "-CAcreateserial",
+                          "-days",   "825",    "-extfile", ext,         "-out", crt,
+                          NULL};
+    const char *verify[] = {
+        "openssl", "verify", "-CAfile", ca_crt, is_ip ? "-verify_ip" : "-verify_hostname",
+        host,      crt,      NULL};
+    bool ok = g_file_set_contents(ext, ext_text, -1, err) && run_tool(ca, err) &&
+              run_tool(req, err) && run_tool(sign, err) && run_tool(verify, err) &&
+              g_file_get_contents(ca_crt, &ret->ca_crt, NULL, err) &&
+              g_file_get_contents(ca_key, &ret->ca_key, NULL, err) &&
+              g_file_get_contents(crt, &ret->crt, NULL, err) &&
+              g_file_get_contents(key, &ret->key, NULL, err);
+    const char *rm[] = {"rm", "-rf", dir, NULL};
+    ml_spawn(rm, NULL, NULL);
+    if (!ok) {
+        export_tls_clear(ret);
+        g_prefix_error(err, "the export's TLS certificate for Headscale: ");
+    }
+    return ok;
+}
+
+char *ml_headscale_export_url(const char *hub_address)
+{
+    struct in6_addr a6;
+    bool v6 = inet_pton(AF_INET6, hub_address, &a6) == 1;
+    return g_strdup_printf(v6 ? "https://[%s]:%d" : "https://%s:%d", hub_address, ML_PORT_HTTPS);
+}
+
+bool ml_tailscale_export(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    const char *addr = b->hub_address;
+    struct in_addr a4;
+    struct in6_addr a6;
+    bool v4 = inet_pton(AF_INET, addr, &a4) == 1, v6 = inet_pton(AF_INET6, addr, &a6) == 1;
+    if (!v4 && !v6 && !valid_hostname(addr)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "--hub-address %s is neither an IP address nor a host name Headscale's "
+                    "certificate can name",
+                    addr);
+        return false;
+    }
+    g_autofree char *install = export_install_script();
+    if (!install) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "no release source for headscale (a meshlab bug)");
+        return false;
+    }
+    struct export_tls tls = {0};
+    if (!export_tls_make(addr, v4 || v6, &tls, err))
+        return false;
+    g_autofree char *url = ml_headscale_export_url(addr);
+    g_autofree char *config = ml_headscale_config(v4 ? addr : NULL, url);
+    g_autofree char *policy = ml_headscale_policy();
+    size_t hub = t->hub;
+    ml_bundle_add(b, "headscale/hub/config.yaml", g_strdup(config), 0, hub,
+                  ML_HEADSCALE_CONFIG_PATH,
+                  "Headscale's config: the control server and its embedded DERP relay (the only "
+                  "DERP region the clients get) on :443, STUN on UDP 3478");
+    ml_bundle_add(b, "headscale/hub/policy.hujson", g_strdup(policy), 0, hub,
+                  ML_HEADSCALE_POLICY_PATH, "Headscale's policy: every node may reach every node");
+    ml_bundle_add(b, "headscale/hub/server.crt", g_strdup(tls.crt), 0, hub,
+                  ML_HEADSCALE_TLS_DIR "/server.crt", "the hub's TLS certificate, for the address");
+    ml_bundle_add(b, "headscale/hub/server.key", g_strdup(tls.key), ML_BUNDLE_SECRET, hub,
+                  ML_HEADSCALE_TLS_DIR "/server.key", "its private key");
+    ml_bundle_add(b, "headscale/ca.crt", g_strdup(tls.ca_crt), 0, SIZE_MAX, NULL,
+                  "the CA that signed it, made for this export");
+    ml_bundle_add(b, "headscale/ca.key", g_strdup(tls.ca_key), ML_BUNDLE_SECRET, SIZE_MAX, NULL,
+                  "the CA's key: keep it offline, it never goes to the VPS");
+    ml_bundle_add(b, "headscale/hub/meshlab-headscale-install", g_strdup(install), 0, hub,
+                  EXPORT_INSTALL_PATH,
+                  "installs headscale " ML_HEADSCALE_VERSION " from its release, checked against "
+                  "the release's checksums.txt");
+    ml_bundle_add(b, "headscale/hub/headscale-meshlab.service", g_strdup(export_unit), 0, hub,
+                  EXPORT_UNIT_PATH, "the systemd unit that runs headscale");
+    ml_bundle_add(b, "headscale/hub/meshlab-headscale-authkey", g_strdup(export_authkey_script), 0,
+                  hub, EXPORT_AUTHKEY_PATH,
+                  "run on the hub: makes the user and prints a pre-auth key for the clients");
+    g_autofree char *server_cn =
+        g_strdup_printf("openssl verify against headscale/ca.crt for %s", addr);
+    ml_bundle_checked(b, "headscale/hub/server.crt", server_cn);
+    ml_bundle_hub_file(b, ML_HEADSCALE_CONFIG_PATH, config, 0644);
+    ml_bundle_hub_file(b, ML_HEADSCALE_POLICY_PATH, policy, 0644);
+    ml_bundle_hub_file(b, ML_HEADSCALE_TLS_DIR "/server.crt", tls.crt, 0644);
+    ml_bundle_hub_file(b, ML_HEADSCALE_TLS_DIR "/server.key", tls.key, 0600);
+    ml_bundle_hub_file(b, EXPORT_INSTALL_PATH, install, 0755);
+    ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
+    ml_bundle_hub_file(b, EXPORT_AUTHKEY_PATH, export_authkey_script, 0700);
+    ml_bundle_hub_package(b, "curl", "curl");
+    ml_bundle_hub_package(b, "python3", "python3");
+    ml_bundle_hub_command(b, EXPORT_INSTALL_PATH);
+    ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now "
+                             "headscale-meshlab.service");
+    g_autofree char *ca_client = g_strdup(tls.ca_crt);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (i == hub)
+            continue;
+        const char *name = t->nodes[i].name;
+        g_autofree char *rel = g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", name);
+        ml_bundle_add(b, rel, g_strdup(ca_client), 0, i, EXPORT_CA_CLIENT_PATH,
+                      "the export's CA, which tailscaled's TLS must trust to reach Headscale");
+        ml_bundle_client_command(b, i, "update-ca-certificates");
+        ml_bundle_client_command(
+            b, i,
+            "command -v tailscale >/dev/null || { echo 'install Tailscale " ML_TAILSCALE_VERSION
+            " (the lab ran it) first: https://tailscale.com/download/linux' >&2; exit 1; }");
+        ml_bundle_client_command(b, i,
+                                 "[ -s " EXPORT_AUTHKEY_CLIENT
+                                 " ] || { echo 'run " EXPORT_AUTHKEY_PATH
+                                 " on the hub and put the key it prints in " EXPORT_AUTHKEY_CLIENT
+                                 " (mode 0600)' >&2; exit 1; }");
+        g_autofree char *up = ml_tailscale_up_command(url, name, EXPORT_AUTHKEY_CLIENT);
+        ml_bundle_client_command(b, i, up);
+    }
+    export_tls_clear(&tls);
+    return true;
 }

@@ -28,8 +28,21 @@
  * listens on 0.0.0.0:443 with the lab certificate, embedded DERP region "headscale" (id 999) at
  * hub_ip with STUN on UDP 3478, no other DERP map (urls: []), MagicDNS with base domain
  * tailnet.example.com, the policy file, state in /var/lib/headscale/db.sqlite.
- * hub_ip is the hub's IPv4 address, server_url normally ML_HEADSCALE_URL. */
+ * hub_ip is the hub's IPv4 address (NULL: none in the DERP map, which is optional there),
+ * server_url normally ML_HEADSCALE_URL. */
 char *ml_headscale_config(const char *hub_ip, const char *server_url);
+
+/* Headscale's URL as the clients of an export dial it: "https://ADDRESS:443", an IPv6 address
+ * in brackets. */
+char *ml_headscale_export_url(const char *hub_address);
+
+/* The export hook (dataplane.h): Headscale on the hub VPS (its config with the embedded DERP
+ * relay as the only region, the policy, a certificate for --hub-address signed by a CA made for
+ * the export, the release binary's install, a systemd unit, the script that makes the user and a
+ * pre-auth key) and for each client the CA and its `tailscale up` line. No pre-auth key is in
+ * the export: the hub makes one when the user runs the script. */
+struct ml_bundle;
+bool ml_tailscale_export(struct ml_bundle *b, GError **err);
 
 /* The dataplane's conflict hook (dataplane.h): a lab or tunnel subnet inside Headscale's
  * 100.64.0.0/10, at that subnet; NULL when none. */

@@ -81,71 +81,103 @@ char *ml_wg_render_client(const struct ml_topology *topo, size_t node, const cha
     return g_string_free(c, FALSE);
 }
 
-/* wg-quick sets no MTU in the lab: it takes the NIC's 1500 less 80 (ml_encap_wireguard). The
- * export writes that figure down, so a VPS whose NIC has another MTU gets the lab's. */
+/* wg-quick sets no MTU in the lab: it takes the NIC's 1500 less 80 (ml_encap_wireguard), and
+ * wireguard-go's tun is 1420 too (its DefaultMTU). The export writes that figure down, so a VPS
+ * whose NIC has another MTU gets the lab's. */
 #define EXPORT_MTU 1420
 
-static void export_interface(GString *c, const struct ml_bundle *b, size_t node, unsigned prefix,
+/* Node's address inside net, "10.8.0.2": the topology's tunnel_address for wg0, net's prefix
+ * plus its last octet beside it (ml_wg_overlay_address). */
+static const char *net_address(const struct ml_wg_export_net *n, const struct ml_topology *t,
+                               size_t node, char buf[16])
+{
+    return n->overlay ? ml_wg_overlay_address(t, node, n->overlay, buf)
+                      : ml_ip_str(t->nodes[node].tunnel_address, buf);
+}
+
+/* A wg-quick [Interface] section of the export. */
+static void export_interface(GString *c, const struct ml_bundle *b,
+                             const struct ml_wg_export_net *n, size_t node, unsigned prefix,
                              const char *private_key, const char *role)
 {
     const struct ml_topology *t = b->topo;
     char addr[16];
     g_string_append_printf(c,
-                           "# %s: kernel WireGuard (wireguard-hub) for %s, %s.\n"
+                           "# %s: %s for %s, %s.\n"
                            "# Made by meshlab export with keys of its own; wg-quick's format.\n"
                            "[Interface]\n"
                            "Address = %s/%u\n"
                            "PrivateKey = %s\n"
                            "MTU = %u\n",
-                           b->label, t->nodes[node].name, role,
-                           ml_ip_str(t->nodes[node].tunnel_address, addr), prefix, private_key,
-                           EXPORT_MTU);
+                           b->label, n->kind, t->nodes[node].name, role,
+                           net_address(n, t, node, addr), prefix, private_key, EXPORT_MTU);
+}
+
+void ml_wg_export_clients(struct ml_bundle *b, const struct ml_wg_export_net *n,
+                          const struct ml_wg_keypair *keys, GString *hub)
+{
+    const struct ml_topology *t = b->topo;
+    size_t h = t->hub;
+    char addr[16];
+    g_autofree char *endpoint = ml_bundle_endpoint(b, n->port);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (i == h)
+            continue;
+        g_string_append_printf(hub, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
+                               t->nodes[i].name, keys[i].public_key, net_address(n, t, i, addr));
+        GString *c = g_string_new(NULL);
+        export_interface(c, b, n, i, 32, keys[i].private_key, "a client");
+        g_string_append_printf(c,
+                               "\n[Peer]\n# %s\nPublicKey = %s\nEndpoint = %s\n"
+                               "AllowedIPs = %s\n",
+                               t->nodes[h].name, keys[h].public_key, endpoint, n->allowed);
+        if (t->wireguard.persistent_keepalive)
+            g_string_append_printf(c, "PersistentKeepalive = %u\n",
+                                   t->wireguard.persistent_keepalive);
+        g_autofree char *rel = g_strdup_printf("%s/%s/%s.conf", n->dir, t->nodes[i].name, n->dev);
+        g_autofree char *install = g_strdup_printf("/etc/wireguard/%s.conf", n->dev);
+        g_autofree char *what = g_strdup_printf(
+            "%s's wg-quick file (holds its private key); the QR codes beside it carry it for "
+            "WireGuard's phone apps",
+            t->nodes[i].name);
+        ml_bundle_add(b, rel, g_string_free(c, FALSE),
+                      ML_BUNDLE_SECRET | ML_BUNDLE_QR | ML_BUNDLE_WG_QUICK, i, install, what);
+        g_autofree char *start = g_strdup_printf("systemctl enable --now wg-quick@%s", n->dev);
+        ml_bundle_client_command(b, i, start);
+    }
+}
+
+bool ml_wg_export_keys(const struct ml_topology *t, struct ml_wg_keypair keys[ML_MAX_NODES],
+                       GError **err)
+{
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (!ml_wg_keypair_new(&keys[i], err)) {
+            for (size_t j = 0; j < i; j++)
+                ml_wg_keypair_clear(&keys[j]);
+            return false;
+        }
+    return true;
 }
 
 bool ml_wg_export(struct ml_bundle *b, GError **err)
 {
     const struct ml_topology *t = b->topo;
     struct ml_wg_keypair keys[ML_MAX_NODES];
-    bool ok = true;
-    for (size_t i = 0; i < t->n_nodes && ok; i++)
-        ok = ml_wg_keypair_new(&keys[i], err);
-    if (!ok) {
-        for (size_t i = 0; i < t->n_nodes; i++)
-            ml_wg_keypair_clear(&keys[i]);
+    if (!ml_wg_export_keys(t, keys, err))
         return false;
-    }
+    char net[16];
+    g_autofree char *allowed = g_strdup_printf("%s/%u", ml_ip_str(t->wireguard.subnet.net, net),
+                                               t->wireguard.subnet.prefix);
+    const struct ml_wg_export_net n = {.dir = "wireguard",
+                                       .dev = "wg0",
+                                       .kind = "kernel WireGuard (wireguard-hub)",
+                                       .port = t->wireguard.listen_port,
+                                       .allowed = allowed};
     size_t hub = t->hub;
-    char addr[16], net[16];
     GString *h = g_string_new(NULL);
-    export_interface(h, b, hub, t->wireguard.subnet.prefix, keys[hub].private_key, "the hub");
+    export_interface(h, b, &n, hub, t->wireguard.subnet.prefix, keys[hub].private_key, "the hub");
     hub_forwarding(h, t->wireguard.listen_port, b->hub_interface);
-    g_autofree char *endpoint = ml_bundle_endpoint(b, t->wireguard.listen_port);
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        if (i == hub)
-            continue;
-        g_string_append_printf(h, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
-                               t->nodes[i].name, keys[i].public_key,
-                               ml_ip_str(t->nodes[i].tunnel_address, addr));
-        GString *c = g_string_new(NULL);
-        export_interface(c, b, i, 32, keys[i].private_key, "a client");
-        g_string_append_printf(c,
-                               "\n[Peer]\n# %s\nPublicKey = %s\nEndpoint = %s\n"
-                               "AllowedIPs = %s/%u\n",
-                               t->nodes[hub].name, keys[hub].public_key, endpoint,
-                               ml_ip_str(t->wireguard.subnet.net, net), t->wireguard.subnet.prefix);
-        if (t->wireguard.persistent_keepalive)
-            g_string_append_printf(c, "PersistentKeepalive = %u\n",
-                                   t->wireguard.persistent_keepalive);
-        g_autofree char *rel = g_strdup_printf("wireguard/%s/wg0.conf", t->nodes[i].name);
-        g_autofree char *what = g_strdup_printf(
-            "%s's wg-quick file (holds its private key); the QR codes beside it carry it for "
-            "WireGuard's phone apps",
-            t->nodes[i].name);
-        ml_bundle_add(b, rel, g_string_free(c, FALSE),
-                      ML_BUNDLE_SECRET | ML_BUNDLE_QR | ML_BUNDLE_WG_QUICK, i,
-                      "/etc/wireguard/wg0.conf", what);
-        ml_bundle_client_command(b, i, "systemctl enable --now wg-quick@wg0");
-    }
+    ml_wg_export_clients(b, &n, keys, h);
     g_autofree char *rel = g_strdup_printf("wireguard/%s/wg0.conf", t->nodes[hub].name);
     ml_bundle_hub_file(b, "/etc/wireguard/wg0.conf", h->str, 0600);
     ml_bundle_add(b, rel, g_string_free(h, FALSE), ML_BUNDLE_SECRET | ML_BUNDLE_WG_QUICK, hub,

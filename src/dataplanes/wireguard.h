@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
+#include "core/keys.h"
 #include "dataplanes/dataplane.h"
 #include "virt/lab.h"
 
@@ -46,6 +47,25 @@ struct in_addr ml_wg_overlay_target(const struct ml_topology *t, size_t node, co
  * *ret_line and *ret_column then untouched. */
 char *ml_wg_overlay_conflict(const struct ml_topology *t, const char *path, const char *prefix,
                              const bool *which, int *ret_line, int *ret_column);
+
+/* One WireGuard network through the hub as `meshlab export` writes it: what the wireguard-hub
+ * and wireguard-go-hub exports share (their hubs differ: wg-quick with forwarding, wg setconf
+ * under wireguard-go). */
+struct ml_wg_export_net {
+    const char *dir;     /* the export's folder: "wireguard" */
+    const char *dev;     /* the clients' interface and file: "wg0" */
+    const char *kind;    /* "kernel WireGuard (wireguard-hub)", each file's first line */
+    const char *overlay; /* NULL: the nodes' tunnel_address; else its prefix ("10.10.0.") */
+    unsigned port;       /* the hub's listen port */
+    const char *allowed; /* the clients' AllowedIPs for the hub: the network ("10.8.0.0/24") */
+};
+/* Fresh keys for every node of t (core/keys.h), none from the lab; cleared again on failure. */
+bool ml_wg_export_keys(const struct ml_topology *t, struct ml_wg_keypair keys[ML_MAX_NODES],
+                       GError **err);
+/* Each client's wg-quick file of n (QR codes, `wg-quick strip`, its start command) and the hub's
+ * [Peer] section for each client, appended to hub. */
+void ml_wg_export_clients(struct ml_bundle *b, const struct ml_wg_export_net *n,
+                          const struct ml_wg_keypair *keys, GString *hub);
 
 /* One end of a path, as a peer of the node whose WireGuard was asked. */
 struct ml_wg_end {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
@@ -152,6 +153,108 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
+/* ---- export: the same network for a VPS without the module ---- */
+
+/* What the lab's hub_command does, as a script a unit runs: wireguard-go forks its daemon and
+ * returns, so a oneshot unit that remains active holds it (and stopping the unit kills it). */
+static char *export_script(const struct ml_topology *t)
+{
+    char addr[16];
+    return g_strdup_printf(
+        "#!/bin/sh\n"
+        "# meshlab export: WireGuard on wireguard-go (userspace) as " DEV ", as the lab ran it.\n"
+        "set -e\n"
+        "case \"$1\" in\n"
+        "up)\n"
+        "    ip link del " DEV " 2>/dev/null || true\n"
+        "    wireguard-go " DEV "\n"
+        "    wg setconf " DEV " /etc/wireguard/" DEV ".conf\n"
+        "    ip addr add %s/24 dev " DEV "\n"
+        "    ip link set " DEV " up\n"
+        "    sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0 "
+        "net.ipv4.conf." DEV ".send_redirects=0\n"
+        "    ;;\n"
+        "down)\n"
+        "    ip link del " DEV " 2>/dev/null || true\n"
+        "    ;;\n"
+        "*)\n"
+        "    echo \"usage: $0 up|down\" >&2\n"
+        "    exit 2\n"
+        "    ;;\n"
+        "esac\n",
+        address(t, t->hub, addr));
+}
+
+#define EXPORT_SCRIPT_PATH "/usr/local/sbin/meshlab-" DEV
+#define EXPORT_UNIT_PATH "/etc/systemd/system/meshlab-" DEV ".service"
+static const char export_unit[] =
+    "[Unit]\n"
+    "Description=WireGuard on wireguard-go, " DEV " (meshlab export)\n"
+    "Wants=network-online.target\n"
+    "After=network-online.target\n"
+    "\n"
+    "[Service]\n"
+    "Type=oneshot\n"
+    "RemainAfterExit=yes\n"
+    "ExecStart=" EXPORT_SCRIPT_PATH " up\n"
+    "ExecStop=" EXPORT_SCRIPT_PATH " down\n"
+    "\n"
+    "[Install]\n"
+    "WantedBy=multi-user.target\n";
+
+/* The export hook: the clients' wg-quick files as wireguard-hub's (kernel WireGuard, this
+ * network's port and addresses), and for the hub its wg(8) file (no wg-quick: it would take the
+ * kernel module where there is one), the script that brings wireguard-go up and the unit that
+ * runs it. */
+static bool export_go(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    struct ml_wg_keypair keys[ML_MAX_NODES];
+    if (!ml_wg_export_keys(t, keys, err))
+        return false;
+    const struct ml_wg_export_net n = {.dir = "wireguard-go",
+                                       .dev = DEV,
+                                       .kind = "WireGuard through wireguard-go on the hub "
+                                               "(wireguard-go-hub)",
+                                       .overlay = SUBNET,
+                                       .port = port(t),
+                                       .allowed = SUBNET "0/24"};
+    size_t hub = t->hub;
+    GString *h = g_string_new(NULL);
+    g_string_append_printf(h,
+                           "# %s: WireGuard for wireguard-go on %s, the hub; wg(8)'s format "
+                           "(wg setconf), read by " EXPORT_SCRIPT_PATH ".\n"
+                           "# Made by meshlab export with keys of its own.\n"
+                           "[Interface]\n"
+                           "PrivateKey = %s\n"
+                           "ListenPort = %u\n",
+                           b->label, t->nodes[hub].name, keys[hub].private_key, port(t));
+    ml_wg_export_clients(b, &n, keys, h);
+    g_autofree char *script = export_script(t);
+    g_autofree char *dir = g_strdup_printf("wireguard-go/%s/", t->nodes[hub].name);
+    g_autofree char *rel_conf = g_strconcat(dir, DEV ".conf", NULL);
+    g_autofree char *rel_script = g_strconcat(dir, "meshlab-" DEV, NULL);
+    g_autofree char *rel_unit = g_strconcat(dir, "meshlab-" DEV ".service", NULL);
+    ml_bundle_hub_file(b, "/etc/wireguard/" DEV ".conf", h->str, 0600);
+    ml_bundle_hub_file(b, EXPORT_SCRIPT_PATH, script, 0755);
+    ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
+    ml_bundle_add(b, rel_conf, g_string_free(h, FALSE), ML_BUNDLE_SECRET | ML_BUNDLE_WG_QUICK, hub,
+                  "/etc/wireguard/" DEV ".conf",
+                  "the hub's wg(8) file for wireguard-go (holds its private key)");
+    ml_bundle_add(b, rel_script, g_strdup(script), 0, hub, EXPORT_SCRIPT_PATH,
+                  "brings wireguard-go up on " DEV " with that file, its address and forwarding");
+    ml_bundle_add(b, rel_unit, g_strdup(export_unit), 0, hub, EXPORT_UNIT_PATH,
+                  "the systemd unit that runs the script at boot");
+    ml_bundle_hub_package(b, "wg", "wireguard-tools");
+    ml_bundle_hub_package(b, "wireguard-go", "wireguard-go");
+    ml_bundle_hub_sysctl(b, "net.ipv4.ip_forward", "1");
+    ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now meshlab-" DEV
+                             ".service");
+    for (size_t i = 0; i < t->n_nodes; i++)
+        ml_wg_keypair_clear(&keys[i]);
+    return true;
+}
+
 /* The path's two ends as the hub's peers: the client and the server, by their wgo0 address. */
 static void path_ends(const struct ml_topology *t, struct ml_wg_end ret[2])
 {
@@ -245,6 +348,7 @@ const struct ml_dataplane ml_dataplane_wireguard_go_hub = {
     .ports = ports,
     .setup = setup,
     .observe = observe,
+    .export = export_go,
 };
 
 const struct ml_path_ops ml_path_wireguard_go_hub = {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -497,8 +498,51 @@ static bool write_all(const char *dir, GPtrArray *outs, const struct ml_topology
     return ok;
 }
 
+char *ml_export_stage_dir(const char *to, const char *kind)
+{
+    g_autofree char *parent = g_path_get_dirname(to);
+    g_autofree char *base = g_path_get_basename(to);
+    return g_strdup_printf("%s/.%s.%s-%d", parent, base, kind, (int)getpid());
+}
+
+/* Removes ".BASE.partial-PID" and ".BASE.unverified-PID" beside to whose PID is gone, and the
+ * partial one of the latter (export under --verify writes its stage through a stage of its own:
+ * "..BASE.unverified-PID.partial-PID"). */
+static void sweep_stale(const char *to)
+{
+    g_autofree char *parent = g_path_get_dirname(to);
+    g_autofree char *base = g_path_get_basename(to);
+    GDir *d = g_dir_open(parent, 0, NULL);
+    if (!d)
+        return;
+    static const struct {
+        const char *lead, *kind;
+    } kinds[] = {{".", ".partial-"}, {".", ".unverified-"}, {"..", ".unverified-"}};
+    for (const char *name; (name = g_dir_read_name(d));) {
+        for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+            g_autofree char *prefix = g_strconcat(kinds[k].lead, base, kinds[k].kind, NULL);
+            if (!g_str_has_prefix(name, prefix))
+                continue;
+            const char *digits = name + strlen(prefix);
+            char *end = NULL;
+            guint64 pid = g_ascii_strtoull(digits, &end, 10);
+            bool whole = *end == '\0' || (k == 2 && g_str_has_prefix(end, ".partial-"));
+            if (end == digits || !whole || pid == 0 || pid > G_MAXINT ||
+                (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+                continue;
+            g_autofree char *path = g_build_filename(parent, name, NULL);
+            ml_warn("removing %s: an export (process %" G_GUINT64_FORMAT
+                    ") was killed before it could remove it",
+                    path, pid);
+            ml_rundir_remove(path);
+        }
+    }
+    g_dir_close(d);
+}
+
 bool ml_export_target_free(const char *to, GError **err)
 {
+    sweep_stale(to);
     struct stat st;
     if (lstat(to, &st) != 0)
         return true;
@@ -538,6 +582,13 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
         if (!ml_dp_exports(dp)) {
             g_autofree char *why =
                 g_strdup_printf("this meshlab has no export for %s yet", dp->name);
+            mark(&p, dp, why);
+            continue;
+        }
+        if (o->verify && dp->export_unverifiable) {
+            g_autofree char *why = g_strdup_printf("left out under --verify: %s; `meshlab "
+                                                   "export` without --verify writes it, unchecked",
+                                                   dp->export_unverifiable);
             mark(&p, dp, why);
             continue;
         }
@@ -602,10 +653,9 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
     json_object_put(checks);
 
     /* Made beside the target and renamed into place: all of it, or nothing. */
-    g_autofree char *parent = g_path_get_dirname(o->to);
-    g_autofree char *base = g_path_get_basename(o->to);
-    g_autofree char *tmpl = g_strdup_printf("%s/.%s.partial-XXXXXX", parent, base);
-    if (!g_mkdtemp_full(tmpl, 0700)) {
+    g_autofree char *tmpl = ml_export_stage_dir(o->to, "partial");
+    ml_rundir_remove(tmpl); /* this process's own, should a pid come round again */
+    if (g_mkdir(tmpl, 0700) != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot make a directory beside %s: %s", o->to,
                     g_strerror(errno));
         json_object_put(manifest);

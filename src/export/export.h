@@ -22,6 +22,8 @@ struct ml_export_opts {
     const char *hub_address;   /* as the clients will reach the hub VPS */
     const char *hub_interface; /* the VPS's NIC ("eth0") */
     const char *to;            /* the export's directory; must not exist or be empty */
+    bool verify;               /* for --verify: leave out what it cannot check
+                                * (ml_dataplane.export_unverifiable) */
 };
 
 /* One path of the run, as the export judges it. */
@@ -48,8 +50,14 @@ char *ml_export_without_comments(const char *conf);
 bool ml_export_nft_check(const char *script, GError **err);
 
 /* Whether `to` may take an export: it does not exist, or is an empty directory. Export never
- * writes over an earlier one; err says so. */
+ * writes over an earlier one; err says so. First removes, saying so, what an export killed
+ * before it could clean up left beside `to`: ml_export_stage_dir's directories of a process
+ * that no longer runs (they may hold private keys). */
 bool ml_export_target_free(const char *to, GError **err);
+/* The directory an export (kind "partial") or an export under --verify (kind "unverified") is
+ * made in before it is renamed to `to`: beside it, hidden, named for this process,
+ * ".BASE.KIND-PID". */
+char *ml_export_stage_dir(const char *to, const char *kind);
 /* Writes manifest as DIR/manifest.json (0600). */
 bool ml_export_manifest_write(const char *dir, struct json_object *manifest, GError **err);
 
