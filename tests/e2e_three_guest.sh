@@ -375,7 +375,7 @@ m = json.load(open(sys.argv[1]))
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 paths = {p["name"]: p for p in m["paths"]}
-EXPORTED = ("wireguard-hub", "wireguard-go-hub", "nebula-relay")
+EXPORTED = ("wireguard-hub", "wireguard-go-hub", "openvpn-hub", "nebula-relay")
 for name in EXPORTED:
     say(paths[name]["verdict"] == "passed" and paths[name]["exported"], "%s exported" % name)
 v = {p["name"]: p for p in (m.get("verify") or {}).get("paths", [])}

@@ -20,6 +20,8 @@
 #include "core/spawn.h"
 #include "core/util.h"
 #include "dataplanes/bundle.h"
+#include "dataplanes/dataplane.h"
+#include "dataplanes/openvpn.h"
 #include "dataplanes/tailscale.h"
 #include "dataplanes/wireguard.h"
 #include "export/export.h"
@@ -675,6 +677,90 @@ static void test_tailscale_export(struct ml_topology *topo)
     CHECK(!ml_tailscale_export(bad, &e) && e && strstr(e->message, "neither an IP address"));
 }
 
+static const struct ml_dataplane *dataplane_named(const char *name)
+{
+    for (size_t k = 0; ml_dataplanes[k]; k++)
+        if (!strcmp(ml_dataplanes[k]->name, name))
+            return ml_dataplanes[k];
+    return NULL;
+}
+
+/* "sha256 Fingerprint=..." of a PEM certificate, as openssl prints it, read back by the lab's
+ * own reader. */
+static bool cert_fingerprint(const char *pem, char ret[96])
+{
+    g_autofree char *dir = g_dir_make_tmp("test-ovpn-XXXXXX", NULL);
+    g_autofree char *p = g_build_filename(dir, "c.crt", NULL);
+    g_file_set_contents(p, pem, -1, NULL);
+    const char *argv[] = {"openssl", "x509", "-fingerprint", "-sha256", "-noout", "-in", p, NULL};
+    g_autofree char *out = run_out(argv, NULL);
+    rm_rf(dir);
+    return out && ml_openvpn_fingerprint_parse(out, ret);
+}
+
+/* The OpenVPN export: the lab's server and clients (tests/test_openvpn.c checks those against
+ * openvpn(8) of 2.6 and runs them in network namespaces), keys made here; each side pins the
+ * other's certificate by the fingerprint of the certificate the export wrote. */
+static void test_openvpn_export(struct ml_topology *topo)
+{
+    const struct ml_dataplane *dp = dataplane_named("openvpn");
+    CHECK(dp && ml_dp_exports(dp));
+    if (!dp || !have("openssl"))
+        return;
+    g_autoptr(MlBundle) b = ml_bundle_new(topo, "vpn.example.net", "eth0", "test label");
+    g_autoptr(GError) e = NULL;
+    CHECK(ml_dp_export(dp, b, &e));
+    const struct ml_bundle_file *server = bundle_file(b, "openvpn/hub/server.conf");
+    const struct ml_bundle_file *hub_crt = bundle_file(b, "openvpn/hub/node.crt");
+    const struct ml_bundle_file *hub_key = bundle_file(b, "openvpn/hub/node.key");
+    const struct ml_bundle_file *ca = bundle_file(b, "openvpn/client-a/meshlab.conf");
+    const struct ml_bundle_file *ccd = bundle_file(b, "openvpn/hub/ccd/client-a");
+    CHECK(server && hub_crt && hub_key && ca && ccd);
+    if (!server || !hub_crt || !hub_key || !ca || !ccd)
+        return;
+    CHECK(strstr(server->content, "\ncert /etc/openvpn/meshlab/node.crt\n") &&
+          strstr(server->content, "\nclient-config-dir /etc/openvpn/meshlab/ccd\n") &&
+          strstr(server->content, "\nstatus /run/openvpn-meshlab/status 1\n") &&
+          strstr(server->content, "\nccd-exclusive\n") && !strstr(server->content, "<key>"));
+    CHECK((hub_key->flags & ML_BUNDLE_SECRET) && (ca->flags & ML_BUNDLE_SECRET) &&
+          !strcmp(ca->install, "/etc/openvpn/client/meshlab.conf"));
+    CHECK_STR(ccd->content, "ifconfig-push 10.17.0.2 255.255.255.0\n");
+    CHECK(strstr(ca->content, "\nremote vpn.example.net 1194\n") &&
+          strstr(ca->content, "\n<cert>\n-----BEGIN CERTIFICATE-----") &&
+          strstr(ca->content, "</cert>\n<key>\n-----BEGIN PRIVATE KEY-----") &&
+          !strstr(ca->content, "writepid"));
+    /* client-a pins the hub's certificate; the hub pins client-a's, inside <peer-fingerprint>. */
+    char fp[96];
+    CHECK(cert_fingerprint(hub_crt->content, fp));
+    g_autofree char *pin = g_strdup_printf("\npeer-fingerprint %s\n", fp);
+    CHECK(strstr(ca->content, pin) != NULL);
+    const char *a_crt = strstr(ca->content, "<cert>\n");
+    const char *a_end = a_crt ? strstr(a_crt, "</cert>") : NULL;
+    g_autofree char *a_pem = a_crt && a_end ? g_strndup(a_crt + 7, a_end - a_crt - 7) : NULL;
+    CHECK(a_pem && cert_fingerprint(a_pem, fp));
+    g_autofree char *listed = g_strdup_printf("\n%s\n", fp);
+    const char *block = strstr(server->content, "<peer-fingerprint>");
+    CHECK(block && strstr(block, listed) != NULL);
+    /* The hub's user-data gets its key and the unit, never a client's key. */
+    GString *ud = g_string_new(NULL);
+    for (guint i = 0; i < b->hub_files->len; i++) {
+        const struct ml_bundle_hub_file *h = g_ptr_array_index(b->hub_files, i);
+        g_string_append_printf(ud, "%s\n%s\n", h->path, h->content);
+    }
+    const char *a_key = strstr(ca->content, "<key>\n");
+    /* Past the 48 characters every P-256 PKCS#8 key begins with (its ASN.1 header). */
+    g_autofree char *a_key_line = a_key ? g_strndup(a_key + 6 + 28 + 48, 16) : NULL;
+    CHECK(strstr(ud->str, hub_key->content) != NULL);
+    CHECK(a_key_line && !strstr(ud->str, a_key_line));
+    CHECK(strstr(ud->str, "/etc/systemd/system/meshlab-openvpn.service\n") != NULL);
+    g_string_free(ud, TRUE);
+    CHECK(has_line(b->client_commands[1], "systemctl enable --now openvpn-client@meshlab"));
+    /* The lab verified IPv4 (proto udp4): an IPv6 hub is refused, not exported wrong. */
+    g_autoptr(MlBundle) b6 = ml_bundle_new(topo, "2001:db8::10", "eth0", "test label");
+    g_autoptr(GError) e6 = NULL;
+    CHECK(!ml_dp_export(dp, b6, &e6) && e6 && strstr(e6->message, "proto udp4"));
+}
+
 /* What an export killed before it could clean up left beside its target (it may hold private
  * keys) is removed by the next export to that target, once its process is gone; a live
  * process's stage and anything else are left alone. */
@@ -728,5 +814,6 @@ int main(void)
     test_export_run(topo);
     test_stale_stages();
     test_tailscale_export(topo);
+    test_openvpn_export(topo);
     return check_finish();
 }

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/spawn.h"
 #include "core/util.h"
+#include "dataplanes/bundle.h"
 #include "dataplanes/openvpn.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
@@ -175,31 +177,42 @@ char *ml_openvpn_keygen_command(const struct ml_topology *t, size_t node, const 
         q_dir, q_subj);
 }
 
+/* Where a configuration's files are: its key and certificate (in keydir, or inline when keydir
+ * is NULL: crt and key), its pid and status files (in rundir; NULL: none), the server's
+ * client-config-dir (ccd). The lab keeps them all in one directory under /run; an export keeps
+ * the keys in /etc and the run files under /run, where its unit makes them. */
+struct files {
+    const char *keydir, *crt, *key;
+    const char *rundir;
+    const char *ccd;
+};
+
 /* What both ends share: the cipher, no DCO (Debian 12's kernel has no ovpn-dco
  * module; said here so the claim "userspace" never depends on it), the key. */
-static void common(GString *c, const char *dir)
+static void common(GString *c, const struct files *f)
 {
-    g_string_append_printf(c,
-                           "dev " DEV "\n"
-                           "dev-type tun\n"
-                           "proto udp4\n"
-                           "data-ciphers " CIPHER "\n"
-                           "disable-dco\n"
-                           "cert %s/node.crt\n"
-                           "key %s/node.key\n"
-                           "writepid %s/pid\n"
-                           "verb 3\n",
-                           dir, dir, dir);
+    g_string_append(c, "dev " DEV "\n"
+                       "dev-type tun\n"
+                       "proto udp4\n"
+                       "data-ciphers " CIPHER "\n"
+                       "disable-dco\n");
+    if (f->keydir)
+        g_string_append_printf(c, "cert %s/node.crt\nkey %s/node.key\n", f->keydir, f->keydir);
+    else
+        g_string_append_printf(c, "<cert>\n%s</cert>\n<key>\n%s</key>\n", f->crt, f->key);
+    if (f->rundir)
+        g_string_append_printf(c, "writepid %s/pid\n", f->rundir);
+    g_string_append(c, "verb 3\n");
 }
 
-char *ml_openvpn_render_server(const struct ml_topology *t, const char *dir, char *const *fp)
+static char *render_server(const struct ml_topology *t, const char *title, const struct files *f,
+                           char *const *fp)
 {
     char hub[16];
     size_t h = t->hub;
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# meshlab lab %s: openvpn-hub server on %s\n", t->name,
-                           t->nodes[h].name);
-    common(c, dir);
+    g_string_append_printf(c, "# %s: openvpn-hub server on %s\n", title, t->nodes[h].name);
+    common(c, f);
     /* The server helper would take .1; these lines are what it expands to in
      * topology subnet, with the hub's own address. */
     g_string_append_printf(c,
@@ -210,14 +223,14 @@ char *ml_openvpn_render_server(const struct ml_topology *t, const char *dir, cha
                            "ifconfig %s 255.255.255.0\n"
                            "push \"topology subnet\"\n"
                            "push \"route-gateway %s\"\n"
-                           "client-config-dir %s/ccd\n"
+                           "client-config-dir %s\n"
                            "ccd-exclusive\n"
                            "dh none\n"
                            "keepalive 1 10\n"
                            "status %s/status 1\n"
                            "status-version 2\n"
                            "<peer-fingerprint>\n",
-                           ML_OPENVPN_PORT, ml_openvpn_address(t, h, hub), hub, dir, dir);
+                           ML_OPENVPN_PORT, ml_openvpn_address(t, h, hub), hub, f->ccd, f->rundir);
     for (size_t i = 0; i < t->n_nodes; i++)
         if (i != h)
             g_string_append_printf(c, "%s\n", fp[i]);
@@ -225,22 +238,45 @@ char *ml_openvpn_render_server(const struct ml_topology *t, const char *dir, cha
     return g_string_free(c, FALSE);
 }
 
-char *ml_openvpn_render_client(const struct ml_topology *t, size_t node, const char *dir,
-                               const char *hub_fp)
+static char *render_client(const struct ml_topology *t, size_t node, const char *title,
+                           const struct files *f, const char *remote, const char *hub_fp)
 {
-    char endpoint[16];
     const struct ml_node *hub = &t->nodes[t->hub];
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# meshlab lab %s: %s, through openvpn-hub on %s\n", t->name,
-                           t->nodes[node].name, hub->name);
-    common(c, dir);
+    g_string_append_printf(c, "# %s: %s, through openvpn-hub on %s\n", title, t->nodes[node].name,
+                           hub->name);
+    common(c, f);
     g_string_append_printf(c,
                            "client\n"
                            "nobind\n"
                            "remote %s %u\n"
                            "peer-fingerprint %s\n",
-                           ml_ip_str(hub->address, endpoint), ML_OPENVPN_PORT, hub_fp);
+                           remote, ML_OPENVPN_PORT, hub_fp);
     return g_string_free(c, FALSE);
+}
+
+char *ml_openvpn_render_server(const struct ml_topology *t, const char *dir, char *const *fp)
+{
+    g_autofree char *title = g_strdup_printf("meshlab lab %s", t->name);
+    g_autofree char *ccd = g_strdup_printf("%s/ccd", dir);
+    const struct files f = {.keydir = dir, .rundir = dir, .ccd = ccd};
+    return render_server(t, title, &f, fp);
+}
+
+char *ml_openvpn_render_client(const struct ml_topology *t, size_t node, const char *dir,
+                               const char *hub_fp)
+{
+    char endpoint[16];
+    g_autofree char *title = g_strdup_printf("meshlab lab %s", t->name);
+    const struct files f = {.keydir = dir, .rundir = dir};
+    return render_client(t, node, title, &f, ml_ip_str(t->nodes[t->hub].address, endpoint), hub_fp);
+}
+
+/* The hub's one fixed address per client (ccd-exclusive refuses any other CN). */
+static char *ccd_line(const struct ml_topology *t, size_t node)
+{
+    char addr[16];
+    return g_strdup_printf("ifconfig-push %s 255.255.255.0", ml_openvpn_address(t, node, addr));
 }
 
 char *ml_openvpn_start_command(const struct ml_topology *t, size_t node, const char *dir)
@@ -250,12 +286,11 @@ char *ml_openvpn_start_command(const struct ml_topology *t, size_t node, const c
     g_string_append_printf(c, "set -e; umask 077; d=%s; cat > \"$d/openvpn.conf\"; ", q_dir);
     if (node == t->hub) {
         for (size_t i = 0; i < t->n_nodes; i++) {
-            char addr[16];
             if (i == node)
                 continue;
             g_autofree char *q_name = g_shell_quote(t->nodes[i].name);
-            g_string_append_printf(c, "echo 'ifconfig-push %s 255.255.255.0' > \"$d/ccd/\"%s; ",
-                                   ml_openvpn_address(t, i, addr), q_name);
+            g_autofree char *line = ccd_line(t, i);
+            g_string_append_printf(c, "echo '%s' > \"$d/ccd/\"%s; ", line, q_name);
         }
         /* Routing back out of the device a packet came in by, the kernel would
          * send the client an ICMP redirect through the tunnel: bytes on the
@@ -456,6 +491,152 @@ static const struct ml_encap encap_openvpn = {
            "packet id + 16 tag = 52 bytes, no padding, no inner Ethernet (tun)",
 };
 
+/* ---- export: the same server and clients for a VPS ---- */
+
+#define EXPORT_DIR "/etc/openvpn/meshlab"
+#define EXPORT_UNIT_PATH "/etc/systemd/system/meshlab-openvpn.service"
+#define EXPORT_CLIENT_PATH "/etc/openvpn/client/meshlab.conf"
+
+/* The server under systemd: its key and configuration in /etc, its pid and status files in the
+ * run directory the unit makes, where the lab's (and export --verify's) view reads them. */
+static const char export_unit[] =
+    "[Unit]\n"
+    "Description=OpenVPN server, openvpn-hub (meshlab export)\n"
+    "Wants=network-online.target\n"
+    "After=network-online.target\n"
+    "\n"
+    "[Service]\n"
+    "RuntimeDirectory=openvpn-meshlab\n"
+    "ExecStart=/usr/sbin/openvpn --config " EXPORT_DIR "/server.conf\n"
+    "Restart=on-failure\n"
+    "\n"
+    "[Install]\n"
+    "WantedBy=multi-user.target\n";
+
+/* A key and a self-signed certificate for CN name, made with openssl on this host as the lab's
+ * guests make theirs (ml_openvpn_keygen_command), and its SHA-256 fingerprint. */
+static bool export_keypair(const char *name, char **ret_crt, char **ret_key, char ret_fp[96],
+                           GError **err)
+{
+    g_autofree char *dir = g_dir_make_tmp("meshlab-export-openvpn-XXXXXX", err);
+    if (!dir)
+        return false;
+    g_autofree char *crt = g_build_filename(dir, "node.crt", NULL);
+    g_autofree char *key = g_build_filename(dir, "node.key", NULL);
+    g_autofree char *subj = g_strdup_printf("/CN=%s", name);
+    const char *req[] = {"openssl",
+                         "req",
+                         "-x509",
+                         "-newkey",
+                         "ec",
+                         "-pkeyopt",
+                         "ec_paramgen_curve:prime256v1",
+                         "-nodes",
+                         "-sha256",
+                         "-days",
+                         "3650",
+                         "-subj",
+                         subj,
+                         "-keyout",
+                         key,
+                         "-out",
+                         crt,
+                         NULL};
+    const char *fpr[] = {"openssl", "x509", "-fingerprint", "-sha256", "-noout", "-in", crt, NULL};
+    g_autofree char *fp_out = NULL;
+    bool ok = ml_spawn(req, NULL, err) && ml_spawn(fpr, &fp_out, err) &&
+              g_file_get_contents(crt, ret_crt, NULL, err) &&
+              g_file_get_contents(key, ret_key, NULL, err);
+    if (ok && !ml_openvpn_fingerprint_parse(fp_out, ret_fp)) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "openssl x509 -fingerprint printed no SHA-256 fingerprint: \"%s\"",
+                    g_strstrip(fp_out));
+        ok = false;
+    }
+    const char *rm[] = {"rm", "-rf", dir, NULL};
+    ml_spawn(rm, NULL, NULL);
+    return ok;
+}
+
+/* The export hook: each node's key and certificate made here, the hub's server configuration as
+ * the lab's (its key files in /etc/openvpn/meshlab, a client-config-dir file per client) with
+ * a unit, each client's configuration with its certificate and key inline and the hub's address,
+ * for Debian's openvpn-client@ unit (and OpenVPN's apps: one .conf file). */
+static bool export_openvpn(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    if (strchr(b->hub_address, ':')) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "the lab ran OpenVPN over IPv4 (proto udp4), and --hub-address %s is an IPv6 "
+                    "address; give the hub's IPv4 address or a name that resolves to it",
+                    b->hub_address);
+        return false;
+    }
+    char *crt[ML_MAX_NODES] = {0}, *key[ML_MAX_NODES] = {0}, *fp[ML_MAX_NODES] = {0};
+    bool ok = true;
+    for (size_t i = 0; i < t->n_nodes && ok; i++) {
+        fp[i] = g_malloc0(96);
+        ok = export_keypair(t->nodes[i].name, &crt[i], &key[i], fp[i], err);
+    }
+    if (ok) {
+        size_t h = t->hub;
+        const struct files sf = {
+            .keydir = EXPORT_DIR, .rundir = "/run/openvpn-meshlab", .ccd = EXPORT_DIR "/ccd"};
+        char *server = render_server(t, b->label, &sf, fp);
+        ml_bundle_hub_file(b, EXPORT_DIR "/server.conf", server, 0600);
+        ml_bundle_hub_file(b, EXPORT_DIR "/node.crt", crt[h], 0644);
+        ml_bundle_hub_file(b, EXPORT_DIR "/node.key", key[h], 0600);
+        ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
+        ml_bundle_add(b, "openvpn/hub/server.conf", server, 0, h, EXPORT_DIR "/server.conf",
+                      "the hub's OpenVPN server: UDP " G_STRINGIFY(
+                          ML_OPENVPN_PORT) ", " CIPHER
+                                           ", each client pinned by its certificate's fingerprint");
+        ml_bundle_add(b, "openvpn/hub/node.crt", g_strdup(crt[h]), 0, h, EXPORT_DIR "/node.crt",
+                      "the hub's certificate");
+        ml_bundle_add(b, "openvpn/hub/node.key", g_strdup(key[h]), ML_BUNDLE_SECRET, h,
+                      EXPORT_DIR "/node.key", "its private key");
+        ml_bundle_add(b, "openvpn/hub/meshlab-openvpn.service", g_strdup(export_unit), 0, h,
+                      EXPORT_UNIT_PATH, "the systemd unit that runs the server");
+        for (size_t i = 0; i < t->n_nodes; i++) {
+            if (i == h)
+                continue;
+            const char *name = t->nodes[i].name;
+            g_autofree char *ccd_path = g_strdup_printf(EXPORT_DIR "/ccd/%s", name);
+            g_autofree char *line = ccd_line(t, i);
+            g_autofree char *ccd = g_strdup_printf("%s\n", line);
+            ml_bundle_hub_file(b, ccd_path, ccd, 0644);
+            g_autofree char *ccd_rel = g_strdup_printf("openvpn/hub/ccd/%s", name);
+            g_autofree char *ccd_what = g_strdup_printf("%s's fixed address on the hub", name);
+            ml_bundle_add(b, ccd_rel, g_strdup(ccd), 0, h, ccd_path, ccd_what);
+            const struct files cf = {.crt = crt[i], .key = key[i]};
+            char *client = render_client(t, i, b->label, &cf, b->hub_address, fp[h]);
+            g_autofree char *rel = g_strdup_printf("openvpn/%s/meshlab.conf", name);
+            g_autofree char *what =
+                g_strdup_printf("%s's OpenVPN client, its certificate and key inline (also "
+                                "what OpenVPN's apps import)",
+                                name);
+            ml_bundle_add(b, rel, client, ML_BUNDLE_SECRET, i, EXPORT_CLIENT_PATH, what);
+            ml_bundle_client_command(b, i, "systemctl enable --now openvpn-client@meshlab");
+        }
+        ml_bundle_hub_package(b, "openvpn", "openvpn");
+        ml_bundle_hub_sysctl(b, "net.ipv4.ip_forward", "1");
+        /* Routing back out of ovpn0, the kernel would send ICMP redirects through the tunnel
+         * (the lab's start command turns them off for the same reason). */
+        ml_bundle_hub_sysctl(b, "net.ipv4.conf.all.send_redirects", "0");
+        ml_bundle_hub_sysctl(b, "net.ipv4.conf.default.send_redirects", "0");
+        ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now "
+                                 "meshlab-openvpn.service");
+    }
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
+        if (key[i])
+            memset(key[i], 0, strlen(key[i]));
+        g_free(crt[i]);
+        g_free(key[i]);
+        g_free(fp[i]);
+    }
+    return ok;
+}
+
 extern const struct ml_path_ops ml_path_openvpn_hub;
 
 const struct ml_dataplane ml_dataplane_openvpn = {
@@ -466,6 +647,7 @@ const struct ml_dataplane ml_dataplane_openvpn = {
     .conflict = conflict,
     .setup = setup,
     .observe = observe,
+    .export = export_openvpn,
 };
 
 const struct ml_path_ops ml_path_openvpn_hub = {
