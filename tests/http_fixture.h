@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/keys.h"
+
 /* Removes a test's scratch tree. */
 static inline void rm_rf(const char *path)
 {
@@ -89,31 +91,8 @@ static inline bool http_make_cert(const char *dir, char **ret_cert, char **ret_k
 {
     char *cert = g_build_filename(dir, "cert.pem", NULL);
     char *key = g_build_filename(dir, "key.pem", NULL);
-    const char *argv[] = {"openssl",
-                          "req",
-                          "-x509",
-                          "-newkey",
-                          "ec",
-                          "-pkeyopt",
-                          "ec_paramgen_curve:prime256v1",
-                          "-nodes",
-                          "-days",
-                          "2",
-                          "-subj",
-                          "/CN=127.0.0.1",
-                          "-addext",
-                          "subjectAltName=IP:127.0.0.1",
-                          "-keyout",
-                          key,
-                          "-out",
-                          cert,
-                          NULL};
-    int status = -1;
-    bool ok =
-        g_spawn_sync(NULL, (char **)argv, NULL,
-                     G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                     NULL, NULL, NULL, NULL, &status, NULL) &&
-        g_spawn_check_wait_status(status, NULL);
+    const char *ext[] = {"subjectAltName=IP:127.0.0.1", NULL};
+    bool ok = ml_ec_selfsigned("/CN=127.0.0.1", 2, ext, key, cert, NULL);
     if (!ok) {
         g_free(cert);
         g_free(key);

@@ -304,6 +304,18 @@ static char *wg_value(const char *conf, const char *from, const char *key)
     return g_strndup(at, strcspn(at, "\n"));
 }
 
+/* The hub's file and client-a's agree: each peer's key is the other's private key's. */
+static void check_peers_agree(const char *hub, const char *client)
+{
+    char pub[ML_WG_KEY_LEN + 1];
+    g_autofree char *hub_priv = wg_value(hub, NULL, "PrivateKey");
+    g_autofree char *a_priv = wg_value(client, NULL, "PrivateKey");
+    g_autofree char *a_peer = wg_value(client, "[Peer]", "PublicKey");
+    g_autofree char *hub_peer_a = wg_value(hub, "# client-a", "PublicKey");
+    CHECK(ml_wg_public_of(hub_priv, pub) && a_peer && !strcmp(pub, a_peer));
+    CHECK(ml_wg_public_of(a_priv, pub) && hub_peer_a && !strcmp(pub, hub_peer_a));
+}
+
 static void test_export_run(struct ml_topology *topo)
 {
     struct json_object *r = fixture_json("results-v2-matrix.json");
@@ -357,13 +369,9 @@ static void test_export_run(struct ml_topology *topo)
     CHECK(hub && ca && cb);
     if (!hub || !ca || !cb)
         return;
-    char pub[ML_WG_KEY_LEN + 1];
+    check_peers_agree(hub, ca);
     g_autofree char *hub_priv = wg_value(hub, NULL, "PrivateKey");
     g_autofree char *a_priv = wg_value(ca, NULL, "PrivateKey");
-    g_autofree char *a_peer = wg_value(ca, "[Peer]", "PublicKey");
-    g_autofree char *hub_peer_a = wg_value(hub, "# client-a", "PublicKey");
-    CHECK(ml_wg_public_of(hub_priv, pub) && a_peer && !strcmp(pub, a_peer));
-    CHECK(ml_wg_public_of(a_priv, pub) && hub_peer_a && !strcmp(pub, hub_peer_a));
     g_autofree char *endpoint = wg_value(ca, "[Peer]", "Endpoint");
     g_autofree char *want_ep = g_strdup_printf("vpn.example.net:%u", topo->wireguard.listen_port);
     CHECK_STR(endpoint, want_ep);
@@ -405,12 +413,9 @@ static void test_export_run(struct ml_topology *topo)
         g_autofree char *lp = wg_value(go_hub, NULL, "ListenPort");
         CHECK_STR(lp, go_port);
         CHECK(!strstr(go_hub, "Address") && !strstr(go_hub, "PostUp") && !strstr(go_hub, "MTU"));
+        check_peers_agree(go_hub, go_a);
         g_autofree char *go_hub_priv = wg_value(go_hub, NULL, "PrivateKey");
         g_autofree char *go_a_priv = wg_value(go_a, NULL, "PrivateKey");
-        g_autofree char *go_a_peer = wg_value(go_a, "[Peer]", "PublicKey");
-        g_autofree char *go_hub_peer_a = wg_value(go_hub, "# client-a", "PublicKey");
-        CHECK(ml_wg_public_of(go_hub_priv, pub) && go_a_peer && !strcmp(pub, go_a_peer));
-        CHECK(ml_wg_public_of(go_a_priv, pub) && go_hub_peer_a && !strcmp(pub, go_hub_peer_a));
         CHECK(strcmp(go_hub_priv, hub_priv) != 0); /* its own keys, not wireguard-hub's */
         g_autofree char *go_ep = wg_value(go_a, "[Peer]", "Endpoint");
         g_autofree char *want_go_ep = g_strdup_printf("vpn.example.net:%s", go_port);

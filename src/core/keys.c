@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 #include <string.h>
 
+#include "core/spawn.h"
 #include "core/util.h"
 
 static void put_b64(const unsigned char key[32], char out[ML_WG_KEY_LEN + 1])
@@ -63,4 +64,40 @@ bool ml_wg_public_of(const char *private_b64, char ret[ML_WG_KEY_LEN + 1])
 void ml_wg_keypair_clear(struct ml_wg_keypair *k)
 {
     OPENSSL_cleanse(k, sizeof(*k));
+}
+
+bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *addext,
+                      const char *key_path, const char *crt_path, GError **err)
+{
+    g_autofree char *d = g_strdup_printf("%u", days);
+    GPtrArray *argv = g_ptr_array_new();
+    const char *head[] = {"openssl",
+                          "req",
+                          "-x509",
+                          "-newkey",
+                          "ec",
+                          "-pkeyopt",
+                          "ec_paramgen_curve:prime256v1",
+                          "-nodes",
+                          "-sha256",
+                          "-days",
+                          d,
+                          "-subj",
+                          subject,
+                          "-keyout",
+                          key_path,
+                          "-out",
+                          crt_path};
+    for (size_t i = 0; i < G_N_ELEMENTS(head); i++)
+        g_ptr_array_add(argv, (gpointer)head[i]);
+    for (size_t i = 0; addext && addext[i]; i++) {
+        g_ptr_array_add(argv, (gpointer) "-addext");
+        g_ptr_array_add(argv, (gpointer)addext[i]);
+    }
+    g_ptr_array_add(argv, NULL);
+    bool ok = ml_spawn((const char *const *)argv->pdata, NULL, err);
+    g_ptr_array_free(argv, TRUE);
+    if (!ok)
+        g_prefix_error(err, "openssl req (a key and certificate for %s): ", subject);
+    return ok;
 }

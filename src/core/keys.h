@@ -1,6 +1,6 @@
-/* WireGuard keys made on this host, for an export (the lab's own keys are made inside each
- * guest and never leave it): X25519 from OpenSSL's libcrypto, written as wg(8) writes them,
- * 44 characters of base64 for 32 bytes. */
+/* Keys made on this host, for an export (the lab's own keys are made inside each guest and never
+ * leave it): WireGuard's X25519 from OpenSSL's libcrypto, written as wg(8) writes them, 44
+ * characters of base64 for 32 bytes; and EC certificates made with the openssl command. */
 #pragma once
 
 #include <glib.h>
@@ -22,3 +22,10 @@ bool ml_wg_keypair_new(struct ml_wg_keypair *ret, GError **err);
 bool ml_wg_public_of(const char *private_b64, char ret[ML_WG_KEY_LEN + 1]);
 /* Overwrites the pair. */
 void ml_wg_keypair_clear(struct ml_wg_keypair *k);
+
+/* An EC P-256 key (unencrypted PKCS#8) at key_path and a certificate for it at crt_path, valid
+ * for days, subject "/CN=..." as given: self-signed (`openssl req -x509`) with the addext
+ * extensions (NULL-terminated; may be NULL), as the lab's guests make theirs. False with err
+ * (openssl's own message) when openssl fails. */
+bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *addext,
+                      const char *key_path, const char *crt_path, GError **err);

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/keys.h"
+#include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "dataplanes/bundle.h"
@@ -524,27 +526,9 @@ static bool export_keypair(const char *name, char **ret_crt, char **ret_key, cha
     g_autofree char *crt = g_build_filename(dir, "node.crt", NULL);
     g_autofree char *key = g_build_filename(dir, "node.key", NULL);
     g_autofree char *subj = g_strdup_printf("/CN=%s", name);
-    const char *req[] = {"openssl",
-                         "req",
-                         "-x509",
-                         "-newkey",
-                         "ec",
-                         "-pkeyopt",
-                         "ec_paramgen_curve:prime256v1",
-                         "-nodes",
-                         "-sha256",
-                         "-days",
-                         "3650",
-                         "-subj",
-                         subj,
-                         "-keyout",
-                         key,
-                         "-out",
-                         crt,
-                         NULL};
     const char *fpr[] = {"openssl", "x509", "-fingerprint", "-sha256", "-noout", "-in", crt, NULL};
     g_autofree char *fp_out = NULL;
-    bool ok = ml_spawn(req, NULL, err) && ml_spawn(fpr, &fp_out, err) &&
+    bool ok = ml_ec_selfsigned(subj, 3650, NULL, key, crt, err) && ml_spawn(fpr, &fp_out, err) &&
               g_file_get_contents(crt, ret_crt, NULL, err) &&
               g_file_get_contents(key, ret_key, NULL, err);
     if (ok && !ml_openvpn_fingerprint_parse(fp_out, ret_fp)) {
@@ -553,8 +537,7 @@ static bool export_keypair(const char *name, char **ret_crt, char **ret_key, cha
                     g_strstrip(fp_out));
         ok = false;
     }
-    const char *rm[] = {"rm", "-rf", dir, NULL};
-    ml_spawn(rm, NULL, NULL);
+    ml_rundir_remove(dir);
     return ok;
 }
 

@@ -4,6 +4,8 @@
 #include "cache/artifacts.h"
 #include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
+#include "core/keys.h"
+#include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
 
@@ -672,27 +674,8 @@ static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret
                                                 "extendedKeyUsage=serverAuth\n"
                                                 "subjectAltName=%s\n",
                                                 san);
-    const char *ca[] = {"openssl",
-                        "req",
-                        "-x509",
-                        "-newkey",
-                        "ec",
-                        "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1",
-                        "-nodes",
-                        "-keyout",
-                        ca_key,
-                        "-out",
-                        ca_crt,
-                        "-days",
-                        "3650",
-                        "-subj",
-                        "/CN=meshlab export CA",
-                        "-addext",
-                        "basicConstraints=critical,CA:TRUE",
-                        "-addext",
-                        "keyUsage=critical,keyCertSign,cRLSign",
-                        NULL};
+    const char *ca_ext[] = {"basicConstraints=critical,CA:TRUE",
+                            "keyUsage=critical,keyCertSign,cRLSign", NULL};
     const char *req[] = {
         "openssl", "req",     "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
         "-nodes",  "-keyout", key,    "-out",    csr,  "-subj",    subj,
@@ -704,14 +687,14 @@ static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret
     const char *verify[] = {
         "openssl", "verify", "-CAfile", ca_crt, is_ip ? "-verify_ip" : "-verify_hostname",
         host,      crt,      NULL};
-    bool ok = g_file_set_contents(ext, ext_text, -1, err) && run_tool(ca, err) &&
+    bool ok = g_file_set_contents(ext, ext_text, -1, err) &&
+              ml_ec_selfsigned("/CN=meshlab export CA", 3650, ca_ext, ca_key, ca_crt, err) &&
               run_tool(req, err) && run_tool(sign, err) && run_tool(verify, err) &&
               g_file_get_contents(ca_crt, &ret->ca_crt, NULL, err) &&
               g_file_get_contents(ca_key, &ret->ca_key, NULL, err) &&
               g_file_get_contents(crt, &ret->crt, NULL, err) &&
               g_file_get_contents(key, &ret->key, NULL, err);
-    const char *rm[] = {"rm", "-rf", dir, NULL};
-    ml_spawn(rm, NULL, NULL);
+    ml_rundir_remove(dir);
     if (!ok) {
         export_tls_clear(ret);
         g_prefix_error(err, "the export's TLS certificate for Headscale: ");
