@@ -94,17 +94,28 @@ void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_
  * guest starts costs it a tenth of a second or more, and the shell loop this replaced (pidof,
  * cat and grep for each daemon, each in a subshell) took 3 to 7 s of a pass's single vCPU
  * twice a pass. The files are read with getline from BEGIN, never named to awk as input: a
- * process that ends between the shell's glob and the read is skipped, where mawk (Debian's
- * awk) stops at an input file it cannot open. comm sits between the first '(' and the last
- * ')' of a stat line (it may hold either); it is what pidof matched, kernel-truncated to 15
- * characters, which every registry daemon's name fits. */
+ * process that ends before awk opens its file is skipped, where mawk (Debian's awk) stops at an
+ * input file it cannot open. Only the daemons' files are read (pidof names them; the shell turns
+ * the pids into paths with builtins alone): mawk's getline also stops the whole program on a
+ * read error, and a process that ends between the open and the read gives one (ESRCH). With
+ * every /proc/PID/stat read, a pass's ping ending at its deadline while the guests' CPU was read
+ * after the transfer did exactly that in CI: "awk: read error (No such process)". comm sits
+ * between the first '(' and the last ')' of a stat line (it may hold either); it is what pidof
+ * matched, kernel-truncated to 15 characters, which every registry daemon's name fits. */
 char *ml_guest_cpu_command(void)
 {
-    GString *c = g_string_new("awk 'BEGIN { n = split(\"");
+    GString *names = g_string_new(NULL);
     for (size_t k = 0; k < ml_daemons_n(); k++) {
         g_assert(strlen(ml_daemon_name(k)) <= 15);
-        g_string_append_printf(c, " %s", ml_daemon_name(k));
+        g_string_append_printf(names, " %s", ml_daemon_name(k));
     }
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c,
+                           "set -- $(pidof%s); n=$#; for p in \"$@\"; do "
+                           "set -- \"$@\" \"/proc/$p/stat\"; done; shift $n; ",
+                           names->str);
+    g_string_append_printf(c, "awk 'BEGIN { n = split(\"%s", names->str);
+    g_string_free(names, TRUE);
     g_string_append(
         c, "\", d, \" \"); for (i = 1; i <= n; i++) want[d[i]] = 1; "
            "if ((getline l < \"/proc/stat\") > 0) print l; "
@@ -115,7 +126,7 @@ char *ml_guest_cpu_command(void)
            "if (!(comm in want)) continue; print \"D \" comm \" \" s; "
            "st = f; sub(/stat$/, \"status\", st); "
            "while ((getline t < st) > 0) if (t ~ /^VmRSS:/) { print \"R \" comm \" \" t; break } "
-           "close(st) } exit }' /proc/[0-9]*/stat");
+           "close(st) } exit }' \"$@\"");
     return g_string_free(c, FALSE);
 }
 
