@@ -626,15 +626,6 @@ static const char export_authkey_script[] =
     " preauthkeys create --user \"$id\" --reusable --expiration 1h -o json |\n"
     "    python3 -c 'import json, sys; print(json.load(sys.stdin)[\"key\"])'\n";
 
-static bool run_tool(const char *const *argv, GError **err)
-{
-    g_autofree char *out = NULL;
-    if (ml_spawn(argv, &out, err))
-        return true;
-    g_prefix_error(err, "%s: ", argv[0]);
-    return false;
-}
-
 /* A CA made for the export and a server certificate for the hub's address signed by it (as the
  * lab's: EC P-256, serverAuth, the address as the one subjectAltName), made with openssl on this
  * host in a private directory, then checked with `openssl verify` for that address. */
@@ -689,8 +680,8 @@ static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret
         host,      crt,      NULL};
     bool ok = g_file_set_contents(ext, ext_text, -1, err) &&
               ml_ec_selfsigned("/CN=meshlab export CA", 3650, ca_ext, ca_key, ca_crt, err) &&
-              run_tool(req, err) && run_tool(sign, err) && run_tool(verify, err) &&
-              g_file_get_contents(ca_crt, &ret->ca_crt, NULL, err) &&
+              ml_spawn(req, NULL, err) && ml_spawn(sign, NULL, err) &&
+              ml_spawn(verify, NULL, err) && g_file_get_contents(ca_crt, &ret->ca_crt, NULL, err) &&
               g_file_get_contents(ca_key, &ret->ca_key, NULL, err) &&
               g_file_get_contents(crt, &ret->crt, NULL, err) &&
               g_file_get_contents(key, &ret->key, NULL, err);
@@ -773,13 +764,12 @@ bool ml_tailscale_export(struct ml_bundle *b, GError **err)
     ml_bundle_hub_command(b, EXPORT_INSTALL_PATH);
     ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now "
                              "headscale-meshlab.service");
-    g_autofree char *ca_client = g_strdup(tls.ca_crt);
     for (size_t i = 0; i < t->n_nodes; i++) {
         if (i == hub)
             continue;
         const char *name = t->nodes[i].name;
         g_autofree char *rel = g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", name);
-        ml_bundle_add(b, rel, g_strdup(ca_client), 0, i, EXPORT_CA_CLIENT_PATH,
+        ml_bundle_add(b, rel, g_strdup(tls.ca_crt), 0, i, EXPORT_CA_CLIENT_PATH,
                       "the export's CA, which tailscaled's TLS must trust to reach Headscale");
         ml_bundle_client_command(b, i, "update-ca-certificates");
         ml_bundle_client_command(
