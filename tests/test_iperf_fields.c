@@ -131,6 +131,18 @@ static void test_unreceived_tail(void)
      * 7122845696 received. */
     CHECK(ml_iperf_parse(rev, &r, NULL));
     CHECK(!r.omitted_sent_unknown && ml_iperf_unreceived_bytes(&r) == 655466.0);
+    /* A client's count below its server's (tests/data/samples/README,
+     * nebula-relay-forward-1-sent-short): the block it was writing is counted as sent. */
+    g_autofree char *text2 = sample("iperf3/nebula-relay-forward-1-sent-short.json");
+    CHECK(ml_iperf_parse(text2, &r, NULL));
+    CHECK(r.blksize == 131072 && r.streams == 1);
+    CHECK(r.bytes_sent == 786240u && r.omitted_sent_bytes == 285792u);
+    CHECK(r.bytes_received == 856128u && r.omitted_received_bytes == 230880u);
+    CHECK(ml_iperf_unreceived_bytes(&r) == 116096.0);
+    /* A count at or above the receiver's is taken as it is: the eight streams' above. */
+    g_autofree char *text8 = sample("iperf3/nebula-relay-forward-8-omit-1.json");
+    CHECK(ml_iperf_parse(text8, &r, NULL));
+    CHECK(r.blksize == 131072 && r.streams == 8 && ml_iperf_unreceived_bytes(&r) == 851136.0);
 }
 
 /* --bidir -P 2 -O 1: the warm-up counts both directions as each receiver counted it, the

@@ -1315,6 +1315,43 @@ static void test_rrul_tail(void)
     CHECK(g_str_has_prefix(why->str, "seconds 2 to 3: hub moved 17.2 MB"));
 }
 
+/* A forward-1 pass through nebula's relay in CI's e2e at 6542230 (tests/data/samples/README,
+ * nebula-relay-forward-1-sent-short): genuine, and failed at 2.62 hub bytes per payload byte
+ * against 2.56 while the client's count of what it sent, below the server's of what arrived,
+ * priced no tail. With the block the client was writing counted as sent, the pass holds; the
+ * band it had then fails it as CI saw. */
+static void test_sent_short_tail(void)
+{
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents("tests/data/samples/iperf3/nebula-relay-forward-1-sent-short.json",
+                              &text, NULL, NULL));
+    struct ml_iperf_result r;
+    CHECK(ml_iperf_parse(text ? text : "", &r, NULL));
+    CHECK(ml_iperf_unreceived_bytes(&r) == 285792.0 + 786240 + 131072 - 230880 - 856128);
+    const struct ml_path_ops *ops = ml_path_find("nebula-relay");
+    struct ml_pass_expect x = {.role = ops->hub,
+                               .encap = ops->encap,
+                               .idle_bytes_per_s = 13758.6,
+                               .ping_interval_s = 0.05,
+                               .leg = ML_LEG_IN,
+                               .door_frames = 1000,
+                               .door_frame_bytes = 1514};
+    struct ml_band b;
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_pass_band(&x, &r, 1696, 4.37, &b, why));
+    const char *file = "tests/data/samples/pass/short-nebula-relay-31-forward-1-2.series.csv";
+    struct ml_second s[12];
+    size_t n = series_csv(file, true, s, NULL, 12);
+    CHECK(n == 6);
+    CHECK(ml_band_judge(&b, s, n, why));
+    CHECK_STR(why->str, "");
+    /* no tail, as the band priced it in CI */
+    b.not_payload = ml_physics_not_payload(ops->encap, 0, 0, ml_iperf_transfer_bytes(&r));
+    n = series_csv(file, true, s, NULL, 12);
+    CHECK(!ml_band_judge(&b, s, n, why));
+    CHECK(g_str_has_prefix(why->str, "seconds 3 to 4: hub took in 707.7 kB"));
+}
+
 #define DOOR_BYTES (1000.0 * 1514) /* a tap's 1,000 frames of 1,514 bytes */
 
 static void test_door_queue(void)
@@ -1579,5 +1616,6 @@ int main(void)
     test_door_queue();
     test_door_series();
     test_rrul_tail();
+    test_sent_short_tail();
     return check_finish();
 }

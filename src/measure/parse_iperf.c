@@ -284,6 +284,10 @@ static void read_start(struct json_object *doc, struct ml_iperf_result *r)
     int64_t v = 0;
     if (opt_count(test, "omit", &v) && v <= 600)
         r->omit_s = (unsigned)v;
+    if (opt_count(test, "blksize", &v) && v > 0)
+        r->blksize = (uint64_t)v;
+    if (opt_count(test, "num_streams", &v) && v > 0 && v <= 128)
+        r->streams = (unsigned)v;
     r->udp = proto && strcmp(json_object_get_string(proto), "UDP") == 0;
     if ((opt_count(start, "tcp_mss", &v) && v > 0) ||
         (opt_count(start, "tcp_mss_default", &v) && v > 0))
