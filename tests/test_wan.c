@@ -111,17 +111,23 @@ static void check_rtt(void)
 {
     double tol = 0;
     /* 40 ms added to a 0.6 ms bridge: 10 % either way. */
-    CHECK(ml_wan_rtt_within(0.6, 40, 40.9, &tol) && tol == 4);
-    CHECK(ml_wan_rtt_within(0.6, 40, 36.7, &tol));
-    CHECK(!ml_wan_rtt_within(0.6, 40, 45.0, &tol));
+    CHECK(ml_wan_rtt_within(0.6, 40, 0, 40.9, &tol) && tol == 4);
+    CHECK(ml_wan_rtt_within(0.6, 40, 0, 36.7, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 45.0, &tol));
     /* A profile not in force: the round trip did not grow. */
-    CHECK(!ml_wan_rtt_within(0.6, 40, 0.7, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 0.7, &tol));
     /* Small delays keep the emulated guest's own wander, 2 ms. */
-    CHECK(ml_wan_rtt_within(0.6, 5, 7.4, &tol) && tol == 2);
-    CHECK(!ml_wan_rtt_within(0.6, 5, 8.0, &tol));
+    CHECK(ml_wan_rtt_within(0.6, 5, 0, 7.4, &tol) && tol == 2);
+    CHECK(!ml_wan_rtt_within(0.6, 5, 0, 8.0, &tol));
+    /* Under TCG each delayed packet may leave late, never early: the detour lab's 1.94 to 8.96
+     * ms for 5 ms on the hub holds with ML_WAN_TCG_LATE_MS, an early or a doubled one does not. */
+    CHECK(!ml_wan_rtt_within(1.94, 5, 0, 8.96, &tol));
+    CHECK(ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 8.96, &tol) && tol == 2);
+    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 1.94 + 5 - 2.1, &tol));
+    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 1.94 + 10, &tol));
     /* Nothing answered: not proven. */
-    CHECK(!ml_wan_rtt_within(0.6, 40, NAN, &tol));
-    CHECK(!ml_wan_rtt_within(NAN, 40, 40.6, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, NAN, &tol));
+    CHECK(!ml_wan_rtt_within(NAN, 40, 0, 40.6, &tol));
 }
 
 int main(void)
