@@ -17,6 +17,7 @@ e2e=e2e-nat
 e2e_require
 
 "$bin" down "$lab" >/dev/null 2>&1
+e2e_baseline
 
 out=$(mktemp -d /tmp/meshlab-e2e-nat-XXXXXX)
 echo "e2e-nat: run directory $out"

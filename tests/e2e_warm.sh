@@ -16,6 +16,7 @@ e2e_require
 [ "${MESHLAB_WARM:-on}" != off ] || skip "MESHLAB_WARM=off"
 
 "$bin" down "$lab" --purge-cache >/dev/null 2>&1
+e2e_baseline
 # field FILE EXPR: a value from a results.json, by a Python expression over r.
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
 
