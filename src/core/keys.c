@@ -1,7 +1,9 @@
 #include "core/keys.h"
 
+#include <openssl/encoder.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/rsa.h>
 #include <string.h>
 
 #include "core/spawn.h"
@@ -100,4 +102,45 @@ bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *add
     if (!ok)
         g_prefix_error(err, "openssl req (a key and certificate for %s): ", subject);
     return ok;
+}
+
+/* k's selection as PEM in its type-specific structure (PKCS#1 for RSA); NULL when libcrypto has
+ * no encoder for it. */
+static char *pem_of(EVP_PKEY *k, int selection)
+{
+    OSSL_ENCODER_CTX *ctx =
+        OSSL_ENCODER_CTX_new_for_pkey(k, selection, "PEM", "type-specific", NULL);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    char *ret = NULL;
+    if (ctx && OSSL_ENCODER_CTX_get_num_encoders(ctx) > 0 &&
+        OSSL_ENCODER_to_data(ctx, &data, &len) == 1 && data && len > 0)
+        ret = g_strndup((const char *)data, len);
+    if (data) {
+        OPENSSL_cleanse(data, len);
+        OPENSSL_free(data);
+    }
+    OSSL_ENCODER_CTX_free(ctx);
+    return ret;
+}
+
+bool ml_rsa_keypair_new(unsigned bits, char **ret_private_pem, char **ret_public_pem, GError **err)
+{
+    EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+    char *priv = k ? pem_of(k, OSSL_KEYMGMT_SELECT_KEYPAIR) : NULL;
+    char *pub = priv ? pem_of(k, OSSL_KEYMGMT_SELECT_PUBLIC_KEY) : NULL;
+    EVP_PKEY_free(k);
+    if (!pub || !g_str_has_prefix(priv, "-----BEGIN RSA PRIVATE KEY-----\n") ||
+        !g_str_has_prefix(pub, "-----BEGIN RSA PUBLIC KEY-----\n")) {
+        if (priv)
+            OPENSSL_cleanse(priv, strlen(priv));
+        g_free(priv);
+        g_free(pub);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "OpenSSL's libcrypto could not make a %u-bit RSA key pair in PKCS#1 PEM", bits);
+        return false;
+    }
+    *ret_private_pem = priv;
+    *ret_public_pem = pub;
+    return true;
 }

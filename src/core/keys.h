@@ -1,6 +1,7 @@
 /* Keys made on this host, for an export (the lab's own keys are made inside each guest and never
  * leave it): WireGuard's X25519 from OpenSSL's libcrypto, written as wg(8) writes them, 44
- * characters of base64 for 32 bytes; and EC certificates made with the openssl command. */
+ * characters of base64 for 32 bytes; RSA key pairs in the PEM forms tinc 1.0 reads; and EC
+ * certificates made with the openssl command. */
 #pragma once
 
 #include <glib.h>
@@ -29,3 +30,9 @@ void ml_wg_keypair_clear(struct ml_wg_keypair *k);
  * (openssl's own message) when openssl fails. */
 bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *addext,
                       const char *key_path, const char *crt_path, GError **err);
+
+/* A fresh RSA key pair of bits from libcrypto, in the PEM forms `tincd -K` writes: the private
+ * key as PKCS#1 ("BEGIN RSA PRIVATE KEY", read by PEM_read_RSAPrivateKey) and the public key as
+ * PKCS#1 ("BEGIN RSA PUBLIC KEY", PEM_read_RSAPublicKey), each with its trailing newline. The
+ * private text is the caller's to wipe. False with err when libcrypto cannot make them. */
+bool ml_rsa_keypair_new(unsigned bits, char **ret_private_pem, char **ret_public_pem, GError **err);
