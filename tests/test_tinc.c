@@ -1,7 +1,9 @@
 /* tinc-direct, tinc-relay and tinc-auto (src/dataplanes/tinc.c), included here so its rendered
  * files and commands are tested as they are, and driven for real by tests/tinc_netns.sh:
  * `test_tinc render DIR` writes what the guests would receive for the three-guest topology on
- * 10.231.0.0/24, from the public keys the script's nodes made in DIR/keys/NODE.pub.
+ * 10.231.0.0/24, from the public keys the script's nodes made in DIR/keys/NODE.pub; `test_tinc
+ * export DIR` writes what `meshlab export` hands over for tinc (export_tinc, keys made by
+ * libcrypto, the hub at 10.231.0.10) as DIR/NODE/FILE below /etc/tinc/meshlab, and DIR/unit.
  *
  * Formats checked against tinc 1.0.36 (git tag release-1.0.36 of gsliepen/tinc, the version of
  * Debian 12's package): dump_nodes in src/node.c, dump_edges in src/edge.c; the key block of
@@ -11,6 +13,8 @@
  * nodes, edges and subnets to syslog"; to stderr under -D). The samples under
  * tests/data/samples/tinc/ were recorded by tests/tinc_netns.sh on Debian 12, tinc 1.0.36-2+b2. */
 #include "dataplanes/tinc.c"
+
+#include <glib/gstdio.h>
 
 #include <math.h>
 
@@ -86,6 +90,102 @@ static int render_mode(const char *dir)
     free_all(pub);
     ml_topology_free(t);
     return 0;
+}
+
+/* What tests/tinc_netns.sh installs in its nodes' /etc/tinc/meshlab for its last phase: the
+ * export's files of each node, by their install paths, and the unit whose ExecStart it runs. */
+static int export_mode(const char *dir)
+{
+    struct ml_topology *t = load();
+    struct ml_bundle *b = ml_bundle_new(t, "10.231.0.10", "eth0", "test_tinc export");
+    g_autoptr(GError) err = NULL;
+    if (!export_tinc(b, &err)) {
+        fprintf(stderr, "%s\n", err->message);
+        return 1;
+    }
+    for (guint k = 0; k < b->files->len; k++) {
+        const struct ml_bundle_file *f = g_ptr_array_index(b->files, k);
+        if (f->node == SIZE_MAX || !f->install)
+            continue;
+        const char *n = t->nodes[f->node].name;
+        if (!strcmp(f->install, EXPORT_UNIT_PATH)) {
+            put(dir, "unit", f->content);
+            continue;
+        }
+        if (!g_str_has_prefix(f->install, CONF_DIR "/"))
+            continue;
+        g_autofree char *rel = g_build_filename(n, f->install + strlen(CONF_DIR "/"), NULL);
+        g_autofree char *path = g_build_filename(dir, rel, NULL);
+        g_autofree char *parent = g_path_get_dirname(path);
+        g_mkdir_with_parents(parent, 0700);
+        put(dir, rel, f->content);
+    }
+    ml_bundle_free(b);
+    ml_topology_free(t);
+    return 0;
+}
+
+/* The export: each node's files as the lab's but for the hub's address the clients dial, key
+ * pairs made here in the PKCS#1 PEM tincd -K writes (each hosts/ block the public half of that
+ * node's rsa_key.priv, which openssl derives again), the private keys secret and the hub's in
+ * its user-data alone; tinc-up executable where the hub installs it and chmod'ed on a client. */
+static void test_export(struct ml_topology *t)
+{
+    g_autoptr(MlBundle) b = ml_bundle_new(t, "vpn.example.net", "eth0", "test label");
+    g_autoptr(GError) err = NULL;
+    CHECK(export_tinc(b, &err));
+    const struct ml_bundle_file *conf_hub = NULL, *conf_a = NULL, *hub_of_a = NULL, *key_a = NULL,
+                                *a_of_a = NULL, *a_of_hub = NULL, *key_hub = NULL;
+    for (guint k = 0; k < b->files->len; k++) {
+        const struct ml_bundle_file *f = g_ptr_array_index(b->files, k);
+        const char *r = f->rel;
+        conf_hub = !strcmp(r, "tinc/hub/tinc.conf") ? f : conf_hub;
+        conf_a = !strcmp(r, "tinc/client-a/tinc.conf") ? f : conf_a;
+        hub_of_a = !strcmp(r, "tinc/client-a/hosts/hub") ? f : hub_of_a;
+        a_of_a = !strcmp(r, "tinc/client-a/hosts/client_a") ? f : a_of_a;
+        a_of_hub = !strcmp(r, "tinc/hub/hosts/client_a") ? f : a_of_hub;
+        key_a = !strcmp(r, "tinc/client-a/rsa_key.priv") ? f : key_a;
+        key_hub = !strcmp(r, "tinc/hub/rsa_key.priv") ? f : key_hub;
+    }
+    CHECK(conf_hub && conf_a && hub_of_a && a_of_a && a_of_hub && key_a && key_hub);
+    if (!conf_hub || !conf_a || !hub_of_a || !a_of_a || !a_of_hub || !key_a || !key_hub)
+        return;
+    CHECK(g_str_has_prefix(conf_hub->content, "# test label: tinc on hub\nName = hub\n") &&
+          !strstr(conf_hub->content, "ConnectTo"));
+    CHECK(strstr(conf_a->content, "\nConnectTo = hub\n") && conf_a->node == 1 &&
+          !strcmp(conf_a->install, "/etc/tinc/meshlab/tinc.conf"));
+    CHECK(g_str_has_prefix(hub_of_a->content, "Address = vpn.example.net\nPort = 655\n"));
+    CHECK(g_str_has_prefix(a_of_a->content, "Port = 655\nSubnet = 10.44.0.2/32\n"));
+    CHECK_STR(a_of_a->content, a_of_hub->content);
+    CHECK((key_a->flags & ML_BUNDLE_SECRET) && !(a_of_a->flags & ML_BUNDLE_SECRET));
+    CHECK(g_str_has_prefix(key_a->content, "-----BEGIN RSA PRIVATE KEY-----\n"));
+    CHECK(strcmp(key_a->content, key_hub->content) != 0);
+    /* The hosts/ block is the public half of the node's own private key. */
+    g_autofree char *dir = g_dir_make_tmp("test-tinc-XXXXXX", NULL);
+    g_autofree char *kp = g_build_filename(dir, "k", NULL);
+    CHECK(g_file_set_contents_full(kp, key_a->content, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL));
+    const char *argv[] = {"openssl", "rsa", "-in", kp, "-RSAPublicKey_out", NULL};
+    g_autofree char *derived = NULL;
+    CHECK(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                       NULL, NULL, &derived, NULL, NULL, NULL));
+    g_unlink(kp);
+    g_rmdir(dir);
+    CHECK(derived && g_str_has_prefix(derived, "-----BEGIN RSA PUBLIC KEY-----\n") &&
+          strstr(a_of_a->content, derived) != NULL);
+    /* The hub's user-data: its key, its executable tinc-up, never a client's key. */
+    bool hub_key = false, up_755 = false, a_key = false;
+    for (guint k = 0; k < b->hub_files->len; k++) {
+        const struct ml_bundle_hub_file *h = g_ptr_array_index(b->hub_files, k);
+        hub_key |= !strcmp(h->path, "/etc/tinc/meshlab/rsa_key.priv") && h->mode == 0600 &&
+                   !strcmp(h->content, key_hub->content);
+        up_755 |= !strcmp(h->path, "/etc/tinc/meshlab/tinc-up") && h->mode == 0755;
+        a_key |= strstr(h->content, key_a->content + 40) != NULL;
+    }
+    CHECK(hub_key && up_755 && !a_key);
+    GPtrArray *cc = b->client_commands[1];
+    CHECK(cc && cc->len == 2 &&
+          !strcmp(g_ptr_array_index(cc, 0), "chmod 755 /etc/tinc/meshlab/tinc-up") &&
+          !strcmp(g_ptr_array_index(cc, 1), EXPORT_START));
 }
 
 #define CHECK_NEAR(a, b, tol) CHECK(fabs((a) - (b)) < (tol))
@@ -297,8 +397,11 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "render"))
         return render_mode(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "export"))
+        return export_mode(argv[2]);
     struct ml_topology *t = load();
     test_render(t);
+    test_export(t);
     test_ports_conflict(t);
     test_verify(t);
     test_direct_re();

@@ -11,7 +11,8 @@
 # the hub's link carries the probe at the ratio the path's frames give within 5 % (as
 # ml_path_verdict: 20 pings and replies in and out, each the model's 1117-byte frame of a
 # 1028-byte packet, 2 x 1117 / 1028 times the probe's bytes), and a TCP stream's full segments
-# are 1514-byte frames on the hub's link (the physics table's encap).
+# are 1514-byte frames on the hub's link (the physics table's encap). Last, the nodes run the
+# files `meshlab export` hands over for tinc (`test_tinc export`), and the overlay answers.
 #
 # Usage: tinc_netns.sh TEST_TINC [SAMPLES_DIR]   (SAMPLES_DIR: where to save the dumps)
 # Needs root, tinc, nft, tcpdump and python3; exits 77 (skip) without them.
@@ -253,4 +254,25 @@ if [ -n "$samples" ]; then
         cat "$work/tcpdump.txt"
     } > "$samples/relay-tcpdump.txt"
 fi
+
+# --- the export: every node's /etc/tinc/meshlab replaced by what `meshlab export` hands over
+# (keys made by libcrypto, not by tincd -K), tincd run as the exported unit runs it, still
+# under the relay policy: the overlay must answer through the hub.
+x=$work/export
+mkdir -p "$x"
+"$bin" export "$x" || fail "test_tinc export"
+exec_start=$(sed -n 's/^ExecStart=//p' "$x/unit")
+[ -n "$exec_start" ] || fail "the exported unit has no ExecStart"
+for n in "${nodes[@]}"; do stop "$n"; done
+for n in "${nodes[@]}"; do
+    rm -rf "$work/$n/etc/meshlab"
+    cp -r "$x/$n" "$work/$n/etc/meshlab"
+    chmod 755 "$work/$n/etc/meshlab/tinc-up"
+    nsenter -t "${holder[$n]}" -m -n -- sh -c "$exec_start" >/dev/null 2>>"$work/$n.log" &
+    for _ in $(seq 60); do in_node "$n" "$(cat "$r/ready")" && break; sleep 0.5; done
+    in_node "$n" "$(cat "$r/ready")" || fail "the exported tincd on $n never got its address"
+done
+ping_ok
+wait_view client-a '^ client_b at .* nexthop hub via \S+ '
+echo "export: the exported files and keys carry the overlay through the hub"
 echo "PASS"

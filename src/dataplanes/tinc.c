@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/keys.h"
 #include "core/util.h"
+#include "dataplanes/bundle.h"
 #include "virt/daemon.h"
 #include "virt/guest_value.h"
 #include "dataplanes/dataplane.h"
@@ -82,47 +84,72 @@ static char *conflict(const struct ml_topology *t, int *ret_line, int *ret_colum
     return ml_subnet_conflict(t, "the tinc paths use", SUBNET, PREFIX, ret_line, ret_column);
 }
 
-/* What node i receives on stdin: its tinc.conf, tinc-up and every node's hosts/ file, each
- * after a line "@@ FILE" (FILE relative to CONF_DIR). pub[j] is node j's public key block, as
- * checked by ml_guest_pem: it has no line that starts with "@@". */
-static char *render(const struct ml_topology *t, size_t node, char *const *pub)
+/* Node's tinc.conf, under a first line title ("meshlab lab NAME", or the export's label). */
+static char *conf_text(const struct ml_topology *t, size_t node, const char *title)
 {
-    size_t hub = t->hub;
-    char addr[16];
     g_autofree char *name = tinc_name(t, node);
-    g_autofree char *hub_name = tinc_name(t, hub);
+    g_autofree char *hub_name = tinc_name(t, t->hub);
     GString *c = g_string_new(NULL);
     g_string_append_printf(c,
-                           "@@ tinc.conf\n"
-                           "# meshlab lab %s: tinc on %s\n"
+                           "# %s: tinc on %s\n"
                            "Name = %s\n"
                            "AddressFamily = ipv4\n"
                            "Interface = " DEV "\n"
                            "Mode = router\n"
                            "PingInterval = 3600\n",
-                           t->name, t->nodes[node].name, name);
-    if (node != hub)
+                           title, t->nodes[node].name, name);
+    if (node != t->hub)
         g_string_append_printf(c, "ConnectTo = %s\n", hub_name);
-    g_string_append_printf(c,
-                           "@@ tinc-up\n"
-                           "#!/bin/sh\n"
+    return g_string_free(c, FALSE);
+}
+
+/* Node's tinc-up: its address on the interface once tincd has opened it. */
+static char *up_text(const struct ml_topology *t, size_t node)
+{
+    char addr[16];
+    return g_strdup_printf("#!/bin/sh\n"
                            "ip addr add %s/%d dev $INTERFACE\n"
                            "ip link set $INTERFACE up\n",
                            ml_ip_str(address(t, node), addr), PREFIX);
+}
+
+/* Node j's hosts/ file, as every node holds it: the hub's with the address the clients dial
+ * (hub_address; NULL: its lab address), every one with its subnet, the cipher and pub, its
+ * public key block. */
+static char *host_text(const struct ml_topology *t, size_t j, const char *pub,
+                       const char *hub_address)
+{
+    char addr[16];
+    g_autofree char *key = g_strstrip(g_strdup(pub));
+    GString *c = g_string_new(NULL);
+    if (j == t->hub)
+        g_string_append_printf(c, "Address = %s\n",
+                               hub_address ? hub_address : ml_ip_str(t->nodes[j].address, addr));
+    g_string_append_printf(c,
+                           "Port = %d\n"
+                           "Subnet = %s/32\n"
+                           "Cipher = aes-256-cbc\n"
+                           "Digest = sha256\n"
+                           "MACLength = 16\n"
+                           "%s\n",
+                           PORT, ml_ip_str(address(t, j), addr), key);
+    return g_string_free(c, FALSE);
+}
+
+/* What node i receives on stdin: its tinc.conf, tinc-up and every node's hosts/ file, each
+ * after a line "@@ FILE" (FILE relative to CONF_DIR). pub[j] is node j's public key block, as
+ * checked by ml_guest_pem: it has no line that starts with "@@". */
+static char *render(const struct ml_topology *t, size_t node, char *const *pub)
+{
+    g_autofree char *title = g_strdup_printf("meshlab lab %s", t->name);
+    g_autofree char *conf = conf_text(t, node, title);
+    g_autofree char *up = up_text(t, node);
+    GString *c = g_string_new(NULL);
+    g_string_append_printf(c, "@@ tinc.conf\n%s@@ tinc-up\n%s", conf, up);
     for (size_t j = 0; j < t->n_nodes; j++) {
         g_autofree char *jn = tinc_name(t, j);
-        g_autofree char *key = g_strstrip(g_strdup(pub[j]));
-        g_string_append_printf(c, "@@ hosts/%s\n", jn);
-        if (j == hub)
-            g_string_append_printf(c, "Address = %s\n", ml_ip_str(t->nodes[j].address, addr));
-        g_string_append_printf(c,
-                               "Port = %d\n"
-                               "Subnet = %s/32\n"
-                               "Cipher = aes-256-cbc\n"
-                               "Digest = sha256\n"
-                               "MACLength = 16\n"
-                               "%s\n",
-                               PORT, ml_ip_str(address(t, j), addr), key);
+        g_autofree char *host = host_text(t, j, pub[j], NULL);
+        g_string_append_printf(c, "@@ hosts/%s\n%s", jn, host);
     }
     return g_string_free(c, FALSE);
 }
@@ -473,10 +500,11 @@ static bool hub_links_probed(struct ml_lab *lab, GError **err)
 /* A fresh tincd forgets the PMTU it learned under the last policy; then discovery on the hub's
  * links is let finish and, for direct, the server's probes answered (until then tinc sends
  * through the hub). PingInterval (tinc.conf) keeps the next bursts an hour away. */
-static bool settle_until(struct ml_lab *lab, bool direct, GError **err)
+static bool settle_until(struct ml_lab *lab, bool direct,
+                         bool (*restart)(struct ml_lab *lab, GError **err), GError **err)
 {
     ml_progress("tinc", "restarting tincd on the clients so they probe the path afresh");
-    if (!restart_clients(lab, err) || !wait_overlay(lab, err))
+    if (!restart(lab, err) || !wait_overlay(lab, err))
         return false;
     const struct ml_topology *t = lab->topo;
     g_autofree char *cmd = view_cmd(lab);
@@ -497,12 +525,12 @@ static bool settle_until(struct ml_lab *lab, bool direct, GError **err)
 
 static bool settle(struct ml_lab *lab, GError **err)
 {
-    return settle_until(lab, false, err);
+    return settle_until(lab, false, restart_clients, err);
 }
 
 static bool settle_direct(struct ml_lab *lab, GError **err)
 {
-    return settle_until(lab, true, err);
+    return settle_until(lab, true, restart_clients, err);
 }
 
 static char *describe_direct(const struct ml_topology *t)
@@ -590,6 +618,117 @@ static const struct ml_nat_traits nat = {
     .capture_filter = "udp.port == 655",
 };
 
+/* ---- export ---- */
+
+/* The unit the export installs on the hub and the clients, named as the lab's transient one so
+ * that the lab's view (VIEW_READ) reads the exported daemon's dump too; tincd -D writes
+ * /run/tinc.meshlab.pid as in the lab, which `tincd -n meshlab --kill` reads. */
+static const char export_unit[] = "[Unit]\n"
+                                  "Description=tinc network " NET " (meshlab export)\n"
+                                  "Wants=network-online.target\n"
+                                  "After=network-online.target\n"
+                                  "\n"
+                                  "[Service]\n"
+                                  "ExecStart=/usr/sbin/tincd -n " NET " -D\n"
+                                  "ExecReload=/usr/sbin/tincd -n " NET " --kill=HUP\n"
+                                  "Restart=on-failure\n"
+                                  "\n"
+                                  "[Install]\n"
+                                  "WantedBy=multi-user.target\n";
+#define EXPORT_UNIT_PATH "/etc/systemd/system/meshlab-tinc.service"
+#define EXPORT_START "systemctl daemon-reload && systemctl enable --now meshlab-tinc.service"
+#define EXPORT_KEY_BITS 2048 /* as the lab's tincd -K2048 */
+
+/* One node's files, to the export directory and, for the hub, to its user-data: its tinc.conf,
+ * tinc-up, private key and every node's hosts/ file, with the hub's Address the one the clients
+ * dial; then the unit. */
+static void export_node(struct ml_bundle *b, size_t i, char *const *priv, char *const *pub)
+{
+    const struct ml_topology *t = b->topo;
+    const char *n = t->nodes[i].name;
+    bool hub = i == t->hub;
+    struct {
+        char file[80];
+        char *content;
+        unsigned flags, mode;
+        const char *what;
+    } f[3 + ML_MAX_NODES] = {
+        {"tinc.conf", conf_text(t, i, b->label), 0, 0644, "tinc's configuration"},
+        {"tinc-up", up_text(t, i), 0, 0755,
+         "the script tincd runs to address the interface (mode 0755 where installed)"},
+        {"rsa_key.priv", g_strdup(priv[i]), ML_BUNDLE_SECRET, 0600, "its tinc private key"},
+    };
+    size_t k = 3;
+    for (size_t j = 0; j < t->n_nodes; j++, k++) {
+        g_autofree char *jn = tinc_name(t, j);
+        g_snprintf(f[k].file, sizeof(f[k].file), "hosts/%s", jn);
+        f[k].content = host_text(t, j, pub[j], b->hub_address);
+        f[k].mode = 0644;
+        f[k].what = j == t->hub ? "the hub's host file: its address, subnet, cipher and key"
+                                : "a node's host file: its subnet, cipher and public key";
+    }
+    for (size_t x = 0; x < k; x++) {
+        g_autofree char *rel = g_strdup_printf("tinc/%s/%s", n, f[x].file);
+        g_autofree char *install = g_strdup_printf(CONF_DIR "/%s", f[x].file);
+        if (hub)
+            ml_bundle_hub_file(b, install, f[x].content, f[x].mode);
+        ml_bundle_add(b, rel, f[x].content, f[x].flags, i, install, f[x].what);
+    }
+    g_autofree char *ru = g_strdup_printf("tinc/%s/meshlab-tinc.service", n);
+    ml_bundle_add(b, ru, g_strdup(export_unit), 0, i, EXPORT_UNIT_PATH,
+                  "the systemd unit that runs tincd");
+    if (hub) {
+        ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
+    } else {
+        ml_bundle_client_command(b, i, "chmod 755 " CONF_DIR "/tinc-up");
+        ml_bundle_client_command(b, i, EXPORT_START);
+    }
+}
+
+/* The export hook: a key pair per node made here by libcrypto (the lab's never leave its
+ * guests), each node's files as the lab rendered them but for the hub's address, the clients'
+ * ConnectTo the hub. tinc relays inside tincd, so the hub needs no forwarding. */
+static bool export_tinc(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    char *priv[ML_MAX_NODES] = {0}, *pub[ML_MAX_NODES] = {0};
+    bool ok = true;
+    for (size_t i = 0; i < t->n_nodes && ok; i++)
+        ok = ml_rsa_keypair_new(EXPORT_KEY_BITS, &priv[i], &pub[i], err);
+    for (size_t i = 0; i < t->n_nodes && ok; i++)
+        export_node(b, i, priv, pub);
+    if (ok) {
+        ml_bundle_hub_package(b, "tincd", "tinc");
+        ml_bundle_hub_command(b, EXPORT_START);
+    }
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
+        if (priv[i])
+            memset(priv[i], 0, strlen(priv[i]));
+        g_free(priv[i]);
+        g_free(pub[i]);
+    }
+    return ok;
+}
+
+static bool restart_exported(struct ml_lab *lab, GError **err)
+{
+    bool clients[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        clients[i] = i != lab->topo->hub;
+        cmds[i] = clients[i] ? "systemctl restart meshlab-tinc.service" : NULL;
+    }
+    return ml_lab_run_parallel(lab, clients, cmds, NULL, 60, NULL, "restarting the exported tincd",
+                               err);
+}
+
+/* export --verify: the exported tincd restarted on the clients under the path's policy, then
+ * settled as a run settles the lab's. */
+static bool verify_settle(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+{
+    return settle_until(lab, ops->hub == ML_HUB_QUIET, restart_exported, err);
+}
+
 const struct ml_dataplane ml_dataplane_tinc = {
     .nat = &nat,
     .name = "tinc",
@@ -600,6 +739,8 @@ const struct ml_dataplane ml_dataplane_tinc = {
     .setup = setup,
     .observe = observe,
     .autop = &tinc_auto,
+    .export = export_tinc,
+    .verify_settle = verify_settle,
 };
 
 /* One tinc 1.0.36 UDP packet (send_udppacket, src/net_packet.c): the inner IP packet behind the
