@@ -1275,6 +1275,31 @@ static size_t series_csv(const char *file, bool door, struct ml_second *s, doubl
     return n;
 }
 
+/* The band of a recorded pass through path: its iperf3 file (below tests/data/samples/) into
+ * *r, the hub's idle rate, the leg its payload is judged on, its received packets and length;
+ * the door a tap's 1,000 frames of 1,514 bytes. */
+static const struct ml_path_ops *recorded_band(const char *iperf3, const char *path, double idle,
+                                               enum ml_band_leg leg, double rx_packets,
+                                               double seconds, struct ml_iperf_result *r,
+                                               struct ml_band *b)
+{
+    g_autofree char *file = g_strconcat("tests/data/samples/", iperf3, NULL);
+    g_autofree char *text = NULL;
+    CHECK(g_file_get_contents(file, &text, NULL, NULL));
+    CHECK(ml_iperf_parse(text ? text : "", r, NULL));
+    const struct ml_path_ops *ops = ml_path_find(path);
+    struct ml_pass_expect x = {.role = ops->hub,
+                               .encap = ops->encap,
+                               .idle_bytes_per_s = idle,
+                               .ping_interval_s = 0.05,
+                               .leg = leg,
+                               .door_frames = 1000,
+                               .door_frame_bytes = 1514};
+    g_autoptr(GString) why = g_string_new(NULL);
+    CHECK(ml_pass_band(&x, r, rx_packets, seconds, b, why));
+    return ops;
+}
+
 /* An rrul pass (--bidir -P 4, 4 s with 1 s of warm-up) through wireguard-hub in e2e_warm's
  * first run of the cells beyond TCP (tests/data/samples/README, wireguard-hub-rrul-omit-1):
  * genuine, and failed at 2.68 hub bytes per payload byte against a ceiling of 2.49 while the
@@ -1283,22 +1308,12 @@ static size_t series_csv(const char *file, bool door, struct ml_second *s, doubl
  * holds. */
 static void test_rrul_tail(void)
 {
-    g_autofree char *text = NULL;
-    CHECK(g_file_get_contents("tests/data/samples/iperf3/wireguard-hub-rrul-omit-1.json", &text,
-                              NULL, NULL));
     struct ml_iperf_result r;
-    CHECK(ml_iperf_parse(text ? text : "", &r, NULL));
-    const struct ml_path_ops *ops = ml_path_find("wireguard-hub");
-    struct ml_pass_expect x = {.role = ops->hub,
-                               .encap = ops->encap,
-                               .idle_bytes_per_s = 10096.2,
-                               .ping_interval_s = 0.05,
-                               .leg = ML_LEG_BOTH,
-                               .door_frames = 1000,
-                               .door_frame_bytes = 1514};
     struct ml_band b;
+    const struct ml_path_ops *ops =
+        recorded_band("iperf3/wireguard-hub-rrul-omit-1.json", "wireguard-hub", 10096.2,
+                      ML_LEG_BOTH, 17210, 4.17, &r, &b);
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_pass_band(&x, &r, 17210, 4.17, &b, why));
     struct ml_second s[12];
     double recorded[12];
     size_t n = series_csv("tests/data/samples/pass/rrul-wireguard-hub-03-rrul-1.series.csv", true,
@@ -1322,23 +1337,13 @@ static void test_rrul_tail(void)
  * band it had then fails it as CI saw. */
 static void test_sent_short_tail(void)
 {
-    g_autofree char *text = NULL;
-    CHECK(g_file_get_contents("tests/data/samples/iperf3/nebula-relay-forward-1-sent-short.json",
-                              &text, NULL, NULL));
     struct ml_iperf_result r;
-    CHECK(ml_iperf_parse(text ? text : "", &r, NULL));
-    CHECK(ml_iperf_unreceived_bytes(&r) == 285792.0 + 786240 + 131072 - 230880 - 856128);
-    const struct ml_path_ops *ops = ml_path_find("nebula-relay");
-    struct ml_pass_expect x = {.role = ops->hub,
-                               .encap = ops->encap,
-                               .idle_bytes_per_s = 13758.6,
-                               .ping_interval_s = 0.05,
-                               .leg = ML_LEG_IN,
-                               .door_frames = 1000,
-                               .door_frame_bytes = 1514};
     struct ml_band b;
+    const struct ml_path_ops *ops =
+        recorded_band("iperf3/nebula-relay-forward-1-sent-short.json", "nebula-relay", 13758.6,
+                      ML_LEG_IN, 1696, 4.37, &r, &b);
+    CHECK(ml_iperf_unreceived_bytes(&r) == 285792.0 + 786240 + 131072 - 230880 - 856128);
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_pass_band(&x, &r, 1696, 4.37, &b, why));
     const char *file = "tests/data/samples/pass/short-nebula-relay-31-forward-1-2.series.csv";
     struct ml_second s[12];
     size_t n = series_csv(file, true, s, NULL, 12);
