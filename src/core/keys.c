@@ -3,7 +3,6 @@
 #include <openssl/encoder.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <openssl/rsa.h>
 #include <string.h>
 
 #include "core/spawn.h"
