@@ -384,6 +384,8 @@ for name in EXPORTED:
     c = (v.get(name) or {}).get("check") or {}
     say(v.get(name, {}).get("ok") and c.get("ok"),
         "%s passed its check in the fresh lab on the exported files: %s" % (name, (c.get("evidence") or "")[:300]))
+for name, p in v.items():
+    say(p.get("quiet") is True, "%s: the hub went quiet before its check (after %.1f s)" % (name, p.get("quiet_wait_s") or -1))
 say(all(p["exported"] is False for p in m["paths"] if p["verdict"] != "passed"),
     "nothing exported for a path that did not pass")
 say(all(f["mode"] == "0600" for f in m["files"]) and len(m["files"]) > 20, "%d files, each 0600" % len(m["files"]))

@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "dataplanes/dataplane.h"
 #include "measure/guestcpu.h"
+#include "measure/measure.h"
 #include "measure/metrics.h"
 #include "measure/stats.h"
 #include "results/json.h"
@@ -439,8 +440,29 @@ static void test_a_path_counts_only_its_own_daemons(void)
     json_object_put(rss);
 }
 
+/* The hub is quiet before a check when it moved under 5 % of the probe's bytes in each of
+ * ML_QUIET_RUN_S consecutive seconds; the first such run ends the wait. */
+static void test_quiet_before_a_check(void)
+{
+    /* 20 pings of 1000 bytes, each an IPv4 packet of 1028 both ways: 41,120, 5 % of it. */
+    CHECK(ml_check_quiet_bytes() == 2056);
+    /* tinc's PMTU probes (CI's verify lab: 15,817 idle bytes in 1.5 s), then quiet. */
+    long long tinc[] = {9000, 12000, 8000, 600, 2100, 500, 700, 400, 300};
+    CHECK(ml_quiet_run_end(tinc, 9, 3, 2056) == 8);
+    CHECK(ml_quiet_run_end(tinc, 7, 3, 2056) == 0);
+    /* A second at the limit is not under it. */
+    long long edge[] = {2056, 0, 0, 0};
+    CHECK(ml_quiet_run_end(edge, 3, 3, 2056) == 0);
+    CHECK(ml_quiet_run_end(edge, 4, 3, 2056) == 4);
+    /* An unknown second (negative) breaks a run; a quiet lab ends the wait at the third. */
+    long long idle[] = {500, -1, 400, 450, 380, 9000};
+    CHECK(ml_quiet_run_end(idle, 6, 3, 2056) == 5);
+    CHECK(ml_quiet_run_end(idle + 2, 4, 3, 2056) == 3);
+}
+
 int main(void)
 {
+    test_quiet_before_a_check();
     test_median();
     test_table_is_complete();
     test_values_of_a_key();

@@ -233,6 +233,50 @@ struct json_object *ml_measure_check(struct ml_lab *lab, const struct ml_path_op
     return check(&c, ops, when, target, ret_ok, err);
 }
 
+long long ml_check_quiet_bytes(void)
+{
+    return (long long)PROBE_COUNT * 2 * (20 + 8 + PROBE_SIZE) / 20;
+}
+
+size_t ml_quiet_run_end(const long long *per_s, size_t n, size_t run, long long limit)
+{
+    size_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        seen = per_s[i] >= 0 && per_s[i] < limit ? seen + 1 : 0;
+        if (run && seen == run)
+            return i + 1;
+    }
+    return 0;
+}
+
+bool ml_measure_wait_quiet(struct ml_lab *lab, double limit_s, double *ret_waited_s,
+                           bool *ret_quiet, GError **err)
+{
+    struct ctx c = ctx_for(lab);
+    size_t max = (size_t)MAX(limit_s, ML_QUIET_RUN_S);
+    g_autofree long long *per_s = g_new0(long long, max);
+    double t0 = ml_now();
+    struct ml_nic_stats a, b;
+    if (!ml_virt_nic_stats(c.hub, c.hub_tap, &a, err))
+        return false;
+    *ret_quiet = false;
+    size_t n = 0;
+    for (; n < max && !*ret_quiet; n++) {
+        if (ml_check_interrupted(err))
+            return false;
+        double left = t0 + (double)(n + 1) - ml_now();
+        if (left > 0)
+            g_usleep((gulong)(left * 1e6));
+        if (!ml_virt_nic_stats(c.hub, c.hub_tap, &b, err))
+            return false;
+        per_s[n] = (b.rx_bytes - a.rx_bytes) + (b.tx_bytes - a.tx_bytes);
+        a = b;
+        *ret_quiet = ml_quiet_run_end(per_s, n + 1, ML_QUIET_RUN_S, ml_check_quiet_bytes()) > 0;
+    }
+    *ret_waited_s = ml_now() - t0;
+    return true;
+}
+
 /* A path with no result: status "failed" or "not-run", the reason, and every
  * number null or empty. Checks already recorded stay: they are the evidence. */
 static void mark_unmeasured(struct json_object *o, const char *status, const char *reason)

@@ -30,5 +30,24 @@ void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret);
 struct json_object *ml_measure_check(struct ml_lab *lab, const struct ml_path_ops *ops,
                                      const char *when, bool *ret_ok, GError **err);
 
+/* What a check's hub counter tolerates on a quiet path: 5 % of the probe's bytes (PROBE_COUNT
+ * answered pings of PROBE_SIZE, each an IPv4 packet both ways). A second in which the hub's NIC
+ * moves more than this with nothing sent could swing a check either way by itself. */
+long long ml_check_quiet_bytes(void);
+
+/* Pure: the index in per_s[n] (the hub's bytes in each of n seconds) just past the first run of
+ * `run` seconds each under `limit`; 0 when there is none yet. */
+size_t ml_quiet_run_end(const long long *per_s, size_t n, size_t run, long long limit);
+
+/* Waits, up to limit_s, until the hub's NIC moves under ml_check_quiet_bytes() in each of
+ * ML_QUIET_RUN_S consecutive seconds: a check's idle baseline is "as long, just before", which
+ * holds only while what crosses the hub with nothing sent is steady (a daemon's start-up, such as
+ * tinc's PMTU discovery after a restart, is not). *ret_waited_s: how long it took; false only on
+ * a libvirt error. *ret_quiet: false when limit_s passed first (the check then judges as it
+ * stands, with its evidence). */
+#define ML_QUIET_RUN_S 3
+bool ml_measure_wait_quiet(struct ml_lab *lab, double limit_s, double *ret_waited_s,
+                           bool *ret_quiet, GError **err);
+
 /* The environment object: host, hypervisor, accelerator, image, guest OS and tools. */
 struct json_object *ml_measure_environment(struct ml_lab *lab);
