@@ -103,12 +103,11 @@ bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *add
     return ok;
 }
 
-/* k's selection as PEM in its type-specific structure (PKCS#1 for RSA); NULL when libcrypto has
- * no encoder for it. */
-static char *pem_of(EVP_PKEY *k, int selection)
+/* k's selection as PEM in structure ("type-specific": PKCS#1 for RSA, SEC1 for EC;
+ * "SubjectPublicKeyInfo"); NULL when libcrypto has no encoder for it. */
+static char *pem_of(EVP_PKEY *k, int selection, const char *structure)
 {
-    OSSL_ENCODER_CTX *ctx =
-        OSSL_ENCODER_CTX_new_for_pkey(k, selection, "PEM", "type-specific", NULL);
+    OSSL_ENCODER_CTX *ctx = OSSL_ENCODER_CTX_new_for_pkey(k, selection, "PEM", structure, NULL);
     unsigned char *data = NULL;
     size_t len = 0;
     char *ret = NULL;
@@ -126,8 +125,8 @@ static char *pem_of(EVP_PKEY *k, int selection)
 bool ml_rsa_keypair_new(unsigned bits, char **ret_private_pem, char **ret_public_pem, GError **err)
 {
     EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
-    char *priv = k ? pem_of(k, OSSL_KEYMGMT_SELECT_KEYPAIR) : NULL;
-    char *pub = priv ? pem_of(k, OSSL_KEYMGMT_SELECT_PUBLIC_KEY) : NULL;
+    char *priv = k ? pem_of(k, OSSL_KEYMGMT_SELECT_KEYPAIR, "type-specific") : NULL;
+    char *pub = priv ? pem_of(k, OSSL_KEYMGMT_SELECT_PUBLIC_KEY, "type-specific") : NULL;
     EVP_PKEY_free(k);
     if (!pub || !g_str_has_prefix(priv, "-----BEGIN RSA PRIVATE KEY-----\n") ||
         !g_str_has_prefix(pub, "-----BEGIN RSA PUBLIC KEY-----\n")) {
@@ -137,6 +136,27 @@ bool ml_rsa_keypair_new(unsigned bits, char **ret_private_pem, char **ret_public
         g_free(pub);
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
                     "OpenSSL's libcrypto could not make a %u-bit RSA key pair in PKCS#1 PEM", bits);
+        return false;
+    }
+    *ret_private_pem = priv;
+    *ret_public_pem = pub;
+    return true;
+}
+
+bool ml_ec_keypair_new(char **ret_private_pem, char **ret_public_pem, GError **err)
+{
+    EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    char *priv = k ? pem_of(k, OSSL_KEYMGMT_SELECT_KEYPAIR, "type-specific") : NULL;
+    char *pub = priv ? pem_of(k, OSSL_KEYMGMT_SELECT_PUBLIC_KEY, "SubjectPublicKeyInfo") : NULL;
+    EVP_PKEY_free(k);
+    if (!pub || !g_str_has_prefix(priv, "-----BEGIN EC PRIVATE KEY-----\n") ||
+        !g_str_has_prefix(pub, "-----BEGIN PUBLIC KEY-----\n")) {
+        if (priv)
+            OPENSSL_cleanse(priv, strlen(priv));
+        g_free(priv);
+        g_free(pub);
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "OpenSSL's libcrypto could not make an ECDSA P-256 key pair in PEM");
         return false;
     }
     *ret_private_pem = priv;

@@ -36,3 +36,8 @@ bool ml_ec_selfsigned(const char *subject, unsigned days, const char *const *add
  * PKCS#1 ("BEGIN RSA PUBLIC KEY", PEM_read_RSAPublicKey), each with its trailing newline. The
  * private text is the caller's to wipe. False with err when libcrypto cannot make them. */
 bool ml_rsa_keypair_new(unsigned bits, char **ret_private_pem, char **ret_public_pem, GError **err);
+/* A fresh ECDSA P-256 key pair from libcrypto, as strongSwan's `pki --gen --type ecdsa --size 256
+ * --outform pem` and `pki --pub --outform pem` write them: the private key in SEC1 PEM ("BEGIN EC
+ * PRIVATE KEY"), the public key as SubjectPublicKeyInfo ("BEGIN PUBLIC KEY"). The private text is
+ * the caller's to wipe. False with err when libcrypto cannot make them. */
+bool ml_ec_keypair_new(char **ret_private_pem, char **ret_public_pem, GError **err);
