@@ -122,3 +122,24 @@ char *ml_bundle_endpoint(const struct ml_bundle *b, unsigned port)
     return strchr(b->hub_address, ':') ? g_strdup_printf("[%s]:%u", b->hub_address, port)
                                        : g_strdup_printf("%s:%u", b->hub_address, port);
 }
+
+void ml_bundle_keys_free(char **priv, char **pub)
+{
+    for (size_t i = 0; i < ML_MAX_NODES; i++) {
+        if (priv[i])
+            explicit_bzero(priv[i], strlen(priv[i]));
+        g_clear_pointer(&priv[i], g_free);
+        if (pub)
+            g_clear_pointer(&pub[i], g_free);
+    }
+}
+
+const struct ml_bundle_file *ml_bundle_find(const struct ml_bundle *b, const char *rel)
+{
+    for (guint i = 0; i < b->files->len; i++) {
+        const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
+        if (!strcmp(f->rel, rel))
+            return f;
+    }
+    return NULL;
+}

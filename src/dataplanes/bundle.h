@@ -69,5 +69,12 @@ void ml_bundle_hub_command(struct ml_bundle *b, const char *line);
 void ml_bundle_checked(struct ml_bundle *b, const char *rel, const char *check);
 void ml_bundle_client_command(struct ml_bundle *b, size_t node, const char *line);
 
+/* The file at rel in the export, or NULL. */
+const struct ml_bundle_file *ml_bundle_find(const struct ml_bundle *b, const char *rel);
+/* Wipes (explicit_bzero: no compiler drops it before the free) and frees an export hook's
+ * private key texts and frees their public halves or certificates, node by node (ML_MAX_NODES
+ * each; NULL entries and a NULL pub are skipped). */
+void ml_bundle_keys_free(char **priv, char **pub);
+
 /* "ADDRESS:PORT" of the hub as the clients dial it ("[ADDRESS]:PORT" for an IPv6 address). */
 char *ml_bundle_endpoint(const struct ml_bundle *b, unsigned port);

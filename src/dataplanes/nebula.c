@@ -633,14 +633,10 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
     if (script)
         g_string_free(script, TRUE);
     if (cakey)
-        memset(cakey, 0, strlen(cakey));
-    for (size_t i = 0; i < ML_MAX_NODES; i++) {
-        if (key[i])
-            memset(key[i], 0, strlen(key[i]));
-        g_free(crt[i]);
-        g_free(key[i]);
+        explicit_bzero(cakey, strlen(cakey));
+    ml_bundle_keys_free(key, crt);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_free(conf[i]);
-    }
     return ok;
 }
 

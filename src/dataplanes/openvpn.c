@@ -610,13 +610,9 @@ static bool export_openvpn(struct ml_bundle *b, GError **err)
         ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now "
                                  "meshlab-openvpn.service");
     }
-    for (size_t i = 0; i < ML_MAX_NODES; i++) {
-        if (key[i])
-            memset(key[i], 0, strlen(key[i]));
-        g_free(crt[i]);
-        g_free(key[i]);
+    ml_bundle_keys_free(key, crt);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_free(fp[i]);
-    }
     return ok;
 }
 

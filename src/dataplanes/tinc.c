@@ -701,12 +701,7 @@ static bool export_tinc(struct ml_bundle *b, GError **err)
         ml_bundle_hub_package(b, "tincd", "tinc");
         ml_bundle_hub_command(b, EXPORT_START);
     }
-    for (size_t i = 0; i < ML_MAX_NODES; i++) {
-        if (priv[i])
-            memset(priv[i], 0, strlen(priv[i]));
-        g_free(priv[i]);
-        g_free(pub[i]);
-    }
+    ml_bundle_keys_free(priv, pub);
     return ok;
 }
 
