@@ -51,7 +51,7 @@ loader=$!
     done
     for node in hub client-a client-b; do
         "$bin" exec "$lab" "$node" -- sh -c 'wg show all private-key; wg show all public-key;
-            cat /etc/nebula/host.key /etc/nebula/host.pub /etc/nebula/ca/ca.key /etc/tinc/meshlab/rsa_key.priv 2>/dev/null' 2>/dev/null
+            cat /etc/nebula/host.key /etc/nebula/host.pub /etc/nebula/ca/ca.key /etc/tinc/meshlab/rsa_key.priv /etc/swanctl/private/meshlab.pem 2>/dev/null' 2>/dev/null
     done | awk '{ print $NF }' | grep -v -- '-----' | awk 'length($0) >= 40' > "$out/lab-keys.txt"
 ) &
 keygrab=$!
@@ -376,7 +376,7 @@ m = json.load(open(sys.argv[1]))
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 paths = {p["name"]: p for p in m["paths"]}
-EXPORTED = ("wireguard-hub", "wireguard-go-hub", "openvpn-hub", "nebula-relay", "tinc-direct", "tinc-relay")
+EXPORTED = ("wireguard-hub", "wireguard-go-hub", "openvpn-hub", "nebula-relay", "tinc-direct", "tinc-relay", "ipsec-hub")
 for name in EXPORTED:
     say(paths[name]["verdict"] == "passed" and paths[name]["exported"], "%s exported" % name)
 v = {p["name"]: p for p in (m.get("verify") or {}).get("paths", [])}

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/keys.h"
 #include "core/util.h"
+#include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
@@ -58,11 +60,11 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 }
 
 /* One IKEv2 connection with one CHILD_SA, named after the peer: the hub has one per client,
- * a client one to the hub. */
+ * a client one to the hub; between local_addrs and remote_addrs (swanctl.conf's syntax). */
 static void render_connection(GString *c, const struct ml_topology *t, size_t self, size_t peer,
-                              const char *local_ts, const char *remote_ts, bool initiator)
+                              const char *local, const char *remote, const char *local_ts,
+                              const char *remote_ts, bool initiator)
 {
-    char local[16], remote[16];
     const char *me = t->nodes[self].name, *them = t->nodes[peer].name;
     g_string_append_printf(c,
                            "    %s {\n"
@@ -74,8 +76,7 @@ static void render_connection(GString *c, const struct ml_topology *t, size_t se
                            "        if_id_in = " IF_ID "\n"
                            "        if_id_out = " IF_ID "\n"
                            "        dpd_delay = 30s\n",
-                           them, ml_ip_str(t->nodes[self].address, local),
-                           ml_ip_str(t->nodes[peer].address, remote));
+                           them, local, remote);
     if (initiator)
         g_string_append(c, "        keyingtries = 0\n");
     g_string_append_printf(c,
@@ -104,28 +105,40 @@ static void render_connection(GString *c, const struct ml_topology *t, size_t se
                            initiator ? "restart" : "clear", initiator ? "start" : "none");
 }
 
-/* swanctl.conf of node: the hub answers each client, a client starts its SA with the hub. */
-char *ml_ipsec_render_conf(const struct ml_topology *t, size_t node)
+/* swanctl.conf of node under a first line title: the hub answers each client, a client starts
+ * its SA with the hub. In the lab every end is its lab address; an export's (hub_address not
+ * NULL) hub answers any address, a client at home being behind its NAT, and a client dials
+ * hub_address from any address of its own. */
+static char *render_conf_for(const struct ml_topology *t, size_t node, const char *title,
+                             const char *hub_address)
 {
     size_t hub = t->hub;
-    char addr[16];
+    char addr[16], me[16], them[16];
     g_autofree char *net = g_strdup_printf(SUBNET "0/24");
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# meshlab lab %s: %s, ipsec-hub\nconnections {\n", t->name,
-                           t->nodes[node].name);
+    g_string_append_printf(c, "# %s: %s, ipsec-hub\nconnections {\n", title, t->nodes[node].name);
+    const char *local = hub_address ? "%any" : ml_ip_str(t->nodes[node].address, me);
     if (node == hub) {
         for (size_t i = 0; i < t->n_nodes; i++) {
             if (i == hub)
                 continue;
             g_autofree char *ts = g_strdup_printf("%s/32", address(t, i, addr));
-            render_connection(c, t, hub, i, net, ts, false);
+            const char *remote = hub_address ? "%any" : ml_ip_str(t->nodes[i].address, them);
+            render_connection(c, t, hub, i, local, remote, net, ts, false);
         }
     } else {
         g_autofree char *ts = g_strdup_printf("%s/32", address(t, node, addr));
-        render_connection(c, t, node, hub, ts, net, true);
+        const char *remote = hub_address ? hub_address : ml_ip_str(t->nodes[hub].address, them);
+        render_connection(c, t, node, hub, local, remote, ts, net, true);
     }
     g_string_append(c, "}\n");
     return g_string_free(c, FALSE);
+}
+
+char *ml_ipsec_render_conf(const struct ml_topology *t, size_t node)
+{
+    g_autofree char *title = g_strdup_printf("meshlab lab %s", t->name);
+    return render_conf_for(t, node, title, NULL);
 }
 
 /* True for what `pki --pub --outform pem` prints: one PEM public key, base64 between its
@@ -501,6 +514,142 @@ static const struct ml_encap encap = {
            "bytes, the inner packet and the 2-byte trailer padded to 4",
 };
 
+/* ---- export ---- */
+
+#define EXPORT_IF_SCRIPT "/usr/local/sbin/meshlab-ipsec0"
+#define EXPORT_IF_UNIT "/etc/systemd/system/meshlab-ipsec0.service"
+#define EXPORT_START                                                                               \
+    "systemctl daemon-reload && systemctl enable --now meshlab-ipsec0.service && systemctl "       \
+    "restart strongswan.service && " ML_IPSEC_LOAD_COMMAND
+
+/* ipsec0 at boot, before strongSwan, as the lab's setup script makes it. */
+static const char export_if_unit[] = "[Unit]\n"
+                                     "Description=ipsec0, the XFRM interface of ipsec-hub "
+                                     "(meshlab export)\n"
+                                     "Wants=network-online.target\n"
+                                     "After=network-online.target\n"
+                                     "Before=strongswan.service\n"
+                                     "\n"
+                                     "[Service]\n"
+                                     "Type=oneshot\n"
+                                     "RemainAfterExit=yes\n"
+                                     "ExecStart=" EXPORT_IF_SCRIPT "\n"
+                                     "ExecStop=/sbin/ip link del " DEV "\n"
+                                     "\n"
+                                     "[Install]\n"
+                                     "WantedBy=multi-user.target\n";
+
+/* Node's ipsec0 script: the lab's interface (if_id 1, the lab link's inner MTU, the overlay
+ * address). Its underlying device is the hub's public NIC as given; on a client, the device of
+ * its route to the hub (iproute2 leaves `dev` out when there is none yet: it is optional for
+ * `type xfrm`, ip-link(8)). */
+static char *export_if_script(const struct ml_bundle *b, size_t node)
+{
+    const struct ml_topology *t = b->topo;
+    char addr[16];
+    g_autofree char *q = g_shell_quote(b->hub_address);
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s,
+                           "#!/bin/sh\n"
+                           "# %s: %s's " DEV ", the XFRM interface ipsec-hub's SAs (if_id " IF_ID
+                           ") carry the overlay on\n"
+                           "set -e\n",
+                           b->label, t->nodes[node].name);
+    if (node == t->hub) {
+        g_autofree char *dev = g_shell_quote(b->hub_interface);
+        g_string_append_printf(s, "dev=%s\n", dev);
+    } else {
+        g_string_append_printf(s,
+                               "hub=$(getent ahostsv4 %s | awk 'NR == 1 {print $1}')\n"
+                               "dev=$(ip -4 route get \"${hub:-%s}\" 2>/dev/null | "
+                               "sed -n 's/.* dev \\([^ ]*\\).*/\\1/p')\n",
+                               q, b->hub_address);
+    }
+    g_string_append_printf(s,
+                           "ip link del " DEV " 2>/dev/null || true\n"
+                           "ip link add " DEV " mtu " INNER_MTU " type xfrm ${dev:+dev \"$dev\"} "
+                           "if_id " IF_ID "\n"
+                           "ip addr add %s/24 dev " DEV "\n"
+                           "ip link set " DEV " up\n",
+                           address(t, node, addr));
+    return g_string_free(s, FALSE);
+}
+
+/* Adds one of node's files, ipsec/NODE/name in the export, to the export and, when it is the
+ * hub's, to its user-data. */
+static void export_file(struct ml_bundle *b, size_t node, const char *name, const char *install,
+                        const char *content, unsigned flags, unsigned mode, const char *what)
+{
+    g_autofree char *rel = g_strdup_printf("ipsec/%s/%s", b->topo->nodes[node].name, name);
+    if (node == b->topo->hub)
+        ml_bundle_hub_file(b, install, content, mode);
+    ml_bundle_add(b, rel, g_strdup(content), flags, node, install, what);
+}
+
+/* The export hook: each node's ECDSA key made here by libcrypto, as `pki` makes the lab's; the
+ * lab's swanctl.conf with the ends an Internet hub needs (the hub answers any client address, a
+ * client dials --hub-address); each node holds its own key and the public keys of the peers it
+ * talks to; ipsec0 from a unit at boot; the hub forwards between the SAs. */
+static bool export_ipsec(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    size_t hub = t->hub;
+    char *priv[ML_MAX_NODES] = {0}, *pub[ML_MAX_NODES] = {0};
+    bool ok = true;
+    for (size_t i = 0; i < t->n_nodes && ok; i++) {
+        ok = ml_ec_keypair_new(&priv[i], &pub[i], err);
+        if (ok && !ml_ipsec_pubkey_valid(pub[i])) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "libcrypto's public key is not the PEM `pki --pub` prints (a meshlab "
+                        "bug; nothing was exported for ipsec)");
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < t->n_nodes && ok; i++) {
+        g_autofree char *conf = render_conf_for(t, i, b->label, b->hub_address);
+        g_autofree char *script = export_if_script(b, i);
+        export_file(b, i, "swanctl.conf", CONF_FILE, conf, 0, 0644,
+                    "strongSwan's connections (swanctl.conf): IKEv2, ESP in UDP, AES-256-GCM, "
+                    "raw public keys");
+        export_file(b, i, "meshlab.pem", KEY_FILE, priv[i], ML_BUNDLE_SECRET, 0600,
+                    "its ECDSA private key");
+        for (size_t j = 0; j < t->n_nodes; j++) {
+            if (!(j == i || j == hub || i == hub))
+                continue;
+            g_autofree char *path = g_strdup_printf("/etc/swanctl/pubkey/%s.pem", t->nodes[j].name);
+            g_autofree char *what = g_strdup_printf("%s's public key", t->nodes[j].name);
+            g_autofree char *rel =
+                g_strdup_printf("ipsec/%s/pubkey/%s.pem", t->nodes[i].name, t->nodes[j].name);
+            if (i == hub)
+                ml_bundle_hub_file(b, path, pub[j], 0644);
+            ml_bundle_add(b, rel, g_strdup(pub[j]), 0, i, path, what);
+        }
+        export_file(b, i, "strongswan.d/meshlab.conf", DAEMON_CONF_FILE,
+                    "# meshlab ipsec-hub: ipsec0's connected route is the only route\n"
+                    "charon {\n    install_routes = no\n}\n",
+                    0, 0644, "charon installs no routes: ipsec0's is the overlay's");
+        export_file(b, i, "meshlab-ipsec0", EXPORT_IF_SCRIPT, script, 0, 0755,
+                    "makes ipsec0 with the node's overlay address (mode 0755 where installed)");
+        export_file(b, i, "meshlab-ipsec0.service", EXPORT_IF_UNIT, export_if_unit, 0, 0644,
+                    "the systemd unit that runs it at boot, before strongSwan");
+        if (i != hub) {
+            ml_bundle_client_command(b, i, "chmod 755 " EXPORT_IF_SCRIPT);
+            ml_bundle_client_command(b, i, EXPORT_START);
+        }
+    }
+    if (ok) {
+        ml_bundle_hub_package(b, "charon-systemd", "charon-systemd");
+        ml_bundle_hub_package(b, "swanctl", "strongswan-swanctl");
+        ml_bundle_hub_sysctl(b, "net.ipv4.ip_forward", "1");
+        /* Routing back out of ipsec0, the kernel would send ICMP redirects into the tunnel. */
+        ml_bundle_hub_sysctl(b, "net.ipv4.conf.all.send_redirects", "0");
+        ml_bundle_hub_sysctl(b, "net.ipv4.conf.default.send_redirects", "0");
+        ml_bundle_hub_command(b, EXPORT_START);
+    }
+    ml_bundle_keys_free(priv, pub);
+    return ok;
+}
+
 extern const struct ml_path_ops ml_path_ipsec_hub;
 
 const struct ml_dataplane ml_dataplane_ipsec = {
@@ -513,6 +662,7 @@ const struct ml_dataplane ml_dataplane_ipsec = {
     .ports = ports,
     .setup = setup,
     .observe = observe,
+    .export = export_ipsec,
 };
 
 const struct ml_path_ops ml_path_ipsec_hub = {
