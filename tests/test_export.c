@@ -539,16 +539,6 @@ static void test_export_run(struct ml_topology *topo)
     rm_rf(run);
 }
 
-static const struct ml_bundle_file *bundle_file(const struct ml_bundle *b, const char *rel)
-{
-    for (guint i = 0; i < b->files->len; i++) {
-        const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
-        if (!strcmp(f->rel, rel))
-            return f;
-    }
-    return NULL;
-}
-
 static bool has_line(GPtrArray *lines, const char *want)
 {
     for (guint i = 0; lines && i < lines->len; i++)
@@ -591,7 +581,7 @@ static void test_tailscale_export(struct ml_topology *topo)
         const char *want_url[] = {"https://vpn.example.net:443", "https://203.0.113.10:443",
                                   "https://[2001:db8::10]:443"};
         CHECK_STR(url, want_url[k]);
-        const struct ml_bundle_file *conf = bundle_file(b, "headscale/hub/config.yaml");
+        const struct ml_bundle_file *conf = ml_bundle_find(b, "headscale/hub/config.yaml");
         g_autofree char *server_url = g_strdup_printf("\nserver_url: %s\n", url);
         CHECK(conf && strstr(conf->content, server_url) && strstr(conf->content, "  urls: []\n") &&
               strstr(conf->content, "tls_cert_path: /etc/headscale/tls/server.crt\n"));
@@ -599,10 +589,10 @@ static void test_tailscale_export(struct ml_topology *topo)
         CHECK(conf && (strstr(conf->content, "    ipv4: 203.0.113.10\n") != NULL) == (k == 1));
         CHECK(conf && (k == 1 || !strstr(conf->content, "ipv4:")));
         /* The certificate names the address and verifies against the export's CA. */
-        const struct ml_bundle_file *crt = bundle_file(b, "headscale/hub/server.crt");
-        const struct ml_bundle_file *key = bundle_file(b, "headscale/hub/server.key");
-        const struct ml_bundle_file *ca = bundle_file(b, "headscale/ca.crt");
-        const struct ml_bundle_file *cakey = bundle_file(b, "headscale/ca.key");
+        const struct ml_bundle_file *crt = ml_bundle_find(b, "headscale/hub/server.crt");
+        const struct ml_bundle_file *key = ml_bundle_find(b, "headscale/hub/server.key");
+        const struct ml_bundle_file *ca = ml_bundle_find(b, "headscale/ca.crt");
+        const struct ml_bundle_file *cakey = ml_bundle_find(b, "headscale/ca.key");
         CHECK(crt && key && ca && cakey && (key->flags & ML_BUNDLE_SECRET) &&
               (cakey->flags & ML_BUNDLE_SECRET) && cakey->install == NULL);
         if (crt && ca) {
@@ -631,7 +621,7 @@ static void test_tailscale_export(struct ml_topology *topo)
         const char *scripts[] = {"headscale/hub/meshlab-headscale-install",
                                  "headscale/hub/meshlab-headscale-authkey"};
         for (size_t i = 0; i < G_N_ELEMENTS(scripts); i++) {
-            const struct ml_bundle_file *f = bundle_file(b, scripts[i]);
+            const struct ml_bundle_file *f = ml_bundle_find(b, scripts[i]);
             CHECK(f != NULL);
             if (!f)
                 continue;
@@ -642,14 +632,30 @@ static void test_tailscale_export(struct ml_topology *topo)
             CHECK(ml_spawn(argv, NULL, NULL));
             rm_rf(dir);
         }
-        const struct ml_bundle_file *inst = bundle_file(b, scripts[0]);
+        const struct ml_bundle_file *inst = ml_bundle_find(b, scripts[0]);
         CHECK(inst &&
               strstr(inst->content, "https://github.com/juanfont/headscale/releases/"
                                     "download/v0.29.7/headscale_0.29.7_linux_amd64'") &&
               strstr(inst->content, "/checksums.txt'") &&
               strstr(inst->content, "grep '  headscale_0.29.7_linux_amd64$' checksums.txt | "
                                     "sha256sum -c -"));
-        const struct ml_bundle_file *ak = bundle_file(b, scripts[1]);
+        /* An installed binary is kept when `headscale version` names the release. Upstream
+         * prints it two ways (cmd/headscale/cli/version.go): types.Version alone ("v0.29.7"),
+         * or, where it prints types.GetVersionInfo().String() (hscontrol/types/version.go),
+         * "headscale version v0.29.7" then commit, build time and Go lines. Both match the
+         * script's grep; another release does not. */
+        CHECK(inst && strstr(inst->content, "/usr/local/bin/headscale version 2>/dev/null |\n"
+                                            "        grep -q '0.29.7'; then\n    exit 0\n"));
+        const char *said[] = {"v0.29.7\n",
+                              "headscale version v0.29.7\ncommit: 0123abc\nbuild time: "
+                              "2026-11-20T10:00:00Z\nbuilt with: go1.25.4 linux/amd64\n",
+                              "headscale version v0.29.6\ncommit: 0123abc\n"};
+        for (size_t w = 0; w < G_N_ELEMENTS(said); w++) {
+            const char *argv[] = {"grep", "0.29.7", NULL};
+            g_autofree char *out = run_out(argv, said[w]); /* NULL: grep found nothing */
+            CHECK((out != NULL) == (w < 2));
+        }
+        const struct ml_bundle_file *ak = ml_bundle_find(b, scripts[1]);
         CHECK(ak &&
               strstr(ak->content, "preauthkeys create --user \"$id\" --reusable "
                                   "--expiration 1h -o json") &&
@@ -672,7 +678,7 @@ static void test_tailscale_export(struct ml_topology *topo)
                   has_line(b->client_commands[n], up));
             g_autofree char *rel =
                 g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", topo->nodes[n].name);
-            const struct ml_bundle_file *cc = bundle_file(b, rel);
+            const struct ml_bundle_file *cc = ml_bundle_find(b, rel);
             CHECK(cc && ca && !strcmp(cc->content, ca->content) && cc->node == n);
         }
     }
@@ -715,11 +721,11 @@ static void test_openvpn_export(struct ml_topology *topo)
     g_autoptr(MlBundle) b = ml_bundle_new(topo, "vpn.example.net", "eth0", "test label");
     g_autoptr(GError) e = NULL;
     CHECK(ml_dp_export(dp, b, &e));
-    const struct ml_bundle_file *server = bundle_file(b, "openvpn/hub/server.conf");
-    const struct ml_bundle_file *hub_crt = bundle_file(b, "openvpn/hub/node.crt");
-    const struct ml_bundle_file *hub_key = bundle_file(b, "openvpn/hub/node.key");
-    const struct ml_bundle_file *ca = bundle_file(b, "openvpn/client-a/meshlab.conf");
-    const struct ml_bundle_file *ccd = bundle_file(b, "openvpn/hub/ccd/client-a");
+    const struct ml_bundle_file *server = ml_bundle_find(b, "openvpn/hub/server.conf");
+    const struct ml_bundle_file *hub_crt = ml_bundle_find(b, "openvpn/hub/node.crt");
+    const struct ml_bundle_file *hub_key = ml_bundle_find(b, "openvpn/hub/node.key");
+    const struct ml_bundle_file *ca = ml_bundle_find(b, "openvpn/client-a/meshlab.conf");
+    const struct ml_bundle_file *ccd = ml_bundle_find(b, "openvpn/hub/ccd/client-a");
     CHECK(server && hub_crt && hub_key && ca && ccd);
     if (!server || !hub_crt || !hub_key || !ca || !ccd)
         return;
