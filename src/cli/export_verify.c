@@ -103,51 +103,79 @@ static char *address_map(const struct ml_topology *t, const char *hub_address)
     return g_strdup_printf("echo '%s %s' >> /etc/hosts", hub, hub_address);
 }
 
-/* Each client's exported files at their install paths, then its commands. */
+/* One client's exported commands as one script, in order, stopping at the first that fails and
+ * naming it. */
+static char *commands_script(struct json_object *cmds)
+{
+    GString *s = g_string_new("set -u\n");
+    for (size_t i = 0; i < ml_j_len(cmds); i++) {
+        g_autofree char *q =
+            g_shell_quote(json_object_get_string(json_object_array_get_idx(cmds, i)));
+        g_string_append_printf(s,
+                               "sh -c %s || { s=$?; printf '`%%s` exited %%d\\n' %s \"$s\" >&2; "
+                               "exit 1; }\n",
+                               q, q);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Each client's exported files at their install paths, one client after the other (the agent's
+ * file writes are quick), then every client's commands at once: they start its daemons, which
+ * under TCG take tens of seconds a client (strongSwan's and tincd's start), and no client's
+ * commands wait for another's. */
 static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char *dir, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     g_autofree char *map = address_map(t, ml_j_str(m, "hub_address"));
     struct json_object *files = ml_j_array(m, "files");
     struct json_object *nodes = ml_j_obj(m, "nodes");
-    for (size_t n = 0; n < t->n_nodes; n++) {
+    bool which[ML_MAX_NODES] = {0};
+    char *scripts[ML_MAX_NODES] = {0};
+    size_t installed[ML_MAX_NODES] = {0};
+    bool ok = true;
+    for (size_t n = 0; ok && n < t->n_nodes; n++) {
         if (n == t->hub)
             continue;
         const char *name = t->nodes[n].name;
-        if (!ml_agent_run(lab->dom[n], map, NULL, 30, err))
-            return false;
-        size_t installed = 0;
-        for (size_t i = 0; i < ml_j_len(files); i++) {
+        g_autofree char *mapped = ml_agent_run(lab->dom[n], map, NULL, 30, err);
+        ok = mapped != NULL;
+        for (size_t i = 0; ok && i < ml_j_len(files); i++) {
             struct json_object *f = json_object_array_get_idx(files, i);
             const char *install = ml_j_str(f, "install");
             if (!install || g_strcmp0(ml_j_str(f, "node"), name))
                 continue;
             g_autofree char *p = g_build_filename(dir, ml_j_str(f, "path"), NULL);
             g_autofree char *data = NULL;
-            if (!g_file_get_contents(p, &data, NULL, err))
-                return false;
+            if (!g_file_get_contents(p, &data, NULL, err)) {
+                ok = false;
+                break;
+            }
             g_autofree char *q = g_shell_quote(install);
             g_autofree char *cmd =
                 g_strdup_printf("set -e; umask 077; mkdir -p \"$(dirname %s)\"; cat > %s", q, q);
             g_autofree char *out = ml_agent_run(lab->dom[n], cmd, data, 30, err);
-            memset(data, 0, strlen(data));
-            if (!out)
-                return false;
-            installed++;
+            explicit_bzero(data, strlen(data));
+            ok = out != NULL;
+            installed[n] += ok;
         }
-        struct json_object *cmds = ml_j_array(ml_j_obj(nodes, name), "commands");
-        for (size_t i = 0; i < ml_j_len(cmds); i++) {
-            const char *c = json_object_get_string(json_object_array_get_idx(cmds, i));
-            g_autofree char *out = ml_agent_run(lab->dom[n], c, NULL, 120, err);
-            if (!out) {
-                g_prefix_error(err, "%s: `%s`: ", name, c);
-                return false;
-            }
-        }
-        ml_progress("verify", "%s: %zu exported files installed, %zu commands run", name, installed,
-                    ml_j_len(cmds));
+        which[n] = true;
+        scripts[n] = commands_script(ml_j_array(ml_j_obj(nodes, name), "commands"));
     }
-    return true;
+    size_t most = 0;
+    for (size_t n = 0; n < t->n_nodes; n++)
+        if (which[n])
+            most = MAX(most, ml_j_len(ml_j_array(ml_j_obj(nodes, t->nodes[n].name), "commands")));
+    ok =
+        ok && ml_lab_run_parallel(lab, which, (const char *const *)scripts, NULL,
+                                  120.0 * (double)MAX(most, 1), NULL, "the exported commands", err);
+    for (size_t n = 0; n < t->n_nodes; n++) {
+        if (ok && which[n])
+            ml_progress("verify", "%s: %zu exported files installed, %zu commands run",
+                        t->nodes[n].name, installed[n],
+                        ml_j_len(ml_j_array(ml_j_obj(nodes, t->nodes[n].name), "commands")));
+        g_free(scripts[n]);
+    }
+    return ok;
 }
 
 /* Before a check, the hub's NIC quiet (ml_measure_wait_quiet): the exported daemons start
