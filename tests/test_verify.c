@@ -2,6 +2,7 @@
  * Routes are `ip -o route get` lines as the probe squashes them; the nebula
  * views are real print-tunnel output (tests/data/samples/nebula/README); the
  * tailscale lines follow ping.go's format and status --json's field names. */
+#include <arpa/inet.h>
 #include <math.h>
 #include "check.h"
 #include "dataplanes/dataplane.h"
@@ -451,6 +452,23 @@ static void test_wireguard_direct(void)
     g_free(ev.own[2]);
     ev.own[2] = g_strdup(WG_KEY_A "\t10.9.0.4/32\n" WGD_ALLOWED);
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, "endpoint is 192.0.2.10:51821"));
+    /* export --verify maps client-b's public address onto its lab address with a DNAT on
+     * client-a, whose WireGuard then sees the replies from the public one (the DNAT undone):
+     * accepted there, and only there. */
+    ev = wgd(fresh, WG_KEY_B "\t198.51.100.12:51821\n", 60);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "(must be 192.0.2.12:51821)"));
+    ev = wgd(fresh, WG_KEY_B "\t198.51.100.12:51821\n", 60);
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(verdict(WIREGUARD_DIRECT, &ev,
+                  "(must be 192.0.2.12:51821, or 198.51.100.12:51821, the public address mapped "
+                  "onto it)"));
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(verdict(WIREGUARD_DIRECT, &ev, NULL));
+    /* Another node's mapping is not the server's. */
+    ev = wgd(fresh, WG_KEY_B "\t198.51.100.11:51821\n", 60);
+    inet_pton(AF_INET, "198.51.100.11", &ev.mapped_from[1]);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
     /* An endpoint never learnt. */
     ev = wgd(fresh, WG_KEY_B "\t(none)\n", 60);
     CHECK(!verdict(WIREGUARD_DIRECT, &ev, "(none)"));

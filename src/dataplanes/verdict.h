@@ -42,6 +42,9 @@ struct ml_evidence {
     struct ml_route rt;  /* route's fields; ml_path_verdict reads route when !rt.parsed */
     char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
     char *own_error;                /* why they could not be read, or NULL */
+    /* The public IPv4 address export --verify maps onto each node's lab address
+     * (ml_lab.mapped_from), 0.0.0.0 for none: a peer's endpoint may read either. */
+    struct in_addr mapped_from[ML_MAX_NODES];
 };
 void ml_evidence_clear(struct ml_evidence *e);
 

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/keys.h"
 #include "core/util.h"
+#include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
@@ -131,23 +133,30 @@ static struct in_addr target(const struct ml_lab *lab)
 }
 
 /* The client's peer for the server's tunnel address shook hands recently, at
- * the server's lab address and this dataplane's port, and the route enters
- * wg1 with no gateway. */
+ * the server's lab address and this dataplane's port (or the public address export --verify
+ * maps onto it: the sender's DNAT is undone on the replies, so the client sees that one), and
+ * the route enters wg1 with no gateway. */
 static bool verify(const struct ml_topology *t, const struct ml_evidence *ev, GString *sentence)
 {
-    const struct ml_wg_end server = {t->nodes[t->measure.server].name,
-                                     ml_wg_overlay_target(t, t->measure.server, SUBNET)};
+    size_t s = t->measure.server;
+    const struct ml_wg_end server = {t->nodes[s].name, ml_wg_overlay_target(t, s, SUBNET)};
     bool fresh = ml_wg_path_fresh(ev->own_error, ev->own[0], ev->own[2], "the client", &server, 1,
                                   HANDSHAKE_MAX_AGE_S, sentence);
-    char lab_addr[16];
+    char lab_addr[16], mapped[16];
     g_autofree char *want =
-        g_strdup_printf("%s:%u", ml_ip_str(t->nodes[t->measure.server].address, lab_addr), port(t));
+        g_strdup_printf("%s:%u", ml_ip_str(t->nodes[s].address, lab_addr), port(t));
+    g_autofree char *also =
+        ev->mapped_from[s].s_addr
+            ? g_strdup_printf("%s:%u", ml_ip_str(ev->mapped_from[s], mapped), port(t))
+            : NULL;
     g_autofree char *key = ml_wg_peer_for(ev->own[2], server.address);
     g_autofree char *endpoint = key ? ml_wg_field(ev->own[1], key) : NULL;
     if (key)
-        g_string_append_printf(sentence, "the client's peer endpoint is %s (must be %s); ",
-                               endpoint ? endpoint : "missing", want);
-    return ml_route_enters(&ev->rt, DEV, sentence) && fresh && endpoint && !strcmp(endpoint, want);
+        g_string_append_printf(sentence, "the client's peer endpoint is %s (must be %s%s%s%s); ",
+                               endpoint ? endpoint : "missing", want, also ? ", or " : "",
+                               also ? also : "", also ? ", the public address mapped onto it" : "");
+    bool at = endpoint && (!strcmp(endpoint, want) || (also && !strcmp(endpoint, also)));
+    return ml_route_enters(&ev->rt, DEV, sentence) && fresh && at;
 }
 
 /* The client's peer for the server, as the client counts it: the hub is no end of this path. */
@@ -160,6 +169,66 @@ static size_t tunnel_counts(const struct ml_topology *t, const struct ml_evidenc
     return ev->own_error
                ? 0
                : ml_wg_tunnel_counts(ev->own[3], ev->own[2], "the client's", &server, 1, ret);
+}
+
+/* Each client's wg1.conf, dialing the other at the address `--client-address` gave for it, with
+ * keys made here; the hub holds nothing of this path. Two clients that dial each other need
+ * both addresses, and a client at home needs its router to forward the UDP port to it
+ * (docs/export.md); without the addresses nothing is exported, and the error says which. */
+static bool export_direct(struct ml_bundle *b, GError **err)
+{
+    const struct ml_topology *t = b->topo;
+    const size_t ends[2] = {t->measure.client, t->measure.server};
+    if (!b->client_address[ends[0]] || !b->client_address[ends[1]]) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "its two clients dial each other, so it needs the address each is reached "
+                    "at: --client-address %s=ADDR --client-address %s=ADDR (%s missing)",
+                    t->nodes[ends[0]].name, t->nodes[ends[1]].name,
+                    !b->client_address[ends[0]] ? t->nodes[ends[0]].name : t->nodes[ends[1]].name);
+        return false;
+    }
+    struct ml_wg_keypair keys[2];
+    if (!ml_wg_keypair_new(&keys[0], err))
+        return false;
+    if (!ml_wg_keypair_new(&keys[1], err)) {
+        ml_wg_keypair_clear(&keys[0]);
+        return false;
+    }
+    const struct ml_wg_export_net n = {.dir = "wireguard-direct",
+                                       .dev = DEV,
+                                       .kind = "kernel WireGuard (wireguard-direct)",
+                                       .overlay = SUBNET,
+                                       .port = port(t)};
+    for (size_t e = 0; e < 2; e++) {
+        size_t node = ends[e], other = ends[1 - e];
+        char theirs[16];
+        GString *c = g_string_new(NULL);
+        ml_wg_export_interface(c, b, &n, node, 24, keys[e].private_key,
+                               "a client that dials the other directly");
+        g_autofree char *endpoint = ml_bundle_endpoint_of(b->client_address[other], port(t));
+        g_string_append_printf(c,
+                               "ListenPort = %u\n"
+                               "\n[Peer]\n# %s\nPublicKey = %s\nEndpoint = %s\n"
+                               "AllowedIPs = %s/32\n",
+                               port(t), t->nodes[other].name, keys[1 - e].public_key, endpoint,
+                               address(t, other, theirs));
+        if (t->wireguard.persistent_keepalive)
+            g_string_append_printf(c, "PersistentKeepalive = %u\n",
+                                   t->wireguard.persistent_keepalive);
+        g_autofree char *rel =
+            g_strdup_printf("wireguard-direct/%s/" DEV ".conf", t->nodes[node].name);
+        g_autofree char *what = g_strdup_printf(
+            "%s's wg-quick file for the direct tunnel to %s at %s (holds its private key; UDP "
+            "%u must reach it)",
+            t->nodes[node].name, t->nodes[other].name, endpoint, port(t));
+        ml_bundle_add(b, rel, g_string_free(c, FALSE),
+                      ML_BUNDLE_SECRET | ML_BUNDLE_QR | ML_BUNDLE_WG_QUICK, node,
+                      "/etc/wireguard/" DEV ".conf", what);
+        ml_bundle_client_command(b, node, "systemctl enable --now wg-quick@" DEV);
+    }
+    ml_wg_keypair_clear(&keys[0]);
+    ml_wg_keypair_clear(&keys[1]);
+    return true;
 }
 
 /* Only the two clients take an address. */
@@ -179,6 +248,7 @@ const struct ml_dataplane ml_dataplane_wireguard_direct = {
     .ports = ports,
     .setup = setup,
     .observe = observe,
+    .export = export_direct,
 };
 
 const struct ml_path_ops ml_path_wireguard_direct = {

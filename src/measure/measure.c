@@ -181,6 +181,7 @@ static struct json_object *check(struct ctx *c, const struct ml_path_ops *ops, c
         ml_evidence_clear(&p);
         return NULL;
     }
+    memcpy(p.mapped_from, c->lab->mapped_from, sizeof(p.mapped_from));
     ml_dp_observe(ops->dataplane, c->lab, &p);
     GString *ev = g_string_new(NULL);
     *ret_ok = ml_path_verdict(ops, c->lab->topo, &p, ev);

@@ -53,6 +53,10 @@ struct ml_lab {
                                              * until the NAT matrix switches it (and back) */
     struct ml_wan_profile wan_now[ML_MAX_NODES]; /* each node's WAN profile in force now (set by
                                                   * measure/wancheck.h; a sweep changes it) */
+    /* export --verify: the public IPv4 address mapped onto each node's lab address (a DNAT in
+     * the other guests' output path), so that a dataplane there sees its peer at that address;
+     * 0.0.0.0 for none. A check accepts a peer's endpoint at either. */
+    struct in_addr mapped_from[ML_MAX_NODES];
     const char *write_prefix; /* NULL, or a folder of the run directory that ml_lab_write puts
                                * every file under ("sweep/step-2/": a later sweep step's raw
                                * files apart from the first's) */
