@@ -125,6 +125,30 @@ demo expect 2 "console on a node the lab lacks" -- "$bin" console demo nope
 demo expect 1 "console on a guest without a pty console" -- "$bin" console demo hub
 grep -q "has no serial console to attach to" "$tmp/err" && ok || bad "console says why not"
 
+# export --client-address: each a client of the run's topology, once, NODE=ADDR; refused with
+# exit 2 and the reason before anything is written.
+run=$tmp/run
+mkdir -p "$run"
+cp tests/data/results-v2-matrix.json "$run/results.json"
+cp topologies/three-guest.yaml "$run/topology.yaml"
+expect 0 "export --help" -- "$bin" export --help
+grep -q "^  --client-address NODE=ADDR" "$tmp/out" && ok || bad "export --help describes --client-address"
+while IFS='|' read -r arg why; do
+    expect 2 "export --client-address $arg" -- "$bin" export --hub-address 203.0.113.10 \
+        --client-address client-b=198.51.100.12 --client-address "$arg" --to "$tmp/x" "$run"
+    grep -qF "'$arg' $why" "$tmp/err" && grep -qF "give NODE=ADDR once for each client (client-a, client-b)" "$tmp/err" \
+        && ok || bad "export --client-address $arg says it $why: $(cat "$tmp/err")"
+    [ ! -e "$tmp/x" ] && ok || bad "export --client-address $arg wrote $tmp/x"
+done <<'ARGS'
+client-a|is not NODE=ADDR
+hub=198.51.100.10|names the hub, whose address is --hub-address
+client-z=198.51.100.13|names no node of the run's topology
+client-a=bad_addr!|has an address that is neither an IP address nor a DNS name
+client-b=198.51.100.22|names a client given already
+client-a=198.51.100.12|gives an address another node has
+client-a=203.0.113.10|gives an address another node has
+ARGS
+
 rm -rf "$tmp"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -363,8 +363,10 @@ check "nothing left after run (${left//$'\n'/ })" "[ -z \"\$left\" ]"
 # The export of that run, verified in a fresh lab before it is handed over: the hub from the
 # exported cloud-init alone, the clients from their exported files alone. 203.0.113.10 is
 # TEST-NET-3: verify maps it to the hub's lab address on the clients, and nothing is sent there.
+# The clients' addresses (TEST-NET-2), for wireguard-direct, are mapped the same way.
 start=$(date +%s)
-"$bin" export "$out/run" --hub-address 203.0.113.10 --verify --to "$out/export" > "$out/export.log" 2>&1
+"$bin" export "$out/run" --hub-address 203.0.113.10 --client-address client-a=198.51.100.11 \
+    --client-address client-b=198.51.100.12 --verify --to "$out/export" > "$out/export.log" 2>&1
 rc=$?
 echo "e2e: meshlab export --verify took $(( $(date +%s) - start )) s"
 grep -E '^\[.*\] (verify|check) ' "$out/export.log" | cut -c1-300
@@ -376,7 +378,7 @@ m = json.load(open(sys.argv[1]))
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 paths = {p["name"]: p for p in m["paths"]}
-EXPORTED = ("wireguard-hub", "wireguard-go-hub", "openvpn-hub", "nebula-relay", "tinc-direct", "tinc-relay", "ipsec-hub")
+EXPORTED = ("wireguard-hub", "wireguard-direct", "wireguard-go-hub", "openvpn-hub", "nebula-relay", "tinc-direct", "tinc-relay", "ipsec-hub")
 for name in EXPORTED:
     say(paths[name]["verdict"] == "passed" and paths[name]["exported"], "%s exported" % name)
 v = {p["name"]: p for p in (m.get("verify") or {}).get("paths", [])}
@@ -384,6 +386,8 @@ for name in EXPORTED:
     c = (v.get(name) or {}).get("check") or {}
     say(v.get(name, {}).get("ok") and c.get("ok"),
         "%s passed its check in the fresh lab on the exported files: %s" % (name, (c.get("evidence") or "")[:300]))
+say(m.get("client_addresses") == {"client-a": "198.51.100.11", "client-b": "198.51.100.12"},
+    "the manifest names the clients' addresses: %s" % m.get("client_addresses"))
 for name, p in v.items():
     say(p.get("quiet") is True, "%s: the hub went quiet before its check (after %.1f s)" % (name, p.get("quiet_wait_s") or -1))
 say(all(p["exported"] is False for p in m["paths"] if p["verdict"] != "passed"),
@@ -393,7 +397,8 @@ PY
 verdicts "$out/export-asserts.txt"
 check "every exported file is mode 0600, every directory 0700" \
     "[ -z \"\$(find '$out/export' -type f ! -perm 600; find '$out/export' -type d ! -perm 700)\" ]"
-for f in "$out"/export/wireguard/*/wg0.conf "$out"/export/wireguard-go/*/wgo0.conf; do
+for f in "$out"/export/wireguard/*/wg0.conf "$out"/export/wireguard-go/*/wgo0.conf \
+    "$out"/export/wireguard-direct/*/wg1.conf; do
     check "wg-quick strip accepts $(basename "$(dirname "$(dirname "$f")")")/$(basename "$(dirname "$f")")'s $(basename "$f")" "wg-quick strip '$f' >/dev/null 2>&1"
 done
 check "the lab's keys were read from its guests ($(wc -l < "$out/lab-keys.txt") keys)" "[ \$(wc -l < '$out/lab-keys.txt') -ge 6 ]"

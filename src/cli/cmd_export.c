@@ -14,13 +14,14 @@
 
 static const char export_usage[] =
     "Usage: meshlab export --hub-address ADDR [--hub-interface IFACE] [--to DIR] [--verify]\n"
+    "                      [--client-address NODE=ADDR ...]\n"
     "                      [--traffic GB [--relayed-share F] [--egress-price P]\n"
     "                      [--included-tb T] [--peak-mbit M] [--currency CODE]] RUN_DIR\n\n"
     "Writes what to deploy for each path whose checks passed in the run RUN_DIR, and nothing\n"
-    "for one that failed or did not run: for kernel WireGuard (wireguard-hub) a wg-quick\n"
-    "wg0.conf for the hub and each client, the clients' as QR codes too (PNG and terminal\n"
-    "text); for nebula (nebula-direct, nebula-relay) a fresh CA, each node's certificate, key,\n"
-    "config.yml and systemd unit. Keys are made for the export (none of the lab's keys ever\n"
+    "for one that failed or did not run: each node's files for kernel WireGuard (hub and\n"
+    "direct: wg-quick files, the clients' as QR codes too, PNG and terminal text),\n"
+    "wireguard-go, nebula, IPsec (strongSwan), OpenVPN, tinc, and Tailscale with Headscale\n"
+    "(docs/export.md lists them). Keys are made for the export (none of the lab's keys ever\n"
     "left its guests). Beside them: hub/firewall.nft, the hub's nftables ruleset as it was in\n"
     "force in the run, checked with `nft -c`; hub/user-data, one cloud-init file for the hub\n"
     "VPS that writes, installs and starts all of it; SIZING.md, the hub's traffic and cost a\n"
@@ -28,6 +29,11 @@ static const char export_usage[] =
     "and manifest.json, naming the run, each path's verdict and each file's SHA-256.\n\n"
     "  --hub-address ADDR     the hub VPS's public address or DNS name, as the clients will\n"
     "                         dial it (required)\n"
+    "  --client-address NODE=ADDR\n"
+    "                         the address a client is reached at by the other (IP or DNS\n"
+    "                         name; its router must forward the path's UDP port to it), once\n"
+    "                         per client: wireguard-direct's clients dial each other, and it\n"
+    "                         is exported only when both are given\n"
     "  --hub-interface IFACE  the VPS's network interface, for its firewall and WireGuard's\n"
     "                         masquerade (default eth0)\n"
     "  --to DIR               where to write it (default RUN_DIR/export); must not exist, or\n"
@@ -72,6 +78,48 @@ static bool interface_ok(const char *i)
     return true;
 }
 
+/* --client-address NODE=ADDR, each naming a client of the run's topology once, into ret by
+ * node. */
+static bool client_addresses(const struct ml_session_opts *opts, const struct ml_topology *t,
+                             const char *ret[ML_MAX_NODES], GError **err)
+{
+    for (size_t i = 0; i < opts->n_client_address; i++) {
+        const char *arg = opts->client_address[i];
+        const char *eq = strchr(arg, '=');
+        g_autofree char *name = eq ? g_strndup(arg, (gsize)(eq - arg)) : NULL;
+        const char *addr = eq ? eq + 1 : NULL;
+        int found = name ? ml_topology_find_node(t, name) : -1;
+        size_t n = found < 0 ? SIZE_MAX : (size_t)found;
+        bool shared = addr && !g_ascii_strcasecmp(addr, opts->hub_address);
+        for (size_t k = 0; addr && k < t->n_nodes; k++)
+            shared |= ret[k] && !g_ascii_strcasecmp(addr, ret[k]);
+        const char *why = !eq                 ? "is not NODE=ADDR"
+                          : n == SIZE_MAX     ? "names no node of the run's topology"
+                          : n == t->hub       ? "names the hub, whose address is --hub-address"
+                          : ret[n]            ? "names a client given already"
+                          : !address_ok(addr) ? "has an address that is neither an IP address "
+                                                "nor a DNS name"
+                          : shared ? "gives an address another node has (two clients behind one "
+                                     "router dial each other at their own network's addresses, "
+                                     "not the router's)"
+                                   : NULL;
+        if (why) {
+            GString *clients = g_string_new(NULL);
+            for (size_t k = 0; k < t->n_nodes; k++)
+                if (k != t->hub)
+                    g_string_append_printf(clients, "%s%s", clients->len ? ", " : "",
+                                           t->nodes[k].name);
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "--client-address '%s' %s; give NODE=ADDR once for each client (%s)", arg,
+                        why, clients->str);
+            g_string_free(clients, TRUE);
+            return false;
+        }
+        ret[n] = addr;
+    }
+    return true;
+}
+
 /* The run's topology: its own copy, else (a run of an older meshlab) the file results.json
  * names, if it is still there. */
 static struct ml_topology *run_topology(const char *dir, struct json_object *results, GError **err)
@@ -96,19 +144,16 @@ static struct ml_topology *run_topology(const char *dir, struct json_object *res
 /* The export made beside `to`, tried in a fresh lab, its manifest given the verdicts, and moved
  * into place only when every exported path passed; otherwise removed, and the lab's run
  * directory (RUN_DIR/verify) keeps the evidence. */
-static bool export_verified(const char *dir, const char *to, const struct ml_session_opts *opts,
-                            const char *iface, struct json_object *results,
-                            const struct ml_topology *topo, struct json_object **ret_manifest,
-                            GError **err)
+static bool export_verified(const char *dir, const char *to, const struct ml_export_opts *base,
+                            struct json_object *results, const struct ml_topology *topo,
+                            struct json_object **ret_manifest, GError **err)
 {
     if (!ml_export_target_free(to, err))
         return false;
     g_autofree char *stage = ml_export_stage_dir(to, "unverified");
-    struct ml_export_opts o = {.run_dir = dir,
-                               .hub_address = opts->hub_address,
-                               .hub_interface = iface,
-                               .to = stage,
-                               .verify = true};
+    struct ml_export_opts o = *base;
+    o.to = stage;
+    o.verify = true;
     struct json_object *manifest = NULL;
     if (!ml_export_write(&o, results, topo, &manifest, err))
         return false;
@@ -141,6 +186,7 @@ int cmd_export_main(int argc, char **argv)
                                             {"hub-interface", required_argument, NULL, 'I'},
                                             {"to", required_argument, NULL, 'T'},
                                             {"verify", no_argument, NULL, 'V'},
+                                            {"client-address", required_argument, NULL, 'C'},
                                             ML_WORKLOAD_LONG_OPTIONS,
                                             {0}};
     int status;
@@ -172,15 +218,15 @@ int cmd_export_main(int argc, char **argv)
     g_autofree char *to = opts.to ? g_strdup(opts.to) : g_build_filename(dir, "export", NULL);
     g_autoptr(MlTopology) topo = NULL;
     struct json_object *manifest = NULL;
+    struct ml_export_opts o = {
+        .run_dir = dir, .hub_address = opts.hub_address, .hub_interface = iface, .to = to};
     bool ok = ml_session_reprice(results, &opts, &err) &&
-              (topo = run_topology(dir, results, &err)) != NULL;
+              (topo = run_topology(dir, results, &err)) != NULL &&
+              client_addresses(&opts, topo, o.client_address, &err);
     if (ok && opts.verify)
-        ok = export_verified(dir, to, &opts, iface, results, topo, &manifest, &err);
-    else if (ok) {
-        struct ml_export_opts o = {
-            .run_dir = dir, .hub_address = opts.hub_address, .hub_interface = iface, .to = to};
+        ok = export_verified(dir, to, &o, results, topo, &manifest, &err);
+    else if (ok)
         ok = ml_export_write(&o, results, topo, &manifest, &err);
-    }
     json_object_put(results);
     if (!ok)
         return cmd_fail(err);

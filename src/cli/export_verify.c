@@ -80,27 +80,61 @@ static bool hub_setup(struct ml_lab *lab, GError **err)
     return true;
 }
 
-/* The command that maps the hub's public address to its lab address on a client. The guests
- * have no route off the bridge, so the address gets one onto it first (the route lookup comes
- * before the DNAT in the output path); the DNAT then rewrites every packet to the hub's lab
- * address before it leaves, and nothing is ever sent to the public address itself. */
-static char *address_map(const struct ml_topology *t, const char *hub_address)
+/* The address node is dialed at in the export: the hub's --hub-address, a client's
+ * --client-address (the manifest's client_addresses), or NULL. */
+static const char *public_address(const struct ml_topology *t, struct json_object *m, size_t node)
 {
-    char hub[16];
-    ml_ip_str(t->nodes[t->hub].address, hub);
-    struct in_addr a;
-    if (inet_pton(AF_INET, hub_address, &a) == 1)
-        return g_strdup_printf("set -e; ip route replace %s/32 dev " ML_LAB_NIC "\n"
+    return node == t->hub ? ml_j_str(m, "hub_address")
+                          : ml_j_str(ml_j_obj(m, "client_addresses"), t->nodes[node].name);
+}
+
+/* The command that maps, on client `on`, every other node's public address to its lab address.
+ * The guests have no route off the bridge, so an IPv4 address gets one onto it first (the route
+ * lookup comes before the DNAT in the output path); the DNAT then rewrites every packet to the
+ * node's lab address before it leaves, and nothing is ever sent to the public address itself.
+ * A name gets an /etc/hosts line. */
+static char *address_map(const struct ml_topology *t, struct json_object *m, size_t on)
+{
+    GString *routes = g_string_new("set -e\n"), *rules = g_string_new(NULL);
+    for (size_t n = 0; n < t->n_nodes; n++) {
+        const char *pub = public_address(t, m, n);
+        if (n == on || !pub)
+            continue;
+        char lab[16];
+        ml_ip_str(t->nodes[n].address, lab);
+        struct in_addr a;
+        if (inet_pton(AF_INET, pub, &a) == 1) {
+            g_string_append_printf(routes, "ip route replace %s/32 dev " ML_LAB_NIC "\n", pub);
+            g_string_append_printf(rules, "    ip daddr %s dnat ip to %s\n", pub, lab);
+        } else {
+            g_string_append_printf(routes, "echo '%s %s' >> /etc/hosts\n", lab, pub);
+        }
+    }
+    if (rules->len)
+        g_string_append_printf(routes,
                                "nft -f - <<'EOF'\n"
                                "table ip meshlab_verify {\n"
                                "  chain output {\n"
                                "    type nat hook output priority -100; policy accept;\n"
-                               "    ip daddr %s dnat ip to %s\n"
+                               "%s"
                                "  }\n"
                                "}\n"
                                "EOF\n",
-                               hub_address, hub_address, hub);
-    return g_strdup_printf("echo '%s %s' >> /etc/hosts", hub, hub_address);
+                               rules->str);
+    g_string_free(rules, TRUE);
+    return g_string_free(routes, FALSE);
+}
+
+/* What address_map maps, as the lab's checks read it (ml_lab.mapped_from). */
+static void mapped_from(struct ml_lab *lab, struct json_object *m)
+{
+    const struct ml_topology *t = lab->topo;
+    for (size_t n = 0; n < t->n_nodes; n++) {
+        const char *pub = public_address(t, m, n);
+        struct in_addr a;
+        if (pub && inet_pton(AF_INET, pub, &a) == 1)
+            lab->mapped_from[n] = a;
+    }
 }
 
 /* One client's exported commands as one script, in order, stopping at the first that fails and
@@ -126,7 +160,6 @@ static char *commands_script(struct json_object *cmds)
 static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char *dir, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    g_autofree char *map = address_map(t, ml_j_str(m, "hub_address"));
     struct json_object *files = ml_j_array(m, "files");
     struct json_object *nodes = ml_j_obj(m, "nodes");
     bool which[ML_MAX_NODES] = {0};
@@ -137,6 +170,7 @@ static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char 
         if (n == t->hub)
             continue;
         const char *name = t->nodes[n].name;
+        g_autofree char *map = address_map(t, m, n);
         g_autofree char *mapped = ml_agent_run(lab->dom[n], map, NULL, 30, err);
         ok = mapped != NULL;
         for (size_t i = 0; ok && i < ml_j_len(files); i++) {
@@ -272,14 +306,17 @@ bool cmd_export_verify(const char *export_dir, const char *verify_dir,
     struct json_object *m = read_export(export_dir, err);
     if (!m)
         return false;
-    const char *hub_address = ml_j_str(m, "hub_address");
-    unsigned char v6[16];
-    if (hub_address && inet_pton(AF_INET6, hub_address, v6) == 1) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "--verify maps the hub's address to its lab address on IPv4 only; export "
-                    "to an IPv4 address or a name to verify");
-        json_object_put(m);
-        return false;
+    for (size_t n = 0; n < topo->n_nodes; n++) {
+        const char *pub = public_address(topo, m, n);
+        unsigned char v6[16];
+        if (pub && inet_pton(AF_INET6, pub, v6) == 1) {
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "--verify maps %s's address %s to its lab address on IPv4 only; export "
+                        "to an IPv4 address or a name to verify",
+                        topo->nodes[n].name, pub);
+            json_object_put(m);
+            return false;
+        }
     }
     g_autofree char *ud_path = g_build_filename(export_dir, "hub", "user-data", NULL);
     g_autofree char *ud = NULL;
@@ -300,6 +337,8 @@ bool cmd_export_verify(const char *export_dir, const char *verify_dir,
         up = ml_session_up(&lab, &opts, err);
     }
     struct json_object *checks = json_object_new_array();
+    if (up)
+        mapped_from(&lab, m);
     bool ok = up && hub_setup(&lab, err) && clients_setup(&lab, m, export_dir, err) &&
               check_paths(&lab, m, checks, err);
     if (up) {

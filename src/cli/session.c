@@ -68,6 +68,15 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
         case 'V':
             opts->verify = true;
             break;
+        case 'C':
+            if (opts->n_client_address == G_N_ELEMENTS(opts->client_address)) {
+                fprintf(stderr, "meshlab: too many --client-address (at most %zu)\n",
+                        G_N_ELEMENTS(opts->client_address));
+                *ret_status = ML_EXIT_USAGE;
+                return false;
+            }
+            opts->client_address[opts->n_client_address++] = optarg;
+            break;
         default: {
             bool help = opt == 'h';
             fputs(usage, help ? stdout : stderr);

@@ -23,7 +23,10 @@ struct ml_session_opts {
     const char *hub_interface; /* export --hub-interface ('I') */
     const char *to;            /* export --to ('T') */
     bool verify;               /* export --verify ('V') */
-    bool no_dataplanes;        /* up without the dataplanes: export --verify's files bring them */
+    /* export --client-address NODE=ADDR ('C'), as given, in order */
+    size_t n_client_address;
+    const char *client_address[ML_MAX_NODES];
+    bool no_dataplanes; /* up without the dataplanes: export --verify's files bring them */
     /* run's workload flags (--traffic ...: ML_WORKLOAD_OPT), in the order given */
     size_t n_workload;
     struct {

@@ -117,10 +117,15 @@ void ml_bundle_client_command(struct ml_bundle *b, size_t node, const char *line
     g_ptr_array_add(b->client_commands[node], g_strdup(line));
 }
 
+char *ml_bundle_endpoint_of(const char *address, unsigned port)
+{
+    return strchr(address, ':') ? g_strdup_printf("[%s]:%u", address, port)
+                                : g_strdup_printf("%s:%u", address, port);
+}
+
 char *ml_bundle_endpoint(const struct ml_bundle *b, unsigned port)
 {
-    return strchr(b->hub_address, ':') ? g_strdup_printf("[%s]:%u", b->hub_address, port)
-                                       : g_strdup_printf("%s:%u", b->hub_address, port);
+    return ml_bundle_endpoint_of(b->hub_address, port);
 }
 
 void ml_bundle_keys_free(char **priv, char **pub)

@@ -41,11 +41,14 @@ struct ml_bundle {
     const char *hub_address;   /* as the clients reach the hub: "203.0.113.10", "hub.example" */
     const char *hub_interface; /* the hub's public NIC, as its kernel names it: "eth0" */
     const char *label;         /* "lab three-guest, run 20261203-...": the files' first line */
-    GPtrArray *files;          /* struct ml_bundle_file */
-    GPtrArray *hub_files;      /* struct ml_bundle_hub_file */
-    GPtrArray *hub_packages;   /* "COMMAND PACKAGE": installed when COMMAND is missing */
-    GPtrArray *hub_sysctls;    /* "key = value" */
-    GPtrArray *hub_commands;   /* shell lines the hub runs last, in order */
+    /* Per node, as the other clients reach it (export --client-address NODE=ADDR): the address
+     * of a client that others dial directly (wireguard-direct); NULL where none was given. */
+    const char *client_address[ML_MAX_NODES];
+    GPtrArray *files;        /* struct ml_bundle_file */
+    GPtrArray *hub_files;    /* struct ml_bundle_hub_file */
+    GPtrArray *hub_packages; /* "COMMAND PACKAGE": installed when COMMAND is missing */
+    GPtrArray *hub_sysctls;  /* "key = value" */
+    GPtrArray *hub_commands; /* shell lines the hub runs last, in order */
     /* Per node (clients): the shell lines that start what its files hold. */
     GPtrArray *client_commands[ML_MAX_NODES];
     GPtrArray *checks; /* "FILE\tCHECK": a check a hook made of its file, and it passed */
@@ -78,3 +81,5 @@ void ml_bundle_keys_free(char **priv, char **pub);
 
 /* "ADDRESS:PORT" of the hub as the clients dial it ("[ADDRESS]:PORT" for an IPv6 address). */
 char *ml_bundle_endpoint(const struct ml_bundle *b, unsigned port);
+/* The same for any address: a client's (client_address). */
+char *ml_bundle_endpoint_of(const char *address, unsigned port);

@@ -95,10 +95,8 @@ static const char *net_address(const struct ml_wg_export_net *n, const struct ml
                       : ml_ip_str(t->nodes[node].tunnel_address, buf);
 }
 
-/* A wg-quick [Interface] section of the export. */
-static void export_interface(GString *c, const struct ml_bundle *b,
-                             const struct ml_wg_export_net *n, size_t node, unsigned prefix,
-                             const char *private_key, const char *role)
+void ml_wg_export_interface(GString *c, const struct ml_bundle *b, const struct ml_wg_export_net *n,
+                            size_t node, unsigned prefix, const char *private_key, const char *role)
 {
     const struct ml_topology *t = b->topo;
     char addr[16];
@@ -126,7 +124,7 @@ void ml_wg_export_clients(struct ml_bundle *b, const struct ml_wg_export_net *n,
         g_string_append_printf(hub, "\n[Peer]\n# %s\nPublicKey = %s\nAllowedIPs = %s/32\n",
                                t->nodes[i].name, keys[i].public_key, net_address(n, t, i, addr));
         GString *c = g_string_new(NULL);
-        export_interface(c, b, n, i, 32, keys[i].private_key, "a client");
+        ml_wg_export_interface(c, b, n, i, 32, keys[i].private_key, "a client");
         g_string_append_printf(c,
                                "\n[Peer]\n# %s\nPublicKey = %s\nEndpoint = %s\n"
                                "AllowedIPs = %s\n",
@@ -175,7 +173,8 @@ bool ml_wg_export(struct ml_bundle *b, GError **err)
                                        .allowed = allowed};
     size_t hub = t->hub;
     GString *h = g_string_new(NULL);
-    export_interface(h, b, &n, hub, t->wireguard.subnet.prefix, keys[hub].private_key, "the hub");
+    ml_wg_export_interface(h, b, &n, hub, t->wireguard.subnet.prefix, keys[hub].private_key,
+                           "the hub");
     hub_forwarding(h, t->wireguard.listen_port, b->hub_interface);
     ml_wg_export_clients(b, &n, keys, h);
     g_autofree char *rel = g_strdup_printf("wireguard/%s/wg0.conf", t->nodes[hub].name);

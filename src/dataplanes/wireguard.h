@@ -62,6 +62,12 @@ struct ml_wg_export_net {
 /* Fresh keys for every node of t (core/keys.h), none from the lab; cleared again on failure. */
 bool ml_wg_export_keys(const struct ml_topology *t, struct ml_wg_keypair keys[ML_MAX_NODES],
                        GError **err);
+/* A wg-quick [Interface] section of the export: its comment lines, node's address in n with
+ * prefix, its private key, the MTU the lab ran with; role ("the hub", "a client") for the
+ * comment. */
+void ml_wg_export_interface(GString *c, const struct ml_bundle *b, const struct ml_wg_export_net *n,
+                            size_t node, unsigned prefix, const char *private_key,
+                            const char *role);
 /* Each client's wg-quick file of n (QR codes, `wg-quick strip`, its start command) and the hub's
  * [Peer] section for each client, appended to hub. */
 void ml_wg_export_clients(struct ml_bundle *b, const struct ml_wg_export_net *n,

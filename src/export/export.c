@@ -436,6 +436,12 @@ static struct json_object *manifest_new(struct json_object *results, const char 
     json_object_object_add(m, "created", json_object_new_string(when));
     json_object_object_add(m, "hub_address", json_object_new_string(o->hub_address));
     json_object_object_add(m, "hub_interface", json_object_new_string(o->hub_interface));
+    struct json_object *clients = json_object_new_object();
+    for (size_t n = 0; n < b->topo->n_nodes; n++)
+        if (o->client_address[n])
+            json_object_object_add(clients, b->topo->nodes[n].name,
+                                   json_object_new_string(o->client_address[n]));
+    json_object_object_add(m, "client_addresses", clients);
     json_object_object_add(m, "paths", json_object_get(p->paths));
     json_object_object_add(m, "checks", json_object_get(checks));
     json_object_object_add(m, "nodes", nodes);
@@ -571,6 +577,7 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
     judge_paths(results, &p);
     struct json_object *checks = json_object_new_array();
     g_autoptr(MlBundle) b = ml_bundle_new(topo, o->hub_address, o->hub_interface, label);
+    memcpy(b->client_address, o->client_address, sizeof(b->client_address));
     g_autoptr(GPtrArray) outs = g_ptr_array_new_with_free_func(out_free);
     g_autofree char *fw = NULL;
     bool ok = true;

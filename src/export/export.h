@@ -24,6 +24,9 @@ struct ml_export_opts {
     const char *to;            /* the export's directory; must not exist or be empty */
     bool verify;               /* for --verify: leave out what it cannot check
                                 * (ml_dataplane.export_unverifiable) */
+    /* Per node of the topology: the address the other clients dial it at (--client-address),
+     * or NULL; for a path whose clients dial each other (wireguard-direct). */
+    const char *client_address[ML_MAX_NODES];
 };
 
 /* One path of the run, as the export judges it. */
