@@ -3,10 +3,12 @@
 #pragma once
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/spawn.h"
 #include "topology/plan.h"
 #include "virt/virt_xml.h"
 
@@ -48,4 +50,19 @@ static inline char *fixture_test_domain_xml(const struct ml_plan *plan, size_t i
     GString *s = g_string_new(xml);
     g_string_replace(s, "<domain type='qemu'>", "<domain type='test'>", 1);
     return g_string_free(s, FALSE);
+}
+
+/* Whether `sh -n` reads text (a script an export writes) without a syntax error. */
+static inline bool fixture_sh_syntax_ok(const char *text)
+{
+    g_autofree char *dir = g_dir_make_tmp("test-sh-n-XXXXXX", NULL);
+    if (!dir)
+        return false;
+    g_autofree char *p = g_build_filename(dir, "s", NULL);
+    bool ok = g_file_set_contents(p, text, -1, NULL);
+    const char *argv[] = {"sh", "-n", p, NULL};
+    ok = ok && ml_spawn(argv, NULL, NULL);
+    g_unlink(p);
+    g_rmdir(dir);
+    return ok;
 }
