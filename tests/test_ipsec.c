@@ -320,7 +320,8 @@ static void test_export(void)
     CHECK(g_str_has_prefix(ak->content, "-----BEGIN EC PRIVATE KEY-----\n") &&
           !strcmp(ak->install, "/etc/swanctl/private/meshlab.pem"));
     CHECK(ml_ipsec_pubkey_valid(apa->content) && !strcmp(apa->content, hpa->content));
-    if (g_find_program_in_path("openssl")) {
+    g_autofree char *openssl = g_find_program_in_path("openssl");
+    if (openssl) {
         const char *pubout[] = {"ec", "-in", "KEY", "-pubout", NULL};
         g_autofree char *derived = openssl_of(ak->content, pubout);
         CHECK_STR(derived, apa->content);
