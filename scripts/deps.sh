@@ -35,6 +35,9 @@ packages=(
     # configs (Debian's nebula 1.6.1, the guests' own); `wg-quick strip` and `wg pubkey` check
     # its WireGuard files; zbarimg reads its QR codes back in test_export
     nebula wireguard-tools zbar-tools
+    # tests/cli_connect_ssh.sh: a remote libvirt connection (qemu+ssh://) to this machine through
+    # an sshd the test starts on loopback itself (the package's own sshd is not started)
+    openssh-server openssh-client
 )
 need=()
 for p in "${packages[@]}"; do
@@ -43,6 +46,13 @@ done
 if [ ${#need[@]} -gt 0 ]; then
     echo "deps.sh: installing ${need[*]}"
     apt-get update -q
+    # A daemon a package would start (openssh-server's sshd on every address) is not wanted:
+    # the tests start what they need, where they need it.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
     apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 

@@ -25,7 +25,7 @@ expect 0 "check --help" -- "$bin" check --help
 grep -q "MESHLAB_KVM_REPROBE=1" "$tmp/out" && ok || bad "check --help says how to re-probe KVM"
 for verb in status check compare; do
     expect 0 "$verb --help" -- "$bin" "$verb" --help
-    grep -q "^Usage: meshlab $verb \[--json\]" "$tmp/out" && ok || bad "$verb --help shows --json"
+    grep -q "^Usage: meshlab $verb \(\[--connect URI\] \)\?\[--json\]" "$tmp/out" && ok || bad "$verb --help shows --json"
     grep -q "^  -j, --json " "$tmp/out" && ok || bad "$verb --help describes --json"
     expect 2 "$verb --json with an operand" -- "$bin" "$verb" --json extra
     expect 2 "$verb with an unknown option" -- "$bin" "$verb" --bogus
@@ -104,7 +104,7 @@ nolab expect 2 "exec without a command" -- "$bin" exec demo hub --
 grep -q "no command after \`--\`" "$tmp/err" && ok || bad "exec without a command says so"
 nolab expect 2 "exec with an unknown option" -- "$bin" exec demo hub --bogus -- true
 grep -q "unknown option '--bogus'" "$tmp/err" && ok || bad "exec names the unknown option"
-grep -q "^Usage: meshlab exec LAB NODE" "$tmp/err" && ok || bad "exec misuse shows the usage line"
+grep -q "^Usage: meshlab exec \[--connect URI\] LAB NODE" "$tmp/err" && ok || bad "exec misuse shows the usage line"
 nolab expect 2 "exec without a node" -- "$bin" exec demo -- true
 nolab expect 2 "exec with a bad --timeout" -- "$bin" exec demo hub --timeout 0 -- true
 nolab expect 2 "exec --timeout without a value" -- "$bin" exec demo hub --timeout -- true

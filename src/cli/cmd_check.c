@@ -1,7 +1,11 @@
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <libvirt/virterror.h>
 
 #include "cli/commands.h"
 #include "cli/print.h"
@@ -16,7 +20,7 @@
 #include "virt/virt.h"
 
 static const char check_usage[] =
-    "Usage: meshlab check [--json]\n\n"
+    "Usage: meshlab check [--connect URI] [--json]\n\n"
     "Checks that this host can run a lab, and says what to do about each problem:\n"
     "libvirt reachable, QEMU present, whether KVM really runs a guest (otherwise guests\n"
     "run under TCG and libguestfs needs force_tcg), the host tools meshlab calls, free\n"
@@ -25,6 +29,12 @@ static const char check_usage[] =
     "The KVM verdict (a probe of up to 20 s) is kept in CACHE/kvm-probe.json for this\n"
     "host kernel, QEMU binary and CPU model; a change of any of them probes again, and\n"
     "so does MESHLAB_KVM_REPROBE=1 (for 'check', 'up' and 'run' alike).\n\n"
+    "With --connect URI naming another host (qemu+ssh://root@server/system), check\n"
+    "asks that host's libvirt for its name, CPUs, memory, emulator and whether it\n"
+    "offers KVM, and checks this machine's tools, disk and cache; this machine's QEMU,\n"
+    "KVM probe and memory are not that host's and are left out (\"qemu\",\n"
+    "\"accelerator\" and \"memory\" are null).\n\n"
+    "  --connect URI  the libvirt host to check (default: MESHLAB_URI, or qemu:///system)\n"
     "  -j, --json  print one JSON object instead: \"ok\" (a lab can run here), \"problems\"\n"
     "              (the checks that failed), and one member per check: \"libvirt\",\n"
     "              \"qemu\", \"accelerator\" {\"kvm\", \"reason\", \"source\"}, \"tools\" "
@@ -58,25 +68,71 @@ static void version_add(struct json_object *o, const char *key, unsigned long v)
     json_object_object_add(o, key, json_object_new_string(s));
 }
 
-static struct json_object *check_libvirt(struct json_object *doc)
+/* The emulator a libvirt host would run for domain type virttype, from its domain
+ * capabilities; NULL when it offers none (for "kvm": the host has no usable /dev/kvm). */
+static char *host_emulator(virConnectPtr conn, const char *virttype)
+{
+    char *xml = virConnectGetDomainCapabilities(conn, NULL, "x86_64", NULL, virttype, 0);
+    virResetLastError();
+    const char *a = xml ? strstr(xml, "<path>") : NULL;
+    const char *b = a ? strstr(a, "</path>") : NULL;
+    char *path = b ? g_strndup(a + strlen("<path>"), (size_t)(b - a - strlen("<path>"))) : NULL;
+    free(xml);
+    return path;
+}
+
+/* What a remote libvirt host says of itself: its name, CPUs, memory, and the emulator and
+ * KVM its domain capabilities offer. This machine's own probes (QEMU, KVM, memory) are not
+ * that host's, and are not made. */
+static void remote_host(struct json_object *o, virConnectPtr conn)
+{
+    char *name = virConnectGetHostname(conn);
+    json_object_object_add(o, "host", str_or_null(name));
+    free(name);
+    virNodeInfo info;
+    if (virNodeGetInfo(conn, &info) == 0) {
+        json_object_object_add(o, "host_cpus", json_object_new_int64(info.cpus));
+        json_object_object_add(o, "host_memory_bytes",
+                               json_object_new_int64((int64_t)info.memory * 1024));
+    }
+    unsigned long long free_b = virNodeGetFreeMemory(conn);
+    json_object_object_add(o, "host_free_memory_bytes",
+                           free_b ? json_object_new_int64((int64_t)free_b) : NULL);
+    g_autofree char *qemu = host_emulator(conn, "qemu");
+    g_autofree char *kvm = host_emulator(conn, "kvm");
+    json_object_object_add(o, "host_emulator", str_or_null(qemu));
+    json_object_object_add(o, "host_kvm_offered", json_object_new_boolean(kvm != NULL));
+    virResetLastError();
+}
+
+static struct json_object *check_libvirt(struct json_object *doc, bool *ret_remote)
 {
     struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "uri", json_object_new_string(ml_virt_uri()));
+    g_autofree char *shown = ml_virt_uri_public(ml_virt_uri());
+    json_object_object_add(o, "uri", json_object_new_string(shown));
     g_autoptr(GError) err = NULL;
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    *ret_remote = ml_virt_uri_remote(ml_virt_uri()) == 1;
     if (conn) {
         unsigned long lib = 0, hv = 0;
         virConnectGetLibVersion(conn, &lib);
         virConnectGetVersion(conn, &hv);
         version_add(o, "version", lib);
         version_add(o, "qemu_version", hv);
+        g_autofree char *here = ml_virt_conn_uri(conn, ml_virt_uri());
+        *ret_remote = ml_virt_uri_remote(here) == 1;
+        if (*ret_remote)
+            remote_host(o, conn);
         virConnectClose(conn);
     } else {
         json_object_object_add(o, "error", json_object_new_string(err->message));
     }
+    json_object_object_add(o, "remote", json_object_new_boolean(*ret_remote));
     verdict(doc, "libvirt", o, conn != NULL,
-            "apt-get install libvirt-daemon-system; then start the daemons: mkdir -p "
-            "/run/libvirt; virtlogd -d; libvirtd -d");
+            *ret_remote ? "check that 'virsh -c URI version' works from this machine, and that "
+                          "libvirtd runs on that host"
+                        : "apt-get install libvirt-daemon-system; then start the daemons: mkdir "
+                          "-p /run/libvirt; virtlogd -d; libvirtd -d");
     return o;
 }
 
@@ -213,12 +269,22 @@ struct json_object *cmd_check_collect(void)
     struct json_object *doc = json_object_new_object();
     json_object_object_add(doc, "ok", json_object_new_boolean(false)); /* first; set below */
     json_object_object_add(doc, "problems", json_object_new_array());
-    json_object_object_add(doc, "libvirt", check_libvirt(doc));
-    json_object_object_add(doc, "qemu", check_qemu(doc));
-    json_object_object_add(doc, "accelerator", check_accelerator());
+    bool remote;
+    struct json_object *lv = check_libvirt(doc, &remote);
+    json_object_object_add(doc, "libvirt", lv);
+    if (remote) {
+        /* This machine's QEMU, KVM and memory say nothing of that host's; what libvirt says
+         * of it is in "libvirt". A lab cannot be built there yet (up refuses), so no verdict
+         * rests on them. */
+        json_object_object_add(doc, "qemu", NULL);
+        json_object_object_add(doc, "accelerator", NULL);
+    } else {
+        json_object_object_add(doc, "qemu", check_qemu(doc));
+        json_object_object_add(doc, "accelerator", check_accelerator());
+    }
     json_object_object_add(doc, "tools", check_tools(doc));
     json_object_object_add(doc, "disk", check_disk(doc));
-    json_object_object_add(doc, "memory", check_memory(doc));
+    json_object_object_add(doc, "memory", remote ? NULL : check_memory(doc));
     json_object_object_add(doc, "image_cache", check_image_cache(doc));
     json_object_object_add(doc, "artifacts", check_artifacts());
     struct json_object *warm = json_object_new_array();
@@ -301,13 +367,39 @@ static void text_image_cache(FILE *f, struct json_object *o)
     }
 }
 
+/* A remote host as libvirt describes it. */
+static void text_remote(FILE *f, struct json_object *lv)
+{
+    if (!ml_j_bool(lv, "ok"))
+        return;
+    g_autofree char *d = g_strdup_printf(
+        "%s: %" PRId64 " CPUs, %.1f GiB memory, %.1f GiB free", ml_j_str_or(lv, "host", "?"),
+        ml_j_int(lv, "host_cpus"), (double)ml_j_int(lv, "host_memory_bytes") / 1073741824.0,
+        (double)ml_j_int(lv, "host_free_memory_bytes") / 1073741824.0);
+    line(f, "info", "remote host", d);
+    const char *emu = ml_j_str(lv, "host_emulator");
+    line(f, "info", "qemu", emu ? emu : "the host's libvirt offers no x86_64 emulator");
+    line(f, "info", "accelerator",
+         ml_j_bool(lv, "host_kvm_offered")
+             ? "the host's libvirt offers KVM (domain capabilities); not probed"
+             : "the host's libvirt offers no KVM: guests there would run under TCG");
+    more(f, "the KVM probe boots a kernel on this machine only, and 'up' cannot build a lab");
+    more(f, "on another host yet: run meshlab on that host; status, down, exec and console");
+    more(f, "work from here with --connect");
+}
+
 void cmd_check_text(FILE *f, struct json_object *doc)
 {
-    text_libvirt(f, ml_j_get(doc, "libvirt"));
-    struct json_object *qemu = ml_j_get(doc, "qemu");
-    verdict_line(f, qemu, "qemu",
-                 ml_j_str(qemu, "path") ? ml_j_str(qemu, "path") : "no qemu-system-x86_64");
-    text_accelerator(f, ml_j_get(doc, "accelerator"));
+    struct json_object *lv = ml_j_get(doc, "libvirt");
+    text_libvirt(f, lv);
+    if (ml_j_bool(lv, "remote")) {
+        text_remote(f, lv);
+    } else {
+        struct json_object *qemu = ml_j_get(doc, "qemu");
+        verdict_line(f, qemu, "qemu",
+                     ml_j_str(qemu, "path") ? ml_j_str(qemu, "path") : "no qemu-system-x86_64");
+        text_accelerator(f, ml_j_get(doc, "accelerator"));
+    }
     struct json_object *tools = ml_j_get(doc, "tools");
     for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
         struct json_object *t = json_object_array_get_idx(tools, i);
@@ -324,9 +416,11 @@ void cmd_check_text(FILE *f, struct json_object *doc)
                               : g_strdup_printf("%.1f GiB free for %s", gib, cache_dir);
     verdict_line(f, disk, "disk", dd);
     struct json_object *mem = ml_j_get(doc, "memory");
-    g_autofree char *md = g_strdup_printf("%.1f GiB available",
-                                          (double)ml_j_int(mem, "available_bytes") / 1073741824.0);
-    verdict_line(f, mem, "memory", md);
+    if (mem) {
+        g_autofree char *md = g_strdup_printf(
+            "%.1f GiB available", (double)ml_j_int(mem, "available_bytes") / 1073741824.0);
+        verdict_line(f, mem, "memory", md);
+    }
     text_image_cache(f, ml_j_get(doc, "image_cache"));
     struct json_object *art = ml_j_get(doc, "artifacts");
     if (ml_j_bool(art, "cached")) {
@@ -355,10 +449,16 @@ void cmd_check_text(FILE *f, struct json_object *doc)
                                              n_left);
         more(f, d);
     }
-    fprintf(f, "%s\n",
-            ml_j_bool(doc, "ok")
-                ? "this host can run a lab"
-                : "some checks failed: a lab cannot run here until they are fixed");
+    if (ml_j_bool(lv, "remote"))
+        fprintf(f, "%s\n",
+                ml_j_bool(doc, "ok")
+                    ? "the remote host answers, and this machine has what meshlab needs"
+                    : "some checks failed: fix them, then check again");
+    else
+        fprintf(f, "%s\n",
+                ml_j_bool(doc, "ok")
+                    ? "this host can run a lab"
+                    : "some checks failed: a lab cannot run here until they are fixed");
 }
 
 int cmd_check_main(int argc, char **argv)

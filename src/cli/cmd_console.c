@@ -7,18 +7,20 @@
 #include <libvirt/virterror.h>
 
 #include "cli/commands.h"
+#include "virt/lab.h"
 #include "core/util.h"
 #include "topology/name.h"
 #include "virt/virt.h"
 
 static const char console_usage[] =
-    "Usage: meshlab console LAB NODE\n\n"
+    "Usage: meshlab console [--connect URI] LAB NODE\n\n"
     "Attaches this terminal to the serial console of the guest NODE of the running lab\n"
     "LAB (see 'meshlab status'), through 'virsh console --force' (it takes the console\n"
     "from another session that holds it). The lab's guests give their serial console,\n"
     "and nothing else, a root shell without a password: there is no password anywhere\n"
     "and no SSH. Ctrl-] leaves. Everything the console shows is also kept in the\n"
-    "guest's console log. 'meshlab exec' runs single commands without a terminal.\n";
+    "guest's console log. 'meshlab exec' runs single commands without a terminal.\n\n"
+    "  --connect URI  the lab's libvirt host (default: the one its up recorded)\n";
 
 /* A domain defined before the serial console became a pty logs to a file only. */
 static bool has_pty_console(virDomainPtr dom)
@@ -39,7 +41,8 @@ int cmd_console_main(int argc, char **argv)
     g_autoptr(GError) err = NULL;
     if (!ml_name_check_guest(lab, node, &err))
         return cmd_fail(err);
-    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    g_autofree char *uri = ml_lab_uri(lab, NULL);
+    virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn)
         return cmd_fail(err);
     virDomainPtr dom = cmd_find_guest(conn, lab, node, &err);
@@ -63,7 +66,7 @@ int cmd_console_main(int argc, char **argv)
            "on this console only\n",
            node);
     fflush(stdout);
-    const char *const args[] = {"virsh", "-c", ml_virt_uri(), "console", "--force", domain, NULL};
+    const char *const args[] = {"virsh", "-c", uri, "console", "--force", domain, NULL};
     execvp(args[0], (char *const *)args);
     fprintf(stderr, "meshlab: cannot run virsh: %s; install libvirt-clients (scripts/deps.sh)\n",
             g_strerror(errno));

@@ -14,11 +14,12 @@
 #include "topology/plan.h"
 #include "topology/topology.h"
 #include "core/util.h"
+#include "results/json.h"
 #include "virt/virt.h"
 #include "virt/warm.h"
 
 static const char down_usage[] =
-    "Usage: meshlab down [--purge-cache] NAME|FILE\n\n"
+    "Usage: meshlab down [--connect URI] [--purge-cache] NAME|FILE\n\n"
     "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
     "meshlab metadata), its network, its storage pool and the volumes meshlab made in\n"
     "it (a file added there by hand is left, and down says so), and its state file.\n"
@@ -29,8 +30,13 @@ static const char down_usage[] =
     "half-built images and half-written files in the cache and state directories\n"
     "(only those whose process is gone). While another meshlab works on the lab, down\n"
     "is refused and says which process that is.\n\n"
+    "It works on the libvirt host the lab's up recorded in its state file, unless\n"
+    "--connect URI (or MESHLAB_URI) names one; a URI other than the recorded one is\n"
+    "refused, and nothing is removed. This machine's pool directory is cleared only\n"
+    "for a lab on this machine's libvirt (a URI without a host).\n\n"
     "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
     "its first up, restored by the next) stay in the cache for the next up.\n\n"
+    "  --connect URI   the lab's libvirt host (default: the one its state records)\n"
     "  --purge-cache   also drop the lab's saved guests: its next up boots cold\n";
 
 static gint sort_names(gconstpointer a, gconstpointer b)
@@ -84,6 +90,26 @@ static bool clear_pool_dir(int dirfd, const char *shown, const char *lab, GError
     return false;
 }
 
+/* True when the connection is where the lab's state file says the lab is (or none says):
+ * down --connect to another host must not drop this machine's record of the lab there. */
+static bool same_host(const char *lab, const char *uri, const char *here, GError **err)
+{
+    struct json_object *state = ml_lab_state_read(lab);
+    g_autofree char *recorded = g_strdup(ml_j_str(state, "uri"));
+    json_object_put(state);
+    if (!recorded || !*recorded || !strcmp(recorded, here) || !strcmp(recorded, uri))
+        return true;
+    g_autofree char *path = ml_lab_state_path(lab, ".json");
+    g_autofree char *shown_rec = ml_virt_uri_public(recorded);
+    g_autofree char *shown_here = ml_virt_uri_public(here);
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "lab %s was brought up on %s (its state file %s says so), not on %s: nothing was "
+                "removed; run 'meshlab down %s' without --connect to remove it there, or, if "
+                "that host is gone for good, remove the state file by hand",
+                lab, shown_rec, path, shown_here, lab);
+    return false;
+}
+
 int cmd_down_main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -126,8 +152,15 @@ int cmd_down_main(int argc, char **argv)
     int lock = ml_lock_lab(lab, "down", &err);
     if (lock < 0)
         return cmd_fail(err);
-    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    g_autofree char *uri = ml_lab_uri(lab, NULL);
+    virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn) {
+        ml_lock_release(lab, lock);
+        return cmd_fail(err);
+    }
+    g_autofree char *here = ml_virt_conn_uri(conn, uri);
+    if (!same_host(lab, uri, here, &err)) {
+        virConnectClose(conn);
         ml_lock_release(lab, lock);
         return cmd_fail(err);
     }
@@ -136,8 +169,10 @@ int cmd_down_main(int argc, char **argv)
     virConnectClose(conn);
     if (n >= 0) {
         ml_lab_state_remove(lab, print_removed, &removed);
-        /* A meshlab killed before libvirt knew the pool leaves its directory. */
-        g_autofree char *pool_dir = ml_lab_pool_dir(lab);
+        /* A meshlab killed before libvirt knew the pool leaves its directory: on this machine,
+         * and only when the lab is on this machine's libvirt. A remote host's pool directory
+         * is not here, and this machine's one of that name is another lab's. */
+        g_autofree char *pool_dir = ml_virt_uri_remote(here) == 0 ? ml_lab_pool_dir(lab) : NULL;
         int fd = pool_dir ? open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         if (fd >= 0) {
             bool cleared = clear_pool_dir(fd, pool_dir, lab, &err);

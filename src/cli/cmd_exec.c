@@ -18,7 +18,8 @@
 #include "virt/virt.h"
 
 static const char exec_usage[] =
-    "Usage: meshlab exec LAB NODE [--netns] [--timeout S] -- COMMAND [ARGS...]\n\n"
+    "Usage: meshlab exec [--connect URI] LAB NODE [--netns] [--timeout S]\n"
+    "                    -- COMMAND [ARGS...]\n\n"
     "Runs COMMAND in the guest NODE of the running lab LAB (see 'meshlab status')\n"
     "through the QEMU guest agent, as root, and streams its output while it runs.\n"
     "Each argument reaches the guest as it was given here, spaces and quotes included;\n"
@@ -30,7 +31,8 @@ static const char exec_usage[] =
     "that loads a guest's CPU disturbs the measurement, though).\n\n"
     "  --netns      run inside the NAT's inside namespace (" ML_NAT_NETNS "), where a NATed\n"
     "               client's daemons run\n"
-    "  --timeout S  stop the command after S seconds and exit 124\n\n"
+    "  --timeout S  stop the command after S seconds and exit 124\n"
+    "  --connect URI  the lab's libvirt host (default: the one its up recorded)\n\n"
     "Examples:\n"
     "  meshlab exec three-guest client-a -- nft list ruleset\n"
     "  meshlab exec three-guest client-a --netns -- conntrack -L\n"
@@ -147,11 +149,13 @@ virDomainPtr cmd_find_guest(virConnectPtr conn, const char *lab, const char *nod
     free(doms);
     virResetLastError();
     if (nodes->len == 0) {
+        g_autofree char *here = ml_virt_conn_uri(conn, ml_virt_uri());
+        g_autofree char *shown = ml_virt_uri_public(here);
         if (ml_lab_state_exists(lab))
             g_set_error(err, ML_ERROR, ML_ERR_HOST,
                         "lab %s has no guests on %s: it did not come up, or is half torn down; "
                         "'meshlab down %s' removes what is left",
-                        lab, ml_virt_uri(), lab);
+                        lab, shown, lab);
         else
             g_set_error(err, ML_ERROR, ML_ERR_INPUT, "no lab %s: meshlab status lists running labs",
                         lab);
@@ -451,7 +455,8 @@ int cmd_exec_main(int argc, char **argv)
     /* A closed pipe (| head) must stop the guest's command, not kill meshlab past it. */
     signal(SIGPIPE, SIG_IGN);
     g_autoptr(GError) err = NULL;
-    virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);
+    g_autofree char *uri = ml_lab_uri(lab, NULL);
+    virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn)
         return cmd_fail(err);
     virDomainPtr dom = cmd_find_guest(conn, lab, node, &err);

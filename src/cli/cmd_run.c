@@ -17,7 +17,7 @@
 
 static const char run_usage[] =
     "Usage: meshlab run [--profile NAME | --quick] [--until PCT[,MAX]] [--out DIR]\n"
-    "                   [--force] [--keep] [--keep-on-failure] [--capture]\n"
+    "                   [--force] [--keep] [--keep-on-failure] [--capture] [--connect URI]\n"
     "                   [--traffic GB [--relayed-share F] [--egress-price P]\n"
     "                   [--included-tb T] [--peak-mbit M] [--currency CODE]] FILE\n\n"
     "Measures every path FILE names with one of its measure profiles. If the lab is not up,\n"
@@ -55,6 +55,9 @@ static const char run_usage[] =
     "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep               leave the lab up afterwards\n"
     "  --keep-on-failure    leave the lab up if anything fails\n"
+    "  --connect URI        the libvirt host (default: the one the lab's up recorded, else\n"
+    "                       MESHLAB_URI, or qemu:///system); another machine is refused\n"
+    "                       before anything is made (docs/remote.md)\n"
     "  --capture            keep pcaps of every path check and NAT matrix cell, taken\n"
     "                       passively on the host from the hub's and the clients' taps\n"
     "                       (captures/paths/, captures/nat/)\n"

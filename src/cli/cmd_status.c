@@ -14,12 +14,15 @@
 #include "virt/virt.h"
 
 static const char status_usage[] =
-    "Usage: meshlab status [--json]\n\n"
-    "Lists the labs that have objects on this host (found by their tags, not by any\n"
-    "file), with each guest's state and the lab's run id and run directory.\n\n"
+    "Usage: meshlab status [--connect URI] [--json]\n\n"
+    "Lists the labs that have objects on the libvirt host (found by their tags, not by\n"
+    "any file), with each guest's state and the lab's run id and run directory; then\n"
+    "the labs this machine brought up on other libvirt hosts, and where.\n\n"
+    "  --connect URI  the libvirt host to list (default: MESHLAB_URI, or qemu:///system)\n"
     "  -j, --json  print one JSON object instead: {\"uri\", \"labs\": [{\"name\", \"run_id\",\n"
     "              \"run_dir\", \"domains\": [{\"name\", \"state\"}], \"network\": {\"name\",\n"
-    "              \"active\"}, \"pool\": {\"name\", \"volumes\"}}]}; a missing object is null\n";
+    "              \"active\"}, \"pool\": {\"name\", \"volumes\"}}], \"elsewhere\": [{\"name\",\n"
+    "              \"uri\"}]}; a missing object is null\n";
 
 static const char *state_name(int st)
 {
@@ -200,21 +203,57 @@ static const struct ml_column lab_parts[] = {
     {.key = "pool", .get = lab_pool, .arg = &pool_part},
 };
 
+/* A lab's state file, when it records the lab on this connection (or records no host). */
+static struct json_object *state_here(const char *name, const char *here)
+{
+    struct json_object *state = ml_lab_state_read(name);
+    const char *recorded = ml_j_str(state, "uri");
+    if (recorded && *recorded && strcmp(recorded, here) != 0) {
+        json_object_put(state);
+        return NULL;
+    }
+    return state;
+}
+
+/* The labs this machine's state files place on another libvirt host, with that host. */
+static struct json_object *labs_elsewhere(const char *here)
+{
+    struct json_object *list = json_object_new_array();
+    g_autoptr(GPtrArray) names = ml_lab_state_names();
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = g_ptr_array_index(names, i);
+        struct json_object *state = ml_lab_state_read(name);
+        const char *recorded = ml_j_str(state, "uri");
+        if (recorded && *recorded && strcmp(recorded, here) != 0) {
+            struct json_object *o = json_object_new_object();
+            g_autofree char *shown = ml_virt_uri_public(recorded);
+            json_object_object_add(o, "name", json_object_new_string(name));
+            json_object_object_add(o, "uri", json_object_new_string(shown));
+            json_object_array_add(list, o);
+        }
+        json_object_put(state);
+    }
+    return list;
+}
+
 struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
 {
     struct json_object *doc = json_object_new_object();
-    json_object_object_add(doc, "uri", json_object_new_string(uri));
+    g_autofree char *here = ml_virt_conn_uri(conn, uri);
+    g_autofree char *shown = ml_virt_uri_public(here);
+    json_object_object_add(doc, "uri", json_object_new_string(shown));
     struct json_object *list = json_object_new_array();
     g_autoptr(GPtrArray) labs = ml_virt_list_labs(conn);
     for (guint i = 0; i < labs->len; i++) {
         struct lab_src src = {conn, g_ptr_array_index(labs, i), NULL};
-        src.state = ml_lab_state_read(src.name);
+        src.state = state_here(src.name, here);
         struct json_object *lab = ml_columns_object(lab_columns, G_N_ELEMENTS(lab_columns), &src);
         ml_columns_add(lab, lab_parts, G_N_ELEMENTS(lab_parts), &src);
         json_object_put(src.state);
         json_object_array_add(list, lab);
     }
     json_object_object_add(doc, "labs", list);
+    json_object_object_add(doc, "elsewhere", labs_elsewhere(here));
     virResetLastError();
     return doc;
 }
@@ -241,6 +280,12 @@ void cmd_status_text(FILE *f, struct json_object *doc)
             for (size_t d = 0; d < ml_j_len(v); d++)
                 put_part(s, lab_parts[k].arg, json_object_array_get_idx(v, d));
         }
+    }
+    struct json_object *away = ml_j_array(doc, "elsewhere");
+    for (size_t i = 0; i < ml_j_len(away); i++) {
+        struct json_object *o = json_object_array_get_idx(away, i);
+        g_string_append_printf(s, "lab %s is on %s: 'meshlab status --connect %s' shows it\n",
+                               ml_j_str(o, "name"), ml_j_str(o, "uri"), ml_j_str(o, "uri"));
     }
     fputs(s->str, f);
 }

@@ -5,7 +5,7 @@
 #include "core/util.h"
 
 static const char up_usage[] =
-    "Usage: meshlab up [--out DIR] [--force] [--keep-on-failure] FILE\n\n"
+    "Usage: meshlab up [--connect URI] [--out DIR] [--force] [--keep-on-failure] FILE\n\n"
     "Builds the lab that FILE describes: an isolated libvirt bridge (no host address, no\n"
     "forwarding), a storage pool, one qcow2 overlay and NoCloud seed per guest, the guests\n"
     "booted in parallel, the guest firewall, and the dataplanes its paths need (kernel\n"
@@ -18,7 +18,10 @@ static const char up_usage[] =
     "                       or an earlier run of the same lab with --force, and writable\n"
     "                       by you alone\n"
     "  --force              replace the earlier run of this lab in --out DIR\n"
-    "  --keep-on-failure    leave a failed lab in place for diagnosis\n";
+    "  --keep-on-failure    leave a failed lab in place for diagnosis\n"
+    "  --connect URI        the libvirt host (default: MESHLAB_URI, or qemu:///system);\n"
+    "                       a host other than this machine is refused, before anything is\n"
+    "                       made: its libvirtd cannot read the files up writes (docs/remote.md)\n";
 
 int cmd_up_main(int argc, char **argv)
 {

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "core/util.h"
+#include "virt/virt.h"
 
 static const struct {
     const char *name;
@@ -34,15 +35,49 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < G_N_ELEMENTS(verbs); i++)
         fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(f, "\n'meshlab COMMAND --help' describes a command. Environment:\n"
+    fprintf(f, "\n'meshlab COMMAND --help' describes a command. Every command takes\n"
+               "  --connect URI      the libvirt connection (or a libvirt URI alias), before or\n"
+               "                     after COMMAND; MESHLAB_URI below when not given\n"
+               "Environment:\n"
                "  MESHLAB_CACHE_DIR  image cache (default /var/cache/meshlab)\n"
                "  MESHLAB_STATE_DIR  lab state and storage pools (default /var/lib/meshlab)\n"
-               "  MESHLAB_URI        libvirt connection (default qemu:///system)\n");
+               "  MESHLAB_URI        libvirt connection (default " ML_VIRT_DEFAULT_URI "); a\n"
+               "                     lab's own commands (down, status, exec, console) use the\n"
+               "                     connection its up recorded when neither is given\n");
+}
+
+/* Takes "--connect URI" and "--connect=URI" out of argv[from..], up to a "--" (after it, the
+ * words are a guest command's), and sets the connection. False, with the reason on stderr,
+ * when one has no URI. */
+static bool take_connect(int *argc, char **argv, int from)
+{
+    int out = from;
+    bool rest = false;
+    for (int i = from; i < *argc; i++) {
+        const char *a = argv[i];
+        if (rest || (strcmp(a, "--connect") != 0 && !g_str_has_prefix(a, "--connect="))) {
+            rest = rest || !strcmp(a, "--");
+            argv[out++] = argv[i];
+            continue;
+        }
+        const char *uri = a[9] == '=' ? a + 10 : i + 1 < *argc ? argv[++i] : NULL;
+        if (!uri || !*uri) {
+            fprintf(stderr, "meshlab: --connect needs a libvirt URI (qemu:///system, "
+                            "qemu+ssh://root@server/system) or a URI alias\n");
+            return false;
+        }
+        ml_virt_set_uri(uri);
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return true;
 }
 
 int main(int argc, char **argv)
 {
     ml_log_init();
+    if (!take_connect(&argc, argv, 1))
+        return ML_EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return ML_EXIT_USAGE;

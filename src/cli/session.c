@@ -93,6 +93,24 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
     return true;
 }
 
+/* A lab is built from files this machine writes into its storage pool directory (the
+ * disks' overlays, the seeds, the artifacts' CD) and reads from there (consoles): a libvirt
+ * host elsewhere cannot see them. Until they travel as uploaded volumes, such a host is
+ * refused before anything is made. */
+static bool refuse_remote(const char *uri, GError **err)
+{
+    if (ml_virt_uri_remote(uri) != 1)
+        return true;
+    g_autofree char *shown = ml_virt_uri_public(uri);
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "%s names another host, and meshlab cannot build a lab there yet: it writes the "
+                "guests' disks and seeds into this machine's storage pool directory, which "
+                "that host's libvirtd cannot read; run meshlab on that host (status, down, "
+                "check, exec and console do work with --connect)",
+                shown);
+    return false;
+}
+
 bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
                      const struct ml_session_opts *opts, GError **err)
 {
@@ -102,6 +120,10 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
         lab->nat_now[i] = topo->nodes[i].nat;
     double boot_timeout;
     if (!ml_lab_boot_timeout(&boot_timeout, err))
+        return false;
+    /* run attaches to a lab an up left: on the host that up recorded. */
+    g_autofree char *uri = ml_lab_uri(topo->name, NULL);
+    if (!refuse_remote(uri, err))
         return false;
     lab->lock_fd = ml_lock_lab(topo->name, opts->verb ? opts->verb : "up", err);
     if (lab->lock_fd < 0)
@@ -123,9 +145,14 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
         g_free(lab->run_dir);
         lab->run_dir = abs;
     }
-    lab->conn = ml_virt_connect(ml_virt_uri(), err);
+    lab->conn = ml_virt_connect(uri, err);
+    if (!lab->conn)
+        return false;
+    g_autofree char *here = ml_virt_conn_uri(lab->conn, uri);
+    if (!refuse_remote(here, err))
+        return false;
     ml_lab_phase(lab, "start");
-    return lab->conn != NULL;
+    return true;
 }
 
 bool ml_session_rundir(struct ml_lab *lab, const struct ml_session_opts *opts, GError **err)

@@ -1,5 +1,6 @@
 #include "measure/measure.h"
 
+#include <libvirt/virterror.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1003,6 +1004,14 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     add_str(env, "libvirt",
             g_strdup_printf("%lu.%lu.%lu", lib / 1000000, lib / 1000 % 1000, lib % 1000));
     add_str(env, "qemu", g_strdup_printf("%lu.%lu.%lu", hv / 1000000, hv / 1000 % 1000, hv % 1000));
+    /* Where the lab ran: the libvirt host's name and the URI, without what the controller
+     * alone should know (a password, key files in the query). */
+    g_autofree char *uri = ml_virt_conn_uri(lab->conn, ml_virt_uri());
+    add_str(env, "libvirt_uri", ml_virt_uri_public(uri));
+    char *hostname = virConnectGetHostname(lab->conn);
+    add_str(env, "libvirt_host", g_strdup(hostname));
+    free(hostname);
+    virResetLastError();
     json_object_object_add(env, "accelerator",
                            json_object_new_string(lab->accel.kvm ? "kvm" : "tcg"));
     add_str(env, "accelerator_reason", g_strdup(lab->accel.reason));

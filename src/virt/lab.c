@@ -14,6 +14,7 @@
 #include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
+#include "results/json.h"
 #include "topology/name.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
@@ -182,7 +183,10 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     json_object_object_add(s, "run_id", json_object_new_string(lab->plan->run_id));
     json_object_object_add(s, "topology", json_object_new_string(lab->topo->path));
     json_object_object_add(s, "run_dir", json_object_new_string(lab->run_dir));
-    json_object_object_add(s, "uri", json_object_new_string(ml_virt_uri()));
+    /* Where the lab is: down, status, exec and console find it there without --connect. */
+    g_autofree char *uri =
+        lab->conn ? ml_virt_conn_uri(lab->conn, ml_virt_uri()) : g_strdup(ml_virt_uri());
+    json_object_object_add(s, "uri", json_object_new_string(uri));
     json_object_object_add(s, "complete", json_object_new_boolean(lab->complete));
     json_object_object_add(s, "accelerator_kvm", json_object_new_boolean(lab->accel.kvm));
     if (lab->accel.reason)
@@ -238,6 +242,43 @@ struct json_object *ml_lab_state_read(const char *lab_name)
         return NULL;
     g_autofree char *path = ml_lab_state_path(lab_name, ".json");
     return json_object_from_file(path);
+}
+
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *ml_lab_state_names(void)
+{
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *dir = g_build_filename(ml_state_dir(), "labs", NULL);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name(d))) {
+        if (!g_str_has_suffix(e, ".json"))
+            continue;
+        g_autofree char *name = g_strndup(e, strlen(e) - strlen(".json"));
+        if (ml_name_check("lab name", name, false, NULL))
+            g_ptr_array_add(names, g_steal_pointer(&name));
+    }
+    g_ptr_array_sort(names, by_name);
+    return names;
+}
+
+char *ml_lab_uri(const char *lab_name, bool *ret_recorded)
+{
+    if (ret_recorded)
+        *ret_recorded = false;
+    if (ml_virt_uri_given())
+        return g_strdup(ml_virt_uri_given());
+    struct json_object *state = ml_lab_state_read(lab_name);
+    const char *recorded = ml_j_str(state, "uri");
+    char *uri = g_strdup(recorded && *recorded ? recorded : ml_virt_uri());
+    if (ret_recorded)
+        *ret_recorded = recorded && *recorded;
+    json_object_put(state);
+    return uri;
 }
 
 /* Binaries the guests may not download (Tailscale, Headscale) reach them on a

@@ -131,6 +131,12 @@ virDomainPtr ml_lab_dom(const struct ml_lab *lab, size_t i);
 /* The lab's state file: written before anything is created, removed by down. */
 bool ml_lab_state_write(const struct ml_lab *lab, GError **err);
 struct json_object *ml_lab_state_read(const char *lab_name);
+/* The libvirt URI of an existing lab's commands (down, status, exec, console): --connect or
+ * MESHLAB_URI when given, else the one its state file records (*ret_recorded true), else the
+ * default. */
+char *ml_lab_uri(const char *lab_name, bool *ret_recorded);
+/* The names of the labs this machine holds a state file of, sorted. */
+GPtrArray *ml_lab_state_names(void);
 bool ml_lab_state_exists(const char *lab_name);
 /* Removes the lab's state file and its private secrets (the pre-auth key);
  * calls cb for each file removed. */

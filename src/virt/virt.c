@@ -13,10 +13,61 @@
 #include "core/util.h"
 #include "topology/name.h"
 
+/* --connect's URI; NULL until main sets it. */
+static char *connect_uri;
+
+void ml_virt_set_uri(const char *uri)
+{
+    g_free(connect_uri);
+    connect_uri = g_strdup(uri);
+}
+
+const char *ml_virt_uri_given(void)
+{
+    if (connect_uri)
+        return connect_uri;
+    const char *u = g_getenv("MESHLAB_URI");
+    return u && *u ? u : NULL;
+}
+
 const char *ml_virt_uri(void)
 {
-    const char *u = g_getenv("MESHLAB_URI");
-    return u && *u ? u : "qemu:///system";
+    const char *u = ml_virt_uri_given();
+    return u ? u : ML_VIRT_DEFAULT_URI;
+}
+
+int ml_virt_uri_remote(const char *uri)
+{
+    g_autoptr(GUri) u = uri ? g_uri_parse(uri, G_URI_FLAGS_NON_DNS, NULL) : NULL;
+    if (!u)
+        return -1;
+    const char *host = g_uri_get_host(u);
+    return host && *host ? 1 : 0;
+}
+
+char *ml_virt_uri_public(const char *uri)
+{
+    g_autoptr(GUri) u =
+        uri ? g_uri_parse(uri, G_URI_FLAGS_NON_DNS | G_URI_FLAGS_HAS_PASSWORD, NULL) : NULL;
+    if (!u)
+        return g_strdup(uri);
+    /* A password in the user part, and the query: libvirt's parameters there name key files,
+     * sockets and known-hosts files of the controller (keyfile=, pkipath=, ...), which are
+     * nobody else's business; the scheme, user, host, port and path say where the lab ran. */
+    return g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS |
+                                          G_URI_HIDE_QUERY | G_URI_HIDE_FRAGMENT);
+}
+
+char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback)
+{
+    char *u = virConnectGetURI(conn);
+    if (!u) {
+        virResetLastError();
+        return g_strdup(fallback);
+    }
+    char *copy = g_strdup(u);
+    free(u);
+    return copy;
 }
 
 static void quiet_handler(void *opaque, virErrorPtr e)
@@ -87,10 +138,18 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
     virConnectPtr conn = virConnectOpen(uri);
     if (!conn) {
         const char *m = virGetLastErrorMessage();
-        g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
-                    "cannot connect to libvirt at %s: %s; is libvirtd running? (start it with "
-                    "'libvirtd -d', or run 'meshlab check')",
-                    uri, m ? m : "unknown error");
+        g_autofree char *shown = ml_virt_uri_public(uri);
+        if (ml_virt_uri_remote(uri) == 1)
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "cannot connect to libvirt at %s: %s; check the URI, that the host "
+                        "answers (for qemu+ssh, that 'ssh' to it works without a prompt), and "
+                        "that libvirtd runs there ('meshlab check --connect URI')",
+                        shown, m ? m : "unknown error");
+        else
+            g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
+                        "cannot connect to libvirt at %s: %s; is libvirtd running? (start it "
+                        "with 'libvirtd -d', or run 'meshlab check')",
+                        shown, m ? m : "unknown error");
         return NULL;
     }
     /* A libvirtd that stops answering ends the connection after ML_VIRT_KEEPALIVE_S ×
@@ -525,7 +584,11 @@ static void remove_pool(struct teardown *td)
     else
         removed(td, "storage pool %s", poolname);
     virStoragePoolFree(pool);
-    if (g_file_test(pool_dir, G_FILE_TEST_IS_DIR) && rmdir(pool_dir) < 0)
+    /* The directory is the host's: this machine's of that name is not the lab's unless the
+     * host is this machine's libvirt. */
+    g_autofree char *uri = ml_virt_conn_uri(td->conn, ml_virt_uri());
+    if (ml_virt_uri_remote(uri) == 0 && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) &&
+        rmdir(pool_dir) < 0)
         refused(td, ML_ERR_HOST,
                 g_strdup_printf(
                     "the pool directory '%s' could not be removed (%s); look inside, remove it by "

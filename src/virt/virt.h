@@ -10,8 +10,22 @@
 #include "cache/image.h"
 #include "topology/plan.h"
 
-/* MESHLAB_URI or qemu:///system. */
+#define ML_VIRT_DEFAULT_URI "qemu:///system"
+/* The libvirt connection every verb uses: --connect URI (main sets it), else MESHLAB_URI,
+ * else ML_VIRT_DEFAULT_URI. A libvirt URI alias (uri_aliases in libvirt.conf) is passed
+ * through: libvirt resolves it. */
 const char *ml_virt_uri(void);
+void ml_virt_set_uri(const char *uri);
+/* --connect's URI or MESHLAB_URI's; NULL when neither was given. */
+const char *ml_virt_uri_given(void);
+/* 1 when uri names a host (qemu+ssh://root@server/system: another libvirtd, whose file
+ * system is not this machine's), 0 when it names none (qemu:///system, test:///default),
+ * -1 when it is not a URI (an alias, resolved by libvirt: ask the connection). */
+int ml_virt_uri_remote(const char *uri);
+/* uri as results and reports may show it: no password, no query (key files, sockets). */
+char *ml_virt_uri_public(const char *uri);
+/* The URI conn was opened with, an alias resolved; fallback when libvirt does not say. */
+char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback);
 /* Opens uri with a keepalive (a remote libvirtd silent for ML_VIRT_KEEPALIVE_S ×
  * ML_VIRT_KEEPALIVE_COUNT s closes the connection and fails the calls waiting on it) and
  * libvirt's event loop running, which the keepalive needs. */
