@@ -56,10 +56,17 @@ check "the second run's results are valid against docs/results.schema.json" \
     "python3 tests/check_results_schema.py $r >/dev/null"
 # The sweep: each step's profile in force on the hub and proven, wireguard-hub measured at every
 # step. Through the hub its idle round trip grew by the profiles' 40 + 40 ms within 10 % (the
-# lan step's round trip is the lab's own: 3 to 10 ms of an emulated WireGuard). Distance alone
-# does not slow this lab's single flow: an emulated hub relays some 30 Mbit/s, a window of 300
-# KB at 80 ms, far inside Linux's default 6 MB, and nothing is lost; the figures are printed.
-# The plan does: the hub's uplink at 10 Mbit/s holds the flow under it.
+# lan step's round trip is the lab's own: 3 to 10 ms of an emulated WireGuard). Its throughput
+# on vps-far is lower than on lan (issue 19's acceptance), and the raw iperf3 records, printed
+# with the verdict, say why. A quick pass measures 3 s after 1 s omitted, and in none of them
+# does the flow's window stop growing, nor does any segment need sending again. On lan the
+# window is not what holds it: its window over its loaded round trip (38-83 ms, the emulated
+# hub's queue) is four times what it carries, and the emulated CPUs are the limit. On vps-far
+# it is: some 30 Mbit/s over a loaded round trip of 100-130 ms needs 375-490 KB in flight, and
+# the window reaches 300-490 KB only by the pass's last second (five runs before this
+# assertion: 21-36 Mbit/s on lan, 10-16 on vps-far). A longer pass would narrow the gap; a
+# user's short transfers to a far hub see the same. The plan also slows it: the hub's uplink
+# at 10 Mbit/s holds the flow under it.
 python3 - "$r" "$out/warm" <<'PY' > "$out/sweep-asserts.txt" \
     || echo "bad the assertions in sweep-asserts.txt stopped short: python3 failed (its traceback is above)" >> "$out/sweep-asserts.txt"
 import json, os, sys
@@ -85,6 +92,20 @@ if len(sw) == 3:
             % (grew, lan["rtt_idle_p50_ms"], far["rtt_idle_p50_ms"]))
         print("e2e-warm: wireguard-hub at lan %.1f Mbit/s, at vps-far %.1f Mbit/s, 40 ms on 10 Mbit/s %.1f Mbit/s"
               % tuple(x["median_bits_per_second"] / 1e6 for x in (lan, far, plan)), file=sys.stderr)
+        # What the sender's TCP said in each step's forward-1 passes: window at the end, the
+        # largest, retransmissions, mean round trip under load.
+        import glob
+        for s, raw in zip(sw, ["raw"] + ["sweep/step-%d/raw" % k for k in (2, 3)]):
+            for f in sorted(glob.glob(os.path.join(sys.argv[2], raw, "wireguard-hub", "*-forward-1-[0-9]*.iperf3.json"))):
+                j = json.load(open(f))
+                snd = j["end"]["streams"][0]["sender"]
+                cw = [i["streams"][0].get("snd_cwnd") for i in j["intervals"]]
+                print("e2e-warm: %s %s: window %s bytes by second, largest %s, retransmits %s, mean rtt %.1f ms"
+                      % (s["step"], os.path.basename(f), cw, snd.get("max_snd_cwnd"), snd.get("retransmits"),
+                         (snd.get("mean_rtt") or 0) / 1000), file=sys.stderr)
+        say(far["median_bits_per_second"] < lan["median_bits_per_second"],
+            "on vps-far wireguard-hub's throughput is lower than on lan: %.1f < %.1f Mbit/s"
+            % (far["median_bits_per_second"] / 1e6, lan["median_bits_per_second"] / 1e6))
         say(plan["median_bits_per_second"] < min(lan["median_bits_per_second"], 10e6),
             "on the 10 Mbit/s plan wireguard-hub's throughput is under the plan and lower than on lan: %.1f < %.1f Mbit/s"
             % (plan["median_bits_per_second"] / 1e6, lan["median_bits_per_second"] / 1e6))
