@@ -43,7 +43,7 @@ check "status --json names the other host's lab and its URI, without password or
     "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); \
 assert d[\"elsewhere\"] == [{\"name\": \"away\", \"uri\": \"qemu+ssh://root@127.0.0.1:1/system\"}], d' '$tmp/status.json'"
 out=$("$bin" status --connect test:///default)
-check "status says where lab away is ($out)" "grep -q \"lab away is on qemu+ssh://root@127.0.0.1:1/system: 'meshlab status --connect\" <<<\"\$out\""
+check "status says where lab away is, and what reaches it ($out)" "grep -q \"lab away is on qemu+ssh://root@127.0.0.1:1/system: 'meshlab down away' and 'meshlab exec away ...' reach it there\" <<<\"\$out\""
 check "no password or key file in status" "! grep -q 'pw\\|lab-key' <<<\"\$out\" && ! grep -q 'pw@\\|lab-key' '$tmp/status.json'"
 
 # down --connect to a host other than the recorded one: refused, nothing removed.
@@ -59,7 +59,39 @@ rc=$?
 check "down near (recorded on test:///default) exits 0 (rc $rc): $(cat "$tmp/err")" "[ $rc = 0 ]"
 check "and removes its state file" "[ ! -e '$tmp/state/labs/near.json' ] && grep -q 'removed state' '$tmp/out'"
 
-# up and run refuse a host they cannot build on, before any lock, state or pool.
+# MESHLAB_URI naming another host than the recorded one is refused the same way, and says so.
+MESHLAB_URI=test:///default "$bin" down away >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "down under MESHLAB_URI elsewhere exits 2 and names MESHLAB_URI (rc $rc): $(head -c 300 "$tmp/err")" \
+    "[ $rc = 2 ] && grep -q 'which MESHLAB_URI names' '$tmp/err' && grep -q 'with MESHLAB_URI unset' '$tmp/err'"
+# A host that does not answer (nothing listens on port 1): the error shows its URI without the
+# query, libvirt's own words included, and the state file is kept.
+"$bin" down --connect 'qemu+ssh://root@127.0.0.1:1/system?no_verify=1&no_tty=1' away >"$tmp/out" 2>"$tmp/err"
+check "down --connect to a host that does not answer fails, its URI shown without the query: $(head -c 200 "$tmp/err")" \
+    "grep -q 'cannot connect to libvirt at qemu+ssh://root@127.0.0.1:1/system:' '$tmp/err' && ! grep -q 'no_verify' '$tmp/err'"
+check "and its state file is kept" "[ -f '$tmp/state/labs/away.json' ]"
+
+# --connect's value is never an option or '--', and the guest's words after '--' are its own.
+"$bin" status --connect --json >/dev/null 2>"$tmp/err"
+check "--connect --json is a missing URI, exit 2" "[ $? = 2 ] && grep -q 'needs a libvirt URI' '$tmp/err'"
+"$bin" exec --connect test:///default nolab hub -- echo --connect x >/dev/null 2>"$tmp/err"
+rc=$?
+check "exec keeps '--connect' after '--' as the guest's word (rc $rc: $(cat "$tmp/err"))" \
+    "[ $rc = 2 ] && grep -q 'no lab nolab' '$tmp/err'"
+
+# up and run refuse a host they cannot build on, before any lock, state or pool: with the lab's
+# lock held by another process, the refusal is still about the host, not a busy lab.
+if command -v flock >/dev/null; then
+    flock -n -o "$tmp/state/labs/three-guest.lock" sleep 30 &
+    holder=$!
+    sleep 0.5
+    "$bin" up --connect "$far" topologies/three-guest.yaml >/dev/null 2>"$tmp/err"
+    check "up to another host is refused before the lock: $(head -c 200 "$tmp/err")" \
+        "grep -q 'names another host' '$tmp/err' && ! grep -q 'busy' '$tmp/err'"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    rm -f "$tmp/state/labs/three-guest.lock"
+fi
 for verb in up run; do
     "$bin" $verb --connect "$far" topologies/three-guest.yaml >"$tmp/out" 2>"$tmp/err"
     rc=$?

@@ -41,6 +41,21 @@ static void test_public(void)
     CHECK_STR(d, "lab-server");
     g_autofree char *e = ml_virt_uri_public("qemu+tls://host.example/system?pkipath=/etc/pki/x");
     CHECK_STR(e, "qemu+tls://host.example/system");
+    /* What GLib cannot read as a URI still loses its query and its user part. */
+    g_autofree char *f = ml_virt_uri_public("qemu+ssh://root:pw@h/system?keyfile=/root/my key");
+    CHECK(f && !strstr(f, "pw") && !strstr(f, "keyfile") && !strstr(f, "my key"));
+    g_autofree char *g = ml_virt_uri_public("lab-server?keyfile=/k");
+    CHECK_STR(g, "lab-server");
+}
+
+static void test_same(void)
+{
+    CHECK(ml_virt_uri_same("qemu:///system", "qemu:///system"));
+    CHECK(ml_virt_uri_same("qemu+ssh://root@h:22/system?keyfile=/a",
+                           "qemu+ssh://root@h:22/system?keyfile=/b&no_tty=1"));
+    CHECK(!ml_virt_uri_same("qemu+ssh://root@h/system", "qemu+ssh://root@other/system"));
+    CHECK(!ml_virt_uri_same("qemu+ssh://root@h/system", "qemu:///system"));
+    CHECK(!ml_virt_uri_same(NULL, "qemu:///system"));
 }
 
 static void test_precedence(void)
@@ -51,9 +66,11 @@ static void test_precedence(void)
     CHECK_STR(ml_virt_uri(), "qemu:///system");
     g_setenv("MESHLAB_URI", "test:///default", TRUE);
     CHECK_STR(ml_virt_uri(), "test:///default");
+    CHECK(ml_virt_uri_from_env());
     ml_virt_set_uri("qemu+ssh://root@127.0.0.1:1/system");
     CHECK_STR(ml_virt_uri(), "qemu+ssh://root@127.0.0.1:1/system");
     CHECK_STR(ml_virt_uri_given(), "qemu+ssh://root@127.0.0.1:1/system");
+    CHECK(!ml_virt_uri_from_env());
     ml_virt_set_uri(NULL);
     g_unsetenv("MESHLAB_URI");
 }
@@ -112,6 +129,7 @@ int main(void)
 {
     test_remote();
     test_public();
+    test_same();
     test_precedence();
     g_autofree char *dir = g_dir_make_tmp("meshlab-connect-XXXXXX", NULL);
     g_chmod(dir, 0711);

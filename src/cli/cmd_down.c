@@ -37,7 +37,8 @@ static const char down_usage[] =
     "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
     "its first up, restored by the next) stay in the cache for the next up.\n\n"
     "  --connect URI   the lab's libvirt host (default: the one its state records)\n"
-    "  --purge-cache   also drop the lab's saved guests: its next up boots cold\n";
+    "  --purge-cache   also drop the lab's saved guests: its next up boots cold (they\n"
+    "                  are this machine's: a lab on another host keeps them)\n";
 
 static gint sort_names(gconstpointer a, gconstpointer b)
 {
@@ -97,16 +98,20 @@ static bool same_host(const char *lab, const char *uri, const char *here, GError
     struct json_object *state = ml_lab_state_read(lab);
     g_autofree char *recorded = g_strdup(ml_j_str(state, "uri"));
     json_object_put(state);
-    if (!recorded || !*recorded || !strcmp(recorded, here) || !strcmp(recorded, uri))
+    if (!recorded || !*recorded || ml_virt_uri_same(recorded, here) ||
+        ml_virt_uri_same(recorded, uri))
         return true;
     g_autofree char *path = ml_lab_state_path(lab, ".json");
     g_autofree char *shown_rec = ml_virt_uri_public(recorded);
     g_autofree char *shown_here = ml_virt_uri_public(here);
+    /* Only a given URI gets here: --connect, or MESHLAB_URI in the environment. */
     g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                "lab %s was brought up on %s (its state file %s says so), not on %s: nothing was "
-                "removed; run 'meshlab down %s' without --connect to remove it there, or, if "
-                "that host is gone for good, remove the state file by hand",
-                lab, shown_rec, path, shown_here, lab);
+                "lab %s was brought up on %s (its state file %s says so), not on %s, which %s "
+                "names: nothing was removed; run 'meshlab down %s' %s to remove it there, or, "
+                "if that host is gone for good, remove the state file by hand",
+                lab, shown_rec, path, shown_here,
+                ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect", lab,
+                ml_virt_uri_from_env() ? "with MESHLAB_URI unset" : "without --connect");
     return false;
 }
 
@@ -188,7 +193,13 @@ int cmd_down_main(int argc, char **argv)
             print_removed(what, &removed);
         }
         ml_leftovers_sweep(true, print_leftover, &removed);
-        if (purge && !ml_warm_purge(lab, print_removed, &removed, &err)) {
+        /* The saved guests are this machine's, for its own libvirt's next up of the lab. */
+        if (purge && ml_virt_uri_remote(here) != 0)
+            printf("lab %s is on another host: this machine's saved guests of that name are "
+                   "not its, and are kept ('meshlab down --purge-cache %s' without --connect "
+                   "drops them)\n",
+                   lab, lab);
+        else if (purge && !ml_warm_purge(lab, print_removed, &removed, &err)) {
             ml_lock_release(lab, lock);
             return cmd_fail(err);
         }

@@ -208,7 +208,7 @@ static struct json_object *state_here(const char *name, const char *here)
 {
     struct json_object *state = ml_lab_state_read(name);
     const char *recorded = ml_j_str(state, "uri");
-    if (recorded && *recorded && strcmp(recorded, here) != 0) {
+    if (recorded && *recorded && !ml_virt_uri_same(recorded, here)) {
         json_object_put(state);
         return NULL;
     }
@@ -224,7 +224,7 @@ static struct json_object *labs_elsewhere(const char *here)
         const char *name = g_ptr_array_index(names, i);
         struct json_object *state = ml_lab_state_read(name);
         const char *recorded = ml_j_str(state, "uri");
-        if (recorded && *recorded && strcmp(recorded, here) != 0) {
+        if (recorded && *recorded && !ml_virt_uri_same(recorded, here)) {
             struct json_object *o = json_object_new_object();
             g_autofree char *shown = ml_virt_uri_public(recorded);
             json_object_object_add(o, "name", json_object_new_string(name));
@@ -284,8 +284,12 @@ void cmd_status_text(FILE *f, struct json_object *doc)
     struct json_object *away = ml_j_array(doc, "elsewhere");
     for (size_t i = 0; i < ml_j_len(away); i++) {
         struct json_object *o = json_object_array_get_idx(away, i);
-        g_string_append_printf(s, "lab %s is on %s: 'meshlab status --connect %s' shows it\n",
-                               ml_j_str(o, "name"), ml_j_str(o, "uri"), ml_j_str(o, "uri"));
+        g_string_append_printf(s,
+                               "lab %s is on %s: 'meshlab down %s' and 'meshlab exec %s ...' "
+                               "reach it there; 'meshlab status --connect URI', with the URI "
+                               "its up was given, lists it\n",
+                               ml_j_str(o, "name"), ml_j_str(o, "uri"), ml_j_str(o, "name"),
+                               ml_j_str(o, "name"));
     }
     fputs(s->str, f);
 }

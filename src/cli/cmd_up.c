@@ -19,7 +19,8 @@ static const char up_usage[] =
     "                       by you alone\n"
     "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep-on-failure    leave a failed lab in place for diagnosis\n"
-    "  --connect URI        the libvirt host (default: MESHLAB_URI, or qemu:///system);\n"
+    "  --connect URI        the libvirt host (default: MESHLAB_URI, else the one a state\n"
+    "                       file of this lab records, else qemu:///system);\n"
     "                       a host other than this machine is refused, before anything is\n"
     "                       made: its libvirtd cannot read the files up writes (docs/remote.md)\n";
 

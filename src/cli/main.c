@@ -42,8 +42,9 @@ static void usage(FILE *f)
                "  MESHLAB_CACHE_DIR  image cache (default /var/cache/meshlab)\n"
                "  MESHLAB_STATE_DIR  lab state and storage pools (default /var/lib/meshlab)\n"
                "  MESHLAB_URI        libvirt connection (default " ML_VIRT_DEFAULT_URI "); a\n"
-               "                     lab's own commands (down, status, exec, console) use the\n"
-               "                     connection its up recorded when neither is given\n");
+               "                     lab's own commands (down, exec, console, and run on a lab\n"
+               "                     an up left) use the connection its up recorded when\n"
+               "                     neither is given\n");
 }
 
 /* Takes "--connect URI" and "--connect=URI" out of argv[from..], up to a "--" (after it, the
@@ -61,7 +62,8 @@ static bool take_connect(int *argc, char **argv, int from)
             continue;
         }
         const char *uri = a[9] == '=' ? a + 10 : i + 1 < *argc ? argv[++i] : NULL;
-        if (!uri || !*uri) {
+        /* "--connect --" or "--connect --json" is a missing URI, not a URI. */
+        if (!uri || !*uri || (a[9] != '=' && uri[0] == '-')) {
             fprintf(stderr, "meshlab: --connect needs a libvirt URI (qemu:///system, "
                             "qemu+ssh://root@server/system) or a URI alias\n");
             return false;

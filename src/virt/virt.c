@@ -30,6 +30,11 @@ const char *ml_virt_uri_given(void)
     return u && *u ? u : NULL;
 }
 
+bool ml_virt_uri_from_env(void)
+{
+    return !connect_uri && ml_virt_uri_given();
+}
+
 const char *ml_virt_uri(void)
 {
     const char *u = ml_virt_uri_given();
@@ -49,13 +54,45 @@ char *ml_virt_uri_public(const char *uri)
 {
     g_autoptr(GUri) u =
         uri ? g_uri_parse(uri, G_URI_FLAGS_NON_DNS | G_URI_FLAGS_HAS_PASSWORD, NULL) : NULL;
-    if (!u)
-        return g_strdup(uri);
+    if (!u) {
+        /* Not a URI (an alias, or a URI GLib cannot read): nothing after a '?' and no user
+         * part, which is where a key file or a password would be. */
+        if (!uri)
+            return NULL;
+        g_autofree char *head = g_strndup(uri, strcspn(uri, "?#"));
+        const char *at = strrchr(head, '@');
+        const char *scheme_end = strstr(head, "://");
+        if (at && scheme_end && at > scheme_end)
+            return g_strdup_printf("%.*s%s", (int)(scheme_end + 3 - head), head, at + 1);
+        return g_steal_pointer(&head);
+    }
     /* A password in the user part, and the query: libvirt's parameters there name key files,
      * sockets and known-hosts files of the controller (keyfile=, pkipath=, ...), which are
      * nobody else's business; the scheme, user, host, port and path say where the lab ran. */
     return g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS |
                                           G_URI_HIDE_QUERY | G_URI_HIDE_FRAGMENT);
+}
+
+bool ml_virt_uri_same(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    if (!strcmp(a, b))
+        return true;
+    g_autofree char *pa = ml_virt_uri_public(a);
+    g_autofree char *pb = ml_virt_uri_public(b);
+    return pa && pb && !strcmp(pa, pb);
+}
+
+/* libvirt's message with the URI in it replaced by its public form. */
+static char *scrub(const char *message, const char *uri, const char *shown)
+{
+    if (!message)
+        return g_strdup("unknown error");
+    if (!uri || !*uri || !strstr(message, uri))
+        return g_strdup(message);
+    g_auto(GStrv) parts = g_strsplit(message, uri, -1);
+    return g_strjoinv(shown, parts);
 }
 
 char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback)
@@ -137,19 +174,19 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
         return NULL;
     virConnectPtr conn = virConnectOpen(uri);
     if (!conn) {
-        const char *m = virGetLastErrorMessage();
         g_autofree char *shown = ml_virt_uri_public(uri);
+        g_autofree char *m = scrub(virGetLastErrorMessage(), uri, shown);
         if (ml_virt_uri_remote(uri) == 1)
             g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
                         "cannot connect to libvirt at %s: %s; check the URI, that the host "
                         "answers (for qemu+ssh, that 'ssh' to it works without a prompt), and "
                         "that libvirtd runs there ('meshlab check --connect URI')",
-                        shown, m ? m : "unknown error");
+                        shown, m);
         else
             g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
                         "cannot connect to libvirt at %s: %s; is libvirtd running? (start it "
                         "with 'libvirtd -d', or run 'meshlab check')",
-                        shown, m ? m : "unknown error");
+                        shown, m);
         return NULL;
     }
     /* A libvirtd that stops answering ends the connection after ML_VIRT_KEEPALIVE_S ×
@@ -159,7 +196,8 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
         virErrorPtr e = virGetLastError();
         bool unsupported = e && e->code == VIR_ERR_NO_SUPPORT;
         if (!unsupported) {
-            ml_virt_error(err, "cannot turn on libvirt's keepalive at %s", uri);
+            g_autofree char *shown = ml_virt_uri_public(uri);
+            ml_virt_error(err, "cannot turn on libvirt's keepalive at %s", shown);
             virConnectClose(conn);
             return NULL;
         }

@@ -18,12 +18,18 @@ const char *ml_virt_uri(void);
 void ml_virt_set_uri(const char *uri);
 /* --connect's URI or MESHLAB_URI's; NULL when neither was given. */
 const char *ml_virt_uri_given(void);
+/* True when the given URI is MESHLAB_URI's (no --connect). */
+bool ml_virt_uri_from_env(void);
 /* 1 when uri names a host (qemu+ssh://root@server/system: another libvirtd, whose file
  * system is not this machine's), 0 when it names none (qemu:///system, test:///default),
  * -1 when it is not a URI (an alias, resolved by libvirt: ask the connection). */
 int ml_virt_uri_remote(const char *uri);
-/* uri as results and reports may show it: no password, no query (key files, sockets). */
+/* uri as results and reports may show it: no password, no query (key files, sockets); a
+ * string that is not a URI loses what follows a '?' and a user part. */
 char *ml_virt_uri_public(const char *uri);
+/* True when a and b name the same libvirt: the same string, or the same public form (a
+ * key file or a password in one and not the other does not make another host). */
+bool ml_virt_uri_same(const char *a, const char *b);
 /* The URI conn was opened with, an alias resolved; fallback when libvirt does not say. */
 char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback);
 /* Opens uri with a keepalive (a remote libvirtd silent for ML_VIRT_KEEPALIVE_S ×
