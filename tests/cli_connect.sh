@@ -82,12 +82,13 @@ check "exec keeps '--connect' after '--' as the guest's word (rc $rc: $(cat "$tm
 # up and run refuse a host they cannot build on, before any lock, state or pool: with the lab's
 # lock held by another process, the refusal is still about the host, not a busy lab.
 if command -v flock >/dev/null; then
-    flock -n -o "$tmp/state/labs/three-guest.lock" sleep 30 &
+    flock -n -o "$tmp/state/labs/three-guest.lock" sleep 30 </dev/null >/dev/null 2>&1 &
     holder=$!
     sleep 0.5
     "$bin" up --connect "$far" topologies/three-guest.yaml >/dev/null 2>"$tmp/err"
     check "up to another host is refused before the lock: $(head -c 200 "$tmp/err")" \
         "grep -q 'names another host' '$tmp/err' && ! grep -q 'busy' '$tmp/err'"
+    pkill -P "$holder" sleep 2>/dev/null
     kill "$holder" 2>/dev/null
     wait "$holder" 2>/dev/null
     rm -f "$tmp/state/labs/three-guest.lock"

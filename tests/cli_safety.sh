@@ -44,7 +44,7 @@ check "up into a world-writable --out exits 2 (got $rc)" "[ $rc = 2 ] && grep -q
 # A lab that another meshlab holds: refused at once, and nothing is touched.
 mkdir -p "$tmp/state/labs"
 # -o: the lock is flock's alone, so killing it frees the lab.
-flock -n -o "$tmp/state/labs/three-guest.lock" sleep 30 &
+flock -n -o "$tmp/state/labs/three-guest.lock" sleep 30 </dev/null >/dev/null 2>&1 &
 holder=$!
 sleep 0.5
 for verb in up run down; do
@@ -59,6 +59,7 @@ for verb in up run down; do
     check "$verb of a busy lab exits 1 within seconds (rc $rc, ${took} s)" "[ $rc = 1 ] && [ $took -le 5 ]"
     check "$verb says the lab is busy: $(head -c 160 "$tmp/stderr")" "grep -q 'lab three-guest is busy' '$tmp/stderr'"
 done
+pkill -P "$holder" sleep 2>/dev/null
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 
