@@ -124,8 +124,7 @@ static struct json_object *check_libvirt(struct json_object *doc, bool *ret_remo
         virConnectGetVersion(conn, &hv);
         version_add(o, "version", lib);
         version_add(o, "qemu_version", hv);
-        g_autofree char *here = ml_virt_conn_uri(conn, ml_virt_uri());
-        *ret_remote = ml_virt_uri_remote(here) == 1;
+        *ret_remote = ml_virt_conn_remote(conn) == 1;
         if (*ret_remote)
             remote_host(o, conn);
         virConnectClose(conn);

@@ -169,15 +169,16 @@ int cmd_down_main(int argc, char **argv)
         ml_lock_release(lab, lock);
         return cmd_fail(err);
     }
+    /* This machine's pool directory and saved guests are the lab's only when the lab is on
+     * this machine's libvirt: elsewhere, those of that name are another lab's. */
+    bool local = ml_virt_uri_remote(here) == 0;
     int removed = 0;
     int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
     virConnectClose(conn);
     if (n >= 0) {
         ml_lab_state_remove(lab, print_removed, &removed);
-        /* A meshlab killed before libvirt knew the pool leaves its directory: on this machine,
-         * and only when the lab is on this machine's libvirt. A remote host's pool directory
-         * is not here, and this machine's one of that name is another lab's. */
-        g_autofree char *pool_dir = ml_virt_uri_remote(here) == 0 ? ml_lab_pool_dir(lab) : NULL;
+        /* A meshlab killed before libvirt knew the pool leaves its directory. */
+        g_autofree char *pool_dir = local ? ml_lab_pool_dir(lab) : NULL;
         int fd = pool_dir ? open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         if (fd >= 0) {
             bool cleared = clear_pool_dir(fd, pool_dir, lab, &err);
@@ -193,8 +194,7 @@ int cmd_down_main(int argc, char **argv)
             print_removed(what, &removed);
         }
         ml_leftovers_sweep(true, print_leftover, &removed);
-        /* The saved guests are this machine's, for its own libvirt's next up of the lab. */
-        if (purge && ml_virt_uri_remote(here) != 0)
+        if (purge && !local)
             printf("lab %s is on another host: this machine's saved guests of that name are "
                    "not its, and are kept ('meshlab down --purge-cache %s' without --connect "
                    "drops them)\n",

@@ -203,12 +203,19 @@ static const struct ml_column lab_parts[] = {
     {.key = "pool", .get = lab_pool, .arg = &pool_part},
 };
 
+/* The host a lab's state records, when it is not this connection's; NULL when it is, or the
+ * state records none. */
+static const char *recorded_elsewhere(struct json_object *state, const char *here)
+{
+    const char *recorded = ml_j_str(state, "uri");
+    return recorded && *recorded && !ml_virt_uri_same(recorded, here) ? recorded : NULL;
+}
+
 /* A lab's state file, when it records the lab on this connection (or records no host). */
 static struct json_object *state_here(const char *name, const char *here)
 {
     struct json_object *state = ml_lab_state_read(name);
-    const char *recorded = ml_j_str(state, "uri");
-    if (recorded && *recorded && !ml_virt_uri_same(recorded, here)) {
+    if (recorded_elsewhere(state, here)) {
         json_object_put(state);
         return NULL;
     }
@@ -223,8 +230,8 @@ static struct json_object *labs_elsewhere(const char *here)
     for (guint i = 0; i < names->len; i++) {
         const char *name = g_ptr_array_index(names, i);
         struct json_object *state = ml_lab_state_read(name);
-        const char *recorded = ml_j_str(state, "uri");
-        if (recorded && *recorded && !ml_virt_uri_same(recorded, here)) {
+        const char *recorded = recorded_elsewhere(state, here);
+        if (recorded) {
             struct json_object *o = json_object_new_object();
             g_autofree char *shown = ml_virt_uri_public(recorded);
             json_object_object_add(o, "name", json_object_new_string(name));

@@ -107,6 +107,12 @@ char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback)
     return copy;
 }
 
+int ml_virt_conn_remote(virConnectPtr conn)
+{
+    g_autofree char *uri = ml_virt_conn_uri(conn, ml_virt_uri());
+    return ml_virt_uri_remote(uri);
+}
+
 static void quiet_handler(void *opaque, virErrorPtr e)
 {
     (void)opaque;
@@ -624,8 +630,7 @@ static void remove_pool(struct teardown *td)
     virStoragePoolFree(pool);
     /* The directory is the host's: this machine's of that name is not the lab's unless the
      * host is this machine's libvirt. */
-    g_autofree char *uri = ml_virt_conn_uri(td->conn, ml_virt_uri());
-    if (ml_virt_uri_remote(uri) == 0 && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) &&
+    if (ml_virt_conn_remote(td->conn) == 0 && g_file_test(pool_dir, G_FILE_TEST_IS_DIR) &&
         rmdir(pool_dir) < 0)
         refused(td, ML_ERR_HOST,
                 g_strdup_printf(

@@ -32,6 +32,8 @@ char *ml_virt_uri_public(const char *uri);
 bool ml_virt_uri_same(const char *a, const char *b);
 /* The URI conn was opened with, an alias resolved; fallback when libvirt does not say. */
 char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback);
+/* ml_virt_uri_remote of the URI conn was opened with: 0 for this machine's libvirt. */
+int ml_virt_conn_remote(virConnectPtr conn);
 /* Opens uri with a keepalive (a remote libvirtd silent for ML_VIRT_KEEPALIVE_S ×
  * ML_VIRT_KEEPALIVE_COUNT s closes the connection and fails the calls waiting on it) and
  * libvirt's event loop running, which the keepalive needs. */
