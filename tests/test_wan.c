@@ -130,11 +130,40 @@ static void check_rtt(void)
     CHECK(!ml_wan_rtt_within(NAN, 40, 0, 40.6, &tol));
 }
 
+static void check_settled(void)
+{
+    /* The CI run whose detour lab refused a 5 ms profile that was in force: client-a's baseline
+     * while the guest was still busy (median 3.38 ms, halves 3.8 and 2.8), and client-b's a
+     * minute later from a quiet guest (1.26 ms). */
+    static const double busy[] = {20.9, 3.54, 4.62, 3.31, 3.02, 4.94, 3.23, 5.15, 4.36, 3.17,
+                                  4.32, 3.44, 3.49, 2.80, 3.09, 5.05, 1.72, 1.47, 1.99, 2.40};
+    static const double quiet[] = {12.8, 1.23, 1.58, 1.28, 1.16, 1.14, 1.28, 1.38, 1.16, 1.22,
+                                   1.35, 1.26, 1.15, 1.36, 1.92, 6.01, 1.20, 1.18, 1.19, 1.62};
+    CHECK(!ml_wan_pings_settled(busy, G_N_ELEMENTS(busy)));
+    CHECK(ml_wan_pings_settled(quiet, G_N_ELEMENTS(quiet)));
+    /* A constant delay (netem's) settles as well as none. */
+    double delayed[G_N_ELEMENTS(quiet)];
+    for (size_t i = 0; i < G_N_ELEMENTS(quiet); i++)
+        delayed[i] = quiet[i] + 40;
+    CHECK(ml_wan_pings_settled(delayed, G_N_ELEMENTS(delayed)));
+    /* The order is what matters, not the values: the busy pings sorted late read as settling
+     * the other way, and are not settled either. */
+    double rev[G_N_ELEMENTS(busy)];
+    for (size_t i = 0; i < G_N_ELEMENTS(busy); i++)
+        rev[i] = busy[G_N_ELEMENTS(busy) - 1 - i];
+    CHECK(!ml_wan_pings_settled(rev, G_N_ELEMENTS(rev)));
+    /* Too few to tell, and the input is not reordered. */
+    CHECK(!ml_wan_pings_settled(quiet, 3));
+    CHECK(!ml_wan_pings_settled(NULL, 0));
+    CHECK(delayed[0] == 12.8 + 40 && delayed[15] == 6.01 + 40);
+}
+
 int main(void)
 {
     check_script();
     check_limit();
     check_qdisc();
     check_rtt();
+    check_settled();
     return check_finish();
 }

@@ -25,6 +25,20 @@
 /* The pings of each round trip measured, and their interval. */
 #define ML_WAN_PINGS 20
 #define ML_WAN_PING_INTERVAL_S 0.1
+/* A round trip's pings are settled when the medians of their two halves differ by at most this
+ * much. A guest still busy with what came before (an agent command, a daemon stopping) answers
+ * late for a few seconds: in one CI run client-a's baseline read 20.9, then 3 to 5 ms for 15
+ * pings, then 1.5 to 2.4 ms, where a quiet guest reads 1.2 ms throughout. Its median (3.38 ms)
+ * then rejected a 5 ms profile that was in force (+2.96 ms against the 3 ms floor). A quiet
+ * TCG guest's halves differ by tenths of a millisecond; a quarter of ML_WAN_RTT_TOLERANCE_MIN_MS
+ * is the most a settled reading may wander. Unsettled pings are taken again, up to
+ * ML_WAN_PING_TRIES times in all, and the last taken is used (its tries are recorded). */
+#define ML_WAN_SETTLED_MS (ML_WAN_RTT_TOLERANCE_MIN_MS / 4)
+#define ML_WAN_PING_TRIES 3
+
+/* Pure: whether the n round trips rtts (in the order sent) are settled, as above. Fewer than 4
+ * are never settled. */
+bool ml_wan_pings_settled(const double *rtts, size_t n);
 
 /* Pure: whether a round trip measured_ms, baseline_ms before the profiles, shows added_ms more:
  * within the tolerance above either way, and late_ms more on the late side (what an emulated
