@@ -16,8 +16,6 @@ skip() {
 }
 [ -x "$bin" ] || skip "$bin not built"
 [ "$(id -u)" = 0 ] || skip "needs root (sshd, root's libvirtd)"
-[ -x /usr/sbin/sshd ] || skip "no /usr/sbin/sshd (apt-get install openssh-server; scripts/deps.sh does)"
-command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || skip "no ssh client"
 virsh -c qemu:///system version >/dev/null 2>&1 || skip "libvirtd does not answer (scripts/deps.sh starts it)"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok   - $1"; }
@@ -36,36 +34,9 @@ trap cleanup EXIT
 export MESHLAB_STATE_DIR=$tmp/state MESHLAB_CACHE_DIR=$tmp/cache
 unset MESHLAB_URI
 
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/host_key" -C meshlab-test-host
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/key" -C meshlab-test-client
-cp "$tmp/key.pub" "$tmp/authorized_keys"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$tmp/sshd_config" <<EOF
-ListenAddress 127.0.0.1
-Port $port
-HostKey $tmp/host_key
-PidFile $tmp/sshd.pid
-AuthorizedKeysFile $tmp/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-EOF
-mkdir -p /run/sshd
-/usr/sbin/sshd -f "$tmp/sshd_config" -E "$tmp/sshd.log" || skip "sshd did not start: $(cat "$tmp/sshd.log")"
-for _ in $(seq 1 50); do
-    [ -s "$tmp/sshd.pid" ] && python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null && break
-    sleep 0.1
-done
-# libvirt runs ssh itself (command=): this wrapper keeps its known_hosts in the test's directory.
-cat >"$tmp/ssh" <<EOF
-#!/bin/sh
-exec ssh -F none -o UserKnownHostsFile=$tmp/known_hosts -o StrictHostKeyChecking=accept-new -o BatchMode=yes "\$@"
-EOF
-chmod 755 "$tmp/ssh"
-uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$tmp/key&command=$tmp/ssh&no_tty=1"
-shown="qemu+ssh://root@127.0.0.1:$port/system"
+. "$(dirname "$0")/sshd_lib.sh"
+sshd_start "$tmp" || skip "$ssh_why"
+port=$ssh_port uri=$ssh_uri shown=$ssh_shown
 
 "$bin" check --connect "$uri" --json >"$tmp/check.json" 2>"$tmp/err"
 check "check over ssh: libvirt answers, remote, named $(hostname), emulator found, no local probes ($(head -c 300 "$tmp/err"))" \

@@ -43,12 +43,15 @@ int main(void)
     CHECK(strstr(net, "<ip") == NULL);
     CHECK(strstr(net, "<forward") == NULL);
 
-    g_autofree char *pool = ml_xml_pool(plan, 64055, 64055);
+    g_autofree char *pool = ml_xml_pool(plan, 64055, 64055, 0700);
     CHECK(strstr(pool, "<name>meshlab-three-guest</name>") != NULL);
     /* The pool directory holds the guests' secrets: QEMU's user alone may enter it. */
     CHECK(strstr(pool, "<mode>0700</mode><owner>64055</owner><group>64055</group>") != NULL);
-    g_autofree char *pool_root = ml_xml_pool(plan, -1, -1);
+    g_autofree char *pool_root = ml_xml_pool(plan, -1, -1, 0700);
     CHECK(strstr(pool_root, "<mode>0700</mode></permissions>") != NULL);
+    /* On another host: root's, which QEMU's user may pass through and not list or write. */
+    g_autofree char *pool_remote = ml_xml_pool(plan, 0, 0, 0711);
+    CHECK(strstr(pool_remote, "<mode>0711</mode><owner>0</owner><group>0</group>") != NULL);
 
     g_autofree char *vol = ml_xml_overlay_volume("hub.qcow2", "/cache/base.qcow2", 2147483648ULL);
     check_golden("overlay-volume.xml", vol);
@@ -127,8 +130,10 @@ int main(void)
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
     /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
-    CHECK(strstr(fw, "udp dport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } counter drop") != NULL);
-    CHECK(strstr(fw, "udp sport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } counter drop") != NULL);
+    CHECK(strstr(fw, "udp dport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } "
+                     "counter drop") != NULL);
+    CHECK(strstr(fw, "udp sport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } "
+                     "counter drop") != NULL);
     CHECK(strstr(fw, "tcp dport { 443, 655 } counter drop") != NULL);
     CHECK(strstr(fw, "iifname != \"eth0\" jump transport") != NULL);
     CHECK(strstr(fw, "oifname != \"eth0\" jump transport") != NULL);
@@ -175,7 +180,8 @@ int main(void)
             size_t n_oports = ml_dataplane_ports(other, oports);
             g_autofree char *ofw = ml_nft_firewall(oports, n_oports);
             CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
-            CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001, 500, 4500, 1194, 655 }") != NULL);
+            CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001, 500, 4500, 1194, 655 }") !=
+                  NULL);
             CHECK(strstr(ofw, "51820") == NULL);
             g_autofree char *summary = ml_nft_firewall_summary(oports, n_oports);
             CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);

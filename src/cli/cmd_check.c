@@ -387,9 +387,8 @@ static void text_remote(FILE *f, struct json_object *lv)
          ml_j_bool(lv, "host_kvm_offered")
              ? "the host's libvirt offers KVM (domain capabilities); not probed"
              : "the host's libvirt offers no KVM: guests there would run under TCG");
-    more(f, "the KVM probe boots a kernel on this machine only, and 'up' cannot build a lab");
-    more(f, "on another host yet: run meshlab on that host; status, down, exec and console");
-    more(f, "work from here with --connect");
+    more(f, "'up' there decides: a transient KVM domain on that host boots a kernel to its");
+    more(f, "first panic, and the lab runs under TCG if it does not");
 }
 
 void cmd_check_text(FILE *f, struct json_object *doc)

@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "results/json.h"
 #include "virt/virt.h"
+#include "virt/volume.h"
 #include "virt/warm.h"
 
 static const char down_usage[] =
@@ -35,10 +36,13 @@ static const char down_usage[] =
     "refused, and nothing is removed. This machine's pool directory is cleared only\n"
     "for a lab on this machine's libvirt (a URI without a host).\n\n"
     "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
-    "its first up, restored by the next) stay in the cache for the next up.\n\n"
+    "its first up, restored by the next) stay in the cache for the next up, and so\n"
+    "does another host's image pool.\n\n"
     "  --connect URI   the lab's libvirt host (default: the one its state records)\n"
     "  --purge-cache   also drop the lab's saved guests: its next up boots cold (they\n"
-    "                  are this machine's: a lab on another host keeps them)\n";
+    "                  are this machine's: a lab on another host keeps them); for a lab\n"
+    "                  on another host, that host's image pool " ML_VOL_IMAGES_POOL " (the\n"
+    "                  images its labs boot, uploaded once), unless a lab there uses it\n";
 
 static gint sort_names(gconstpointer a, gconstpointer b)
 {
@@ -174,6 +178,21 @@ int cmd_down_main(int argc, char **argv)
     bool local = ml_virt_uri_remote(here) == 0;
     int removed = 0;
     int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
+    /* Another host's image cache goes with --purge-cache, unless a lab there still boots from
+     * it. */
+    if (n >= 0 && purge && !local) {
+        g_autoptr(GPtrArray) others = ml_virt_list_labs(conn);
+        if (others->len) {
+            g_autoptr(GString) names = g_string_new(NULL);
+            for (guint i = 0; i < others->len; i++)
+                g_string_append_printf(names, "%s%s", i ? ", " : "",
+                                       (const char *)g_ptr_array_index(others, i));
+            printf("the host's image pool %s is kept: lab(s) %s there still use it\n",
+                   ML_VOL_IMAGES_POOL, names->str);
+        } else if (ml_vol_images_purge(conn, print_removed, &removed, &err) < 0) {
+            n = -1;
+        }
+    }
     virConnectClose(conn);
     if (n >= 0) {
         ml_lab_state_remove(lab, print_removed, &removed);

@@ -9,6 +9,8 @@
 #include "measure/natmatrix.h"
 #include "measure/wancheck.h"
 #include "virt/capture.h"
+#include "virt/lab.h"
+#include "virt/virt.h"
 #include "report/report.h"
 #include "cli/session.h"
 #include "topology/profile.h"
@@ -457,6 +459,16 @@ int cmd_run_main(int argc, char **argv)
         return cmd_fail(err);
     if (opts.capture) {
         g_autofree char *why = NULL;
+        g_autofree char *uri = ml_lab_uri(topo->name, NULL);
+        if (ml_virt_uri_remote(uri) == 1) {
+            g_autofree char *shown = ml_virt_uri_public(uri);
+            g_set_error(&err, ML_ERROR, ML_ERR_INPUT,
+                        "--capture runs tcpdump on the lab's taps, which are on the host %s, and "
+                        "meshlab does not run it there yet; run without --capture, or run "
+                        "meshlab on that host",
+                        shown);
+            return cmd_fail(err);
+        }
         if (!ml_capture_available(&why)) {
             g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "--capture: %s", why);
             return cmd_fail(err);
@@ -471,7 +483,11 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
-    lab.capture = opts.capture;
+    /* An alias that turned out to name another host: its taps are not here. */
+    if (opts.capture && lab.remote)
+        ml_warn("--capture: the lab is on another host, whose taps tcpdump cannot see from "
+                "here; nothing is captured");
+    lab.capture = opts.capture && !lab.remote;
     struct json_object *measured = measure(&lab, profile, opts.capture, &err);
     struct json_object *results =
         measured ? results_new(&lab, file, started, profile, measured) : NULL;

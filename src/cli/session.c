@@ -93,24 +93,6 @@ bool ml_session_args(int argc, char **argv, const struct option *options, const 
     return true;
 }
 
-/* A lab is built from files this machine writes into its storage pool directory (the
- * disks' overlays, the seeds, the artifacts' CD) and reads from there (consoles): a libvirt
- * host elsewhere cannot see them. Until they travel as uploaded volumes, such a host is
- * refused before anything is made. */
-static bool refuse_remote(const char *uri, GError **err)
-{
-    if (ml_virt_uri_remote(uri) != 1)
-        return true;
-    g_autofree char *shown = ml_virt_uri_public(uri);
-    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                "%s names another host, and meshlab cannot build a lab there yet: it writes the "
-                "guests' disks and seeds into this machine's storage pool directory, which "
-                "that host's libvirtd cannot read; run meshlab on that host (status, down, "
-                "check, exec and console do work with --connect)",
-                shown);
-    return false;
-}
-
 bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
                      const struct ml_session_opts *opts, GError **err)
 {
@@ -123,8 +105,6 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
         return false;
     /* run attaches to a lab an up left: on the host that up recorded. */
     g_autofree char *uri = ml_lab_uri(topo->name, NULL);
-    if (!refuse_remote(uri, err))
-        return false;
     lab->lock_fd = ml_lock_lab(topo->name, opts->verb ? opts->verb : "up", err);
     if (lab->lock_fd < 0)
         return false;
@@ -148,9 +128,15 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
     lab->conn = ml_virt_connect(uri, err);
     if (!lab->conn)
         return false;
-    g_autofree char *here = ml_virt_conn_uri(lab->conn, uri);
-    if (!refuse_remote(here, err))
-        return false;
+    ml_lab_on_host(lab);
+    if (lab->remote) {
+        g_autofree char *here = ml_virt_conn_uri(lab->conn, uri);
+        g_autofree char *shown = ml_virt_uri_public(here);
+        ml_progress("host",
+                    "lab %s on %s: its images, disks and seeds travel there as storage "
+                    "volumes; its pools are in %s there",
+                    topo->name, shown, lab->plan->pool_dir);
+    }
     ml_lab_phase(lab, "start");
     return true;
 }
@@ -208,11 +194,12 @@ static bool refuse_existing(struct ml_lab *lab, GError **err)
 
 /* The KVM probe boots the guest kernel; with a fresh cache there is none yet,
  * so the image is built first. */
-static void probe_accelerator(struct ml_lab *lab)
+static bool probe_accelerator(struct ml_lab *lab, GError **err)
 {
     g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
     struct ml_image tmp = {0};
-    if (!kernel && g_file_test("/dev/kvm", G_FILE_TEST_EXISTS)) {
+    /* Another host's /dev/kvm is its own: its probe needs a kernel whatever this one has. */
+    if (!kernel && (lab->remote || g_file_test("/dev/kvm", G_FILE_TEST_EXISTS))) {
         g_autoptr(GError) ie = NULL;
         if (ml_image_debian_prepare(ml_cache_dir(), &tmp, &ie))
             kernel = g_strdup(tmp.kernel);
@@ -220,12 +207,19 @@ static void probe_accelerator(struct ml_lab *lab)
             ml_warn("cannot build the image the KVM probe boots: %s", ie->message);
         ml_lab_phase(lab, "image");
     }
-    ml_host_probe_accel(kernel, &lab->accel);
+    bool ok = true;
+    if (lab->remote)
+        ok = ml_lab_probe_remote(lab, kernel, err);
+    else
+        ml_host_probe_accel(kernel, &lab->accel);
     ml_image_clear(&tmp);
+    if (!ok)
+        return false;
     g_autofree char *origin = ml_host_accel_origin(&lab->accel);
     ml_progress("host", "accelerator %s: %s%s%s", lab->accel.kvm ? "KVM" : "TCG", lab->accel.reason,
                 origin ? "; " : "", origin ? origin : "");
     ml_lab_phase(lab, "kvm-probe");
+    return true;
 }
 
 /* Each dataplane once, even when several paths share it. A dataplane that
@@ -270,7 +264,10 @@ bool ml_session_up(struct ml_lab *lab, const struct ml_session_opts *opts, GErro
     if (!refuse_existing(lab, err) || !ml_session_rundir(lab, opts, err))
         return false;
     ml_progress("up", "lab %s, run %s, results in %s", topo->name, lab->run_id, lab->run_dir);
-    probe_accelerator(lab);
+    if (!probe_accelerator(lab, err)) {
+        ml_session_fail_teardown(lab, opts);
+        return false;
+    }
 
     /* What each guest's artifacts CD carries is the dataplanes' business; the lab
      * only burns it. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <libvirt/virterror.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -261,8 +262,39 @@ char *ml_hostinfo_cpu_model(const char *cpuinfo)
     return NULL;
 }
 
-struct json_object *ml_hostinfo_host(void)
+/* The text of the first <tag> inside <host><cpu> of libvirt's capabilities; NULL if none. */
+static char *caps_cpu_field(const char *caps, const char *tag)
 {
+    const char *host = caps ? strstr(caps, "<host>") : NULL;
+    const char *cpu = host ? strstr(host, "<cpu>") : NULL;
+    const char *end = cpu ? strstr(cpu, "</cpu>") : NULL;
+    g_autofree char *open = g_strdup_printf("<%s", tag);
+    const char *a = cpu ? g_strstr_len(cpu, end - cpu, open) : NULL;
+    const char *gt = a ? strchr(a, '>') : NULL;
+    const char *b = gt ? strchr(gt, '<') : NULL;
+    return b && b < end ? g_strndup(gt + 1, (gsize)(b - gt - 1)) : NULL;
+}
+
+struct json_object *ml_hostinfo_host(virConnectPtr remote)
+{
+    if (remote) {
+        /* Another host's /proc is not this machine's: libvirt's CPU model and count. */
+        virNodeInfo ni;
+        bool got = virNodeGetInfo(remote, &ni) == 0;
+        char *caps = virConnectGetCapabilities(remote);
+        g_autofree char *vendor = caps_cpu_field(caps, "vendor");
+        g_autofree char *model = caps_cpu_field(caps, "model");
+        free(caps);
+        virResetLastError();
+        g_autofree char *both =
+            model ? g_strdup_printf("%s%s%s (libvirt's name)", vendor ? vendor : "",
+                                    vendor ? " " : "", model)
+                  : NULL;
+        struct json_object *o = json_object_new_object();
+        json_object_object_add(o, "host_cpu_model", both ? json_object_new_string(both) : NULL);
+        json_object_object_add(o, "host_cpus", got ? json_object_new_int64(ni.cpus) : NULL);
+        return o;
+    }
     g_autofree char *cpuinfo = NULL;
     g_autofree char *model = NULL;
     if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL))

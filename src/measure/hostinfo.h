@@ -30,7 +30,8 @@ struct json_object *ml_hostinfo_guest(virDomainPtr dom, GError **err);
 bool ml_hostinfo_parse(const char *text, struct json_object **ret, GError **err);
 
 /* The lab host: {host_cpu_model, host_cpus} (model null when /proc/cpuinfo has
- * no "model name", as on some ARM hosts). */
-struct json_object *ml_hostinfo_host(void);
+ * no "model name", as on some ARM hosts); of remote's host, as its libvirt names them, when
+ * remote is not NULL. */
+struct json_object *ml_hostinfo_host(virConnectPtr remote);
 /* Pure: the first "model name" of a /proc/cpuinfo text, or NULL. */
 char *ml_hostinfo_cpu_model(const char *cpuinfo);

@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
+#include <libvirt/virterror.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -164,9 +165,47 @@ static double rusage_s(int who)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* Another host's CPU, from libvirt (virNodeGetCPUStats: kernel, user, idle and iowait, ns, all
+ * CPUs together) and each guest's QEMU (virDomainGetInfo's cpuTime). The host's steal,
+ * softirq and libvirt daemons are not in libvirt's figures: they count as other programs'. */
+static void host_cpu_remote(struct ml_lab *lab, struct ml_host_cpu *ret)
+{
+    virNodeInfo ni;
+    ret->cpus = virNodeGetInfo(lab->conn, &ni) == 0 ? MAX(1u, ni.cpus) : 1;
+    int n = 0;
+    if (virNodeGetCPUStats(lab->conn, VIR_NODE_CPU_STATS_ALL_CPUS, NULL, &n, 0) < 0 || n <= 0)
+        return;
+    g_autofree virNodeCPUStatsPtr p = g_new0(virNodeCPUStats, n);
+    if (virNodeGetCPUStats(lab->conn, VIR_NODE_CPU_STATS_ALL_CPUS, p, &n, 0) < 0)
+        return;
+    for (int k = 0; k < n; k++) {
+        double v = (double)p[k].value / 1e9;
+        if (!strcmp(p[k].field, VIR_NODE_CPU_STATS_IDLE) ||
+            !strcmp(p[k].field, VIR_NODE_CPU_STATS_IOWAIT))
+            ret->idle_s += v;
+        if (!strcmp(p[k].field, VIR_NODE_CPU_STATS_IDLE) ||
+            !strcmp(p[k].field, VIR_NODE_CPU_STATS_IOWAIT) ||
+            !strcmp(p[k].field, VIR_NODE_CPU_STATS_KERNEL) ||
+            !strcmp(p[k].field, VIR_NODE_CPU_STATS_USER))
+            ret->total_s += v;
+    }
+    ret->ok = ret->total_s > 0;
+    for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++) {
+        virDomainInfo di;
+        if (ml_lab_dom(lab, i) && virDomainGetInfo(ml_lab_dom(lab, i), &di) == 0)
+            ret->qemu_s += (double)di.cpuTime / 1e9;
+    }
+    virResetLastError();
+}
+
 void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
 {
     memset(ret, 0, sizeof(*ret));
+    if (lab && lab->remote) {
+        ret->t = ml_now();
+        host_cpu_remote(lab, ret);
+        return;
+    }
     double hz = (double)sysconf(_SC_CLK_TCK);
     ret->t = ml_now();
     ret->cpus = (unsigned)MAX(1, sysconf(_SC_NPROCESSORS_ONLN));

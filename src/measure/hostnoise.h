@@ -64,5 +64,7 @@ double ml_hostnoise_pid_cpu_s(long pid);
 
 struct ml_lab;
 /* Reads the host now: /proc/stat, the lab's QEMU processes, the lab's daemons by
- * /proc/PID/comm, meshlab's own rusage. ret->ok false when /proc/stat could not be read. */
+ * /proc/PID/comm, meshlab's own rusage. ret->ok false when /proc/stat could not be read. A lab
+ * on another host is read through libvirt instead: the node's CPU times and each guest's, no
+ * steal, softirq or daemons (they count as other programs'), and meshlab is not on that host. */
 void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret);

@@ -1034,7 +1034,7 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     add_str(tools, "wireguard-tools", guest_line(hub, "wg --version"));
     add_str(tools, "nft", guest_line(hub, "nft --version"));
     json_object_object_add(env, "tools", tools);
-    struct json_object *host = ml_hostinfo_host();
+    struct json_object *host = ml_hostinfo_host(lab->remote ? lab->conn : NULL);
     json_object_object_foreach(host, key, value)
     {
         json_object_object_add(env, key, json_object_get(value));

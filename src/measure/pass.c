@@ -1897,7 +1897,8 @@ struct json_object *ml_pass_run(const struct ml_pass_path *pp, const struct ml_p
                                           : spec->cell->direction == ML_DIR_REVERSE ? ML_LEG_OUT
                                                                                     : ML_LEG_BOTH,
                                    .tunnel_judged = !flows};
-        if (!ml_virt_tap_queue(pp->hub_tap, &x.door_frames, &x.door_frame_bytes))
+        /* Another host's taps are not in this machine's sysfs. */
+        if (pp->lab->remote || !ml_virt_tap_queue(pp->hub_tap, &x.door_frames, &x.door_frame_bytes))
             x.door_frames = x.door_frame_bytes = 0;
         ml_pass_sides(pp->lab, pp->idle_bytes_per_s, &x.sides);
         double received[ML_PAIRS_MAX] = {0}, payload[ML_PAIRS_MAX] = {0};

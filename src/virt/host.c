@@ -74,6 +74,10 @@ char *ml_host_accel_origin(const struct ml_host_accel *accel)
 {
     switch (accel->source) {
     case ML_ACCEL_PROBED:
+        if (accel->elsewhere)
+            return g_strdup_printf("probed now on the lab's host in %.1f s; not kept: each up "
+                                   "there probes again",
+                                   accel->probe_s);
         return g_strdup_printf("probed now in %.1f s; kept for this host (key %s)", accel->probe_s,
                                accel->key ? accel->key : "?");
     case ML_ACCEL_CACHED:
@@ -262,20 +266,28 @@ static bool run_probe(const struct ml_kvm_probe *p, const char *kernel, struct m
     return true;
 }
 
-void ml_host_probe_accel_with(const struct ml_kvm_probe *p, const char *kernel,
-                              struct ml_host_accel *ret)
+bool ml_host_accel_forced(struct ml_host_accel *ret)
 {
-    memset(ret, 0, sizeof(*ret));
     const char *force = g_getenv("MESHLAB_ACCEL");
     if (force && !strcmp(force, "tcg")) {
+        ret->kvm = false;
         ret->reason = g_strdup("MESHLAB_ACCEL=tcg");
-        return;
+        return true;
     }
     if (force && !strcmp(force, "kvm")) {
         ret->kvm = true;
         ret->reason = g_strdup("MESHLAB_ACCEL=kvm (not probed)");
-        return;
+        return true;
     }
+    return false;
+}
+
+void ml_host_probe_accel_with(const struct ml_kvm_probe *p, const char *kernel,
+                              struct ml_host_accel *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    if (ml_host_accel_forced(ret))
+        return;
     if (access(p->dev_kvm, R_OK | W_OK) != 0) {
         ret->reason = g_strdup_printf("%s is missing or not accessible", p->dev_kvm);
         return;

@@ -19,6 +19,7 @@ struct ml_host_accel {
     char *probed_at; /* UTC time of the probe that decided; NULL for DECIDED */
     double probe_s;  /* how long that probe took */
     char *key;       /* what the verdict holds for: host kernel, QEMU, CPU */
+    bool elsewhere;  /* probed on another host through its libvirt (kvm_remote.h), not kept */
 };
 
 /* Boots kernel (may be NULL) under QEMU with KVM for a few seconds and decides
@@ -27,6 +28,8 @@ struct ml_host_accel {
  * MESHLAB_ACCEL=tcg|kvm overrides the probe. */
 void ml_host_probe_accel(const char *kernel, struct ml_host_accel *ret);
 void ml_host_accel_clear(struct ml_host_accel *accel);
+/* MESHLAB_ACCEL=tcg|kvm's verdict into ret (true), or false when it is not set to either. */
+bool ml_host_accel_forced(struct ml_host_accel *ret);
 /* "probe", "cache" or "none": for the results. */
 const char *ml_host_accel_source_name(enum ml_accel_source source);
 /* Where the verdict came from, in a sentence: "probed now in 20.1 s ..." or

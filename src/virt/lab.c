@@ -16,8 +16,10 @@
 #include "core/util.h"
 #include "results/json.h"
 #include "topology/name.h"
+#include "virt/kvm_remote.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
+#include "virt/volume.h"
 #include "virt/warm.h"
 
 #define BOOT_TIMEOUT_S 600
@@ -153,6 +155,13 @@ static char *console_path(const struct ml_lab *lab, size_t i)
 {
     g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
     return g_build_filename(lab->plan->pool_dir, file, NULL);
+}
+
+void ml_lab_on_host(struct ml_lab *lab)
+{
+    lab->remote = ml_virt_conn_remote(lab->conn) == 1;
+    g_free(lab->plan->pool_dir);
+    lab->plan->pool_dir = ml_virt_lab_pool_dir(lab->conn, lab->topo->name);
 }
 
 const char *ml_lab_start(const struct ml_lab *lab)
@@ -310,8 +319,14 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     for (guint k = 0; k < files->len; k++)
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
-    bool ok = ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err) &&
-              ml_file_place(iso, path, 0600, err);
+    bool ok = ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err);
+    if (ok && lab->remote) {
+        g_free(path);
+        path = NULL;
+        ok = ml_vol_upload(lab->conn, lab->plan->pool, name, iso, false, &path, err);
+    } else if (ok) {
+        ok = ml_file_place(iso, path, 0600, err);
+    }
     unlink(iso);
     rmdir(dir);
     if (!ok)
@@ -343,7 +358,8 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
 {
     struct ml_plan *plan = lab->plan;
     const char *node = plan->guests[i].node->name;
-    if (lab->image.seed_by_agent && ml_warm_enabled()) {
+    /* A saved guest is a file of this machine's: another host starts every guest cold. */
+    if (lab->image.seed_by_agent && ml_warm_enabled() && !lab->remote) {
         lab->warm_key[i] =
             ml_warm_key(lab->conn, &lab->image, lab->accel.kvm, lab->xml[i], plan->run_id, err);
         if (!lab->warm_key[i])
@@ -352,7 +368,8 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
     }
     if (!lab->warm[i]) {
         g_autofree char *path = NULL;
-        return ml_virt_create_overlay(lab->conn, plan, i, &lab->image, &path, err);
+        return ml_virt_create_overlay(lab->conn, plan, i, lab->host_base, lab->base_size, &path,
+                                      err);
     }
     if (!ml_warm_place_overlay(plan->topo->name, node, overlay, err))
         return false;
@@ -368,6 +385,58 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
     return true;
 }
 
+/* The images the guests boot, where the host reads them: this machine's cache, or on another
+ * host the image pool's copies, uploaded once (volume.h). */
+static bool place_images(struct ml_lab *lab, GError **err)
+{
+    const struct ml_image *img = &lab->image;
+    lab->base_size = ml_virt_image_size(img->base, err);
+    if (!lab->base_size && err && *err)
+        return false;
+    if (!lab->remote) {
+        lab->host_base = g_strdup(img->base);
+        lab->host_kernel = g_strdup(img->kernel);
+        lab->host_initrd = g_strdup(img->initrd);
+        return true;
+    }
+    bool up = false;
+    return ml_vol_cache_file(lab->conn, img->base, img->sha256, "base", ".qcow2", &lab->host_base,
+                             &up, err) &&
+           (!img->kernel || ml_vol_cache_file(lab->conn, img->kernel, NULL, "kernel", "",
+                                              &lab->host_kernel, &up, err)) &&
+           (!img->initrd || ml_vol_cache_file(lab->conn, img->initrd, NULL, "initrd", "",
+                                              &lab->host_initrd, &up, err));
+}
+
+/* Guest i's seed CD into the pool: written there on this machine, uploaded to another host
+ * from a directory of root's own (0700, the pid in its name for 'meshlab down'). The host's
+ * path into *ret_path. */
+static bool place_seed(struct ml_lab *lab, size_t i, const struct ml_seed *seed, char **ret_path,
+                       GError **err)
+{
+    const struct ml_plan *plan = lab->plan;
+    const char *vol = plan->guests[i].seed_vol;
+    if (!lab->remote) {
+        *ret_path = g_build_filename(plan->pool_dir, vol, NULL);
+        return ml_seed_write_iso(seed, *ret_path, err);
+    }
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
+    if (!dir) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
+                    "directory",
+                    g_get_tmp_dir(), g_strerror(errno));
+        return false;
+    }
+    g_autofree char *iso = g_build_filename(dir, vol, NULL);
+    bool ok = ml_seed_write_iso(seed, iso, err) &&
+              ml_vol_upload(lab->conn, plan->pool, vol, iso, false, ret_path, err);
+    unlink(iso);
+    rmdir(dir);
+    return ok;
+}
+
 static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
@@ -375,9 +444,18 @@ static bool create_objects(struct ml_lab *lab, GError **err)
                 plan->bridge);
     if (!ml_virt_define_network(lab->conn, plan, err))
         return false;
-    ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
-    if (!ml_virt_define_pool(lab->conn, plan, err))
+    if (!lab->pool_defined) {
+        ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
+        if (!ml_virt_define_pool(lab->conn, plan, err))
+            return false;
+        lab->pool_defined = true;
+    }
+    if (!place_images(lab, err))
         return false;
+    struct ml_image host_image = lab->image; /* the same image, by the host's paths */
+    host_image.base = lab->host_base;
+    host_image.kernel = lab->host_kernel;
+    host_image.initrd = lab->host_initrd;
     for (size_t i = 0; i < plan->n_guests; i++) {
         if (ml_check_interrupted(err))
             return false;
@@ -388,11 +466,7 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         if (!render_seed(lab, i, &seed, err))
             return false;
         g_autofree char *seed_path = NULL;
-        bool ok = true;
-        if (!lab->image.seed_by_agent) {
-            seed_path = g_build_filename(plan->pool_dir, g->seed_vol, NULL);
-            ok = ml_seed_write_iso(&seed, seed_path, err);
-        }
+        bool ok = lab->image.seed_by_agent || place_seed(lab, i, &seed, &seed_path, err);
         ml_seed_clear(&seed);
         if (!ok)
             return false;
@@ -402,7 +476,7 @@ static bool create_objects(struct ml_lab *lab, GError **err)
             return false;
         g_autofree char *overlay = g_build_filename(plan->pool_dir, g->overlay_vol, NULL);
         struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
-        lab->xml[i] = ml_xml_domain(plan, i, &lab->image, lab->accel.kvm, &paths);
+        lab->xml[i] = ml_xml_domain(plan, i, &host_image, lab->accel.kvm, &paths);
         if (!place_overlay(lab, i, overlay, err))
             return false;
         lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, lab->xml[i], err);
@@ -416,10 +490,23 @@ static bool create_objects(struct ml_lab *lab, GError **err)
     return true;
 }
 
-static char *file_tail(const char *path, int lines)
+/* Up to max bytes of guest i's console log: read here, or downloaded from another host. NULL
+ * when there is none yet. The pool belongs to QEMU's user here: never follow a link planted
+ * there. */
+static char *console_read(struct ml_lab *lab, size_t i, gsize max, gsize *ret_len)
 {
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL))
+    g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
+    if (lab->remote)
+        return ml_vol_download(lab->conn, lab->plan->pool, file, max, ret_len, NULL);
+    g_autofree char *path = g_build_filename(lab->plan->pool_dir, file, NULL);
+    return ml_file_read_nofollow(path, max, ret_len, NULL);
+}
+
+static char *console_tail(struct ml_lab *lab, size_t i, int lines)
+{
+    gsize len = 0;
+    g_autofree char *text = console_read(lab, i, CONSOLE_LOG_MAX, &len);
+    if (!text)
         return g_strdup("(no console output)");
     return ml_last_lines(text, lines);
 }
@@ -708,8 +795,7 @@ static bool watch_guest(struct ml_lab *lab, size_t i, enum ml_boot_stage *stage,
         *stage = ml_boot_next(*stage, lab->image.seed_by_agent);
     }
     if (virDomainIsActive(lab->dom[i]) != 1) {
-        g_autofree char *c = console_path(lab, i);
-        g_autofree char *tail = file_tail(c, 5);
+        g_autofree char *tail = console_tail(lab, i, 5);
         g_set_error(err, ML_ERROR, ML_ERR_GUEST,
                     "guest %s stopped while booting; the end of its console:\n%s", node, tail);
         return false;
@@ -776,6 +862,34 @@ static bool wait_ready(struct ml_lab *lab, enum ml_boot_stage *stage, struct rel
     }
 }
 
+#define KVM_PROBE_TIMEOUT_S 20.0
+
+bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err)
+{
+    ml_host_accel_clear(&lab->accel);
+    if (ml_host_accel_forced(&lab->accel))
+        return true;
+    if (!kernel) {
+        lab->accel.reason = g_strdup("no guest kernel was at hand to prove that the host's KVM "
+                                     "runs a guest; using TCG");
+        return true;
+    }
+    /* Recorded first, so that down finds the pool, and the probe domain by its tag. */
+    lab->created = true;
+    if (!ml_lab_state_write(lab, err))
+        return false;
+    ml_progress("define", "storage pool %s in %s on the host", lab->plan->pool,
+                lab->plan->pool_dir);
+    if (!ml_virt_define_pool(lab->conn, lab->plan, err))
+        return false;
+    lab->pool_defined = true;
+    g_autofree char *host_kernel = NULL;
+    bool up = false;
+    return ml_vol_cache_file(lab->conn, kernel, NULL, "kernel", "", &host_kernel, &up, err) &&
+           ml_kvm_probe_remote(lab->conn, lab->plan, host_kernel, KVM_PROBE_TIMEOUT_S, &lab->accel,
+                               err);
+}
+
 bool ml_lab_create(struct ml_lab *lab, GError **err)
 {
     if (!ml_image_resolve(lab->topo, !lab->accel.kvm, &lab->image, err))
@@ -807,6 +921,7 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
     lab->up_run_id = g_strdup(json_object_get_string(v));
     ml_plan_free(lab->plan);
     lab->plan = ml_plan_new(lab->topo, lab->up_run_id);
+    ml_lab_on_host(lab);
     struct json_object *done = NULL;
     if (!json_object_object_get_ex(state, "complete", &done) || !json_object_get_boolean(done)) {
         json_object_put(state);
@@ -884,10 +999,8 @@ void ml_lab_collect_logs(struct ml_lab *lab)
     bool started[ML_MAX_NODES] = {0};
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         const char *node = lab->plan->guests[i].node->name;
-        g_autofree char *src = console_path(lab, i);
         gsize len = 0;
-        /* The pool belongs to QEMU's user: never follow a link planted there. */
-        g_autofree char *text = ml_file_read_nofollow(src, CONSOLE_LOG_MAX, &len, NULL);
+        g_autofree char *text = console_read(lab, i, CONSOLE_LOG_MAX, &len);
         if (text) {
             g_autofree char *f = g_strdup_printf("guests/%s-console.log", node);
             ml_lab_write(lab, f, text, (gssize)len, NULL);
@@ -948,6 +1061,9 @@ void ml_lab_clear(struct ml_lab *lab)
         g_free(lab->user_data_first[i]);
     }
     g_free(lab->firewall);
+    g_free(lab->host_base);
+    g_free(lab->host_kernel);
+    g_free(lab->host_initrd);
     ml_plan_free(lab->plan);
     ml_image_clear(&lab->image);
     ml_host_accel_clear(&lab->accel);

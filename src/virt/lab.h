@@ -57,6 +57,12 @@ struct ml_lab {
      * the other guests' output path), so that a dataplane there sees its peer at that address;
      * 0.0.0.0 for none. A check accepts a peer's endpoint at either. */
     struct in_addr mapped_from[ML_MAX_NODES];
+    bool remote;       /* conn is another host's libvirt (ml_virt_conn_remote): the lab's files
+                        * travel to it as volumes (volume.h), its verdicts are its own */
+    bool pool_defined; /* the lab's pool exists already (the remote KVM probe made it) */
+    char *host_base, *host_kernel, *host_initrd; /* the image's files as the host sees them:
+                                                  * the cache's here, the image pool's there */
+    unsigned long long base_size;                /* the base's virtual size, bytes */
     const char *write_prefix; /* NULL, or a folder of the run directory that ml_lab_write puts
                                * every file under ("sweep/step-2/": a later sweep step's raw
                                * files apart from the first's) */
@@ -93,6 +99,12 @@ enum ml_boot_verdict ml_boot_judge(const enum ml_boot_stage *stage, const char *
 
 /* Everything up to running guests: accelerator probe, image, network, pool,
  * overlays, seeds, domains, boot. On failure the caller tears down. */
+/* Once lab->conn is open: whether it is another host's (lab->remote), and the plan's pool
+ * directory as that host has it (ml_virt_lab_pool_dir). */
+void ml_lab_on_host(struct ml_lab *lab);
+/* On another host, the KVM verdict from that host (kvm_remote.h): the lab is recorded, its
+ * pool made, and kernel (this machine's path) uploaded into the host's image pool first. */
+bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err);
 bool ml_lab_create(struct ml_lab *lab, GError **err);
 /* Finds a lab that `meshlab up` left running (state file and domains). */
 bool ml_lab_attach(struct ml_lab *lab, GError **err);

@@ -84,15 +84,37 @@ bool ml_virt_uri_same(const char *a, const char *b)
     return pa && pb && !strcmp(pa, pb);
 }
 
-/* libvirt's message with the URI in it replaced by its public form. */
+static char *replace_all(const char *text, const char *what, const char *with)
+{
+    g_auto(GStrv) parts = g_strsplit(text, what, -1);
+    return g_strjoinv(with, parts);
+}
+
+/* libvirt's message with the URI in it replaced by its public form, and each value of the
+ * URI's query (ssh's complaint names the key file) by the parameter's name. */
 static char *scrub(const char *message, const char *uri, const char *shown)
 {
     if (!message)
         return g_strdup("unknown error");
-    if (!uri || !*uri || !strstr(message, uri))
-        return g_strdup(message);
-    g_auto(GStrv) parts = g_strsplit(message, uri, -1);
-    return g_strjoinv(shown, parts);
+    char *m =
+        uri && *uri && strstr(message, uri) ? replace_all(message, uri, shown) : g_strdup(message);
+    const char *q = uri ? strchr(uri, '?') : NULL;
+    g_autoptr(GHashTable) params =
+        q ? g_uri_parse_params(q + 1, -1, "&", G_URI_PARAMS_NONE, NULL) : NULL;
+    if (params) {
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, params);
+        while (g_hash_table_iter_next(&it, &k, &v)) {
+            if (strlen(v) < 4 || !strstr(m, v))
+                continue;
+            g_autofree char *name = g_strdup_printf("(the URI's %s)", (const char *)k);
+            char *next = replace_all(m, v, name);
+            g_free(m);
+            m = next;
+        }
+    }
+    return m;
 }
 
 char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback)
@@ -271,9 +293,13 @@ bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid)
 
 bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err)
 {
-    long uid, gid;
-    ml_virt_qemu_owner(conn, &uid, &gid);
-    g_autofree char *xml = ml_xml_pool(plan, uid, gid);
+    long uid = 0, gid = 0;
+    int mode = 0711;
+    if (ml_virt_conn_remote(conn) != 1) {
+        ml_virt_qemu_owner(conn, &uid, &gid);
+        mode = 0700;
+    }
+    g_autofree char *xml = ml_xml_pool(plan, uid, gid, mode);
     virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
     if (!pool) {
         ml_virt_error(err, "cannot define storage pool '%s'", plan->pool);
@@ -286,8 +312,29 @@ bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError 
     return ok;
 }
 
+char *ml_virt_lab_pool_dir(virConnectPtr conn, const char *lab)
+{
+    if (ml_virt_conn_remote(conn) != 1)
+        return ml_lab_pool_dir(lab);
+    if (!lab || !*lab || !strcmp(lab, ".") || !strcmp(lab, "..") || strchr(lab, '/'))
+        return NULL;
+    g_autofree char *name = ml_plan_pool_name(lab);
+    return g_build_filename(ML_VIRT_HOST_DIR, name, NULL);
+}
+
+unsigned long long ml_virt_image_size(const char *path, GError **err)
+{
+    const char *info[] = {"qemu-img", "info", "--output=json", path, NULL};
+    g_autofree char *json = NULL;
+    if (!ml_spawn_timeout(info, 60, &json, err))
+        return 0;
+    const char *vs = strstr(json, "\"virtual-size\":");
+    return vs ? g_ascii_strtoull(vs + strlen("\"virtual-size\":"), NULL, 10) : 0;
+}
+
 bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
-                            const struct ml_image *image, char **ret_path, GError **err)
+                            const char *backing, unsigned long long capacity, char **ret_path,
+                            GError **err)
 {
     virStoragePoolPtr pool = virStoragePoolLookupByName(conn, plan->pool);
     if (!pool) {
@@ -295,24 +342,14 @@ bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size
         return false;
     }
     const struct ml_plan_guest *g = &plan->guests[guest];
-    /* The overlay's size must match the base's virtual size; qemu-img knows it. */
-    unsigned long long capacity = 0;
-    const char *info[] = {"qemu-img", "info", "--output=json", image->base, NULL};
-    g_autofree char *json = NULL;
-    if (!ml_spawn_timeout(info, 60, &json, err)) {
-        virStoragePoolFree(pool);
-        return false;
-    }
-    const char *vs = strstr(json, "\"virtual-size\":");
-    if (vs)
-        capacity = g_ascii_strtoull(vs + strlen("\"virtual-size\":"), NULL, 10);
+    /* The overlay's size must match the base's virtual size. */
     if (!capacity)
         capacity = 2ULL << 30;
-    g_autofree char *xml = ml_xml_overlay_volume(g->overlay_vol, image->base, capacity);
+    g_autofree char *xml = ml_xml_overlay_volume(g->overlay_vol, backing, capacity);
     virStorageVolPtr vol = virStorageVolCreateXML(pool, xml, 0);
     virStoragePoolFree(pool);
     if (!vol) {
-        ml_virt_error(err, "cannot create overlay '%s' on %s", g->overlay_vol, image->base);
+        ml_virt_error(err, "cannot create overlay '%s' on %s", g->overlay_vol, backing);
         return false;
     }
     *ret_path = virStorageVolGetPath(vol);
@@ -390,7 +427,7 @@ bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
     return ok;
 }
 
-static char *pool_path(virStoragePoolPtr pool)
+char *ml_virt_pool_path(virStoragePoolPtr pool)
 {
     char *xml = virStoragePoolGetXMLDesc(pool, 0);
     if (!xml)
@@ -572,8 +609,8 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
     virStoragePoolPtr pool = virStoragePoolLookupByName(td->conn, poolname);
     if (!pool)
         return NULL;
-    g_autofree char *want_dir = ml_lab_pool_dir(td->lab);
-    g_autofree char *pool_dir = pool_path(pool);
+    g_autofree char *want_dir = ml_virt_lab_pool_dir(td->conn, td->lab);
+    g_autofree char *pool_dir = ml_virt_pool_path(pool);
     if (g_strcmp0(pool_dir, want_dir) != 0) {
         refused(
             td, ML_ERR_LIBVIRT,

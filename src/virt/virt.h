@@ -52,9 +52,25 @@ bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GErr
 /* The uid and gid QEMU runs as (libvirt's DAC base label); false, with -1,
  * when the driver has none (test:///default, or a QEMU that runs as root). */
 bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid);
+/* The lab's pool in plan->pool_dir: QEMU's user's (0700) on this machine; on another host
+ * root's (0711), where QEMU can open the files libvirt labels for it and cannot plant a link
+ * that libvirt, as root, would follow when it uploads into the pool or reads from it. */
 bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+/* The directory of meshlab's pools on another host, each a directory of its own that goes
+ * with its pool: libvirt's own images directory, root's, on every libvirt host. */
+#define ML_VIRT_HOST_DIR "/var/lib/libvirt/images"
+/* The directory of lab's pool on conn's host: ml_lab_pool_dir(lab) on this machine's libvirt,
+ * ML_VIRT_HOST_DIR/meshlab-LAB on another host (whose file system is not this machine's). */
+char *ml_virt_lab_pool_dir(virConnectPtr conn, const char *lab);
+/* The host's path of a pool's directory; NULL when libvirt does not say. */
+char *ml_virt_pool_path(virStoragePoolPtr pool);
+/* The virtual size of the qcow2 image at path on this machine (qemu-img info); 0 when unknown. */
+unsigned long long ml_virt_image_size(const char *path, GError **err);
+/* Guest's overlay in the lab's pool, on backing (the host's path of the base) of capacity
+ * bytes (the base's virtual size); the host's path of the overlay into *ret_path. */
 bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size_t guest,
-                            const struct ml_image *image, char **ret_path, GError **err);
+                            const char *backing, unsigned long long capacity, char **ret_path,
+                            GError **err);
 virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const char *xml,
                                    GError **err);
 

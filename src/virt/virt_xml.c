@@ -12,7 +12,7 @@ char *ml_xml_network(const struct ml_plan *plan)
                                    plan->network, plan->bridge);
 }
 
-char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid)
+char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid, int mode)
 {
     g_autofree char *head = g_markup_printf_escaped("<pool type='dir'>\n"
                                                     "  <name>%s</name>\n"
@@ -22,10 +22,10 @@ char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid)
     g_autofree char *owner = uid >= 0 && gid >= 0
                                  ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
                                  : g_strdup("");
-    return g_strdup_printf("%s    <permissions><mode>0700</mode>%s</permissions>\n"
+    return g_strdup_printf("%s    <permissions><mode>%04o</mode>%s</permissions>\n"
                            "  </target>\n"
                            "</pool>\n",
-                           head, owner);
+                           head, mode, owner);
 }
 
 char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity)

@@ -13,15 +13,16 @@ char *ml_xml_network(const struct ml_plan *plan);
 /* The pool's directory holds the overlays, seeds and consoles, and the
  * overlays hold the guests' secrets (private keys, nebula's CA key, Headscale's
  * database): mode 0700, owned by the user QEMU runs as (uid/gid; -1: leave
- * it to libvirt, which makes it root's). */
-char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid);
+ * it to libvirt, which makes it root's), of mode (0700 here; on another host 0711
+ * and root's, see ml_virt_define_pool). */
+char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid, int mode);
 /* A qcow2 overlay on the image's base, mode 0600. */
 char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity);
 
 struct ml_domain_paths {
-    const char *overlay;  /* path of the guest's qcow2 overlay */
-    const char *seed;     /* path of its NoCloud seed ISO; NULL when the agent brings it */
-    const char *console;  /* file the serial console is written to */
+    const char *overlay;   /* path of the guest's qcow2 overlay */
+    const char *seed;      /* path of its NoCloud seed ISO; NULL when the agent brings it */
+    const char *console;   /* file the serial console is written to */
     const char *artifacts; /* an ISO of binaries from the host's cache, or NULL */
 };
 char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
