@@ -611,7 +611,12 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
         return NULL;
     g_autofree char *want_dir = ml_virt_lab_pool_dir(td->conn, td->lab);
     g_autofree char *pool_dir = ml_virt_pool_path(pool);
-    if (g_strcmp0(pool_dir, want_dir) != 0) {
+    /* On another host, a lab that host's own meshlab made keeps its pool where meshlab does
+     * by default there. */
+    g_autofree char *theirs = ml_virt_conn_remote(td->conn) == 1
+                                  ? g_build_filename("/var/lib/meshlab/pools", td->lab, NULL)
+                                  : NULL;
+    if (g_strcmp0(pool_dir, want_dir) != 0 && g_strcmp0(pool_dir, theirs) != 0) {
         refused(
             td, ML_ERR_LIBVIRT,
             g_strdup_printf(
