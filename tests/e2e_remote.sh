@@ -63,8 +63,9 @@ check "the state file records the host's URI, which the later verbs use" \
 check "status (this machine's libvirt) lists the lab as elsewhere, at its host's URI without the key file" \
     "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e[\"name\"] == \"$lab\" and e[\"uri\"] == \"$ssh_shown\" for e in d[\"elsewhere\"]), d' '$out/status.json'"
 
-# 2. run without --connect: it attaches on the recorded host and measures there.
-"$bin" run "$topo" --quick --out "$out/run" > "$out/run.log" 2>&1
+# 2. run without --connect: it attaches on the recorded host and measures there; --capture runs
+# tcpdump on the host's taps over the URI's own SSH.
+"$bin" run "$topo" --quick --capture --out "$out/run" > "$out/run.log" 2>&1
 rc=$?
 r=$out/run/results.json
 check "run (no --connect) attached on the recorded host and exits 0" "[ $rc = 0 ] && [ -f '$r' ]"
@@ -87,6 +88,25 @@ for name, lo, hi in (("plain", 0, 0.01), ("wireguard-hub", 2.0, 2.5)):
         say(f is not None and lo <= f <= hi and all(c["ok"] for c in p["checks"]),
             "%s: checks passed, hub factor %s in [%s, %s] from the host's counters" % (name, f, lo, hi))
         print("e2e-remote: %s %.1f Mbit/s, hub factor %.3f" % (name, p["median_bits_per_second"] / 1e6, f), file=sys.stderr)
+# --capture on the host: each path check's pcaps came back over ssh, whole, with the probe's
+# packets on the hub's tap for the relayed path and none of it for plain.
+import os, struct
+def packets(f):
+    data = open(f, "rb").read()
+    n, off = 0, 24
+    while off + 16 <= len(data):
+        incl = struct.unpack("<I", data[off + 8:off + 12])[0]
+        off += 16 + incl
+        n += 1
+    return n, data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") and off == len(data)
+run_dir = os.path.dirname(sys.argv[1])
+for name in ("plain", "wireguard-hub"):
+    files = [f for c in paths.get(name, {}).get("checks", []) for f in (c.get("captures") or [])]
+    got = {f: packets(os.path.join(run_dir, f)) if os.path.isfile(os.path.join(run_dir, f)) else (0, False) for f in files}
+    hub = [n for f, (n, whole) in got.items() if f.endswith("/hub.pcap")]
+    want = (lambda n: n >= 40) if name == "wireguard-hub" else (lambda n: n < 20)
+    say(len(files) == 6 and all(whole for _, whole in got.values()) and len(hub) == 2 and all(want(n) for n in hub),
+        "%s: 6 pcaps from the host's taps, whole; the hub's tap carried %s packets in its checks" % (name, hub))
 print("e2e-remote: guests ready after %s s (boot to cloud-init done)" % [g.get("ready_s") for g in r["guests"]], file=sys.stderr)
 PY
 verdicts "$out/asserts.txt"
@@ -114,4 +134,6 @@ check "and the host's image pool is gone with its volumes and directory" \
     "grep -q 'removed storage pool meshlab.images' '$out/down2.log' && ! virsh -c '$ssh_uri' pool-info meshlab.images >/dev/null 2>&1 && [ ! -e $pools_dir/meshlab.images ]"
 check "nothing of any lab is left (domains, networks, pools, taps, state, seeds): $(leftovers | tr '\n' ' ')" \
     "[ -z \"\$(leftovers)\" ]"
+check "no capture directory or tcpdump is left on the host" \
+    "! ls -d /tmp/meshlab-hostcap-* >/dev/null 2>&1 && ! pgrep -f 'tcpdump .*mlt' >/dev/null"
 e2e_finish

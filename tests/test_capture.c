@@ -88,8 +88,10 @@ static void test_argv(void)
 }
 
 /* In a child in its own network namespace: capture lo while UDP crosses it, stop, and the run
- * directory holds one pcap with packets. Exit 0 passed, 1 failed, 77 skipped. */
-static int capture_child(const char *run)
+ * directory holds one pcap with packets. uri NULL: tcpdump's ring here; else the script a lab on
+ * another host runs over SSH (a URI without a host runs it in this machine's sh: the same
+ * script, FIFO, head and stop by stdin, without ssh). Exit 0 passed, 1 failed, 77 skipped. */
+static int capture_child(const char *run, const char *uri)
 {
     if (unshare(CLONE_NEWNET) != 0 || system("ip link set lo up") != 0)
         return 77;
@@ -98,7 +100,7 @@ static int capture_child(const char *run)
     lab.run_open = lab.run_fd >= 0;
     struct ml_capture c;
     g_autoptr(GError) err = NULL;
-    if (!ml_capture_start(&c, "lo", "captures/lo.pcap", &err)) {
+    if (!ml_capture_start(&c, uri, "lo", "captures/lo.pcap", &err)) {
         fprintf(stderr, "%s\n", err->message);
         return 1;
     }
@@ -114,7 +116,7 @@ static int capture_child(const char *run)
     return c.tmp_path == NULL ? 0 : 1;
 }
 
-static void test_tcpdump(void)
+static void test_tcpdump(const char *uri)
 {
     g_autofree char *bin = g_find_program_in_path("tcpdump");
     if (geteuid() != 0 || !bin) {
@@ -124,12 +126,13 @@ static void test_tcpdump(void)
     g_autofree char *run = g_dir_make_tmp("meshlab-test-capture-run-XXXXXX", NULL);
     pid_t pid = fork();
     if (pid == 0)
-        _exit(capture_child(run));
+        _exit(capture_child(run, uri));
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
     int code = WEXITSTATUS(status);
     if (code == 77) {
         printf("skipped the tcpdump capture: no network namespace\n");
+        (void)uri;
     } else {
         CHECK(code == 0);
         g_autofree char *pcap = g_build_filename(run, "captures", "lo.pcap", NULL);
@@ -155,6 +158,7 @@ int main(void)
 {
     test_ring();
     test_argv();
-    test_tcpdump();
+    test_tcpdump(NULL);
+    test_tcpdump("qemu:///system");
     return check_finish();
 }

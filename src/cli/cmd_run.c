@@ -9,6 +9,7 @@
 #include "measure/natmatrix.h"
 #include "measure/wancheck.h"
 #include "virt/capture.h"
+#include "virt/hostshell.h"
 #include "virt/lab.h"
 #include "virt/virt.h"
 #include "report/report.h"
@@ -58,11 +59,12 @@ static const char run_usage[] =
     "  --keep               leave the lab up afterwards\n"
     "  --keep-on-failure    leave the lab up if anything fails\n"
     "  --connect URI        the libvirt host (default: MESHLAB_URI, else the one the lab's\n"
-    "                       up recorded, else qemu:///system); another machine is refused\n"
-    "                       before anything is made (docs/remote.md)\n"
+    "                       up recorded, else qemu:///system); on another host the images\n"
+    "                       are uploaded once into its image pool (docs/remote.md)\n"
     "  --capture            keep pcaps of every path check and NAT matrix cell, taken\n"
     "                       passively on the host from the hub's and the clients' taps\n"
-    "                       (captures/paths/, captures/nat/)\n"
+    "                       (captures/paths/, captures/nat/); on another host over the\n"
+    "                       SSH its qemu+ssh:// URI names\n"
     "The VPS workload (over FILE's vps: section, docs/topology.md): the report then says per\n"
     "path the hub's GB in and out a month, whether it fits the plan and what the rest costs:\n"
     "  --traffic GB         the clients' payload a month, in GB\n"
@@ -460,16 +462,14 @@ int cmd_run_main(int argc, char **argv)
     if (opts.capture) {
         g_autofree char *why = NULL;
         g_autofree char *uri = ml_lab_uri(topo->name, NULL);
-        if (ml_virt_uri_remote(uri) == 1) {
-            g_autofree char *shown = ml_virt_uri_public(uri);
-            g_set_error(&err, ML_ERROR, ML_ERR_INPUT,
-                        "--capture runs tcpdump on the lab's taps, which are on the host %s, and "
-                        "meshlab does not run it there yet; run without --capture, or run "
-                        "meshlab on that host",
-                        shown);
+        /* On another host tcpdump runs there, over the SSH its URI names: a URI of another
+         * transport has no shell, and is refused before anything is made. */
+        g_auto(GStrv) shell = NULL;
+        if (ml_virt_uri_remote(uri) == 1 && !(shell = ml_hostshell_argv(uri, "true", &err))) {
+            g_prefix_error(&err, "--capture: ");
             return cmd_fail(err);
         }
-        if (!ml_capture_available(&why)) {
+        if (!shell && !ml_capture_available(&why)) {
             g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "--capture: %s", why);
             return cmd_fail(err);
         }
@@ -483,11 +483,7 @@ int cmd_run_main(int argc, char **argv)
         ml_lab_clear(&lab);
         return cmd_fail(err);
     }
-    /* An alias that turned out to name another host: its taps are not here. */
-    if (opts.capture && lab.remote)
-        ml_warn("--capture: the lab is on another host, whose taps tcpdump cannot see from "
-                "here; nothing is captured");
-    lab.capture = opts.capture && !lab.remote;
+    lab.capture = opts.capture;
     struct json_object *measured = measure(&lab, profile, opts.capture, &err);
     struct json_object *results =
         measured ? results_new(&lab, file, started, profile, measured) : NULL;

@@ -20,9 +20,10 @@ static const char up_usage[] =
     "  --force              replace the earlier run of this lab in --out DIR\n"
     "  --keep-on-failure    leave a failed lab in place for diagnosis\n"
     "  --connect URI        the libvirt host (default: MESHLAB_URI, else the one a state\n"
-    "                       file of this lab records, else qemu:///system);\n"
-    "                       a host other than this machine is refused, before anything is\n"
-    "                       made: its libvirtd cannot read the files up writes (docs/remote.md)\n";
+    "                       file of this lab records, else qemu:///system); on another\n"
+    "                       host the images are uploaded once into its image pool, the\n"
+    "                       seeds and consoles travel as storage volumes, and the KVM probe\n"
+    "                       runs there (docs/remote.md)\n";
 
 int cmd_up_main(int argc, char **argv)
 {

@@ -595,7 +595,7 @@ const struct ml_path_ops ml_nat_matrix_policy = {
 struct json_object *ml_nat_matrix_run(struct ml_lab *lab, bool capture, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    if (capture) {
+    if (capture && !lab->remote) {
         g_autofree char *why = NULL;
         if (!ml_capture_available(&why)) {
             g_set_error(err, ML_ERROR, ML_ERR_HOST, "--capture: %s", why);

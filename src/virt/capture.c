@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -12,8 +13,11 @@
 #include "core/rundir.h"
 #include "core/util.h"
 #include "core/leftovers.h"
+#include "virt/hostshell.h"
 
 #define TCPDUMP "tcpdump"
+/* How long tcpdump on another host may take to listen, ssh's connection included. */
+#define READY_TIMEOUT_S 15.0
 
 bool ml_capture_available(char **ret_reason)
 {
@@ -48,12 +52,138 @@ char **ml_capture_argv(const char *tcpdump, const char *tap, const char *path, b
     return (char **)g_ptr_array_free(a, FALSE);
 }
 
-bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GError **err)
+static void reap(pid_t pid)
+{
+    kill(pid, SIGINT);
+    for (int i = 0; i < 50; i++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return;
+        g_usleep(100000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* ssh ends by itself once its stdin closes and tcpdump on the host has flushed; 10 s. */
+static void reap_remote(struct ml_capture *c)
+{
+    close(c->fd);
+    c->fd = -1;
+    /* Its stderr stays open until then: a closed one would end it before the flush. */
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(c->pid, NULL, WNOHANG) == c->pid)
+            return;
+        g_usleep(100000);
+    }
+    reap(c->pid);
+}
+
+static void remove_dir(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+char *ml_capture_remote_script(const char *tap)
+{
+    g_autofree char *t = ml_hostshell_quote(tap);
+    /* tcpdump writes into a FIFO that head empties onto ssh's stdout, at most the same bytes a
+     * local capture keeps; ssh's stdin closing (meshlab stops the capture, or is gone) stops
+     * tcpdump, which then flushes, and the host's directory goes. */
+    return g_strdup_printf(
+        "command -v tcpdump >/dev/null || { echo 'tcpdump is not installed on the lab host' "
+        ">&2; exit 127; }; "
+        "d=$(mktemp -d /tmp/meshlab-hostcap-XXXXXX) || exit 1; mkfifo \"$d/p\" || exit 1; "
+        "head -c %lld <\"$d/p\" & h=$!; "
+        "tcpdump -p -n -U --immediate-mode -i %s -w \"$d/p\" 2>\"$d/err\" & t=$!; "
+        "i=0; while ! grep -q 'listening on' \"$d/err\" && kill -0 $t 2>/dev/null && "
+        "[ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; echo " ML_CAPTURE_READY " >&2; "
+        "read _; kill -INT $t 2>/dev/null; wait $t; r=$?; wait $h; "
+        "[ $r = 0 ] || [ $r = 130 ] || cat \"$d/err\" >&2; rm -rf \"$d\"",
+        (long long)ML_CAPTURE_FILES * ML_CAPTURE_FILE_MB * 1000000, t);
+}
+
+/* tcpdump on another host, over the SSH its URI names: the pcap streams into the one file of
+ * the private directory; c->fd is ssh's stdin, whose closing stops it. */
+static bool start_remote(struct ml_capture *c, const char *uri, const char *tap, GError **err)
+{
+    g_autofree char *script = ml_capture_remote_script(tap);
+    g_auto(GStrv) argv = ml_hostshell_argv(uri, script, err);
+    if (!argv)
+        return false;
+    g_autofree char *path = g_strdup_printf("%s/%s0", c->tmp_path, ML_CAPTURE_BASE);
+    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int in[2], errp[2] = {-1, -1};
+    if (out < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot start the capture on %s: %s", tap,
+                    g_strerror(errno));
+        if (out >= 0)
+            close(out);
+        return false;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot start ssh: %s", g_strerror(errno));
+        close(out);
+        close(in[0]);
+        close(in[1]);
+        close(errp[0]);
+        close(errp[1]);
+        return false;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        dup2(in[0], STDIN_FILENO);
+        dup2(out, STDOUT_FILENO);
+        dup2(errp[1], STDERR_FILENO);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(out);
+    close(in[0]);
+    close(errp[1]);
+    c->pid = pid;
+    c->fd = in[1];
+    c->err_fd = errp[0];
+    /* The capture counts from tcpdump's first packet: wait for the host to say it listens. */
+    g_autoptr(GString) said = g_string_new(NULL);
+    double deadline = ml_now() + READY_TIMEOUT_S;
+    while (!strstr(said->str, ML_CAPTURE_READY) && ml_now() < deadline) {
+        struct pollfd pfd = {c->err_fd, POLLIN, 0};
+        int left = (int)((deadline - ml_now()) * 1000);
+        if (poll(&pfd, 1, MAX(left, 1)) <= 0)
+            continue;
+        char buf[512];
+        ssize_t got = read(c->err_fd, buf, sizeof(buf));
+        if (got <= 0)
+            break;
+        g_string_append_len(said, buf, got);
+    }
+    if (!strstr(said->str, ML_CAPTURE_READY)) {
+        g_autofree char *first = g_strstrip(g_strdup(said->str));
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "the capture on %s did not start on the lab's host within %d s%s%s; check "
+                    "that 'ssh' to it works without a prompt and that tcpdump is installed there",
+                    tap, (int)READY_TIMEOUT_S, *first ? ": " : "", first);
+        return false;
+    }
+    return true;
+}
+
+bool ml_capture_start(struct ml_capture *c, const char *uri, const char *tap, const char *rel,
+                      GError **err)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = -1;
+    c->fd = c->err_fd = -1;
     g_autofree char *bin = g_find_program_in_path(TCPDUMP);
-    if (!bin) {
+    if (!bin && !uri) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
                     "--capture needs tcpdump on this host (apt-get install tcpdump)");
         return false;
@@ -63,6 +193,22 @@ bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GE
     c->tmp_path = g_dir_make_tmp(tmpl, &e);
     if (!c->tmp_path) {
         g_propagate_prefixed_error(err, e, "cannot make a directory for the capture on %s: ", tap);
+        return false;
+    }
+    if (uri) {
+        if (start_remote(c, uri, tap, err)) {
+            c->rel = g_strdup(rel);
+            return true;
+        }
+        /* Nothing of it stays: not ssh, not the host's tcpdump (its stdin closes), not the
+         * directory. */
+        if (c->pid > 0 && c->fd >= 0)
+            reap_remote(c);
+        if (c->err_fd > 0)
+            close(c->err_fd);
+        remove_dir(c->tmp_path);
+        g_clear_pointer(&c->tmp_path, g_free);
+        *c = (struct ml_capture){.fd = -1, .err_fd = -1};
         return false;
     }
     g_autofree char *path = g_build_filename(c->tmp_path, ML_CAPTURE_BASE, NULL);
@@ -90,18 +236,6 @@ bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GE
     c->pid = pid;
     c->rel = g_strdup(rel);
     return true;
-}
-
-static void reap(pid_t pid)
-{
-    kill(pid, SIGINT);
-    for (int i = 0; i < 50; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            return;
-        g_usleep(100000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
 }
 
 struct ring_file {
@@ -234,21 +368,12 @@ static int open_in_run(const struct ml_lab *lab, const char *rel, GError **err)
     return fd;
 }
 
-static void remove_dir(const char *dir)
-{
-    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while (d && (name = g_dir_read_name(d))) {
-        g_autofree char *p = g_build_filename(dir, name, NULL);
-        unlink(p);
-    }
-    rmdir(dir);
-}
-
 bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **err)
 {
     bool ok = true;
-    if (c->pid > 0)
+    if (c->pid > 0 && c->fd >= 0)
+        reap_remote(c);
+    else if (c->pid > 0)
         reap(c->pid);
     c->pid = 0;
     if (c->tmp_path) {
@@ -270,6 +395,9 @@ bool ml_capture_stop(struct ml_capture *c, const struct ml_lab *lab, GError **er
     }
     if (c->fd >= 0)
         close(c->fd);
+    if (c->err_fd > 0)
+        close(c->err_fd);
+    c->err_fd = -1;
     g_clear_pointer(&c->tmp_path, g_free);
     g_clear_pointer(&c->rel, g_free);
     c->fd = -1;
@@ -285,7 +413,8 @@ bool ml_capture_lab_start(const struct ml_lab *lab, struct ml_capture caps[ML_CA
     for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
         g_autofree char *name = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
         g_autofree char *rel = ml_lab_rel(lab, name);
-        if (!ml_capture_start(&caps[k], lab->plan->guests[nodes[k]].tap, rel, err)) {
+        if (!ml_capture_start(&caps[k], lab->remote ? lab->uri : NULL,
+                              lab->plan->guests[nodes[k]].tap, rel, err)) {
             ml_capture_lab_stop(lab, caps);
             return false;
         }

@@ -16,18 +16,29 @@
 #define ML_CAPTURE_FILES 4         /* tcpdump -W: files in the ring */
 #define ML_CAPTURE_BASE "tap.pcap" /* the ring's files: tap.pcap0, tap.pcap1, ... */
 #define ML_PCAP_HEADER 24          /* a pcap file's global header */
+/* What the capture script on another host says on stderr once tcpdump listens. */
+#define ML_CAPTURE_READY "meshlab-capture-ready"
 
 struct ml_capture {
     pid_t pid;      /* tcpdump, leading its own process group; 0: not running */
-    int fd;         /* unused, -1 */
+    int fd;         /* on another host: ssh's stdin, closed to stop it; else -1 */
+    int err_fd;     /* on another host: ssh's stderr, where the host says it listens; else
+                     * 0 or -1 */
     char *tmp_path; /* the private directory tcpdump writes; removed when the capture stops */
     char *rel;      /* where it goes below the run directory */
 };
 
 /* Whether tcpdump can run here; false with the reason. */
 bool ml_capture_available(char **ret_reason);
-/* Starts tcpdump on tap; the pcap will be rel below the run directory. */
-bool ml_capture_start(struct ml_capture *c, const char *tap, const char *rel, GError **err);
+/* Starts tcpdump on tap; the pcap will be rel below the run directory. uri NULL: here; else
+ * on that libvirt host, over the SSH its URI names (hostshell.h), streamed into the same
+ * private directory. */
+bool ml_capture_start(struct ml_capture *c, const char *uri, const char *tap, const char *rel,
+                      GError **err);
+/* Pure: the script that captures on tap on another host: tcpdump into a FIFO that head -c
+ * empties onto stdout (the same cap as a local ring, ML_CAPTURE_FILES × ML_CAPTURE_FILE_MB),
+ * stopped when stdin closes; its private directory there goes with it. */
+char *ml_capture_remote_script(const char *tap);
 /* tcpdump's argv for a capture on tap into the ring at path (NULL-terminated; g_strfreev it).
  * as_root: tcpdump keeps root to open the ring's next files. */
 char **ml_capture_argv(const char *tcpdump, const char *tap, const char *path, bool as_root);

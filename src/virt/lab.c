@@ -160,6 +160,8 @@ static char *console_path(const struct ml_lab *lab, size_t i)
 void ml_lab_on_host(struct ml_lab *lab)
 {
     lab->remote = ml_virt_conn_remote(lab->conn) == 1;
+    g_free(lab->uri);
+    lab->uri = ml_virt_conn_uri(lab->conn, ml_virt_uri());
     g_free(lab->plan->pool_dir);
     lab->plan->pool_dir = ml_virt_lab_pool_dir(lab->conn, lab->topo->name);
 }
@@ -1061,6 +1063,7 @@ void ml_lab_clear(struct ml_lab *lab)
         g_free(lab->user_data_first[i]);
     }
     g_free(lab->firewall);
+    g_free(lab->uri);
     g_free(lab->host_base);
     g_free(lab->host_kernel);
     g_free(lab->host_initrd);

@@ -59,6 +59,7 @@ struct ml_lab {
     struct in_addr mapped_from[ML_MAX_NODES];
     bool remote;       /* conn is another host's libvirt (ml_virt_conn_remote): the lab's files
                         * travel to it as volumes (volume.h), its verdicts are its own */
+    char *uri;         /* conn's URI, whole (key files and all): what its SSH is (hostshell.h) */
     bool pool_defined; /* the lab's pool exists already (the remote KVM probe made it) */
     char *host_base, *host_kernel, *host_initrd; /* the image's files as the host sees them:
                                                   * the cache's here, the image pool's there */
