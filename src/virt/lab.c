@@ -402,12 +402,12 @@ static bool place_images(struct ml_lab *lab, GError **err)
         return true;
     }
     bool up = false;
-    return ml_vol_cache_file(lab->conn, img->base, img->sha256, "base", ".qcow2", &lab->host_base,
-                             &up, err) &&
-           (!img->kernel || ml_vol_cache_file(lab->conn, img->kernel, NULL, "kernel", "",
-                                              &lab->host_kernel, &up, err)) &&
-           (!img->initrd || ml_vol_cache_file(lab->conn, img->initrd, NULL, "initrd", "",
-                                              &lab->host_initrd, &up, err));
+    return ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->base, img->sha256, "base",
+                             ".qcow2", &lab->host_base, &up, err) &&
+           (!img->kernel || ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->kernel, NULL,
+                                              "kernel", "", &lab->host_kernel, &up, err)) &&
+           (!img->initrd || ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->initrd, NULL,
+                                              "initrd", "", &lab->host_initrd, &up, err));
 }
 
 /* Guest i's seed CD into the pool: written there on this machine, uploaded to another host
@@ -887,7 +887,8 @@ bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err)
     lab->pool_defined = true;
     g_autofree char *host_kernel = NULL;
     bool up = false;
-    return ml_vol_cache_file(lab->conn, kernel, NULL, "kernel", "", &host_kernel, &up, err) &&
+    return ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, kernel, NULL, "kernel", "",
+                             &host_kernel, &up, err) &&
            ml_kvm_probe_remote(lab->conn, lab->plan, host_kernel, KVM_PROBE_TIMEOUT_S, &lab->accel,
                                err);
 }

@@ -195,9 +195,9 @@ static char *file_sha256(const char *path, GError **err)
                                        g_mapped_file_get_length(m));
 }
 
-bool ml_vol_cache_file(virConnectPtr conn, const char *local_path, const char *sha256,
-                       const char *prefix, const char *suffix, char **ret_host_path,
-                       bool *ret_uploaded, GError **err)
+bool ml_vol_cache_file(virConnectPtr conn, const char *pool_name, const char *local_path,
+                       const char *sha256, const char *prefix, const char *suffix,
+                       char **ret_host_path, bool *ret_uploaded, GError **err)
 {
     *ret_host_path = NULL;
     *ret_uploaded = false;
@@ -211,7 +211,7 @@ bool ml_vol_cache_file(virConnectPtr conn, const char *local_path, const char *s
         return false;
     }
     g_autofree char *name = ml_vol_cached_name(prefix, sha256 ? sha256 : computed, suffix);
-    virStoragePoolPtr pool = pool_open(conn, ML_VOL_IMAGES_POOL, err);
+    virStoragePoolPtr pool = pool_open(conn, pool_name, err);
     if (!pool)
         return false;
     /* Files put there by an upload on another connection are seen after a refresh. */
@@ -229,9 +229,9 @@ bool ml_vol_cache_file(virConnectPtr conn, const char *local_path, const char *s
         return *ret_host_path != NULL;
     virResetLastError();
     double t0 = ml_now();
-    ml_progress("host", "uploading %s (%.1f MiB) into the host's image pool %s", name,
-                (double)st.st_size / (1 << 20), ML_VOL_IMAGES_POOL);
-    if (!ml_vol_upload(conn, ML_VOL_IMAGES_POOL, name, local_path, true, ret_host_path, err))
+    ml_progress("host", "uploading %s (%.1f MiB) into the host's pool %s", name,
+                (double)st.st_size / (1 << 20), pool_name);
+    if (!ml_vol_upload(conn, pool_name, name, local_path, true, ret_host_path, err))
         return false;
     double s = ml_now() - t0;
     ml_progress("host", "uploaded %s in %.1f s (%.0f MiB/s); later labs on this host reuse it",

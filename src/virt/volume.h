@@ -26,13 +26,14 @@ char *ml_vol_images_pool_xml(void);
 /* Pure: the name of the cached volume of a file: "PREFIX-SHA256[:32]SUFFIX". */
 char *ml_vol_cached_name(const char *prefix, const char *sha256, const char *suffix);
 
-/* Makes sure local_path (whose SHA-256 is sha256, or NULL to compute it) is in the image pool
- * as a volume named by ml_vol_cached_name(prefix, sha, suffix), uploading it when the host has
- * none or only part of one (an upload that was cut off: its size is not the file's). The
- * host's path of the volume into *ret_host_path; *ret_uploaded says whether it travelled now. */
-bool ml_vol_cache_file(virConnectPtr conn, const char *local_path, const char *sha256,
-                       const char *prefix, const char *suffix, char **ret_host_path,
-                       bool *ret_uploaded, GError **err);
+/* Makes sure local_path (whose SHA-256 is sha256, or NULL to compute it) is in pool (the image
+ * pool, ML_VOL_IMAGES_POOL, which is made when the host has none) as a volume named by
+ * ml_vol_cached_name(prefix, sha, suffix), uploading it when the host has none or only part of one
+ * (an upload that was cut off: its size is not the file's). The host's path of the volume into
+ * *ret_host_path; *ret_uploaded says whether it travelled now. */
+bool ml_vol_cache_file(virConnectPtr conn, const char *pool, const char *local_path,
+                       const char *sha256, const char *prefix, const char *suffix,
+                       char **ret_host_path, bool *ret_uploaded, GError **err);
 
 /* Uploads local_path into pool as a new volume vol_name (one of that name goes first), of file
  * mode 0600 (0644 when readable); the host's path of the volume into *ret_host_path. */
