@@ -292,6 +292,20 @@ char *ml_lab_uri(const char *lab_name, bool *ret_recorded)
     return uri;
 }
 
+/* A directory of root's own for a file on its way into the pool (0700, the pid in its name
+ * for 'meshlab down'); NULL with err. */
+static char *private_dir(GError **err)
+{
+    g_autofree char *tmpl = ml_leftover_template("seed", "");
+    char *dir = g_dir_make_tmp(tmpl, NULL);
+    if (!dir)
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
+                    "directory",
+                    g_get_tmp_dir(), g_strerror(errno));
+    return dir;
+}
+
 /* Binaries the guests may not download (Tailscale, Headscale) reach them on a
  * CD of their own, labelled MESHLAB, built from the host's verified cache. */
 static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError **err)
@@ -304,15 +318,9 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
     /* Built in root's own directory (0700, the pid in its name for 'meshlab down'), then
      * copied into the pool, which QEMU's user can write: genisoimage would follow a link. */
-    g_autofree char *tmpl = ml_leftover_template("seed", "");
-    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
-    if (!dir) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
-                    "directory",
-                    g_get_tmp_dir(), g_strerror(errno));
+    g_autofree char *dir = private_dir(err);
+    if (!dir)
         return false;
-    }
     g_autofree char *iso = g_build_filename(dir, name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     const char *head[] = {"genisoimage", "-quiet", "-V", "MESHLAB", "-r", "-J", "-o", iso};
@@ -411,8 +419,7 @@ static bool place_images(struct ml_lab *lab, GError **err)
 }
 
 /* Guest i's seed CD into the pool: written there on this machine, uploaded to another host
- * from a directory of root's own (0700, the pid in its name for 'meshlab down'). The host's
- * path into *ret_path. */
+ * from a private_dir. The host's path into *ret_path. */
 static bool place_seed(struct ml_lab *lab, size_t i, const struct ml_seed *seed, char **ret_path,
                        GError **err)
 {
@@ -422,15 +429,9 @@ static bool place_seed(struct ml_lab *lab, size_t i, const struct ml_seed *seed,
         *ret_path = g_build_filename(plan->pool_dir, vol, NULL);
         return ml_seed_write_iso(seed, *ret_path, err);
     }
-    g_autofree char *tmpl = ml_leftover_template("seed", "");
-    g_autofree char *dir = g_dir_make_tmp(tmpl, NULL);
-    if (!dir) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                    "cannot create a temporary directory in %s: %s; set TMPDIR to a writable "
-                    "directory",
-                    g_get_tmp_dir(), g_strerror(errno));
+    g_autofree char *dir = private_dir(err);
+    if (!dir)
         return false;
-    }
     g_autofree char *iso = g_build_filename(dir, vol, NULL);
     bool ok = ml_seed_write_iso(seed, iso, err) &&
               ml_vol_upload(lab->conn, plan->pool, vol, iso, false, ret_path, err);
