@@ -121,8 +121,11 @@ bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const c
                 "KVM probe: a transient KVM domain %s on the host boots a kernel to its "
                 "first panic (at most %.0f s)",
                 name, timeout_s);
+    double t0 = ml_now();
     virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
     if (!dom) {
+        /* QEMU started and ended within the call: that long is what the probe took. */
+        ret->probe_s = ml_now() - t0;
         const char *why = virGetLastErrorMessage();
         g_autofree char *first = g_strdup(why ? why : "no reason given");
         char *nl = strchr(first, '\n');
