@@ -465,6 +465,27 @@ static void test_wireguard_direct(void)
     ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:51821\n", 60);
     inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
     CHECK(verdict(WIREGUARD_DIRECT, &ev, NULL));
+    /* Both clients began at once under the mapping: conntrack gave client-b's flow another
+     * source port. Accepted only there, at the server's lab address, and only when client-b's
+     * own wg1 listens on the exported port. */
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:49694\n", 60);
+    ev.own[4] = g_strdup("51821\n");
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, "endpoint is 192.0.2.12:49694"));
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:49694\n", 60);
+    ev.own[4] = g_strdup("51821\n");
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(verdict(WIREGUARD_DIRECT, &ev, "the server's wg1 listens on 51821, as exported"));
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:49694\n", 60);
+    ev.own[4] = g_strdup("49694\n");
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.12:49694\n", 60);
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
+    ev = wgd(fresh, WG_KEY_B "\t192.0.2.10:49694\n", 60);
+    ev.own[4] = g_strdup("51821\n");
+    inet_pton(AF_INET, "198.51.100.12", &ev.mapped_from[2]);
+    CHECK(!verdict(WIREGUARD_DIRECT, &ev, NULL));
     /* Another node's mapping is not the server's. */
     ev = wgd(fresh, WG_KEY_B "\t198.51.100.11:51821\n", 60);
     inet_pton(AF_INET, "198.51.100.11", &ev.mapped_from[1]);
