@@ -132,7 +132,7 @@ static void check_rtt(void)
 
 static void check_settled(void)
 {
-    /* The CI run whose detour lab refused a 5 ms profile that was in force: client-a's baseline
+    /* The CI run whose mid-pass lab refused a 5 ms profile that was in force: client-a's baseline
      * while the guest was still busy (median 3.38 ms, halves 3.8 and 2.8), and client-b's a
      * minute later from a quiet guest (1.26 ms). */
     static const double busy[] = {20.9, 3.54, 4.62, 3.31, 3.02, 4.94, 3.23, 5.15, 4.36, 3.17,
