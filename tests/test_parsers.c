@@ -2,6 +2,8 @@
 #include <math.h>
 
 #include "check.h"
+
+#include <stdint.h>
 #include "measure/parse_iperf.h"
 #include "measure/parse_ping.h"
 #include "measure/pass.h"
@@ -93,6 +95,18 @@ static void test_iperf_errors(void)
     CHECK_STR(m3, "iperf3 output has a negative end.sum_sent.bytes");
     g_autofree char *m4 = iperf_error(IPERF_DOC("10", "80", "10", ", \"retransmits\": \"x\""));
     CHECK_STR(m4, "iperf3 output has an invalid end.sum_sent.retransmits");
+    /* --bidir: the two directions' retransmits add, and two counts near the top of int64 (a
+     * fuzzer's) are held at the largest, not overflowed. */
+    {
+        struct ml_iperf_result r;
+        g_autoptr(GError) e = NULL;
+        CHECK(ml_iperf_parse("{\"end\": {\"sum_received\": {\"seconds\": 1, \"bytes\": 10, "
+                             "\"bits_per_second\": 80}, \"sum_sent\": {\"bytes\": 10, "
+                             "\"retransmits\": 9223372036854775807}, \"sum_sent_bidir_reverse\": "
+                             "{\"bytes\": 10, \"retransmits\": 7}}}",
+                             &r, &e));
+        CHECK(r.retransmits == INT64_MAX);
+    }
 
     /* Whole numbers come through as JSON integers and still count as numbers. */
     struct ml_iperf_result r;

@@ -405,8 +405,11 @@ bool ml_iperf_parse(const char *json_text, struct ml_iperf_result *ret, GError *
         r.retransmits = json_object_get_int64(o);
         /* --bidir: the server's sending sockets retransmit too. */
         if (sent_back && json_object_object_get_ex(sent_back, "retransmits", &o) &&
-            json_object_is_type(o, json_type_int) && json_object_get_int64(o) > 0)
-            r.retransmits += json_object_get_int64(o);
+            json_object_is_type(o, json_type_int) && json_object_get_int64(o) > 0) {
+            /* Two counts near INT64_MAX are nonsense, not a sum: held at the largest. */
+            int64_t more = json_object_get_int64(o);
+            r.retransmits = more > INT64_MAX - r.retransmits ? INT64_MAX : r.retransmits + more;
+        }
     }
 
     *ret = r;
