@@ -48,10 +48,10 @@ int main(void)
     virConnectPtr conn = virConnectOpen("test:///default");
     CHECK(conn != NULL);
     if (conn) {
-        /* The test driver's own domain type. */
-        g_auto(GStrv) parts = g_strsplit(xml, "<domain type='kvm'>", 2);
-        g_autofree char *test_xml = g_strjoinv("<domain type='test'>", parts);
-        virDomainPtr dom = virDomainDefineXML(conn, test_xml);
+        /* The test driver's own domain type, as fixture_test_domain_xml makes it. */
+        g_autoptr(GString) test_xml = g_string_new(xml);
+        g_string_replace(test_xml, "<domain type='kvm'>", "<domain type='test'>", 1);
+        virDomainPtr dom = virDomainDefineXML(conn, test_xml->str);
         CHECK(dom != NULL);
         g_autofree char *lab = NULL, *run = NULL;
         CHECK(dom && ml_virt_domain_tag(dom, &lab, &run));

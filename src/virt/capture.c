@@ -91,7 +91,7 @@ static void remove_dir(const char *dir)
 
 char *ml_capture_remote_script(const char *tap)
 {
-    g_autofree char *t = ml_hostshell_quote(tap);
+    g_autofree char *t = g_shell_quote(tap);
     /* tcpdump writes into a FIFO that head empties onto ssh's stdout, at most the same bytes a
      * local capture keeps; ssh's stdin closing (meshlab stops the capture, or is gone) stops
      * tcpdump, which then flushes, and the host's directory goes. */

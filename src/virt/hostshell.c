@@ -5,11 +5,6 @@
 #include "core/util.h"
 #include "virt/virt.h"
 
-char *ml_hostshell_quote(const char *word)
-{
-    return g_shell_quote(word);
-}
-
 static void add(GPtrArray *a, const char *s)
 {
     g_ptr_array_add(a, g_strdup(s));
@@ -71,7 +66,7 @@ char **ml_hostshell_argv(const char *uri, const char *script, GError **err)
     add(a, "--");
     add(a, g_uri_get_host(u));
     /* ssh joins its words into one command line for the remote shell: one quoted word. */
-    g_autofree char *inner = ml_hostshell_quote(script);
+    g_autofree char *inner = g_shell_quote(script);
     g_ptr_array_add(a, g_strdup_printf("sh -c %s", inner));
     g_ptr_array_add(a, NULL);
     return (char **)g_ptr_array_free(a, FALSE);

@@ -11,6 +11,3 @@
 /* Pure: the argv that runs script (one sh -c string) on uri's host; NULL-terminated, g_strfreev
  * it. NULL with err for a URI that names a host but not over SSH, or that cannot be parsed. */
 char **ml_hostshell_argv(const char *uri, const char *script, GError **err);
-
-/* Pure: script quoted as one word for sh. */
-char *ml_hostshell_quote(const char *word);
