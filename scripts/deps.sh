@@ -26,6 +26,9 @@ packages=(
     gnuplot-nox python3-jsonschema
     # run --capture: pcaps taken passively from the guests' taps
     tcpdump
+    # a lab over several hosts: its underlay's round trip (ping) and TCP ceiling (iperf3),
+    # measured between the hosts themselves
+    iputils-ping iperf3
     # scripts/fuzz.sh: the parsers' libFuzzer targets (clang's fuzzer, ASan and UBSan runtimes)
     clang libclang-rt-14-dev
     # tests/openvpn_netns.sh and tests/tinc_netns.sh: the daemons the guests run, run for real in

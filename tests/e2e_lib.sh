@@ -48,7 +48,7 @@ leftovers_all() {
         virsh -c "$uri" list --all --name | grep '^meshlab-'
         virsh -c "$uri" net-list --all --name | grep '^meshlab-'
         virsh -c "$uri" pool-list --all --name | grep '^meshlab-'
-        ip -o link show | grep -oE ' (mlt|mlb)[0-9a-f]+'
+        ip -o link show | grep -oE ' (mlt|mlb|mlx)[0-9a-f]+'
         ls -d /var/lib/meshlab/pools/* 2>/dev/null
         ls -d /var/lib/meshlab/labs/* 2>/dev/null
         ls -d "${TMPDIR:-/tmp}"/meshlab-seed-* 2>/dev/null

@@ -210,8 +210,8 @@ static void test_status_lab(const char *state)
     CHECK(conn != NULL);
     if (!conn)
         return;
-    CHECK(ml_virt_define_network(conn, plan, &err));
-    CHECK(ml_virt_define_pool(conn, plan, &err));
+    CHECK(ml_virt_define_network(conn, &plan->hosts[0], 0, &err));
+    CHECK(ml_virt_define_pool(conn, &plan->hosts[0], &err));
     g_autofree char *xml = fixture_test_domain_xml(plan, 0);
     virDomainPtr d = ml_virt_define_domain(conn, plan->guests[0].domain, xml, &err);
     CHECK(d != NULL);

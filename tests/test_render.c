@@ -31,26 +31,27 @@ int main(void)
     g_autoptr(MlPlan) plan = ml_plan_new(topo, "20261129-120000-abcdef");
 
     /* Names derive from the lab name alone, so down can find them without the file. */
-    CHECK_STR(plan->network, "meshlab-three-guest");
-    CHECK_STR(plan->pool, "meshlab-three-guest");
+    CHECK(plan->n_hosts == 1 && plan->hosts[0].host == NULL);
+    CHECK_STR(plan->hosts[0].network, "meshlab-three-guest");
+    CHECK_STR(plan->hosts[0].pool, "meshlab-three-guest");
     CHECK_STR(plan->guests[0].domain, "meshlab-three-guest.hub");
-    CHECK(strlen(plan->bridge) <= 15 && strlen(plan->guests[2].tap) <= 15);
+    CHECK(strlen(plan->hosts[0].bridge) <= 15 && strlen(plan->guests[2].tap) <= 15);
     CHECK(strcmp(plan->guests[0].mac, plan->guests[1].mac) != 0);
 
-    g_autofree char *net = ml_xml_network(plan);
+    g_autofree char *net = ml_xml_network(&plan->hosts[0], 0);
     check_golden("network.xml", net);
     /* The isolation the lab depends on: no host address, no forwarding. */
     CHECK(strstr(net, "<ip") == NULL);
     CHECK(strstr(net, "<forward") == NULL);
 
-    g_autofree char *pool = ml_xml_pool(plan, 64055, 64055, 0700);
+    g_autofree char *pool = ml_xml_pool(&plan->hosts[0], 64055, 64055, 0700);
     CHECK(strstr(pool, "<name>meshlab-three-guest</name>") != NULL);
     /* The pool directory holds the guests' secrets: QEMU's user alone may enter it. */
     CHECK(strstr(pool, "<mode>0700</mode><owner>64055</owner><group>64055</group>") != NULL);
-    g_autofree char *pool_root = ml_xml_pool(plan, -1, -1, 0700);
+    g_autofree char *pool_root = ml_xml_pool(&plan->hosts[0], -1, -1, 0700);
     CHECK(strstr(pool_root, "<mode>0700</mode></permissions>") != NULL);
     /* On another host: root's, which QEMU's user may pass through and not list or write. */
-    g_autofree char *pool_remote = ml_xml_pool(plan, 0, 0, 0711);
+    g_autofree char *pool_remote = ml_xml_pool(&plan->hosts[0], 0, 0, 0711);
     CHECK(strstr(pool_remote, "<mode>0711</mode><owner>0</owner><group>0</group>") != NULL);
 
     g_autofree char *vol = ml_xml_overlay_volume("hub.qcow2", "/cache/base.qcow2", 2147483648ULL);

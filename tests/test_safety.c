@@ -210,7 +210,8 @@ static void test_names_unambiguous(void)
     g_autoptr(MlPlan) p1 = ml_plan_new(&t1, "r");
     g_autoptr(MlPlan) p2 = ml_plan_new(&t2, "r");
     CHECK(strcmp(p1->guests[0].domain, p2->guests[0].domain) != 0);
-    CHECK(strcmp(p1->network, p2->network) != 0 && strcmp(p1->pool, p2->pool) != 0);
+    CHECK(strcmp(p1->hosts[0].network, p2->hosts[0].network) != 0 &&
+          strcmp(p1->hosts[0].pool, p2->hosts[0].pool) != 0);
     g_autofree char *prefix = ml_plan_domain_prefix("a");
     CHECK(!g_str_has_prefix(p2->guests[0].domain, prefix));
 }

@@ -45,8 +45,8 @@ static void test_nine_guests(virConnectPtr conn)
     if (!topo)
         return;
     g_autoptr(MlPlan) plan = ml_plan_new(topo, "20261130-120000-abcdef");
-    CHECK(ml_virt_define_network(conn, plan, &err));
-    CHECK(ml_virt_define_pool(conn, plan, &err));
+    CHECK(ml_virt_define_network(conn, &plan->hosts[0], 0, &err));
+    CHECK(ml_virt_define_pool(conn, &plan->hosts[0], &err));
     for (size_t k = plan->n_guests; k-- > 0;) {
         g_autofree char *xml = fixture_test_domain_xml(plan, k);
         virDomainPtr d = ml_virt_define_domain(conn, plan->guests[k].domain, xml, &err);
@@ -94,8 +94,8 @@ int main(void)
     if (!conn)
         return check_finish();
 
-    CHECK(ml_virt_define_network(conn, plan, &err));
-    CHECK(ml_virt_define_pool(conn, plan, &err));
+    CHECK(ml_virt_define_network(conn, &plan->hosts[0], 0, &err));
+    CHECK(ml_virt_define_pool(conn, &plan->hosts[0], &err));
     for (size_t i = 0; i < plan->n_guests; i++) {
         g_autofree char *xml = fixture_test_domain_xml(plan, i);
         virDomainPtr d = ml_virt_define_domain(conn, plan->guests[i].domain, xml, &err);
@@ -127,8 +127,8 @@ int main(void)
     CHECK(n == 5); /* three domains, the network, the pool */
     CHECK(removed == n);
     CHECK(virDomainLookupByName(conn, plan->guests[0].domain) == NULL);
-    CHECK(virNetworkLookupByName(conn, plan->network) == NULL);
-    CHECK(virStoragePoolLookupByName(conn, plan->pool) == NULL);
+    CHECK(virNetworkLookupByName(conn, plan->hosts[0].network) == NULL);
+    CHECK(virStoragePoolLookupByName(conn, plan->hosts[0].pool) == NULL);
     virDomainPtr still = virDomainLookupByName(conn, "meshlab-three-guest.impostor");
     CHECK(still != NULL);
     if (still)

@@ -41,7 +41,7 @@ int cmd_console_main(int argc, char **argv)
     g_autoptr(GError) err = NULL;
     if (!ml_name_check_guest(lab, node, &err))
         return cmd_fail(err);
-    g_autofree char *uri = ml_lab_uri(lab, NULL);
+    g_autofree char *uri = ml_lab_node_uri(lab, node);
     virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn)
         return cmd_fail(err);

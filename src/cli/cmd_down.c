@@ -119,6 +119,107 @@ static bool same_host(const char *lab, const char *uri, const char *here, GError
     return false;
 }
 
+/* Clears and removes this machine's pool directory of key (LAB, or LAB.HOST) if it is there. */
+static bool remove_local_pool_dir(const char *lab, const char *key, int *removed, GError **err)
+{
+    g_autofree char *pool_dir = ml_lab_pool_dir(key);
+    int fd = pool_dir ? open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return true;
+    bool cleared = clear_pool_dir(fd, pool_dir, lab, err);
+    close(fd);
+    if (!cleared || rmdir(pool_dir) < 0) {
+        if (err && !*err)
+            g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot remove '%s': %s", pool_dir,
+                        g_strerror(errno));
+        return false;
+    }
+    g_autofree char *what = g_strdup_printf("pool directory %s", pool_dir);
+    print_removed(what, removed);
+    return true;
+}
+
+/* The hosts of a lab over several, as its state file records them, else as its topology (file)
+ * names them: names and URIs, whole. False when the lab is on one host. */
+static bool lab_hosts(const char *lab, const struct ml_topology *topo, GPtrArray *names,
+                      GPtrArray *uris)
+{
+    struct json_object *state = ml_lab_state_read(lab);
+    struct json_object *hosts = NULL;
+    if (json_object_object_get_ex(state, "hosts", &hosts) &&
+        json_object_is_type(hosts, json_type_array)) {
+        for (size_t k = 0; k < json_object_array_length(hosts); k++) {
+            struct json_object *h = json_object_array_get_idx(hosts, k);
+            const char *name = ml_j_str(h, "name"), *uri = ml_j_str(h, "uri");
+            if (name && uri && ml_name_check("host name", name, false, NULL)) {
+                g_ptr_array_add(names, g_strdup(name));
+                g_ptr_array_add(uris, g_strdup(uri));
+            }
+        }
+    } else if (!state && topo && topo->n_hosts > 1) {
+        for (size_t k = 0; k < topo->n_hosts; k++) {
+            g_ptr_array_add(names, g_strdup(topo->hosts[k].name));
+            g_ptr_array_add(uris, g_strdup(topo->hosts[k].uri));
+        }
+    }
+    json_object_put(state);
+    return names->len > 0;
+}
+
+/* down of a lab over several hosts: on every host that answers, its objects and VXLAN devices;
+ * a host that does not answer is named, the state file kept, and down again finishes the job. */
+static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool purge, int lock)
+{
+    int removed = 0;
+    g_autoptr(GString) missed = g_string_new(NULL);
+    g_autoptr(GError) first = NULL;
+    for (guint k = 0; k < names->len; k++) {
+        const char *name = g_ptr_array_index(names, k), *uri = g_ptr_array_index(uris, k);
+        g_autofree char *shown = ml_virt_uri_public(uri);
+        g_autoptr(GError) e = NULL;
+        virConnectPtr conn = ml_virt_connect(uri, &e);
+        bool ok =
+            conn && ml_lab_host_teardown(lab, name, conn, uri, true, print_removed, &removed, &e);
+        if (ok && purge && ml_virt_uri_remote(uri) != 0) {
+            g_autoptr(GPtrArray) others = ml_virt_list_labs(conn);
+            if (others->len == 0)
+                ok = ml_vol_images_purge(conn, print_removed, &removed, &e) >= 0;
+            else
+                printf("host %s's image pool %s is kept: other labs there still use it\n", name,
+                       ML_VOL_IMAGES_POOL);
+        }
+        if (conn)
+            virConnectClose(conn);
+        if (ok && ml_virt_uri_remote(uri) == 0) {
+            g_autofree char *key = ml_plan_host_key(lab, name);
+            ok = remove_local_pool_dir(lab, key, &removed, &e);
+        }
+        if (ok)
+            continue;
+        fprintf(stderr, "meshlab: host %s (%s): %s\n", name, shown,
+                e ? e->message : "unknown error");
+        g_string_append_printf(missed, "%s%s", missed->len ? ", " : "", name);
+        if (!first && e)
+            first = g_steal_pointer(&e);
+    }
+    if (missed->len) {
+        ml_lock_release(lab, lock);
+        g_autoptr(GError) err = NULL;
+        g_set_error(&err, ML_ERROR, first ? first->code : ML_ERR_HOST,
+                    "lab %s is not removed from host(s) %s (said above); what the other hosts "
+                    "held is gone, and the lab's state file is kept: run 'meshlab down %s' again "
+                    "once they answer",
+                    lab, missed->str, lab);
+        return cmd_fail(err);
+    }
+    ml_lab_state_remove(lab, print_removed, &removed);
+    ml_leftovers_sweep(true, print_leftover, &removed);
+    ml_lock_release(lab, lock);
+    if (removed == 0)
+        printf("lab %s: nothing to remove\n", lab);
+    return ML_EXIT_OK;
+}
+
 int cmd_down_main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -141,8 +242,9 @@ int cmd_down_main(int argc, char **argv)
     const char *arg = argv[optind];
     g_autoptr(GError) err = NULL;
     g_autofree char *lab = NULL;
+    g_autoptr(MlTopology) topo = NULL;
     if (g_file_test(arg, G_FILE_TEST_IS_REGULAR)) {
-        g_autoptr(MlTopology) topo = ml_topology_load(arg, &err);
+        topo = ml_topology_load(arg, &err);
         if (!topo)
             return cmd_fail(err);
         lab = g_strdup(topo->name);
@@ -161,6 +263,19 @@ int cmd_down_main(int argc, char **argv)
     int lock = ml_lock_lab(lab, "down", &err);
     if (lock < 0)
         return cmd_fail(err);
+    g_autoptr(GPtrArray) host_names = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) host_uris = g_ptr_array_new_with_free_func(g_free);
+    if (lab_hosts(lab, topo, host_names, host_uris)) {
+        if (ml_virt_uri_given()) {
+            ml_lock_release(lab, lock);
+            g_set_error(&err, ML_ERROR, ML_ERR_INPUT,
+                        "lab %s is spread over hosts (its state says which); down removes it "
+                        "from each of them: drop %s",
+                        lab, ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect");
+            return cmd_fail(err);
+        }
+        return down_hosts(lab, host_names, host_uris, purge, lock);
+    }
     g_autofree char *uri = ml_lab_uri(lab, NULL);
     virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn) {
@@ -197,20 +312,9 @@ int cmd_down_main(int argc, char **argv)
     if (n >= 0) {
         ml_lab_state_remove(lab, print_removed, &removed);
         /* A meshlab killed before libvirt knew the pool leaves its directory. */
-        g_autofree char *pool_dir = local ? ml_lab_pool_dir(lab) : NULL;
-        int fd = pool_dir ? open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        if (fd >= 0) {
-            bool cleared = clear_pool_dir(fd, pool_dir, lab, &err);
-            close(fd);
-            if (!cleared || rmdir(pool_dir) < 0) {
-                ml_lock_release(lab, lock);
-                if (!err)
-                    g_set_error(&err, ML_ERROR, ML_ERR_HOST, "cannot remove '%s': %s", pool_dir,
-                                g_strerror(errno));
-                return cmd_fail(err);
-            }
-            g_autofree char *what = g_strdup_printf("pool directory %s", pool_dir);
-            print_removed(what, &removed);
+        if (local && !remove_local_pool_dir(lab, lab, &removed, &err)) {
+            ml_lock_release(lab, lock);
+            return cmd_fail(err);
         }
         ml_leftovers_sweep(true, print_leftover, &removed);
         if (purge && !local)

@@ -455,7 +455,7 @@ int cmd_exec_main(int argc, char **argv)
     /* A closed pipe (| head) must stop the guest's command, not kill meshlab past it. */
     signal(SIGPIPE, SIG_IGN);
     g_autoptr(GError) err = NULL;
-    g_autofree char *uri = ml_lab_uri(lab, NULL);
+    g_autofree char *uri = ml_lab_node_uri(lab, node);
     virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn)
         return cmd_fail(err);

@@ -9,6 +9,7 @@
 #include "measure/natmatrix.h"
 #include "measure/wancheck.h"
 #include "virt/capture.h"
+#include "measure/hostlink.h"
 #include "virt/hostshell.h"
 #include "virt/lab.h"
 #include "virt/virt.h"
@@ -280,9 +281,17 @@ static struct json_object *measure(struct ml_lab *lab, const struct ml_profile *
                     "--until: each cell repeated until its throughput's 95 %% interval is within "
                     "±%g %% of its mean, at most %u passes",
                     profile->until_percent, profile->until_max);
+    /* A lab over several hosts: the underlay between them first, while the guests idle. */
+    struct json_object *underlay = ml_hostlink_measure(lab);
+    if (underlay)
+        ml_lab_phase(lab, "underlay");
     struct json_object *paths = measure_sweep(lab, profile, err);
-    if (!paths)
+    if (!paths) {
+        json_object_put(underlay);
         return NULL;
+    }
+    if (underlay)
+        json_object_object_add(paths, "underlay", underlay);
     struct json_object *observed = ml_nat_observed(lab);
     if (observed)
         json_object_object_add(paths, "nat_observed", observed);

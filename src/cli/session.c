@@ -125,17 +125,21 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
         g_free(lab->run_dir);
         lab->run_dir = abs;
     }
-    lab->conn = ml_virt_connect(uri, err);
-    if (!lab->conn)
+    if (!ml_lab_connect(lab, uri, err))
         return false;
-    ml_lab_on_host(lab);
-    if (lab->remote) {
-        g_autofree char *here = ml_virt_conn_uri(lab->conn, uri);
-        g_autofree char *shown = ml_virt_uri_public(here);
-        ml_progress("host",
-                    "lab %s on %s: its images, disks and seeds travel there as storage "
-                    "volumes; its pools are in %s there",
-                    topo->name, shown, lab->plan->pool_dir);
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        const struct ml_lab_host *h = &lab->hosts[k];
+        g_autofree char *shown = ml_virt_uri_public(h->uri);
+        g_autofree char *name = topo->n_hosts > 1
+                                    ? g_strdup_printf("host %s (%s)", topo->hosts[k].name, shown)
+                                    : g_strdup(shown);
+        if (h->remote)
+            ml_progress("host",
+                        "lab %s on %s: its images, disks and seeds travel there as storage "
+                        "volumes; its pools are in %s there",
+                        topo->name, name, lab->plan->hosts[k].pool_dir);
+        else if (topo->n_hosts > 1)
+            ml_progress("host", "lab %s on %s: this machine's libvirt", topo->name, name);
     }
     ml_lab_phase(lab, "start");
     return true;
@@ -182,10 +186,12 @@ static bool refuse_existing(struct ml_lab *lab, GError **err)
 {
     const char *name = lab->topo->name;
     bool exists = ml_lab_state_exists(name);
-    g_autoptr(GPtrArray) labs = ml_virt_list_labs(lab->conn);
-    for (guint i = 0; i < labs->len; i++)
-        if (!strcmp(g_ptr_array_index(labs, i), name))
-            exists = true;
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        g_autoptr(GPtrArray) labs = ml_virt_list_labs(lab->hosts[k].conn);
+        for (guint i = 0; i < labs->len; i++)
+            if (!strcmp(g_ptr_array_index(labs, i), name))
+                exists = true;
+    }
     if (exists)
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
                     "lab %s already exists on this host; 'meshlab down %s' removes it", name, name);
@@ -199,7 +205,8 @@ static bool probe_accelerator(struct ml_lab *lab, GError **err)
     g_autofree char *kernel = ml_image_any_cached_kernel(ml_cache_dir());
     struct ml_image tmp = {0};
     /* Another host's /dev/kvm is its own: its probe needs a kernel whatever this one has. */
-    if (!kernel && (lab->remote || g_file_test("/dev/kvm", G_FILE_TEST_EXISTS))) {
+    bool elsewhere = lab->remote || lab->n_hosts > 1;
+    if (!kernel && (elsewhere || g_file_test("/dev/kvm", G_FILE_TEST_EXISTS))) {
         g_autoptr(GError) ie = NULL;
         if (ml_image_debian_prepare(ml_cache_dir(), &tmp, &ie))
             kernel = g_strdup(tmp.kernel);
@@ -208,7 +215,7 @@ static bool probe_accelerator(struct ml_lab *lab, GError **err)
         ml_lab_phase(lab, "image");
     }
     bool ok = true;
-    if (lab->remote)
+    if (elsewhere)
         ok = ml_lab_probe_remote(lab, kernel, err);
     else
         ml_host_probe_accel(kernel, &lab->accel);

@@ -1,4 +1,5 @@
 #include "measure/pass.h"
+#include "measure/hostlink.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -1715,6 +1716,14 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     json_object_object_add(o, "hub_bytes_per_payload_byte_raw", num(hf.raw));
     json_object_object_add(o, "hub_rx_bytes_per_payload_byte", num(hf.in));
     json_object_object_add(o, "hub_tx_bytes_per_payload_byte", num(hf.out));
+    /* A lab over several hosts whose client and server are off the hub's: every frame at the
+     * hub's NIC crossed the underlay, with VXLAN's bytes on top (hostlink.h). */
+    if (pp->ops->encap && ml_hostlink_hub_crossed(pp->lab->topo))
+        json_object_object_add(
+            o, "underlay_bytes_per_payload_byte",
+            num(ml_hostlink_factor(rx, tx, last->hub.rx_packets - first->hub.rx_packets,
+                                   last->hub.tx_packets - first->hub.tx_packets, 2 * probe.rx_bytes,
+                                   2 * probe.rx_packets, (long long)ml_iperf_transfer_bytes(r))));
     double carried =
         ml_pass_carried_percent(r->payload_bits_per_second, spec->offered_bits_per_second);
     json_object_object_add(o, "carried_percent_of_offered", num(carried));

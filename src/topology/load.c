@@ -28,6 +28,11 @@ bool ml_topology_has_path(const struct ml_topology *topo, const char *path)
     return false;
 }
 
+bool ml_topology_crosses(const struct ml_topology *topo, size_t a, size_t b)
+{
+    return topo->nodes[a].host != topo->nodes[b].host;
+}
+
 int ml_topology_find_node(const struct ml_topology *topo, const char *name)
 {
     for (size_t i = 0; i < topo->n_nodes; i++)
@@ -45,6 +50,8 @@ void ml_topology_free(struct ml_topology *topo)
         g_free(topo->measure.paths[i].name);
     for (size_t i = 0; i < topo->nat_matrix.n_dataplanes; i++)
         g_free(topo->nat_matrix.dataplanes[i].name);
+    for (size_t i = 0; i < topo->n_hosts; i++)
+        g_free(topo->hosts[i].uri);
     g_free(topo);
 }
 
@@ -341,10 +348,114 @@ static bool parse_wan_sweep(struct ml_load_ctx *c, yaml_node_t *n)
     return true;
 }
 
+/* A host's libvirt URI: one word of printable characters (libvirt's URI, or an alias of
+ * libvirt.conf), checked by libvirt when the lab connects. */
+static bool get_host_uri(struct ml_load_ctx *c, yaml_node_t *n, const char *what, char **ret)
+{
+    const char *uri = NULL;
+    if (!ml_yaml_get_string(&c->y, n, what, &uri))
+        return false;
+    if (!*uri)
+        return ml_yaml_fail(&c->y, n,
+                            "%s: the URI is empty; give the host's libvirt URI "
+                            "(qemu:///system, qemu+ssh://root@server/system)",
+                            what);
+    for (const char *p = uri; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            return ml_yaml_fail(&c->y, n,
+                                "%s: a libvirt URI is one word without spaces or control "
+                                "characters",
+                                what);
+    *ret = g_strdup(uri);
+    return true;
+}
+
+/* One of hosts: its URI alone, or {uri, underlay}. */
+static bool parse_host(struct ml_load_ctx *c, yaml_node_t *n, size_t index)
+{
+    enum { URI, UNDERLAY };
+    static const struct ml_yaml_key keys[] = {
+        [URI] = {"uri", true}, [UNDERLAY] = {"underlay", false}, {NULL, false}};
+    struct ml_host *h = &c->topo->hosts[index];
+    const char *what = ml_yaml_fmt(&c->y, "hosts.%s", h->name);
+    if (n->type == YAML_SCALAR_NODE)
+        return get_host_uri(c, n, what, &h->uri);
+    yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
+    if (!ml_yaml_read_mapping(&c->y, n, what, keys, v) ||
+        !get_host_uri(c, v[URI], ml_yaml_fmt(&c->y, "%s.uri", what), &h->uri))
+        return false;
+    c->host_at[index].underlay = v[UNDERLAY];
+    return !v[UNDERLAY] ||
+           ml_yaml_get_address(&c->y, v[UNDERLAY], ml_yaml_fmt(&c->y, "%s.underlay", what),
+                               &h->underlay);
+}
+
+/* hosts: {NAME: URI | {uri, underlay}}: the libvirt hosts the nodes are placed on. */
+static bool parse_hosts(struct ml_load_ctx *c, yaml_node_t *n)
+{
+    static const struct ml_yaml_shape shape = {YAML_MAPPING_NODE, "hosts by name", "hosts",
+                                               ML_HOSTS_MAX, NULL};
+    struct ml_topology *t = c->topo;
+    size_t count;
+    if (!ml_yaml_collection(&c->y, n, "hosts", &shape, &count))
+        return false;
+    c->hosts_at = n;
+    if (count == 0)
+        return ml_yaml_fail(&c->y, n,
+                            "hosts is empty; name at least one host, or leave hosts "
+                            "out for a lab on the one host --connect names");
+    for (size_t i = 0; i < count; i++) {
+        yaml_node_t *k = ml_yaml_pair_key(&c->y, n, i);
+        struct ml_host *h = &t->hosts[i];
+        if (k->type != YAML_SCALAR_NODE)
+            return ml_yaml_fail(&c->y, k, "hosts: a host's name must be a name, not %s",
+                                ml_yaml_found(&c->y, k));
+        if (!ml_yaml_get_name(&c->y, k, "hosts: host name", false, h->name))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(t->hosts[j].name, h->name))
+                return ml_yaml_fail(&c->y, k, "hosts: host '%s' is given twice (first at line %d)",
+                                    h->name, t->hosts[j].line);
+        h->line = ml_yaml_line(k);
+        h->column = ml_yaml_column(k);
+        c->host_at[i].name = k;
+        t->n_hosts = i + 1;
+        if (!parse_host(c, ml_yaml_pair_value(&c->y, n, i), i))
+            return false;
+    }
+    return true;
+}
+
+/* A node's `host: NAME`: one of hosts. */
+static bool get_host(struct ml_load_ctx *c, yaml_node_t *n, const char *what, size_t *ret)
+{
+    const char *name = NULL;
+    if (!ml_yaml_get_string(&c->y, n, what, &name))
+        return false;
+    const struct ml_topology *t = c->topo;
+    if (t->n_hosts == 0)
+        return ml_yaml_fail(&c->y, n,
+                            "%s: no hosts are named; add hosts: {%s: {uri: URI, underlay: "
+                            "ADDRESS}, ...} at the top, or remove host:",
+                            what, ml_yaml_shown(&c->y, name));
+    GString *known = g_string_new(NULL);
+    for (size_t i = 0; i < t->n_hosts; i++) {
+        if (!strcmp(t->hosts[i].name, name)) {
+            g_string_free(known, TRUE);
+            *ret = i;
+            return true;
+        }
+        g_string_append_printf(known, "%s%s", i ? ", " : "", t->hosts[i].name);
+    }
+    return ml_yaml_fail(&c->y, n, "%s: '%s' is none of hosts (%s)", what,
+                        ml_yaml_shown(&c->y, name),
+                        ml_yaml_keep(&c->y, g_string_free(known, false)));
+}
+
 static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsigned vcpus,
                        unsigned memory_mib)
 {
-    enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS, WAN };
+    enum { NAME, ADDRESS, TUNNEL_ADDRESS, VCPUS, MEMORY_MIB, NAT, SECOND_ADDRESS, WAN, HOST };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [ADDRESS] = {"address", true},
                                               [TUNNEL_ADDRESS] = {"tunnel_address", true},
@@ -353,6 +464,7 @@ static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsi
                                               [NAT] = {"nat", false},
                                               [SECOND_ADDRESS] = {"second_address", false},
                                               [WAN] = {"wan", false},
+                                              [HOST] = {"host", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_node *node = &c->topo->nodes[index];
@@ -385,6 +497,9 @@ static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsi
     node->wan = *ml_wan_shipped_find("lan");
     if (v[WAN] && !get_wan(c, v[WAN], ml_yaml_fmt(&c->y, "%s: wan", label), &node->wan))
         return false;
+    node->host = 0;
+    if (v[HOST] && !get_host(c, v[HOST], ml_yaml_fmt(&c->y, "%s: host", label), &node->host))
+        return false;
     node->line = (int)n->start_mark.line + 1;
     node->column = (int)n->start_mark.column + 1;
     node->tunnel_line = (int)v[TUNNEL_ADDRESS]->start_mark.line + 1;
@@ -396,6 +511,7 @@ static bool parse_node(struct ml_load_ctx *c, yaml_node_t *n, size_t index, unsi
     c->at[index].nat_key = v[NAT] ? ml_yaml_find_key(&c->y, n, "nat") : NULL;
     c->at[index].nat = v[NAT];
     c->at[index].second_address = v[SECOND_ADDRESS];
+    c->at[index].host = v[HOST];
     return true;
 }
 
@@ -693,7 +809,8 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         NAT_MATRIX,
         VPS,
         WAN_PROFILES,
-        WAN_SWEEP
+        WAN_SWEEP,
+        HOSTS
     };
     static const struct ml_yaml_key keys[] = {[NAME] = {"name", true},
                                               [DESCRIPTION] = {"description", false},
@@ -708,6 +825,7 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
                                               [VPS] = {"vps", false},
                                               [WAN_PROFILES] = {"wan_profiles", false},
                                               [WAN_SWEEP] = {"wan_sweep", false},
+                                              [HOSTS] = {"hosts", false},
                                               {NULL, false}};
     yaml_node_t *v[ML_YAML_MAX_KEYS] = {0};
     struct ml_topology *t = c->topo;
@@ -725,6 +843,8 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
         return false;
     /* Before the nodes, which name them. */
     if (v[WAN_PROFILES] && !parse_wan_profiles(c, v[WAN_PROFILES]))
+        return false;
+    if (v[HOSTS] && !parse_hosts(c, v[HOSTS]))
         return false;
     if (!parse_nodes(c, v[NODES], vcpus, memory_mib) || !parse_wireguard(c, v[WIREGUARD]) ||
         !parse_hub(c, root, v[HUB]) || !parse_measure(c, v[MEASURE]))

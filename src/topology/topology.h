@@ -62,6 +62,19 @@ bool ml_nat_type_parse(const char *name, enum ml_nat_type *ret);
 
 #define ML_NAT_DATAPLANES_MAX 4
 
+/* A lab over several hosts (`hosts:`): at most this many libvirt hosts, each a VXLAN peer of
+ * every other. */
+#define ML_HOSTS_MAX 4
+/* One libvirt host of a lab over several: its name (in the names of its libvirt objects), its
+ * libvirt URI as written, and its underlay address, the address of its own that the other hosts
+ * reach it at and its VXLAN endpoint binds to. */
+struct ml_host {
+    char name[ML_NAME_MAX];
+    char *uri;
+    struct in_addr underlay; /* 0.0.0.0 when not given (allowed for a lone host) */
+    int line, column;        /* where it was named, 1-based */
+};
+
 struct ml_node {
     char name[ML_NAME_MAX];
     struct in_addr address;        /* on the lab bridge */
@@ -72,6 +85,7 @@ struct ml_node {
     unsigned vcpus;
     unsigned memory_mib;
     struct ml_wan_profile wan;      /* its link to the internet (`wan:`; lan when not given) */
+    size_t host;                    /* index into the topology's hosts (0 when it names none) */
     int line, column;               /* where the node was declared, 1-based */
     int tunnel_line, tunnel_column; /* where its tunnel_address was given */
 };
@@ -207,6 +221,10 @@ struct ml_topology {
         struct ml_wan_profile wan[ML_MAX_NODES]; /* every node's, in nodes' order */
         int line, column;
     } wan_sweep[ML_WAN_SWEEP_MAX];
+    /* hosts: the libvirt hosts the lab is spread over, each node on one (`host:`); none: the
+     * whole lab on the one host --connect names. */
+    size_t n_hosts;
+    struct ml_host hosts[ML_HOSTS_MAX];
     /* vps: the workload the hub is rehearsed for (topology/workload.h); present or not. */
     struct ml_workload vps;
 };
@@ -234,6 +252,9 @@ bool ml_topology_has_path(const struct ml_topology *topo, const char *path);
 
 /* The profile of that name, or NULL. */
 const struct ml_profile *ml_topology_profile(const struct ml_topology *t, const char *name);
+
+/* Whether nodes a and b are on different hosts (a path between them crosses the underlay). */
+bool ml_topology_crosses(const struct ml_topology *topo, size_t a, size_t b);
 
 /* Index of a node by name, or -1. */
 int ml_topology_find_node(const struct ml_topology *topo, const char *name);

@@ -299,6 +299,59 @@ static bool check_nat(struct ml_load_ctx *c)
         c, ml_yaml_fmt(&c->y, "%s (line %zu)", cause, (size_t)cause_at->start_mark.line + 1));
 }
 
+/* hosts: every node on one of them, every host carrying a node, each host another libvirt,
+ * and, for a lab over several, each with an underlay address of its own. */
+static bool check_hosts(struct ml_load_ctx *c)
+{
+    const struct ml_topology *t = c->topo;
+    if (t->n_hosts == 0)
+        return true;
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (!c->at[i].host)
+            return ml_yaml_fail(&c->y, c->at[i].node,
+                                "node '%s': the topology names hosts, so every node says which "
+                                "one it runs on; add host: %s (or another of hosts)",
+                                t->nodes[i].name, t->hosts[0].name);
+    for (size_t h = 0; h < t->n_hosts; h++) {
+        const struct ml_host *host = &t->hosts[h];
+        size_t carried = 0;
+        for (size_t i = 0; i < t->n_nodes; i++)
+            carried += t->nodes[i].host == h;
+        if (!carried)
+            return ml_yaml_fail(&c->y, c->host_at[h].name,
+                                "host '%s' carries no node; put a node on it (host: %s) or remove "
+                                "it from hosts",
+                                host->name, host->name);
+        for (size_t j = 0; j < h; j++)
+            if (!strcmp(t->hosts[j].uri, host->uri))
+                return ml_yaml_fail(&c->y, c->host_at[h].name,
+                                    "host '%s' has the URI of host '%s' (line %d): a host is one "
+                                    "libvirt; put the nodes of both on one host",
+                                    host->name, t->hosts[j].name, t->hosts[j].line);
+        if (t->n_hosts == 1)
+            continue;
+        uint32_t a = ntohl(host->underlay.s_addr);
+        yaml_node_t *at = c->host_at[h].underlay ? c->host_at[h].underlay : c->host_at[h].name;
+        if (!c->host_at[h].underlay)
+            return ml_yaml_fail(&c->y, at,
+                                "host '%s': a lab over several hosts stitches their bridges by "
+                                "VXLAN between their underlay addresses; give hosts.%s.underlay, "
+                                "the address the other hosts reach it at",
+                                host->name, host->name);
+        if (a == 0 || a == 0xffffffffu || (a >> 28) == 0xe)
+            return ml_yaml_fail(&c->y, at,
+                                "host '%s': underlay %s is no unicast address; give the address "
+                                "the other hosts reach it at",
+                                host->name, ml_yaml_ip_str(&c->y, host->underlay));
+        for (size_t j = 0; j < h; j++)
+            if (t->hosts[j].underlay.s_addr == host->underlay.s_addr)
+                return ml_yaml_fail(&c->y, at, "host '%s': underlay %s is host '%s''s (line %d)",
+                                    host->name, ml_yaml_ip_str(&c->y, host->underlay),
+                                    t->hosts[j].name, t->hosts[j].line);
+    }
+    return true;
+}
+
 bool ml_topology_validate(struct ml_load_ctx *c)
 {
     const struct ml_topology *t = c->topo;
@@ -308,5 +361,5 @@ bool ml_topology_validate(struct ml_load_ctx *c)
                             "wireguard.subnet %s overlaps the lab subnet %s",
                             ml_yaml_subnet_str(&c->y, &t->wireguard.subnet),
                             ml_yaml_subnet_str(&c->y, &t->lab_subnet));
-    return check_nodes(c) && check_roles(c) && check_pairs(c) && check_nat(c);
+    return check_nodes(c) && check_roles(c) && check_pairs(c) && check_nat(c) && check_hosts(c);
 }

@@ -413,7 +413,7 @@ bool ml_capture_lab_start(const struct ml_lab *lab, struct ml_capture caps[ML_CA
     for (size_t k = 0; k < ML_CAPTURE_TAPS; k++) {
         g_autofree char *name = g_strdup_printf("%s/%s.pcap", dir, t->nodes[nodes[k]].name);
         g_autofree char *rel = ml_lab_rel(lab, name);
-        if (!ml_capture_start(&caps[k], lab->remote ? lab->uri : NULL,
+        if (!ml_capture_start(&caps[k], ml_lab_shell_uri(lab, nodes[k]),
                               lab->plan->guests[nodes[k]].tap, rel, err)) {
             ml_capture_lab_stop(lab, caps);
             return false;

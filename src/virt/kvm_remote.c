@@ -79,9 +79,9 @@ static bool wait_end(virConnectPtr conn, const char *name, double timeout_s, dou
 }
 
 /* Read, the log goes: the guests' consoles are then the pool's only logs. */
-static void remove_log(virConnectPtr conn, const struct ml_plan *plan)
+static void remove_log(virConnectPtr conn, const struct ml_plan_host *h)
 {
-    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, plan->pool);
+    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, h->pool);
     if (pool)
         virStoragePoolRefresh(pool, 0);
     virStorageVolPtr vol = pool ? virStorageVolLookupByName(pool, ML_KVM_PROBE_LOG) : NULL;
@@ -94,8 +94,9 @@ static void remove_log(virConnectPtr conn, const struct ml_plan *plan)
     virResetLastError();
 }
 
-bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const char *kernel,
-                         double timeout_s, struct ml_host_accel *ret, GError **err)
+bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, size_t host,
+                         const char *kernel, double timeout_s, struct ml_host_accel *ret,
+                         GError **err)
 {
     memset(ret, 0, sizeof(*ret));
     if (ml_host_accel_forced(ret))
@@ -110,7 +111,8 @@ bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const c
     }
     free(caps);
     g_autofree char *name = ml_kvm_probe_domain(plan->topo->name);
-    g_autofree char *log = g_build_filename(plan->pool_dir, ML_KVM_PROBE_LOG, NULL);
+    const struct ml_plan_host *h = &plan->hosts[host];
+    g_autofree char *log = g_build_filename(h->pool_dir, ML_KVM_PROBE_LOG, NULL);
     g_autofree char *xml = ml_kvm_probe_xml(plan, kernel, log);
     g_autofree char *at = NULL;
     {
@@ -137,7 +139,7 @@ bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const c
         ret->source = ML_ACCEL_PROBED;
         ret->elsewhere = true;
         ret->probed_at = g_steal_pointer(&at);
-        remove_log(conn, plan);
+        remove_log(conn, h);
         return true;
     }
     virDomainFree(dom);
@@ -148,8 +150,8 @@ bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const c
     gsize len = 0;
     g_autoptr(GError) derr = NULL;
     g_autofree char *console =
-        ml_vol_download(conn, plan->pool, ML_KVM_PROBE_LOG, 1 << 20, &len, &derr);
-    remove_log(conn, plan);
+        ml_vol_download(conn, h->pool, ML_KVM_PROBE_LOG, 1 << 20, &len, &derr);
+    remove_log(conn, h);
     ret->probe_s = secs;
     ret->source = ML_ACCEL_PROBED;
     ret->elsewhere = true;

@@ -23,5 +23,6 @@ char *ml_kvm_probe_xml(const struct ml_plan *plan, const char *kernel, const cha
 /* Decides ret on conn's host (MESHLAB_ACCEL still overrides), booting kernel (the host's path)
  * for at most timeout_s; the lab's pool must exist. False only when the host could not be
  * asked at all (err); a KVM that does not work is a verdict, not an error. */
-bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, const char *kernel,
-                         double timeout_s, struct ml_host_accel *ret, GError **err);
+bool ml_kvm_probe_remote(virConnectPtr conn, const struct ml_plan *plan, size_t host,
+                         const char *kernel, double timeout_s, struct ml_host_accel *ret,
+                         GError **err);

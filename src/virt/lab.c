@@ -16,7 +16,9 @@
 #include "core/util.h"
 #include "results/json.h"
 #include "topology/name.h"
+#include "virt/hostshell.h"
 #include "virt/kvm_remote.h"
+#include "virt/underlay.h"
 #include "virt/virt.h"
 #include "virt/virt_xml.h"
 #include "virt/volume.h"
@@ -154,16 +156,83 @@ static bool render_seed(const struct ml_lab *lab, size_t i, struct ml_seed *seed
 static char *console_path(const struct ml_lab *lab, size_t i)
 {
     g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
-    return g_build_filename(lab->plan->pool_dir, file, NULL);
+    return g_build_filename(ml_plan_guest_host(lab->plan, i)->pool_dir, file, NULL);
 }
 
-void ml_lab_on_host(struct ml_lab *lab)
+struct ml_lab_host *ml_lab_host_of(const struct ml_lab *lab, size_t i)
 {
-    lab->remote = ml_virt_conn_remote(lab->conn) == 1;
+    return (struct ml_lab_host *)&lab->hosts[lab->plan->guests[i].host];
+}
+
+const char *ml_lab_shell_uri(const struct ml_lab *lab, size_t i)
+{
+    const struct ml_lab_host *h = ml_lab_host_of(lab, i);
+    return h->remote ? h->uri : NULL;
+}
+
+/* What the host k's connection says of it: remote or not, its URI, its pool's directory. */
+static void on_host(struct ml_lab *lab, size_t k)
+{
+    struct ml_lab_host *h = &lab->hosts[k];
+    struct ml_plan_host *ph = &lab->plan->hosts[k];
+    h->remote = ml_virt_conn_remote(h->conn) == 1;
+    g_free(h->uri);
+    h->uri =
+        ml_virt_conn_uri(h->conn, lab->topo->n_hosts ? lab->topo->hosts[k].uri : ml_virt_uri());
+    g_autofree char *key = ml_plan_host_key(lab->topo->name, ph->host ? ph->host->name : NULL);
+    g_free(ph->pool_dir);
+    ph->pool_dir = ml_virt_lab_pool_dir(h->conn, key);
+}
+
+/* The name of host k in messages: the topology's, or its URI without credentials. */
+static char *host_shown(const struct ml_lab *lab, size_t k)
+{
+    if (lab->topo->n_hosts)
+        return g_strdup(lab->topo->hosts[k].name);
+    return ml_virt_uri_public(lab->hosts[k].uri ? lab->hosts[k].uri : ml_virt_uri());
+}
+
+bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    lab->n_hosts = lab->plan->n_hosts;
+    if (t->n_hosts && ml_virt_uri_given()) {
+        g_autofree char *shown = ml_virt_uri_public(ml_virt_uri_given());
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s: the topology places its nodes on hosts (hosts: at line %d), so %s (%s) "
+                    "has no lab to name; %s",
+                    t->path, t->hosts[0].line, ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect",
+                    shown, ml_virt_uri_from_env() ? "unset MESHLAB_URI" : "drop --connect");
+        return false;
+    }
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        const char *host_uri = t->n_hosts ? t->hosts[k].uri : uri;
+        /* Before any connection: a host without a shell can't be stitched to the others. */
+        if (lab->n_hosts > 1) {
+            g_auto(GStrv) argv = ml_hostshell_argv(host_uri, "true", err);
+            if (!argv) {
+                g_prefix_error(err,
+                               "host %s: a lab over several hosts stitches their bridges "
+                               "with the host's own tools: ",
+                               t->hosts[k].name);
+                return false;
+            }
+        }
+        lab->hosts[k].conn = ml_virt_connect(host_uri, err);
+        if (!lab->hosts[k].conn) {
+            if (t->n_hosts)
+                g_prefix_error(err, "host %s: ", t->hosts[k].name);
+            return false;
+        }
+        on_host(lab, k);
+    }
+    size_t hub = lab->plan->guests[t->hub].host;
+    lab->conn = lab->hosts[hub].conn;
+    virConnectRef(lab->conn);
+    lab->remote = lab->hosts[hub].remote;
     g_free(lab->uri);
-    lab->uri = ml_virt_conn_uri(lab->conn, ml_virt_uri());
-    g_free(lab->plan->pool_dir);
-    lab->plan->pool_dir = ml_virt_lab_pool_dir(lab->conn, lab->topo->name);
+    lab->uri = g_strdup(lab->hosts[hub].uri);
+    return true;
 }
 
 const char *ml_lab_start(const struct ml_lab *lab)
@@ -198,6 +267,25 @@ bool ml_lab_state_write(const struct ml_lab *lab, GError **err)
     g_autofree char *uri =
         lab->conn ? ml_virt_conn_uri(lab->conn, ml_virt_uri()) : g_strdup(ml_virt_uri());
     json_object_object_add(s, "uri", json_object_new_string(uri));
+    /* A lab over several hosts: each host's name and URI, whole, for down to find them. */
+    if (lab->topo->n_hosts > 1) {
+        struct json_object *hosts = json_object_new_array();
+        for (size_t k = 0; k < lab->topo->n_hosts; k++) {
+            struct json_object *h = json_object_new_object();
+            json_object_object_add(h, "name", json_object_new_string(lab->topo->hosts[k].name));
+            json_object_object_add(h, "uri",
+                                   json_object_new_string(lab->hosts[k].uri
+                                                              ? lab->hosts[k].uri
+                                                              : lab->topo->hosts[k].uri));
+            struct json_object *nodes = json_object_new_array();
+            for (size_t i = 0; i < lab->topo->n_nodes; i++)
+                if (lab->topo->nodes[i].host == k)
+                    json_object_array_add(nodes, json_object_new_string(lab->topo->nodes[i].name));
+            json_object_object_add(h, "nodes", nodes);
+            json_object_array_add(hosts, h);
+        }
+        json_object_object_add(s, "hosts", hosts);
+    }
     json_object_object_add(s, "complete", json_object_new_boolean(lab->complete));
     json_object_object_add(s, "accelerator_kvm", json_object_new_boolean(lab->accel.kvm));
     if (lab->accel.reason)
@@ -292,6 +380,27 @@ char *ml_lab_uri(const char *lab_name, bool *ret_recorded)
     return uri;
 }
 
+char *ml_lab_node_uri(const char *lab_name, const char *node)
+{
+    struct json_object *state = ml_lab_state_read(lab_name);
+    struct json_object *hosts = NULL;
+    char *uri = NULL;
+    if (!ml_virt_uri_given() && json_object_object_get_ex(state, "hosts", &hosts) &&
+        json_object_is_type(hosts, json_type_array))
+        for (size_t k = 0; !uri && k < json_object_array_length(hosts); k++) {
+            struct json_object *h = json_object_array_get_idx(hosts, k), *nodes = NULL;
+            if (!json_object_object_get_ex(h, "nodes", &nodes) ||
+                !json_object_is_type(nodes, json_type_array))
+                continue;
+            for (size_t i = 0; i < json_object_array_length(nodes); i++)
+                if (!g_strcmp0(json_object_get_string(json_object_array_get_idx(nodes, i)), node) &&
+                    ml_j_str(h, "uri"))
+                    uri = g_strdup(ml_j_str(h, "uri"));
+        }
+    json_object_put(state);
+    return uri ? uri : ml_lab_uri(lab_name, NULL);
+}
+
 /* A directory of root's own for a file on its way into the pool (0700, the pid in its name
  * for 'meshlab down'); NULL with err. */
 static char *private_dir(GError **err)
@@ -315,7 +424,9 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
     if (!files || files->len == 0)
         return true;
     g_autofree char *name = g_strdup_printf("%s-artifacts.iso", lab->plan->guests[i].node->name);
-    g_autofree char *path = g_build_filename(lab->plan->pool_dir, name, NULL);
+    struct ml_lab_host *host = ml_lab_host_of(lab, i);
+    g_autofree char *path =
+        g_build_filename(ml_plan_guest_host(lab->plan, i)->pool_dir, name, NULL);
     /* Built in root's own directory (0700, the pid in its name for 'meshlab down'), then
      * copied into the pool, which QEMU's user can write: genisoimage would follow a link. */
     g_autofree char *dir = private_dir(err);
@@ -330,10 +441,11 @@ static bool artifacts_iso(struct ml_lab *lab, size_t i, char **ret_path, GError 
         g_ptr_array_add(argv, g_ptr_array_index(files, k));
     g_ptr_array_add(argv, NULL);
     bool ok = ml_spawn_timeout((const char *const *)argv->pdata, 120, NULL, err);
-    if (ok && lab->remote) {
+    if (ok && host->remote) {
         g_free(path);
         path = NULL;
-        ok = ml_vol_upload(lab->conn, lab->plan->pool, name, iso, false, &path, err);
+        ok = ml_vol_upload(host->conn, ml_plan_guest_host(lab->plan, i)->pool, name, iso, false,
+                           &path, err);
     } else if (ok) {
         ok = ml_file_place(iso, path, 0600, err);
     }
@@ -368,8 +480,9 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
 {
     struct ml_plan *plan = lab->plan;
     const char *node = plan->guests[i].node->name;
-    /* A saved guest is a file of this machine's: another host starts every guest cold. */
-    if (lab->image.seed_by_agent && ml_warm_enabled() && !lab->remote) {
+    /* A saved guest is a file of this machine's: another host, or a lab over several, starts
+     * every guest cold. */
+    if (lab->image.seed_by_agent && ml_warm_enabled() && !lab->remote && lab->n_hosts == 1) {
         lab->warm_key[i] =
             ml_warm_key(lab->conn, &lab->image, lab->accel.kvm, lab->xml[i], plan->run_id, err);
         if (!lab->warm_key[i])
@@ -378,44 +491,47 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
     }
     if (!lab->warm[i]) {
         g_autofree char *path = NULL;
-        return ml_virt_create_overlay(lab->conn, plan, i, lab->host_base, lab->base_size, &path,
-                                      err);
+        struct ml_lab_host *host = ml_lab_host_of(lab, i);
+        return ml_virt_create_overlay(host->conn, plan, i, host->base, lab->base_size, &path, err);
     }
     if (!ml_warm_place_overlay(plan->topo->name, node, overlay, err))
         return false;
     /* libvirt learns of the copied volume, so that teardown finds it like any other. */
-    virStoragePoolPtr pool = virStoragePoolLookupByName(lab->conn, plan->pool);
+    virStoragePoolPtr pool = virStoragePoolLookupByName(lab->conn, plan->hosts[0].pool);
     if (!pool || virStoragePoolRefresh(pool, 0) < 0) {
         if (pool)
             virStoragePoolFree(pool);
-        ml_virt_error(err, "cannot refresh storage pool '%s'", plan->pool);
+        ml_virt_error(err, "cannot refresh storage pool '%s'", plan->hosts[0].pool);
         return false;
     }
     virStoragePoolFree(pool);
     return true;
 }
 
-/* The images the guests boot, where the host reads them: this machine's cache, or on another
+/* The images the guests boot, where host k reads them: this machine's cache, or on another
  * host the image pool's copies, uploaded once (volume.h). */
-static bool place_images(struct ml_lab *lab, GError **err)
+static bool place_images(struct ml_lab *lab, size_t k, GError **err)
 {
     const struct ml_image *img = &lab->image;
-    lab->base_size = ml_virt_image_size(img->base, err);
-    if (!lab->base_size && err && *err)
-        return false;
-    if (!lab->remote) {
-        lab->host_base = g_strdup(img->base);
-        lab->host_kernel = g_strdup(img->kernel);
-        lab->host_initrd = g_strdup(img->initrd);
+    struct ml_lab_host *h = &lab->hosts[k];
+    if (!lab->base_size) {
+        lab->base_size = ml_virt_image_size(img->base, err);
+        if (!lab->base_size && err && *err)
+            return false;
+    }
+    if (!h->remote) {
+        h->base = g_strdup(img->base);
+        h->kernel = g_strdup(img->kernel);
+        h->initrd = g_strdup(img->initrd);
         return true;
     }
     bool up = false;
-    return ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->base, img->sha256, "base",
-                             ".qcow2", &lab->host_base, &up, err) &&
-           (!img->kernel || ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->kernel, NULL,
-                                              "kernel", "", &lab->host_kernel, &up, err)) &&
-           (!img->initrd || ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, img->initrd, NULL,
-                                              "initrd", "", &lab->host_initrd, &up, err));
+    return ml_vol_cache_file(h->conn, ML_VOL_IMAGES_POOL, img->base, img->sha256, "base", ".qcow2",
+                             &h->base, &up, err) &&
+           (!img->kernel || ml_vol_cache_file(h->conn, ML_VOL_IMAGES_POOL, img->kernel, NULL,
+                                              "kernel", "", &h->kernel, &up, err)) &&
+           (!img->initrd || ml_vol_cache_file(h->conn, ML_VOL_IMAGES_POOL, img->initrd, NULL,
+                                              "initrd", "", &h->initrd, &up, err));
 }
 
 /* Guest i's seed CD into the pool: written there on this machine, uploaded to another host
@@ -425,8 +541,9 @@ static bool place_seed(struct ml_lab *lab, size_t i, const struct ml_seed *seed,
 {
     const struct ml_plan *plan = lab->plan;
     const char *vol = plan->guests[i].seed_vol;
-    if (!lab->remote) {
-        *ret_path = g_build_filename(plan->pool_dir, vol, NULL);
+    const struct ml_lab_host *host = ml_lab_host_of(lab, i);
+    if (!host->remote) {
+        *ret_path = g_build_filename(ml_plan_guest_host(plan, i)->pool_dir, vol, NULL);
         return ml_seed_write_iso(seed, *ret_path, err);
     }
     g_autofree char *dir = private_dir(err);
@@ -434,32 +551,109 @@ static bool place_seed(struct ml_lab *lab, size_t i, const struct ml_seed *seed,
         return false;
     g_autofree char *iso = g_build_filename(dir, vol, NULL);
     bool ok = ml_seed_write_iso(seed, iso, err) &&
-              ml_vol_upload(lab->conn, plan->pool, vol, iso, false, ret_path, err);
+              ml_vol_upload(host->conn, ml_plan_guest_host(plan, i)->pool, vol, iso, false,
+                            ret_path, err);
     unlink(iso);
     rmdir(dir);
     return ok;
 }
 
+#define UNDERLAY_TIMEOUT_S 60
+
+/* A lab over several hosts: each host's route to every other's underlay address, before anything
+ * is made there; the smallest MTU of them sets the lab's (VXLAN's 50 bytes less). */
+bool ml_lab_underlay_routes(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    unsigned lab_mtu = 1500;
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        struct ml_lab_host *h = &lab->hosts[k];
+        for (size_t j = 0; j < lab->n_hosts; j++) {
+            if (j == k)
+                continue;
+            g_autofree char *script =
+                ml_underlay_route_script(t->hosts[k].underlay, t->hosts[j].underlay);
+            g_autofree char *out = NULL;
+            struct ml_underlay_route r = {0};
+            if (!ml_underlay_run(h->uri, t->hosts[k].name, script, UNDERLAY_TIMEOUT_S, &out, err) ||
+                !ml_underlay_route_parse(out, t->hosts[k].name, &r, err))
+                return false;
+            if (!h->underlay_mtu || r.mtu < h->underlay_mtu) {
+                h->underlay_mtu = r.mtu;
+                g_strlcpy(h->underlay_dev, r.dev, sizeof(h->underlay_dev));
+            }
+        }
+        unsigned m = ml_underlay_lab_mtu(h->underlay_mtu);
+        if (!m) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "host %s: its underlay (%s, MTU %u) cannot carry VXLAN's 50 bytes over "
+                        "a lab MTU of 576; give an underlay address on a network of a larger MTU",
+                        t->hosts[k].name, h->underlay_dev, h->underlay_mtu);
+            return false;
+        }
+        lab_mtu = MIN(lab_mtu, m);
+    }
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        lab->hosts[k].mtu = lab_mtu;
+        char a[16];
+        ml_progress("define", "host %s: underlay %s on %s, MTU %u; the lab's MTU is %u",
+                    t->hosts[k].name, ml_ip_str(t->hosts[k].underlay, a),
+                    lab->hosts[k].underlay_dev, lab->hosts[k].underlay_mtu, lab_mtu);
+    }
+    return true;
+}
+
+/* Each host's bridge to the others', by VXLAN (underlay.h). */
+static bool stitch_hosts(struct ml_lab *lab, GError **err)
+{
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        g_autofree char *script = ml_underlay_stitch_script(lab->plan, k, lab->hosts[k].mtu);
+        if (!ml_underlay_run(lab->hosts[k].uri, lab->topo->hosts[k].name, script,
+                             UNDERLAY_TIMEOUT_S, NULL, err))
+            return false;
+        char a[16];
+        ml_progress("define",
+                    "host %s: bridge %s stitched to the other hosts by %s (VXLAN %u, "
+                    "%s port %u)",
+                    lab->topo->hosts[k].name, lab->plan->hosts[k].bridge, lab->plan->hosts[k].vxlan,
+                    lab->plan->vni, ml_ip_str(lab->topo->hosts[k].underlay, a),
+                    lab->plan->hosts[k].vxlan_port);
+    }
+    lab->stitched = true;
+    return true;
+}
+
 static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
-    ml_progress("define", "network %s (bridge %s, no host address, no forwarding)", plan->network,
-                plan->bridge);
-    if (!ml_virt_define_network(lab->conn, plan, err))
+    if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))
         return false;
-    if (!lab->pool_defined) {
-        ml_progress("define", "storage pool %s in %s", plan->pool, plan->pool_dir);
-        if (!ml_virt_define_pool(lab->conn, plan, err))
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        struct ml_plan_host *ph = &plan->hosts[k];
+        struct ml_lab_host *h = &lab->hosts[k];
+        g_autofree char *on =
+            ph->host ? g_strdup_printf(" on host %s", ph->host->name) : g_strdup("");
+        ml_progress("define", "network %s%s (bridge %s, no host address, no forwarding)",
+                    ph->network, on, ph->bridge);
+        if (!ml_virt_define_network(h->conn, ph, h->mtu, err))
             return false;
-        lab->pool_defined = true;
+        if (!h->pool_defined) {
+            ml_progress("define", "storage pool %s in %s%s", ph->pool, ph->pool_dir, on);
+            if (!ml_virt_define_pool(h->conn, ph, err))
+                return false;
+            h->pool_defined = true;
+        }
+        if (!place_images(lab, k, err))
+            return false;
     }
-    if (!place_images(lab, err))
+    if (lab->n_hosts > 1 && !stitch_hosts(lab, err))
         return false;
-    struct ml_image host_image = lab->image; /* the same image, by the host's paths */
-    host_image.base = lab->host_base;
-    host_image.kernel = lab->host_kernel;
-    host_image.initrd = lab->host_initrd;
     for (size_t i = 0; i < plan->n_guests; i++) {
+        struct ml_lab_host *host = ml_lab_host_of(lab, i);
+        struct ml_image host_image = lab->image; /* the same image, by the host's paths */
+        host_image.base = host->base;
+        host_image.kernel = host->kernel;
+        host_image.initrd = host->initrd;
         if (ml_check_interrupted(err))
             return false;
         const struct ml_plan_guest *g = &plan->guests[i];
@@ -477,12 +671,13 @@ static bool create_objects(struct ml_lab *lab, GError **err)
         g_autofree char *artifacts = NULL;
         if (!artifacts_iso(lab, i, &artifacts, err))
             return false;
-        g_autofree char *overlay = g_build_filename(plan->pool_dir, g->overlay_vol, NULL);
+        g_autofree char *overlay =
+            g_build_filename(ml_plan_guest_host(plan, i)->pool_dir, g->overlay_vol, NULL);
         struct ml_domain_paths paths = {overlay, seed_path, console, artifacts};
         lab->xml[i] = ml_xml_domain(plan, i, &host_image, lab->accel.kvm, &paths);
         if (!place_overlay(lab, i, overlay, err))
             return false;
-        lab->dom[i] = ml_virt_define_domain(lab->conn, g->domain, lab->xml[i], err);
+        lab->dom[i] = ml_virt_define_domain(host->conn, g->domain, lab->xml[i], err);
         if (!lab->dom[i])
             return false;
         ml_progress("define", "guest %s: domain %s, overlay %s, seed %s", g->node->name, g->domain,
@@ -499,9 +694,11 @@ static bool create_objects(struct ml_lab *lab, GError **err)
 static char *console_read(struct ml_lab *lab, size_t i, gsize max, gsize *ret_len)
 {
     g_autofree char *file = g_strdup_printf("%s-console.log", lab->plan->guests[i].node->name);
-    if (lab->remote)
-        return ml_vol_download(lab->conn, lab->plan->pool, file, max, ret_len, NULL);
-    g_autofree char *path = g_build_filename(lab->plan->pool_dir, file, NULL);
+    const struct ml_lab_host *host = ml_lab_host_of(lab, i);
+    const struct ml_plan_host *ph = ml_plan_guest_host(lab->plan, i);
+    if (host->remote)
+        return ml_vol_download(host->conn, ph->pool, file, max, ret_len, NULL);
+    g_autofree char *path = g_build_filename(ph->pool_dir, file, NULL);
     return ml_file_read_nofollow(path, max, ret_len, NULL);
 }
 
@@ -549,7 +746,7 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
     const char *node = lab->plan->guests[i].node->name;
     if (!lab->warm[i] && lab->warm_key[i]) {
         g_autofree char *overlay =
-            g_build_filename(lab->plan->pool_dir, lab->plan->guests[i].overlay_vol, NULL);
+            g_build_filename(lab->plan->hosts[0].pool_dir, lab->plan->guests[i].overlay_vol, NULL);
         if (!ml_warm_save(lab->conn, lab->dom[i], lab->topo->name, node, lab->warm_key[i], overlay,
                           &lab->save_s[i], err))
             return false;
@@ -881,17 +1078,42 @@ bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err)
     lab->created = true;
     if (!ml_lab_state_write(lab, err))
         return false;
-    ml_progress("define", "storage pool %s in %s on the host", lab->plan->pool,
-                lab->plan->pool_dir);
-    if (!ml_virt_define_pool(lab->conn, lab->plan, err))
-        return false;
-    lab->pool_defined = true;
-    g_autofree char *host_kernel = NULL;
-    bool up = false;
-    return ml_vol_cache_file(lab->conn, ML_VOL_IMAGES_POOL, kernel, NULL, "kernel", "",
-                             &host_kernel, &up, err) &&
-           ml_kvm_probe_remote(lab->conn, lab->plan, host_kernel, KVM_PROBE_TIMEOUT_S, &lab->accel,
-                               err);
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        struct ml_lab_host *h = &lab->hosts[k];
+        const struct ml_plan_host *ph = &lab->plan->hosts[k];
+        struct ml_host_accel acc = {0};
+        if (!h->remote) {
+            ml_host_probe_accel(kernel, &acc);
+        } else {
+            ml_progress("define", "storage pool %s in %s on the host", ph->pool, ph->pool_dir);
+            if (!ml_virt_define_pool(h->conn, ph, err))
+                return false;
+            h->pool_defined = true;
+            g_autofree char *host_kernel = NULL;
+            bool up = false;
+            if (!ml_vol_cache_file(h->conn, ML_VOL_IMAGES_POOL, kernel, NULL, "kernel", "",
+                                   &host_kernel, &up, err) ||
+                !ml_kvm_probe_remote(h->conn, lab->plan, k, host_kernel, KVM_PROBE_TIMEOUT_S, &acc,
+                                     err)) {
+                ml_host_accel_clear(&acc);
+                return false;
+            }
+        }
+        /* The lab runs under KVM only where every host has it: the first verdict stands, unless
+         * a later host has no KVM. */
+        if (k == 0 || (lab->accel.kvm && !acc.kvm)) {
+            if (lab->n_hosts > 1) {
+                char *why = g_strdup_printf("host %s: %s", ph->host->name, acc.reason);
+                g_free(acc.reason);
+                acc.reason = why;
+            }
+            ml_host_accel_clear(&lab->accel);
+            lab->accel = acc;
+        } else {
+            ml_host_accel_clear(&acc);
+        }
+    }
+    return true;
 }
 
 bool ml_lab_create(struct ml_lab *lab, GError **err)
@@ -925,7 +1147,8 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
     lab->up_run_id = g_strdup(json_object_get_string(v));
     ml_plan_free(lab->plan);
     lab->plan = ml_plan_new(lab->topo, lab->up_run_id);
-    ml_lab_on_host(lab);
+    for (size_t k = 0; k < lab->n_hosts; k++)
+        on_host(lab, k);
     struct json_object *done = NULL;
     if (!json_object_object_get_ex(state, "complete", &done) || !json_object_get_boolean(done)) {
         json_object_put(state);
@@ -974,8 +1197,12 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->warm[i] = !strcmp(json_object_get_string(b), "warm");
         }
     json_object_put(state);
+    /* The underlay's routes and MTU, as up found them, for the results. */
+    if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))
+        return false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
-        lab->dom[i] = virDomainLookupByName(lab->conn, lab->plan->guests[i].domain);
+        lab->dom[i] =
+            virDomainLookupByName(ml_lab_host_of(lab, i)->conn, lab->plan->guests[i].domain);
         if (!lab->dom[i] || virDomainIsActive(lab->dom[i]) != 1) {
             g_set_error(err, ML_ERROR, ML_ERR_HOST,
                         "lab %s is recorded as up but guest %s is not running; run "
@@ -1044,12 +1271,49 @@ static void print_removed(const char *what, void *opaque)
     ml_progress("down", "removed %s", what);
 }
 
+bool ml_lab_host_teardown(const char *lab, const char *name, virConnectPtr conn, const char *uri,
+                          bool several, ml_teardown_cb cb, void *opaque, GError **err)
+{
+    bool ok = ml_virt_teardown(conn, lab, cb, opaque, err) >= 0;
+    if (!several)
+        return ok;
+    g_autofree char *script = ml_underlay_unstitch_script(lab);
+    g_autofree char *out = NULL;
+    g_autoptr(GError) e = NULL;
+    if (!ml_underlay_run(uri, name, script, UNDERLAY_TIMEOUT_S, &out, &e)) {
+        if (ok)
+            g_propagate_error(err, g_steal_pointer(&e));
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    for (size_t i = 0; lines[i]; i++)
+        if (g_str_has_prefix(lines[i], "removed ")) {
+            g_autofree char *what =
+                g_strdup_printf("VXLAN device %s on host %s", lines[i] + strlen("removed "), name);
+            cb(what, opaque);
+        }
+    return ok;
+}
+
 bool ml_lab_destroy(struct ml_lab *lab, GError **err)
 {
     for (size_t i = 0; i < ML_MAX_NODES; i++)
         g_clear_pointer(&lab->dom[i], virDomainFree);
-    int n = ml_virt_teardown(lab->conn, lab->topo->name, print_removed, NULL, err);
-    if (n < 0)
+    bool ok = true;
+    for (size_t k = 0; k < MAX(lab->n_hosts, 1); k++) {
+        g_autofree char *shown = host_shown(lab, k);
+        virConnectPtr conn = lab->hosts[k].conn ? lab->hosts[k].conn : lab->conn;
+        if (!conn)
+            continue;
+        g_autoptr(GError) e = NULL;
+        if (!ml_lab_host_teardown(lab->topo->name, shown, conn, lab->hosts[k].uri, lab->n_hosts > 1,
+                                  print_removed, NULL, &e)) {
+            if (ok)
+                g_propagate_error(err, g_steal_pointer(&e));
+            ok = false;
+        }
+    }
+    if (!ok)
         return false;
     ml_lab_state_remove(lab->topo->name, print_removed, NULL);
     ml_lab_phase(lab, "teardown");
@@ -1066,9 +1330,15 @@ void ml_lab_clear(struct ml_lab *lab)
     }
     g_free(lab->firewall);
     g_free(lab->uri);
-    g_free(lab->host_base);
-    g_free(lab->host_kernel);
-    g_free(lab->host_initrd);
+    for (size_t k = 0; k < ML_HOSTS_MAX; k++) {
+        struct ml_lab_host *h = &lab->hosts[k];
+        g_free(h->uri);
+        g_free(h->base);
+        g_free(h->kernel);
+        g_free(h->initrd);
+        if (h->conn)
+            virConnectClose(h->conn);
+    }
     ml_plan_free(lab->plan);
     ml_image_clear(&lab->image);
     ml_host_accel_clear(&lab->accel);

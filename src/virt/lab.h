@@ -6,12 +6,27 @@
 #include <libvirt/libvirt.h>
 
 #include "virt/host.h"
+#include "virt/virt.h"
 #include "cache/image.h"
 #include "topology/plan.h"
 #include "topology/topology.h"
 
+/* One libvirt host of the lab: the one host of a one-host lab, or one of a lab's hosts. */
+struct ml_lab_host {
+    virConnectPtr conn; /* its own reference */
+    char *uri;          /* the URI conn was opened with, whole (key files and all): what its
+                         * SSH is (hostshell.h) */
+    bool remote;        /* another host's libvirt: the lab's files travel to it as volumes */
+    bool pool_defined;  /* the lab's pool there exists already (the remote KVM probe made it) */
+    char *base, *kernel, *initrd; /* the image's files as the host sees them: the cache's here,
+                                   * the image pool's there */
+    unsigned mtu;                 /* the lab's MTU on it; 0: the default (a one-host lab) */
+    unsigned underlay_mtu;        /* the MTU of its route to the other hosts (0: one host) */
+    char underlay_dev[32];        /* the device that route leaves by */
+};
+
 struct ml_lab {
-    virConnectPtr conn;
+    virConnectPtr conn; /* the hub's host's (a reference of its own): what measures the hub */
     const struct ml_topology *topo;
     struct ml_plan *plan;
     struct ml_image image;
@@ -57,16 +72,16 @@ struct ml_lab {
      * the other guests' output path), so that a dataplane there sees its peer at that address;
      * 0.0.0.0 for none. A check accepts a peer's endpoint at either. */
     struct in_addr mapped_from[ML_MAX_NODES];
-    bool remote;       /* conn is another host's libvirt (ml_virt_conn_remote): the lab's files
-                        * travel to it as volumes (volume.h), its verdicts are its own */
-    char *uri;         /* conn's URI, whole (key files and all): what its SSH is (hostshell.h) */
-    bool pool_defined; /* the lab's pool exists already (the remote KVM probe made it) */
-    char *host_base, *host_kernel, *host_initrd; /* the image's files as the host sees them:
-                                                  * the cache's here, the image pool's there */
-    unsigned long long base_size;                /* the base's virtual size, bytes */
-    const char *write_prefix; /* NULL, or a folder of the run directory that ml_lab_write puts
-                               * every file under ("sweep/step-2/": a later sweep step's raw
-                               * files apart from the first's) */
+    bool remote;    /* conn is another host's libvirt (ml_virt_conn_remote): the lab's files
+                     * travel to it as volumes (volume.h), its verdicts are its own */
+    char *uri;      /* conn's URI, whole (key files and all): what its SSH is (hostshell.h) */
+    size_t n_hosts; /* the plan's: 1 unless the topology spreads the lab over hosts */
+    struct ml_lab_host hosts[ML_HOSTS_MAX];
+    bool stitched;                /* the hosts' bridges are stitched (underlay.h) */
+    unsigned long long base_size; /* the base's virtual size, bytes */
+    const char *write_prefix;     /* NULL, or a folder of the run directory that ml_lab_write puts
+                                   * every file under ("sweep/step-2/": a later sweep step's raw
+                                   * files apart from the first's) */
 };
 
 /* "ip netns exec mlnat " when node's daemons run behind a NAT now, else "": what a command
@@ -98,20 +113,39 @@ enum ml_boot_verdict { ML_BOOT_WAITING, ML_BOOT_ALL_READY, ML_BOOT_LATE };
 enum ml_boot_verdict ml_boot_judge(const enum ml_boot_stage *stage, const char *const *names,
                                    size_t n, double elapsed_s, double timeout_s, GError **err);
 
-/* Everything up to running guests: accelerator probe, image, network, pool,
- * overlays, seeds, domains, boot. On failure the caller tears down. */
-/* Once lab->conn is open: whether it is another host's (lab->remote), and the plan's pool
- * directory as that host has it (ml_virt_lab_pool_dir). */
-void ml_lab_on_host(struct ml_lab *lab);
+/* Opens the lab's hosts: the topology's hosts, or uri for a one-host lab (a topology that names
+ * its hosts refuses a given --connect or MESHLAB_URI). Then, for each, whether it is another
+ * host's, and the pool directory as that host has it (ml_virt_lab_pool_dir); lab->conn is the
+ * hub's host's. A lab over several hosts needs each host's shell (hostshell.h): a host without
+ * one is refused here, before anything is made. */
+bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err);
+/* The host guest i runs on. */
+struct ml_lab_host *ml_lab_host_of(const struct ml_lab *lab, size_t i);
+/* The URI of guest i's host's shell for a host tool (tcpdump): NULL on this machine's libvirt,
+ * else its host's URI. */
+const char *ml_lab_shell_uri(const struct ml_lab *lab, size_t i);
 /* On another host, the KVM verdict from that host (kvm_remote.h): the lab is recorded, its
- * pool made, and kernel (this machine's path) uploaded into the host's image pool first. */
+ * pool made, and kernel (this machine's path) uploaded into the host's image pool first. A lab
+ * over several hosts asks each (this machine's own libvirt by ml_host_probe_accel): KVM only
+ * when every one has it. */
 bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err);
+/* A lab over several hosts: each host's route to every other's underlay address (its device and
+ * MTU into lab->hosts), and the lab's MTU from the smallest (VXLAN's 50 bytes less). Before
+ * anything is made there: an underlay address that is not the host's is refused here. */
+bool ml_lab_underlay_routes(struct ml_lab *lab, GError **err);
+/* Everything up to running guests: image, networks, pools, the hosts' stitching, overlays,
+ * seeds, domains, boot. On failure the caller tears down. */
 bool ml_lab_create(struct ml_lab *lab, GError **err);
 /* Finds a lab that `meshlab up` left running (state file and domains). */
 bool ml_lab_attach(struct ml_lab *lab, GError **err);
 /* Copies consoles and cloud-init logs of every guest into run_dir/guests/. */
 void ml_lab_collect_logs(struct ml_lab *lab);
-/* Removes the lab's objects and state file; prints what went. */
+/* Removes lab's objects from one of its hosts (conn; named name in messages, its shell at uri):
+ * its domains, networks, pools and volumes (ml_virt_teardown), and, for a lab over several hosts
+ * (several), its VXLAN devices there. cb hears of each. */
+bool ml_lab_host_teardown(const char *lab, const char *name, virConnectPtr conn, const char *uri,
+                          bool several, ml_teardown_cb cb, void *opaque, GError **err);
+/* Removes the lab's objects on every host and its state file; prints what went. */
 bool ml_lab_destroy(struct ml_lab *lab, GError **err);
 void ml_lab_clear(struct ml_lab *lab);
 
@@ -148,6 +182,9 @@ struct json_object *ml_lab_state_read(const char *lab_name);
  * MESHLAB_URI when given, else the one its state file records (*ret_recorded true), else the
  * default. */
 char *ml_lab_uri(const char *lab_name, bool *ret_recorded);
+/* The URI of the host node of lab runs on: for a lab over several hosts the one its state
+ * records for node, else ml_lab_uri's. */
+char *ml_lab_node_uri(const char *lab_name, const char *node);
 /* The names of the labs this machine holds a state file of, sorted. */
 GPtrArray *ml_lab_state_names(void);
 bool ml_lab_state_exists(const char *lab_name);

@@ -255,17 +255,18 @@ void ml_virt_error(GError **err, const char *what_fmt, ...)
 
 #include "virt/virt_xml.h"
 
-bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GError **err)
+bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan_host *h, unsigned mtu,
+                            GError **err)
 {
-    g_autofree char *xml = ml_xml_network(plan);
+    g_autofree char *xml = ml_xml_network(h, mtu);
     virNetworkPtr net = virNetworkDefineXML(conn, xml);
     if (!net) {
-        ml_virt_error(err, "cannot define network '%s'", plan->network);
+        ml_virt_error(err, "cannot define network '%s'", h->network);
         return false;
     }
     bool ok = virNetworkCreate(net) == 0;
     if (!ok)
-        ml_virt_error(err, "cannot start network '%s'", plan->network);
+        ml_virt_error(err, "cannot start network '%s'", h->network);
     virNetworkFree(net);
     return ok;
 }
@@ -291,7 +292,7 @@ bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid)
     return true;
 }
 
-bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err)
+bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan_host *h, GError **err)
 {
     long uid = 0, gid = 0;
     int mode = 0711;
@@ -299,15 +300,15 @@ bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError 
         ml_virt_qemu_owner(conn, &uid, &gid);
         mode = 0700;
     }
-    g_autofree char *xml = ml_xml_pool(plan, uid, gid, mode);
+    g_autofree char *xml = ml_xml_pool(h, uid, gid, mode);
     virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
     if (!pool) {
-        ml_virt_error(err, "cannot define storage pool '%s'", plan->pool);
+        ml_virt_error(err, "cannot define storage pool '%s'", h->pool);
         return false;
     }
     bool ok = virStoragePoolBuild(pool, 0) == 0 && virStoragePoolCreate(pool, 0) == 0;
     if (!ok)
-        ml_virt_error(err, "cannot build storage pool '%s' in %s", plan->pool, plan->pool_dir);
+        ml_virt_error(err, "cannot build storage pool '%s' in %s", h->pool, h->pool_dir);
     virStoragePoolFree(pool);
     return ok;
 }
@@ -336,9 +337,10 @@ bool ml_virt_create_overlay(virConnectPtr conn, const struct ml_plan *plan, size
                             const char *backing, unsigned long long capacity, char **ret_path,
                             GError **err)
 {
-    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, plan->pool);
+    const char *poolname = ml_plan_guest_host(plan, guest)->pool;
+    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, poolname);
     if (!pool) {
-        ml_virt_error(err, "storage pool '%s' is gone", plan->pool);
+        ml_virt_error(err, "storage pool '%s' is gone", poolname);
         return false;
     }
     const struct ml_plan_guest *g = &plan->guests[guest];
@@ -572,7 +574,11 @@ static virNetworkPtr own_network(struct teardown *td, const char *netname)
     ml_plan_lab_hash(td->lab, hash);
     g_autofree char *bridge = g_strdup_printf("mlb%s", hash);
     char *net_bridge = virNetworkGetBridgeName(net);
-    if (!net_bridge || strcmp(net_bridge, bridge) != 0) {
+    /* A host's network of a lab over several hosts has the lab's bridge name and its index. */
+    bool dotted = strlen(netname) > strlen(ML_OBJ_PREFIX) + strlen(td->lab);
+    if (!net_bridge ||
+        (dotted ? !g_str_has_prefix(net_bridge, bridge) || strlen(net_bridge) != strlen(bridge) + 1
+                : strcmp(net_bridge, bridge) != 0)) {
         refused(
             td, ML_ERR_LIBVIRT,
             g_strdup_printf(
@@ -586,9 +592,32 @@ static virNetworkPtr own_network(struct teardown *td, const char *netname)
     return net;
 }
 
-static void remove_network(struct teardown *td)
+/* The names of the lab's networks (pools) on this host: meshlab-LAB, and meshlab-LAB.HOST of a
+ * lab over several hosts (two "hosts" may be one libvirt). */
+static GPtrArray *own_names(struct teardown *td, bool pools)
 {
-    g_autofree char *netname = ml_plan_network_name(td->lab);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *base = ml_plan_network_name(td->lab);
+    g_autofree char *dotted = g_strconcat(base, ".", NULL);
+    char **list = NULL;
+    int n = pools ? virConnectListAllStoragePools(td->conn, (virStoragePoolPtr **)&list, 0)
+                  : virConnectListAllNetworks(td->conn, (virNetworkPtr **)&list, 0);
+    for (int i = 0; i < n; i++) {
+        const char *name = pools ? virStoragePoolGetName((virStoragePoolPtr)list[i])
+                                 : virNetworkGetName((virNetworkPtr)list[i]);
+        if (name && (!strcmp(name, base) || g_str_has_prefix(name, dotted)))
+            g_ptr_array_add(names, g_strdup(name));
+        if (pools)
+            virStoragePoolFree((virStoragePoolPtr)list[i]);
+        else
+            virNetworkFree((virNetworkPtr)list[i]);
+    }
+    free(list);
+    return names;
+}
+
+static void remove_network(struct teardown *td, const char *netname)
+{
     virNetworkPtr net = own_network(td, netname);
     if (!net)
         return;
@@ -609,13 +638,18 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
     virStoragePoolPtr pool = virStoragePoolLookupByName(td->conn, poolname);
     if (!pool)
         return NULL;
-    g_autofree char *want_dir = ml_virt_lab_pool_dir(td->conn, td->lab);
+    /* meshlab-LAB.HOST's directory is LAB.HOST's */
+    g_autofree char *key = g_strdup(poolname + strlen(ML_OBJ_PREFIX));
+    g_autofree char *want_dir = ml_virt_lab_pool_dir(td->conn, key);
     g_autofree char *pool_dir = ml_virt_pool_path(pool);
     /* On another host, a lab that host's own meshlab made keeps its pool where meshlab does
-     * by default there. */
+     * by default there; and where this machine's libvirt is also a lab's "other host" (one
+     * libvirt reached by two URIs), the pool another meshlab made through it is where meshlab
+     * puts a remote pool. */
+    g_autofree char *name = ml_plan_pool_name(key);
     g_autofree char *theirs = ml_virt_conn_remote(td->conn) == 1
-                                  ? g_build_filename("/var/lib/meshlab/pools", td->lab, NULL)
-                                  : NULL;
+                                  ? g_build_filename("/var/lib/meshlab/pools", key, NULL)
+                                  : g_build_filename(ML_VIRT_HOST_DIR, name, NULL);
     if (g_strcmp0(pool_dir, want_dir) != 0 && g_strcmp0(pool_dir, theirs) != 0) {
         refused(
             td, ML_ERR_LIBVIRT,
@@ -653,9 +687,8 @@ static void remove_volumes(struct teardown *td, virStoragePoolPtr pool, const ch
     free(vols);
 }
 
-static void remove_pool(struct teardown *td)
+static void remove_pool(struct teardown *td, const char *poolname)
 {
-    g_autofree char *poolname = ml_plan_pool_name(td->lab);
     g_autofree char *pool_dir = NULL;
     virStoragePoolPtr pool = own_pool(td, poolname, &pool_dir);
     if (!pool)
@@ -687,8 +720,12 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
     struct teardown td = {.conn = conn, .lab = lab, .cb = cb, .opaque = opaque, .err = err};
     if (!remove_domains(&td))
         return -1;
-    remove_network(&td);
-    remove_pool(&td);
+    g_autoptr(GPtrArray) nets = own_names(&td, false);
+    for (guint i = 0; i < nets->len; i++)
+        remove_network(&td, g_ptr_array_index(nets, i));
+    g_autoptr(GPtrArray) pools = own_names(&td, true);
+    for (guint i = 0; i < pools->len; i++)
+        remove_pool(&td, g_ptr_array_index(pools, i));
     virResetLastError();
     return td.failed ? -1 : td.removed;
 }
@@ -699,6 +736,17 @@ static void add_unique(GPtrArray *labs, const char *lab)
         if (!strcmp(g_ptr_array_index(labs, i), lab))
             return;
     g_ptr_array_add(labs, g_strdup(lab));
+}
+
+/* The lab of a network's or pool's name: meshlab-LAB, or meshlab-LAB.HOST of a lab over several
+ * hosts ('.' is in no lab name). */
+static void add_object_lab(GPtrArray *labs, const char *name)
+{
+    if (!g_str_has_prefix(name, ML_OBJ_PREFIX))
+        return;
+    name += strlen(ML_OBJ_PREFIX);
+    g_autofree char *lab = g_strndup(name, strcspn(name, "."));
+    add_unique(labs, lab);
 }
 
 GPtrArray *ml_virt_list_labs(virConnectPtr conn)
@@ -716,18 +764,14 @@ GPtrArray *ml_virt_list_labs(virConnectPtr conn)
     virNetworkPtr *nets = NULL;
     n = virConnectListAllNetworks(conn, &nets, 0);
     for (int i = 0; i < n; i++) {
-        const char *name = virNetworkGetName(nets[i]);
-        if (g_str_has_prefix(name, ML_OBJ_PREFIX))
-            add_unique(labs, name + strlen(ML_OBJ_PREFIX));
+        add_object_lab(labs, virNetworkGetName(nets[i]));
         virNetworkFree(nets[i]);
     }
     free(nets);
     virStoragePoolPtr *pools = NULL;
     n = virConnectListAllStoragePools(conn, &pools, 0);
     for (int i = 0; i < n; i++) {
-        const char *name = virStoragePoolGetName(pools[i]);
-        if (g_str_has_prefix(name, ML_OBJ_PREFIX))
-            add_unique(labs, name + strlen(ML_OBJ_PREFIX));
+        add_object_lab(labs, virStoragePoolGetName(pools[i]));
         virStoragePoolFree(pools[i]);
     }
     free(pools);

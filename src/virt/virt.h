@@ -48,19 +48,23 @@ const char *ml_virt_closed_why(void);
 /* Sets err from libvirt's last error, prefixed with what was being done. */
 void ml_virt_error(GError **err, const char *what_fmt, ...) G_GNUC_PRINTF(2, 3);
 
-bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+/* Host h's network of the lab; mtu 0: the default (1500), else the bridge's and the guests'
+ * MTU (a lab over several hosts leaves VXLAN's 50 bytes of the underlay's). */
+bool ml_virt_define_network(virConnectPtr conn, const struct ml_plan_host *h, unsigned mtu,
+                            GError **err);
 /* The uid and gid QEMU runs as (libvirt's DAC base label); false, with -1,
  * when the driver has none (test:///default, or a QEMU that runs as root). */
 bool ml_virt_qemu_owner(virConnectPtr conn, long *ret_uid, long *ret_gid);
-/* The lab's pool in plan->pool_dir: QEMU's user's (0700) on this machine; on another host
+/* The lab's pool on host h in h->pool_dir: QEMU's user's (0700) on this machine; on another host
  * root's (0711), where QEMU can open the files libvirt labels for it and cannot plant a link
  * that libvirt, as root, would follow when it uploads into the pool or reads from it. */
-bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan *plan, GError **err);
+bool ml_virt_define_pool(virConnectPtr conn, const struct ml_plan_host *h, GError **err);
 /* The directory of meshlab's pools on another host, each a directory of its own that goes
  * with its pool: libvirt's own images directory, root's, on every libvirt host. */
 #define ML_VIRT_HOST_DIR "/var/lib/libvirt/images"
 /* The directory of lab's pool on conn's host: ml_lab_pool_dir(lab) on this machine's libvirt,
- * ML_VIRT_HOST_DIR/meshlab-LAB on another host (whose file system is not this machine's). */
+ * ML_VIRT_HOST_DIR/meshlab-LAB on another host (whose file system is not this machine's). lab
+ * may be LAB.HOST (ml_plan_host_key): a lab over several hosts has a pool on each. */
 char *ml_virt_lab_pool_dir(virConnectPtr conn, const char *lab);
 /* The host's path of a pool's directory; NULL when libvirt does not say. */
 char *ml_virt_pool_path(virStoragePoolPtr pool);

@@ -3,22 +3,23 @@
 #include <stdio.h>
 #include <string.h>
 
-char *ml_xml_network(const struct ml_plan *plan)
+char *ml_xml_network(const struct ml_plan_host *h, unsigned mtu)
 {
-    return g_markup_printf_escaped("<network>\n"
-                                   "  <name>%s</name>\n"
-                                   "  <bridge name='%s' stp='off' delay='0'/>\n"
-                                   "</network>\n",
-                                   plan->network, plan->bridge);
+    g_autofree char *mtu_el = mtu ? g_strdup_printf("  <mtu size='%u'/>\n", mtu) : g_strdup("");
+    g_autofree char *head = g_markup_printf_escaped("<network>\n"
+                                                    "  <name>%s</name>\n"
+                                                    "  <bridge name='%s' stp='off' delay='0'/>\n",
+                                                    h->network, h->bridge);
+    return g_strconcat(head, mtu_el, "</network>\n", NULL);
 }
 
-char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid, int mode)
+char *ml_xml_pool(const struct ml_plan_host *h, long uid, long gid, int mode)
 {
     g_autofree char *head = g_markup_printf_escaped("<pool type='dir'>\n"
                                                     "  <name>%s</name>\n"
                                                     "  <target>\n"
                                                     "    <path>%s</path>\n",
-                                                    plan->pool, plan->pool_dir);
+                                                    h->pool, h->pool_dir);
     g_autofree char *owner = uid >= 0 && gid >= 0
                                  ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
                                  : g_strdup("");
@@ -153,7 +154,7 @@ static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_
                                 "      <backend model='random'>/dev/urandom</backend>\n"
                                 "    </rng>\n"
                                 "    <memballoon model='none'/>\n",
-                                plan->network, g->mac, g->tap, paths->console);
+                                plan->hosts[g->host].network, g->mac, g->tap, paths->console);
     g_string_append(x, devices);
     /* A second CD for the binaries the guests may not download themselves. */
     if (paths->artifacts)

@@ -9,13 +9,13 @@
 
 /* An isolated bridge: no <ip>, no <forward>, so the host gets no address and
  * no route and the lab's traffic never leaves the bridge. */
-char *ml_xml_network(const struct ml_plan *plan);
+char *ml_xml_network(const struct ml_plan_host *h, unsigned mtu);
 /* The pool's directory holds the overlays, seeds and consoles, and the
  * overlays hold the guests' secrets (private keys, nebula's CA key, Headscale's
  * database): mode 0700, owned by the user QEMU runs as (uid/gid; -1: leave
  * it to libvirt, which makes it root's), of mode (0700 here; on another host 0711
  * and root's, see ml_virt_define_pool). */
-char *ml_xml_pool(const struct ml_plan *plan, long uid, long gid, int mode);
+char *ml_xml_pool(const struct ml_plan_host *h, long uid, long gid, int mode);
 /* A qcow2 overlay on the image's base, mode 0600. */
 char *ml_xml_overlay_volume(const char *name, const char *backing, unsigned long long capacity);
 
