@@ -53,12 +53,14 @@ char *ml_hostlink_iperf_client_script(struct in_addr self, struct in_addr peer, 
     char s[16], p[16];
     ml_ip_str(self, s);
     ml_ip_str(peer, p);
-    /* The server starts on the other host at about the same time: tried until it answers. */
+    /* The server starts on the other host at about the same time: tried until it answers.
+     * iperf3 3.12 -J exits 0 when the server refuses, its JSON holding "error". */
     return g_strdup_printf(
         "i=0; while :; do "
         "out=$(iperf3 -c %s -B %s -p %u -t %u -J 2>&1) && "
+        "! printf '%%s' \"$out\" | grep -q '\"error\":' && "
         "{ printf '%%s\\n' \"$out\"; exit 0; }; "
-        "i=$((i+1)); [ $i -ge 30 ] && { printf '%%s\\n' \"$out\" >&2; exit 1; }; "
+        "i=$((i+1)); [ $i -ge 20 ] && { printf '%%s\\n' \"$out\" >&2; exit 1; }; "
         "sleep 0.5; done",
         p, s, port, seconds);
 }

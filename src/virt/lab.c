@@ -1100,17 +1100,20 @@ bool ml_lab_probe_remote(struct ml_lab *lab, const char *kernel, GError **err)
             }
         }
         /* The lab runs under KVM only where every host has it: the first verdict stands, unless
-         * a later host has no KVM. */
+         * a later host has no KVM; the reason says every host's. */
+        char *why = lab->n_hosts > 1
+                        ? g_strdup_printf("%s%shost %s: %s", k ? lab->accel.reason : "",
+                                          k ? "; " : "", ph->host->name, acc.reason)
+                        : NULL;
         if (k == 0 || (lab->accel.kvm && !acc.kvm)) {
-            if (lab->n_hosts > 1) {
-                char *why = g_strdup_printf("host %s: %s", ph->host->name, acc.reason);
-                g_free(acc.reason);
-                acc.reason = why;
-            }
             ml_host_accel_clear(&lab->accel);
             lab->accel = acc;
         } else {
             ml_host_accel_clear(&acc);
+        }
+        if (why) {
+            g_free(lab->accel.reason);
+            lab->accel.reason = why;
         }
     }
     return true;
