@@ -8,14 +8,14 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh build
 export MESHLAB_E2E_REQUIRED=${MESHLAB_E2E_REQUIRED:-1}
-# The seed lab's and the NAT lab's end-to-end tests in the normal build; the warm start's (the
+# The seed lab's, the NAT lab's and the two-host lab's end-to-end tests in the normal build; the warm start's (the
 # newest code on real guests: saves, restores, the reseed, a thread per guest) and the remote
 # lab's (uploads and downloads through libvirt's streams) under the sanitizers. MESHLAB_ASAN_E2E=all runs every one in both builds (about 20 more minutes, which
 # CI's 40 do not have room for).
 all=false
 [ "${MESHLAB_ASAN_E2E:-}" = all ] && all=true
 $all && normal='^$' || normal='e2e_warm|e2e_remote'
-$all && asan='^$' || asan='e2e_three_guest|e2e_nat'
+$all && asan='^$' || asan='e2e_three_guest|e2e_nat|e2e_hosts'
 ctest --test-dir build --output-on-failure -E "$normal"
 scripts/build.sh build-asan -DMESHLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -558,6 +558,33 @@ static void test_busy_host(void)
     json_object_put(r);
 }
 
+/* A lab over two hosts (a real e2e_hosts run's results): where each node ran, the underlay between
+ * the hosts, and what wireguard-hub put on it; a one-host lab's report has no such section. */
+static void test_hosts(void)
+{
+    struct json_object *r = fixture_json("results-hosts.json");
+    g_autofree char *md = r ? render_with(r, NULL) : NULL;
+    CHECK(md != NULL);
+    if (md) {
+        g_autofree char *sec = section(md, "Hosts: one lab over several");
+        CHECK(strstr(sec, "| here | qemu:///system | 127.0.0.1 | lo | 65536 | hub |\n") != NULL);
+        CHECK(strstr(sec, "| there | qemu+ssh://root@127.0.0.1:47503/system | 127.0.0.2 | lo | "
+                          "65536 | client-a, client-b |\n") != NULL);
+        CHECK(strstr(sec, "VXLAN (id 4734501)") != NULL && strstr(sec, "MTU was 1500") != NULL);
+        CHECK(strstr(sec, "- here to there: round trip 0.0610 ms (median of 20 pings), MTU 65536, "
+                          "one plain TCP stream 18,696 Mbit/s (70 retransmits)") != NULL);
+        /* The figures of the sentence are the run's: the median of the passes' fields. */
+        CHECK(strstr(sec, "- wireguard-hub: 2.37 underlay bytes per payload byte, the hub's 2.29 "
+                          "plus VXLAN's bytes") != NULL);
+        CHECK(strstr(sec, "- plain:") == NULL);
+    }
+    json_object_put(r);
+    struct json_object *one = fixture_json("results-v2-nat.json");
+    g_autofree char *md1 = one ? render_with(one, NULL) : NULL;
+    CHECK(md1 && strstr(md1, "Hosts: one lab") == NULL);
+    json_object_put(one);
+}
+
 /* The NAT sections: NAT observed, the grid and picture of each dataplane, the explanations,
  * the captures; the pictures drawn by C whether gnuplot is there or not. */
 static void test_nat(void)
@@ -889,6 +916,7 @@ int main(void)
     test_oversubscription();
     test_busy_seconds();
     test_nat();
+    test_hosts();
     test_html_links();
     test_significant();
     test_notes();

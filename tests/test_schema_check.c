@@ -34,7 +34,7 @@ static void test_fixtures(void)
         "tests/data/results-v2-busy.json",   "tests/data/results-v2-faster.json",
         "tests/data/results-v2-matrix.json", "tests/data/results-v2-nat.json",
         "tests/data/results-v2-rerun.json",  "tests/data/results-v2-schema-example.json",
-        "docs/examples/results.json",
+        "tests/data/results-hosts.json",     "docs/examples/results.json",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
         struct json_object *r = json_object_from_file(files[i]);

@@ -29,6 +29,9 @@ void ml_section_wan(struct ml_render *c);
 /* Each path's figures at each step of the WAN sweep, its picture, and what moved from the first
  * step to the last (wanreport.c); absent without wan_sweep. */
 void ml_section_wan_sweep(struct ml_render *c);
+/* Where each node ran, the underlay between the hosts and what the hub's paths put on it
+ * (underlayreport.c); absent for a one-host lab. */
+void ml_section_underlay(struct ml_render *c);
 /* The NAT sections (natreport.c), each absent when results.json has no NAT: the behaviour
  * observed, the matrix of each dataplane (grid, picture, explanations), the captures. */
 void ml_section_nat_observed(struct ml_render *c);

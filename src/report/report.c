@@ -796,6 +796,7 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
     put_pictures(&c);
     ml_section_wan(&c);
     ml_section_wan_sweep(&c);
+    ml_section_underlay(&c);
     ml_section_nat_observed(&c);
     ml_section_nat_matrix(&c);
     ml_section_nat_captures(&c);
