@@ -245,6 +245,22 @@ static void test_probe_frame(void)
     CHECK(ml_physics_frame_bytes(path("wireguard-hub")->encap, 52) == 138);
 }
 
+/* A lab over several hosts: each of the 2 x (D + R + T + A) frames at the hub also crossed the
+ * underlay, 50 bytes of VXLAN more on each. */
+static void test_underlay(void)
+{
+    struct ml_physics p;
+    CHECK(expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 789594 + 52640, &p));
+    double frames = 2 * (p.data_packets + p.retransmits + p.tail_packets + p.ack_packets);
+    double u = ml_physics_underlay(&p, 50);
+    CHECK(fabs(u - (p.hub_bytes_per_payload_byte + 50 * frames / p.payload_bytes)) < 1e-12);
+    CHECK(u > p.hub_bytes_per_payload_byte);
+    CHECK(ml_physics_underlay(&p, 0) == p.hub_bytes_per_payload_byte);
+    /* The seed's wireguard-hub: about 2.2 at the hub, and 50 bytes on segments of ~1420 add
+     * about 3.5 % on the underlay. */
+    CHECK(u / p.hub_bytes_per_payload_byte > 1.02 && u / p.hub_bytes_per_payload_byte < 1.06);
+}
+
 int main(void)
 {
     test_probe_and_retransmits_are_not_acks();
@@ -254,5 +270,6 @@ int main(void)
     test_ack_ratio();
     test_other_encaps();
     test_json();
+    test_underlay();
     return check_finish();
 }

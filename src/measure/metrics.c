@@ -1,4 +1,5 @@
 #include "measure/metrics.h"
+#include "topology/plan.h"
 
 #include "results/json.h"
 #include "results/tables.h"
@@ -531,12 +532,17 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
         g_strcmp0(ml_j_str(path, "hub_role"), "quiet") ? ops->encap : NULL;
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     struct ml_physics_counts n = {0};
-    double hub = 0;
+    double hub = 0, under = 0, under_payload = 0;
     for (guint i = 0; i < ps->len; i++) {
-        double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0, sent = 0;
+        double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0, sent = 0, u = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
         if (ml_j_num_at(x, "payload_bytes", &p) && ml_j_num_at(x, "hub_rx_packets", &k) &&
             ml_j_num_at(x, "hub_rx_bytes", &rx) && ml_j_num_at(x, "hub_tx_bytes", &tx)) {
+            /* a lab over several hosts: what the underlay carried, pooled like the hub's */
+            if (ml_j_num_at(x, "underlay_bytes_per_payload_byte", &u)) {
+                under += u * p;
+                under_payload += p;
+            }
             /* results of before the probe's bytes were counted have none to take out */
             ml_j_num_at(x, "probe_hub_bytes", &probe);
             ml_j_num_at(x, "probe_hub_rx_packets", &probe_k);
@@ -558,7 +564,17 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
     if (!ml_physics_expected(encap, &n, &ph))
         return NULL;
     ml_physics_compare(&ph, hub / n.payload_bytes);
-    return ml_physics_json(&ph);
+    struct json_object *o = ml_physics_json(&ph);
+    if (under_payload > 0) {
+        /* Every frame at the hub crossed the underlay, VXLAN's bytes on each (hostlink.h). */
+        double want = ml_physics_underlay(&ph, ML_VXLAN_OVERHEAD);
+        json_object_object_add(o, "underlay_bytes_per_payload_byte",
+                               json_object_new_double(round(want * 1e4) / 1e4));
+        json_object_object_add(
+            o, "measured_underlay_bytes_per_payload_byte",
+            json_object_new_double(round(under / under_payload * 1e4) / 1e4));
+    }
+    return o;
 }
 
 struct json_object *ml_summary_cell_expected(struct json_object *path, const struct ml_metric *m)

@@ -94,6 +94,14 @@ void ml_physics_compare(struct ml_physics *p, double measured)
     p->flag = fabs(p->differs_percent) > ML_PHYSICS_FLAG_PERCENT;
 }
 
+double ml_physics_underlay(const struct ml_physics *p, unsigned per_frame)
+{
+    if (!(p->payload_bytes > 0))
+        return NAN;
+    double frames = 2 * (p->data_packets + p->retransmits + p->tail_packets + p->ack_packets);
+    return p->hub_bytes_per_payload_byte + per_frame * frames / p->payload_bytes;
+}
+
 static struct json_object *rounded(double v, int digits)
 {
     double scale = pow(10, digits);

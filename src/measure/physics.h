@@ -72,6 +72,10 @@ bool ml_physics_bounds(const struct ml_encap *e, double *ret_floor, double *ret_
  * of MSS + 28 (IP, UDP) and no ACK comes back: 2 x frame(MSS + 28) / MSS, a little under the
  * TCP floor, whose full segment has 24 more header bytes. NAN without a frame model. */
 double ml_physics_udp_floor(const struct ml_encap *e);
+/* Pure: the underlay's bytes per payload byte that p's model expects where every frame at the
+ * hub's NIC crosses between hosts (a lab over several, measure/hostlink.h): its hub factor plus
+ * per_frame bytes (VXLAN's 50) on each of its frames, 2 x (D + R + T + A), in and out. */
+double ml_physics_underlay(const struct ml_physics *p, unsigned per_frame);
 /* Pure: hub bytes per payload byte that crossed a relaying hub and are no payload: the
  * retransmits (segments sent again) and the unreceived bytes (sent, never counted received: in
  * flight or queued when the transfer ended), each as full data frames in and out. 0 for no

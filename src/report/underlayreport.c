@@ -137,7 +137,14 @@ void ml_section_underlay(struct ml_render *c)
         g_string_append(s, " underlay bytes per payload byte, the hub's ");
         ml_put_significant(s, hub, 3);
         g_string_append(s, " plus VXLAN's bytes (median of its passes' "
-                           "`underlay_bytes_per_payload_byte`).\n");
+                           "`underlay_bytes_per_payload_byte`)");
+        double want;
+        if (ml_j_num(ml_j_obj(p, "expected"), "underlay_bytes_per_payload_byte", &want)) {
+            g_string_append(s, "; the frames' physics expects ");
+            ml_put_significant(s, want, 3);
+            g_string_append(s, " (`expected.underlay_bytes_per_payload_byte`)");
+        }
+        g_string_append(s, ".\n");
     }
     if (head)
         g_string_append(s, "\n");
