@@ -50,9 +50,9 @@ both_hosts() {
     } | sed '/^$/d' | sort -u
 }
 
-# 1. run: up over both hosts, the underlay measured, both paths, down.
+# 1. run --keep: up over both hosts, the underlay measured, both paths; the lab left up.
 start=$(date +%s)
-"$bin" run "$topo" --quick --out "$out/run" > "$out/run.log" 2>&1
+"$bin" run "$topo" --quick --keep --out "$out/run" > "$out/run.log" 2>&1
 rc=$?
 echo "e2e-hosts: run took $(( $(date +%s) - start )) s"
 r=$out/run/results.json
@@ -104,9 +104,13 @@ print("e2e-hosts: guests ready after %s s; up phases %s" % ([g.get("ready_s") fo
       {ph["name"]: ph["seconds"] for ph in r.get("phases", [])}), file=sys.stderr)
 PY
 verdicts "$out/asserts.txt"
-check "run's teardown removed the VXLAN device on each host" \
-    "[ \$(grep -c 'removed VXLAN device mlx' '$out/run.log') = 2 ]"
-check "after run, nothing of the lab on either host: $(both_hosts | tr '\n' ' ')" "[ -z \"\$(both_hosts)\" ]"
+# exec finds each node on its own host: client-a over the SSH URI the state records for it.
+check "exec reaches client-a on host 'there' and the hub on host 'here'" \
+    "[ \"\$('$bin' exec $lab client-a -- cat /etc/hostname 2>&1)\" = client-a ] && [ \"\$('$bin' exec $lab hub -- cat /etc/hostname 2>&1)\" = hub ]"
+"$bin" down "$lab" > "$out/down-run.log" 2>&1
+check "down removed the VXLAN device on each host" \
+    "[ \$(grep -c 'removed VXLAN device mlx' '$out/down-run.log') = 2 ]"
+check "after down, nothing of the lab on either host: $(both_hosts | tr '\n' ' ')" "[ -z \"\$(both_hosts)\" ]"
 
 # 2. up killed while its guests boot: both hosts hold the lab's objects and its VXLAN devices.
 "$bin" up "$topo" --out "$out/up" > "$out/up.log" 2>&1 &
@@ -117,6 +121,10 @@ kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 check "killed mid-boot, each host holds its network and a VXLAN device: $(both_hosts | tr '\n' ' ')" \
     "both_hosts | grep -qx 'meshlab-$lab.here' && both_hosts | grep -qx 'meshlab-$lab.there' && [ \$(both_hosts | grep -c '^ *mlx') = 2 ]"
+
+"$bin" status --json > "$out/status.json" 2>&1
+check "status lists the half-made lab with its hosts and their nodes, the URIs without the key file" \
+    "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=[x for x in d[\"labs\"] if x[\"name\"] == \"$lab\"][0]; h={x[\"name\"]: (x[\"uri\"], x[\"nodes\"]) for x in l[\"hosts\"]}; assert h == {\"here\": (\"qemu:///system\", \"hub\"), \"there\": (\"$ssh_shown\", \"client-a, client-b\")}, h' '$out/status.json'"
 
 # 3. down with host 'there' unreachable (its sshd stopped): what 'here' holds goes, 'there' is
 # named, the record is kept; down again, 'there' back, finishes.

@@ -194,8 +194,10 @@ static void test_probe_and_retransmits_are_not_acks(void)
                                   .unreceived_bytes = 120495};
     struct ml_physics tp;
     CHECK(ml_physics_expected(tinc, &t, &tp));
-    CHECK(tp.data_packets == 552 && tp.tail_packets == 87 && tp.ack_packets == 1316 - 552 - 160 - 87);
-    CHECK_NEAR(tp.hub_bytes_per_payload_byte, 2 * ((552.0 + 87) * 1514 + 517.0 * 141) / 764520, 1e-9);
+    CHECK(tp.data_packets == 552 && tp.tail_packets == 87 &&
+          tp.ack_packets == 1316 - 552 - 160 - 87);
+    CHECK_NEAR(tp.hub_bytes_per_payload_byte, 2 * ((552.0 + 87) * 1514 + 517.0 * 141) / 764520,
+               1e-9);
     CHECK(tp.hub_bytes_per_payload_byte > 2.70 && tp.hub_bytes_per_payload_byte < 2.75);
     t.unreceived_bytes = 10e6;
     CHECK(ml_physics_expected(tinc, &t, &tp));

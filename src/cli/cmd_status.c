@@ -21,7 +21,9 @@ static const char status_usage[] =
     "  --connect URI  the libvirt host to list (default: MESHLAB_URI, or qemu:///system)\n"
     "  -j, --json  print one JSON object instead: {\"uri\", \"labs\": [{\"name\", \"run_id\",\n"
     "              \"run_dir\", \"domains\": [{\"name\", \"state\"}], \"network\": {\"name\",\n"
-    "              \"active\"}, \"pool\": {\"name\", \"volumes\"}}], \"elsewhere\": [{\"name\",\n"
+    "              \"active\"}, \"pool\": {\"name\", \"volumes\"}, \"hosts\": [{\"name\", "
+    "\"uri\",\n"
+    "              \"nodes\"}] (a lab over several hosts only)}], \"elsewhere\": [{\"name\",\n"
     "              \"uri\"}]}; a missing object is null\n";
 
 static const char *state_name(int st)
@@ -157,9 +159,48 @@ static struct json_object *lab_domains(const void *src)
     return list;
 }
 
+/* The name of the lab's network (pool) on this host: meshlab-LAB, or the meshlab-LAB.HOST of a
+ * lab over several hosts (the first, where two "hosts" are this one libvirt); NULL: none. */
+static char *own_object(const struct lab_src *lab, bool pool)
+{
+    g_autofree char *base = ml_plan_network_name(lab->name);
+    g_autofree char *dotted = g_strconcat(base, ".", NULL);
+    char *found = NULL;
+    char **names = NULL;
+    int n;
+    if (pool) {
+        virStoragePoolPtr *list = NULL;
+        n = virConnectListAllStoragePools(lab->conn, &list, 0);
+        names = g_new0(char *, MAX(n, 0) + 1);
+        for (int i = 0; i < n; i++) {
+            names[i] = g_strdup(virStoragePoolGetName(list[i]));
+            virStoragePoolFree(list[i]);
+        }
+        free(list);
+    } else {
+        virNetworkPtr *list = NULL;
+        n = virConnectListAllNetworks(lab->conn, &list, 0);
+        names = g_new0(char *, MAX(n, 0) + 1);
+        for (int i = 0; i < n; i++) {
+            names[i] = g_strdup(virNetworkGetName(list[i]));
+            virNetworkFree(list[i]);
+        }
+        free(list);
+    }
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], base) || (!found && g_str_has_prefix(names[i], dotted))) {
+            g_free(found);
+            found = g_strdup(names[i]);
+        }
+    g_strfreev(names);
+    return found;
+}
+
 static struct json_object *lab_network(const void *src)
 {
-    g_autofree char *name = ml_plan_network_name(((const struct lab_src *)src)->name);
+    g_autofree char *name = own_object(src, false);
+    if (!name)
+        return NULL;
     struct named_src net = {
         .name = name, .net = virNetworkLookupByName(((const struct lab_src *)src)->conn, name)};
     if (!net.net)
@@ -171,7 +212,9 @@ static struct json_object *lab_network(const void *src)
 
 static struct json_object *lab_pool(const void *src)
 {
-    g_autofree char *name = ml_plan_pool_name(((const struct lab_src *)src)->name);
+    g_autofree char *name = own_object(src, true);
+    if (!name)
+        return NULL;
     virStoragePoolPtr p = virStoragePoolLookupByName(((const struct lab_src *)src)->conn, name);
     if (!p)
         return NULL;
@@ -179,6 +222,46 @@ static struct json_object *lab_pool(const void *src)
     struct named_src pool = {.name = name, .volumes = virStoragePoolNumOfVolumes(p)};
     virStoragePoolFree(p);
     return ml_columns_object(pool_columns, G_N_ELEMENTS(pool_columns), &pool);
+}
+
+/* A lab over several hosts: each host its state records, where, and its nodes. */
+static struct json_object *host_nodes(const void *src)
+{
+    struct json_object *nodes = ml_j_array((struct json_object *)src, "nodes");
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(nodes); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "",
+                               json_object_get_string(json_object_array_get_idx(nodes, i)));
+    return json_object_new_string(g_string_free(s, FALSE) ?: "");
+}
+
+static struct json_object *host_name(const void *src)
+{
+    return state_string((struct json_object *)src, "name");
+}
+
+static struct json_object *host_uri(const void *src)
+{
+    g_autofree char *shown = ml_virt_uri_public(ml_j_str((struct json_object *)src, "uri"));
+    return json_object_new_string(shown ? shown : "");
+}
+
+static const struct ml_column host_columns[] = {
+    {.label = "host   ", .key = "name", .width = 12, .get = host_name},
+    {.key = "uri", .width = 44, .get = host_uri},
+    {.key = "nodes", .get = host_nodes},
+};
+
+static struct json_object *lab_hosts(const void *src)
+{
+    struct json_object *hosts = ml_j_array(((const struct lab_src *)src)->state, "hosts");
+    if (!ml_j_len(hosts))
+        return NULL;
+    struct json_object *list = json_object_new_array();
+    for (size_t i = 0; i < ml_j_len(hosts); i++)
+        json_object_array_add(list, ml_columns_object(host_columns, G_N_ELEMENTS(host_columns),
+                                                      json_object_array_get_idx(hosts, i)));
+    return list;
 }
 
 /* What a lab holds: each member's value is an object, or an array of them, written as lines of
@@ -190,6 +273,7 @@ struct lab_part {
 static const struct lab_part domain_part = {domain_columns, G_N_ELEMENTS(domain_columns)};
 static const struct lab_part network_part = {network_columns, G_N_ELEMENTS(network_columns)};
 static const struct lab_part pool_part = {pool_columns, G_N_ELEMENTS(pool_columns)};
+static const struct lab_part host_part = {host_columns, G_N_ELEMENTS(host_columns)};
 
 static const struct ml_column lab_columns[] = {
     {.label = "lab", .key = "name", .get = lab_name},
@@ -201,6 +285,7 @@ static const struct ml_column lab_parts[] = {
     {.key = "domains", .get = lab_domains, .arg = &domain_part},
     {.key = "network", .get = lab_network, .arg = &network_part},
     {.key = "pool", .get = lab_pool, .arg = &pool_part},
+    {.key = "hosts", .optional = true, .get = lab_hosts, .arg = &host_part},
 };
 
 /* The host a lab's state records, when it is not this connection's; NULL when it is, or the

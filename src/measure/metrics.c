@@ -570,9 +570,8 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
         double want = ml_physics_underlay(&ph, ML_VXLAN_OVERHEAD);
         json_object_object_add(o, "underlay_bytes_per_payload_byte",
                                json_object_new_double(round(want * 1e4) / 1e4));
-        json_object_object_add(
-            o, "measured_underlay_bytes_per_payload_byte",
-            json_object_new_double(round(under / under_payload * 1e4) / 1e4));
+        json_object_object_add(o, "measured_underlay_bytes_per_payload_byte",
+                               json_object_new_double(round(under / under_payload * 1e4) / 1e4));
     }
     return o;
 }
