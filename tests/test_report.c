@@ -568,14 +568,16 @@ static void test_hosts(void)
     if (md) {
         g_autofree char *sec = section(md, "Hosts: one lab over several");
         CHECK(strstr(sec, "| here | qemu:///system | 127.0.0.1 | lo | 65536 | hub |\n") != NULL);
-        CHECK(strstr(sec, "| there | qemu+ssh://root@127.0.0.1:47503/system | 127.0.0.2 | lo | "
+        CHECK(strstr(sec, "| there | qemu+ssh://root@127.0.0.1:60401/system | 127.0.0.2 | lo | "
                           "65536 | client-a, client-b |\n") != NULL);
         CHECK(strstr(sec, "VXLAN (id 4734501)") != NULL && strstr(sec, "MTU was 1500") != NULL);
-        CHECK(strstr(sec, "- here to there: round trip 0.0610 ms (median of 20 pings), MTU 65536, "
-                          "one plain TCP stream 18,696 Mbit/s (70 retransmits)") != NULL);
+        CHECK(strstr(sec, "- here to there: round trip 0.0600 ms (median of 20 pings), MTU 65536, "
+                          "one plain TCP stream 18,738 Mbit/s (38 retransmits)") != NULL);
         /* The figures of the sentence are the run's: the median of the passes' fields. */
-        CHECK(strstr(sec, "- wireguard-hub: 2.37 underlay bytes per payload byte, the hub's 2.29 "
+        CHECK(strstr(sec, "- wireguard-hub: 2.33 underlay bytes per payload byte, the hub's 2.25 "
                           "plus VXLAN's bytes") != NULL);
+        CHECK(strstr(sec, "the frames' physics expects 2.45 "
+                          "(`expected.underlay_bytes_per_payload_byte`)") != NULL);
         CHECK(strstr(sec, "- plain:") == NULL);
     }
     json_object_put(r);
