@@ -23,7 +23,12 @@ static const char up_usage[] =
     "                       file of this lab records, else qemu:///system); on another\n"
     "                       host the images are uploaded once into its image pool, the\n"
     "                       seeds and consoles travel as storage volumes, and the KVM probe\n"
-    "                       runs there (docs/remote.md)\n";
+    "                       runs there (docs/remote.md)\n\n"
+    "A topology that names hosts (hosts: and a host: per node) spreads the lab over them:\n"
+    "each host's route to the others is read over its shell (SSH for qemu+ssh://) before\n"
+    "anything is made, each gets the lab's network and pool, their bridges are stitched by\n"
+    "VXLAN between the hosts' underlay addresses, and --connect is refused\n"
+    "(docs/remote.md, One lab over several hosts).\n";
 
 int cmd_up_main(int argc, char **argv)
 {

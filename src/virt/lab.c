@@ -226,6 +226,9 @@ bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
         }
         on_host(lab, k);
     }
+    /* Each host's route to the others, before anything is made on any. */
+    if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))
+        return false;
     size_t hub = lab->plan->guests[t->hub].host;
     lab->conn = lab->hosts[hub].conn;
     virConnectRef(lab->conn);
@@ -566,6 +569,15 @@ bool ml_lab_underlay_routes(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     unsigned lab_mtu = 1500;
+    /* Each host's own address and tools first, so that a wrong one is named on its host, not
+     * found as a route that another host lacks. */
+    for (size_t k = 0; k < lab->n_hosts; k++) {
+        g_autofree char *script =
+            ml_underlay_route_script(t->hosts[k].underlay, t->hosts[k].underlay);
+        if (!ml_underlay_run(lab->hosts[k].uri, t->hosts[k].name, script, UNDERLAY_TIMEOUT_S, NULL,
+                             err))
+            return false;
+    }
     for (size_t k = 0; k < lab->n_hosts; k++) {
         struct ml_lab_host *h = &lab->hosts[k];
         for (size_t j = 0; j < lab->n_hosts; j++) {
@@ -626,8 +638,6 @@ static bool stitch_hosts(struct ml_lab *lab, GError **err)
 static bool create_objects(struct ml_lab *lab, GError **err)
 {
     struct ml_plan *plan = lab->plan;
-    if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))
-        return false;
     for (size_t k = 0; k < lab->n_hosts; k++) {
         struct ml_plan_host *ph = &plan->hosts[k];
         struct ml_lab_host *h = &lab->hosts[k];
@@ -1200,9 +1210,6 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err)
                 lab->warm[i] = !strcmp(json_object_get_string(b), "warm");
         }
     json_object_put(state);
-    /* The underlay's routes and MTU, as up found them, for the results. */
-    if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))
-        return false;
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         lab->dom[i] =
             virDomainLookupByName(ml_lab_host_of(lab, i)->conn, lab->plan->guests[i].domain);

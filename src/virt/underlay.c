@@ -23,11 +23,12 @@ char *ml_underlay_route_script(struct in_addr self, struct in_addr peer)
                            "{ echo \"$t (iproute2) is not installed\" >&2; exit 3; }; done; "
                            "ip -o route get %s | grep -q '^local ' || "
                            "{ echo 'underlay %s is no address of this host' >&2; exit 3; }; "
-                           "r=$(ip -o route get %s from %s) || exit 4; "
+                           "r=$(ip -o route get %s from %s 2>&1) || "
+                           "{ echo \"no route from %s to %s: $r\" >&2; exit 4; }; "
                            "d=$(printf '%%s\\n' \"$r\" | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
                            "[ -n \"$d\" ] || { echo \"no route from %s to %s: $r\" >&2; exit 4; }; "
                            "echo \"dev $d mtu $(cat /sys/class/net/$d/mtu)\"",
-                           s, s, p, s, s, p);
+                           s, s, p, s, s, p, s, p);
 }
 
 bool ml_underlay_route_parse(const char *out, const char *host, struct ml_underlay_route *ret,
