@@ -196,6 +196,57 @@ static void test_check_text(void)
     json_object_put(doc);
 }
 
+/* A lab over two hosts, its "there" host's share defined in the test driver: status names that
+ * host's network and pool (meshlab-LAB.HOST), and the hosts its state records with their nodes;
+ * ml_virt_list_labs finds the lab by those names; teardown removes them. */
+static void test_status_hosts(const char *state)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) topo = ml_topology_load("tests/data/e2e-hosts.yaml", &err);
+    CHECK(topo != NULL && topo->n_hosts == 2);
+    if (!topo)
+        return;
+    g_autoptr(MlPlan) plan = ml_plan_new(topo, "20261204-050000-abcdef");
+    virConnectPtr conn = ml_virt_connect("test:///default", &err);
+    CHECK(conn != NULL);
+    if (!conn)
+        return;
+    CHECK(ml_virt_define_network(conn, &plan->hosts[1], 1450, &err));
+    CHECK(ml_virt_define_pool(conn, &plan->hosts[1], &err));
+    g_autoptr(GPtrArray) found = ml_virt_list_labs(conn);
+    CHECK(found->len == 1 && !strcmp(g_ptr_array_index(found, 0), "e2e-hosts"));
+    g_autofree char *labs = g_build_filename(state, "labs", NULL);
+    g_mkdir_with_parents(labs, 0700);
+    g_autofree char *file = g_build_filename(labs, "e2e-hosts.json", NULL);
+    g_file_set_contents(file,
+                        "{\"run_id\": \"r\", \"hosts\": [{\"name\": \"here\", \"uri\": "
+                        "\"qemu:///system\", \"nodes\": [\"hub\"]}, {\"name\": \"there\", \"uri\": "
+                        "\"qemu+ssh://root@h:2222/system?keyfile=/k\", \"nodes\": [\"client-a\", "
+                        "\"client-b\"]}]}",
+                        -1, NULL);
+    struct json_object *doc = cmd_status_collect(conn, "test:///default");
+    struct json_object *list = ml_j_get(doc, "labs");
+    struct json_object *lab = ml_j_len(list) == 1 ? json_object_array_get_idx(list, 0) : NULL;
+    CHECK_STR(ml_j_str(lab, "name"), "e2e-hosts");
+    CHECK_STR(ml_j_str(ml_j_get(lab, "network"), "name"), "meshlab-e2e-hosts.there");
+    CHECK_STR(ml_j_str(ml_j_get(lab, "pool"), "name"), "meshlab-e2e-hosts.there");
+    struct json_object *hosts = ml_j_get(lab, "hosts");
+    CHECK(ml_j_len(hosts) == 2);
+    struct json_object *there = ml_j_len(hosts) == 2 ? json_object_array_get_idx(hosts, 1) : NULL;
+    CHECK_STR(ml_j_str(there, "uri"), "qemu+ssh://root@h:2222/system");
+    CHECK_STR(ml_j_str(there, "nodes"), "client-a, client-b");
+    g_autofree char *text = render(cmd_status_text, doc);
+    CHECK(strstr(text, "  host    there        qemu+ssh://root@h:2222/system") != NULL);
+    CHECK(strstr(text, "client-a, client-b\n") != NULL);
+    CHECK(strstr(text, "keyfile") == NULL);
+    json_object_put(doc);
+    CHECK(ml_virt_teardown(conn, "e2e-hosts", NULL, NULL, NULL) == 2);
+    g_autoptr(GPtrArray) after = ml_virt_list_labs(conn);
+    CHECK(after->len == 0);
+    unlink(file);
+    virConnectClose(conn);
+}
+
 /* status in process, against a lab defined in the test driver: the document
  * lists its domains, network, pool and run, and the text shows the same. */
 static void test_status_lab(const char *state)
@@ -282,6 +333,7 @@ int main(void)
     test_check_json_fails();
     test_check_text();
     test_status_lab(state);
+    test_status_hosts(state);
 
     g_strfreev(env);
     g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmp);

@@ -232,7 +232,8 @@ static struct json_object *host_nodes(const void *src)
     for (size_t i = 0; i < ml_j_len(nodes); i++)
         g_string_append_printf(s, "%s%s", i ? ", " : "",
                                json_object_get_string(json_object_array_get_idx(nodes, i)));
-    return json_object_new_string(g_string_free(s, FALSE) ?: "");
+    g_autofree char *text = g_string_free(s, FALSE);
+    return json_object_new_string(text);
 }
 
 static struct json_object *host_name(const void *src)
