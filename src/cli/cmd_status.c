@@ -163,37 +163,8 @@ static struct json_object *lab_domains(const void *src)
  * lab over several hosts (the first, where two "hosts" are this one libvirt); NULL: none. */
 static char *own_object(const struct lab_src *lab, bool pool)
 {
-    g_autofree char *base = ml_plan_network_name(lab->name);
-    g_autofree char *dotted = g_strconcat(base, ".", NULL);
-    char *found = NULL;
-    char **names = NULL;
-    int n;
-    if (pool) {
-        virStoragePoolPtr *list = NULL;
-        n = virConnectListAllStoragePools(lab->conn, &list, 0);
-        names = g_new0(char *, MAX(n, 0) + 1);
-        for (int i = 0; i < n; i++) {
-            names[i] = g_strdup(virStoragePoolGetName(list[i]));
-            virStoragePoolFree(list[i]);
-        }
-        free(list);
-    } else {
-        virNetworkPtr *list = NULL;
-        n = virConnectListAllNetworks(lab->conn, &list, 0);
-        names = g_new0(char *, MAX(n, 0) + 1);
-        for (int i = 0; i < n; i++) {
-            names[i] = g_strdup(virNetworkGetName(list[i]));
-            virNetworkFree(list[i]);
-        }
-        free(list);
-    }
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], base) || (!found && g_str_has_prefix(names[i], dotted))) {
-            g_free(found);
-            found = g_strdup(names[i]);
-        }
-    g_strfreev(names);
-    return found;
+    g_autoptr(GPtrArray) names = ml_virt_lab_objects(lab->conn, lab->name, pool);
+    return names->len ? g_strdup(g_ptr_array_index(names, 0)) : NULL;
 }
 
 static struct json_object *lab_network(const void *src)

@@ -592,27 +592,44 @@ static virNetworkPtr own_network(struct teardown *td, const char *netname)
     return net;
 }
 
-/* The names of the lab's networks (pools) on this host: meshlab-LAB, and meshlab-LAB.HOST of a
- * lab over several hosts (two "hosts" may be one libvirt). */
-static GPtrArray *own_names(struct teardown *td, bool pools)
+static gint by_string(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether name is one of lab's networks or pools: meshlab-LAB, or meshlab-LAB.HOST. */
+static bool lab_object(const char *name, const char *lab)
+{
+    if (!name || !g_str_has_prefix(name, ML_OBJ_PREFIX))
+        return false;
+    name += strlen(ML_OBJ_PREFIX);
+    size_t n = strlen(lab);
+    return !strncmp(name, lab, n) && (name[n] == '\0' || name[n] == '.');
+}
+
+GPtrArray *ml_virt_lab_objects(virConnectPtr conn, const char *lab, bool pools)
 {
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-    g_autofree char *base = ml_plan_network_name(td->lab);
-    g_autofree char *dotted = g_strconcat(base, ".", NULL);
-    char **list = NULL;
-    int n = pools ? virConnectListAllStoragePools(td->conn, (virStoragePoolPtr **)&list, 0)
-                  : virConnectListAllNetworks(td->conn, (virNetworkPtr **)&list, 0);
-    for (int i = 0; i < n; i++) {
-        const char *name = pools ? virStoragePoolGetName((virStoragePoolPtr)list[i])
-                                 : virNetworkGetName((virNetworkPtr)list[i]);
-        if (name && (!strcmp(name, base) || g_str_has_prefix(name, dotted)))
-            g_ptr_array_add(names, g_strdup(name));
-        if (pools)
-            virStoragePoolFree((virStoragePoolPtr)list[i]);
-        else
-            virNetworkFree((virNetworkPtr)list[i]);
+    if (pools) {
+        virStoragePoolPtr *list = NULL;
+        int n = virConnectListAllStoragePools(conn, &list, 0);
+        for (int i = 0; i < n; i++) {
+            if (lab_object(virStoragePoolGetName(list[i]), lab))
+                g_ptr_array_add(names, g_strdup(virStoragePoolGetName(list[i])));
+            virStoragePoolFree(list[i]);
+        }
+        free(list);
+    } else {
+        virNetworkPtr *list = NULL;
+        int n = virConnectListAllNetworks(conn, &list, 0);
+        for (int i = 0; i < n; i++) {
+            if (lab_object(virNetworkGetName(list[i]), lab))
+                g_ptr_array_add(names, g_strdup(virNetworkGetName(list[i])));
+            virNetworkFree(list[i]);
+        }
+        free(list);
     }
-    free(list);
+    g_ptr_array_sort(names, by_string);
     return names;
 }
 
@@ -720,10 +737,10 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
     struct teardown td = {.conn = conn, .lab = lab, .cb = cb, .opaque = opaque, .err = err};
     if (!remove_domains(&td))
         return -1;
-    g_autoptr(GPtrArray) nets = own_names(&td, false);
+    g_autoptr(GPtrArray) nets = ml_virt_lab_objects(conn, lab, false);
     for (guint i = 0; i < nets->len; i++)
         remove_network(&td, g_ptr_array_index(nets, i));
-    g_autoptr(GPtrArray) pools = own_names(&td, true);
+    g_autoptr(GPtrArray) pools = ml_virt_lab_objects(conn, lab, true);
     for (guint i = 0; i < pools->len; i++)
         remove_pool(&td, g_ptr_array_index(pools, i));
     virResetLastError();

@@ -89,6 +89,10 @@ typedef void (*ml_teardown_cb)(const char *what, void *opaque);
 int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
                      GError **err);
 
+/* The names of lab's networks (pools when pools) on conn, sorted: meshlab-LAB, and the
+ * meshlab-LAB.HOST of a lab over several hosts (more than one where two of its hosts are one
+ * libvirt). */
+GPtrArray *ml_virt_lab_objects(virConnectPtr conn, const char *lab, bool pools);
 /* Names of labs that have at least one object on this connection. */
 GPtrArray *ml_virt_list_labs(virConnectPtr conn);
 
