@@ -30,7 +30,7 @@ PY
 }
 
 topo "  here: {uri: 'test:///default', underlay: 127.0.0.1}
-  there: {uri: 'test:///default?second', underlay: 127.0.0.2}"
+  there: {uri: 'test:///default?no_tty=1', underlay: 127.0.0.2}"
 "$bin" validate "$tmp/t.yaml" >"$tmp/out" 2>&1
 check "validate accepts two hosts: $(head -c 200 "$tmp/out")" "[ $? = 0 ]"
 for form in "--connect test:///default" "MESHLAB_URI"; do
@@ -56,7 +56,7 @@ check "nothing recorded" "[ ! -e '$tmp/state/labs/e2e-hosts.json' ]"
 
 # An underlay address that is not the host's: read on that host before anything is made.
 topo "  here: {uri: 'test:///default', underlay: 127.0.0.1}
-  there: {uri: 'test:///default?second', underlay: 192.0.2.254}"
+  there: {uri: 'test:///default?no_tty=1', underlay: 192.0.2.254}"
 ip -o route get 192.0.2.254 2>/dev/null | grep -q '^local ' && { echo "cli_hosts: skipped: 192.0.2.254 is this machine's"; exit 77; }
 "$bin" up "$tmp/t.yaml" >"$tmp/out" 2>"$tmp/err"
 rc=$?

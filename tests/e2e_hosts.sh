@@ -30,8 +30,19 @@ sshd_start "$out/ssh" || skip "$ssh_why"
 trap 'sshd_stop' EXIT
 echo "e2e-hosts: run directory $out, host 'there' at $ssh_shown"
 unset MESHLAB_URI
+# A topology's URI may not name a program (command=): the test's ssh, which keeps known_hosts in
+# the test's directory, is found first on PATH instead, by libvirt and by meshlab's host shell.
+real_ssh=$(command -v ssh)
+mkdir -p "$out/ssh/bin"
+cat >"$out/ssh/bin/ssh" <<EOF
+#!/bin/sh
+exec $real_ssh -F none -o UserKnownHostsFile=$out/ssh/known_hosts -o StrictHostKeyChecking=accept-new -o BatchMode=yes "\$@"
+EOF
+chmod 755 "$out/ssh/bin/ssh"
+export PATH=$out/ssh/bin:$PATH
+hosts_uri="qemu+ssh://root@127.0.0.1:$ssh_port/system?keyfile=$out/ssh/key&no_tty=1"
 topo=$out/e2e-hosts.yaml
-python3 - "$(dirname "$0")/data/e2e-hosts.yaml" "$topo" "$ssh_uri" <<'PY'
+python3 - "$(dirname "$0")/data/e2e-hosts.yaml" "$topo" "$hosts_uri" <<'PY'
 import sys
 open(sys.argv[2], "w").write(open(sys.argv[1]).read().replace("@SSH_URI@", sys.argv[3]))
 PY

@@ -82,6 +82,13 @@ static void test_topology(void)
     CHECK_STR(t->hosts[1].name, "there");
     CHECK_STR(t->hosts[1].uri, "qemu+ssh://root@127.0.0.1:2222/system");
     CHECK(t->hosts[1].underlay.s_addr == htonl(0x7f000002));
+    /* What SSH authenticates and checks the host with is taken. */
+    g_autoptr(MlTopology) keyed =
+        parse("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+              "  there: {uri: 'qemu+ssh://root@h:22/system?keyfile=/k&no_tty=1&no_verify=1', "
+              "underlay: 127.0.0.2}\n",
+              "here", "there", &err);
+    CHECK(keyed != NULL);
     CHECK(t->nodes[0].host == 0 && t->nodes[1].host == 1 && t->nodes[2].host == 1);
     CHECK(ml_topology_crosses(t, 0, 1) && !ml_topology_crosses(t, 1, 2));
 
@@ -110,6 +117,15 @@ static void test_topology(void)
     check_refused("hosts:\n  here: {uri: 'qemu :///system'}\n", "here", "here",
                   "t.yaml:5:", "one word without spaces");
     check_refused("hosts: {}\n", NULL, NULL, "t.yaml:4:", "hosts is empty");
+    /* A topology is data: a URI that would make libvirt or meshlab run a program is refused. */
+    check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+                  "  there: {uri: 'qemu+ssh://h/system?keyfile=/k&command=/tmp/x', "
+                  "underlay: 127.0.0.2}\n",
+                  "here", "there",
+                  "t.yaml:6:", "the URI's 'command=' is not taken from a topology");
+    check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+                  "  there: {uri: 'qemu+ssh://h/system?netcat=nc', underlay: 127.0.0.2}\n",
+                  "here", "there", "t.yaml:6:", "uri_aliases");
     check_refused("hosts:\n  here: {uri: 'qemu:///system', mtu: 9000}\n", "here", "here",
                   "t.yaml:5:", "mtu");
 

@@ -277,6 +277,11 @@ int cmd_down_main(int argc, char **argv)
         return down_hosts(lab, host_names, host_uris, purge, lock);
     }
     g_autofree char *uri = ml_lab_uri(lab, NULL);
+    /* A topology of one host (hosts: with one) names it, where no state file does. */
+    if (topo && topo->n_hosts == 1 && !ml_virt_uri_given() && !ml_lab_state_exists(lab)) {
+        g_free(uri);
+        uri = g_strdup(topo->hosts[0].uri);
+    }
     virConnectPtr conn = ml_virt_connect(uri, &err);
     if (!conn) {
         ml_lock_release(lab, lock);

@@ -192,11 +192,13 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
     return ret->ok;
 }
 
-/* The guest's QEMU process on the host, all its threads: what emulating the guest cost. On
- * another host, whose processes this machine cannot see, libvirt's cpuTime of the domain. */
-static double qemu_cpu_s(const struct ml_lab *lab, virDomainPtr dom)
+/* Guest i's QEMU process on its host, all its threads: what emulating the guest cost. On
+ * another host, whose processes this machine cannot see, libvirt's cpuTime of the domain (each
+ * guest's own host: a lab over several may have some here and some there). */
+static double qemu_cpu_s(const struct ml_lab *lab, size_t i)
 {
-    if (!lab->remote)
+    virDomainPtr dom = ml_lab_dom(lab, i);
+    if (!ml_lab_host_of(lab, i)->remote)
         return ml_hostnoise_pid_cpu_s(ml_virt_qemu_pid(dom));
     virDomainInfo di;
     return virDomainGetInfo(dom, &di) == 0 ? (double)di.cpuTime / 1e9 : -1;
@@ -218,7 +220,7 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
             ok = false;
         } else if (ok) {
             ret[i].vcpu_s = ml_virt_vcpu_time_s(ml_lab_dom(lab, i));
-            ret[i].qemu_s = qemu_cpu_s(lab, ml_lab_dom(lab, i));
+            ret[i].qemu_s = qemu_cpu_s(lab, i);
         }
         g_free(out[i]);
     }

@@ -190,9 +190,13 @@ static void host_cpu_remote(struct ml_lab *lab, struct ml_host_cpu *ret)
             ret->total_s += v;
     }
     ret->ok = ret->total_s > 0;
+    /* Only the guests of this host (the hub's): a lab over several hosts has others elsewhere,
+     * whose time is not this host's. */
+    size_t here = lab->plan->guests[lab->topo->hub].host;
     for (size_t i = 0; ret->ok && i < lab->plan->n_guests; i++) {
         virDomainInfo di;
-        if (ml_lab_dom(lab, i) && virDomainGetInfo(ml_lab_dom(lab, i), &di) == 0)
+        if (lab->plan->guests[i].host == here && ml_lab_dom(lab, i) &&
+            virDomainGetInfo(ml_lab_dom(lab, i), &di) == 0)
             ret->qemu_s += (double)di.cpuTime / 1e9;
     }
     virResetLastError();

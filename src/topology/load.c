@@ -348,8 +348,17 @@ static bool parse_wan_sweep(struct ml_load_ctx *c, yaml_node_t *n)
     return true;
 }
 
+/* The query keys a host's URI in a topology may carry: how SSH authenticates and checks the
+ * host. Others name a program that libvirt or meshlab would run, as root, on this machine
+ * (command=, the ssh binary) or on the host (netcat=): a topology file is data, and must not be
+ * able to do that; such a URI goes in libvirt.conf's uri_aliases, and the topology names the
+ * alias. */
+static const char *const uri_keys[] = {
+    "keyfile", "no_verify", "no_tty", "known_hosts", "known_hosts_verify",
+    "sshauth", "socket",    "mode",   NULL};
+
 /* A host's libvirt URI: one word of printable characters (libvirt's URI, or an alias of
- * libvirt.conf), checked by libvirt when the lab connects. */
+ * libvirt.conf), checked by libvirt when the lab connects; its query holds only uri_keys. */
 static bool get_host_uri(struct ml_load_ctx *c, yaml_node_t *n, const char *what, char **ret)
 {
     const char *uri = NULL;
@@ -366,6 +375,20 @@ static bool get_host_uri(struct ml_load_ctx *c, yaml_node_t *n, const char *what
                                 "%s: a libvirt URI is one word without spaces or control "
                                 "characters",
                                 what);
+    const char *q = strchr(uri, '?');
+    g_auto(GStrv) params = q ? g_strsplit(q + 1, "&", -1) : NULL;
+    for (size_t i = 0; params && params[i]; i++) {
+        g_autofree char *key = g_strndup(params[i], strcspn(params[i], "="));
+        if (!*key || g_strv_contains(uri_keys, key))
+            continue;
+        g_autofree char *allowed = g_strjoinv(", ", (char **)uri_keys);
+        return ml_yaml_fail(&c->y, n,
+                            "%s: the URI's '%s=' is not taken from a topology, whose URIs hold "
+                            "only %s (others, as command=, name what libvirt or meshlab would run "
+                            "as root); put that URI in libvirt.conf's uri_aliases and give the "
+                            "alias here",
+                            what, ml_yaml_shown(&c->y, key), allowed);
+    }
     *ret = g_strdup(uri);
     return true;
 }

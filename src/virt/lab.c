@@ -192,6 +192,18 @@ static char *host_shown(const struct ml_lab *lab, size_t k)
     return ml_virt_uri_public(lab->hosts[k].uri ? lab->hosts[k].uri : ml_virt_uri());
 }
 
+/* Whether host k's URI gives a shell (hostshell.h); false with err saying why not. */
+static bool host_has_shell(const struct ml_lab *lab, size_t k, const char *uri, GError **err)
+{
+    g_auto(GStrv) argv = ml_hostshell_argv(uri, "true", err);
+    if (!argv)
+        g_prefix_error(err,
+                       "host %s: a lab over several hosts stitches their bridges with the host's "
+                       "own tools: ",
+                       lab->topo->hosts[k].name);
+    return argv != NULL;
+}
+
 bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
 {
     const struct ml_topology *t = lab->topo;
@@ -207,17 +219,12 @@ bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
     }
     for (size_t k = 0; k < lab->n_hosts; k++) {
         const char *host_uri = t->n_hosts ? t->hosts[k].uri : uri;
-        /* Before any connection: a host without a shell can't be stitched to the others. */
-        if (lab->n_hosts > 1) {
-            g_auto(GStrv) argv = ml_hostshell_argv(host_uri, "true", err);
-            if (!argv) {
-                g_prefix_error(err,
-                               "host %s: a lab over several hosts stitches their bridges "
-                               "with the host's own tools: ",
-                               t->hosts[k].name);
-                return false;
-            }
-        }
+        /* A host without a shell can't be stitched to the others: refused before anything is
+         * made, a URI before its connection, an alias of libvirt.conf by the URI libvirt
+         * resolved it to. */
+        if (lab->n_hosts > 1 && ml_virt_uri_remote(host_uri) >= 0 &&
+            !host_has_shell(lab, k, host_uri, err))
+            return false;
         lab->hosts[k].conn = ml_virt_connect(host_uri, err);
         if (!lab->hosts[k].conn) {
             if (t->n_hosts)
@@ -225,6 +232,8 @@ bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
             return false;
         }
         on_host(lab, k);
+        if (lab->n_hosts > 1 && !host_has_shell(lab, k, lab->hosts[k].uri, err))
+            return false;
     }
     /* Each host's route to the others, before anything is made on any. */
     if (lab->n_hosts > 1 && !ml_lab_underlay_routes(lab, err))

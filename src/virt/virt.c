@@ -660,13 +660,16 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
     g_autofree char *want_dir = ml_virt_lab_pool_dir(td->conn, key);
     g_autofree char *pool_dir = ml_virt_pool_path(pool);
     /* On another host, a lab that host's own meshlab made keeps its pool where meshlab does
-     * by default there; and where this machine's libvirt is also a lab's "other host" (one
-     * libvirt reached by two URIs), the pool another meshlab made through it is where meshlab
-     * puts a remote pool. */
+     * by default there; and where this machine's libvirt is also one of a lab's hosts reached
+     * by another URI (a host's pool, meshlab-LAB.HOST), that pool is where meshlab puts a
+     * remote one. A one-host lab's pool here is only ever its own directory's: one of that name
+     * in the remote place is another controller's lab. */
     g_autofree char *name = ml_plan_pool_name(key);
+    bool host_pool = strchr(key, '.') != NULL;
     g_autofree char *theirs = ml_virt_conn_remote(td->conn) == 1
                                   ? g_build_filename("/var/lib/meshlab/pools", key, NULL)
-                                  : g_build_filename(ML_VIRT_HOST_DIR, name, NULL);
+                              : host_pool ? g_build_filename(ML_VIRT_HOST_DIR, name, NULL)
+                                          : NULL;
     if (g_strcmp0(pool_dir, want_dir) != 0 && g_strcmp0(pool_dir, theirs) != 0) {
         refused(
             td, ML_ERR_LIBVIRT,
