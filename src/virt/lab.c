@@ -640,7 +640,6 @@ static bool stitch_hosts(struct ml_lab *lab, GError **err)
                     lab->plan->vni, ml_ip_str(lab->topo->hosts[k].underlay, a),
                     lab->plan->hosts[k].vxlan_port);
     }
-    lab->stitched = true;
     return true;
 }
 

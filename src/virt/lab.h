@@ -77,7 +77,6 @@ struct ml_lab {
     char *uri;      /* conn's URI, whole (key files and all): what its SSH is (hostshell.h) */
     size_t n_hosts; /* the plan's: 1 unless the topology spreads the lab over hosts */
     struct ml_lab_host hosts[ML_HOSTS_MAX];
-    bool stitched;                /* the hosts' bridges are stitched (underlay.h) */
     unsigned long long base_size; /* the base's virtual size, bytes */
     const char *write_prefix;     /* NULL, or a folder of the run directory that ml_lab_write puts
                                    * every file under ("sweep/step-2/": a later sweep step's raw

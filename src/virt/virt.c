@@ -664,11 +664,10 @@ static virStoragePoolPtr own_pool(struct teardown *td, const char *poolname, cha
      * by another URI (a host's pool, meshlab-LAB.HOST), that pool is where meshlab puts a
      * remote one. A one-host lab's pool here is only ever its own directory's: one of that name
      * in the remote place is another controller's lab. */
-    g_autofree char *name = ml_plan_pool_name(key);
     bool host_pool = strchr(key, '.') != NULL;
     g_autofree char *theirs = ml_virt_conn_remote(td->conn) == 1
                                   ? g_build_filename("/var/lib/meshlab/pools", key, NULL)
-                              : host_pool ? g_build_filename(ML_VIRT_HOST_DIR, name, NULL)
+                              : host_pool ? g_build_filename(ML_VIRT_HOST_DIR, poolname, NULL)
                                           : NULL;
     if (g_strcmp0(pool_dir, want_dir) != 0 && g_strcmp0(pool_dir, theirs) != 0) {
         refused(
