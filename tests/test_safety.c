@@ -247,7 +247,12 @@ static void test_leftovers(void)
     CHECK(ml_leftover_pid("meshlab-kvm-4242-AbC123") == 4242);
     CHECK(ml_leftover_pid("meshlab-warm-AbC123") == 0);
     CHECK(ml_leftover_pid("meshlab-plot-AbC123") == 0);
-    const char *kinds[][2] = {{"seed", ""}, {"capture", ".pcap"}, {"plot", ""}, {"kvm", ""}};
+    /* Issue 36, finding 8: the export's key directories (a wg0.conf with its PrivateKey, a CA's
+     * key) carry the pid too, and the sweep knows their kind. */
+    CHECK(ml_leftover_pid("meshlab-export-4242-AbC123") == 4242);
+    CHECK(ml_leftover_pid("meshlab-export-check-AbC123") == 0);
+    const char *kinds[][2] = {{"seed", ""}, {"capture", ".pcap"}, {"plot", ""}, {"kvm", ""},
+                              {"export", ""}};
     for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
         g_autofree char *tmpl = ml_leftover_template(kinds[i][0], kinds[i][1]);
         g_autofree char *name = g_strdup(tmpl);
@@ -285,17 +290,30 @@ static void test_leftovers(void)
     g_autofree char *live_pcap =
         g_strdup_printf("%s/meshlab-capture-%d-AbC123.pcap", tmp, (int)getpid());
     write_text(live_pcap, "pcap", 0600);
+    g_autofree char *dead_export = g_strdup_printf("%s/meshlab-export-%d-AbC123", tmp, gone);
+    g_autofree char *live_export =
+        g_strdup_printf("%s/meshlab-export-%d-AbC123", tmp, (int)getpid());
+    const char *exports[] = {dead_export, live_export};
+    for (size_t i = 0; i < G_N_ELEMENTS(exports); i++) {
+        CHECK(g_mkdir_with_parents(exports[i], 0700) == 0);
+        g_autofree char *wg = g_build_filename(exports[i], "wg0.conf", NULL);
+        write_text(wg, "[Interface]\nPrivateKey = x\n", 0600);
+    }
     g_autofree char *labs = g_build_filename(g_getenv("MESHLAB_STATE_DIR"), "labs", NULL);
     CHECK(g_mkdir_with_parents(labs, 0700) == 0);
     g_autofree char *state_tmp = g_strdup_printf("%s/three-guest.json.tmp.%d.AbC123", labs, gone);
     write_text(state_tmp, "{", 0600);
 
     int seen = 0;
-    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 6);
-    CHECK(seen == 6);
+    CHECK(ml_leftovers_sweep(false, count_left, &seen) == 7);
+    CHECK(seen == 7);
     CHECK(g_file_test(build, G_FILE_TEST_IS_DIR)); /* a dry run removes nothing */
     seen = 0;
-    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 6);
+    CHECK(ml_leftovers_sweep(true, count_left, &seen) == 7);
+    CHECK(!g_file_test(dead_export, G_FILE_TEST_EXISTS));
+    CHECK(g_file_test(live_export, G_FILE_TEST_IS_DIR));
+    g_autofree char *live_wg = g_build_filename(live_export, "wg0.conf", NULL);
+    CHECK(unlink(live_wg) == 0 && rmdir(live_export) == 0);
     CHECK(!g_file_test(plot, G_FILE_TEST_EXISTS) && !g_file_test(pcap, G_FILE_TEST_EXISTS));
     CHECK(g_file_test(live_pcap, G_FILE_TEST_EXISTS));
     CHECK(!g_file_test(build, G_FILE_TEST_EXISTS));

@@ -11,7 +11,7 @@
 #include "core/util.h"
 #include "core/rundir.h"
 
-#define TMP_KINDS "seed|capture|plot|kvm"
+#define TMP_KINDS "seed|capture|plot|kvm|export"
 
 char *ml_leftover_template(const char *kind, const char *suffix)
 {

@@ -1,5 +1,5 @@
 /* What a meshlab killed by SIGKILL (or a crash) leaves outside libvirt: seeds,
- * captures, plots and KVM probes in $TMPDIR, half-built images and half-written files in the
+ * captures, plots, KVM probes and the export's key directories in $TMPDIR, half-built images and half-written files in the
  * cache and state directories. Each carries its writer's pid in its name, so
  * only the leftovers of processes that are gone are touched. */
 #pragma once
@@ -11,7 +11,8 @@
 #define ML_SEED_TMP_PREFIX "meshlab-seed-"
 
 /* The template of a temporary file or directory in $TMPDIR that the sweep knows:
- * "meshlab-KIND-<pid>-XXXXXX" and suffix, KIND one of seed, capture, plot, kvm. */
+ * "meshlab-KIND-<pid>-XXXXXX" and suffix, KIND one of seed, capture, plot, kvm, export (the
+ * export's checks and key making: they hold private keys). */
 char *ml_leftover_template(const char *kind, const char *suffix);
 
 typedef void (*ml_leftover_cb)(const char *path, void *opaque);
