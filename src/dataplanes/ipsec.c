@@ -24,6 +24,7 @@
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
+#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 
@@ -115,8 +116,9 @@ static char *render_conf_for(const struct ml_topology *t, size_t node, const cha
     size_t hub = t->hub;
     char addr[16], me[16], them[16];
     g_autofree char *net = g_strdup_printf(SUBNET "0/24");
+    g_autofree char *head = ml_comment_text(title);
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# %s: %s, ipsec-hub\nconnections {\n", title, t->nodes[node].name);
+    g_string_append_printf(c, "# %s: %s, ipsec-hub\nconnections {\n", head, t->nodes[node].name);
     const char *local = hub_address ? "%any" : ml_ip_str(t->nodes[node].address, me);
     if (node == hub) {
         for (size_t i = 0; i < t->n_nodes; i++) {
@@ -548,13 +550,14 @@ static char *export_if_script(const struct ml_bundle *b, size_t node)
     const struct ml_topology *t = b->topo;
     char addr[16];
     g_autofree char *q = g_shell_quote(b->hub_address);
+    g_autofree char *label = ml_comment_text(b->label);
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "#!/bin/sh\n"
                            "# %s: %s's " DEV ", the XFRM interface ipsec-hub's SAs (if_id " IF_ID
                            ") carry the overlay on\n"
                            "set -e\n",
-                           b->label, t->nodes[node].name);
+                           label, t->nodes[node].name);
     if (node == t->hub) {
         g_autofree char *dev = g_shell_quote(b->hub_interface);
         g_string_append_printf(s, "dev=%s\n", dev);

@@ -7,12 +7,14 @@
 
 #include <glib/gstdio.h>
 
+#include "core/leftovers.h"
 #include "core/rundir.h"
 #include "core/spawn.h"
 #include "virt/agent.h"
 #include "virt/daemon.h"
 #include "virt/guest_value.h"
 #include "core/util.h"
+#include "core/comment.h"
 
 #define NEBULA_SUBNET "10.42.0.0"
 #define NEBULA_PREFIX 24
@@ -41,6 +43,7 @@ static char *render_config(const struct ml_topology *topo, size_t node, const st
     bool is_hub = node == hub;
     char hub_overlay[16];
     ml_ip_str(ml_nebula_address(topo, hub), hub_overlay);
+    g_autofree char *head = ml_comment_text(o->head);
     GString *c = g_string_new(NULL);
     g_string_append_printf(c,
                            "# %s\n"
@@ -53,7 +56,7 @@ static char *render_config(const struct ml_topology *topo, size_t node, const st
                            "lighthouse:\n"
                            "  am_lighthouse: %s\n"
                            "  interval: 60\n",
-                           o->head, hub_overlay, o->lighthouse, is_hub ? "true" : "false");
+                           head, hub_overlay, o->lighthouse, is_hub ? "true" : "false");
     if (is_hub)
         g_string_append(c, "  hosts: []\n");
     else
@@ -547,7 +550,8 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
                     "(Debian: apt install nebula)");
         return false;
     }
-    g_autofree char *dir = g_dir_make_tmp("meshlab-nebula-XXXXXX", err);
+    g_autofree char *tmpl = ml_leftover_template("export", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, err);
     if (!dir)
         return false;
     g_autofree char *ca_name = g_strdup_printf("meshlab export %s", t->name);
@@ -557,6 +561,8 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
     const char *ca_argv[] = {"nebula-cert", "ca",       "-name", ca_name, "-out-crt",
                              ca_crt,        "-out-key", ca_key,  NULL};
     bool ok = ml_spawn_timeout(ca_argv, 60, NULL, err);
+    g_autofree char *label = ml_comment_text(b->label);
+    g_autofree char *ca_name_q = g_shell_quote(ca_name);
     GString *script = g_string_new(NULL);
     g_string_append_printf(script,
                            "#!/bin/sh\n"
@@ -567,8 +573,8 @@ bool ml_nebula_export(struct ml_bundle *b, GError **err)
                            "# offline, and sign a new node with the last line's form.\n"
                            "set -eu\n"
                            "umask 077\n"
-                           "nebula-cert ca -name '%s' -out-crt ca.crt -out-key ca.key\n",
-                           b->label, ca_name);
+                           "nebula-cert ca -name %s -out-crt ca.crt -out-key ca.key\n",
+                           label, ca_name_q);
     for (size_t i = 0; i < t->n_nodes && ok; i++) {
         g_auto(GStrv) argv = sign_argv(t, i, dir);
         ok = ml_spawn_timeout((const char *const *)argv, 60, NULL, err);

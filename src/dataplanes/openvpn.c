@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/keys.h"
+#include "core/leftovers.h"
 #include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -25,6 +26,7 @@
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
+#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 
@@ -212,8 +214,9 @@ static char *render_server(const struct ml_topology *t, const char *title, const
 {
     char hub[16];
     size_t h = t->hub;
+    g_autofree char *head = ml_comment_text(title);
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# %s: openvpn-hub server on %s\n", title, t->nodes[h].name);
+    g_string_append_printf(c, "# %s: openvpn-hub server on %s\n", head, t->nodes[h].name);
     common(c, f);
     /* The server helper would take .1; these lines are what it expands to in
      * topology subnet, with the hub's own address. */
@@ -244,8 +247,9 @@ static char *render_client(const struct ml_topology *t, size_t node, const char 
                            const struct files *f, const char *remote, const char *hub_fp)
 {
     const struct ml_node *hub = &t->nodes[t->hub];
+    g_autofree char *head = ml_comment_text(title);
     GString *c = g_string_new(NULL);
-    g_string_append_printf(c, "# %s: %s, through openvpn-hub on %s\n", title, t->nodes[node].name,
+    g_string_append_printf(c, "# %s: %s, through openvpn-hub on %s\n", head, t->nodes[node].name,
                            hub->name);
     common(c, f);
     g_string_append_printf(c,
@@ -520,7 +524,8 @@ static const char export_unit[] =
 static bool export_keypair(const char *name, char **ret_crt, char **ret_key, char ret_fp[96],
                            GError **err)
 {
-    g_autofree char *dir = g_dir_make_tmp("meshlab-export-openvpn-XXXXXX", err);
+    g_autofree char *tmpl = ml_leftover_template("export", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, err);
     if (!dir)
         return false;
     g_autofree char *crt = g_build_filename(dir, "node.crt", NULL);

@@ -36,6 +36,7 @@
 #include "virt/guest_value.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
+#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 
@@ -89,6 +90,7 @@ static char *conf_text(const struct ml_topology *t, size_t node, const char *tit
 {
     g_autofree char *name = tinc_name(t, node);
     g_autofree char *hub_name = tinc_name(t, t->hub);
+    g_autofree char *head = ml_comment_text(title);
     GString *c = g_string_new(NULL);
     g_string_append_printf(c,
                            "# %s: tinc on %s\n"
@@ -97,7 +99,7 @@ static char *conf_text(const struct ml_topology *t, size_t node, const char *tit
                            "Interface = " DEV "\n"
                            "Mode = router\n"
                            "PingInterval = 3600\n",
-                           title, t->nodes[node].name, name);
+                           head, t->nodes[node].name, name);
     if (node != t->hub)
         g_string_append_printf(c, "ConnectTo = %s\n", hub_name);
     return g_string_free(c, FALSE);

@@ -10,6 +10,7 @@
 #include "virt/agent.h"
 #include "core/keys.h"
 #include "core/util.h"
+#include "core/comment.h"
 
 static GString *interface_section(const struct ml_topology *topo, size_t node, unsigned prefix)
 {
@@ -100,6 +101,7 @@ void ml_wg_export_interface(GString *c, const struct ml_bundle *b, const struct 
 {
     const struct ml_topology *t = b->topo;
     char addr[16];
+    g_autofree char *label = ml_comment_text(b->label);
     g_string_append_printf(c,
                            "# %s: %s for %s, %s.\n"
                            "# Made by meshlab export with keys of its own; wg-quick's format.\n"
@@ -107,7 +109,7 @@ void ml_wg_export_interface(GString *c, const struct ml_bundle *b, const struct 
                            "Address = %s/%u\n"
                            "PrivateKey = %s\n"
                            "MTU = %u\n",
-                           b->label, n->kind, t->nodes[node].name, role,
+                           label, n->kind, t->nodes[node].name, role,
                            net_address(n, t, node, addr), prefix, private_key, EXPORT_MTU);
 }
 

@@ -19,6 +19,7 @@
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
+#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 
@@ -220,6 +221,7 @@ static bool export_go(struct ml_bundle *b, GError **err)
                                        .port = port(t),
                                        .allowed = SUBNET "0/24"};
     size_t hub = t->hub;
+    g_autofree char *label = ml_comment_text(b->label);
     GString *h = g_string_new(NULL);
     g_string_append_printf(h,
                            "# %s: WireGuard for wireguard-go on %s, the hub; wg(8)'s format "
@@ -228,7 +230,7 @@ static bool export_go(struct ml_bundle *b, GError **err)
                            "[Interface]\n"
                            "PrivateKey = %s\n"
                            "ListenPort = %u\n",
-                           b->label, t->nodes[hub].name, keys[hub].private_key, port(t));
+                           label, t->nodes[hub].name, keys[hub].private_key, port(t));
     ml_wg_export_clients(b, &n, keys, h);
     g_autofree char *script = export_script(t);
     g_autofree char *dir = g_strdup_printf("wireguard-go/%s/", t->nodes[hub].name);

@@ -4,6 +4,7 @@
 #include <yaml.h>
 
 #include "core/util.h"
+#include "core/comment.h"
 #include "topology/yaml.h"
 
 /* Every file the user-data writes, in order: the bundle's, then the sysctls, the firewall and
@@ -30,6 +31,7 @@ static const char firewall_unit[] = "[Unit]\n"
 
 static char *setup_script(const struct ml_bundle *b, bool firewall)
 {
+    g_autofree char *label = ml_comment_text(b->label);
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "#!/bin/sh\n"
@@ -37,7 +39,7 @@ static char *setup_script(const struct ml_bundle *b, bool firewall)
                            ").\n"
                            "set -eu\n"
                            "missing=\n",
-                           b->label);
+                           label);
     for (guint i = 0; i < b->hub_packages->len; i++) {
         g_auto(GStrv) cp = g_strsplit(g_ptr_array_index(b->hub_packages, i), " ", 2);
         g_string_append_printf(s, "command -v %s >/dev/null 2>&1 || missing=\"$missing %s\"\n",
@@ -111,6 +113,7 @@ static bool literal_ok(const char *c)
 char *ml_hubinit_render(const struct ml_bundle *b, const char *firewall)
 {
     GArray *w = hub_writes(b, firewall);
+    g_autofree char *label = ml_comment_text(b->label);
     GString *s = g_string_new("#cloud-config\n");
     g_string_append_printf(
         s,
@@ -119,7 +122,7 @@ char *ml_hubinit_render(const struct ml_bundle *b, const char *firewall)
         "# private keys: keep it as secret as they are, and delete it from the provider's\n"
         "# panel once the VPS is up. The setup's log is " ML_HUBINIT_LOG ".\n"
         "write_files:\n",
-        b->label);
+        label);
     for (guint i = 0; i < w->len; i++) {
         const struct hub_write *x = &g_array_index(w, struct hub_write, i);
         g_string_append_printf(s,
