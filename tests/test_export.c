@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ca_check.h"
 #include "check.h"
 #include "fixtures.h"
 #include "core/keys.h"
@@ -547,6 +548,32 @@ static bool has_line(GPtrArray *lines, const char *want)
     return false;
 }
 
+/* The export's Headscale CA (finding 4 of the 2026-12-04 audit), asked of the real openssl: it
+ * vouches for the hub's address (k: 0 a DNS name, 1 IPv4, 2 IPv6) and nothing else, so its key
+ * cannot make a certificate for www.bank.example or another address that a client would take,
+ * and it lasts a year, not ten. */
+static void check_export_ca(const char *dir, const char *ca_pem, const char *key_pem, size_t k)
+{
+    g_autofree char *pa = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *pk = g_build_filename(dir, "ca.key", NULL);
+    CHECK(g_file_set_contents(pa, ca_pem, -1, NULL) && g_file_set_contents(pk, key_pem, -1, NULL));
+    g_autofree char *nc = cert_name_constraints(pa);
+    const char *want[] = {"DNS:vpn.example.net", "IP:203.0.113.10/255.255.255.255",
+                          "IP:2001:DB8:0:0:0:0:0:10/FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF"};
+    CHECK(nc && strstr(nc, "critical") && strstr(nc, "Permitted:") && strstr(nc, want[k]));
+    if (nc && !strstr(nc, want[k]))
+        fprintf(stderr, "the export's CA for case %zu: %s\n", k, nc);
+    CHECK(!ca_vouches_for(dir, "DNS:www.bank.example", "-verify_hostname", "www.bank.example"));
+    CHECK(!ca_vouches_for(dir, "IP:198.51.100.7", "-verify_ip", "198.51.100.7"));
+    CHECK(!ca_vouches_for(dir, "IP:2001:db8::66", "-verify_ip", "2001:db8::66"));
+    if (k == 0)
+        CHECK(ca_vouches_for(dir, "DNS:vpn.example.net", "-verify_hostname", "vpn.example.net"));
+    else
+        CHECK(ca_vouches_for(dir, k == 1 ? "IP:203.0.113.10" : "IP:2001:db8::10", "-verify_ip",
+                             k == 1 ? "203.0.113.10" : "2001:db8::10"));
+    CHECK(cert_lasts_days(pa, ML_EXPORT_CA_DAYS - 1) && !cert_lasts_days(pa, ML_EXPORT_CA_DAYS + 1));
+}
+
 /* The Tailscale export: Headscale on the hub VPS, tailscale up on the clients.
  *
  * Not run here: this machine has no headscale, tailscale or tailscaled and no internet, so no
@@ -608,6 +635,7 @@ static void test_tailscale_export(struct ml_topology *topo)
             const char *wrong[] = {"openssl",           "verify", "-CAfile", pa, "-verify_hostname",
                                    "other.example.net", pc,       NULL};
             CHECK(!ml_spawn(wrong, NULL, NULL));
+            check_export_ca(dir, ca->content, cakey->content, k);
             rm_rf(dir);
         }
         /* The VPS gets the server key, never the CA's; the hub's scripts are shell. */
@@ -663,18 +691,35 @@ static void test_tailscale_export(struct ml_topology *topo)
         CHECK(has_line(b->hub_commands, "/usr/local/sbin/meshlab-headscale-install") &&
               has_line(b->hub_commands, "systemctl daemon-reload && systemctl enable --now "
                                         "headscale-meshlab.service"));
-        /* Each client: the CA, then its join line against the hub's URL, key from the file. */
+        /* Each client: the CA where tailscaled alone reads it (a drop-in gives tailscaled.service
+         * SSL_CERT_DIR, and the system's trust store is not touched: an earlier export's copy
+         * there is taken out), then its join line against the hub's URL, key from the file. */
         for (size_t n = 0; n < topo->n_nodes; n++) {
             if (n == topo->hub)
                 continue;
             g_autofree char *up =
                 ml_tailscale_up_command(url, topo->nodes[n].name, "/etc/meshlab/tailscale-authkey");
-            CHECK(has_line(b->client_commands[n], "update-ca-certificates") &&
+            CHECK(!has_line(b->client_commands[n], "update-ca-certificates") &&
+                  has_line(b->client_commands[n],
+                           "systemctl daemon-reload && systemctl restart tailscaled") &&
                   has_line(b->client_commands[n], up));
             g_autofree char *rel =
                 g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", topo->nodes[n].name);
             const struct ml_bundle_file *cc = ml_bundle_find(b, rel);
-            CHECK(cc && ca && !strcmp(cc->content, ca->content) && cc->node == n);
+            CHECK(cc && ca && !strcmp(cc->content, ca->content) && cc->node == n &&
+                  !strcmp(cc->install, ML_HEADSCALE_CA_DIR "/meshlab-headscale-ca.crt"));
+            g_autofree char *drel =
+                g_strdup_printf("headscale/%s/meshlab-headscale-ca.conf", topo->nodes[n].name);
+            const struct ml_bundle_file *dropin = ml_bundle_find(b, drel);
+            CHECK(dropin &&
+                  !strcmp(dropin->install,
+                          "/etc/systemd/system/tailscaled.service.d/meshlab-headscale-ca.conf") &&
+                  strstr(dropin->content,
+                         "\n[Service]\nEnvironment=SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR "\n"));
+        }
+        for (guint i = 0; i < b->files->len; i++) {
+            const struct ml_bundle_file *f = g_ptr_array_index(b->files, i);
+            CHECK(!f->install || !strstr(f->install, "ca-certificates"));
         }
     }
     /* An address no certificate can name is refused, not exported. */

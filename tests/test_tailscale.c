@@ -6,6 +6,7 @@
  * so no command below ran against the real programs. Every flag and output field relied on was
  * read in upstream source instead (tailscale de9ec7e, pre-1.104, cross-checked with v1.102.3;
  * headscale v0.29.2), cited where it is checked. */
+#include "ca_check.h"
 #include "check.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
@@ -256,6 +257,9 @@ static void test_paths(void)
     CHECK(strstr(d.command, " --no-logs-no-support") != NULL);
     CHECK(strstr(d.command, " --port=41641") != NULL);
     CHECK(d.netns == NULL);
+    /* The lab's CA is tailscaled's alone: its environment names the CA's directory. */
+    CHECK(g_str_has_prefix(d.command, "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR
+                                      " /usr/local/sbin/tailscaled "));
     g_autofree char *script = ml_daemon_script(&d);
     CHECK(strstr(script, "--no-logs-no-support") != NULL);
     lab.nat_now[client] = ML_NAT_SYMMETRIC;
@@ -293,9 +297,55 @@ static void test_paths(void)
     ml_topology_free(topo);
 }
 
+/* The lab's CA, made by the hub's script itself (its directory moved to a temporary one) with
+ * this machine's openssl: it vouches for headscale.lab and the hub's address and for nothing
+ * else, for 30 days; the certificate Headscale serves verifies for both. tailscaled, the one
+ * program that trusts it, runs with SSL_CERT_DIR naming the client's copy (tailscale's
+ * net/tlsdial/tlsdial.go verifies against x509's system pool, which Go reads from the bundle and
+ * SSL_CERT_DIR's directories), and the client's script no longer touches the system store. */
+static void test_lab_ca(void)
+{
+    g_autofree char *openssl = g_find_program_in_path("openssl");
+    if (!openssl) {
+        printf("note: no openssl here: the lab CA was not made\n");
+        return;
+    }
+    g_autofree char *dir = g_dir_make_tmp("test-lab-ca-XXXXXX", NULL);
+    g_autofree char *script = ml_lab_ca_hub_script(ML_HEADSCALE_HOSTNAME, "192.0.2.10");
+    GString *s = g_string_new(script);
+    g_string_replace(s, ML_HEADSCALE_TLS_DIR, dir, 0);
+    const char *argv[] = {"sh", "-c", s->str, NULL};
+    g_autofree char *printed = NULL;
+    CHECK(ml_spawn(argv, &printed, NULL));
+    g_string_free(s, TRUE);
+    g_autofree char *ca = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *server = g_build_filename(dir, "server.crt", NULL);
+    g_autofree char *ca_text = NULL;
+    CHECK(g_file_get_contents(ca, &ca_text, NULL, NULL) && printed && !strcmp(printed, ca_text));
+    g_autofree char *nc = cert_name_constraints(ca);
+    CHECK(nc && strstr(nc, "critical") && strstr(nc, "Permitted:") &&
+          strstr(nc, "DNS:headscale.lab") && strstr(nc, "IP:192.0.2.10/255.255.255.255"));
+    const char *hub_dns[] = {"openssl", "verify", "-CAfile", ca, "-verify_hostname",
+                             ML_HEADSCALE_HOSTNAME, server, NULL};
+    const char *hub_ip[] = {"openssl", "verify", "-CAfile", ca, "-verify_ip", "192.0.2.10",
+                            server, NULL};
+    CHECK(ml_spawn(hub_dns, NULL, NULL) && ml_spawn(hub_ip, NULL, NULL));
+    CHECK(!ca_vouches_for(dir, "DNS:www.bank.example", "-verify_hostname", "www.bank.example"));
+    CHECK(!ca_vouches_for(dir, "IP:198.51.100.7", "-verify_ip", "198.51.100.7"));
+    CHECK(ca_vouches_for(dir, "DNS:headscale.lab", "-verify_hostname", ML_HEADSCALE_HOSTNAME));
+    CHECK(cert_lasts_days(ca, ML_LAB_CA_DAYS - 1) && !cert_lasts_days(ca, ML_LAB_CA_DAYS + 1));
+    g_autofree char *client = ml_lab_ca_client_script(ca_text, ML_HEADSCALE_HOSTNAME, "192.0.2.10");
+    CHECK(client && !strstr(client, "update-ca-certificates") &&
+          !strstr(client, "/usr/local/share/ca-certificates") &&
+          strstr(client, "cat > " ML_HEADSCALE_CA_DIR "/"));
+    const char *rm[] = {"rm", "-rf", dir, NULL};
+    ml_spawn(rm, NULL, NULL);
+}
+
 int main(void)
 {
     test_renderers();
+    test_lab_ca();
     test_ping();
     test_status();
     test_headscale();

@@ -39,13 +39,14 @@ static const struct ml_daemon headscale_daemon = {
  * logpolicy/logpolicy.go:718 disables logging on it; the same lines at v1.102.3 and de9ec7e).
  * Without it logtail retries log.tailscale.com and, failing, fetches bootstrap DNS over HTTPS
  * from the DERP server (logpolicy.go:846-851), the hub: bytes on the hub's NIC during a check
- * that wants it quiet. */
+ * that wants it quiet. SSL_CERT_DIR: tailscaled, and no other program of the guest, trusts the
+ * lab's CA (tailscale.h, ML_HEADSCALE_CA_DIR). */
 static const struct ml_daemon tailscaled_daemon = {
     .name = "tailscaled",
     .unit = "meshlab-tailscaled",
     .prepare = "mkdir -p /var/lib/tailscale",
     .command =
-        "/usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+        "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR " /usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
         "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED) " --no-logs-no-support",
     .ready = "[ -S " TS_SOCKET " ]",
     .timeout_s = 60,

@@ -5,6 +5,7 @@
 #include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
 #include "core/keys.h"
+#include "core/leftovers.h"
 #include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -134,23 +135,39 @@ char *ml_tailscale_up_command(const char *login_server, const char *hostname,
     return g_strdup_printf("tailscale up %s %s %s --accept-dns=false", l, k, h);
 }
 
+char *ml_headscale_ca_constraints(const char *dns, const char *ip)
+{
+    struct in6_addr a6;
+    bool v6 = ip && inet_pton(AF_INET6, ip, &a6) == 1;
+    g_autofree char *ips =
+        !ip  ? g_strdup("excluded;IP:0.0.0.0/0.0.0.0,excluded;IP:::/::")
+        : v6 ? g_strdup_printf("permitted;IP:%s/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ip)
+             : g_strdup_printf("permitted;IP:%s/255.255.255.255", ip);
+    return g_strdup_printf("nameConstraints=critical,permitted;DNS:%s,%s", dns ? dns : "invalid",
+                           ips);
+}
+
 char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
 {
     if (!valid_hostname(hostname) || !valid_ipv4(hub_ip))
         return NULL;
+    g_autofree char *nc = ml_headscale_ca_constraints(hostname, hub_ip);
     return g_strdup_printf(
         "#!/bin/sh\n"
-        "# Written by meshlab: a CA made for this lab only, and a certificate for %s signed by\n"
-        "# it. The CA key stays here (0600, root); only the CA certificate is printed.\n"
+        "# Written by meshlab: a CA made for this lab only, that vouches for %s and %s\n"
+        "# alone, and a certificate for them signed by it. The CA key stays here (0600, root);\n"
+        "# only the CA certificate is printed.\n"
         "set -eu\n"
         "umask 077\n"
         "mkdir -p " ML_HEADSCALE_TLS_DIR "\n"
         "cd " ML_HEADSCALE_TLS_DIR "\n"
-        "if [ ! -s ca.key ] || [ ! -s ca.crt ]; then\n"
+        "if [ ! -s ca.key ] || [ ! -s ca.crt ] ||\n"
+        "        ! openssl x509 -in ca.crt -noout -ext nameConstraints | grep -q Permitted; then\n"
         "    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \\\n"
-        "        -keyout ca.key -out ca.crt -days 30 -subj '/CN=meshlab lab CA' \\\n"
-        "        -addext 'basicConstraints=critical,CA:TRUE' \\\n"
-        "        -addext 'keyUsage=critical,keyCertSign,cRLSign'\n"
+        "        -keyout ca.key -out ca.crt -days %d -subj '/CN=meshlab lab CA' \\\n"
+        "        -addext 'basicConstraints=critical,CA:TRUE,pathlen:0' \\\n"
+        "        -addext 'keyUsage=critical,keyCertSign,cRLSign' \\\n"
+        "        -addext '%s'\n"
         "fi\n"
         "cat > server.ext <<'MESHLAB_EXT'\n"
         "basicConstraints=critical,CA:FALSE\n"
@@ -160,7 +177,7 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
         "MESHLAB_EXT\n"
         "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \\\n"
         "    -keyout server.key -out server.csr -subj '/CN=%s'\n"
-        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \\\n"
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days %d \\\n"
         "    -extfile server.ext -out server.crt\n"
         "rm -f server.csr server.ext\n"
         "chmod 0600 ca.key server.key\n"
@@ -170,7 +187,7 @@ char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip)
         "    chown headscale: server.key server.crt\n"
         "fi\n"
         "cat ca.crt\n",
-        hostname, hostname, hub_ip, hostname);
+        hostname, hub_ip, ML_LAB_CA_DAYS, nc, hostname, hub_ip, hostname, ML_LAB_CA_DAYS);
 }
 
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip)
@@ -182,14 +199,14 @@ char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const ch
     g_autofree char *escaped = g_regex_escape_string(hostname, -1);
     return g_strdup_printf(
         "#!/bin/sh\n"
-        "# Written by meshlab: trust the lab CA (tailscaled's TLS reads the system store) and\n"
-        "# resolve %s to the hub.\n"
+        "# Written by meshlab: the lab CA where tailscaled alone looks for it (its SSL_CERT_DIR;\n"
+        "# the system's trust store is left alone), and %s resolved to the hub.\n"
         "set -eu\n"
+        "mkdir -p " ML_HEADSCALE_CA_DIR "\n"
         "cat > " ML_LAB_CA_CLIENT_PATH " <<'MESHLAB_CA'\n"
         "%s\n"
         "MESHLAB_CA\n"
         "chmod 0644 " ML_LAB_CA_CLIENT_PATH "\n"
-        "update-ca-certificates >/dev/null\n"
         "sed -i '/[[:space:]]%s$/d' /etc/hosts\n"
         "printf '%%s\\t%%s\\n' %s %s >> /etc/hosts\n",
         hostname, pem, escaped, hub_ip, hostname);
@@ -560,7 +577,13 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
 #define EXPORT_INSTALL_PATH "/usr/local/sbin/meshlab-headscale-install"
 #define EXPORT_AUTHKEY_PATH "/usr/local/sbin/meshlab-headscale-authkey"
 #define EXPORT_UNIT_PATH "/etc/systemd/system/headscale-meshlab.service"
-#define EXPORT_CA_CLIENT_PATH "/usr/local/share/ca-certificates/meshlab-headscale-ca.crt"
+#define EXPORT_CA_CLIENT_PATH ML_HEADSCALE_CA_DIR "/meshlab-headscale-ca.crt"
+/* Where an export of an earlier meshlab put its CA: the system's trust store. */
+#define EXPORT_CA_OLD_PATH "/usr/local/share/ca-certificates/meshlab-headscale-ca.crt"
+/* A drop-in for the tailscaled.service that Tailscale's Debian and Ubuntu packages install
+ * (cmd/tailscaled/tailscaled.service; its EnvironmentFile=/etc/default/tailscaled is the
+ * user's, so the export adds its line beside it instead). */
+#define EXPORT_CA_DROPIN "/etc/systemd/system/tailscaled.service.d/meshlab-headscale-ca.conf"
 #define EXPORT_AUTHKEY_CLIENT "/etc/meshlab/tailscale-authkey"
 #define EXPORT_USER "meshlab"
 #define EXPORT_HS "/usr/local/bin/headscale -c " ML_HEADSCALE_CONFIG_PATH
@@ -590,6 +613,15 @@ static char *export_install_script(void)
         "install -m 0755 \"$tmp/%s\" /usr/local/bin/headscale\n",
         entry, url, sums, entry, entry);
 }
+
+/* tailscaled gets the export's CA through its environment, and only tailscaled: Go's
+ * crypto/x509 on Linux reads the system bundle, then the directories SSL_CERT_DIR lists
+ * (root_unix.go); tailscale's net/tlsdial verifies the control server and DERP against that pool
+ * (VerifyOptions.Roots nil), then against its baked-in Let's Encrypt root. */
+static const char export_ca_dropin[] = "# meshlab export: tailscaled trusts the export's CA for "
+                                       "Headscale; nothing else does.\n"
+                                       "[Service]\n"
+                                       "Environment=SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR "\n";
 
 /* `headscale serve` under systemd; /run/headscale holds its CLI socket (unix_socket in the
  * config), and configtest refuses a config serve would refuse, with the reason in the journal. */
@@ -628,7 +660,11 @@ static const char export_authkey_script[] =
 
 /* A CA made for the export and a server certificate for the hub's address signed by it (as the
  * lab's: EC P-256, serverAuth, the address as the one subjectAltName), made with openssl on this
- * host in a private directory, then checked with `openssl verify` for that address. */
+ * host in a private directory, then checked with `openssl verify` for that address. The CA
+ * vouches for that address alone (ml_headscale_ca_constraints), for ML_EXPORT_CA_DAYS: whoever
+ * holds its key can impersonate the hub to the clients' tailscaled, and nothing else. The
+ * server's CN is no DNS name, so openssl, which checks a CN that looks like one against the
+ * constraints, takes an IP hub's certificate too. */
 struct export_tls {
     char *ca_crt, *ca_key, *crt, *key;
 };
@@ -648,7 +684,8 @@ static void export_tls_clear(struct export_tls *t)
 
 static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret, GError **err)
 {
-    g_autofree char *dir = g_dir_make_tmp("meshlab-export-tls-XXXXXX", err);
+    g_autofree char *tmpl = ml_leftover_template("export", "");
+    g_autofree char *dir = g_dir_make_tmp(tmpl, err);
     if (!dir)
         return false;
     g_autofree char *ca_key = g_build_filename(dir, "ca.key", NULL);
@@ -659,27 +696,30 @@ static bool export_tls_make(const char *host, bool is_ip, struct export_tls *ret
     g_autofree char *ext = g_build_filename(dir, "server.ext", NULL);
     g_autofree char *srl = g_build_filename(dir, "ca.srl", NULL);
     g_autofree char *san = g_strdup_printf("%s:%s", is_ip ? "IP" : "DNS", host);
-    g_autofree char *subj = g_strdup_printf("/CN=%s", host);
+    const char *subj = "/CN=meshlab export hub";
+    g_autofree char *nc = ml_headscale_ca_constraints(is_ip ? NULL : host, is_ip ? host : NULL);
+    g_autofree char *days = g_strdup_printf("%d", ML_EXPORT_CA_DAYS);
     g_autofree char *ext_text = g_strdup_printf("basicConstraints=critical,CA:FALSE\n"
                                                 "keyUsage=critical,digitalSignature\n"
                                                 "extendedKeyUsage=serverAuth\n"
                                                 "subjectAltName=%s\n",
                                                 san);
-    const char *ca_ext[] = {"basicConstraints=critical,CA:TRUE",
-                            "keyUsage=critical,keyCertSign,cRLSign", NULL};
+    const char *ca_ext[] = {"basicConstraints=critical,CA:TRUE,pathlen:0",
+                            "keyUsage=critical,keyCertSign,cRLSign", nc, NULL};
     const char *req[] = {
         "openssl", "req",     "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
         "-nodes",  "-keyout", key,    "-out",    csr,  "-subj",    subj,
         NULL};
     const char *sign[] = {"openssl", "x509",   "-req",     "-in",       csr,    "-CA",
                           ca_crt,    "-CAkey", ca_key,     "-CAserial", srl,    "-CAcreateserial",
-                          "-days",   "825",    "-extfile", ext,         "-out", crt,
+                          "-days",   days,     "-extfile", ext,         "-out", crt,
                           NULL};
     const char *verify[] = {
         "openssl", "verify", "-CAfile", ca_crt, is_ip ? "-verify_ip" : "-verify_hostname",
         host,      crt,      NULL};
     bool ok = g_file_set_contents(ext, ext_text, -1, err) &&
-              ml_ec_selfsigned("/CN=meshlab export CA", 3650, ca_ext, ca_key, ca_crt, err) &&
+              ml_ec_selfsigned("/CN=meshlab export CA", ML_EXPORT_CA_DAYS, ca_ext, ca_key, ca_crt,
+                               err) &&
               ml_spawn(req, NULL, err) && ml_spawn(sign, NULL, err) &&
               ml_spawn(verify, NULL, err) && g_file_get_contents(ca_crt, &ret->ca_crt, NULL, err) &&
               g_file_get_contents(ca_key, &ret->ca_key, NULL, err) &&
@@ -737,9 +777,11 @@ bool ml_tailscale_export(struct ml_bundle *b, GError **err)
     ml_bundle_add(b, "headscale/hub/server.key", g_strdup(tls.key), ML_BUNDLE_SECRET, hub,
                   ML_HEADSCALE_TLS_DIR "/server.key", "its private key");
     ml_bundle_add(b, "headscale/ca.crt", g_strdup(tls.ca_crt), 0, SIZE_MAX, NULL,
-                  "the CA that signed it, made for this export");
+                  "the CA that signed it, made for this export: it vouches for the hub's address "
+                  "alone, for " G_STRINGIFY(ML_EXPORT_CA_DAYS) " days");
     ml_bundle_add(b, "headscale/ca.key", g_strdup(tls.ca_key), ML_BUNDLE_SECRET, SIZE_MAX, NULL,
-                  "the CA's key: keep it offline, it never goes to the VPS");
+                  "the CA's key: keep it offline, it never goes to the VPS; with it anyone can "
+                  "pose as the hub to the clients' tailscaled (docs/export.md)");
     ml_bundle_add(b, "headscale/hub/meshlab-headscale-install", g_strdup(install), 0, hub,
                   EXPORT_INSTALL_PATH,
                   "installs headscale " ML_HEADSCALE_VERSION " from its release, checked against "
@@ -770,12 +812,20 @@ bool ml_tailscale_export(struct ml_bundle *b, GError **err)
         const char *name = t->nodes[i].name;
         g_autofree char *rel = g_strdup_printf("headscale/%s/meshlab-headscale-ca.crt", name);
         ml_bundle_add(b, rel, g_strdup(tls.ca_crt), 0, i, EXPORT_CA_CLIENT_PATH,
-                      "the export's CA, which tailscaled's TLS must trust to reach Headscale");
-        ml_bundle_client_command(b, i, "update-ca-certificates");
+                      "the export's CA, which tailscaled alone trusts, to reach Headscale (not "
+                      "the system's trust store)");
+        g_autofree char *dropin = g_strdup_printf("headscale/%s/meshlab-headscale-ca.conf", name);
+        ml_bundle_add(b, dropin, g_strdup(export_ca_dropin), 0, i, EXPORT_CA_DROPIN,
+                      "tailscaled's drop-in: SSL_CERT_DIR names the CA's directory, so Go's TLS "
+                      "in tailscaled reads it beside the system's roots");
         ml_bundle_client_command(
             b, i,
             "command -v tailscale >/dev/null || { echo 'install Tailscale " ML_TAILSCALE_VERSION
             " (the lab ran it) first: https://tailscale.com/download/linux' >&2; exit 1; }");
+        ml_bundle_client_command(b, i,
+                                 "if [ -e " EXPORT_CA_OLD_PATH " ]; then rm -f " EXPORT_CA_OLD_PATH
+                                 " && update-ca-certificates --fresh >/dev/null; fi");
+        ml_bundle_client_command(b, i, "systemctl daemon-reload && systemctl restart tailscaled");
         ml_bundle_client_command(b, i,
                                  "[ -s " EXPORT_AUTHKEY_CLIENT
                                  " ] || { echo 'run " EXPORT_AUTHKEY_PATH

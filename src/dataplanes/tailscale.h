@@ -22,7 +22,23 @@
 #define ML_HEADSCALE_CONFIG_PATH "/etc/headscale/config.yaml"
 #define ML_HEADSCALE_POLICY_PATH "/etc/headscale/policy.hujson"
 #define ML_HEADSCALE_TLS_DIR "/etc/headscale/tls"
-#define ML_LAB_CA_CLIENT_PATH "/usr/local/share/ca-certificates/meshlab-lab-ca.crt"
+/* Where a client keeps the CA that vouches for Headscale: not the system's trust store, a
+ * directory of its own that only tailscaled is told about (SSL_CERT_DIR in its environment: Go's
+ * crypto/x509 on Linux reads the system bundle file, then the directories SSL_CERT_DIR lists
+ * instead of /etc/ssl/certs; tailscale's net/tlsdial/tlsdial.go verifies a server with the
+ * system pool, opts.Roots left nil, then its baked-in Let's Encrypt root). */
+#define ML_HEADSCALE_CA_DIR "/etc/meshlab/headscale-ca"
+#define ML_LAB_CA_CLIENT_PATH ML_HEADSCALE_CA_DIR "/meshlab-lab-ca.crt"
+/* How long the lab's CA and certificate last, and an export's (docs/export.md: a year, then a
+ * new export or a new certificate from the export's ca.key). */
+#define ML_LAB_CA_DAYS 30
+#define ML_EXPORT_CA_DAYS 365
+
+/* The openssl -addext value that limits a Headscale CA to the hub: nameConstraints (critical)
+ * permitting the DNS name dns and the one address ip (a /32 or /128), so a certificate it signs
+ * for any other name or address fails to verify. dns NULL: no DNS name but the reserved
+ * "invalid" (RFC 6761); ip NULL: no IP address at all. */
+char *ml_headscale_ca_constraints(const char *dns, const char *ip);
 
 /* /etc/headscale/config.yaml for headscale 0.29, key names as in its config-example.yaml:
  * listens on 0.0.0.0:443 with the lab certificate, embedded DERP region "headscale" (id 999) at
@@ -59,14 +75,16 @@ char *ml_tailscale_up_command(const char *login_server, const char *hostname,
 
 /* Shell script (run as root on the hub through the guest agent) that makes a lab CA and a
  * certificate for hostname (SAN DNS:hostname and IP:hub_ip), for headscale under
- * ML_HEADSCALE_TLS_DIR. The CA private key is created there with mode 0600 and never leaves the
- * hub. The script prints only the CA certificate (public, PEM) on stdout, for the clients. */
+ * ML_HEADSCALE_TLS_DIR. The CA vouches for hostname and hub_ip only (ml_headscale_ca_constraints)
+ * for ML_LAB_CA_DAYS. Its private key is created there with mode 0600 and never leaves the hub.
+ * The script prints only the CA certificate (public, PEM) on stdout, for the clients. */
 char *ml_lab_ca_hub_script(const char *hostname, const char *hub_ip);
 
-/* Shell script (run as root on a client) that trusts ca_pem system-wide
- * (ML_LAB_CA_CLIENT_PATH + update-ca-certificates, which Go's TLS in tailscaled reads) and makes
- * hostname resolve to hub_ip in /etc/hosts. Idempotent. Returns NULL if ca_pem is not one PEM
- * certificate (so nothing else can be smuggled into the script). */
+/* Shell script (run as root on a client) that puts ca_pem at ML_LAB_CA_CLIENT_PATH, for
+ * tailscaled alone (it runs with SSL_CERT_DIR=ML_HEADSCALE_CA_DIR; nothing is added to the
+ * system's trust store), and makes hostname resolve to hub_ip in /etc/hosts. Idempotent. Returns
+ * NULL if ca_pem is not one PEM certificate (so nothing else can be smuggled into the
+ * script). */
 char *ml_lab_ca_client_script(const char *ca_pem, const char *hostname, const char *hub_ip);
 
 /* What `tailscale ip -4` printed (tailscale cmd/tailscale/cli/ip.go: one address per line):

@@ -1,13 +1,13 @@
 #!/bin/sh
-# Written by meshlab: trust the lab CA (tailscaled's TLS reads the system store) and
-# resolve headscale.lab to the hub.
+# Written by meshlab: the lab CA where tailscaled alone looks for it (its SSL_CERT_DIR;
+# the system's trust store is left alone), and headscale.lab resolved to the hub.
 set -eu
-cat > /usr/local/share/ca-certificates/meshlab-lab-ca.crt <<'MESHLAB_CA'
+mkdir -p /etc/meshlab/headscale-ca
+cat > /etc/meshlab/headscale-ca/meshlab-lab-ca.crt <<'MESHLAB_CA'
 -----BEGIN CERTIFICATE-----
 MIIBdzCCAR2gAwIBAgIUTESTONLYTESTONLYTESTONLYTESTONLYwCgYIKoZIzj0
 -----END CERTIFICATE-----
 MESHLAB_CA
-chmod 0644 /usr/local/share/ca-certificates/meshlab-lab-ca.crt
-update-ca-certificates >/dev/null
+chmod 0644 /etc/meshlab/headscale-ca/meshlab-lab-ca.crt
 sed -i '/[[:space:]]headscale\.lab$/d' /etc/hosts
 printf '%s\t%s\n' 192.0.2.10 headscale.lab >> /etc/hosts

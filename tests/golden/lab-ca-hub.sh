@@ -1,15 +1,18 @@
 #!/bin/sh
-# Written by meshlab: a CA made for this lab only, and a certificate for headscale.lab signed by
-# it. The CA key stays here (0600, root); only the CA certificate is printed.
+# Written by meshlab: a CA made for this lab only, that vouches for headscale.lab and 192.0.2.10
+# alone, and a certificate for them signed by it. The CA key stays here (0600, root);
+# only the CA certificate is printed.
 set -eu
 umask 077
 mkdir -p /etc/headscale/tls
 cd /etc/headscale/tls
-if [ ! -s ca.key ] || [ ! -s ca.crt ]; then
+if [ ! -s ca.key ] || [ ! -s ca.crt ] ||
+        ! openssl x509 -in ca.crt -noout -ext nameConstraints | grep -q Permitted; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
         -keyout ca.key -out ca.crt -days 30 -subj '/CN=meshlab lab CA' \
-        -addext 'basicConstraints=critical,CA:TRUE' \
-        -addext 'keyUsage=critical,keyCertSign,cRLSign'
+        -addext 'basicConstraints=critical,CA:TRUE,pathlen:0' \
+        -addext 'keyUsage=critical,keyCertSign,cRLSign' \
+        -addext 'nameConstraints=critical,permitted;DNS:headscale.lab,permitted;IP:192.0.2.10/255.255.255.255'
 fi
 cat > server.ext <<'MESHLAB_EXT'
 basicConstraints=critical,CA:FALSE
