@@ -27,6 +27,7 @@
 #include "dataplanes/wireguard.h"
 #include "export/export.h"
 #include "export/hubinit.h"
+#include "export/place.h"
 #include "export/qr.h"
 #include "results/json.h"
 #include "topology/topology.h"
@@ -891,7 +892,7 @@ static void test_stale_stages(void)
     g_autofree char *dead_p = g_strdup_printf("%s/.out.partial-%d", parent, (int)child);
     g_autofree char *dead_vp =
         g_strdup_printf("%s/..out.unverified-%d.partial-%d", parent, (int)child, (int)child);
-    g_autofree char *live = ml_export_stage_dir(to, "unverified");
+    g_autofree char *live = g_strdup_printf("%s/.out.unverified-%d", parent, (int)getpid());
     g_autofree char *other = g_strdup_printf("%s/.other.partial-%d", parent, (int)child);
     g_autofree char *odd = g_strdup_printf("%s/.out.partial-%dx", parent, (int)child);
     const char *dirs[] = {dead_v, dead_p, dead_vp, live, other, odd};
@@ -900,13 +901,18 @@ static void test_stale_stages(void)
         CHECK(g_mkdir(dirs[i], 0700) == 0 &&
               g_file_set_contents(key, "PrivateKey = x\n", -1, NULL));
     }
-    g_autofree char *want_live = g_strdup_printf("%s/.out.unverified-%d", parent, (int)getpid());
-    CHECK_STR(live, want_live);
-    CHECK(ml_export_target_free(to, NULL));
+    struct ml_export_place place;
+    CHECK(ml_export_place_open(to, "partial", &place, NULL));
     CHECK(!g_file_test(dead_v, G_FILE_TEST_EXISTS) && !g_file_test(dead_p, G_FILE_TEST_EXISTS) &&
           !g_file_test(dead_vp, G_FILE_TEST_EXISTS));
     CHECK(g_file_test(live, G_FILE_TEST_IS_DIR) && g_file_test(other, G_FILE_TEST_IS_DIR) &&
           g_file_test(odd, G_FILE_TEST_IS_DIR));
+    /* Its own stage, beside the target, named for this process; gone when given up. */
+    g_autofree char *own = g_strdup_printf("%s/.out.partial-%d", parent, (int)getpid());
+    struct stat st;
+    CHECK(stat(own, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
+    ml_export_place_close(&place);
+    CHECK(!g_file_test(own, G_FILE_TEST_EXISTS) && !g_file_test(to, G_FILE_TEST_EXISTS));
     rm_rf(parent);
 }
 

@@ -1,4 +1,6 @@
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,9 +10,17 @@
 #include "core/rundir.h"
 #include "cli/session.h"
 #include "core/util.h"
+#include "dataplanes/dataplane.h"
 #include "export/export.h"
+#include "export/place.h"
+#include "report/schema_check.h"
 #include "results/json.h"
 #include "topology/topology.h"
+#include "virt/virt.h"
+
+/* The most export reads of a run's results.json and topology.yaml. */
+#define RESULTS_MAX (64u << 20)
+#define TOPOLOGY_MAX (1u << 20)
 
 static const char export_usage[] =
     "Usage: meshlab export --hub-address ADDR [--hub-interface IFACE] [--to DIR] [--verify]\n"
@@ -37,34 +47,55 @@ static const char export_usage[] =
     "  --hub-interface IFACE  the VPS's network interface, for its firewall and WireGuard's\n"
     "                         masquerade (default eth0)\n"
     "  --to DIR               where to write it (default RUN_DIR/export); must not exist, or\n"
-    "                         be empty\n"
+    "                         be empty, in a directory of yours or root's that no one else\n"
+    "                         can write, with no symbolic link on the way\n"
     "  --verify               try the export in a fresh lab of the run's topology first, and\n"
     "                         hand it over only if every exported path passes its check there:\n"
     "                         the hub boots from hub/user-data (its address mapped to its lab\n"
     "                         address on the clients), each client gets its exported files and\n"
     "                         runs their commands, no dataplane of meshlab's own runs; the\n"
     "                         lab's run directory is RUN_DIR/verify, and manifest.json records\n"
-    "                         each check (needs what `meshlab up` needs, and minutes)\n\n"
+    "                         each check (needs what `meshlab up` needs, and minutes); a\n"
+    "                         run whose topology places the lab on hosts (hosts:) is\n"
+    "                         verified only on the one host --connect names\n\n"
     "Every file is mode 0600 in 0700 directories. The export is made beside DIR and moved\n"
     "into place at the end: a failed export leaves nothing. Needs the run directory whole\n"
-    "(results.json, topology.yaml, rulesets/), nft (it checks the firewall, as root), and for\n"
+    "(results.json, topology.yaml, rulesets/, each its own regular file: a symbolic link is\n"
+    "never followed), nft (it checks the firewall, as root), and for\n"
     "nebula nebula-cert and nebula (Debian: nebula); wg-quick (Debian: wireguard-tools)\n"
     "checks each WireGuard file when installed. Exits 2 on bad arguments or a run directory\n"
     "it cannot read, 1 when nothing could be exported.\n";
 
-/* An address or a DNS name as wg-quick's Endpoint and nebula's static_host_map take them. */
+/* One label of a DNS name (RFC 1123 2.1): 1 to 63 letters, digits and '-', not first or
+ * last. */
+static bool label_ok(const char *l)
+{
+    size_t n = strlen(l);
+    if (n == 0 || n > 63 || l[0] == '-' || l[n - 1] == '-')
+        return false;
+    for (const char *p = l; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '-')
+            return false;
+    return true;
+}
+
+/* An IP address as inet_pton reads it, or a DNS name of RFC 1123 labels, at most 253
+ * characters, whose last label begins with a letter, as every top-level domain does: `1e100`,
+ * `10.0.0.256` and inet_aton's `127.1` are no names. What wg-quick's Endpoint, nebula's
+ * static_host_map and a certificate's name take. */
 static bool address_ok(const char *a)
 {
     unsigned char buf[16];
     if (inet_pton(AF_INET, a, buf) == 1 || inet_pton(AF_INET6, a, buf) == 1)
         return true;
-    size_t n = strlen(a);
-    if (n == 0 || n > 253 || a[0] == '-' || a[0] == '.')
+    if (strlen(a) > 253)
         return false;
-    for (const char *p = a; *p; p++)
-        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
+    g_auto(GStrv) labels = g_strsplit(a, ".", -1);
+    guint n = g_strv_length(labels);
+    for (guint i = 0; i < n; i++)
+        if (!label_ok(labels[i]))
             return false;
-    return true;
+    return n && g_ascii_isalpha(labels[n - 1][0]);
 }
 
 static bool interface_ok(const char *i)
@@ -120,63 +151,111 @@ static bool client_addresses(const struct ml_session_opts *opts, const struct ml
     return true;
 }
 
-/* The run's topology: its own copy, else (a run of an older meshlab) the file results.json
- * names, if it is still there. */
-static struct ml_topology *run_topology(const char *dir, struct json_object *results, GError **err)
+/* RUN/results.json, the run directory's own regular file, checked against the schema. */
+static struct json_object *run_results(int run_fd, const char *dir, GError **err)
 {
-    g_autofree char *own = g_build_filename(dir, ML_SESSION_TOPOLOGY, NULL);
-    if (g_file_test(own, G_FILE_TEST_IS_REGULAR))
-        return cmd_load_topology(own, err);
-    const char *named = ml_j_str(results, "topology");
-    if (named && g_file_test(named, G_FILE_TEST_IS_REGULAR)) {
-        ml_warn("%s has no %s (a run of an older meshlab): using %s, as results.json names it; "
-                "if it changed since the run, the export does not match the run",
-                dir, ML_SESSION_TOPOLOGY, named);
-        return cmd_load_topology(named, err);
+    gsize len = 0;
+    g_autofree char *text = ml_export_read_at(run_fd, dir, "results.json", RESULTS_MAX, &len, err);
+    if (!text)
+        return NULL;
+    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
+    enum json_tokener_error jerr = json_tokener_success;
+    struct json_object *results = json_tokener_parse_verbose(text, &jerr);
+    if (!results || strlen(text) != len) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s is not one JSON document: %s", file,
+                    results ? "it holds a NUL byte" : json_tokener_error_desc(jerr));
+        json_object_put(results);
+        return NULL;
     }
-    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                "%s has no %s, and the topology results.json names (%s) is not there: export "
-                "rebuilds the configs from the run's topology",
-                dir, ML_SESSION_TOPOLOGY, named ? named : "none");
-    return NULL;
+    if (!ml_results_check(results, file, err)) {
+        json_object_put(results);
+        return NULL;
+    }
+    return results;
 }
 
-/* The export made beside `to`, tried in a fresh lab, its manifest given the verdicts, and moved
- * into place only when every exported path passed; otherwise removed, and the lab's run
- * directory (RUN_DIR/verify) keeps the evidence. */
-static bool export_verified(const char *dir, const char *to, const struct ml_export_opts *base,
+/* RUN/topology.yaml, the run directory's own regular file, and never the path results.json
+ * names: a run directory another sent could name any file of this machine, and a topology's
+ * errors quote what they found. */
+static struct ml_topology *run_topology(int run_fd, const char *dir, GError **err)
+{
+    gsize len = 0;
+    g_autofree char *text =
+        ml_export_read_at(run_fd, dir, ML_SESSION_TOPOLOGY, TOPOLOGY_MAX, &len, err);
+    if (!text) {
+        g_prefix_error(err, "export rebuilds the configs from the run's own topology (a run of "
+                            "an older meshlab has none: put a copy of the topology it ran there, "
+                            "if you trust it): ");
+        return NULL;
+    }
+    g_autofree char *file = g_build_filename(dir, ML_SESSION_TOPOLOGY, NULL);
+    g_autoptr(MlTopology) topo = ml_topology_parse(file, text, len, err);
+    if (!topo || !ml_paths_resolve(topo, err))
+        return NULL;
+    return g_steal_pointer(&topo);
+}
+
+/* The topology the verify lab is made of. A run directory is data someone may have sent: its
+ * topology's hosts: would have meshlab (root, with its SSH keys) connect to whatever libvirt
+ * hosts it names. Such a lab is verified only where --connect, on the command line, says, as
+ * one lab on that one host; NULL with err otherwise. */
+static struct ml_topology *verify_topology(const struct ml_topology *topo, GError **err)
+{
+    struct ml_topology *v = g_memdup2(topo, sizeof(*topo));
+    if (!topo->n_hosts)
+        return v;
+    if (!ml_virt_uri_given() || ml_virt_uri_from_env()) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "%s:%d:%d: the run's topology places its lab on libvirt hosts (hosts:), and "
+                    "a run directory, which anyone may have sent, never makes meshlab connect to "
+                    "the hosts it names; give --connect URI to verify the whole lab on one host "
+                    "of your choosing, or export without --verify",
+                    topo->path, topo->hosts[0].line, topo->hosts[0].column);
+        g_free(v);
+        return NULL;
+    }
+    v->n_hosts = 0;
+    memset(v->hosts, 0, sizeof(v->hosts));
+    for (size_t i = 0; i < v->n_nodes; i++)
+        v->nodes[i].host = 0;
+    return v;
+}
+
+/* The export made in a stage beside `to`, tried in a fresh lab, its manifest given the
+ * verdicts, and moved into place only when every exported path passed; otherwise removed, and
+ * the lab's run directory (RUN_DIR/verify) keeps the evidence. The stage is written, read back
+ * and placed through its descriptor alone, for the minutes the lab runs. */
+static bool export_verified(const char *dir, const struct ml_export_opts *base,
                             struct json_object *results, const struct ml_topology *topo,
                             struct json_object **ret_manifest, GError **err)
 {
-    if (!ml_export_target_free(to, err))
+    g_autofree struct ml_topology *vt = verify_topology(topo, err);
+    struct ml_export_place place;
+    if (!vt || !ml_export_place_open(base->to, "unverified", &place, err))
         return false;
-    g_autofree char *stage = ml_export_stage_dir(to, "unverified");
     struct ml_export_opts o = *base;
-    o.to = stage;
     o.verify = true;
     struct json_object *manifest = NULL;
-    if (!ml_export_write(&o, results, topo, &manifest, err))
-        return false;
-    ml_signals_install();
+    bool ok = ml_export_write_at(&o, results, topo, place.fd, &manifest, err);
     g_autofree char *verify_dir = g_build_filename(dir, "verify", NULL);
-    struct json_object *v = NULL;
-    bool ok = cmd_export_verify(stage, verify_dir, topo, &v, err);
-    json_object_object_add(manifest, "verify", v);
-    ok = ok && ml_export_manifest_write(stage, manifest, err);
-    if (ok && rename(stage, to) != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot move the verified export into %s: %s", to,
-                    g_strerror(errno));
-        ok = false;
+    if (ok) {
+        ml_signals_install();
+        g_autofree char *shown = g_strdup_printf("the export being verified (beside %s)", o.to);
+        struct json_object *v = NULL;
+        ok = cmd_export_verify(place.fd, shown, verify_dir, vt, &v, err);
+        json_object_object_add(manifest, "verify", v);
+        ok = ok && ml_export_manifest_write_at(place.fd, manifest, err) &&
+             ml_export_place_commit(&place, err);
+        if (!ok)
+            g_prefix_error(err, "the export was not handed over (%s keeps the lab's evidence): ",
+                           verify_dir);
     }
-    if (!ok) {
-        ml_rundir_remove(stage);
-        g_prefix_error(
-            err, "the export was not handed over (%s keeps the lab's evidence): ", verify_dir);
+    ml_export_place_close(&place);
+    if (ok)
+        *ret_manifest = manifest;
+    else
         json_object_put(manifest);
-        return false;
-    }
-    *ret_manifest = manifest;
-    return true;
+    return ok;
 }
 
 int cmd_export_main(int argc, char **argv)
@@ -212,19 +291,27 @@ int cmd_export_main(int argc, char **argv)
         return cmd_fail(err);
     }
     const char *dir = argv[optind];
-    struct json_object *results = cmd_read_results(dir, NULL, &err);
-    if (!results)
+    int run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (run_fd < 0) {
+        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot open the run directory %s: %s", dir,
+                    g_strerror(errno));
         return cmd_fail(err);
+    }
+    struct json_object *results = run_results(run_fd, dir, &err);
+    g_autoptr(MlTopology) topo = results ? run_topology(run_fd, dir, &err) : NULL;
+    close(run_fd);
+    if (!topo) {
+        json_object_put(results);
+        return cmd_fail(err);
+    }
     g_autofree char *to = opts.to ? g_strdup(opts.to) : g_build_filename(dir, "export", NULL);
-    g_autoptr(MlTopology) topo = NULL;
     struct json_object *manifest = NULL;
     struct ml_export_opts o = {
         .run_dir = dir, .hub_address = opts.hub_address, .hub_interface = iface, .to = to};
     bool ok = ml_session_reprice(results, &opts, &err) &&
-              (topo = run_topology(dir, results, &err)) != NULL &&
               client_addresses(&opts, topo, o.client_address, &err);
     if (ok && opts.verify)
-        ok = export_verified(dir, to, &o, results, topo, &manifest, &err);
+        ok = export_verified(dir, &o, results, topo, &manifest, &err);
     else if (ok)
         ok = ml_export_write(&o, results, topo, &manifest, &err);
     json_object_put(results);

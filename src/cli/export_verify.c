@@ -20,35 +20,43 @@
 #include "dataplanes/policy.h"
 #include "export/export.h"
 #include "export/hubinit.h"
+#include "export/place.h"
 #include "measure/measure.h"
 #include "results/json.h"
 #include "virt/agent.h"
 #include "virt/lab.h"
 #include "topology/plan.h"
 
+/* What an export holds, at most, in one file (its own output: configs, QR codes). */
+#define EXPORT_FILE_MAX (64u << 20)
+
 /* The manifest, with every file it names checked against its SHA-256: what verify installs is
- * exactly what the user gets. */
-static struct json_object *read_export(const char *dir, GError **err)
+ * exactly what the user gets. Read through the stage's descriptor, never by path. */
+static struct json_object *read_export(int dirfd, const char *shown, GError **err)
 {
-    g_autofree char *mp = g_build_filename(dir, "manifest.json", NULL);
-    struct json_object *m = json_object_from_file(mp);
-    if (!m || g_strcmp0(ml_j_str(m, "schema"), ML_EXPORT_SCHEMA)) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s is not a %s manifest", mp, ML_EXPORT_SCHEMA);
+    g_autofree char *text = ml_export_read_at(dirfd, shown, "manifest.json", EXPORT_FILE_MAX,
+                                              NULL, err);
+    struct json_object *m = text ? json_tokener_parse(text) : NULL;
+    if (text && (!m || g_strcmp0(ml_j_str(m, "schema"), ML_EXPORT_SCHEMA))) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s/manifest.json is not a %s manifest", shown,
+                    ML_EXPORT_SCHEMA);
         json_object_put(m);
         return NULL;
     }
     struct json_object *files = ml_j_array(m, "files");
-    for (size_t i = 0; i < ml_j_len(files); i++) {
+    for (size_t i = 0; m && i < ml_j_len(files); i++) {
         struct json_object *f = json_object_array_get_idx(files, i);
-        g_autofree char *p = g_build_filename(dir, ml_j_str_or(f, "path", "?"), NULL);
-        g_autofree char *data = NULL;
+        const char *rel = ml_j_str_or(f, "path", "?");
         gsize len = 0;
-        g_autofree char *sha = NULL;
-        if (g_file_get_contents(p, &data, &len, NULL))
-            sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len);
+        g_autofree char *data = ml_export_read_at(dirfd, shown, rel, EXPORT_FILE_MAX, &len, NULL);
+        g_autofree char *sha =
+            data ? g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len)
+                 : NULL;
         if (g_strcmp0(sha, ml_j_str(f, "sha256"))) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "%s is missing or is not the file the manifest names (SHA-256 differs)", p);
+                        "%s/%s is missing or is not the file the manifest names (SHA-256 "
+                        "differs)",
+                        shown, rel);
             json_object_put(m);
             return NULL;
         }
@@ -157,7 +165,8 @@ static char *commands_script(struct json_object *cmds)
  * file writes are quick), then every client's commands at once: they start its daemons, which
  * under TCG take tens of seconds a client (strongSwan's and tincd's start), and no client's
  * commands wait for another's. */
-static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char *dir, GError **err)
+static bool clients_setup(struct ml_lab *lab, struct json_object *m, int dirfd, const char *shown,
+                          GError **err)
 {
     const struct ml_topology *t = lab->topo;
     struct json_object *files = ml_j_array(m, "files");
@@ -178,9 +187,9 @@ static bool clients_setup(struct ml_lab *lab, struct json_object *m, const char 
             const char *install = ml_j_str(f, "install");
             if (!install || g_strcmp0(ml_j_str(f, "node"), name))
                 continue;
-            g_autofree char *p = g_build_filename(dir, ml_j_str(f, "path"), NULL);
-            g_autofree char *data = NULL;
-            if (!g_file_get_contents(p, &data, NULL, err)) {
+            g_autofree char *data = ml_export_read_at(dirfd, shown, ml_j_str_or(f, "path", "?"),
+                                                      EXPORT_FILE_MAX, NULL, err);
+            if (!data) {
                 ok = false;
                 break;
             }
@@ -299,11 +308,11 @@ static bool check_paths(struct ml_lab *lab, struct json_object *m, struct json_o
     return all && checked;
 }
 
-bool cmd_export_verify(const char *export_dir, const char *verify_dir,
+bool cmd_export_verify(int export_fd, const char *shown, const char *verify_dir,
                        const struct ml_topology *topo, struct json_object **ret_verify,
                        GError **err)
 {
-    struct json_object *m = read_export(export_dir, err);
+    struct json_object *m = read_export(export_fd, shown, err);
     if (!m)
         return false;
     for (size_t n = 0; n < topo->n_nodes; n++) {
@@ -318,9 +327,9 @@ bool cmd_export_verify(const char *export_dir, const char *verify_dir,
             return false;
         }
     }
-    g_autofree char *ud_path = g_build_filename(export_dir, "hub", "user-data", NULL);
-    g_autofree char *ud = NULL;
-    if (!g_file_get_contents(ud_path, &ud, NULL, err)) {
+    g_autofree char *ud =
+        ml_export_read_at(export_fd, shown, "hub/user-data", EXPORT_FILE_MAX, NULL, err);
+    if (!ud) {
         json_object_put(m);
         return false;
     }
@@ -339,7 +348,7 @@ bool cmd_export_verify(const char *export_dir, const char *verify_dir,
     struct json_object *checks = json_object_new_array();
     if (up)
         mapped_from(&lab, m);
-    bool ok = up && hub_setup(&lab, err) && clients_setup(&lab, m, export_dir, err) &&
+    bool ok = up && hub_setup(&lab, err) && clients_setup(&lab, m, export_fd, shown, err) &&
               check_paths(&lab, m, checks, err);
     if (up) {
         ml_lab_collect_logs(&lab);

@@ -3,23 +3,27 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/leftovers.h"
 #include "core/rundir.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
+#include "core/comment.h"
 #include "export/hubinit.h"
+#include "export/place.h"
 #include "export/qr.h"
 #include "report/report.h"
 #include "results/json.h"
 #include "topology/plan.h"
 
 #define QR_SCALE 6 /* pixels a module: a 57-module client config is a 390-pixel PNG */
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+#define RULESET_MAX (4u << 20)
 
 const char *ml_export_verdict(struct json_object *path)
 {
@@ -68,6 +72,7 @@ char *ml_export_firewall(const char *ruleset, const char *iface, const char *lab
     g_autofree char *vps_nic = g_strdup_printf("\"%s\"", iface);
     g_string_replace(s, lab_nic, vps_nic, 0);
     g_autofree char *body = g_string_free(s, FALSE);
+    g_autofree char *shown = ml_comment_text(label);
     g_autofree char *renamed =
         strcmp(iface, ML_LAB_NIC)
             ? g_strdup_printf(", the lab's NIC %s renamed %s", ML_LAB_NIC, iface)
@@ -82,13 +87,14 @@ char *ml_export_firewall(const char *ruleset, const char *iface, const char *lab
         "table inet meshlab_fw\n"
         "delete table inet meshlab_fw\n"
         "%s",
-        label, renamed, body);
+        shown, renamed, body);
 }
 
 static bool write_tmp(const char *name, const char *text, char **ret_dir, char **ret_path,
                       GError **err)
 {
-    char *dir = g_dir_make_tmp("meshlab-export-check-XXXXXX", err);
+    g_autofree char *tmpl = ml_leftover_template("export", "");
+    char *dir = g_dir_make_tmp(tmpl, err);
     if (!dir)
         return false;
     char *path = g_build_filename(dir, name, NULL);
@@ -250,8 +256,9 @@ static void mark(struct plan *p, const struct ml_dataplane *dp, const char *why_
 
 /* The hub's firewall from the rulesets of every exported path: one text, or an error when two
  * paths had different ones in force. */
-static char *firewall_of(const struct ml_export_opts *o, const struct ml_topology *topo,
-                         struct plan *p, const char *label, GError **err)
+static char *firewall_of(int run_fd, const struct ml_export_opts *o,
+                         const struct ml_topology *topo, struct plan *p, const char *label,
+                         GError **err)
 {
     char *first = NULL;
     const char *first_path = NULL;
@@ -262,20 +269,19 @@ static char *firewall_of(const struct ml_export_opts *o, const struct ml_topolog
         const char *name = ml_j_str(x, "name");
         g_autofree char *rel =
             g_strdup_printf("rulesets/%s/%s.nft", name, topo->nodes[topo->hub].name);
-        g_autofree char *file = g_build_filename(o->run_dir, rel, NULL);
-        g_autofree char *text = NULL;
         g_autoptr(GError) e = NULL;
-        if (!g_file_get_contents(file, &text, NULL, &e)) {
+        g_autofree char *text = ml_export_read_at(run_fd, o->run_dir, rel, RULESET_MAX, NULL, &e);
+        if (!text) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "the run saved no firewall of the hub for %s (%s): %s; export needs the "
-                        "run directory whole",
-                        name, file, e->message);
+                        "the run saved no firewall of the hub for %s: %s; export needs the run "
+                        "directory whole",
+                        name, e->message);
             g_free(first);
             return NULL;
         }
         char *fw = ml_export_firewall(text, o->hub_interface, label, &e);
         if (!fw) {
-            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s: %s", file, e->message);
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s/%s: %s", o->run_dir, rel, e->message);
             g_free(first);
             return NULL;
         }
@@ -301,6 +307,7 @@ static char *firewall_of(const struct ml_export_opts *o, const struct ml_topolog
 static char *readme(const struct ml_bundle *b, struct plan *p, const struct ml_export_opts *o)
 {
     const struct ml_topology *t = b->topo;
+    g_autofree char *label = ml_comment_text(b->label);
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "# %s\n\n"
@@ -310,10 +317,11 @@ static char *readme(const struct ml_bundle *b, struct plan *p, const struct ml_e
                            "Every file here is mode 0600 in 0700 directories: several hold "
                            "private keys. `manifest.json`\nnames each file with its SHA-256.\n\n"
                            "## Paths\n\n",
-                           b->label, o->hub_address, o->hub_interface);
+                           label, o->hub_address, o->hub_interface);
     for (size_t i = 0; i < ml_j_len(p->paths); i++) {
         struct json_object *x = json_object_array_get_idx(p->paths, i);
-        g_string_append_printf(s, "- %s: %s, %s\n", ml_j_str(x, "name"), ml_j_str(x, "verdict"),
+        g_autofree char *name = ml_comment_text(ml_j_str(x, "name"));
+        g_string_append_printf(s, "- %s: %s, %s\n", name, ml_j_str(x, "verdict"),
                                ml_j_bool(x, "exported") ? "exported"
                                                         : ml_j_str_or(x, "why_not", "?"));
     }
@@ -456,26 +464,14 @@ static bool manifest_write_at(int fd, struct json_object *manifest, GError **err
     return ml_rundir_write_private(fd, "manifest.json", with_nl, -1, err);
 }
 
-bool ml_export_manifest_write(const char *dir, struct json_object *manifest, GError **err)
+bool ml_export_manifest_write_at(int dirfd, struct json_object *manifest, GError **err)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open %s: %s", dir, g_strerror(errno));
-        return false;
-    }
-    bool ok = manifest_write_at(fd, manifest, err);
-    close(fd);
-    return ok;
+    return manifest_write_at(dirfd, manifest, err);
 }
 
-static bool write_all(const char *dir, GPtrArray *outs, const struct ml_topology *topo,
+static bool write_all(int fd, GPtrArray *outs, const struct ml_topology *topo,
                       struct json_object *manifest, GError **err)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot open %s: %s", dir, g_strerror(errno));
-        return false;
-    }
     struct json_object *files = json_object_new_array();
     bool ok = true;
     for (guint i = 0; i < outs->len && ok; i++) {
@@ -499,77 +495,100 @@ static bool write_all(const char *dir, GPtrArray *outs, const struct ml_topology
         json_object_array_add(files, f);
     }
     json_object_object_add(manifest, "files", files);
-    ok = ok && manifest_write_at(fd, manifest, err);
-    close(fd);
-    return ok;
+    return ok && manifest_write_at(fd, manifest, err);
 }
 
-char *ml_export_stage_dir(const char *to, const char *kind)
+/* Each dataplane with a passed path adds its files to b, or says in p why it could not. */
+static bool export_dataplanes(const struct ml_export_opts *o, struct plan *p, struct ml_bundle *b,
+                              GError **err)
 {
-    g_autofree char *parent = g_path_get_dirname(to);
-    g_autofree char *base = g_path_get_basename(to);
-    return g_strdup_printf("%s/.%s.%s-%d", parent, base, kind, (int)getpid());
-}
-
-/* Removes ".BASE.partial-PID" and ".BASE.unverified-PID" beside to whose PID is gone, and the
- * partial one of the latter (export under --verify writes its stage through a stage of its own:
- * "..BASE.unverified-PID.partial-PID"). */
-static void sweep_stale(const char *to)
-{
-    g_autofree char *parent = g_path_get_dirname(to);
-    g_autofree char *base = g_path_get_basename(to);
-    GDir *d = g_dir_open(parent, 0, NULL);
-    if (!d)
-        return;
-    static const struct {
-        const char *lead, *kind;
-    } kinds[] = {{".", ".partial-"}, {".", ".unverified-"}, {"..", ".unverified-"}};
-    for (const char *name; (name = g_dir_read_name(d));) {
-        for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
-            g_autofree char *prefix = g_strconcat(kinds[k].lead, base, kinds[k].kind, NULL);
-            if (!g_str_has_prefix(name, prefix))
-                continue;
-            const char *digits = name + strlen(prefix);
-            char *end = NULL;
-            guint64 pid = g_ascii_strtoull(digits, &end, 10);
-            bool whole = *end == '\0' || (k == 2 && g_str_has_prefix(end, ".partial-"));
-            if (end == digits || !whole || pid == 0 || pid > G_MAXINT ||
-                (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-                continue;
-            g_autofree char *path = g_build_filename(parent, name, NULL);
-            ml_warn("removing %s: an export (process %" G_GUINT64_FORMAT
-                    ") was killed before it could remove it",
-                    path, pid);
-            ml_rundir_remove(path);
+    size_t exported = 0;
+    for (size_t k = 0; ml_dataplanes[k]; k++) {
+        const struct ml_dataplane *dp = ml_dataplanes[k];
+        if (k >= G_N_ELEMENTS(p->want) || !p->want[k])
+            continue;
+        if (!ml_dp_exports(dp)) {
+            g_autofree char *why =
+                g_strdup_printf("this meshlab has no export for %s yet", dp->name);
+            mark(p, dp, why);
+            continue;
         }
+        if (o->verify && dp->export_unverifiable) {
+            g_autofree char *why = g_strdup_printf("left out under --verify: %s; `meshlab "
+                                                   "export` without --verify writes it, unchecked",
+                                                   dp->export_unverifiable);
+            mark(p, dp, why);
+            continue;
+        }
+        g_autoptr(GError) e = NULL;
+        if (!ml_dp_export(dp, b, &e)) {
+            if (e->code == ML_ERR_INTERRUPTED) {
+                g_propagate_error(err, g_steal_pointer(&e));
+                return false;
+            }
+            ml_warn("export: %s not exported: %s", dp->name, e->message);
+            mark(p, dp, e->message);
+            continue;
+        }
+        mark(p, dp, NULL);
+        exported++;
     }
-    g_dir_close(d);
+    if (!exported)
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "nothing to export: no path of this run passed its checks with a dataplane "
+                    "this meshlab exports (manifest: each path's verdict is in results.json's "
+                    "paths[].checks)");
+    return exported > 0;
 }
 
-bool ml_export_target_free(const char *to, GError **err)
+static void add_check(struct json_object *checks, const char *file, const char *check)
 {
-    sweep_stale(to);
-    struct stat st;
-    if (lstat(to, &st) != 0)
-        return true;
-    GDir *d = S_ISDIR(st.st_mode) ? g_dir_open(to, 0, NULL) : NULL;
-    bool empty = d && !g_dir_read_name(d);
-    if (d)
-        g_dir_close(d);
-    if (!empty)
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "%s already exists and is not an empty directory: export never writes over "
-                    "an earlier export; remove it, or give another --to",
-                    to);
-    return empty;
+    struct json_object *c = json_object_new_object();
+    json_object_object_add(c, "file", json_object_new_string(file));
+    json_object_object_add(c, "check", json_object_new_string(check));
+    json_object_object_add(c, "result", json_object_new_string("passed"));
+    json_object_array_add(checks, c);
 }
 
-bool ml_export_write(const struct ml_export_opts *o, struct json_object *results,
-                     const struct ml_topology *topo, struct json_object **ret_manifest,
-                     GError **err)
+/* Around the dataplanes' files: the hub's firewall from the run's rulesets, its user-data,
+ * SIZING.md and README.md, each checked as it is made. */
+static bool hub_outputs(int run_fd, const struct ml_export_opts *o, struct json_object *results,
+                        struct plan *p, const struct ml_bundle *b, GPtrArray *outs,
+                        struct json_object *checks, GError **err)
 {
-    if (!ml_export_target_free(o->to, err))
+    g_autofree char *fw = firewall_of(run_fd, o, b->topo, p, b->label, err);
+    if (!fw || !ml_export_nft_check(fw, err))
         return false;
+    add_check(checks, "hub/firewall.nft", "nft -c -f");
+    if (!bundle_outputs(b, outs, checks, err))
+        return false;
+    char *ud = ml_hubinit_render(b, fw);
+    if (!ml_hubinit_check(b, fw, ud, err)) {
+        g_free(ud);
+        return false;
+    }
+    add_check(checks, "hub/user-data",
+              "read back as YAML: every file it writes, byte for byte, with its mode");
+    out_text(outs, "hub/user-data", ud, true);
+    out_text(outs, "hub/firewall.nft", g_steal_pointer(&fw), false);
+    char *sizing = ml_report_render_sizing(results, err);
+    if (!sizing)
+        return false;
+    out_text(outs, "SIZING.md", sizing, false);
+    out_text(outs, "README.md", readme(b, p, o), false);
+    return true;
+}
+
+bool ml_export_write_at(const struct ml_export_opts *o, struct json_object *results,
+                        const struct ml_topology *topo, int dirfd,
+                        struct json_object **ret_manifest, GError **err)
+{
+    int run_fd = open(o->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (run_fd < 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "cannot open the run directory %s: %s",
+                    o->run_dir, g_strerror(errno));
+        return false;
+    }
     g_autofree char *label =
         g_strdup_printf("meshlab export of lab %s, run %s", ml_j_str_or(results, "lab", "?"),
                         ml_j_str_or(results, "run_id", "?"));
@@ -579,103 +598,36 @@ bool ml_export_write(const struct ml_export_opts *o, struct json_object *results
     g_autoptr(MlBundle) b = ml_bundle_new(topo, o->hub_address, o->hub_interface, label);
     memcpy(b->client_address, o->client_address, sizeof(b->client_address));
     g_autoptr(GPtrArray) outs = g_ptr_array_new_with_free_func(out_free);
-    g_autofree char *fw = NULL;
-    bool ok = true;
-    size_t exported = 0;
-    for (size_t k = 0; ml_dataplanes[k] && ok; k++) {
-        const struct ml_dataplane *dp = ml_dataplanes[k];
-        if (k >= G_N_ELEMENTS(p.want) || !p.want[k])
-            continue;
-        if (!ml_dp_exports(dp)) {
-            g_autofree char *why =
-                g_strdup_printf("this meshlab has no export for %s yet", dp->name);
-            mark(&p, dp, why);
-            continue;
-        }
-        if (o->verify && dp->export_unverifiable) {
-            g_autofree char *why = g_strdup_printf("left out under --verify: %s; `meshlab "
-                                                   "export` without --verify writes it, unchecked",
-                                                   dp->export_unverifiable);
-            mark(&p, dp, why);
-            continue;
-        }
-        g_autoptr(GError) e = NULL;
-        if (!ml_dp_export(dp, b, &e)) {
-            if (e->code == ML_ERR_INTERRUPTED) {
-                g_propagate_error(err, g_steal_pointer(&e));
-                ok = false;
-                break;
-            }
-            ml_warn("export: %s not exported: %s", dp->name, e->message);
-            mark(&p, dp, e->message);
-            continue;
-        }
-        mark(&p, dp, NULL);
-        exported++;
-    }
-    if (ok && !exported) {
-        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
-                    "nothing to export: no path of this run passed its checks with a dataplane "
-                    "this meshlab exports (manifest: each path's verdict is in results.json's "
-                    "paths[].checks)");
-        ok = false;
-    }
-    ok = ok && (fw = firewall_of(o, topo, &p, label, err)) != NULL && ml_export_nft_check(fw, err);
+    bool ok = export_dataplanes(o, &p, b, err) &&
+              hub_outputs(run_fd, o, results, &p, b, outs, checks, err);
+    close(run_fd);
+    struct json_object *manifest = NULL;
     if (ok) {
-        struct json_object *c = json_object_new_object();
-        json_object_object_add(c, "file", json_object_new_string("hub/firewall.nft"));
-        json_object_object_add(c, "check", json_object_new_string("nft -c -f"));
-        json_object_object_add(c, "result", json_object_new_string("passed"));
-        json_object_array_add(checks, c);
-        ok = bundle_outputs(b, outs, checks, err);
+        const char *rtext = json_object_to_json_string_ext(results, JSON_C_TO_STRING_PLAIN);
+        g_autofree char *results_sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, rtext, -1);
+        manifest = manifest_new(results, results_sha, o, &p, checks, b);
+        ok = write_all(dirfd, outs, topo, manifest, err);
     }
-    if (ok) {
-        char *ud = ml_hubinit_render(b, fw);
-        ok = ml_hubinit_check(b, fw, ud, err);
-        struct json_object *c = json_object_new_object();
-        json_object_object_add(c, "file", json_object_new_string("hub/user-data"));
-        json_object_object_add(c, "check",
-                               json_object_new_string("read back as YAML: every file it writes, "
-                                                      "byte for byte, with its mode"));
-        json_object_object_add(c, "result", json_object_new_string("passed"));
-        json_object_array_add(checks, c);
-        out_text(outs, "hub/user-data", ud, true);
-        out_text(outs, "hub/firewall.nft", g_strdup(fw), false);
-    }
-    char *sizing = ok ? ml_report_render_sizing(results, err) : NULL;
-    ok = ok && sizing;
-    if (ok) {
-        out_text(outs, "SIZING.md", sizing, false);
-        out_text(outs, "README.md", readme(b, &p, o), false);
-    }
-    if (!ok) {
-        json_object_put(p.paths);
-        json_object_put(checks);
-        return false;
-    }
-    const char *rtext = json_object_to_json_string_ext(results, JSON_C_TO_STRING_PLAIN);
-    g_autofree char *results_sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, rtext, -1);
-    struct json_object *manifest = manifest_new(results, results_sha, o, &p, checks, b);
     json_object_put(p.paths);
     json_object_put(checks);
-
-    /* Made beside the target and renamed into place: all of it, or nothing. */
-    g_autofree char *tmpl = ml_export_stage_dir(o->to, "partial");
-    ml_rundir_remove(tmpl); /* this process's own, should a pid come round again */
-    if (g_mkdir(tmpl, 0700) != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot make a directory beside %s: %s", o->to,
-                    g_strerror(errno));
+    if (ok && ret_manifest)
+        *ret_manifest = manifest;
+    else
         json_object_put(manifest);
+    return ok;
+}
+
+bool ml_export_write(const struct ml_export_opts *o, struct json_object *results,
+                     const struct ml_topology *topo, struct json_object **ret_manifest,
+                     GError **err)
+{
+    struct ml_export_place place;
+    if (!ml_export_place_open(o->to, "partial", &place, err))
         return false;
-    }
-    ok = write_all(tmpl, outs, topo, manifest, err);
-    if (ok && rename(tmpl, o->to) != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot move the export into %s: %s", o->to,
-                    g_strerror(errno));
-        ok = false;
-    }
-    if (!ok)
-        ml_rundir_remove(tmpl);
+    struct json_object *manifest = NULL;
+    bool ok = ml_export_write_at(o, results, topo, place.fd, &manifest, err) &&
+              ml_export_place_commit(&place, err);
+    ml_export_place_close(&place);
     if (ok && ret_manifest)
         *ret_manifest = manifest;
     else

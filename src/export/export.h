@@ -5,8 +5,9 @@
  * checked by `nft -c`; one cloud-init user-data for the hub VPS (hubinit.h); QR codes of the
  * client configs; SIZING.md (the report's VPS sections); README.md; and manifest.json naming
  * the run, each path's verdict and every file's SHA-256. Every file is 0600 and every
- * directory 0700; the export is made in a temporary directory beside the target and renamed
- * into place, so a failed export leaves nothing half written. */
+ * directory 0700; the export is made in a stage beside the target and renamed into place, all
+ * through descriptors (place.h), so a failed export leaves nothing half written and what is
+ * handed over is what was written. It reads only the run directory's own regular files. */
 #pragma once
 
 #include <glib.h>
@@ -52,20 +53,18 @@ char *ml_export_without_comments(const char *conf);
 /* Checks an nft script with `nft -c -f` (the kernel parses it; nothing is loaded). */
 bool ml_export_nft_check(const char *script, GError **err);
 
-/* Whether `to` may take an export: it does not exist, or is an empty directory. Export never
- * writes over an earlier one; err says so. First removes, saying so, what an export killed
- * before it could clean up left beside `to`: ml_export_stage_dir's directories of a process
- * that no longer runs (they may hold private keys). */
-bool ml_export_target_free(const char *to, GError **err);
-/* The directory an export (kind "partial") or an export under --verify (kind "unverified") is
- * made in before it is renamed to `to`: beside it, hidden, named for this process,
- * ".BASE.KIND-PID". */
-char *ml_export_stage_dir(const char *to, const char *kind);
-/* Writes manifest as DIR/manifest.json (0600). */
-bool ml_export_manifest_write(const char *dir, struct json_object *manifest, GError **err);
+/* Writes manifest as manifest.json (0600) in the directory dirfd. */
+bool ml_export_manifest_write_at(int dirfd, struct json_object *manifest, GError **err);
 
-/* Makes the export of the run whose results.json is results and whose topology is topo into
- * o->to; *ret_manifest (may be NULL) is the manifest written. */
+/* Makes the export of the run whose results.json is results and whose topology is topo in the
+ * directory dirfd (a stage of place.h): o->run_dir's saved rulesets read as its own files only;
+ * *ret_manifest (may be NULL) is the manifest written. */
+bool ml_export_write_at(const struct ml_export_opts *o, struct json_object *results,
+                        const struct ml_topology *topo, int dirfd,
+                        struct json_object **ret_manifest, GError **err);
+
+/* ml_export_write_at into a stage beside o->to (ml_export_place_open, kind "partial"), renamed
+ * to o->to when it is whole. */
 bool ml_export_write(const struct ml_export_opts *o, struct json_object *results,
                      const struct ml_topology *topo, struct json_object **ret_manifest,
                      GError **err);
