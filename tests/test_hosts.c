@@ -85,7 +85,7 @@ static void test_topology(void)
     /* What SSH authenticates and checks the host with is taken. */
     g_autoptr(MlTopology) keyed =
         parse("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
-              "  there: {uri: 'qemu+ssh://root@h:22/system?keyfile=/k&no_tty=1&no_verify=1', "
+              "  there: {uri: 'qemu+ssh://root@h:22/system?keyfile=/k&no_tty=1', "
               "underlay: 127.0.0.2}\n",
               "here", "there", &err);
     CHECK(keyed != NULL);
@@ -122,7 +122,21 @@ static void test_topology(void)
                   "  there: {uri: 'qemu+ssh://h/system?keyfile=/k&command=/tmp/x', "
                   "underlay: 127.0.0.2}\n",
                   "here", "there",
-                  "t.yaml:6:", "the URI's 'command=' is not taken from a topology");
+                  "t.yaml:6:16:", "hosts.there.uri: the query's 'command' names the program");
+    /* libvirt splits at ';' where no '&' is left (audit round 4, finding 1), and takes names in
+     * any case: the topology is read so too. */
+    check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+                  "  there: {uri: 'qemu+ssh://h/system?no_tty=1;Command=/bin/bash', "
+                  "underlay: 127.0.0.2}\n",
+                  "here", "there", "t.yaml:6:16:", "the query's 'Command' names the program");
+    check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+                  "  there: {uri: 'qemu+ssh://h/system?keyfile=/k&no_verify=1', "
+                  "underlay: 127.0.0.2}\n",
+                  "here", "there", "t.yaml:6:16:", "'no_verify' turns off the check");
+    check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
+                  "  there: {uri: 'qemu+ssh://h/system?socket=%27%3Bid%3B%27', "
+                  "underlay: 127.0.0.2}\n",
+                  "here", "there", "t.yaml:6:16:", "no percent escape");
     check_refused("hosts:\n  here: {uri: 'qemu:///system', underlay: 127.0.0.1}\n"
                   "  there: {uri: 'qemu+ssh://h/system?netcat=nc', underlay: 127.0.0.2}\n",
                   "here", "there", "t.yaml:6:", "uri_aliases");

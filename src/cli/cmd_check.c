@@ -113,7 +113,7 @@ static void remote_host(struct json_object *o, virConnectPtr conn)
 static struct json_object *check_libvirt(struct json_object *doc, bool *ret_remote)
 {
     struct json_object *o = json_object_new_object();
-    g_autofree char *shown = ml_virt_uri_public(ml_virt_uri());
+    g_autofree char *shown = ml_uri_public(ml_virt_uri());
     json_object_object_add(o, "uri", json_object_new_string(shown));
     g_autoptr(GError) err = NULL;
     virConnectPtr conn = ml_virt_connect(ml_virt_uri(), &err);

@@ -102,12 +102,12 @@ static bool same_host(const char *lab, const char *uri, const char *here, GError
     struct json_object *state = ml_lab_state_read(lab);
     g_autofree char *recorded = g_strdup(ml_j_str(state, "uri"));
     json_object_put(state);
-    if (!recorded || !*recorded || ml_virt_uri_same(recorded, here) ||
-        ml_virt_uri_same(recorded, uri))
+    if (!recorded || !*recorded || ml_uri_same(recorded, here) ||
+        ml_uri_same(recorded, uri))
         return true;
     g_autofree char *path = ml_lab_state_path(lab, ".json");
-    g_autofree char *shown_rec = ml_virt_uri_public(recorded);
-    g_autofree char *shown_here = ml_virt_uri_public(here);
+    g_autofree char *shown_rec = ml_uri_public(recorded);
+    g_autofree char *shown_here = ml_uri_public(here);
     /* Only a given URI gets here: --connect, or MESHLAB_URI in the environment. */
     g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                 "lab %s was brought up on %s (its state file %s says so), not on %s, which %s "
@@ -175,7 +175,7 @@ static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool p
     g_autoptr(GError) first = NULL;
     for (guint k = 0; k < names->len; k++) {
         const char *name = g_ptr_array_index(names, k), *uri = g_ptr_array_index(uris, k);
-        g_autofree char *shown = ml_virt_uri_public(uri);
+        g_autofree char *shown = ml_uri_public(uri);
         g_autoptr(GError) e = NULL;
         virConnectPtr conn = ml_virt_connect(uri, &e);
         bool ok =

@@ -150,7 +150,7 @@ virDomainPtr cmd_find_guest(virConnectPtr conn, const char *lab, const char *nod
     virResetLastError();
     if (nodes->len == 0) {
         g_autofree char *here = ml_virt_conn_uri(conn, ml_virt_uri());
-        g_autofree char *shown = ml_virt_uri_public(here);
+        g_autofree char *shown = ml_uri_public(here);
         if (ml_lab_state_exists(lab))
             g_set_error(err, ML_ERROR, ML_ERR_HOST,
                         "lab %s has no guests on %s: it did not come up, or is half torn down; "

@@ -214,7 +214,7 @@ static struct json_object *host_name(const void *src)
 
 static struct json_object *host_uri(const void *src)
 {
-    g_autofree char *shown = ml_virt_uri_public(ml_j_str((struct json_object *)src, "uri"));
+    g_autofree char *shown = ml_uri_public(ml_j_str((struct json_object *)src, "uri"));
     return json_object_new_string(shown ? shown : "");
 }
 
@@ -265,7 +265,7 @@ static const struct ml_column lab_parts[] = {
 static const char *recorded_elsewhere(struct json_object *state, const char *here)
 {
     const char *recorded = ml_j_str(state, "uri");
-    return recorded && *recorded && !ml_virt_uri_same(recorded, here) ? recorded : NULL;
+    return recorded && *recorded && !ml_uri_same(recorded, here) ? recorded : NULL;
 }
 
 /* A lab's state file, when it records the lab on this connection (or records no host). */
@@ -290,7 +290,7 @@ static struct json_object *labs_elsewhere(const char *here)
         const char *recorded = recorded_elsewhere(state, here);
         if (recorded) {
             struct json_object *o = json_object_new_object();
-            g_autofree char *shown = ml_virt_uri_public(recorded);
+            g_autofree char *shown = ml_uri_public(recorded);
             json_object_object_add(o, "name", json_object_new_string(name));
             json_object_object_add(o, "uri", json_object_new_string(shown));
             json_object_array_add(list, o);
@@ -304,7 +304,7 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
 {
     struct json_object *doc = json_object_new_object();
     g_autofree char *here = ml_virt_conn_uri(conn, uri);
-    g_autofree char *shown = ml_virt_uri_public(here);
+    g_autofree char *shown = ml_uri_public(here);
     json_object_object_add(doc, "uri", json_object_new_string(shown));
     struct json_object *list = json_object_new_array();
     g_autoptr(GPtrArray) labs = ml_virt_list_labs(conn);

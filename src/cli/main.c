@@ -75,10 +75,31 @@ static bool take_connect(int *argc, char **argv, int from)
     return true;
 }
 
+/* --connect's or MESHLAB_URI's URI is read as libvirt reads it (topology/uri.h), and one that
+ * meshlab cannot read so is refused: what meshlab checks of a connection (is it this machine's,
+ * is it the recorded one, how to reach its shell) must be what libvirt uses. */
+static bool check_given_uri(void)
+{
+    const char *uri = ml_virt_uri_given();
+    g_autoptr(GError) e = NULL;
+    if (!uri || ml_uri_is_alias(uri))
+        return true;
+    g_autoptr(MlUri) u = ml_uri_parse(uri, &e);
+    if (u)
+        return true;
+    g_autofree char *shown = ml_uri_public(uri);
+    g_autofree char *safe = ml_escape_controls(shown);
+    fprintf(stderr,
+            "meshlab: %s '%s': %s; give a libvirt URI like qemu+ssh://USER@HOST/system, or put "
+            "it in libvirt.conf's uri_aliases and give the alias\n",
+            ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect", safe, e->message);
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     ml_log_init();
-    if (!take_connect(&argc, argv, 1))
+    if (!take_connect(&argc, argv, 1) || !check_given_uri())
         return ML_EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);

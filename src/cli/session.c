@@ -129,7 +129,7 @@ bool ml_session_open(struct ml_lab *lab, const struct ml_topology *topo,
         return false;
     for (size_t k = 0; k < lab->n_hosts; k++) {
         const struct ml_lab_host *h = &lab->hosts[k];
-        g_autofree char *shown = ml_virt_uri_public(h->uri);
+        g_autofree char *shown = ml_uri_public(h->uri);
         g_autofree char *name = topo->n_hosts > 1
                                     ? g_strdup_printf("host %s (%s)", topo->hosts[k].name, shown)
                                     : g_strdup(shown);

@@ -184,7 +184,7 @@ struct json_object *ml_hostlink_measure(struct ml_lab *lab)
         const struct ml_lab_host *h = &lab->hosts[k];
         struct json_object *o = json_object_new_object();
         char a[16];
-        g_autofree char *shown = ml_virt_uri_public(h->uri);
+        g_autofree char *shown = ml_uri_public(h->uri);
         json_object_object_add(o, "uri", json_object_new_string(shown));
         json_object_object_add(o, "underlay",
                                json_object_new_string(ml_ip_str(t->hosts[k].underlay, a)));

@@ -1007,7 +1007,7 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     /* Where the lab ran: the libvirt host's name and the URI, without what the controller
      * alone should know (a password, key files in the query). */
     g_autofree char *uri = ml_virt_conn_uri(lab->conn, ml_virt_uri());
-    add_str(env, "libvirt_uri", ml_virt_uri_public(uri));
+    add_str(env, "libvirt_uri", ml_uri_public(uri));
     char *hostname = virConnectGetHostname(lab->conn);
     add_str(env, "libvirt_host", g_strdup(hostname));
     free(hostname);

@@ -3,6 +3,7 @@
  * checked against each other (topology/validate.c). */
 #include "topology/topology.h"
 #include "topology/load_ctx.h"
+#include "topology/uri.h"
 #include "topology/ports.h"
 #include "topology/profile.h"
 #include "topology/validate.h"
@@ -348,17 +349,10 @@ static bool parse_wan_sweep(struct ml_load_ctx *c, yaml_node_t *n)
     return true;
 }
 
-/* The query keys a host's URI in a topology may carry: how SSH authenticates and checks the
- * host. Others name a program that libvirt or meshlab would run, as root, on this machine
- * (command=, the ssh binary) or on the host (netcat=): a topology file is data, and must not be
- * able to do that; such a URI goes in libvirt.conf's uri_aliases, and the topology names the
- * alias. */
-static const char *const uri_keys[] = {
-    "keyfile", "no_verify", "no_tty", "known_hosts", "known_hosts_verify",
-    "sshauth", "socket",    "mode",   NULL};
-
-/* A host's libvirt URI: one word of printable characters (libvirt's URI, or an alias of
- * libvirt.conf), checked by libvirt when the lab connects; its query holds only uri_keys. */
+/* A host's libvirt URI, or an alias of libvirt.conf's uri_aliases: read as libvirt reads it
+ * (topology/uri.h), and only what a lab needs (ml_uri_topology_refusal). A topology file is data:
+ * nothing in it may name a program that libvirt or meshlab would run, or loosen how the host is
+ * checked; a URI that needs more goes in uri_aliases, and the topology names the alias. */
 static bool get_host_uri(struct ml_load_ctx *c, yaml_node_t *n, const char *what, char **ret)
 {
     const char *uri = NULL;
@@ -375,20 +369,14 @@ static bool get_host_uri(struct ml_load_ctx *c, yaml_node_t *n, const char *what
                                 "%s: a libvirt URI is one word without spaces or control "
                                 "characters",
                                 what);
-    const char *q = strchr(uri, '?');
-    g_auto(GStrv) params = q ? g_strsplit(q + 1, "&", -1) : NULL;
-    for (size_t i = 0; params && params[i]; i++) {
-        g_autofree char *key = g_strndup(params[i], strcspn(params[i], "="));
-        if (!*key || g_strv_contains(uri_keys, key))
-            continue;
-        g_autofree char *allowed = g_strjoinv(", ", (char **)uri_keys);
+    g_autofree char *why = ml_uri_topology_refusal(uri);
+    if (why)
         return ml_yaml_fail(&c->y, n,
-                            "%s: the URI's '%s=' is not taken from a topology, whose URIs hold "
-                            "only %s (others, as command=, name what libvirt or meshlab would run "
-                            "as root); put that URI in libvirt.conf's uri_aliases and give the "
-                            "alias here",
-                            what, ml_yaml_shown(&c->y, key), allowed);
-    }
+                            "%s: %s; a topology's URI is qemu:///system, "
+                            "qemu+ssh://USER@HOST[:PORT]/system with keyfile= and no_tty= at most, "
+                            "or qemu+tls://HOST/system with pkipath=; a URI that needs more goes "
+                            "in libvirt.conf's uri_aliases, and the topology names the alias",
+                            what, why);
     *ret = g_strdup(uri);
     return true;
 }

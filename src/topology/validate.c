@@ -1,6 +1,7 @@
 /* Validation of a parsed topology (topology/validate.h): the rules across its sections, each
  * reported at the value that breaks it. */
 #include "topology/validate.h"
+#include "topology/uri.h"
 #include "topology/yaml.h"
 
 #include <arpa/inet.h>
@@ -323,7 +324,7 @@ static bool check_hosts(struct ml_load_ctx *c)
                                 "it from hosts",
                                 host->name, host->name);
         for (size_t j = 0; j < h; j++)
-            if (!strcmp(t->hosts[j].uri, host->uri))
+            if (ml_uri_same(t->hosts[j].uri, host->uri))
                 return ml_yaml_fail(&c->y, c->host_at[h].name,
                                     "host '%s' has the URI of host '%s' (line %d): a host is one "
                                     "libvirt; put the nodes of both on one host",

@@ -1,5 +1,6 @@
 #include "virt/hostshell.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -8,6 +9,14 @@
 static void add(GPtrArray *a, const char *s)
 {
     g_ptr_array_add(a, g_strdup(s));
+}
+
+/* no_verify as the remote driver reads it (EXTRACT_URI_ARG_BOOL): a whole number, any but 0 on. */
+static bool flag_on(const char *v)
+{
+    char *end = NULL;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    return end && !*end && n != 0;
 }
 
 char **ml_hostshell_argv(const char *uri, const char *script, GError **err)
@@ -20,10 +29,11 @@ char **ml_hostshell_argv(const char *uri, const char *script, GError **err)
         g_ptr_array_add(a, NULL);
         return (char **)g_ptr_array_free(a, FALSE);
     }
-    g_autoptr(GUri) u = g_uri_parse(uri, G_URI_FLAGS_ENCODED_QUERY, NULL);
-    g_autofree char *shown = ml_virt_uri_public(uri);
-    const char *scheme = u ? g_uri_get_scheme(u) : NULL;
-    if (!u || !scheme || !g_str_has_suffix(scheme, "+ssh") || !g_uri_get_host(u)) {
+    /* The parameters as libvirt's remote driver takes them (topology/uri.h): what it would
+     * run as ssh, with which key, is what this runs. */
+    g_autoptr(MlUri) u = ml_uri_parse(uri, NULL);
+    g_autofree char *shown = ml_uri_public(uri);
+    if (!u || g_strcmp0(ml_uri_transport(u), "ssh") || !u->server) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s is not an SSH URI (qemu+ssh://USER@HOST/system), and this needs a shell "
                     "on the lab's host: meshlab runs it over the SSH that libvirt's connection "
@@ -32,24 +42,20 @@ char **ml_hostshell_argv(const char *uri, const char *script, GError **err)
         g_ptr_array_unref(a);
         return NULL;
     }
-    g_autoptr(GHashTable) q = g_uri_get_query(u) ? g_uri_parse_params(g_uri_get_query(u), -1, "&",
-                                                                      G_URI_PARAMS_NONE, NULL)
-                                                 : NULL;
-    const char *command = q ? g_hash_table_lookup(q, "command") : NULL;
-    const char *keyfile = q ? g_hash_table_lookup(q, "keyfile") : NULL;
-    const char *known = q ? g_hash_table_lookup(q, "known_hosts") : NULL;
-    const char *no_verify = q ? g_hash_table_lookup(q, "no_verify") : NULL;
+    const char *command = ml_uri_param(u, "command");
+    const char *keyfile = ml_uri_param(u, "keyfile");
+    const char *known = ml_uri_param(u, "known_hosts");
     add(a, command && *command ? command : "ssh");
     add(a, "-T");
     add(a, "-o");
     add(a, "BatchMode=yes");
-    if (g_uri_get_port(u) > 0) {
+    if (u->port) {
         add(a, "-p");
-        g_ptr_array_add(a, g_strdup_printf("%d", g_uri_get_port(u)));
+        g_ptr_array_add(a, g_strdup_printf("%u", u->port));
     }
-    if (g_uri_get_user(u) && *g_uri_get_user(u)) {
+    if (u->user) {
         add(a, "-l");
-        add(a, g_uri_get_user(u));
+        add(a, u->user);
     }
     if (keyfile && *keyfile) {
         add(a, "-i");
@@ -59,12 +65,12 @@ char **ml_hostshell_argv(const char *uri, const char *script, GError **err)
         add(a, "-o");
         g_ptr_array_add(a, g_strdup_printf("UserKnownHostsFile=%s", known));
     }
-    if (no_verify && !strcmp(no_verify, "1")) {
+    if (flag_on(ml_uri_param(u, "no_verify"))) {
         add(a, "-o");
         add(a, "StrictHostKeyChecking=no");
     }
     add(a, "--");
-    add(a, g_uri_get_host(u));
+    add(a, u->server);
     /* ssh joins its words into one command line for the remote shell: one quoted word. */
     g_autofree char *inner = g_shell_quote(script);
     g_ptr_array_add(a, g_strdup_printf("sh -c %s", inner));

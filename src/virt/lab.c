@@ -189,7 +189,7 @@ static char *host_shown(const struct ml_lab *lab, size_t k)
 {
     if (lab->topo->n_hosts)
         return g_strdup(lab->topo->hosts[k].name);
-    return ml_virt_uri_public(lab->hosts[k].uri ? lab->hosts[k].uri : ml_virt_uri());
+    return ml_uri_public(lab->hosts[k].uri ? lab->hosts[k].uri : ml_virt_uri());
 }
 
 /* Whether host k's URI gives a shell (hostshell.h); false with err saying why not. */
@@ -209,7 +209,7 @@ bool ml_lab_connect(struct ml_lab *lab, const char *uri, GError **err)
     const struct ml_topology *t = lab->topo;
     lab->n_hosts = lab->plan->n_hosts;
     if (t->n_hosts && ml_virt_uri_given()) {
-        g_autofree char *shown = ml_virt_uri_public(ml_virt_uri_given());
+        g_autofree char *shown = ml_uri_public(ml_virt_uri_given());
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s: the topology places its nodes on hosts (hosts: at line %d), so %s (%s) "
                     "has no lab to name; %s",

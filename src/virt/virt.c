@@ -43,45 +43,10 @@ const char *ml_virt_uri(void)
 
 int ml_virt_uri_remote(const char *uri)
 {
-    g_autoptr(GUri) u = uri ? g_uri_parse(uri, G_URI_FLAGS_NON_DNS, NULL) : NULL;
+    g_autoptr(MlUri) u = ml_uri_parse(uri, NULL);
     if (!u)
         return -1;
-    const char *host = g_uri_get_host(u);
-    return host && *host ? 1 : 0;
-}
-
-char *ml_virt_uri_public(const char *uri)
-{
-    g_autoptr(GUri) u =
-        uri ? g_uri_parse(uri, G_URI_FLAGS_NON_DNS | G_URI_FLAGS_HAS_PASSWORD, NULL) : NULL;
-    if (!u) {
-        /* Not a URI (an alias, or a URI GLib cannot read): nothing after a '?' and no user
-         * part, which is where a key file or a password would be. */
-        if (!uri)
-            return NULL;
-        g_autofree char *head = g_strndup(uri, strcspn(uri, "?#"));
-        const char *at = strrchr(head, '@');
-        const char *scheme_end = strstr(head, "://");
-        if (at && scheme_end && at > scheme_end)
-            return g_strdup_printf("%.*s%s", (int)(scheme_end + 3 - head), head, at + 1);
-        return g_steal_pointer(&head);
-    }
-    /* A password in the user part, and the query: libvirt's parameters there name key files,
-     * sockets and known-hosts files of the controller (keyfile=, pkipath=, ...), which are
-     * nobody else's business; the scheme, user, host, port and path say where the lab ran. */
-    return g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD | G_URI_HIDE_AUTH_PARAMS |
-                                          G_URI_HIDE_QUERY | G_URI_HIDE_FRAGMENT);
-}
-
-bool ml_virt_uri_same(const char *a, const char *b)
-{
-    if (!a || !b)
-        return false;
-    if (!strcmp(a, b))
-        return true;
-    g_autofree char *pa = ml_virt_uri_public(a);
-    g_autofree char *pb = ml_virt_uri_public(b);
-    return pa && pb && !strcmp(pa, pb);
+    return u->server ? 1 : 0;
 }
 
 static char *replace_all(const char *text, const char *what, const char *with)
@@ -98,21 +63,15 @@ static char *scrub(const char *message, const char *uri, const char *shown)
         return g_strdup("unknown error");
     char *m =
         uri && *uri && strstr(message, uri) ? replace_all(message, uri, shown) : g_strdup(message);
-    const char *q = uri ? strchr(uri, '?') : NULL;
-    g_autoptr(GHashTable) params =
-        q ? g_uri_parse_params(q + 1, -1, "&", G_URI_PARAMS_NONE, NULL) : NULL;
-    if (params) {
-        GHashTableIter it;
-        gpointer k, v;
-        g_hash_table_iter_init(&it, params);
-        while (g_hash_table_iter_next(&it, &k, &v)) {
-            if (strlen(v) < 4 || !strstr(m, v))
-                continue;
-            g_autofree char *name = g_strdup_printf("(the URI's %s)", (const char *)k);
-            char *next = replace_all(m, v, name);
-            g_free(m);
-            m = next;
-        }
+    g_autoptr(MlUri) u = ml_uri_parse(uri, NULL);
+    for (size_t i = 0; u && i < u->n_params; i++) {
+        const char *v = u->params[i].value;
+        if (strlen(v) < 4 || !strstr(m, v))
+            continue;
+        g_autofree char *name = g_strdup_printf("(the URI's %s)", u->params[i].name);
+        char *next = replace_all(m, v, name);
+        g_free(m);
+        m = next;
     }
     return m;
 }
@@ -132,7 +91,10 @@ char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback)
 int ml_virt_conn_remote(virConnectPtr conn)
 {
     g_autofree char *uri = ml_virt_conn_uri(conn, ml_virt_uri());
-    return ml_virt_uri_remote(uri);
+    /* libvirt's own spelling of a URI meshlab took; one it cannot read (an alias of
+     * libvirt.conf that resolves to more than meshlab reads) is taken for another host's,
+     * whose files meshlab never touches here. */
+    return ml_virt_uri_remote(uri) == 0 ? 0 : 1;
 }
 
 static void quiet_handler(void *opaque, virErrorPtr e)
@@ -202,7 +164,7 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
         return NULL;
     virConnectPtr conn = virConnectOpen(uri);
     if (!conn) {
-        g_autofree char *shown = ml_virt_uri_public(uri);
+        g_autofree char *shown = ml_uri_public(uri);
         g_autofree char *m = scrub(virGetLastErrorMessage(), uri, shown);
         if (ml_virt_uri_remote(uri) == 1)
             g_set_error(err, ML_ERROR, ML_ERR_LIBVIRT,
@@ -224,7 +186,7 @@ virConnectPtr ml_virt_connect(const char *uri, GError **err)
         virErrorPtr e = virGetLastError();
         bool unsupported = e && e->code == VIR_ERR_NO_SUPPORT;
         if (!unsupported) {
-            g_autofree char *shown = ml_virt_uri_public(uri);
+            g_autofree char *shown = ml_uri_public(uri);
             ml_virt_error(err, "cannot turn on libvirt's keepalive at %s", shown);
             virConnectClose(conn);
             return NULL;

@@ -9,6 +9,7 @@
 
 #include "cache/image.h"
 #include "topology/plan.h"
+#include "topology/uri.h"
 
 #define ML_VIRT_DEFAULT_URI "qemu:///system"
 /* The libvirt connection every verb uses: --connect URI (main sets it), else MESHLAB_URI,
@@ -22,14 +23,10 @@ const char *ml_virt_uri_given(void);
 bool ml_virt_uri_from_env(void);
 /* 1 when uri names a host (qemu+ssh://root@server/system: another libvirtd, whose file
  * system is not this machine's), 0 when it names none (qemu:///system, test:///default),
- * -1 when it is not a URI (an alias, resolved by libvirt: ask the connection). */
+ * -1 when it is not a URI meshlab reads (an alias, resolved by libvirt: ask the connection).
+ * URIs are read as libvirt reads them (topology/uri.h): ml_uri_public shows one, ml_uri_same
+ * compares two. */
 int ml_virt_uri_remote(const char *uri);
-/* uri as results and reports may show it: no password, no query (key files, sockets); a
- * string that is not a URI loses what follows a '?' and a user part. */
-char *ml_virt_uri_public(const char *uri);
-/* True when a and b name the same libvirt: the same string, or the same public form (a
- * key file or a password in one and not the other does not make another host). */
-bool ml_virt_uri_same(const char *a, const char *b);
 /* The URI conn was opened with, an alias resolved; fallback when libvirt does not say. */
 char *ml_virt_conn_uri(virConnectPtr conn, const char *fallback);
 /* ml_virt_uri_remote of the URI conn was opened with: 0 for this machine's libvirt. */
