@@ -5,6 +5,12 @@ Usage: check_results_schema.py [--schema SCHEMA] FILE...
 Prints every violation as FILE: at /json/pointer: message, and exits 0 when every file is
 valid, 1 when one is not, 2 on bad usage or an unreadable file, 77 (skip) when the jsonschema
 module is missing (Debian: python3-jsonschema, installed by scripts/deps.sh).
+
+One known difference from the schema's own dialect: its patterns are ECMA-262 regular
+expressions, where '$' matches at the very end of the text only, and python-jsonschema searches
+them with python's re, whose '$' also matches before a last newline: a name such as
+"three-guest\n" passes here. meshlab's built-in checker refuses it (tests/cli_schema_agree.sh
+asserts that difference).
 """
 import argparse
 import json

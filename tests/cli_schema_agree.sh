@@ -4,6 +4,13 @@
 # both accept every results fixture the python one accepts, and on broken variants (cli_schema.sh's
 # mutations, names that break the registry's or the topology's rule, a payload in every string
 # field) both refuse or both accept, meshlab naming one of the pointers python names.
+#
+# One disagreement is known, and asserted as such: a name with a newline at its end. JSON
+# Schema's patterns are ECMA-262 regular expressions, whose '$' (without the m flag) matches
+# at the very end of the text only; python's re, which python-jsonschema searches with, also
+# matches '$' before a last newline, so it accepts "three-guest\n" as a name. There python is
+# the one that is wrong: meshlab must refuse it at its pointer, and python may accept it or
+# refuse it there. The schema keeps standard patterns (ECMA-262 has no \z to work around it).
 set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 [ -x "$bin" ] || { echo "cli_schema_agree: skipped: $bin not built"; exit 77; }
@@ -120,6 +127,24 @@ def walk(x, path):
 
 
 walk(doc, "")
+
+# the known disagreement: a newline after a name that is valid without it, at each kind of
+# name the patterns cover ("newline at POINTER")
+newline = [
+    ("/lab", 'd["lab"] = "three-guest\\n"'),
+    ("/run_id", 'd["run_id"] += "\\n"'),
+    ("/profile/name", 'd["profile"]["name"] += "\\n"'),
+    ("/paths/0/name", 'd["paths"][0]["name"] += "\\n"'),
+    ("/paths/0/hub", 'd["paths"][0]["hub"] = "hub\\n"'),
+    ("/guests/0/name", 'd["guests"][0]["name"] += "\\n"'),
+    ("/order/0/path", 'd["order"][0]["path"] += "\\n"'),
+    ("/nat_matrix/0/a_node", 'd["nat_matrix"][0]["a_node"] += "\\n"'),
+    ("/nat_observed/symmetric/node", 'd["nat_observed"]["symmetric"]["node"] += "\\n"'),
+]
+for pointer, statement in newline:
+    d = json.load(open(nat))
+    exec(statement)
+    emit(d, f"newline at {pointer}")
 PY
 [ -s "$tmp/v/list" ] && ok || { bad "no documents generated"; echo "$passed passed, $failed failed"; exit 1; }
 
@@ -127,12 +152,26 @@ PY
 # FILE: INVALID (...) and FILE: valid meshlab-results/3.
 $py tests/check_results_schema.py "$tmp"/v/*/results.json >"$tmp/python" 2>&1
 mkdir "$tmp/empty"
-count=0 refused=0
+count=0 refused=0 newline=0 python_accepts=0
 while IFS=$'\t' read -r n what; do
     count=$((count + 1))
     file=$tmp/v/$n/results.json
     PATH=$tmp/empty "$bin" report "$tmp/v/$n" >/dev/null 2>"$tmp/err"
     rc=$?
+    if [[ $what == "newline at "* ]]; then
+        pointer=${what#newline at }
+        newline=$((newline + 1))
+        grep -qF -- "results.json: at $pointer: the text does not match the pattern" "$tmp/err" &&
+            [ "$rc" = 2 ] && ok || bad "$what: meshlab exits $rc: $(head -c 300 "$tmp/err")"
+        if grep -qF -- "$file: valid meshlab-results/3" "$tmp/python"; then
+            python_accepts=$((python_accepts + 1))
+        elif grep -qF -- "$file: at $pointer: " "$tmp/python"; then
+            ok
+        else
+            bad "$what: python neither accepts it nor refuses it at $pointer"
+        fi
+        continue
+    fi
     if grep -qF -- "$file: valid meshlab-results/3" "$tmp/python"; then
         [ "$rc" = 0 ] && ok || bad "$what: python accepts it, meshlab exits $rc: $(head -c 300 "$tmp/err")"
         continue
@@ -157,6 +196,10 @@ while IFS=$'\t' read -r n what; do
     fi
 done <"$tmp/v/list"
 [ "$count" -ge 100 ] && [ "$refused" -ge 60 ] && ok || bad "only $count documents, $refused refused"
+[ "$newline" -ge 9 ] && ok || bad "only $newline names with a newline tried"
+[ "$python_accepts" = "$newline" ] ||
+    echo "note: python refused $((newline - python_accepts)) of the $newline names with a newline; when it refuses them all, the known disagreement is gone"
 
-echo "$passed passed, $failed failed ($count documents, $refused refused by both)"
+echo "$passed passed, $failed failed ($count documents, $refused refused by both; $newline names" \
+    "with a newline refused by meshlab, $python_accepts of them accepted by python's re)"
 [ "$failed" = 0 ]

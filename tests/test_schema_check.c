@@ -88,16 +88,16 @@ static void test_keywords(void)
 {
     /* type: 1.0 is an integer (as in the python checker), true is not a number */
     VALID("{\"type\": \"integer\"}", "1.0");
-    INVALID("{\"type\": \"integer\"}", "1.5", ": 1.5 is a number, not of type integer");
+    INVALID("{\"type\": \"integer\"}", "1.5", ": the value is a number, not of type integer");
     INVALID("{\"type\": [\"number\", \"null\"]}", "true",
-            ": true is a boolean, not of type number or null");
+            ": the value is a boolean, not of type number or null");
     VALID("{\"type\": [\"number\", \"null\"]}", "null");
-    INVALID("{\"type\": \"string\"}", "{\"a\": 1}", ": an object is not of type string");
+    INVALID("{\"type\": \"string\"}", "{\"a\": 1}", ": the value is an object, not of type string");
 
     /* const and enum compare JSON values: 2 is 2.0, "2" is not */
     VALID("{\"const\": 2}", "2.0");
-    INVALID("{\"const\": 2}", "\"2\"", ": \"2\" is not 2");
-    INVALID("{\"enum\": [\"a\", null]}", "\"b\"", ": \"b\" is not one of [\"a\",null]");
+    INVALID("{\"const\": 2}", "\"2\"", ": the value is not 2");
+    INVALID("{\"enum\": [\"a\", null]}", "\"b\"", ": the value is not one of [\"a\",null]");
     VALID("{\"enum\": [\"a\", null]}", "null");
 
     /* objects: required and refused keys at the object, members at their own pointer, the
@@ -107,24 +107,24 @@ static void test_keywords(void)
                       "{\"minimum\": 0}}}";
     INVALID(obj, "{}", ": the key \"a\" is missing, and it is required");
     INVALID(obj, "{\"a\": \"x\", \"z\": 1}", ": the key \"z\" is not allowed here");
-    INVALID(obj, "{\"a\": \"x\", \"b/c~\": -1}", "/b~1c~0: -1 is below the minimum 0");
-    INVALID(obj, "{\"a\": 3}", "/a: 3 is an integer, not of type string");
+    INVALID(obj, "{\"a\": \"x\", \"b/c~\": -1}", "/b~1c~0: the number is below the minimum 0");
+    INVALID(obj, "{\"a\": 3}", "/a: the value is an integer, not of type string");
     INVALID("{\"propertyNames\": {\"pattern\": \"^[a-z]+$\"}}", "{\"ok\": 1, \"Bad\": 2}",
-            ": the key \"Bad\" is refused: \"Bad\" does not match the pattern '^[a-z]+$'");
+            ": the key \"Bad\" is refused: the text does not match the pattern '^[a-z]+$'");
     INVALID("{\"additionalProperties\": {\"type\": \"integer\"}}", "{\"x\": \"y\"}",
-            "/x: \"y\" is a string, not of type integer");
+            "/x: the value is a string, not of type integer");
 
     /* arrays */
     INVALID("{\"items\": {\"maximum\": 3}, \"maxItems\": 3}", "[1, 2, 4]",
-            "/2: 4 is above the maximum 3");
+            "/2: the number is above the maximum 3");
     INVALID("{\"items\": {\"maximum\": 3}, \"maxItems\": 2}", "[1, 2, 3]",
             ": the array has 3 items, more than 2");
 
     /* strings: a pattern is searched, not anchored; a NUL is never text */
     VALID("{\"pattern\": \"b\"}", "\"abc\"");
     INVALID("{\"pattern\": \"^b\"}", "\"a\\u001b[2J\"",
-            ": \"a\\u001b[2J\" does not match the pattern '^b'");
-    INVALID("{\"minLength\": 1}", "\"\"", ": \"\" is shorter than 1 characters");
+            ": the text does not match the pattern '^b'");
+    INVALID("{\"minLength\": 1}", "\"\"", ": the text is shorter than 1 characters");
     INVALID("{\"type\": \"string\"}", "\"a\\u0000b\"",
             ": the text is not UTF-8 or holds a NUL character");
 
@@ -134,16 +134,17 @@ static void test_keywords(void)
                        "{\"type\": \"null\"}]}";
     VALID(defs, "null");
     VALID(defs, "{\"x\": 1}");
-    INVALID(defs, "{\"x\": \"1\"}", "/x: \"1\" is a string, not of type integer");
-    INVALID("{\"allOf\": [{\"minimum\": 1}, {\"maximum\": 2}]}", "3", ": 3 is above the maximum 2");
+    INVALID(defs, "{\"x\": \"1\"}", "/x: the value is a string, not of type integer");
+    INVALID("{\"allOf\": [{\"minimum\": 1}, {\"maximum\": 2}]}", "3",
+            ": the number is above the maximum 2");
     INVALID("{\"not\": {\"pattern\": \"_kb$\"}}", "\"rss_kb\"",
-            ": \"rss_kb\" matches {\"pattern\":\"_kb$\"}, which it must not");
+            ": the value matches {\"pattern\":\"_kb$\"}, which it must not");
     const char *cond = "{\"if\": {\"properties\": {\"s\": {\"const\": \"ok\"}}}, \"then\": "
                        "{\"required\": [\"v\"]}, \"else\": {\"properties\": {\"v\": {\"type\": "
                        "\"null\"}}}}";
     VALID(cond, "{\"s\": \"ok\", \"v\": 1}");
     INVALID(cond, "{\"s\": \"ok\"}", ": the key \"v\" is missing, and it is required");
-    INVALID(cond, "{\"s\": \"no\", \"v\": 1}", "/v: 1 is an integer, not of type null");
+    INVALID(cond, "{\"s\": \"no\", \"v\": 1}", "/v: the value is an integer, not of type null");
     INVALID("{\"oneOf\": [{\"minimum\": 0}, {\"maximum\": 10}]}", "5",
             ": an integer matches 2 of oneOf's schemas, not exactly one");
 
@@ -198,7 +199,7 @@ static void test_name_patterns(void)
     }
 }
 
-/* What report and compare say: the file, the pointer, the rule, what to do. */
+/* What report and compare say: the file, the pointer, the rule, what to do; never the value. */
 static void test_message(void)
 {
     struct json_object *r = fixture_json("results-v2-nat.json");
@@ -207,11 +208,99 @@ static void test_message(void)
     g_autoptr(GError) err = NULL;
     CHECK(!ml_results_check(r, "run/results.json", &err));
     CHECK(err && err->code == ML_ERR_INPUT);
-    CHECK(err &&
-          g_str_has_prefix(err->message,
-                           "run/results.json: at /paths/0/name: \"plain`id > PWNED`\" "
-                           "does not match the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'. The "
-                           "file breaks the results contract"));
+    CHECK(err && g_str_has_prefix(err->message,
+                                  "run/results.json: at /paths/0/name: the text does not match "
+                                  "the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'. The file "
+                                  "breaks the results contract"));
+    CHECK(err && !strstr(err->message, "PWNED"));
+    json_object_put(r);
+}
+
+/* JSON Schema's patterns are ECMA-262's: '$' (no m flag) is the very end of the text, so a
+ * name with a newline after it is not a name (PCRE's '$' also matches before a last newline). */
+static void test_dollar_is_the_end(void)
+{
+    const char *name = "{\"pattern\": \"^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$\"}";
+    VALID(name, "\"three-guest\"");
+    INVALID(name, "\"three-guest\\n\"",
+            ": the text does not match the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'");
+    INVALID(name, "\"three-guest\\r\"",
+            ": the text does not match the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'");
+    INVALID(name, "\"three\\nguest\"",
+            ": the text does not match the pattern '^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$'");
+    /* a key, and a pattern under "not": "rss_kb\n" does not end in _kb */
+    INVALID("{\"propertyNames\": {\"pattern\": \"^[a-z]+$\"}}", "{\"ok\\n\": 1}",
+            ": the key \"ok\\n\" is refused: the text does not match the pattern '^[a-z]+$'");
+    INVALID("{\"patternProperties\": {\"^[a-z]+$\": {\"type\": \"integer\"}}}", "{\"ok\": \"1\"}",
+            "/ok: the value is a string, not of type integer");
+    VALID("{\"patternProperties\": {\"^[a-z]+$\": {\"type\": \"integer\"}}}", "{\"ok\\n\": \"1\"}");
+    VALID("{\"not\": {\"pattern\": \"_kb$\"}}", "\"rss_kb\\n\"");
+    /* searched, not anchored, where the pattern says so */
+    VALID("{\"pattern\": \"^[^/]\"}", "\"captures/a.pcap\\n\"");
+}
+
+/* report and compare refuse a results.json whose name, run id, path or node holds a newline
+ * at its end, at that field, and quote no value of it. */
+static void test_newline_names(void)
+{
+    static const struct {
+        const char *pointer, *value; /* the value is valid without its newline */
+    } fields[] = {
+        {"/lab", "three-guest\n"},           {"/run_id", "20991231-235959-abcdef\n"},
+        {"/paths/0/name", "plain\n"},        {"/guests/0/name", "zhub\n"},
+        {"/nat_matrix/0/a_node", "zclient\n"}, {"/profile/name", "zquick\n"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
+        struct json_object *r = fixture_json("results-v2-nat.json");
+        g_auto(GStrv) parts = g_strsplit(fields[i].pointer + 1, "/", -1);
+        struct json_object *node = r;
+        guint n = g_strv_length(parts);
+        for (guint k = 0; k + 1 < n; k++)
+            node = json_object_is_type(node, json_type_array)
+                       ? json_object_array_get_idx(node, (size_t)atoi(parts[k]))
+                       : json_object_object_get(node, parts[k]);
+        g_autofree char *bare = g_strndup(fields[i].value, strlen(fields[i].value) - 1);
+        json_object_object_add(node, parts[n - 1], json_object_new_string(fields[i].value));
+        g_autoptr(GError) err = NULL;
+        CHECK(!ml_results_check(r, "run/results.json", &err));
+        g_autofree char *at = g_strdup_printf("run/results.json: at %s: the text does not match "
+                                              "the pattern '^",
+                                              fields[i].pointer);
+        CHECK(err && err->code == ML_ERR_INPUT && g_str_has_prefix(err->message, at));
+        CHECK(err && !strstr(err->message, bare));
+        if (err && (!g_str_has_prefix(err->message, at) || strstr(err->message, bare)))
+            fprintf(stderr, "%s: %s\n", fields[i].pointer, err->message);
+        /* the same value without its newline is valid: the newline is what is refused */
+        json_object_object_add(node, parts[n - 1], json_object_new_string(bare));
+        g_clear_error(&err);
+        CHECK(ml_results_check(r, "run/results.json", &err));
+        json_object_put(r);
+    }
+}
+
+/* A value that breaks a rule other than a pattern is not quoted either: a secret in a field
+ * where a number or a word belongs stays out of the message; another meshlab's schema is named. */
+static void test_values_unquoted(void)
+{
+    static const char secret[] = "root:$y$j9T$SECRETHASH:19000:0:99999:7:::";
+    struct json_object *r = fixture_json("results-v2-nat.json");
+    struct json_object *p0 = json_object_array_get_idx(json_object_object_get(r, "paths"), 0);
+    json_object_object_add(p0, "status", json_object_new_string(secret));
+    g_autoptr(GError) err = NULL;
+    CHECK(!ml_results_check(r, "run/results.json", &err));
+    CHECK(err && strstr(err->message, "at /paths/0/status: the value is not one of ["));
+    CHECK(err && !strstr(err->message, "SECRET"));
+    g_clear_error(&err);
+    json_object_object_add(r, "run_id", json_object_new_int(7));
+    json_object_object_add(p0, "status", json_object_new_string("measured"));
+    json_object_object_add(r, "schema", json_object_new_string(secret));
+    CHECK(!ml_results_check(r, "run/results.json", &err));
+    CHECK(err && strstr(err->message, "at /schema: its schema is none of meshlab's;"));
+    CHECK(err && !strstr(err->message, "SECRET"));
+    g_clear_error(&err);
+    json_object_object_add(r, "schema", json_object_new_string("meshlab-results/3"));
+    CHECK(!ml_results_check(r, "run/results.json", &err));
+    CHECK(err && strstr(err->message, "at /run_id: the value is an integer, not of type string"));
     json_object_put(r);
 }
 
@@ -284,5 +373,8 @@ int main(void)
     test_keywords();
     test_name_patterns();
     test_message();
+    test_dollar_is_the_end();
+    test_newline_names();
+    test_values_unquoted();
     return check_finish();
 }

@@ -15,8 +15,13 @@ extern const size_t ml_results_schema_json_len;
 /* Far deeper than a document json-c parses (its tokener stops at 32 levels): only a $ref that
  * loops without descending into the value gets here. */
 #define MAX_DEPTH 256
-/* How many bytes of a value a message quotes. */
+/* How many bytes of a key, or of a value of the schema, a message quotes. A message never
+ * quotes a value of the document: what a file holds is not echoed (it may not be the user's). */
 #define QUOTE_MAX 60
+
+/* JSON Schema's patterns are ECMA-262's: without the m flag, '$' matches at the very end only,
+ * where PCRE's also matches before a last newline ("three-guest\n" would be a name). */
+#define PATTERN_FLAGS G_REGEX_DOLLAR_ENDONLY
 
 struct ctx {
     struct json_object *root;  /* the whole schema: where "$ref": "#/..." points into */
@@ -107,7 +112,8 @@ static const char *type_of(struct json_object *v)
     return "a value";
 }
 
-/* A value as a message shows it: JSON (control characters escaped by json-c), cut short. */
+/* A key or a value of the schema as a message shows it: JSON (control characters escaped by
+ * json-c), cut short. */
 static char *quote(struct json_object *v)
 {
     if (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array))
@@ -206,7 +212,7 @@ static GRegex *regex_of(GHashTable *cache, const char *pattern, GError **err)
 {
     GRegex *re = g_hash_table_lookup(cache, pattern);
     if (!re) {
-        re = g_regex_new(pattern, 0, 0, err);
+        re = g_regex_new(pattern, PATTERN_FLAGS, 0, err);
         if (re)
             g_hash_table_insert(cache, g_strdup(pattern), re);
     }
@@ -311,13 +317,8 @@ static bool check_type(struct ctx *c, struct json_object *type, struct json_obje
             g_string_append_printf(want, "%s%s", i ? " or " : "", t);
         }
     }
-    if (!ok) {
-        g_autofree char *q = quote(v);
-        if (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array))
-            fail(c, "%s is not of type %s", q, want->str);
-        else
-            fail(c, "%s is %s, not of type %s", q, type_of(v), want->str);
-    }
+    if (!ok)
+        fail(c, "the value is %s, not of type %s", type_of(v), want->str);
     g_string_free(want, TRUE);
     return ok;
 }
@@ -330,16 +331,17 @@ static bool check_string(struct ctx *c, struct json_object *s, struct json_objec
         return fail(c, "the text is not UTF-8 or holds a NUL character");
     struct json_object *min = ml_j_get(s, "minLength"), *max = ml_j_get(s, "maxLength");
     glong chars = g_utf8_strlen(text, len);
-    g_autofree char *q = quote(v);
     if (min && chars < json_object_get_int64(min))
-        return fail(c, "%s is shorter than %" PRId64 " characters", q, json_object_get_int64(min));
+        return fail(c, "the text is shorter than %" PRId64 " characters",
+                    json_object_get_int64(min));
     if (max && chars > json_object_get_int64(max))
-        return fail(c, "%s is longer than %" PRId64 " characters", q, json_object_get_int64(max));
+        return fail(c, "the text is longer than %" PRId64 " characters",
+                    json_object_get_int64(max));
     struct json_object *pattern = ml_j_get(s, "pattern");
     if (pattern) {
         GRegex *re = regex_of(c->regex, json_object_get_string(pattern), NULL);
         if (!re || !g_regex_match(re, text, 0, NULL))
-            return fail(c, "%s does not match the pattern '%s'", q,
+            return fail(c, "the text does not match the pattern '%s'",
                         json_object_get_string(pattern));
     }
     return true;
@@ -366,8 +368,8 @@ static bool check_number(struct ctx *c, struct json_object *s, struct json_objec
         bool bad = bounds[i].below ? (bounds[i].exclusive ? x <= limit : x < limit)
                                    : (bounds[i].exclusive ? x >= limit : x > limit);
         if (bad) {
-            g_autofree char *q = quote(v), *l = quote(b);
-            return fail(c, "%s %s %s", q, bounds[i].says, l);
+            g_autofree char *l = quote(b);
+            return fail(c, "the number %s %s", bounds[i].says, l);
         }
     }
     return true;
@@ -484,18 +486,17 @@ static bool check_enum(struct ctx *c, struct json_object *s, struct json_object 
 {
     struct json_object *cnst = ml_j_get(s, "const"), *list = ml_j_get(s, "enum");
     if (ml_j_has(s, "const") && !json_equal(v, cnst)) {
-        g_autofree char *q = quote(v), *w = quote(cnst);
-        return fail(c, "%s is not %s", q, w);
+        g_autofree char *w = quote(cnst);
+        return fail(c, "the value is not %s", w);
     }
     if (!list)
         return true;
     for (size_t i = 0; i < ml_j_len(list); i++)
         if (json_equal(v, json_object_array_get_idx(list, i)))
             return true;
-    g_autofree char *q = quote(v);
     const char *all = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN |
                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
-    return fail(c, "%s is not one of %s", q, all);
+    return fail(c, "the value is not one of %s", all);
 }
 
 static bool check_logic(struct ctx *c, struct json_object *s, struct json_object *v)
@@ -517,10 +518,9 @@ static bool check_logic(struct ctx *c, struct json_object *s, struct json_object
     g_autofree char *at = NULL, *rule = NULL;
     struct json_object *never = ml_j_get(s, "not");
     if (never && try(c, never, v, &at, &rule)) {
-        g_autofree char *q = quote(v);
         const char *shown = json_object_to_json_string_ext(
             never, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        return fail(c, "%s matches %s, which it must not", q, shown);
+        return fail(c, "the value matches %s, which it must not", shown);
     }
     struct json_object *cond = ml_j_get(s, "if");
     if (cond) {
@@ -608,7 +608,7 @@ static char *keyword_problem(struct json_object *root, const char *key, struct j
         json_object_object_foreach(v, name, sub)
         {
             if (strcmp(key, "patternProperties") == 0) {
-                g_autoptr(GRegex) re = g_regex_new(name, 0, 0, NULL);
+                g_autoptr(GRegex) re = g_regex_new(name, PATTERN_FLAGS, 0, NULL);
                 if (!re)
                     p = g_strdup_printf("%s: the pattern '%s' does not compile", at->str, name);
             }
@@ -660,7 +660,7 @@ static char *keyword_problem(struct json_object *root, const char *key, struct j
     if (strcmp(key, "pattern") == 0) {
         g_autoptr(GError) err = NULL;
         g_autoptr(GRegex) re = json_object_is_type(v, json_type_string)
-                                   ? g_regex_new(json_object_get_string(v), 0, 0, &err)
+                                   ? g_regex_new(json_object_get_string(v), PATTERN_FLAGS, 0, &err)
                                    : NULL;
         if (!re)
             return g_strdup_printf("%s/pattern does not compile: %s", at->str,
@@ -751,20 +751,32 @@ static bool text_ok(struct json_object *v, GString *at)
     return true;
 }
 
+/* What a document's /schema is, as a message says it: another meshlab's schema by its name (a
+ * name of meshlab's own, "meshlab-results/N"), anything else only as what it is not. */
+static char *schema_said(struct json_object *results)
+{
+    struct json_object *name = ml_j_get(results, "schema");
+    const char *s = json_object_is_type(name, json_type_string) ? json_object_get_string(name) : "";
+    const char *n = g_str_has_prefix(s, "meshlab-results/") ? s + strlen("meshlab-results/") : "";
+    if (*n && strlen(n) <= 4 && strspn(n, "0123456789") == strlen(n))
+        return g_strdup_printf("\"%s\"", s);
+    if (name)
+        return g_strdup("none of meshlab's");
+    return g_strdup(json_object_is_type(results, json_type_object) ? "missing"
+                                                                   : "missing (not an object)");
+}
+
 bool ml_results_check(struct json_object *results, const char *file, GError **err)
 {
     struct json_object *name = ml_j_get(results, "schema");
     const char *named =
         json_object_is_type(name, json_type_string) ? json_object_get_string(name) : NULL;
     if (g_strcmp0(named, ML_RESULTS_SCHEMA) != 0) {
-        g_autofree char *shown = name ? quote(name) : NULL;
+        g_autofree char *shown = schema_said(results);
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
                     "%s is not a '%s' results document: at /schema: its schema is %s; meshlab "
                     "reads the results of this meshlab only: measure the lab again with it.",
-                    file, ML_RESULTS_SCHEMA,
-                    shown                                            ? shown
-                    : json_object_is_type(results, json_type_object) ? "missing"
-                                                                     : "missing (not an object)");
+                    file, ML_RESULTS_SCHEMA, shown);
         return false;
     }
     g_autoptr(GString) at = g_string_new(NULL);
