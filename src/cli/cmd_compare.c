@@ -1,11 +1,14 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/print.h"
 #include "core/util.h"
 #include "report/compare.h"
-#include "report/schema_check.h"
+#include "report/runfiles.h"
 
 static const char compare_usage[] =
     "Usage: meshlab compare [--json] RUN_A RUN_B\n\n"
@@ -18,21 +21,35 @@ static const char compare_usage[] =
     "passes' values, n their number, df Welch-Satterthwaite's); \"unknown\" with fewer\n"
     "than 2 passes on either side. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
-    "a meshlab-results/3 document that docs/results.schema.json (built in) accepts.\n\n"
+    "a meshlab-results/3 document that docs/results.schema.json (built in) accepts, or is\n"
+    "not a regular file of its directory (a symbolic link is followed nowhere).\n\n"
     "  -j, --json   print the comparison as JSON (schema meshlab-compare/2)\n";
 
+/* A run directory's results.json, or the results file arg names, read as a file of its own
+ * directory: through that directory's descriptor, never through a link. */
 static struct json_object *load(const char *arg, char **ret_file, GError **err)
 {
-    *ret_file = g_file_test(arg, G_FILE_TEST_IS_DIR) ? g_build_filename(arg, "results.json", NULL)
-                                                     : g_strdup(arg);
-    struct json_object *r = json_object_from_file(*ret_file);
-    if (!r)
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "Cannot read %s: %s", *ret_file,
-                    json_util_get_last_err());
-    else if (!ml_results_check(r, *ret_file, err)) {
-        json_object_put(r);
-        r = NULL;
+    int fd = open(arg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    g_autofree char *rel = NULL;
+    if (fd >= 0) {
+        rel = g_strdup("results.json");
+        *ret_file = g_build_filename(arg, rel, NULL);
+    } else if (e == ENOTDIR) { /* a file (a link, too: ml_results_read_at refuses it) */
+        g_autofree char *dir = g_path_get_dirname(arg);
+        rel = g_path_get_basename(arg);
+        *ret_file = g_strdup(arg);
+        fd = ml_runfile_dir_open(dir, err);
+    } else {
+        *ret_file = g_strdup(arg);
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "Cannot read %s: %s; give a run directory or its results.json.", arg,
+                    g_strerror(e));
     }
+    if (fd < 0)
+        return NULL;
+    struct json_object *r = ml_results_read_at(fd, rel, *ret_file, err);
+    close(fd);
     return r;
 }
 

@@ -10,7 +10,7 @@
 #include "core/util.h"
 #include "measure/metrics.h"
 #include "report/report.h"
-#include "report/schema_check.h"
+#include "report/runfiles.h"
 
 static const char report_usage[] =
     "Usage: meshlab report [--traffic GB [--relayed-share F] [--egress-price P]\n"
@@ -22,20 +22,20 @@ static const char report_usage[] =
     "RUN_DIR has no results.json this meshlab reads (a meshlab-results/3 document that\n"
     "docs/results.schema.json, built into meshlab, accepts: the first field that breaks it is\n"
     "named, and nothing is written), or is not a directory you own that only you can write.\n"
+    "RUN_DIR is data: only its own regular files are read (a link is followed nowhere in it),\n"
+    "and report.html links only to files it has.\n"
     "The workload flags, as `meshlab run` takes them (docs/topology.md, vps), price a month\n"
     "of another workload from the run's own figures, over the one the run recorded\n"
     "(vps_workload) key by key; the report says so, and results.json is not changed.\n";
 
-/* The run directory, opened once: the reports are written through this descriptor (no link
- * followed), and only into a directory that its owner alone can write, as 'run' requires. */
+/* The run directory, opened once: results.json is read and the reports are written through this
+ * descriptor (no link followed), and only into a directory that its owner alone can write, as
+ * 'run' requires. */
 static int open_run_dir(const char *path, GError **err)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "Cannot open the run directory %s: %s.", path,
-                    g_strerror(errno));
+    int fd = ml_runfile_dir_open(path, err);
+    if (fd < 0)
         return -1;
-    }
     struct stat st;
     if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
         (st.st_mode & (S_IWGRP | S_IWOTH))) {
@@ -72,19 +72,15 @@ int cmd_report_main(int argc, char **argv)
         return status;
     const char *dir = argv[optind];
     g_autoptr(GError) err = NULL;
-    struct json_object *results = cmd_read_results(dir, NULL, &err);
-    if (!results)
-        return cmd_fail(err);
-    if (!ml_session_reprice(results, &opts, &err)) {
-        json_object_put(results);
-        return cmd_fail(err);
-    }
     int fd = open_run_dir(dir, &err);
+    if (fd < 0)
+        return cmd_fail(err);
+    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
+    struct json_object *results = ml_results_read_at(fd, "results.json", file, &err);
     size_t drawn = 0;
-    bool ok =
-        fd >= 0 && ml_report_write(fd, results, ml_metrics, ml_metrics_count, NULL, &drawn, &err);
-    if (fd >= 0)
-        close(fd);
+    bool ok = results && ml_session_reprice(results, &opts, &err) &&
+              ml_report_write(fd, results, ml_metrics, ml_metrics_count, NULL, &drawn, &err);
+    close(fd);
     json_object_put(results);
     if (!ok)
         return cmd_fail(err);
@@ -94,21 +90,18 @@ int cmd_report_main(int argc, char **argv)
     return ML_EXIT_OK;
 }
 
+/* Someone else's run directory is what report is for: nothing reaches the renderers (and
+ * gnuplot) that the contract does not allow, and nothing is read from outside the directory. */
 struct json_object *cmd_read_results(const char *dir, char **ret_file, GError **err)
 {
     g_autofree char *file = g_build_filename(dir, "results.json", NULL);
-    struct json_object *results = json_object_from_file(file);
-    if (!results) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "cannot read %s: %s", file,
-                    json_util_get_last_err());
+    int fd = ml_runfile_dir_open(dir, err);
+    if (fd < 0)
         return NULL;
-    }
-    /* Someone else's run directory is what report is for: nothing reaches the renderers (and
-     * gnuplot) that the contract does not allow. */
-    if (!ml_results_check(results, file, err)) {
-        json_object_put(results);
+    struct json_object *results = ml_results_read_at(fd, "results.json", file, err);
+    close(fd);
+    if (!results)
         return NULL;
-    }
     if (ret_file)
         *ret_file = g_steal_pointer(&file);
     return results;
