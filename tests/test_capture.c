@@ -1,11 +1,15 @@
 /* --capture's cap: tcpdump writes a ring of files (-C/-W) and meshlab copies it below the run
  * directory in fixed chunks, as one pcap. The ring's copy is tested on files made here; the
  * whole capture on tcpdump itself, on the loopback of a network namespace of its own (skipped
- * without root, tcpdump or namespaces). */
+ * without root, tcpdump or namespaces). A capture on another host is read through meshlab with
+ * the same cap: a fake ssh (the URI's command=) stands in for a host that sends too much, that
+ * fills ssh's stderr, and that never stops. */
 #include "check.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,9 +158,157 @@ static void test_tcpdump(const char *uri)
     CHECK(system(rm) == 0);
 }
 
+static void collect_warning(const struct ml_log_event *e, void *data)
+{
+    if (e->kind == ML_LOG_WARN)
+        g_ptr_array_add(data, g_strdup(e->message));
+}
+
+static bool warned(GPtrArray *warnings, const char *part)
+{
+    for (guint i = 0; i < warnings->len; i++)
+        if (strstr(g_ptr_array_index(warnings, i), part))
+            return true;
+    return false;
+}
+
+/* The host's side of a capture, as a program the URI's command= names in place of ssh: it says
+ * it listens, then runs body; it ignores the signals meshlab's old stop sent and never reads
+ * its stdin, so it ends only when its process group is killed. */
+static char *fake_ssh(const char *dir, const char *body)
+{
+    g_autofree char *path = g_build_filename(dir, "fake-ssh", NULL);
+    g_autofree char *text = g_strdup_printf("#!/bin/sh\ntrap '' INT TERM HUP\n"
+                                            "echo " ML_CAPTURE_READY " >&2\n%s\n"
+                                            "sleep 600 &\nwait\n",
+                                            body);
+    CHECK(g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0);
+    return g_strdup_printf("qemu+ssh://root@capture.invalid/system?command=%s", path);
+}
+
+/* Whether a process of group pgid still runs (a zombie waiting for init to reap it does not). */
+static bool group_runs(pid_t pgid)
+{
+    g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+        g_autofree char *stat = NULL;
+        const char *after = NULL;
+        if (!g_ascii_isdigit(*name) || !g_file_get_contents(path, &stat, NULL, NULL) ||
+            !(after = strrchr(stat, ')')))
+            continue;
+        char state = 0;
+        int ppid = 0, pgrp = 0;
+        if (sscanf(after + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
+            state != 'Z')
+            return true;
+    }
+    return false;
+}
+
+/* No process of the group is left, given a moment for SIGKILL to land. */
+static bool group_gone(pid_t pgid)
+{
+    for (int i = 0; i < 20 && group_runs(pgid); i++)
+        g_usleep(50 * 1000);
+    return !group_runs(pgid);
+}
+
+static gint64 file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (gint64)st.st_size : -1;
+}
+
+/* A host that sends three times the cap: the file stops at the cap, ssh's group is killed
+ * there, the stop is prompt and the pcap below the run directory is the capped one, with a
+ * warning that says so. */
+static void test_remote_flood(const char *dir, struct ml_lab *lab, GPtrArray *warnings)
+{
+    g_autofree char *body = g_strdup_printf("head -c %lld /dev/zero &", 3 * ML_CAPTURE_MAX_BYTES);
+    g_autofree char *uri = fake_ssh(dir, body);
+    struct ml_capture c;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_capture_start(&c, uri, "mlt-flood", "captures/flood.pcap", &err));
+    if (err) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    pid_t pid = c.pid;
+    g_autofree char *tmp = g_strdup_printf("%s/%s0", c.tmp_path, ML_CAPTURE_BASE);
+    double end = ml_now() + 30;
+    while (file_size(tmp) < ML_CAPTURE_MAX_BYTES && ml_now() < end)
+        g_usleep(50 * 1000);
+    g_usleep(500 * 1000); /* time to write past the cap, if anything still could */
+    CHECK(file_size(tmp) == ML_CAPTURE_MAX_BYTES);
+    c.stop_s = 2.0;
+    double t0 = ml_now();
+    CHECK(ml_capture_stop(&c, lab, &err));
+    CHECK(ml_now() - t0 < c.stop_s + 1.5);
+    bool gone = group_gone(pid);
+    CHECK(gone);
+    if (!gone)
+        kill(-pid, SIGKILL);
+    g_autofree char *pcap = g_build_filename(dir, "run", "captures", "flood.pcap", NULL);
+    CHECK(file_size(pcap) == ML_CAPTURE_MAX_BYTES);
+    g_autofree char *note = g_strdup_printf("holds only the first %lld MB",
+                                            ML_CAPTURE_MAX_BYTES / 1000000);
+    CHECK(warned(warnings, note) && warned(warnings, "captures/flood.pcap"));
+}
+
+/* A host that fills ssh's stderr after it listens, then sends a little and never ends: the
+ * stderr is drained (so the bytes after it arrive), the stop kills it at its deadline, and
+ * nothing of it is left. */
+static void test_remote_stuck(const char *dir, struct ml_lab *lab, GPtrArray *warnings)
+{
+    g_autofree char *uri =
+        fake_ssh(dir, "yes 'tcpdump: noise' | head -c 1000000 >&2; printf PCAPDATA");
+    struct ml_capture c;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_capture_start(&c, uri, "mlt-stuck", "captures/stuck.pcap", &err));
+    if (err) {
+        fprintf(stderr, "%s\n", err->message);
+        return;
+    }
+    pid_t pid = c.pid;
+    c.stop_s = 1.0;
+    double t0 = ml_now();
+    CHECK(ml_capture_stop(&c, lab, &err));
+    CHECK(ml_now() - t0 < c.stop_s + 1.5);
+    bool gone = group_gone(pid);
+    CHECK(gone);
+    if (!gone)
+        kill(-pid, SIGKILL);
+    g_autofree char *pcap = g_build_filename(dir, "run", "captures", "stuck.pcap", NULL);
+    g_autofree char *data = NULL;
+    CHECK(g_file_get_contents(pcap, &data, NULL, NULL) && !g_strcmp0(data, "PCAPDATA"));
+    CHECK(warned(warnings, "the lab's host said") && warned(warnings, "tcpdump: noise"));
+}
+
+static void test_remote(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("meshlab-test-capture-remote-XXXXXX", NULL);
+    g_autofree char *run = g_build_filename(dir, "run", NULL);
+    CHECK(dir && mkdir(run, 0700) == 0);
+    struct ml_lab lab = {0};
+    lab.run_fd = open(run, O_RDONLY | O_DIRECTORY);
+    lab.run_open = lab.run_fd >= 0;
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    struct ml_log_sink sink = {collect_warning, warnings};
+    struct ml_log_sink before = ml_log_set_sink(&sink);
+    test_remote_flood(dir, &lab, warnings);
+    test_remote_stuck(dir, &lab, warnings);
+    ml_log_set_sink(&before);
+    close(lab.run_fd);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    CHECK(system(rm) == 0);
+}
+
 int main(void)
 {
     test_ring();
+    test_remote();
     test_argv();
     test_tcpdump(NULL);
     test_tcpdump("qemu:///system");
