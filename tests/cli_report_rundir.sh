@@ -4,7 +4,8 @@
 # secret shaped like a shadow line), a FIFO or a directory is refused, and so is a run directory
 # given as a link; no message quotes what a file holds (not JSON, a field of the wrong type).
 # A name, run id, path or node with a newline at its end breaks the schema's patterns ('$' is
-# the very end, as in ECMA-262), at that field.
+# the very end, as in ECMA-262), at that field. report.html links only to files the run
+# directory has, by plain relative names: text in results.json cannot forge a link.
 set -u
 bin=${MESHLAB_BIN:-build/meshlab}
 [ -x "$bin" ] || { echo "cli_report_rundir: skipped: $bin not built"; exit 77; }
@@ -141,6 +142,37 @@ for f in tests/data/results-v2-*.json "$hosts" docs/examples/results.json; do
     cp "$f" "$r/results.json"
     run 0 "report of $f" -- "$bin" report "$r"
 done
+
+# report.html: links to the captures the run directory has, none to a file it lacks, and none
+# forged by text in results.json (fields the schema leaves free).
+r=$(rundir links)
+edit "$hosts" "$r/results.json" 'h = d["underlay"]["hosts"]
+h["there"]["uri"] = "[the host](\\\\evil.example/steal)"
+h["there"]["device"] = "[d](//evil.example/x)"
+h["here"]["device"] = "<a href=\"javascript:alert(1)\">x</a>"
+d["captures_filter"] = "[f](../x)"'
+run 0 "report of forged links" -- env PATH="$tmp/none" "$bin" report "$r"
+lacks "report.html: no link from \\\\ text" 'href="\' "$r/report.html"
+lacks "report.html: no link from // text" 'href="//' "$r/report.html"
+lacks "report.html: no script link" 'href="javascript' "$r/report.html"
+[ "$(grep -o '<a href="[^#]' "$r/report.html" | wc -l)" = 0 ] && ok ||
+    bad "report.html links outside its notes: $(grep -o '<a href="[^"]*"' "$r/report.html" | head -3)"
+has "report.md escapes the text" '\[the host\](\\\\evil.example/steal)' "$r/report.md"
+has "report.html shows the text as it was" '[the host](\\evil.example/steal)' "$r/report.html"
+r=$(rundir captures)
+edit "$nat" "$r/results.json" 'c = d["nat_matrix"][0]["repeats"][0]["captures"]
+c[0] = "a/../../x.pcap"
+c[1] = "\\\\evil.example/x.pcap"
+d["captures_filter"] = "[f](captures/nat/nebula-none-none-2/hub.pcap)"'
+mkdir -p "$r/captures/nat/nebula-none-none-2"
+: >"$r/captures/nat/nebula-none-none-2/hub.pcap"
+ln -s "$secret" "$r/captures/nat/nebula-none-none-2/client-a.pcap"
+run 0 "report of a NAT run with some of its captures" -- env PATH="$tmp/none" "$bin" report "$r"
+links=$(grep -o '<a href="[^#][^"]*"' "$r/report.html" | sort -u)
+[ "$links" = '<a href="captures/nat/nebula-none-none-2/hub.pcap"' ] && ok ||
+    bad "report.html links only to the capture the run directory has, not a link: $links"
+has "report.md links the capture by its name" "[hub.pcap](captures/nat/nebula-none-none-2/hub.pcap)" "$r/report.md"
+has "report.md leaves a path out of the directory as text" "): a/../../x.pcap, \\\\\\\\evil.example/x.pcap;" "$r/report.md"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

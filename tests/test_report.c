@@ -1,13 +1,16 @@
 /* report.md and report.html from results documents (v2), compared with golden files and
  * checked for what the review asked of them (docs/report.md). */
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <json-c/json.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "results/month.h"
 #include "check.h"
 #include "fixtures.h"
 #include "report_metrics.h"
+#include "core/rundir.h"
 #include "core/util.h"
 #include "measure/metrics.h"
 #include "results/format.h"
@@ -27,6 +30,41 @@ static char *render_with(struct json_object *results, const struct ml_plots *plo
 static char *render(struct json_object *results)
 {
     return render_with(results, NULL);
+}
+
+/* A run directory of the test's own holding the files rel (empty, their directories made), and
+ * its descriptor in *ret_fd; ml_rundir_remove it after. */
+static char *run_dir_with(const char *const *rel, size_t n, int *ret_fd)
+{
+    g_autofree char *tmpl = g_build_filename(g_get_tmp_dir(), "test_report-XXXXXX", NULL);
+    char *dir = g_mkdtemp(g_steal_pointer(&tmpl));
+    CHECK(dir != NULL);
+    for (size_t i = 0; dir && i < n; i++) {
+        g_autofree char *file = g_build_filename(dir, rel[i], NULL);
+        g_autofree char *parent = g_path_get_dirname(file);
+        CHECK(g_mkdir_with_parents(parent, 0700) == 0 && g_file_set_contents(file, "", 0, NULL));
+    }
+    *ret_fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    return dir;
+}
+
+/* The files that results' nat_matrix names as its captures. */
+static GPtrArray *captures_of(struct json_object *results)
+{
+    GPtrArray *files = g_ptr_array_new();
+    struct json_object *matrix = json_object_object_get(results, "nat_matrix");
+    for (size_t i = 0; i < json_object_array_length(matrix); i++) {
+        struct json_object *reps =
+            json_object_object_get(json_object_array_get_idx(matrix, i), "repeats");
+        for (size_t j = 0; reps && j < json_object_array_length(reps); j++) {
+            struct json_object *caps =
+                json_object_object_get(json_object_array_get_idx(reps, j), "captures");
+            for (size_t k = 0; caps && k < json_object_array_length(caps); k++)
+                g_ptr_array_add(files, (char *)json_object_get_string(
+                                           json_object_array_get_idx(caps, k)));
+        }
+    }
+    return files;
 }
 
 static size_t count(const char *hay, const char *needle)
@@ -542,7 +580,7 @@ static void test_busy_host(void)
     g_autofree char *md = render(r);
     if (md) {
         check_golden("report-v2-busy.md", md);
-        g_autofree char *html = ml_report_render_html(md, NULL);
+        g_autofree char *html = ml_report_render_html(md, NULL, -1);
         check_golden("report-v2-busy.html", html);
         /* prominent: right under the run's facts, before the first section */
         const char *notice = strstr(md, "> **WARNING: the host was busy** during 6 of 6 passes");
@@ -600,7 +638,16 @@ static void test_nat(void)
     CHECK_STR(plots.plot[5].name, "nat-matrix-tailscale");
     CHECK(plots.plot[4].svg && plots.plot[5].svg);
     g_autofree char *md = render_with(r, &plots);
-    g_autofree char *html = md ? ml_report_render_html(md, &plots) : NULL;
+    /* the run directory has the captures its results.json names: report.html links to them */
+    g_autoptr(GPtrArray) caps_made = captures_of(r);
+    int run_fd = -1;
+    g_autofree char *run = run_dir_with((const char *const *)caps_made->pdata, caps_made->len,
+                                        &run_fd);
+    g_autofree char *html = md ? ml_report_render_html(md, &plots, run_fd) : NULL;
+    g_autofree char *unlinked = md ? ml_report_render_html(md, &plots, -1) : NULL;
+    close(run_fd);
+    ml_rundir_remove(run);
+    CHECK(caps_made->len == 24 && unlinked && count(unlinked, "<a href=\"captures/") == 0);
     if (md && html) {
         check_golden("report-v2-nat.md", md);
         check_golden("report-v2-nat.html", html);
@@ -636,6 +683,7 @@ static void test_nat(void)
         CHECK(strstr(html, "<h3>nebula</h3>") != NULL);
         CHECK(strstr(html, "<a href=\"captures/nat/nebula-none-none-1/hub.pcap\">hub.pcap</a>") !=
               NULL);
+        CHECK(count(html, "<a href=\"captures/") == 24);
         CHECK(strstr(html, "href=\"http") == NULL && strstr(html, "src=\"http") == NULL);
         CHECK(strstr(html, "<code>udp.port == 41641 || udp.port == 3478</code>") != NULL);
     }
@@ -672,16 +720,86 @@ static void test_nat(void)
     json_object_put(r);
 }
 
-/* Only relative links become links: a reason's "[x](http://...)" stays text. */
+/* A link only to a file the run directory has, by a plain relative name: a scheme, another
+ * host (\\\\host, //host), the root, a way above the directory, a link planted in it, or a file
+ * it does not have, stays text. */
 static void test_html_links(void)
 {
-    g_autofree char *html =
-        ml_report_render_html("# t\n\n- [a.pcap](captures/a.pcap), [evil](javascript:x), "
-                              "[far](http://example.com/x), [root](/etc/passwd)\n",
-                              NULL);
+    static const char *const files[] = {"captures/a.pcap", "b.json"};
+    int fd = -1;
+    g_autofree char *run = run_dir_with(files, G_N_ELEMENTS(files), &fd);
+    g_autofree char *outside = g_build_filename(run, "captures", "outside", NULL);
+    CHECK(symlink("/etc/passwd", outside) == 0);
+    g_autofree char *dirlink = g_build_filename(run, "up", NULL);
+    CHECK(symlink("captures", dirlink) == 0);
+    g_autofree char *html = ml_report_render_html(
+        "# t\n\n- [a.pcap](captures/a.pcap), [b](b.json), [evil](javascript:x), "
+        "[far](http://example.com/x), [root](/etc/passwd), [unc](\\\\evil.example/x), "
+        "[two](//evil.example/x), [bs](captures\\a.pcap), [up](../x), [upper](a/../../x), "
+        "[dot](./b.json), [gone](captures/none.pcap), [planted](captures/outside), "
+        "[through](up/a.pcap), [dir](captures), [sp](captures/a.pcap x)\n",
+        NULL, fd);
     CHECK(strstr(html, "<a href=\"captures/a.pcap\">a.pcap</a>") != NULL);
-    CHECK(count(html, "<a href") == 1);
+    CHECK(strstr(html, "<a href=\"b.json\">b</a>") != NULL);
+    CHECK(count(html, "<a href") == 2);
     CHECK(strstr(html, "[evil](javascript:x)") != NULL);
+    CHECK(strstr(html, "[unc](\\evil.example/x)") != NULL); /* "\\\\" is "\\" in Markdown */
+    CHECK(strstr(html, "[upper](a/../../x)") != NULL);
+    /* without the run directory nothing is known to be there: no link at all */
+    g_autofree char *none = ml_report_render_html("- [a.pcap](captures/a.pcap)\n", NULL, -1);
+    CHECK(strstr(none, "<a href") == NULL);
+    close(fd);
+    ml_rundir_remove(run);
+}
+
+/* Text from results.json cannot forge a link: its '[', ']', '<' and '\\' are escaped in
+ * report.md, and shown as themselves in report.html. The fields the schema leaves free
+ * (underlay.hosts.*.uri and .device, captures_filter) and a capture's path. */
+static void test_forged_links(void)
+{
+    static const char *const files[] = {"captures/a.pcap"};
+    int fd = -1;
+    g_autofree char *run = run_dir_with(files, G_N_ELEMENTS(files), &fd);
+    struct json_object *r = fixture_json("results-hosts.json");
+    struct json_object *hosts =
+        json_object_object_get(json_object_object_get(r, "underlay"), "hosts");
+    struct json_object *there = json_object_object_get(hosts, "there");
+    json_object_object_add(there, "uri",
+                           json_object_new_string("[the host](\\\\evil.example/steal)"));
+    json_object_object_add(there, "device", json_object_new_string("[d](captures/a.pcap)"));
+    json_object_object_add(json_object_object_get(hosts, "here"), "device",
+                           json_object_new_string("<a href=\"//evil.example\">x</a>\\"));
+    g_autofree char *md = render(r);
+    g_autofree char *html = md ? ml_report_render_html(md, NULL, fd) : NULL;
+    CHECK(md && strstr(md, "| \\[the host\\](\\\\\\\\evil.example/steal) |") != NULL);
+    CHECK(md && strstr(md, "| \\[d\\](captures/a.pcap) |") != NULL);
+    CHECK(md && strstr(md, "| \\<a href=\"//evil.example\">x\\</a>\\\\ |") != NULL);
+    CHECK(html && strstr(html, "<a href") == NULL);
+    CHECK(html && strstr(html, "<td>[the host](\\\\evil.example/steal)</td>") != NULL);
+    CHECK(html && strstr(html, "<td>[d](captures/a.pcap)</td>") != NULL);
+    CHECK(html && strstr(html, "<td>&lt;a href=&quot;//evil.example&quot;&gt;x&lt;/a&gt;\\</td>"));
+    json_object_put(r);
+
+    struct json_object *nat = fixture_json("results-v2-nat.json");
+    json_object_object_add(nat, "captures_filter", json_object_new_string("[f](captures/a.pcap)"));
+    struct json_object *caps = json_object_object_get(
+        json_object_array_get_idx(
+            json_object_object_get(json_object_array_get_idx(
+                                       json_object_object_get(nat, "nat_matrix"), 0),
+                                   "repeats"),
+            0),
+        "captures");
+    json_object_array_put_idx(caps, 0, json_object_new_string("a/../../x.pcap"));
+    json_object_array_put_idx(caps, 1, json_object_new_string("\\\\evil.example/x.pcap"));
+    g_autofree char *nmd = render(nat);
+    g_autofree char *nhtml = nmd ? ml_report_render_html(nmd, NULL, fd) : NULL;
+    CHECK(nmd && strstr(nmd, "): a/../../x.pcap, \\\\\\\\evil.example/x.pcap; ") != NULL);
+    CHECK(nhtml && strstr(nhtml, "<code>[f](captures/a.pcap)</code>") != NULL);
+    CHECK(nhtml && count(nhtml, "<a href=\"") == count(nhtml, "<a href=\"#note-"));
+    CHECK(nhtml && strstr(nhtml, "): a/../../x.pcap, \\\\evil.example/x.pcap; ") != NULL);
+    json_object_put(nat);
+    close(fd);
+    ml_rundir_remove(run);
 }
 
 static void expect_sig(double v, int digits, const char *want)
@@ -742,7 +860,7 @@ static void test_no_gnuplot(void)
                          "×): not drawn (meshlab-test-no-such-gnuplot is not installed;") != NULL);
         CHECK(count(md, ": not drawn (") == 4);
         CHECK(strstr(md, "](plots/") == NULL);
-        g_autofree char *html = ml_report_render_html(md, &plots);
+        g_autofree char *html = ml_report_render_html(md, &plots, -1);
         CHECK(strstr(html, "<svg") == NULL);
         CHECK(count(html, "not drawn (") == 4);
     }
@@ -834,7 +952,7 @@ static void test_html(void)
     struct ml_plots plots;
     ml_plots_draw(r, NULL, &plots);
     g_autofree char *md = render_with(r, &plots);
-    g_autofree char *html = md ? ml_report_render_html(md, &plots) : NULL;
+    g_autofree char *html = md ? ml_report_render_html(md, &plots, -1) : NULL;
     if (html) {
         CHECK(g_str_has_prefix(html, "<!DOCTYPE html>"));
         CHECK(strstr(html, "src=\"http") == NULL && strstr(html, "href=\"http") == NULL);
@@ -920,6 +1038,7 @@ int main(void)
     test_nat();
     test_hosts();
     test_html_links();
+    test_forged_links();
     test_significant();
     test_notes();
     test_no_gnuplot();

@@ -6,6 +6,7 @@
 #include "dataplanes/dataplane.h"
 #include "results/natgrid.h"
 #include "report/render.h"
+#include "report/runfiles.h"
 #include "results/columns.h"
 
 static void put_bool_word(GString *s, struct json_object *o, const struct ml_column *col, void *ctx)
@@ -273,11 +274,8 @@ void ml_section_nat_matrix(struct ml_render *c)
         g_string_append(s, "\n\n");
         put_grid(c, matrix, dp);
         const struct ml_plot *p = ml_plots_nat_of(c->plots, dp);
-        if (p && p->svg)
-            g_string_append_printf(s, "![%s](plots/%s.svg)\n\n", p->title, p->name);
-        else if (p)
-            g_string_append_printf(s, "*%s: not drawn (%s).*\n\n", p->title,
-                                   p->missing ? p->missing : "no reason recorded");
+        if (p)
+            ml_put_picture(s, p);
         for (size_t i = 0; i < ml_j_len(matrix); i++) {
             struct json_object *cell = json_object_array_get_idx(matrix, i);
             if (g_strcmp0(ml_j_str(cell, "dataplane"), dp) == 0)
@@ -298,17 +296,16 @@ static bool any_capture(struct json_object *matrix)
     return false;
 }
 
-/* A relative link: [FILE NAME](PATH). */
+/* A link into the run directory, [FILE NAME](PATH), for a path that can only name a file of
+ * it (ml_runfile_name_ok); any other path is text. */
 static void put_link(GString *s, const char *path)
 {
+    if (!ml_runfile_name_ok(path)) {
+        ml_put_text(s, path);
+        return;
+    }
     const char *base = strrchr(path, '/');
-    g_string_append_c(s, '[');
-    ml_put_text(s, base ? base + 1 : path);
-    g_string_append(s, "](");
-    for (const char *p = path; *p; p++)
-        if (*p != ')' && *p != '\n' && *p != ' ')
-            g_string_append_c(s, *p);
-    g_string_append_c(s, ')');
+    g_string_append_printf(s, "[%s](%s)", base ? base + 1 : path, path);
 }
 
 void ml_section_nat_captures(struct ml_render *c)

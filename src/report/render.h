@@ -39,3 +39,6 @@ void ml_section_nat_matrix(struct ml_render *c);
 void ml_section_nat_captures(struct ml_render *c);
 /* The notice at the top of a run whose host was busy. */
 void ml_section_busy_notice(struct ml_render *c);
+/* A picture in report.md: its link, or the line saying why it was not drawn (the reason may
+ * hold gnuplot's own words, and so a value of results.json: written as text). */
+void ml_put_picture(GString *s, const struct ml_plot *p);

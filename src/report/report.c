@@ -573,12 +573,19 @@ static void put_pictures(struct ml_render *c)
         const struct ml_plot *p = &c->plots->plot[i];
         if (p->nat_dataplane || p->sweep)
             continue; /* in the NAT matrix or the sweep section, beside its table */
-        if (p->svg)
-            g_string_append_printf(c->s, "![%s](plots/%s.svg)\n\n", p->title, p->name);
-        else
-            g_string_append_printf(c->s, "*%s: not drawn (%s).*\n\n", p->title,
-                                   p->missing ? p->missing : "no reason recorded");
+        ml_put_picture(c->s, p);
     }
+}
+
+void ml_put_picture(GString *s, const struct ml_plot *p)
+{
+    if (p->svg) {
+        g_string_append_printf(s, "![%s](plots/%s.svg)\n\n", p->title, p->name);
+        return;
+    }
+    g_string_append_printf(s, "*%s: not drawn (", p->title);
+    ml_put_text(s, p->missing ? p->missing : "no reason recorded");
+    g_string_append(s, ").*\n\n");
 }
 
 static void put_checks(struct ml_render *c)

@@ -32,8 +32,11 @@ char *ml_report_render_markdown(struct json_object *results, const struct ml_met
 char *ml_report_render_sizing(struct json_object *results, GError **err);
 
 /* report.html from report.md's text: the same content, self-contained (inline CSS, every
- * picture's SVG inline in place of its link; nothing fetched from the network). */
-char *ml_report_render_html(const char *markdown, const struct ml_plots *plots);
+ * picture's SVG inline in place of its link; nothing fetched from the network). A link is kept
+ * only to a file that the run directory dirfd has (report/runfiles.h: a plain relative name, a
+ * regular file reached through no link); any other "[text](href)", and every one when dirfd is
+ * -1, stays text. */
+char *ml_report_render_html(const char *markdown, const struct ml_plots *plots, int dirfd);
 
 /* Writes report.md, report.html and plots/NAME.svg below the directory dirfd (a run
  * directory, opened by core/rundir.h), from results alone, drawing the pictures with gnuplot

@@ -246,11 +246,8 @@ void ml_section_wan_sweep(struct ml_render *c)
     sweep_table(s, sweep, "the profiles add, ms", "rtt_wan_added_ms", 1, 3);
     sweep_table(s, sweep, "hub bytes per payload byte", "hub_bytes_per_payload_byte", 1, 3);
     const struct ml_plot *pic = ml_plots_sweep_of(c->plots);
-    if (pic && pic->svg)
-        g_string_append_printf(s, "![%s](plots/%s.svg)\n\n", pic->title, pic->name);
-    else if (pic)
-        g_string_append_printf(s, "*%s: not drawn (%s).*\n\n", pic->title,
-                               pic->missing ? pic->missing : "no reason recorded");
+    if (pic)
+        ml_put_picture(s, pic);
     struct json_object *a = json_object_array_get_idx(sweep, 0);
     struct json_object *b = json_object_array_get_idx(sweep, steps - 1);
     struct json_object *first = ml_j_array(a, "paths");

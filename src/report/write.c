@@ -39,7 +39,7 @@ bool ml_report_write(int dirfd, struct json_object *results, const struct ml_met
         ok = ml_rundir_write(dirfd, rel, plots.plot[i].svg, -1, 0644, err);
         drawn += ok;
     }
-    g_autofree char *html = ok ? ml_report_render_html(md, &plots) : NULL;
+    g_autofree char *html = ok ? ml_report_render_html(md, &plots, dirfd) : NULL;
     ok = ok && ml_rundir_write(dirfd, "report.md", md, -1, 0644, err) &&
          ml_rundir_write(dirfd, "report.html", html, -1, 0644, err);
     if (ok)

@@ -32,9 +32,10 @@ struct json_object *ml_results_fixed_cell(struct json_object *path, const char *
 void ml_put_text(GString *s, const char *text)
 {
     for (const char *p = text ? text : ""; *p; p++) {
-        if (*p == '|')
-            g_string_append(s, "\\|");
-        else if (*p == '\n' || *p == '\r' || *p == '\t')
+        if (strchr(ML_TEXT_ESCAPED, *p)) {
+            g_string_append_c(s, '\\');
+            g_string_append_c(s, *p);
+        } else if (*p == '\n' || *p == '\r' || *p == '\t')
             g_string_append_c(s, ' ');
         else
             g_string_append_c(s, *p);

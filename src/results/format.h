@@ -16,7 +16,11 @@ const char *ml_results_headline_cell(struct json_object *r);
 /* The path's first cell with rate "fixed", or NULL. */
 struct json_object *ml_results_fixed_cell(struct json_object *path, const char **ret_name);
 
-/* One line of table or list text: '|' escaped, line breaks as spaces. */
+/* What ml_put_text escapes with a backslash: a table's '|', and what could make Markdown link
+ * syntax ("[x](y)", "<http://x>", raw HTML) of text that came from results.json. */
+#define ML_TEXT_ESCAPED "\\|[]<"
+
+/* One line of table or list text: ML_TEXT_ESCAPED escaped, line breaks as spaces. */
 void ml_put_text(GString *s, const char *text);
 /* An integer count with thousands separators: 1,080,164,352. */
 void ml_put_count(GString *s, uint64_t n);
