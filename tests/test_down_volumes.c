@@ -1,6 +1,8 @@
 /* down removes only the files meshlab made in a lab's pool (issue 16, finding 18): the
  * overlays, seed and artifacts ISOs and console logs, by their names, and no file that someone
- * added by hand. Against libvirt's test:///default driver, whose volumes are not files. */
+ * added by hand. Against libvirt's test:///default driver, whose volumes are not files. The
+ * names of the image pool's volumes, which --purge-cache removes, and only those, are checked
+ * here too; test_volume purges a real pool. */
 #include "check.h"
 
 #include <libvirt/libvirt.h>
@@ -11,6 +13,7 @@
 #include "topology/name.h"
 #include "topology/plan.h"
 #include "virt/virt.h"
+#include "virt/volume.h"
 
 static void collect(const char *what, void *opaque)
 {
@@ -41,6 +44,43 @@ static void test_pool_file_names(void)
         if (ml_name_is_pool_file(theirs[i]))
             fprintf(stderr, "taken as meshlab's: '%s'\n", theirs[i]);
         CHECK(!ml_name_is_pool_file(theirs[i]));
+    }
+}
+
+static void test_image_names(void)
+{
+    const char *hex = "0123456789abcdef0123456789abcdef";
+    const char *sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    /* What ml_vol_cache_file makes of each of the images a lab boots is purged. */
+    const char *kinds[][2] = {{"base", ".qcow2"}, {"kernel", ""}, {"initrd", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        g_autofree char *name = ml_vol_cached_name(kinds[i][0], sha, kinds[i][1]);
+        CHECK(ml_vol_is_image_name(name));
+    }
+    g_autofree char *ours = g_strdup_printf("base-%s.qcow2", hex);
+    CHECK(ml_vol_is_image_name(ours));
+    g_autofree char *upper = g_ascii_strup(ours, -1);
+    const char *theirs[] = {"notes.txt",
+                            "",
+                            "base-",
+                            "base-.qcow2",
+                            "base-handmade.qcow2",
+                            "base-0123456789abcdef0123456789abcde.qcow2",
+                            "base-0123456789abcdef0123456789abcdef0.qcow2",
+                            "base-0123456789ABCDEF0123456789abcdef.qcow2",
+                            "base-0123456789abcdef0123456789abcdef",
+                            "base-0123456789abcdef0123456789abcdef.qcow2.part",
+                            "kernel-0123456789abcdef0123456789abcdef.qcow2",
+                            "initrd-0123456789abcdef0123456789abcdef.bak",
+                            "vmlinuz-0123456789abcdef0123456789abcdef",
+                            "kernel0123456789abcdef0123456789abcdef",
+                            "../kernel-0123456789abcdef0123456789abcdef",
+                            "hub.qcow2",
+                            upper};
+    for (size_t i = 0; i < G_N_ELEMENTS(theirs); i++) {
+        if (ml_vol_is_image_name(theirs[i]))
+            fprintf(stderr, "taken as an image of meshlab's: '%s'\n", theirs[i]);
+        CHECK(!ml_vol_is_image_name(theirs[i]));
     }
 }
 
@@ -96,6 +136,7 @@ int main(void)
     g_autofree char *state = g_build_filename(root, "state", NULL);
     g_setenv("MESHLAB_STATE_DIR", state, TRUE);
     test_pool_file_names();
+    test_image_names();
     test_teardown_leaves_foreign_volumes();
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", root);
     if (system(rm) != 0)

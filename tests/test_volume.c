@@ -1,8 +1,9 @@
 /* A lab's files as storage volumes (virt/volume.h), through this machine's libvirtd as any
  * host's: a pool of the test's own, a file uploaded and read back byte for byte, a cached file
  * found by its hash and not sent again, a cut-off upload (the volume shorter than the file)
- * sent again whole, and a download capped at what was asked. Needs root and libvirtd; skips
- * (77) without them. */
+ * sent again whole, a download capped at what was asked and stopped at its deadline, and the
+ * image pool's purge, which removes the volumes meshlab puts there and leaves a file put there
+ * by hand. Needs root and libvirtd; skips (77) without them. */
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <string.h>
@@ -13,16 +14,135 @@
 #include "virt/virt.h"
 #include "virt/volume.h"
 
-static void quiet(void *opaque, virErrorPtr e)
+static void collect(const char *what, void *opaque)
 {
-    (void)opaque;
-    (void)e;
+    g_ptr_array_add(opaque, g_strdup(what));
+}
+
+static void collect_warning(const struct ml_log_event *e, void *data)
+{
+    if (e->kind == ML_LOG_WARN)
+        g_ptr_array_add(data, g_strdup(e->message));
+}
+
+static bool said(GPtrArray *lines, const char *part)
+{
+    for (guint i = 0; i < lines->len; i++)
+        if (strstr(g_ptr_array_index(lines, i), part))
+            return true;
+    return false;
+}
+
+/* A sparse volume far larger than what is read of it: libvirtd streams its zeros as fast as it
+ * can. */
+static void test_download_bounds(virConnectPtr conn, virStoragePoolPtr pool, const char *pool_name)
+{
+    const unsigned long long big = 3ull << 30;
+    g_autofree char *vx = g_strdup_printf("<volume><name>big.img</name><capacity unit='bytes'>%llu"
+                                          "</capacity><allocation>0</allocation><target>"
+                                          "<format type='raw'/></target></volume>",
+                                          big);
+    virStorageVolPtr v = virStorageVolCreateXML(pool, vx, 0);
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    virStorageVolFree(v);
+    /* At the cap: the first MiB, promptly, and the stream aborted with the rest unread. */
+    g_autoptr(GError) err = NULL;
+    gsize len = 0;
+    double t0 = ml_now();
+    g_autofree char *head = ml_vol_download(conn, pool_name, "big.img", 1 << 20, &len, &err);
+    CHECK(head && len == 1 << 20 && ml_now() - t0 < 10);
+    g_autofree guchar *zeros = g_malloc0(1 << 20);
+    CHECK(head && !memcmp(head, zeros, 1 << 20));
+    /* A download that cannot end by its deadline is stopped there, and says so. */
+    t0 = ml_now();
+    g_autofree char *all = ml_vol_download_within(conn, pool_name, "big.img", big, 0.5, &len, &err);
+    double took = ml_now() - t0;
+    CHECK(all == NULL && err && strstr(err->message, "took longer than") &&
+          strstr(err->message, "big.img"));
+    CHECK(took < 3);
+    printf("the 3 GiB download was stopped after %.2f s: %s\n", took, err ? err->message : "");
+    /* The aborted streams left the connection working. */
+    g_clear_error(&err);
+    g_autofree char *again = ml_vol_download(conn, pool_name, "big.img", 100, &len, &err);
+    CHECK(again && len == 100);
+}
+
+/* The image pool's purge: what ml_vol_cache_file put there goes; what someone put there by hand
+ * stays, named in a warning, and the pool with it, until it is gone too. */
+static void test_purge(virConnectPtr conn, const char *pool_name, const char *pool_dir,
+                       const char *dir, const char *cached_base)
+{
+    const char *kinds[][2] = {{"kernel", ""}, {"initrd", ""}};
+    g_autoptr(GPtrArray) ours = g_ptr_array_new_with_free_func(g_free);
+    const char *base_name = cached_base ? strrchr(cached_base, '/') + 1 : "?";
+    g_ptr_array_add(ours, g_strdup_printf("volume %s/%s", pool_name, base_name));
+    g_autoptr(GError) err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        g_autofree char *file = g_strdup_printf("%s/%s", dir, kinds[i][0]);
+        CHECK(g_file_set_contents(file, kinds[i][0], -1, NULL));
+        g_autofree char *host = NULL;
+        bool up = false;
+        CHECK(ml_vol_cache_file(conn, pool_name, file, NULL, kinds[i][0], kinds[i][1], &host, &up,
+                                &err));
+        if (host)
+            g_ptr_array_add(ours,
+                            g_strdup_printf("volume %s/%s", pool_name, strrchr(host, '/') + 1));
+    }
+    const char *hand[] = {"notes.txt", "base-handmade.qcow2"};
+    for (size_t i = 0; i < G_N_ELEMENTS(hand); i++) {
+        g_autofree char *p = g_build_filename(pool_dir, hand[i], NULL);
+        CHECK(g_file_set_contents(p, "mine", -1, NULL));
+    }
+    g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    struct ml_log_sink sink = {collect_warning, warnings};
+    struct ml_log_sink before = ml_log_set_sink(&sink);
+    int n = ml_vol_pool_purge(conn, pool_name, pool_dir, collect, lines, &err);
+    ml_log_set_sink(&before);
+    CHECK(n == 3 && lines->len == 3);
+    for (guint i = 0; i < ours->len; i++)
+        CHECK(said(lines, g_ptr_array_index(ours, i)));
+    CHECK(!said(lines, "notes.txt") && !said(lines, "handmade") && !said(lines, "seed.iso"));
+    CHECK(said(warnings, "notes.txt") && said(warnings, "base-handmade.qcow2") &&
+          said(warnings, "seed.iso") && said(warnings, pool_name));
+    for (size_t i = 0; i < G_N_ELEMENTS(hand); i++) {
+        g_autofree char *p = g_build_filename(pool_dir, hand[i], NULL);
+        CHECK(g_file_test(p, G_FILE_TEST_IS_REGULAR));
+        unlink(p);
+    }
+    virStoragePoolPtr kept = virStoragePoolLookupByName(conn, pool_name);
+    CHECK(kept != NULL);
+    /* With only meshlab's left (none), the pool goes with its directory. */
+    if (kept) {
+        virStoragePoolRefresh(kept, 0);
+        virStorageVolPtr *vols = NULL;
+        int nv = virStoragePoolListAllVolumes(kept, &vols, 0);
+        for (int i = 0; i < nv; i++) {
+            virStorageVolDelete(vols[i], 0);
+            virStorageVolFree(vols[i]);
+        }
+        free(vols);
+        virStoragePoolFree(kept);
+    }
+    g_ptr_array_set_size(lines, 0);
+    CHECK(ml_vol_pool_purge(conn, pool_name, pool_dir, collect, lines, &err) == 1);
+    CHECK(said(lines, "storage pool") && !g_file_test(pool_dir, G_FILE_TEST_EXISTS));
+    virStoragePoolPtr gone = virStoragePoolLookupByName(conn, pool_name);
+    CHECK(gone == NULL);
+    if (gone)
+        virStoragePoolFree(gone);
+    virResetLastError();
+    /* Not the pool it should be: left alone. */
+    CHECK(ml_vol_pool_purge(conn, pool_name, "/nowhere", collect, lines, &err) == 0);
 }
 
 int main(void)
 {
-    virSetErrorFunc(NULL, quiet);
-    virConnectPtr conn = geteuid() == 0 ? virConnectOpen("qemu:///system") : NULL;
+    /* ml_virt_connect: its event loop moves a download's data. */
+    g_autoptr(GError) cerr = NULL;
+    virConnectPtr conn = geteuid() == 0 ? ml_virt_connect("qemu:///system", &cerr) : NULL;
     if (!conn) {
         printf("skipped: needs root and libvirtd (qemu:///system)\n");
         return 77;
@@ -88,12 +208,24 @@ int main(void)
     if (err)
         printf("error: %s\n", err->message);
 
+    /* A hash that names no volume (a damaged .sha256 file) is computed again. */
+    g_autofree char *cached4 = NULL;
+    CHECK(ml_vol_cache_file(conn, pool_name, file, "not a hash", "base", ".qcow2", &cached4, &up,
+                            &err) &&
+          !up);
+    CHECK_STR(cached4, cached);
+
+    test_download_bounds(conn, pool, pool_name);
+
     /* A missing volume is an error that names it. */
     g_autoptr(GError) e2 = NULL;
     gsize n = 0;
     CHECK(ml_vol_download(conn, pool_name, "nothing.log", 10, &n, &e2) == NULL && e2 &&
           strstr(e2->message, "nothing.log"));
 
+    test_purge(conn, pool_name, pool_dir, dir, cached);
+
+    /* Whatever a failed check left. */
     virStorageVolPtr *vols = NULL;
     int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
     for (int i = 0; i < nv; i++) {
@@ -106,9 +238,7 @@ int main(void)
     virStoragePoolUndefine(pool);
     virStoragePoolFree(pool);
     virConnectClose(conn);
-    unlink(file);
-    unlink(small);
-    rmdir(pool_dir);
-    rmdir(dir);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    CHECK(system(rm) == 0);
     return check_finish();
 }

@@ -26,9 +26,33 @@ char *ml_vol_images_pool_xml(void)
                     "</pool>\n");
 }
 
+/* How many hex digits of a file's SHA-256 name its volume. */
+#define NAME_HASH_DIGITS 32
+
+/* The volumes meshlab puts into the image pool: PREFIX-HASH SUFFIX. */
+static const struct {
+    const char *prefix, *suffix;
+} image_kinds[] = {{"base", ".qcow2"}, {"kernel", ""}, {"initrd", ""}};
+
 char *ml_vol_cached_name(const char *prefix, const char *sha256, const char *suffix)
 {
-    return g_strdup_printf("%s-%.32s%s", prefix, sha256, suffix);
+    return g_strdup_printf("%s-%.*s%s", prefix, NAME_HASH_DIGITS, sha256, suffix);
+}
+
+bool ml_vol_is_image_name(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(image_kinds); i++) {
+        size_t n = strlen(image_kinds[i].prefix);
+        if (strncmp(name, image_kinds[i].prefix, n) != 0 || name[n] != '-')
+            continue;
+        const char *hash = name + n + 1;
+        size_t k = 0;
+        while (k < NAME_HASH_DIGITS && g_ascii_isxdigit(hash[k]) && !g_ascii_isupper(hash[k]))
+            k++;
+        if (k == NAME_HASH_DIGITS && !strcmp(hash + k, image_kinds[i].suffix))
+            return true;
+    }
+    return false;
 }
 
 /* The pool named name, running; the image pool is defined and built when the host has none. */
@@ -201,16 +225,29 @@ bool ml_vol_cache_file(virConnectPtr conn, const char *pool_name, const char *lo
 {
     *ret_host_path = NULL;
     *ret_uploaded = false;
-    g_autofree char *computed = sha256 ? NULL : file_sha256(local_path, err);
-    if (!sha256 && !computed)
+    g_autofree char *name = sha256 ? ml_vol_cached_name(prefix, sha256, suffix) : NULL;
+    if (!name || !ml_vol_is_image_name(name)) {
+        /* A hash that names no image volume (a damaged .sha256 file) is computed again. */
+        g_autofree char *computed = file_sha256(local_path, err);
+        if (!computed)
+            return false;
+        g_free(name);
+        name = ml_vol_cached_name(prefix, computed, suffix);
+    }
+    if (!ml_vol_is_image_name(name)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "'%s' is not a name meshlab gives an image in the host's pool "
+                    "(base-HASH.qcow2, kernel-HASH or initrd-HASH), so 'down --purge-cache' would "
+                    "leave it there; this is a bug in meshlab, please report it",
+                    name);
         return false;
+    }
     struct stat st;
     if (stat(local_path, &st) < 0) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read '%s' to upload it: %s", local_path,
                     g_strerror(errno));
         return false;
     }
-    g_autofree char *name = ml_vol_cached_name(prefix, sha256 ? sha256 : computed, suffix);
     virStoragePoolPtr pool = pool_open(conn, pool_name, err);
     if (!pool)
         return false;
@@ -240,8 +277,46 @@ bool ml_vol_cache_file(virConnectPtr conn, const char *pool_name, const char *lo
     return true;
 }
 
-char *ml_vol_download(virConnectPtr conn, const char *pool_name, const char *vol_name, gsize max,
-                      gsize *ret_len, GError **err)
+/* Reads st until max bytes, its end, an error or the deadline. The stream is non-blocking:
+ * libvirt's event loop queues what arrives, and an empty queue is waited on in short sleeps, so
+ * a host that sends nothing meets the deadline too. *ret_whole: the host ended it. */
+static GByteArray *stream_read(virStreamPtr st, const char *vol_name, gsize max,
+                               double timeout_s, bool *ret_whole, GError **err)
+{
+    g_autoptr(GByteArray) out = g_byte_array_new();
+    g_autofree char *buf = g_malloc(CHUNK);
+    double deadline = ml_now() + timeout_s;
+    *ret_whole = false;
+    while (out->len < max) {
+        int n = virStreamRecv(st, buf, MIN((gsize)CHUNK, max - out->len));
+        if (n == 0) {
+            *ret_whole = true;
+            break;
+        }
+        if (n == -1) {
+            ml_virt_error(err, "downloading volume '%s' from the host failed", vol_name);
+            return NULL;
+        }
+        if (n > 0)
+            g_byte_array_append(out, (const guint8 *)buf, (guint)n);
+        if (ml_now() >= deadline) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "downloading volume '%s' from the host took longer than %g s and was "
+                        "stopped after %u bytes; check the host's libvirtd and the connection to "
+                        "it",
+                        vol_name, timeout_s, out->len);
+            return NULL;
+        }
+        if (ml_check_interrupted(err))
+            return NULL;
+        if (n == -2)
+            g_usleep(10 * 1000);
+    }
+    return g_steal_pointer(&out);
+}
+
+char *ml_vol_download_within(virConnectPtr conn, const char *pool_name, const char *vol_name,
+                             gsize max, double timeout_s, gsize *ret_len, GError **err)
 {
     *ret_len = 0;
     virStoragePoolPtr pool = virStoragePoolLookupByName(conn, pool_name);
@@ -256,7 +331,8 @@ char *ml_vol_download(virConnectPtr conn, const char *pool_name, const char *vol
         ml_virt_error(err, "the host has no volume '%s' in pool '%s'", vol_name, pool_name);
         return NULL;
     }
-    virStreamPtr st = virStreamNew(conn, 0);
+    max = MIN(max, (gsize)G_MAXUINT - 1); /* a GByteArray's length, and the NUL */
+    virStreamPtr st = virStreamNew(conn, VIR_STREAM_NONBLOCK);
     if (!st || virStorageVolDownload(vol, st, 0, max, 0) < 0) {
         ml_virt_error(err, "cannot download volume '%s' from the host", vol_name);
         if (st)
@@ -265,89 +341,120 @@ char *ml_vol_download(virConnectPtr conn, const char *pool_name, const char *vol
         return NULL;
     }
     virStorageVolFree(vol);
-    GByteArray *out = g_byte_array_new();
-    g_autofree char *buf = g_malloc(CHUNK);
-    bool ok = true;
-    for (;;) {
-        int n = virStreamRecv(st, buf, CHUNK);
-        if (n == 0)
-            break;
-        if (n < 0) {
-            ml_virt_error(err, "downloading volume '%s' from the host failed", vol_name);
-            ok = false;
-            break;
-        }
-        if (out->len < max)
-            g_byte_array_append(out, (const guint8 *)buf, (guint)MIN((gsize)n, max - out->len));
-    }
-    if (ok && virStreamFinish(st) < 0) {
+    bool whole = false;
+    GByteArray *out = stream_read(st, vol_name, max, timeout_s, &whole, err);
+    if (out && whole && virStreamFinish(st) < 0) {
         ml_virt_error(err, "the host did not finish sending volume '%s'", vol_name);
-        ok = false;
+        g_clear_pointer(&out, g_byte_array_unref);
     }
-    if (!ok)
+    /* At max, or on an error: whatever the host would still send is not taken. */
+    if (!out || !whole) {
         virStreamAbort(st);
-    virStreamFree(st);
-    if (!ok) {
-        g_byte_array_free(out, true);
-        return NULL;
+        virResetLastError();
     }
+    virStreamFree(st);
+    if (!out)
+        return NULL;
     *ret_len = out->len;
     g_byte_array_append(out, (const guint8 *)"", 1);
     return (char *)g_byte_array_free(out, false);
 }
 
-int ml_vol_images_purge(virConnectPtr conn, void (*cb)(const char *what, void *opaque),
-                        void *opaque, GError **err)
+char *ml_vol_download(virConnectPtr conn, const char *pool_name, const char *vol_name, gsize max,
+                      gsize *ret_len, GError **err)
 {
-    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, ML_VOL_IMAGES_POOL);
-    if (!pool) {
-        virResetLastError();
-        return 0;
-    }
-    g_autofree char *dir = ml_virt_pool_path(pool);
-    if (g_strcmp0(dir, ML_VOL_IMAGES_DIR) != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                    "the host's storage pool '%s' is in '%s', not meshlab's %s: it was not "
-                    "made by meshlab and is left alone",
-                    ML_VOL_IMAGES_POOL, dir ? dir : "?", ML_VOL_IMAGES_DIR);
-        virStoragePoolFree(pool);
-        return -1;
-    }
-    int removed = 0;
+    return ml_vol_download_within(conn, pool_name, vol_name, max, ML_VOL_DOWNLOAD_TIMEOUT_S,
+                                  ret_len, err);
+}
+
+/* Deletes the image volumes of pool; the others' names into foreign. False with err when one
+ * could not be deleted. */
+static bool purge_volumes(virStoragePoolPtr pool, const char *pool_name, GPtrArray *foreign,
+                          void (*cb)(const char *what, void *opaque), void *opaque, int *removed,
+                          GError **err)
+{
     bool failed = false;
-    if (virStoragePoolIsActive(pool) != 1)
-        virStoragePoolCreate(pool, 0);
-    virStoragePoolRefresh(pool, 0);
     virStorageVolPtr *vols = NULL;
     int nv = virStoragePoolListAllVolumes(pool, &vols, 0);
     for (int i = 0; i < nv; i++) {
         const char *name = virStorageVolGetName(vols[i]);
-        if (virStorageVolDelete(vols[i], 0) == 0) {
-            g_autofree char *what = g_strdup_printf("volume %s/%s", ML_VOL_IMAGES_POOL, name);
+        if (!ml_vol_is_image_name(name)) {
+            g_ptr_array_add(foreign, g_strdup(name));
+        } else if (virStorageVolDelete(vols[i], 0) == 0) {
+            g_autofree char *what = g_strdup_printf("volume %s/%s", pool_name, name);
             if (cb)
                 cb(what, opaque);
-            removed++;
+            (*removed)++;
         } else if (!failed) {
-            ml_virt_error(err, "cannot delete volume '%s' of the host's image pool", name);
+            ml_virt_error(err, "cannot delete volume '%s' of the host's image pool '%s'", name,
+                          pool_name);
             failed = true;
         }
         virStorageVolFree(vols[i]);
     }
     free(vols);
-    if (!failed) {
+    return !failed;
+}
+
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int ml_vol_pool_purge(virConnectPtr conn, const char *pool_name, const char *dir,
+                      void (*cb)(const char *what, void *opaque), void *opaque, GError **err)
+{
+    virStoragePoolPtr pool = virStoragePoolLookupByName(conn, pool_name);
+    if (!pool) {
+        virResetLastError();
+        return 0;
+    }
+    g_autofree char *path = ml_virt_pool_path(pool);
+    if (g_strcmp0(path, dir) != 0) {
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "the host's storage pool '%s' is in '%s', not meshlab's %s: it was not "
+                    "made by meshlab and is left alone",
+                    pool_name, path ? path : "?", dir);
+        virStoragePoolFree(pool);
+        return -1;
+    }
+    int removed = 0;
+    if (virStoragePoolIsActive(pool) != 1)
+        virStoragePoolCreate(pool, 0);
+    virStoragePoolRefresh(pool, 0);
+    g_autoptr(GPtrArray) foreign = g_ptr_array_new_with_free_func(g_free);
+    bool ok = purge_volumes(pool, pool_name, foreign, cb, opaque, &removed, err);
+    if (ok && foreign->len) {
+        g_ptr_array_sort(foreign, by_name);
+        g_ptr_array_add(foreign, NULL);
+        g_autofree char *list = g_strjoinv("', '", (char **)foreign->pdata);
+        ml_warn("the host's image pool %s holds what meshlab did not put there ('%s'): that is "
+                "left, and so is the pool; if it is not needed, remove it with 'virsh vol-delete "
+                "--pool %s NAME', then the pool with 'virsh pool-destroy %s; virsh pool-delete "
+                "%s; virsh pool-undefine %s'",
+                pool_name, list, pool_name, pool_name, pool_name, pool_name);
+    } else if (ok) {
         if (virStoragePoolIsActive(pool) == 1)
             virStoragePoolDestroy(pool);
         virStoragePoolDelete(pool, VIR_STORAGE_POOL_DELETE_NORMAL);
         if (virStoragePoolUndefine(pool) < 0) {
-            ml_virt_error(err, "cannot undefine the host's image pool '%s'", ML_VOL_IMAGES_POOL);
-            failed = true;
+            ml_virt_error(err, "cannot undefine the host's image pool '%s'", pool_name);
+            ok = false;
         } else {
+            g_autofree char *what =
+                g_strdup_printf("storage pool %s (the host's image cache)", pool_name);
             if (cb)
-                cb("storage pool " ML_VOL_IMAGES_POOL " (the host's image cache)", opaque);
+                cb(what, opaque);
             removed++;
         }
     }
     virStoragePoolFree(pool);
     virResetLastError();
-    return failed ? -1 : removed;
+    return ok ? removed : -1;
+}
+
+int ml_vol_images_purge(virConnectPtr conn, void (*cb)(const char *what, void *opaque),
+                        void *opaque, GError **err)
+{
+    return ml_vol_pool_purge(conn, ML_VOL_IMAGES_POOL, ML_VOL_IMAGES_DIR, cb, opaque, err);
 }
