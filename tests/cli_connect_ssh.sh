@@ -35,6 +35,7 @@ export MESHLAB_STATE_DIR=$tmp/state MESHLAB_CACHE_DIR=$tmp/cache
 unset MESHLAB_URI
 
 . "$(dirname "$0")/sshd_lib.sh"
+. "$(dirname "$0")/controller_lib.sh"
 sshd_start "$tmp" || skip "$ssh_why"
 port=$ssh_port uri=$ssh_uri shown=$ssh_shown
 
@@ -50,10 +51,12 @@ check "check's text describes the remote host: $(grep 'remote host' "$tmp/check.
     "grep -q '^info  remote host' '$tmp/check.txt' && ! grep -q '^ok    memory' '$tmp/check.txt'"
 
 # A lab on that host: its network, defined and never started, with the bridge name meshlab
-# gives the lab (mlb and the first 8 hex digits of the SHA-256 of its name: topology/plan.c).
+# gives the lab (mlb and the first 8 hex digits of the SHA-256 of its name: topology/plan.c) and
+# the UUID that carries this controller (tests/controller_lib.sh).
 bridge=mlb$(printf %s "$lab" | sha256sum | cut -c1-8)
+controller=$("$bin" status --connect test:///default --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["controller"]["id"])')
 cat >"$tmp/net.xml" <<EOF
-<network><name>$net</name><bridge name='$bridge' stp='off'/></network>
+<network><name>$net</name><uuid>$(controller_uuid "$controller" "meshlab network $net")</uuid><bridge name='$bridge' stp='off'/></network>
 EOF
 virsh -c qemu:///system net-define "$tmp/net.xml" >/dev/null
 "$bin" status --connect "$uri" --json >"$tmp/status.json" 2>"$tmp/err"

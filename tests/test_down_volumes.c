@@ -9,6 +9,7 @@
 #include <libvirt/virterror.h>
 #include <stdlib.h>
 
+#include "core/controller.h"
 #include "core/util.h"
 #include "topology/name.h"
 #include "topology/plan.h"
@@ -92,9 +93,13 @@ static void test_teardown_leaves_foreign_volumes(void)
         return;
     g_autofree char *pool_name = ml_plan_pool_name("lab-a");
     g_autofree char *pool_dir = ml_lab_pool_dir("lab-a");
-    g_autofree char *xml = g_strdup_printf("<pool type='dir'><name>%s</name><target><path>%s"
-                                           "</path></target></pool>",
-                                           pool_name, pool_dir);
+    /* Made as meshlab makes it: its UUID carries this controller (core/controller.h). */
+    g_autofree char *what = g_strdup_printf("meshlab pool %s", pool_name);
+    char uuid[37];
+    ml_controller_uuid(what, uuid);
+    g_autofree char *xml = g_strdup_printf("<pool type='dir'><name>%s</name><uuid>%s</uuid>"
+                                           "<target><path>%s</path></target></pool>",
+                                           pool_name, uuid, pool_dir);
     virStoragePoolPtr pool = virStoragePoolDefineXML(conn, xml, 0);
     CHECK(pool != NULL && virStoragePoolCreate(pool, 0) == 0);
     const char *vols[] = {"hub.qcow2", "hub-seed.iso", "notes.txt"};

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/controller.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "topology/plan.h"
@@ -241,10 +242,11 @@ static void test_stitch_for_real(void)
     g_autoptr(MlPlan) plan = ml_plan_new(t, "20261204-120000-abcdef");
     const char *ns[2] = {"mltest-st-a", "mltest-st-b"};
     const char *addr[2] = {"10.99.0.1", "10.99.0.2"};
-    g_autofree char *unstitch = ml_underlay_unstitch_script(t->name);
+    g_autofree char *unstitch = ml_underlay_unstitch_script(t->name, false);
+    g_autofree char *unstitch_all = ml_underlay_unstitch_script(t->name, true);
     sh("%s >/dev/null; ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; "
        "ip link del %s 2>/dev/null; ip link del %s 2>/dev/null; true",
-       unstitch, ns[0], ns[1], plan->hosts[0].bridge, plan->hosts[1].bridge);
+       unstitch_all, ns[0], ns[1], plan->hosts[0].bridge, plan->hosts[1].bridge);
     bool ok = true;
     for (size_t k = 0; ok && k < 2; k++)
         ok = sh("ip link add %s type bridge && ip link set %s up && ip netns add %s && "
@@ -290,11 +292,24 @@ static void test_stitch_for_real(void)
     CHECK(ml_underlay_run("qemu:///system", "a", again, 30, NULL, &err));
     g_clear_error(&err);
 
-    /* The unstitch script finds both by the lab's prefix, and says which it removed. */
+    /* Each device carries the controller that stitched it; one of another controller (its
+     * alias rewritten as another's stitching would have left it) is left, and named. */
+    CHECK(sh("ip -d link show %s | grep -q 'alias meshlab controller %s'", plan->hosts[0].vxlan,
+             ml_controller_id()));
+    CHECK(sh("ip link set %s alias 'meshlab controller 000000000000'", plan->hosts[1].vxlan));
     g_autofree char *out = NULL;
     CHECK(ml_underlay_run("qemu:///system", "a", unstitch, 30, &out, &err));
-    CHECK(out && strstr(out, plan->hosts[0].vxlan) && strstr(out, plan->hosts[1].vxlan));
+    g_autofree char *removed0 = g_strdup_printf("removed %s", plan->hosts[0].vxlan);
+    g_autofree char *foreign1 = g_strdup_printf("foreign %s", plan->hosts[1].vxlan);
+    CHECK(out && strstr(out, removed0) && strstr(out, foreign1));
+    CHECK(sh("ip link show %s >/dev/null 2>&1", plan->hosts[1].vxlan));
+    g_free(out);
+    out = NULL;
+    /* down --foreign's script removes it too; both are gone, and the bridges are apart. */
+    CHECK(ml_underlay_run("qemu:///system", "a", unstitch_all, 30, &out, &err));
+    CHECK(out && strstr(out, plan->hosts[1].vxlan) && !strstr(out, "foreign"));
     CHECK(!sh("ip link show %s 2>/dev/null", plan->hosts[0].vxlan));
+    CHECK(!sh("ip link show %s 2>/dev/null", plan->hosts[1].vxlan));
     CHECK(!sh("ip netns exec %s ping -n -c 1 -W 1 %s >/dev/null", ns[0], addr[1]));
     g_free(out);
     out = NULL;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "core/controller.h"
 #include "virt/lab.h"
 #include "core/leftovers.h"
 #include "core/lock.h"
@@ -20,7 +21,7 @@
 #include "virt/warm.h"
 
 static const char down_usage[] =
-    "Usage: meshlab down [--connect URI] [--purge-cache] NAME|FILE\n\n"
+    "Usage: meshlab down [--connect URI] [--purge-cache] [--foreign] NAME|FILE\n\n"
     "Removes every libvirt object that carries the lab's tag: its domains (by their\n"
     "meshlab metadata), its network, its storage pool and the volumes meshlab made in\n"
     "it (a file added there by hand is left, and down says so), and its state file.\n"
@@ -31,14 +32,21 @@ static const char down_usage[] =
     "half-built images and half-written files in the cache and state directories\n"
     "(only those whose process is gone). While another meshlab works on the lab, down\n"
     "is refused and says which process that is.\n\n"
+    "Only what this controller made is removed: every domain, network, pool and VXLAN\n"
+    "device a lab makes carries the controller (this machine and its state\n"
+    "directory). A lab of the same name that another controller made on a shared host\n"
+    "is refused, naming whose it is, and nothing is removed, unless --foreign.\n\n"
     "It works on the libvirt host the lab's up recorded in its state file, unless\n"
-    "--connect URI (or MESHLAB_URI) names one; a URI other than the recorded one is\n"
-    "refused, and nothing is removed. This machine's pool directory is cleared only\n"
-    "for a lab on this machine's libvirt (a URI without a host).\n\n"
+    "--connect URI (or MESHLAB_URI) names one; a URI other than the recorded one (the\n"
+    "whole URI as libvirt reads it, its query too) is refused, and nothing is removed.\n"
+    "This machine's pool directory is cleared only for a lab on this machine's libvirt\n"
+    "(a URI without a host), on the connection its state file records.\n\n"
     "The lab's saved guests (the warm start: each guest saved at cloud-init's hold by\n"
     "its first up, restored by the next) stay in the cache for the next up, and so\n"
     "does another host's image pool.\n\n"
     "  --connect URI   the lab's libvirt host (default: the one its state records)\n"
+    "  --foreign       also remove what another controller made under the lab's name\n"
+    "                  (a lab that controller abandoned; down names whose it is)\n"
     "  --purge-cache   also drop the lab's saved guests: its next up boots cold (they\n"
     "                  are this machine's: a lab on another host keeps them); for a lab\n"
     "                  on another host, that host's image pool " ML_VOL_IMAGES_POOL " (the\n"
@@ -95,27 +103,49 @@ static bool clear_pool_dir(int dirfd, const char *shown, const char *lab, GError
     return false;
 }
 
-/* True when the connection is where the lab's state file says the lab is (or none says):
- * down --connect to another host must not drop this machine's record of the lab there. */
-static bool same_host(const char *lab, const char *uri, const char *here, GError **err)
+/* True when the connection here is where this machine's state file records lab (libvirt's own
+ * spelling of the URI, compared whole: topology/uri.h), or when no state file records it; false,
+ * with err, when it records the lab on another: down --connect to another host (another socket
+ * of this machine's libvirt too) must not drop this machine's record of the lab there, nor clear
+ * the pool directory of a lab still running there. */
+static bool same_host(const char *lab, const char *here, GError **err)
 {
     struct json_object *state = ml_lab_state_read(lab);
     g_autofree char *recorded = g_strdup(ml_j_str(state, "uri"));
     json_object_put(state);
-    if (!recorded || !*recorded || ml_uri_same(recorded, here) ||
-        ml_uri_same(recorded, uri))
+    if (!recorded || !*recorded || ml_uri_same(recorded, here))
         return true;
     g_autofree char *path = ml_lab_state_path(lab, ".json");
     g_autofree char *shown_rec = ml_uri_public(recorded);
     g_autofree char *shown_here = ml_uri_public(here);
+    bool same_shown = !g_strcmp0(shown_rec, shown_here);
     /* Only a given URI gets here: --connect, or MESHLAB_URI in the environment. */
     g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                "lab %s was brought up on %s (its state file %s says so), not on %s, which %s "
+                "lab %s was brought up on %s (its state file %s says so), not on %s%s, which %s "
                 "names: nothing was removed; run 'meshlab down %s' %s to remove it there, or, "
                 "if that host is gone for good, remove the state file by hand",
                 lab, shown_rec, path, shown_here,
+                same_shown ? " with another query (another socket, key or user is another "
+                             "connection)"
+                           : "",
                 ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect", lab,
                 ml_virt_uri_from_env() ? "with MESHLAB_URI unset" : "without --connect");
+    return false;
+}
+
+/* Refuses, before anything is removed, a lab whose objects on conn are another controller's
+ * (core/controller.h), naming whose; with --foreign they go too. */
+static bool own_lab(virConnectPtr conn, const char *lab, const char *host, GError **err)
+{
+    g_autoptr(GPtrArray) foreign = ml_virt_lab_foreign(conn, lab);
+    if (foreign->len == 0)
+        return true;
+    g_ptr_array_add(foreign, NULL);
+    g_autofree char *list = g_strjoinv("; ", (char **)foreign->pdata);
+    g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                "lab %s on %s is not this controller's (%s): %s. Nothing was removed; if that "
+                "lab is abandoned, 'meshlab down --foreign %s' removes it",
+                lab, host, ml_controller_words(), list, lab);
     return false;
 }
 
@@ -168,7 +198,8 @@ static bool lab_hosts(const char *lab, const struct ml_topology *topo, GPtrArray
 
 /* down of a lab over several hosts: on every host that answers, its objects and VXLAN devices;
  * a host that does not answer is named, the state file kept, and down again finishes the job. */
-static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool purge, int lock)
+static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool purge,
+                      bool foreign, int lock)
 {
     int removed = 0;
     g_autoptr(GString) missed = g_string_new(NULL);
@@ -179,7 +210,8 @@ static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool p
         g_autoptr(GError) e = NULL;
         virConnectPtr conn = ml_virt_connect(uri, &e);
         bool ok =
-            conn && ml_lab_host_teardown(lab, name, conn, uri, true, print_removed, &removed, &e);
+            conn && (foreign || own_lab(conn, lab, shown, &e)) &&
+            ml_lab_host_teardown(lab, name, conn, uri, true, foreign, print_removed, &removed, &e);
         if (ok && purge && ml_virt_uri_remote(uri) != 0) {
             g_autoptr(GPtrArray) others = ml_virt_list_labs(conn);
             if (others->len == 0)
@@ -222,14 +254,16 @@ static int down_hosts(const char *lab, GPtrArray *names, GPtrArray *uris, bool p
 
 int cmd_down_main(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"purge-cache", no_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0}};
-    bool purge = false;
+    static const struct option options[] = {{"purge-cache", no_argument, NULL, 'p'},
+                                            {"foreign", no_argument, NULL, 'f'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0}};
+    bool purge = false, foreign = false;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'p') {
-            purge = true;
+        if (opt == 'p' || opt == 'f') {
+            *(opt == 'p' ? &purge : &foreign) = true;
             continue;
         }
         fputs(down_usage, opt == 'h' ? stdout : stderr);
@@ -274,7 +308,7 @@ int cmd_down_main(int argc, char **argv)
                         lab, ml_virt_uri_from_env() ? "MESHLAB_URI" : "--connect");
             return cmd_fail(err);
         }
-        return down_hosts(lab, host_names, host_uris, purge, lock);
+        return down_hosts(lab, host_names, host_uris, purge, foreign, lock);
     }
     g_autofree char *uri = ml_lab_uri(lab, NULL);
     /* A topology of one host (hosts: with one) names it, where no state file does. */
@@ -288,7 +322,9 @@ int cmd_down_main(int argc, char **argv)
         return cmd_fail(err);
     }
     g_autofree char *here = ml_virt_conn_uri(conn, uri);
-    if (!same_host(lab, uri, here, &err)) {
+    g_autofree char *shown_here = ml_uri_public(here);
+    if (!same_host(lab, here, &err) ||
+        (!foreign && !own_lab(conn, lab, shown_here, &err))) {
         virConnectClose(conn);
         ml_lock_release(lab, lock);
         return cmd_fail(err);
@@ -297,7 +333,8 @@ int cmd_down_main(int argc, char **argv)
      * this machine's libvirt: elsewhere, those of that name are another lab's. */
     bool local = ml_virt_uri_remote(here) == 0;
     int removed = 0;
-    int n = ml_virt_teardown(conn, lab, print_removed, &removed, &err);
+    int n = foreign ? ml_virt_teardown_foreign(conn, lab, print_removed, &removed, &err)
+                    : ml_virt_teardown(conn, lab, print_removed, &removed, &err);
     /* Another host's image cache goes with --purge-cache, unless a lab there still boots from
      * it. */
     if (n >= 0 && purge && !local) {
@@ -315,12 +352,13 @@ int cmd_down_main(int argc, char **argv)
     }
     virConnectClose(conn);
     if (n >= 0) {
-        ml_lab_state_remove(lab, print_removed, &removed);
-        /* A meshlab killed before libvirt knew the pool leaves its directory. */
+        /* A meshlab killed before libvirt knew the pool leaves its directory; the record goes
+         * after it, so that a directory that cannot be cleared keeps the lab findable. */
         if (local && !remove_local_pool_dir(lab, lab, &removed, &err)) {
             ml_lock_release(lab, lock);
             return cmd_fail(err);
         }
+        ml_lab_state_remove(lab, print_removed, &removed);
         ml_leftovers_sweep(true, print_leftover, &removed);
         if (purge && !local)
             printf("lab %s is on another host: this machine's saved guests of that name are "

@@ -5,6 +5,7 @@
 #include <libvirt/virterror.h>
 
 #include "cli/commands.h"
+#include "core/controller.h"
 #include "cli/print.h"
 #include "virt/lab.h"
 #include "topology/plan.h"
@@ -17,13 +18,17 @@ static const char status_usage[] =
     "Usage: meshlab status [--connect URI] [--json]\n\n"
     "Lists the labs that have objects on the libvirt host (found by their tags, not by\n"
     "any file), with each guest's state and the lab's run id and run directory; then\n"
-    "the labs this machine brought up on other libvirt hosts, and where.\n\n"
+    "the labs this machine brought up on other libvirt hosts, and where. A lab of that\n"
+    "name whose objects another controller made (another machine or state directory\n"
+    "sharing the host) says whose they are: 'meshlab down' leaves those.\n\n"
     "  --connect URI  the libvirt host to list (default: MESHLAB_URI, or qemu:///system)\n"
-    "  -j, --json  print one JSON object instead: {\"uri\", \"labs\": [{\"name\", \"run_id\",\n"
+    "  -j, --json  print one JSON object instead: {\"uri\", \"controller\": {\"id\", \"by\"},\n"
+    "              \"labs\": [{\"name\", \"run_id\",\n"
     "              \"run_dir\", \"domains\": [{\"name\", \"state\"}], \"network\": {\"name\",\n"
     "              \"active\"}, \"pool\": {\"name\", \"volumes\"}, \"hosts\": [{\"name\", "
     "\"uri\",\n"
-    "              \"nodes\"}] (a lab over several hosts only)}], \"elsewhere\": [{\"name\",\n"
+    "              \"nodes\"}] (a lab over several hosts only), \"foreign\": [\"what: whose\"]\n"
+    "              (another controller's objects only)}], \"elsewhere\": [{\"name\",\n"
     "              \"uri\"}]}; a missing object is null\n";
 
 static const char *state_name(int st)
@@ -313,9 +318,21 @@ struct json_object *cmd_status_collect(virConnectPtr conn, const char *uri)
         src.state = state_here(src.name, here);
         struct json_object *lab = ml_columns_object(lab_columns, G_N_ELEMENTS(lab_columns), &src);
         ml_columns_add(lab, lab_parts, G_N_ELEMENTS(lab_parts), &src);
+        /* A lab of that name that another controller made here: down leaves it, and says so. */
+        g_autoptr(GPtrArray) foreign = ml_virt_lab_foreign(conn, src.name);
+        if (foreign->len) {
+            struct json_object *f = json_object_new_array();
+            for (guint k = 0; k < foreign->len; k++)
+                json_object_array_add(f, json_object_new_string(g_ptr_array_index(foreign, k)));
+            json_object_object_add(lab, "foreign", f);
+        }
         json_object_put(src.state);
         json_object_array_add(list, lab);
     }
+    struct json_object *me = json_object_new_object();
+    json_object_object_add(me, "id", json_object_new_string(ml_controller_id()));
+    json_object_object_add(me, "by", json_object_new_string(ml_controller_words()));
+    json_object_object_add(doc, "controller", me);
     json_object_object_add(doc, "labs", list);
     json_object_object_add(doc, "elsewhere", labs_elsewhere(here));
     virResetLastError();
@@ -344,6 +361,10 @@ void cmd_status_text(FILE *f, struct json_object *doc)
             for (size_t d = 0; d < ml_j_len(v); d++)
                 put_part(s, lab_parts[k].arg, json_object_array_get_idx(v, d));
         }
+        struct json_object *foreign = ml_j_array(lab, "foreign");
+        for (size_t d = 0; d < ml_j_len(foreign); d++)
+            g_string_append_printf(s, "  not this controller's: %s\n",
+                                   json_object_get_string(json_object_array_get_idx(foreign, d)));
     }
     struct json_object *away = ml_j_array(doc, "elsewhere");
     for (size_t i = 0; i < ml_j_len(away); i++) {

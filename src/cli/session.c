@@ -1,4 +1,5 @@
 #include "cli/session.h"
+#include "core/controller.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -182,20 +183,45 @@ void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *
                 lab->topo->name);
 }
 
+/* A lab of this name here, or on one of its hosts, is refused before anything is made; the
+ * refusal says whose it is (core/controller.h) and what removes it. */
 static bool refuse_existing(struct ml_lab *lab, GError **err)
 {
     const char *name = lab->topo->name;
-    bool exists = ml_lab_state_exists(name);
+    if (ml_lab_state_exists(name)) {
+        g_autofree char *path = ml_lab_state_path(name, ".json");
+        g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                    "lab %s already exists (this machine's state file %s records it); 'meshlab "
+                    "down %s' removes it",
+                    name, path, name);
+        return false;
+    }
     for (size_t k = 0; k < lab->n_hosts; k++) {
         g_autoptr(GPtrArray) labs = ml_virt_list_labs(lab->hosts[k].conn);
-        for (guint i = 0; i < labs->len; i++)
-            if (!strcmp(g_ptr_array_index(labs, i), name))
-                exists = true;
-    }
-    if (exists)
+        if (!g_ptr_array_find_with_equal_func(labs, name, g_str_equal, NULL))
+            continue;
+        g_autofree char *host = lab->topo->n_hosts
+                                    ? g_strdup_printf("host %s", lab->topo->hosts[k].name)
+                                    : ml_uri_public(lab->hosts[k].uri);
+        g_autoptr(GPtrArray) foreign = ml_virt_lab_foreign(lab->hosts[k].conn, name);
+        if (foreign->len == 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_HOST,
+                        "lab %s already exists on %s, made by this controller (%s) though no "
+                        "state file records it (a meshlab that was killed); 'meshlab down %s' "
+                        "removes it",
+                        name, host, ml_controller_words(), name);
+            return false;
+        }
+        g_ptr_array_add(foreign, NULL);
+        g_autofree char *whose = g_strjoinv("; ", (char **)foreign->pdata);
         g_set_error(err, ML_ERROR, ML_ERR_HOST,
-                    "lab %s already exists on this host; 'meshlab down %s' removes it", name, name);
-    return !exists;
+                    "lab %s already exists on %s, and it is not this controller's: %s. Give this "
+                    "lab another name (name: in %s); if that lab is abandoned, 'meshlab down "
+                    "--foreign %s' removes it",
+                    name, host, whose, lab->topo->path, name);
+        return false;
+    }
+    return true;
 }
 
 /* The KVM probe boots the guest kernel; with a fresh cache there is none yet,

@@ -3,6 +3,7 @@
 #include <libvirt/virterror.h>
 #include <string.h>
 
+#include "core/controller.h"
 #include "core/util.h"
 #include "virt/virt.h"
 #include "virt/volume.h"
@@ -15,13 +16,19 @@ char *ml_kvm_probe_domain(const char *lab)
 char *ml_kvm_probe_xml(const struct ml_plan *plan, const char *kernel, const char *log)
 {
     g_autofree char *name = ml_kvm_probe_domain(plan->topo->name);
+    g_autofree char *what = g_strdup_printf("meshlab domain %s", name);
+    char uuid[37];
+    ml_controller_uuid(what, uuid);
     return g_markup_printf_escaped("<domain type='kvm'>\n"
                                    "  <name>%s</name>\n"
+                                   "  <uuid>%s</uuid>\n"
                                    "  <title>meshlab lab %s, KVM probe</title>\n"
                                    "  <metadata>\n"
                                    "    <meshlab:lab xmlns:meshlab='" ML_TAG_NS "'>\n"
                                    "      <meshlab:name>%s</meshlab:name>\n"
                                    "      <meshlab:run>%s</meshlab:run>\n"
+                                   "      <meshlab:controller>%s</meshlab:controller>\n"
+                                   "      <meshlab:by>%s</meshlab:by>\n"
                                    "    </meshlab:lab>\n"
                                    "  </metadata>\n"
                                    "  <memory unit='MiB'>256</memory>\n"
@@ -44,8 +51,8 @@ char *ml_kvm_probe_xml(const struct ml_plan *plan, const char *kernel, const cha
                                    "    <memballoon model='none'/>\n"
                                    "  </devices>\n"
                                    "</domain>\n",
-                                   name, plan->topo->name, plan->topo->name, plan->run_id, kernel,
-                                   log);
+                                   name, uuid, plan->topo->name, plan->topo->name, plan->run_id,
+                                   ml_controller_id(), ml_controller_words(), kernel, log);
 }
 
 /* The domain ran until it ended by itself (a panic with panic=-1 is a reboot, which the host

@@ -1,5 +1,7 @@
 #include "virt/lab.h"
 
+#include "core/controller.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -1290,12 +1292,14 @@ static void print_removed(const char *what, void *opaque)
 }
 
 bool ml_lab_host_teardown(const char *lab, const char *name, virConnectPtr conn, const char *uri,
-                          bool several, ml_teardown_cb cb, void *opaque, GError **err)
+                          bool several, bool foreign, ml_teardown_cb cb, void *opaque,
+                          GError **err)
 {
-    bool ok = ml_virt_teardown(conn, lab, cb, opaque, err) >= 0;
+    bool ok = (foreign ? ml_virt_teardown_foreign(conn, lab, cb, opaque, err)
+                       : ml_virt_teardown(conn, lab, cb, opaque, err)) >= 0;
     if (!several)
         return ok;
-    g_autofree char *script = ml_underlay_unstitch_script(lab);
+    g_autofree char *script = ml_underlay_unstitch_script(lab, foreign);
     g_autofree char *out = NULL;
     g_autoptr(GError) e = NULL;
     if (!ml_underlay_run(uri, name, script, UNDERLAY_TIMEOUT_S, &out, &e)) {
@@ -1309,6 +1313,13 @@ bool ml_lab_host_teardown(const char *lab, const char *name, virConnectPtr conn,
             g_autofree char *what =
                 g_strdup_printf("VXLAN device %s on host %s", lines[i] + strlen("removed "), name);
             cb(what, opaque);
+        } else if (g_str_has_prefix(lines[i], "foreign ") && ok) {
+            g_autofree char *dev = ml_escape_controls(lines[i] + strlen("foreign "));
+            g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                        "VXLAN device %s on host %s is not this controller's (%s): it is left "
+                        "alone; if that lab is abandoned, 'meshlab down --foreign %s' removes it",
+                        dev, name, ml_controller_words(), lab);
+            ok = false;
         }
     return ok;
 }
@@ -1325,7 +1336,7 @@ bool ml_lab_destroy(struct ml_lab *lab, GError **err)
             continue;
         g_autoptr(GError) e = NULL;
         if (!ml_lab_host_teardown(lab->topo->name, shown, conn, lab->hosts[k].uri, lab->n_hosts > 1,
-                                  print_removed, NULL, &e)) {
+                                  false, print_removed, NULL, &e)) {
             if (ok)
                 g_propagate_error(err, g_steal_pointer(&e));
             ok = false;

@@ -140,10 +140,12 @@ bool ml_lab_attach(struct ml_lab *lab, GError **err);
 /* Copies consoles and cloud-init logs of every guest into run_dir/guests/. */
 void ml_lab_collect_logs(struct ml_lab *lab);
 /* Removes lab's objects from one of its hosts (conn; named name in messages, its shell at uri):
- * its domains, networks, pools and volumes (ml_virt_teardown), and, for a lab over several hosts
- * (several), its VXLAN devices there. cb hears of each. */
+ * its domains, networks, pools and volumes (ml_virt_teardown; another controller's too when
+ * foreign), and, for a lab over several hosts (several), its VXLAN devices there. cb hears of
+ * each. */
 bool ml_lab_host_teardown(const char *lab, const char *name, virConnectPtr conn, const char *uri,
-                          bool several, ml_teardown_cb cb, void *opaque, GError **err);
+                          bool several, bool foreign, ml_teardown_cb cb, void *opaque,
+                          GError **err);
 /* Removes the lab's objects on every host and its state file; prints what went. */
 bool ml_lab_destroy(struct ml_lab *lab, GError **err);
 void ml_lab_clear(struct ml_lab *lab);

@@ -1,5 +1,7 @@
 #include "virt/underlay.h"
 
+#include "core/controller.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -71,19 +73,26 @@ char *ml_underlay_stitch_script(const struct ml_plan *plan, size_t k, unsigned m
         g_string_append_printf(s, "bridge fdb append 00:00:00:00:00:00 dev %s dst %s port %u; ",
                                h->vxlan, peer, plan->hosts[j].vxlan_port);
     }
+    /* The device carries the controller that made it (core/controller.h), as libvirt's objects
+     * carry it in their UUIDs: unstitching leaves another controller's. */
+    g_string_append_printf(s, "ip link set %s alias 'meshlab controller %s'; ", h->vxlan,
+                           ml_controller_id());
     g_string_append_printf(s, "ip link set %s mtu %u master %s; ip link set %s up; ", h->vxlan, mtu,
                            h->bridge, h->vxlan);
     g_string_append_printf(s, "echo stitched %s", h->vxlan);
     return g_string_free(s, FALSE);
 }
 
-char *ml_underlay_unstitch_script(const char *lab)
+char *ml_underlay_unstitch_script(const char *lab, bool foreign)
 {
     char prefix[12];
     ml_plan_vxlan_prefix(lab, prefix);
-    return g_strdup_printf("for d in $(ls /sys/class/net); do case $d in %s*) "
-                           "ip link del \"$d\" && echo \"removed $d\" || exit 1;; esac; done; true",
-                           prefix);
+    return g_strdup_printf(
+        "for d in $(ls /sys/class/net); do case $d in %s*) "
+        "if %s[ \"$(cat /sys/class/net/$d/ifalias 2>/dev/null)\" = 'meshlab controller %s' ]; "
+        "then ip link del \"$d\" && echo \"removed $d\" || exit 1; else echo \"foreign $d\"; fi;; "
+        "esac; done; true",
+        prefix, foreign ? "true || " : "", ml_controller_id());
 }
 
 bool ml_underlay_run(const char *uri, const char *shown, const char *script, double timeout_s,

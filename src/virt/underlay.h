@@ -37,7 +37,7 @@ unsigned ml_underlay_lab_mtu(unsigned underlay_mtu);
 char *ml_underlay_stitch_script(const struct ml_plan *plan, size_t k, unsigned mtu);
 /* Pure: the script that removes every VXLAN device of lab on a host, printing "removed DEV" for
  * each. */
-char *ml_underlay_unstitch_script(const char *lab);
+char *ml_underlay_unstitch_script(const char *lab, bool foreign);
 
 /* Runs script on uri's host (hostshell.h) within timeout_s; its stdout into *ret_out (may be
  * NULL). The error names the host (shown: its name in the topology) and what the script said. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/controller.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "topology/name.h"
@@ -336,6 +337,7 @@ struct tag_parse {
     const char *current;
     char *lab;
     char *run;
+    char *by;
 };
 
 static const char *local_name(const char *name)
@@ -366,9 +368,12 @@ static void tag_text(GMarkupParseContext *ctx, const char *text, gsize len, gpoi
         tp->lab = g_strndup(text, len);
     else if (!strcmp(tp->current, "run") && !tp->run)
         tp->run = g_strndup(text, len);
+    else if (!strcmp(tp->current, "by") && !tp->by)
+        tp->by = g_strndup(text, len);
 }
 
-bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
+/* The domain's meshlab metadata; false when it has none. */
+static bool read_tag(virDomainPtr dom, struct tag_parse *tp)
 {
     char *md =
         virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, ML_TAG_NS, VIR_DOMAIN_AFFECT_CONFIG);
@@ -376,19 +381,71 @@ bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
     if (!md)
         return false;
     static const GMarkupParser parser = {tag_start, tag_end, tag_text, NULL, NULL};
-    struct tag_parse tp = {0};
-    GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &tp, NULL);
+    GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, tp, NULL);
     bool ok = g_markup_parse_context_parse(ctx, md, -1, NULL) &&
-              g_markup_parse_context_end_parse(ctx, NULL) && tp.lab;
+              g_markup_parse_context_end_parse(ctx, NULL) && tp->lab;
     g_markup_parse_context_free(ctx);
     free(md);
+    return ok;
+}
+
+static void tag_clear(struct tag_parse *tp)
+{
+    g_free(tp->lab);
+    g_free(tp->run);
+    g_free(tp->by);
+}
+
+bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run)
+{
+    struct tag_parse tp = {0};
+    bool ok = read_tag(dom, &tp);
     if (ok && ret_lab)
         *ret_lab = g_steal_pointer(&tp.lab);
     if (ok && ret_run)
         *ret_run = g_steal_pointer(&tp.run);
-    g_free(tp.lab);
-    g_free(tp.run);
+    tag_clear(&tp);
     return ok;
+}
+
+/* Whose an object of UUID uuid is, in words; NULL when it is this controller's. */
+static char *owner_words(const char *uuid, const char *by, const char *run)
+{
+    char id[ML_CONTROLLER_ID_LEN + 1];
+    if (ml_controller_owns(uuid))
+        return NULL;
+    if (!ml_controller_of_uuid(uuid, id))
+        return g_strdup("no controller's: made by hand, or by a meshlab older than controllers");
+    g_autofree char *by_safe = by ? ml_escape_controls(by) : NULL;
+    g_autofree char *run_safe = run ? ml_escape_controls(run) : NULL;
+    return g_strdup_printf("controller %s's%s%s%s%s%s", id, by_safe ? " (" : "",
+                           by_safe ? by_safe : "", run_safe ? ", run " : "",
+                           run_safe ? run_safe : "", by_safe ? ")" : "");
+}
+
+char *ml_virt_domain_owner(virDomainPtr dom)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN] = "";
+    struct tag_parse tp = {0};
+    read_tag(dom, &tp);
+    virDomainGetUUIDString(dom, uuid);
+    char *words = owner_words(uuid, tp.by, tp.run);
+    tag_clear(&tp);
+    return words;
+}
+
+static char *network_owner(virNetworkPtr net)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN] = "";
+    virNetworkGetUUIDString(net, uuid);
+    return owner_words(uuid, NULL, NULL);
+}
+
+static char *pool_owner(virStoragePoolPtr pool)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN] = "";
+    virStoragePoolGetUUIDString(pool, uuid);
+    return owner_words(uuid, NULL, NULL);
 }
 
 char *ml_virt_pool_path(virStoragePoolPtr pool)
@@ -408,6 +465,7 @@ char *ml_virt_pool_path(virStoragePoolPtr pool)
 struct teardown {
     virConnectPtr conn;
     const char *lab;
+    bool foreign; /* remove another controller's objects too (down --foreign) */
     ml_teardown_cb cb;
     void *opaque;
     GError **err;
@@ -449,6 +507,19 @@ static void refused(struct teardown *td, int code, char *msg)
         g_set_error_literal(td->err, ML_ERROR, code, msg);
     td->failed = true;
     g_free(msg);
+}
+
+/* Whether the teardown may remove an object whose owner is whose (NULL: this controller's);
+ * when not, the refusal says whose it is and what removes it. */
+static bool may_remove(struct teardown *td, const char *what, const char *whose)
+{
+    if (!whose || td->foreign)
+        return true;
+    refused(td, ML_ERR_INPUT,
+            g_strdup_printf("%s is %s, not this controller's (%s): it is left alone; if that lab "
+                            "is abandoned, 'meshlab down --foreign %s' removes it",
+                            what, whose, ml_controller_words(), td->lab));
+    return false;
 }
 
 /* One domain being stopped on its own thread: virDomainDestroy waits for QEMU to exit (up to
@@ -493,8 +564,11 @@ static bool remove_domains(struct teardown *td)
     for (int i = 0; i < n; i++) {
         const char *name = virDomainGetName(doms[i]);
         g_autofree char *tag_lab = NULL;
-        if (g_str_has_prefix(name, prefix) && ml_virt_domain_tag(doms[i], &tag_lab, NULL) &&
-            !strcmp(tag_lab, td->lab)) {
+        bool lab_s = g_str_has_prefix(name, prefix) &&
+                     ml_virt_domain_tag(doms[i], &tag_lab, NULL) && !strcmp(tag_lab, td->lab);
+        g_autofree char *whose = lab_s ? ml_virt_domain_owner(doms[i]) : NULL;
+        g_autofree char *what = g_strdup_printf("domain '%s'", name);
+        if (lab_s && may_remove(td, what, whose)) {
             struct stopping s = {.dom = doms[i]};
             g_array_append_val(own, s);
         } else {
@@ -600,6 +674,12 @@ static void remove_network(struct teardown *td, const char *netname)
     virNetworkPtr net = own_network(td, netname);
     if (!net)
         return;
+    g_autofree char *whose = network_owner(net);
+    g_autofree char *what = g_strdup_printf("network '%s'", netname);
+    if (!may_remove(td, what, whose)) {
+        virNetworkFree(net);
+        return;
+    }
     if (virNetworkIsActive(net) == 1 && virNetworkDestroy(net) < 0)
         libvirt_failed(td, "cannot stop network '%s'", netname);
     else if (virNetworkUndefine(net) < 0)
@@ -674,6 +754,12 @@ static void remove_pool(struct teardown *td, const char *poolname)
     virStoragePoolPtr pool = own_pool(td, poolname, &pool_dir);
     if (!pool)
         return;
+    g_autofree char *whose = pool_owner(pool);
+    g_autofree char *what = g_strdup_printf("storage pool '%s'", poolname);
+    if (!may_remove(td, what, whose)) {
+        virStoragePoolFree(pool);
+        return;
+    }
     remove_volumes(td, pool, poolname);
     if (virStoragePoolIsActive(pool) == 1)
         virStoragePoolDestroy(pool);
@@ -695,10 +781,11 @@ static void remove_pool(struct teardown *td, const char *poolname)
                     pool_dir, g_strerror(errno)));
 }
 
-int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
-                     GError **err)
+static int teardown(virConnectPtr conn, const char *lab, bool foreign, ml_teardown_cb cb,
+                    void *opaque, GError **err)
 {
-    struct teardown td = {.conn = conn, .lab = lab, .cb = cb, .opaque = opaque, .err = err};
+    struct teardown td = {
+        .conn = conn, .lab = lab, .foreign = foreign, .cb = cb, .opaque = opaque, .err = err};
     if (!remove_domains(&td))
         return -1;
     g_autoptr(GPtrArray) nets = ml_virt_lab_objects(conn, lab, false);
@@ -709,6 +796,63 @@ int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, voi
         remove_pool(&td, g_ptr_array_index(pools, i));
     virResetLastError();
     return td.failed ? -1 : td.removed;
+}
+
+int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                     GError **err)
+{
+    return teardown(conn, lab, false, cb, opaque, err);
+}
+
+int ml_virt_teardown_foreign(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                             GError **err)
+{
+    return teardown(conn, lab, true, cb, opaque, err);
+}
+
+/* "KIND NAME: WHOSE" for one of the lab's networks or pools that is not this controller's. */
+static void add_foreign_object(GPtrArray *out, virConnectPtr conn, const char *name, bool pool)
+{
+    g_autofree char *whose = NULL;
+    if (pool) {
+        virStoragePoolPtr p = virStoragePoolLookupByName(conn, name);
+        whose = p ? pool_owner(p) : NULL;
+        if (p)
+            virStoragePoolFree(p);
+    } else {
+        virNetworkPtr n = virNetworkLookupByName(conn, name);
+        whose = n ? network_owner(n) : NULL;
+        if (n)
+            virNetworkFree(n);
+    }
+    if (whose)
+        g_ptr_array_add(out, g_strdup_printf("%s %s: %s", pool ? "storage pool" : "network", name,
+                                             whose));
+}
+
+GPtrArray *ml_virt_lab_foreign(virConnectPtr conn, const char *lab)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *prefix = ml_plan_domain_prefix(lab);
+    virDomainPtr *doms = NULL;
+    int n = virConnectListAllDomains(conn, &doms, 0);
+    for (int i = 0; i < n; i++) {
+        g_autofree char *tag_lab = NULL;
+        const char *name = virDomainGetName(doms[i]);
+        g_autofree char *whose = NULL;
+        if (g_str_has_prefix(name, prefix) && ml_virt_domain_tag(doms[i], &tag_lab, NULL) &&
+            !strcmp(tag_lab, lab) && (whose = ml_virt_domain_owner(doms[i])))
+            g_ptr_array_add(out, g_strdup_printf("domain %s: %s", name, whose));
+        virDomainFree(doms[i]);
+    }
+    free(doms);
+    for (int pools = 0; pools < 2; pools++) {
+        g_autoptr(GPtrArray) names = ml_virt_lab_objects(conn, lab, pools);
+        for (guint i = 0; i < names->len; i++)
+            add_foreign_object(out, conn, g_ptr_array_index(names, i), pools);
+    }
+    virResetLastError();
+    return out;
 }
 
 static void add_unique(GPtrArray *labs, const char *lab)

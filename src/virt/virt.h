@@ -77,14 +77,25 @@ virDomainPtr ml_virt_define_domain(virConnectPtr conn, const char *name, const c
 
 /* Lab and run of a domain from its meshlab metadata; false if it has none. */
 bool ml_virt_domain_tag(virDomainPtr dom, char **ret_lab, char **ret_run);
+/* Whose a domain is (core/controller.h), in words for a message: NULL when it is this
+ * controller's, else "controller ID's (meshlab on HOST, state directory DIR, run RUN)" or "no
+ * controller's: ...". */
+char *ml_virt_domain_owner(virDomainPtr dom);
+/* Lab's domains, networks and pools on conn that are not this controller's, one line each
+ * ("domain meshlab-LAB.hub: WHOSE"); empty when all are its own or there are none. */
+GPtrArray *ml_virt_lab_foreign(virConnectPtr conn, const char *lab);
 
 /* What down removed, one line each, for the user. */
 typedef void (*ml_teardown_cb)(const char *what, void *opaque);
-/* Removes every object of lab: domains whose tag names it, the network and the
- * pool with its volumes. Idempotent; returns the number of objects removed or
- * -1 when something could not be removed (err says what). */
+/* Removes every object of lab that this controller made: domains whose tag names it, the
+ * network and the pool with its volumes; another controller's is left, and err says whose.
+ * Idempotent; returns the number of objects removed or -1 when something could not be removed
+ * (err says what). */
 int ml_virt_teardown(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
                      GError **err);
+/* The same, another controller's objects too (down --foreign). */
+int ml_virt_teardown_foreign(virConnectPtr conn, const char *lab, ml_teardown_cb cb, void *opaque,
+                             GError **err);
 
 /* The names of lab's networks (pools when pools) on conn, sorted: meshlab-LAB, and the
  * meshlab-LAB.HOST of a lab over several hosts (more than one where two of its hosts are one

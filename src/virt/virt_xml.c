@@ -3,23 +3,38 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/controller.h"
+
+/* An object's UUID carries the controller that made it (core/controller.h). */
+static void controller_uuid(const char *kind, const char *name, char ret[37])
+{
+    g_autofree char *what = g_strdup_printf("meshlab %s %s", kind, name);
+    ml_controller_uuid(what, ret);
+}
+
 char *ml_xml_network(const struct ml_plan_host *h, unsigned mtu)
 {
+    char uuid[37];
+    controller_uuid("network", h->network, uuid);
     g_autofree char *mtu_el = mtu ? g_strdup_printf("  <mtu size='%u'/>\n", mtu) : g_strdup("");
     g_autofree char *head = g_markup_printf_escaped("<network>\n"
                                                     "  <name>%s</name>\n"
+                                                    "  <uuid>%s</uuid>\n"
                                                     "  <bridge name='%s' stp='off' delay='0'/>\n",
-                                                    h->network, h->bridge);
+                                                    h->network, uuid, h->bridge);
     return g_strconcat(head, mtu_el, "</network>\n", NULL);
 }
 
 char *ml_xml_pool(const struct ml_plan_host *h, long uid, long gid, int mode)
 {
+    char uuid[37];
+    controller_uuid("pool", h->pool, uuid);
     g_autofree char *head = g_markup_printf_escaped("<pool type='dir'>\n"
                                                     "  <name>%s</name>\n"
+                                                    "  <uuid>%s</uuid>\n"
                                                     "  <target>\n"
                                                     "    <path>%s</path>\n",
-                                                    h->pool, h->pool_dir);
+                                                    h->pool, uuid, h->pool_dir);
     g_autofree char *owner = uid >= 0 && gid >= 0
                                  ? g_strdup_printf("<owner>%ld</owner><group>%ld</group>", uid, gid)
                                  : g_strdup("");
@@ -52,12 +67,10 @@ static void put_identity(GString *x, const struct ml_plan *plan, const struct ml
                          bool kvm)
 {
     const char *lab = plan->topo->name, *node = g->node->name;
-    /* The same UUID in every run of the lab: libvirt restores a saved guest (the warm
-     * start) only into a domain with the UUID it was saved with. */
-    g_autofree char *seed = g_strdup_printf("meshlab lab %s node %s", lab, node);
-    g_autofree char *h = g_compute_checksum_for_string(G_CHECKSUM_SHA256, seed, -1);
+    /* The same UUID in every run of the lab by this controller: libvirt restores a saved guest
+     * (the warm start) only into a domain with the UUID it was saved with. */
     char uuid[37];
-    snprintf(uuid, sizeof(uuid), "%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
+    controller_uuid("domain", g->domain, uuid);
     g_autofree char *head = g_markup_printf_escaped(
         "<domain type='%s'>\n"
         "  <name>%s</name>\n"
@@ -68,9 +81,12 @@ static void put_identity(GString *x, const struct ml_plan *plan, const struct ml
         "      <meshlab:name>%s</meshlab:name>\n"
         "      <meshlab:run>%s</meshlab:run>\n"
         "      <meshlab:node>%s</meshlab:node>\n"
+        "      <meshlab:controller>%s</meshlab:controller>\n"
+        "      <meshlab:by>%s</meshlab:by>\n"
         "    </meshlab:lab>\n"
         "  </metadata>\n",
-        kvm ? "kvm" : "qemu", g->domain, uuid, lab, node, lab, plan->run_id, node);
+        kvm ? "kvm" : "qemu", g->domain, uuid, lab, node, lab, plan->run_id, node,
+        ml_controller_id(), ml_controller_words());
     g_string_append(x, head);
 }
 
