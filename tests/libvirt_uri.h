@@ -9,6 +9,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "topology/uri.h"
