@@ -14,11 +14,14 @@
 static inline bool ca_vouches_for(const char *dir, const char *san, const char *flag,
                                   const char *name)
 {
-    char *key = g_build_filename(dir, "leaf.key", NULL), *csr = g_build_filename(dir, "leaf.csr", NULL);
-    char *crt = g_build_filename(dir, "leaf.crt", NULL), *ext = g_build_filename(dir, "leaf.ext", NULL);
-    char *ca = g_build_filename(dir, "ca.crt", NULL), *cakey = g_build_filename(dir, "ca.key", NULL);
-    char *srl = g_build_filename(dir, "leaf.srl", NULL);
-    char *ext_text = g_strdup_printf("basicConstraints=critical,CA:FALSE\n"
+    g_autofree char *key = g_build_filename(dir, "leaf.key", NULL);
+    g_autofree char *csr = g_build_filename(dir, "leaf.csr", NULL);
+    g_autofree char *crt = g_build_filename(dir, "leaf.crt", NULL);
+    g_autofree char *ext = g_build_filename(dir, "leaf.ext", NULL);
+    g_autofree char *ca = g_build_filename(dir, "ca.crt", NULL);
+    g_autofree char *cakey = g_build_filename(dir, "ca.key", NULL);
+    g_autofree char *srl = g_build_filename(dir, "leaf.srl", NULL);
+    g_autofree char *ext_text = g_strdup_printf("basicConstraints=critical,CA:FALSE\n"
                                      "keyUsage=critical,digitalSignature\n"
                                      "extendedKeyUsage=serverAuth\nsubjectAltName=%s\n",
                                      san);
@@ -34,19 +37,15 @@ static inline bool ca_vouches_for(const char *dir, const char *san, const char *
     bool ok = made && ml_spawn(verify, NULL, NULL);
     if (!made)
         fprintf(stderr, "ca_vouches_for: could not sign a leaf for %s with %s\n", san, cakey);
-    g_free(key), g_free(csr), g_free(crt), g_free(ext), g_free(ca), g_free(cakey), g_free(srl);
-    g_free(ext_text);
     return ok;
 }
 
 /* Whether the certificate at crt still holds `days` days from now (openssl x509 -checkend). */
 static inline bool cert_lasts_days(const char *crt, unsigned days)
 {
-    char *secs = g_strdup_printf("%u", days * 86400u);
+    g_autofree char *secs = g_strdup_printf("%u", days * 86400u);
     const char *argv[] = {"openssl", "x509", "-noout", "-checkend", secs, "-in", crt, NULL};
-    bool ok = ml_spawn(argv, NULL, NULL);
-    g_free(secs);
-    return ok;
+    return ml_spawn(argv, NULL, NULL);
 }
 
 /* `openssl x509 -noout -ext nameConstraints` of the certificate at crt, or NULL. */

@@ -572,7 +572,8 @@ static void check_export_ca(const char *dir, const char *ca_pem, const char *key
     else
         CHECK(ca_vouches_for(dir, k == 1 ? "IP:203.0.113.10" : "IP:2001:db8::10", "-verify_ip",
                              k == 1 ? "203.0.113.10" : "2001:db8::10"));
-    CHECK(cert_lasts_days(pa, ML_EXPORT_CA_DAYS - 1) && !cert_lasts_days(pa, ML_EXPORT_CA_DAYS + 1));
+    CHECK(cert_lasts_days(pa, ML_EXPORT_CA_DAYS - 1) &&
+          !cert_lasts_days(pa, ML_EXPORT_CA_DAYS + 1));
 }
 
 /* The Tailscale export: Headscale on the hub VPS, tailscale up on the clients.

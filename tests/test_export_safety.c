@@ -168,7 +168,8 @@ static void test_other_user_cannot_swap(void)
 
 static void test_comment_text(void)
 {
-    g_autofree char *a = ml_comment_text("lab three-guest\n" PAYLOAD "\r\tx\\y\xe2\x80\xa8z\xc2\x85");
+    g_autofree char *a =
+        ml_comment_text("lab three-guest\n" PAYLOAD "\r\tx\\y\xe2\x80\xa8z\xc2\x85");
     CHECK_STR(a, "lab three-guest\\x0a" PAYLOAD "\\x0d\\x09x\\\\y\\u2028z\\u0085");
     g_autofree char *b = ml_comment_text("plain, run 20261130-071500-a1b2c3 \xc3\xa9");
     CHECK_STR(b, "plain, run 20261130-071500-a1b2c3 \xc3\xa9");

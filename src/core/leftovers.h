@@ -1,7 +1,8 @@
 /* What a meshlab killed by SIGKILL (or a crash) leaves outside libvirt: seeds,
- * captures, plots, KVM probes and the export's key directories in $TMPDIR, half-built images and half-written files in the
- * cache and state directories. Each carries its writer's pid in its name, so
- * only the leftovers of processes that are gone are touched. */
+ * captures, plots, KVM probes and the export's key directories in $TMPDIR,
+ * half-built images and half-written files in the cache and state directories.
+ * Each carries its writer's pid in its name, so only the leftovers of processes
+ * that are gone are touched. */
 #pragma once
 
 #include <glib.h>

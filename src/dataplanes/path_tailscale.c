@@ -46,7 +46,8 @@ static const struct ml_daemon tailscaled_daemon = {
     .unit = "meshlab-tailscaled",
     .prepare = "mkdir -p /var/lib/tailscale",
     .command =
-        "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR " /usr/local/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+        "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR " /usr/local/sbin/tailscaled "
+        "--state=/var/lib/tailscale/tailscaled.state "
         "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED) " --no-logs-no-support",
     .ready = "[ -S " TS_SOCKET " ]",
     .timeout_s = 60,
