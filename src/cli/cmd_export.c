@@ -13,13 +13,12 @@
 #include "dataplanes/dataplane.h"
 #include "export/export.h"
 #include "export/place.h"
-#include "report/schema_check.h"
+#include "report/runfiles.h"
 #include "results/json.h"
 #include "topology/topology.h"
 #include "virt/virt.h"
 
-/* The most export reads of a run's results.json and topology.yaml. */
-#define RESULTS_MAX (64u << 20)
+/* The most export reads of a run's topology.yaml: the loader's limit. */
 #define TOPOLOGY_MAX (1u << 20)
 
 static const char export_usage[] =
@@ -151,27 +150,12 @@ static bool client_addresses(const struct ml_session_opts *opts, const struct ml
     return true;
 }
 
-/* RUN/results.json, the run directory's own regular file, checked against the schema. */
+/* RUN/results.json, the run directory's own regular file, checked against the schema (as report
+ * reads it). */
 static struct json_object *run_results(int run_fd, const char *dir, GError **err)
 {
-    gsize len = 0;
-    g_autofree char *text = ml_export_read_at(run_fd, dir, "results.json", RESULTS_MAX, &len, err);
-    if (!text)
-        return NULL;
     g_autofree char *file = g_build_filename(dir, "results.json", NULL);
-    enum json_tokener_error jerr = json_tokener_success;
-    struct json_object *results = json_tokener_parse_verbose(text, &jerr);
-    if (!results || strlen(text) != len) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "%s is not one JSON document: %s", file,
-                    results ? "it holds a NUL byte" : json_tokener_error_desc(jerr));
-        json_object_put(results);
-        return NULL;
-    }
-    if (!ml_results_check(results, file, err)) {
-        json_object_put(results);
-        return NULL;
-    }
-    return results;
+    return ml_results_read_at(run_fd, "results.json", file, err);
 }
 
 /* RUN/topology.yaml, the run directory's own regular file, and never the path results.json
@@ -183,9 +167,12 @@ static struct ml_topology *run_topology(int run_fd, const char *dir, GError **er
     g_autofree char *text =
         ml_export_read_at(run_fd, dir, ML_SESSION_TOPOLOGY, TOPOLOGY_MAX, &len, err);
     if (!text) {
-        g_prefix_error(err, "export rebuilds the configs from the run's own topology (a run of "
-                            "an older meshlab has none: put a copy of the topology it ran there, "
-                            "if you trust it): ");
+        g_autoptr(GError) e = g_steal_pointer(err);
+        g_set_error(err, e->domain, e->code,
+                    "%s Export rebuilds the configs from the run's own %s; a run of an older "
+                    "meshlab has none, and needs a copy of the topology it ran put there by "
+                    "someone who trusts it.",
+                    e->message, ML_SESSION_TOPOLOGY);
         return NULL;
     }
     g_autofree char *file = g_build_filename(dir, ML_SESSION_TOPOLOGY, NULL);
@@ -240,7 +227,8 @@ static bool export_verified(const char *dir, const struct ml_export_opts *base,
     g_autofree char *verify_dir = g_build_filename(dir, "verify", NULL);
     if (ok) {
         ml_signals_install();
-        g_autofree char *shown = g_strdup_printf("the export being verified (beside %s)", o.to);
+        g_autofree char *parent = g_path_get_dirname(o.to);
+        g_autofree char *shown = g_build_filename(parent, place.stage, NULL);
         struct json_object *v = NULL;
         ok = cmd_export_verify(place.fd, shown, verify_dir, vt, &v, err);
         json_object_object_add(manifest, "verify", v);
@@ -291,12 +279,9 @@ int cmd_export_main(int argc, char **argv)
         return cmd_fail(err);
     }
     const char *dir = argv[optind];
-    int run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (run_fd < 0) {
-        g_set_error(&err, ML_ERROR, ML_ERR_INPUT, "cannot open the run directory %s: %s", dir,
-                    g_strerror(errno));
+    int run_fd = ml_runfile_dir_open(dir, &err);
+    if (run_fd < 0)
         return cmd_fail(err);
-    }
     struct json_object *results = run_results(run_fd, dir, &err);
     g_autoptr(MlTopology) topo = results ? run_topology(run_fd, dir, &err) : NULL;
     close(run_fd);

@@ -18,6 +18,7 @@
 #include "export/place.h"
 #include "export/qr.h"
 #include "report/report.h"
+#include "report/runfiles.h"
 #include "results/json.h"
 #include "topology/plan.h"
 
@@ -273,9 +274,9 @@ static char *firewall_of(int run_fd, const struct ml_export_opts *o,
         g_autofree char *text = ml_export_read_at(run_fd, o->run_dir, rel, RULESET_MAX, NULL, &e);
         if (!text) {
             g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                        "the run saved no firewall of the hub for %s: %s; export needs the run "
-                        "directory whole",
-                        name, e->message);
+                        "%s The hub's firewall the run saved for %s is needed: export needs the "
+                        "run directory whole.",
+                        e->message, name);
             g_free(first);
             return NULL;
         }
@@ -583,12 +584,9 @@ bool ml_export_write_at(const struct ml_export_opts *o, struct json_object *resu
                         const struct ml_topology *topo, int dirfd,
                         struct json_object **ret_manifest, GError **err)
 {
-    int run_fd = open(o->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (run_fd < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT, "cannot open the run directory %s: %s",
-                    o->run_dir, g_strerror(errno));
+    int run_fd = ml_runfile_dir_open(o->run_dir, err);
+    if (run_fd < 0)
         return false;
-    }
     g_autofree char *label =
         g_strdup_printf("meshlab export of lab %s, run %s", ml_j_str_or(results, "lab", "?"),
                         ml_j_str_or(results, "run_id", "?"));

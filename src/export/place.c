@@ -12,9 +12,9 @@
 
 #include "core/rundir.h"
 #include "core/util.h"
+#include "report/runfiles.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-#define FILE_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 static bool is_link(int dirfd, const char *name)
 {
@@ -22,72 +22,11 @@ static bool is_link(int dirfd, const char *name)
     return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
-/* rel's file below dirfd, opened one component at a time; -1 with *ret_why (static text) or
- * errno. */
-static int open_below(int dirfd, const char *rel, const char **ret_why)
-{
-    g_auto(GStrv) parts = g_strsplit(rel, "/", -1);
-    guint n = g_strv_length(parts);
-    int cur = n ? fcntl(dirfd, F_DUPFD_CLOEXEC, 0) : -1;
-    for (guint i = 0; cur >= 0 && i < n; i++) {
-        if (!*parts[i] || !strcmp(parts[i], ".") || !strcmp(parts[i], "..")) {
-            *ret_why = "its name is not a plain path inside the directory";
-            close(cur);
-            return -1;
-        }
-        int next = openat(cur, parts[i], i + 1 < n ? DIR_FLAGS : FILE_FLAGS);
-        int e = errno;
-        if (next < 0 && is_link(cur, parts[i]))
-            *ret_why = "it is, or is inside, a symbolic link, and export follows none: it reads "
-                       "the run directory's own files only";
-        close(cur);
-        cur = next;
-        errno = e;
-    }
-    return cur;
-}
-
 char *ml_export_read_at(int dirfd, const char *shown, const char *rel, gsize max, gsize *ret_len,
                         GError **err)
 {
-    const char *why = NULL;
-    int fd = open_below(dirfd, rel, &why);
-    int e = errno;
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) != 0)
-        e = errno, why = NULL;
-    else if (fd >= 0 && !S_ISREG(st.st_mode))
-        why = "it is not a regular file";
-    else if (fd >= 0 && (gsize)st.st_size > max)
-        why = "it is larger than a run directory's file may be";
-    char *buf = NULL;
-    gsize got = 0;
-    if (fd >= 0 && !why) {
-        buf = g_malloc((gsize)st.st_size + 1);
-        ssize_t r = 1;
-        while (got < (gsize)st.st_size && r != 0) {
-            r = read(fd, buf + got, (gsize)st.st_size - got);
-            if (r < 0 && errno != EINTR)
-                break;
-            got += r > 0 ? (gsize)r : 0;
-        }
-        e = errno;
-        if (r < 0)
-            g_clear_pointer(&buf, g_free);
-        else
-            buf[got] = '\0';
-    }
-    if (fd >= 0)
-        close(fd);
-    if (!buf) {
-        bool host = !why && e != ENOENT && e != ELOOP && e != ENOTDIR;
-        g_set_error(err, ML_ERROR, host ? ML_ERR_HOST : ML_ERR_INPUT, "cannot read %s/%s: %s",
-                    shown, rel, why ? why : g_strerror(e));
-        return NULL;
-    }
-    if (ret_len)
-        *ret_len = got;
-    return buf;
+    g_autofree char *name = g_build_filename(shown, rel, NULL);
+    return ml_runfile_read(dirfd, rel, name, max, ret_len, err);
 }
 
 /* The directory above the absolute path abs, each component opened with O_NOFOLLOW from "/":

@@ -10,10 +10,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The regular file rel ("rulesets/plain/hub.nft") below the directory dirfd, read whole: each
- * component opened without following a link, the file without blocking on a FIFO. A link, a
- * FIFO, a device, a file over max bytes or a name with "..", "." or an empty part is refused
- * (ML_ERR_INPUT); err names shown/rel and why, never what the file holds. */
+/* The regular file rel ("rulesets/plain/hub.nft") below the directory dirfd, read whole as report
+ * reads a run directory (ml_runfile_read: no link followed, nothing but a regular file opened,
+ * nothing over max bytes, nothing quoted); shown names dirfd in messages. */
 char *ml_export_read_at(int dirfd, const char *shown, const char *rel, gsize max, gsize *ret_len,
                         GError **err);
 
