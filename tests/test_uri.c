@@ -49,7 +49,6 @@ static const struct agree_case agree[] = {
     {"qemu+ssh://h/system?COMMAND=/x", "COMMAND=/x"},
     {"qemu+ssh://h/system?%63ommand=/x", "command=/x"},
     {"qemu+ssh://h/system?keyfile=/a&KeyFile=/b", "keyfile=/a KeyFile=/b"},
-    {"qemu+ssh://h/system?=x&a", "a="},
     {"qemu+ssh://h/system?a=1&&b=2", "a=1 b=2"},
     {"qemu+ssh://h/system?a=b=c", "a=b=c"},
     {"qemu+ssh://h/system?a=%41%42&b=", "a=AB b="},
@@ -116,6 +115,10 @@ static void test_stricter(void)
         {"qemu+ssh://h/system?x=a b", "' ' is not allowed"},
         {"qemu+ssh://h/system?x=%0aid", "control character"},
         {"qemu+ssh://h/system?x=%00", "control character"},
+        /* libvirt ignores "=x", and names a lone "=" after the rest of the query (found by
+         * fuzz_uri): a parameter without a name is refused. */
+        {"qemu+ssh://h/system?=x&a", "has no name"},
+        {"test:///default?=x&a&=&bc=:/.me", "has no name"},
         {"qemu:/system", "followed by '://'"},
         {"", "empty"},
     };

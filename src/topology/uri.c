@@ -94,7 +94,9 @@ static void add_param(struct ml_uri *u, char *name, char *value)
 }
 
 /* virURIParseParams: a section ends at the next '&', or, where no '&' is left, at the next ';'. A
- * section without '=' is a name with the value ""; one that starts with '=' is ignored. */
+ * section without '=' is a name with the value "". One that starts with '=' has no name: libvirt
+ * ignores "=value", and reads a lone "=" as a parameter named after the whole rest of the query
+ * (xmlURIUnescapeString of length 0 unescapes to the end); both are refused. */
 static bool split_query(struct ml_uri *u, const char *text, const char *query, GError **err)
 {
     const char *q = query;
@@ -105,7 +107,9 @@ static bool split_query(struct ml_uri *u, const char *text, const char *query, G
         if (!end)
             end = q + strlen(q);
         const char *eq = memchr(q, '=', (size_t)(end - q));
-        if (end != q && eq != q) {
+        if (eq == q)
+            return fail(err, text, q, "a parameter of its query has no name");
+        if (end != q) {
             char *name = NULL, *value = NULL;
             if (!unescape(q, eq ? eq : end, &name) ||
                 !unescape(eq ? eq + 1 : end, end, &value)) {
