@@ -47,6 +47,9 @@ static void test_public(void)
     CHECK(f && !strstr(f, "pw") && !strstr(f, "keyfile") && !strstr(f, "my key"));
     g_autofree char *g = ml_uri_public("lab-server?keyfile=/k");
     CHECK_STR(g, "lab-server");
+    /* An IPv6 host keeps its brackets when shown. */
+    g_autofree char *h = ml_uri_public("qemu+ssh://root@[::1]/system?keyfile=/k");
+    CHECK_STR(h, "qemu+ssh://root@[::1]/system");
 }
 
 static void test_same(void)

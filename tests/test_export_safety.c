@@ -18,7 +18,6 @@
 #include "core/util.h"
 #include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
-#include "core/comment.h"
 #include "export/export.h"
 #include "export/hubinit.h"
 #include "export/place.h"

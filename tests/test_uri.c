@@ -228,26 +228,11 @@ static void test_same(void)
     CHECK(!ml_uri_same(NULL, "qemu:///system"));
 }
 
-static void test_public(void)
-{
-    g_autofree char *a = ml_uri_public("qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_tty=1");
-    CHECK_STR(a, "qemu+ssh://root@127.0.0.1:2222/system");
-    g_autofree char *b = ml_uri_public("qemu:///system");
-    CHECK_STR(b, "qemu:///system");
-    g_autofree char *c = ml_uri_public("qemu+ssh://root@[::1]/system?keyfile=/k");
-    CHECK_STR(c, "qemu+ssh://root@[::1]/system");
-    g_autofree char *d = ml_uri_public("qemu+ssh://root:secret@h/system?keyfile=/k");
-    CHECK_STR(d, "qemu+ssh://h/system");
-    g_autofree char *e = ml_uri_public("mylab");
-    CHECK_STR(e, "mylab");
-}
-
 int main(void)
 {
     test_agrees_with_libvirt();
     test_stricter();
     test_topology_refusal();
     test_same();
-    test_public();
     return check_finish();
 }

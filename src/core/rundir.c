@@ -14,31 +14,39 @@
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-static bool check_owner(const char *path, int fd, GError **err)
+bool ml_dir_private(int fd, const char *what, const char *advice, GError **err)
 {
     struct stat st;
     if (fstat(fd, &st) < 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot examine run directory '%s': %s", path,
-                    g_strerror(errno));
+        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot examine %s: %s", what, g_strerror(errno));
         return false;
     }
     if (st.st_uid != geteuid() && st.st_uid != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "run directory '%s' belongs to uid %u, not to you or root: meshlab would "
-                    "write into a directory that someone else controls; give --out a directory "
-                    "of your own (or leave it out for runs/LAB-RUNID)",
-                    path, (unsigned)st.st_uid);
+                    "%s belongs to uid %u, not to you or root: meshlab would write where someone "
+                    "else can plant links or swap what it writes; %s",
+                    what, (unsigned)st.st_uid, advice);
         return false;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "run directory '%s' is writable by %s (mode %04o): another user could plant "
-                    "links in it; use a directory only you can write, or 'chmod go-w' it",
-                    path, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                    "%s is writable by %s (mode %04o): another user could plant links in it or "
+                    "swap what meshlab writes there; use a directory only you can write, or "
+                    "'chmod go-w' it",
+                    what, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
                     (unsigned)(st.st_mode & 07777));
         return false;
     }
     return true;
+}
+
+static bool check_owner(const char *path, int fd, GError **err)
+{
+    g_autofree char *what = g_strdup_printf("run directory '%s'", path);
+    return ml_dir_private(fd, what,
+                          "give --out a directory of your own (or leave it out for "
+                          "runs/LAB-RUNID)",
+                          err);
 }
 
 bool ml_rundir_clear(int dirfd, const char *shown, GError **err)

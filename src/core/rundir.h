@@ -24,6 +24,11 @@
  * with err set. */
 int ml_rundir_open(const char *path, const char *lab, const char *run_id, bool force, GError **err);
 
+/* Whether the directory fd is the caller's or root's and no one else's to write: into one that
+ * another user controls, they could plant links or swap what meshlab writes. False with err
+ * (ML_ERR_INPUT) naming it as what ("run directory 'X'") and saying advice when it is another's. */
+bool ml_dir_private(int fd, const char *what, const char *advice, GError **err);
+
 /* Removes everything below the directory dirfd without following links;
  * shown names it in messages. */
 bool ml_rundir_clear(int dirfd, const char *shown, GError **err);

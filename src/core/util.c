@@ -49,14 +49,22 @@ struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *next)
     return before;
 }
 
-char *ml_escape_controls(const char *text)
+/* text with what may not stand as it is written \xHH or \uHHHH: C0 and DEL, bytes that are
+ * not UTF-8 and C1 always; in a comment line also a newline, a tab, Unicode's line and paragraph
+ * separators, and a backslash (as two), so that no line ends or continues inside it. */
+static char *escape(const char *text, bool comment)
 {
     const char *p = text ? text : "";
     const char *end = p + strlen(p);
     GString *s = g_string_sized_new((gsize)(end - p));
     while (p < end) {
         unsigned char c = (unsigned char)*p;
-        if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+        if (comment && c == '\\') {
+            g_string_append(s, "\\\\");
+            p++;
+            continue;
+        }
+        if ((!comment && (c == '\n' || c == '\t')) || (c >= 0x20 && c < 0x7f)) {
             g_string_append_c(s, (char)c);
             p++;
             continue;
@@ -69,13 +77,23 @@ char *ml_escape_controls(const char *text)
             continue;
         }
         const char *next = g_utf8_next_char(p);
-        if (u < 0xa0)
+        if (u < 0xa0 || (comment && (u == 0x2028 || u == 0x2029)))
             g_string_append_printf(s, "\\u%04x", (unsigned)u); /* C1 */
         else
             g_string_append_len(s, p, next - p);
         p = next;
     }
     return g_string_free(s, FALSE);
+}
+
+char *ml_escape_controls(const char *text)
+{
+    return escape(text, false);
+}
+
+char *ml_comment_text(const char *text)
+{
+    return escape(text, true);
 }
 
 /* Messages carry guest output and results.json's strings: escaped here, an ESC in them never

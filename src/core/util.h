@@ -49,6 +49,13 @@ struct ml_log_sink ml_log_set_sink(const struct ml_log_sink *sink);
  * excepted), DEL and bytes that are not UTF-8 written as \xNN or \u00NN, so text from a guest
  * or a results file cannot move the cursor, clear the screen or retitle the window. "" for NULL. */
 char *ml_escape_controls(const char *text);
+/* Text that lands in a `#` comment line of a file meshlab writes (a script, cloud-init
+ * user-data, an nftables ruleset, a wg-quick, swanctl, tinc, OpenVPN or nebula config,
+ * README.md) from a results.json someone else may have written (the lab's name, the run's id):
+ * ml_escape_controls, and also every newline and tab, Unicode's line and paragraph separators
+ * (YAML 1.1 breaks lines at them) and a backslash (as two), so that no line ends or continues
+ * inside it and the rest cannot become a command or a rule of its own. Printable text is kept. */
+char *ml_comment_text(const char *text);
 /* The text of an event, its control characters escaped (ml_escape_controls):
  * "[  12.3s] phase      message" for progress, "meshlab: warning: message" for a warning. */
 char *ml_log_format(const struct ml_log_event *event);

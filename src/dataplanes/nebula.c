@@ -14,7 +14,6 @@
 #include "virt/daemon.h"
 #include "virt/guest_value.h"
 #include "core/util.h"
-#include "core/comment.h"
 
 #define NEBULA_SUBNET "10.42.0.0"
 #define NEBULA_PREFIX 24

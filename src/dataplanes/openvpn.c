@@ -26,7 +26,6 @@
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
 #include "dataplanes/wireguard.h"
-#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 

@@ -36,7 +36,6 @@
 #include "virt/guest_value.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
-#include "core/comment.h"
 #include "topology/plan.h"
 #include "virt/agent.h"
 

@@ -10,7 +10,6 @@
 #include "virt/agent.h"
 #include "core/keys.h"
 #include "core/util.h"
-#include "core/comment.h"
 
 static GString *interface_section(const struct ml_topology *topo, size_t node, unsigned prefix)
 {

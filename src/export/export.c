@@ -13,7 +13,6 @@
 #include "core/util.h"
 #include "dataplanes/bundle.h"
 #include "dataplanes/dataplane.h"
-#include "core/comment.h"
 #include "export/hubinit.h"
 #include "export/place.h"
 #include "export/qr.h"

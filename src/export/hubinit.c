@@ -4,7 +4,6 @@
 #include <yaml.h>
 
 #include "core/util.h"
-#include "core/comment.h"
 #include "topology/yaml.h"
 
 /* Every file the user-data writes, in order: the bundle's, then the sysctls, the firewall and

@@ -70,30 +70,8 @@ static int open_parent(const char *abs, const char *shown, GError **err)
  * user who can write it can swap the stage for a directory of their own while it is written. */
 static bool parent_trusted(int fd, const char *shown, GError **err)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot examine the directory of '%s': %s", shown,
-                    g_strerror(errno));
-        return false;
-    }
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "cannot export to '%s': its directory belongs to uid %u, not to you or root, "
-                    "and its owner could swap the export for files of their own while it is "
-                    "written; give --to a place in a directory of your own",
-                    shown, (unsigned)st.st_uid);
-        return false;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
-                    "cannot export to '%s': its directory is writable by %s (mode %04o), who "
-                    "could swap the export for files of their own while it is written; give "
-                    "--to a place in a directory only you can write, or 'chmod go-w' it",
-                    shown, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
-                    (unsigned)(st.st_mode & 07777));
-        return false;
-    }
-    return true;
+    g_autofree char *what = g_strdup_printf("the directory of '%s'", shown);
+    return ml_dir_private(fd, what, "give --to a place in a directory of your own", err);
 }
 
 /* Removes the directory name in dirfd and what it holds, following no link. */
