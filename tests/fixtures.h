@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "core/spawn.h"
+#include "results/json.h"
 #include "topology/plan.h"
 #include "virt/virt_xml.h"
 
@@ -65,4 +66,24 @@ static inline bool fixture_sh_syntax_ok(const char *text)
     g_unlink(p);
     g_rmdir(dir);
     return ok;
+}
+
+/* A run directory as export reads it: results.json and the hub's ruleset of each path (the
+ * recorded tests/data/ruleset-hub.nft). The caller removes it. */
+static inline char *fixture_export_run(struct json_object *results, const struct ml_topology *topo)
+{
+    char *dir = g_dir_make_tmp("test-export-run-XXXXXX", NULL);
+    g_autofree char *rj = g_build_filename(dir, "results.json", NULL);
+    json_object_to_file(rj, results);
+    g_autofree char *ruleset = NULL;
+    g_file_get_contents("tests/data/ruleset-hub.nft", &ruleset, NULL, NULL);
+    struct json_object *paths = ml_j_array(results, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        g_autofree char *d = g_build_filename(
+            dir, "rulesets", ml_j_str(json_object_array_get_idx(paths, i), "name"), NULL);
+        g_mkdir_with_parents(d, 0700);
+        g_autofree char *f = g_strdup_printf("%s/%s.nft", d, topo->nodes[topo->hub].name);
+        g_file_set_contents(f, ruleset, -1, NULL);
+    }
+    return dir;
 }

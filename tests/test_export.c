@@ -238,24 +238,6 @@ static void test_multipart(void)
 
 /* ---- a whole export of a recorded run ---- */
 
-static char *make_run(struct json_object *results, const struct ml_topology *topo)
-{
-    char *dir = g_dir_make_tmp("test-export-run-XXXXXX", NULL);
-    g_autofree char *rj = g_build_filename(dir, "results.json", NULL);
-    json_object_to_file(rj, results);
-    g_autofree char *ruleset = NULL;
-    g_file_get_contents("tests/data/ruleset-hub.nft", &ruleset, NULL, NULL);
-    struct json_object *paths = ml_j_array(results, "paths");
-    for (size_t i = 0; i < ml_j_len(paths); i++) {
-        g_autofree char *d = g_build_filename(
-            dir, "rulesets", ml_j_str(json_object_array_get_idx(paths, i), "name"), NULL);
-        g_mkdir_with_parents(d, 0700);
-        g_autofree char *f = g_strdup_printf("%s/%s.nft", d, topo->nodes[topo->hub].name);
-        g_file_set_contents(f, ruleset, -1, NULL);
-    }
-    return dir;
-}
-
 static void rm_rf(const char *path)
 {
     const char *argv[] = {"rm", "-rf", path, NULL};
@@ -330,7 +312,7 @@ static void test_export_run(struct ml_topology *topo)
     json_object_deep_copy(fixture_path(r, "wireguard-hub"), &go, NULL);
     json_object_object_add(go, "name", json_object_new_string("wireguard-go-hub"));
     json_object_array_add(ml_j_array(r, "paths"), go);
-    g_autofree char *run = make_run(r, topo);
+    g_autofree char *run = fixture_export_run(r, topo);
     g_autofree char *to = g_build_filename(run, "export", NULL);
     struct ml_export_opts o = {
         .run_dir = run, .hub_address = "vpn.example.net", .hub_interface = "ens3", .to = to};

@@ -242,22 +242,6 @@ static void test_renderers_escape(const struct ml_topology *topo)
     CHECK(!g_file_test(RAN, G_FILE_TEST_EXISTS));
 }
 
-static char *make_run(struct json_object *results, const struct ml_topology *topo)
-{
-    char *dir = g_dir_make_tmp("test-export-label-XXXXXX", NULL);
-    g_autofree char *ruleset = NULL;
-    g_file_get_contents("tests/data/ruleset-hub.nft", &ruleset, NULL, NULL);
-    struct json_object *paths = ml_j_array(results, "paths");
-    for (size_t i = 0; i < ml_j_len(paths); i++) {
-        g_autofree char *d = g_build_filename(
-            dir, "rulesets", ml_j_str(json_object_array_get_idx(paths, i), "name"), NULL);
-        g_mkdir_with_parents(d, 0700);
-        g_autofree char *f = g_strdup_printf("%s/%s.nft", d, topo->nodes[topo->hub].name);
-        g_file_set_contents(f, ruleset, -1, NULL);
-    }
-    return dir;
-}
-
 /* The whole export of a run whose results.json says its lab is "three-guest\n$(touch ...)":
  * before, `nft -c` refused the hub's firewall (the newline ended its first comment); now every
  * file is written and none has a line that begins with the payload. */
@@ -270,7 +254,7 @@ static void test_export_label(const struct ml_topology *topo)
     struct json_object *r = fixture_json("results-v2-matrix.json");
     json_object_object_add(r, "lab", json_object_new_string("three-guest\n" PAYLOAD));
     json_object_object_add(r, "run_id", json_object_new_string("20261130\r\n" PAYLOAD));
-    g_autofree char *run = make_run(r, topo);
+    g_autofree char *run = fixture_export_run(r, topo);
     g_autofree char *to = g_build_filename(run, "export", NULL);
     struct ml_export_opts o = {
         .run_dir = run, .hub_address = "vpn.example.net", .hub_interface = "eth0", .to = to};
