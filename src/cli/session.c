@@ -152,14 +152,11 @@ bool ml_session_rundir(struct ml_lab *lab, const struct ml_session_opts *opts, G
     lab->run_open = lab->run_fd >= 0;
     if (!lab->run_open)
         return false;
-    /* The topology as it was, beside the results: `export` rebuilds the configs from it. */
-    g_autofree char *text = NULL;
-    gsize len = 0;
-    if (!g_file_get_contents(lab->topo->path, &text, &len, err)) {
-        g_prefix_error(err, "cannot copy the topology into the run directory: ");
-        return false;
-    }
-    return ml_lab_write(lab, ML_SESSION_TOPOLOGY, text, (gssize)len, err);
+    /* The topology as it was parsed, beside the results: `export` rebuilds the configs from it.
+     * Its file is not read again: what was checked is what is kept, even where the file was a
+     * run directory's that its owner could swap meanwhile (export --verify). */
+    return ml_lab_write(lab, ML_SESSION_TOPOLOGY, lab->topo->text, (gssize)lab->topo->text_len,
+                        err);
 }
 
 void ml_session_fail_teardown(struct ml_lab *lab, const struct ml_session_opts *opts)

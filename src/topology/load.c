@@ -47,6 +47,7 @@ void ml_topology_free(struct ml_topology *topo)
     if (!topo)
         return;
     g_free(topo->path);
+    g_free(topo->text);
     for (size_t i = 0; i < topo->measure.n_paths; i++)
         g_free(topo->measure.paths[i].name);
     for (size_t i = 0; i < topo->nat_matrix.n_dataplanes; i++)
@@ -897,6 +898,8 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     }
     topo = g_new0(struct ml_topology, 1);
     topo->path = g_strdup(name);
+    topo->text = g_strndup(text, len);
+    topo->text_len = len;
     c.topo = topo;
     c.y.scratch = g_ptr_array_new_with_free_func(g_free);
     ok = parse_root(&c, root) && ml_topology_validate(&c);

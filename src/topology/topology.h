@@ -171,6 +171,8 @@ unsigned ml_profile_omit_s(unsigned pass_s);
 
 struct ml_topology {
     char *path;                       /* the file it came from */
+    char *text;                       /* its text, as parsed: what a run directory keeps */
+    size_t text_len;
     char name[ML_NAME_MAX];           /* the lab's name: tags every libvirt object */
     char image[ML_NAME_MAX];          /* preferred guest image (catalogue name) */
     char image_fallback[ML_NAME_MAX]; /* used, and said so, when the preferred one can't be had */
