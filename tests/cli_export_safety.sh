@@ -89,6 +89,12 @@ ln -sf "$tmp/secret.txt" "$tmp/linked/topology.yaml"
 export_to "$tmp/x" "$tmp/linked"; rc=$?
 check "a linked topology.yaml exits 2 (got $rc)" "[ $rc = 2 ] && grep -q 'symbolic link' '$tmp/err'"
 check "and is not quoted: $(head -c 300 "$tmp/err")" "! grep -q SECRETHASH '$tmp/err' '$tmp/out'"
+# The run's own topology.yaml with a secret where a key belongs: refused at its place, unquoted.
+make_run "$tmp/keyed"
+{ cat "$tmp/keyed/topology.yaml"; cat "$tmp/secret.txt"; } >"$tmp/keyed/t" && mv "$tmp/keyed/t" "$tmp/keyed/topology.yaml"
+export_to "$tmp/x" "$tmp/keyed"; rc=$?
+check "a run's topology.yaml with an unknown key exits 2 at its line, the key unquoted (rc $rc): $(head -c 300 "$tmp/err")" \
+    "[ $rc = 2 ] && grep -q 'keyed/topology.yaml:[0-9]*:1: unknown key' '$tmp/err' && ! grep -q SECRETHASH '$tmp/err' '$tmp/out'"
 make_run "$tmp/fifo"
 rm "$tmp/fifo/topology.yaml"; mkfifo "$tmp/fifo/topology.yaml"
 start=$(date +%s)

@@ -176,7 +176,7 @@ static struct ml_topology *run_topology(int run_fd, const char *dir, GError **er
         return NULL;
     }
     g_autofree char *file = g_build_filename(dir, ML_SESSION_TOPOLOGY, NULL);
-    g_autoptr(MlTopology) topo = ml_topology_parse(file, text, len, err);
+    g_autoptr(MlTopology) topo = ml_topology_parse_data(file, text, len, err);
     if (!topo || !ml_paths_resolve(topo, err))
         return NULL;
     return g_steal_pointer(&topo);

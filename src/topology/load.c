@@ -872,12 +872,13 @@ static bool parse_root(struct ml_load_ctx *c, yaml_node_t *root)
     return true;
 }
 
-struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err)
+static struct ml_topology *parse(const char *name, const char *text, size_t len, bool data,
+                                 GError **err)
 {
     g_autoptr(MlTopology) topo = NULL;
     yaml_document_t doc;
     yaml_node_t *root;
-    struct ml_load_ctx c = {.y = {.file = name, .doc = &doc, .err = err}};
+    struct ml_load_ctx c = {.y = {.file = name, .doc = &doc, .err = err, .data = data}};
     bool ok;
 
     if (len > MAX_FILE_BYTES) {
@@ -906,6 +907,17 @@ struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t
     ml_yaml_clear(&c.y);
     yaml_document_delete(&doc);
     return ok ? g_steal_pointer(&topo) : NULL;
+}
+
+struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err)
+{
+    return parse(name, text, len, false, err);
+}
+
+struct ml_topology *ml_topology_parse_data(const char *name, const char *text, size_t len,
+                                          GError **err)
+{
+    return parse(name, text, len, true, err);
 }
 
 /* What a file that is not a regular one is, for the message that refuses it. */

@@ -245,6 +245,10 @@ struct in_addr ml_nat_inside_net(const struct ml_topology *topo, size_t node);
 struct ml_topology *ml_topology_load(const char *path, GError **err);
 /* The same from memory; name is used in messages in place of a path. */
 struct ml_topology *ml_topology_parse(const char *name, const char *text, size_t len, GError **err);
+/* ml_topology_parse of a file someone else may have written (a run directory's topology.yaml):
+ * its errors name the place and the rule, and quote none of its text. */
+struct ml_topology *ml_topology_parse_data(const char *name, const char *text, size_t len,
+                                          GError **err);
 void ml_topology_free(struct ml_topology *topo);
 typedef struct ml_topology MlTopology;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlTopology, ml_topology_free)

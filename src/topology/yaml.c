@@ -39,6 +39,8 @@ const char *ml_yaml_fmt(struct ml_yaml *y, const char *format, ...)
  * long values cut short. */
 const char *ml_yaml_shown(struct ml_yaml *y, const char *s)
 {
+    if (y->data)
+        return "(the file's text, not shown)";
     return ml_yaml_keep(y, ml_name_shown(s));
 }
 

@@ -18,6 +18,7 @@ struct ml_yaml {
     yaml_document_t *doc;
     GError **err;       /* set once, ML_ERR_INPUT */
     GPtrArray *scratch; /* message fragments, freed by ml_yaml_clear */
+    bool data;          /* a file someone else may have written: messages quote none of it */
 };
 
 /* One key a mapping may have. A list of them ends with {NULL, false}. */
