@@ -89,20 +89,3 @@ int cmd_report_main(int argc, char **argv)
            drawn ? "" : " (gnuplot missing or nothing to draw; see the report)");
     return ML_EXIT_OK;
 }
-
-/* Someone else's run directory is what report is for: nothing reaches the renderers (and
- * gnuplot) that the contract does not allow, and nothing is read from outside the directory. */
-struct json_object *cmd_read_results(const char *dir, char **ret_file, GError **err)
-{
-    g_autofree char *file = g_build_filename(dir, "results.json", NULL);
-    int fd = ml_runfile_dir_open(dir, err);
-    if (fd < 0)
-        return NULL;
-    struct json_object *results = ml_results_read_at(fd, "results.json", file, err);
-    close(fd);
-    if (!results)
-        return NULL;
-    if (ret_file)
-        *ret_file = g_steal_pointer(&file);
-    return results;
-}

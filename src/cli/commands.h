@@ -25,11 +25,6 @@ int cmd_export_main(int argc, char **argv);
  * *ret_status is the exit status (help printed, or usage on stderr). */
 bool cmd_simple_args(int argc, char **argv, const char *usage, int operands, int *ret_status);
 
-/* RUN_DIR/results.json read and checked against the schema built into meshlab (report and
- * export read someone else's run directory: nothing reaches them that the contract does not
- * allow); *ret_file (may be NULL) its path. NULL with err (ML_ERR_INPUT) otherwise. */
-struct json_object *cmd_read_results(const char *dir, char **ret_file, GError **err);
-
 /* Prints "meshlab: MESSAGE" and returns the exit status that fits the error. */
 int cmd_fail(const GError *err);
 
