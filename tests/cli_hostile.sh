@@ -19,6 +19,7 @@ export MESHLAB_STATE_DIR=$tmp/state MESHLAB_CACHE_DIR=$tmp/cache TMPDIR=$tmp
 unset MESHLAB_URI
 mkdir -p "$tmp/state/labs"
 echo keep >"$tmp/state/sentinel"
+top=$PWD
 cd "$tmp" || exit 1
 
 # The audit's polyglot: a valid three-node topology whose description is also a shell script;
@@ -91,6 +92,20 @@ hostile "a user name that reads as an option" \
     "qemu+ssh://-oProxyCommand@127.0.0.1/system" "starts with '-'"
 hostile "a user name that is not one" \
     "qemu+ssh://-oProxyCommand=touch@127.0.0.1/system" "a user name is letters"
+
+# The same polyglot as a received run directory's topology.yaml, under export --verify (which
+# brings a lab up from it): refused while the run is read, before any libvirt host is opened.
+for k in 1 7; do
+    run=$tmp/run$k
+    mkdir -m 700 "$run"
+    cp "$top/tests/data/results-v2-matrix.json" "$run/results.json"
+    cp "t$k.yaml" "$run/topology.yaml"
+    "$bin" export "$run" --hub-address 203.0.113.10 --to "$run/out" --verify >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "export --verify of a run whose topology.yaml is hostile ($k) exits 2 (rc $rc): $(head -c 300 "$tmp/err")" \
+        "[ $rc = 2 ] && grep -q 'run$k/topology.yaml:7:7: hosts.h1: ' '$tmp/err'"
+    check "and nothing ran, nothing was exported" "[ -z \"\$(ls '$tmp' | grep PWNED)\" ] && [ ! -e '$run/out' ]"
+done
 
 check "the state directory holds only what was there" \
     "[ \"\$(cd '$tmp/state' && find . | sort | tr '\n' ' ')\" = '. ./labs ./sentinel ' ] && [ \"\$(cat '$tmp/state/sentinel')\" = keep ]"
