@@ -113,5 +113,15 @@ else
     ok
 fi
 
+# A refused file gets its error alone, on one line: the deprecation is said only of a file that
+# is taken (scripts that read the first line of stderr, as the audit's bad3 runner does, see it).
+sed 's/^  server: client-b$/  server: nobody/' "$old" >"$tmp/old-bad.yaml"
+validate "$tmp/old-bad.yaml"
+if [[ $rc -ne 2 || $(wc -l <"$tmp/err") -ne 1 ]] || grep -q deprecated "$tmp/err"; then
+    bad "validate of a refused file with wireguard.hub: rc $rc, stderr: $(cat "$tmp/err")"
+else
+    ok
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

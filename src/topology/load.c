@@ -601,10 +601,6 @@ static bool parse_hub(struct ml_load_ctx *c, yaml_node_t *root, yaml_node_t *at)
                             "wireguard.hub, which `hub:` replaces",
                             ml_yaml_shown(&c->y, c->old_hub), ml_yaml_shown(&c->y, c->hub),
                             ml_yaml_line(at));
-    if (c->old_hub_at)
-        ml_warn("%s:%d:%d: wireguard.hub is deprecated; write `hub: %s` at the top level",
-                c->y.file, ml_yaml_line(c->old_hub_at), ml_yaml_column(c->old_hub_at),
-                ml_yaml_shown(&c->y, c->old_hub));
     if (!at && !c->old_hub_at)
         return ml_yaml_fail(&c->y, root,
                             "missing required key 'hub', the node that relays between the "
@@ -904,6 +900,11 @@ static struct ml_topology *parse(const char *name, const char *text, size_t len,
     c.topo = topo;
     c.y.scratch = g_ptr_array_new_with_free_func(g_free);
     ok = parse_root(&c, root) && ml_topology_validate(&c);
+    /* Said only of a file that is taken: a refused one gets its error alone, on one line. */
+    if (ok && c.old_hub_at)
+        ml_warn("%s:%d:%d: wireguard.hub is deprecated; write `hub: %s` at the top level",
+                c.y.file, ml_yaml_line(c.old_hub_at), ml_yaml_column(c.old_hub_at),
+                ml_yaml_shown(&c.y, c.old_hub));
     ml_yaml_clear(&c.y);
     yaml_document_delete(&doc);
     return ok ? g_steal_pointer(&topo) : NULL;
