@@ -74,6 +74,15 @@ static int stop_group(pid_t pid)
 
 bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret, GError **err)
 {
+    return ml_proc_run_opts(argv, NULL, timeout_s, ret, err);
+}
+
+bool ml_proc_run_opts(const char *const *argv, const struct ml_proc_opts *opts, double timeout_s,
+                      struct ml_proc *ret, GError **err)
+{
+    static const struct ml_proc_opts none = {0};
+    if (!opts)
+        opts = &none;
     memset(ret, 0, sizeof(*ret));
     unsigned interrupts_at_start = ml_interrupt_count();
     double start = ml_now();
@@ -81,7 +90,7 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
     GPid pid = 0;
     int fds[2] = {-1, -1};
     g_autoptr(GError) spawn_err = NULL;
-    if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+    if (!g_spawn_async_with_pipes(opts->cwd, (char **)argv, opts->envp,
                                   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
                                   NULL, &pid, NULL, &fds[0], &fds[1], &spawn_err)) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot run '%s': %s", argv[0], spawn_err->message);
@@ -130,6 +139,8 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
                 fds[k] = -1;
             }
         }
+        if (opts->watch)
+            opts->watch(text[1], opts->data);
     }
     if (!reaped)
         status = stop_group(pid);
@@ -149,8 +160,14 @@ bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret,
 
 bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdout, GError **err)
 {
+    return ml_spawn_opts(argv, NULL, timeout_s, ret_stdout, err);
+}
+
+bool ml_spawn_opts(const char *const *argv, const struct ml_proc_opts *opts, double timeout_s,
+                   char **ret_stdout, GError **err)
+{
     struct ml_proc proc;
-    if (!ml_proc_run(argv, timeout_s, &proc, err))
+    if (!ml_proc_run_opts(argv, opts, timeout_s, &proc, err))
         return false;
     bool ok = false;
     const char *said = *proc.err ? proc.err : proc.out;

@@ -31,11 +31,26 @@ void ml_proc_clear(struct ml_proc *proc);
  * after a first Ctrl-C still get to finish, unless a further one comes. */
 bool ml_proc_run(const char *const *argv, double timeout_s, struct ml_proc *ret, GError **err);
 
+/* How ml_proc_run_opts runs a program: in directory cwd (NULL: this one), with the environment
+ * envp (NULL: meshlab's), and watch(err, data), when set, called several times a second with its
+ * stderr so far (a long build shows its progress from it). */
+struct ml_proc_opts {
+    const char *cwd;
+    char **envp;
+    void (*watch)(const GString *err, void *data);
+    void *data;
+};
+bool ml_proc_run_opts(const char *const *argv, const struct ml_proc_opts *opts, double timeout_s,
+                      struct ml_proc *ret, GError **err);
+
 /* ml_proc_run that fails unless the program exits 0 (and, when ret_stdout is
  * wanted, printed no more than ML_PROC_MAX_OUTPUT): the message names the
  * program and carries the last lines of its stderr. ML_ERR_INTERRUPTED when
  * it was interrupted, ML_ERR_HOST otherwise. ret_stdout may be NULL. */
 bool ml_spawn_timeout(const char *const *argv, double timeout_s, char **ret_stdout, GError **err);
+/* ml_spawn_timeout with ml_proc_run_opts's options. */
+bool ml_spawn_opts(const char *const *argv, const struct ml_proc_opts *opts, double timeout_s,
+                   char **ret_stdout, GError **err);
 /* Runs fn(data) in a forked copy of meshlab that leads a process group of its
  * own, so that everything fn starts (libguestfs launches its QEMU appliance
  * from inside the library, where no argv reaches) is stopped with it, at the
