@@ -2,6 +2,7 @@
 
 #include "cache/checksum.h"
 #include "cache/fetch.h"
+#include "cache/gobuild.h"
 #include "core/spawn.h"
 #include "core/util.h"
 
@@ -159,6 +160,22 @@ static bool ready(const struct layout *l)
     return !l->dir || extracted(l);
 }
 
+/* A build of name from images/go (gobuild.h): its binaries and its provenance.json. */
+static bool built(const char *cache_dir, const struct artifact *a)
+{
+    g_autofree char *dir = ml_gobuild_dir(cache_dir, a->name);
+    g_autofree char *prov = g_build_filename(dir, "provenance.json", NULL);
+    static const char *const tailscale_bins[] = {"tailscale", "tailscaled", NULL};
+    static const char *const headscale_bins[] = {"headscale", NULL};
+    const char *const *bins = strcmp(a->name, "tailscale") ? headscale_bins : tailscale_bins;
+    bool ok = g_file_test(prov, G_FILE_TEST_IS_REGULAR);
+    for (size_t i = 0; ok && bins[i]; i++) {
+        g_autofree char *bin = g_build_filename(dir, bins[i], NULL);
+        ok = g_file_test(bin, G_FILE_TEST_IS_REGULAR);
+    }
+    return ok;
+}
+
 char *ml_artifact_path(const char *cache_dir, const char *name)
 {
     const struct artifact *a = find(name);
@@ -170,7 +187,38 @@ char *ml_artifact_path(const char *cache_dir, const char *name)
     if (ready(&l))
         path = g_strdup(l.dir ? l.dir : l.file);
     layout_clear(&l);
-    return path;
+    if (path || !built(cache_dir, a))
+        return path;
+    g_autofree char *dir = ml_gobuild_dir(cache_dir, a->name);
+    return strcmp(a->name, "tailscale") ? g_build_filename(dir, "headscale", NULL)
+                                        : g_steal_pointer(&dir);
+}
+
+struct json_object *ml_artifact_provenance(const char *cache_dir, const char *name)
+{
+    const struct artifact *a = find(name);
+    if (!a || !cache_dir)
+        return NULL;
+    struct layout l = {0};
+    layout_init(&l, a, cache_dir);
+    struct json_object *p = NULL;
+    g_autofree char *stamp = NULL;
+    if (ready(&l) && g_file_get_contents(l.verified, &stamp, NULL, NULL)) {
+        g_autofree char *sha = g_strndup(stamp, strcspn(stamp, " \n"));
+        p = json_object_new_object();
+        json_object_object_add(p, "name", json_object_new_string(a->name));
+        json_object_object_add(p, "version", json_object_new_string(a->version));
+        json_object_object_add(p, "obtained",
+                               json_object_new_string("downloaded from its publisher"));
+        json_object_object_add(p, "url", json_object_new_string(a->url));
+        json_object_object_add(p, "sha256", json_object_new_string(sha));
+    } else if (built(cache_dir, a)) {
+        g_autofree char *dir = ml_gobuild_dir(cache_dir, a->name);
+        g_autofree char *file = g_build_filename(dir, "provenance.json", NULL);
+        p = json_object_from_file(file);
+    }
+    layout_clear(&l);
+    return p;
 }
 
 bool ml_artifacts_missing(const char *cache_dir, GString *ret_missing)
@@ -180,7 +228,7 @@ bool ml_artifacts_missing(const char *cache_dir, GString *ret_missing)
         const struct artifact *a = &artifacts[i];
         struct layout l = {0};
         layout_init(&l, a, cache_dir);
-        if (!ready(&l)) {
+        if (!ready(&l) && !built(cache_dir, a)) {
             missing = true;
             if (ret_missing) {
                 bool have_file = exists(l.file), have_sums = exists(l.sums);

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <glib.h>
+#include <json-c/json.h>
 #include <stdbool.h>
 
-#define ML_TAILSCALE_VERSION "1.104.4"
-#define ML_HEADSCALE_VERSION "0.29.7"
+#include "cache/pins.h"
 
 /* The artifact names `meshlab fetch` accepts, NULL-terminated: "tailscale", "headscale". */
 extern const char *const ml_artifact_names[];
@@ -29,10 +29,19 @@ bool ml_artifact_known(const char *name);
 bool ml_artifacts_missing(const char *cache_dir, GString *ret_missing);
 
 /* The verified artifact in cache_dir, or NULL when it is not there yet:
- *   "tailscale" -> the directory CACHE/tailscale-1.104.4 holding `tailscale` and `tailscaled`,
- *   "headscale" -> CACHE/downloads/headscale_0.29.7_linux_amd64 (the binary).
- * Only what ml_artifact_fetch verified counts; a file merely present does not. */
+ *   "tailscale" -> the directory CACHE/tailscale-VERSION holding `tailscale` and `tailscaled`,
+ *   "headscale" -> CACHE/downloads/headscale_VERSION_linux_amd64 (the binary);
+ * where there is no download, a build from the Go modules (gobuild.h): CACHE/built/tailscale-V
+ * and CACHE/built/headscale-V/headscale. Only what ml_artifact_fetch verified, or
+ * ml_gobuild_programs built, counts; a file merely present does not. */
 char *ml_artifact_path(const char *cache_dir, const char *name);
+
+/* How the artifact in the cache was obtained, for results.json and fetch: {"name", "version",
+ * "obtained": "downloaded from its publisher", "url", "sha256"}, or a build's provenance.json
+ * (gobuild.h: "obtained": "built from its Go module", "go", "go_sum_sha256", "binaries": {NAME:
+ * {"sha256", "path", "go", "modules": [{"path", "version", "sum"}]}}); NULL when it is not
+ * there. */
+struct json_object *ml_artifact_provenance(const char *cache_dir, const char *name);
 
 /* Downloads (or, when the files are already in CACHE/downloads, only verifies) the named
  * artifact and its checksum file, then for tailscale extracts the two binaries. The checksum

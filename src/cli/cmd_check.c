@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/print.h"
 #include "cache/artifacts.h"
+#include "cache/gobuild.h"
 #include "virt/host.h"
 #include "cache/image.h"
 #include "virt/warm.h"
@@ -260,6 +261,24 @@ static struct json_object *check_artifacts(void)
         if (*paths[i])
             json_object_array_add(list, json_object_new_string(paths[i]));
     json_object_object_add(o, "missing", list);
+    /* How each was obtained, and whether this machine can build them where it cannot download. */
+    for (const char *const *n = ml_artifact_names; *n; n++) {
+        struct json_object *p = ml_artifact_provenance(ml_cache_dir(), *n);
+        g_autofree char *key = g_strdup_printf("%s_obtained", *n);
+        json_object_object_add(o, key, p ? json_object_get(ml_j_get(p, "obtained")) : NULL);
+        json_object_put(p);
+    }
+    g_autofree char *module = ml_gobuild_module_dir();
+    struct ml_go go = {0};
+    g_autoptr(GError) e = NULL;
+    bool have_go = ml_go_find(module, &go, &e);
+    struct json_object *g = json_object_new_object();
+    json_object_object_add(g, "ok", json_object_new_boolean(have_go));
+    json_object_object_add(g, "version", have_go ? json_object_new_string(go.version) : NULL);
+    json_object_object_add(g, "path", have_go ? json_object_new_string(go.path) : NULL);
+    json_object_object_add(g, "error", have_go ? NULL : json_object_new_string(e->message));
+    json_object_object_add(o, "go", g);
+    ml_go_clear(&go);
     return o;
 }
 
@@ -426,14 +445,26 @@ void cmd_check_text(FILE *f, struct json_object *doc)
     }
     text_image_cache(f, ml_j_get(doc, "image_cache"));
     struct json_object *art = ml_j_get(doc, "artifacts");
+    struct json_object *go = ml_j_get(art, "go");
     if (ml_j_bool(art, "cached")) {
         g_autofree char *d = g_strdup_printf(
-            "cached and verified (%s, %s)", ml_j_str(art, "tailscale"), ml_j_str(art, "headscale"));
+            "cached (%s, %s): %s", ml_j_str(art, "tailscale"), ml_j_str(art, "headscale"),
+            ml_j_str_or(art, "tailscale_obtained", "verified"));
         line(f, "info", "tailscale, headscale", d);
     } else {
         line(f, "info", "tailscale, headscale", "not in the cache");
         more(f, "the Tailscale paths will be reported as not run; 'meshlab fetch tailscale "
-                "headscale' fetches them");
+                "headscale' downloads them, or builds them from their Go modules where the "
+                "publishers cannot be reached");
+    }
+    if (go && ml_j_bool(go, "ok")) {
+        g_autofree char *d = g_strdup_printf("Go %s (%s): builds Tailscale and Headscale from "
+                                             "their modules",
+                                             ml_j_str(go, "version"), ml_j_str(go, "path"));
+        line(f, "info", "go", d);
+    } else if (go) {
+        line(f, "info", "go", "none that builds Tailscale and Headscale");
+        more(f, ml_j_str_or(go, "error", "?"));
     }
     struct json_object *warm = ml_j_get(doc, "saved_guests");
     size_t n_warm = warm ? json_object_array_length(warm) : 0;
