@@ -123,6 +123,62 @@ static void test_ping(void)
     CHECK(bad && bad->code == ML_ERR_MEASURE && strstr(bad->message, "soon"));
 }
 
+/* What Tailscale 1.102.5 and Headscale 0.29.3, built from images/go, printed in the seed lab:
+ * the readers take them as they take the older samples. */
+static void test_lab_samples(void)
+{
+    struct ml_ts_ping p;
+    g_autofree char *ping = sample("ping-direct-1.102.5-lab.txt");
+    CHECK(ml_tailscale_ping_parse(ping, &p, NULL));
+    CHECK(p.direct && p.answered);
+    CHECK_STR(p.endpoint, "192.0.2.12:41641");
+    g_autofree char *status = sample("status-1.102.5-lab.json");
+    struct ml_ts_peer peer;
+    CHECK(ml_tailscale_status_parse(status, "client-b", &peer, NULL));
+    CHECK_STR(peer.cur_addr, "192.0.2.12:41641");
+    CHECK_STR(peer.relay, "headscale");
+    CHECK_STR(peer.ipv4, "100.64.0.2");
+    CHECK(peer.direct && peer.online);
+    g_autofree char *users = sample("headscale-users-list-0.29.3-lab.json");
+    long id = 0;
+    CHECK(ml_headscale_user_id(users, "lab", &id, NULL) && id == 1);
+    g_autofree char *nodes_json = sample("headscale-nodes-list-0.29.3-lab.json");
+    GPtrArray *nodes = NULL;
+    CHECK(ml_headscale_nodes_parse(nodes_json, &nodes, NULL));
+    CHECK(nodes && ml_headscale_nodes_check(nodes, "client-a", "100.64.0.1", NULL) &&
+          ml_headscale_nodes_check(nodes, "client-b", "100.64.0.2", NULL));
+    if (nodes)
+        g_ptr_array_unref(nodes);
+}
+
+/* tailscaled's per-path counters, as 1.102.5 printed them after a probe by DERP and two direct:
+ * each path's bytes, IPv4 and IPv6 summed; what is not a per-path byte counter is skipped. */
+static void test_metrics(void)
+{
+    g_autofree char *text = sample("metrics-print-1.102.5.txt");
+    struct ml_ts_path_bytes b;
+    g_autoptr(GError) err = NULL;
+    CHECK(ml_tailscale_metrics_parse(text, &b, &err));
+    CHECK(b.out[ML_TS_DERP] == 10868 && b.out[ML_TS_DIRECT] == 21440 &&
+          b.out[ML_TS_PEER_RELAY] == 0);
+    CHECK(b.in[ML_TS_DERP] == 0 && b.in[ML_TS_DIRECT] == 32252);
+    CHECK(ml_tailscale_metrics_parse("tailscaled_outbound_bytes_total{path=\"direct_ipv4\"} 5\n"
+                                     "tailscaled_outbound_bytes_total{path=\"direct_ipv6\"} 7\n"
+                                     "tailscaled_outbound_bytes_total{path=\"other\"} 9\n",
+                                     &b, NULL));
+    CHECK(b.out[ML_TS_DIRECT] == 12 && b.out[ML_TS_DERP] == 0);
+    g_autoptr(GError) none = NULL;
+    CHECK(!ml_tailscale_metrics_parse("tailscaled_advertised_routes 0\n", &b, &none));
+    CHECK(none && strstr(none->message, "no tailscaled_outbound_bytes_total"));
+    g_autoptr(GError) bad = NULL;
+    CHECK(!ml_tailscale_metrics_parse("tailscaled_outbound_bytes_total{path=\"derp\"} lots\n", &b,
+                                      &bad));
+    CHECK(bad && bad->code == ML_ERR_MEASURE);
+    g_autoptr(GError) neg = NULL;
+    CHECK(!ml_tailscale_metrics_parse("tailscaled_outbound_bytes_total{path=\"derp\"} -3\n", &b,
+                                      &neg));
+}
+
 static void test_status(void)
 {
     g_autofree char *json = sample("status-1.102.4-windows.json");
@@ -348,6 +404,8 @@ int main(void)
     test_lab_ca();
     test_ping();
     test_status();
+    test_lab_samples();
+    test_metrics();
     test_headscale();
     test_paths();
     return check_finish();

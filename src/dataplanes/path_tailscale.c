@@ -102,9 +102,10 @@ static bool available(const struct ml_lab *lab, char **ret_reason)
     g_auto(GStrv) files = g_strsplit(missing->str, "\n", -1);
     g_autofree char *list = g_strjoinv(", ", files);
     *ret_reason = g_strdup_printf("artifacts missing: Tailscale " ML_TAILSCALE_VERSION
-                                  " and Headscale " ML_HEADSCALE_VERSION " need %s; run "
-                                  "'meshlab fetch tailscale headscale' where there is network, "
-                                  "or copy the files there by hand (docs/tailscale.md)",
+                                  " and Headscale " ML_HEADSCALE_VERSION " need %s; 'meshlab "
+                                  "fetch tailscale headscale' downloads them, or builds them "
+                                  "from their Go modules where the publishers cannot be reached "
+                                  "(docs/tailscale.md)",
                                   list);
     return false;
 }
@@ -430,16 +431,93 @@ static void observe_once(struct ml_lab *lab)
         json_object_object_add(state, "observed", observe(lab));
 }
 
-/* After a policy change tailscale finds its new path by itself; wait until its
- * own ping says so (or give up after 90 s and let the check decide). */
+/* The client's counters over a probe through tailscale0 (PROBE_PINGS pings of PROBE_BYTES to the
+ * server): what tailscaled sent by each path meanwhile, in *ret. */
+#define PROBE_PINGS 10
+#define PROBE_BYTES 1000
+#define PROBE_MARK "--- meshlab probe ---"
+
+static bool probe_paths(struct ml_lab *lab, struct ml_ts_path_bytes *ret, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t client = t->measure.client;
+    g_autofree char *cmd = g_strdup_printf(
+        "tailscale metrics print; echo '" PROBE_MARK "'; %sping -q -n -c %d -i 0.1 -s %d -W 1 %s "
+        ">/dev/null 2>&1; echo '" PROBE_MARK "'; tailscale metrics print",
+        ml_lab_netns_prefix(lab, client), PROBE_PINGS, PROBE_BYTES, ts_ip(lab, t->measure.server));
+    g_autofree char *out = ml_agent_run(lab->dom[client], cmd, NULL, 60, err);
+    if (!out)
+        return false;
+    g_auto(GStrv) parts = g_strsplit(out, PROBE_MARK "\n", 3);
+    struct ml_ts_path_bytes before, after;
+    if (g_strv_length(parts) != 3 || !ml_tailscale_metrics_parse(parts[0], &before, err) ||
+        !ml_tailscale_metrics_parse(parts[2], &after, err)) {
+        if (err && !*err)
+            g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "the probe's counters were not printed");
+        return false;
+    }
+    for (int k = 0; k < ML_TS_PATHS; k++) {
+        ret->out[k] = after.out[k] - before.out[k];
+        ret->in[k] = after.in[k] - before.in[k];
+    }
+    return true;
+}
+
+/* Whether one direction of a probe went by path: nearly all of it (a stray packet of the switch
+ * aside, 95 %), and at least what the probe itself carried. */
+static bool way_took(const long long bytes[ML_TS_PATHS], enum ml_ts_path path)
+{
+    long long all = 0;
+    for (int k = 0; k < ML_TS_PATHS; k++)
+        all += bytes[k];
+    return bytes[path] >= (long long)PROBE_PINGS * PROBE_BYTES && bytes[path] * 20 >= all * 19;
+}
+
+/* Whether a probe went by path both ways: what the client sent, and what came back to it (the
+ * server's own choice of path: its ACKs by DERP while the client sent direct were 93 kB on the
+ * hub in a direct pass's first second). */
+static bool probe_took(const struct ml_ts_path_bytes *b, enum ml_ts_path path)
+{
+    return way_took(b->out, path) && way_took(b->in, path);
+}
+
+/* After a policy change tailscale finds its new path by itself. Its ping answering the new way
+ * is not enough: the data may go on by the old path for seconds after a disco pong (a direct
+ * pass after a relay one measured DERP for 3 s). So the switch is done when, over a probe, the
+ * client's own per-path counters say the data took the path wanted; probes repeat for up to 60 s
+ * after the ping, and how long it took is said. Beyond that the check decides. */
 static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
 {
+    double t0 = ml_now();
+    const char *way = want_direct ? "direct" : "DERP";
     bool reached = false;
     if (!ping_until(lab, want_direct, 90, &reached, err))
         return false;
     if (!reached)
-        ml_progress("tailscale", "still not on the %s path after 90 s; the check decides",
-                    want_direct ? "direct" : "relay");
+        ml_progress("tailscale", "still not on the %s path after 90 s; the check decides", way);
+    enum ml_ts_path path = want_direct ? ML_TS_DIRECT : ML_TS_DERP;
+    struct ml_ts_path_bytes b = {0};
+    double deadline = ml_now() + 60;
+    bool took = false;
+    while (reached && !took && ml_now() < deadline) {
+        if (!probe_paths(lab, &b, err))
+            return false;
+        took = probe_took(&b, path);
+        if (!took)
+            g_usleep(G_USEC_PER_SEC / 2);
+    }
+    if (reached)
+        ml_progress("tailscale",
+                    "%s: the data %s %.1f s after the policy (%s's counters over a probe of %d "
+                    "B each way: out %lld B direct, %lld B by DERP, %lld B by a peer relay; in "
+                    "%lld, %lld, %lld B)",
+                    want_direct ? "direct" : "relay",
+                    took ? (want_direct ? "left DERP both ways" : "took DERP both ways")
+                         : "was still not on that path both ways, and the check decides,",
+                    ml_now() - t0, lab->topo->nodes[lab->topo->measure.client].name,
+                    PROBE_PINGS * PROBE_BYTES, b.out[ML_TS_DIRECT], b.out[ML_TS_DERP],
+                    b.out[ML_TS_PEER_RELAY], b.in[ML_TS_DIRECT], b.in[ML_TS_DERP],
+                    b.in[ML_TS_PEER_RELAY]);
     if (want_direct)
         observe_once(lab);
     return true;

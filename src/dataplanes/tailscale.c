@@ -263,6 +263,60 @@ static bool parse_go_duration_ms(const char *s, double *ret_ms)
     return true;
 }
 
+/* The path of a label value, or -1 for one tailscaled does not count by. */
+static int ts_path(const char *label)
+{
+    static const struct {
+        const char *label;
+        enum ml_ts_path path;
+    } paths[] = {{"direct_ipv4", ML_TS_DIRECT},         {"direct_ipv6", ML_TS_DIRECT},
+                 {"derp", ML_TS_DERP},                  {"peer_relay_ipv4", ML_TS_PEER_RELAY},
+                 {"peer_relay_ipv6", ML_TS_PEER_RELAY}};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++)
+        if (!strcmp(paths[i].label, label))
+            return (int)paths[i].path;
+    return -1;
+}
+
+bool ml_tailscale_metrics_parse(const char *text, struct ml_ts_path_bytes *ret, GError **err)
+{
+    static const char *const names[] = {"tailscaled_outbound_bytes_total{path=\"",
+                                        "tailscaled_inbound_bytes_total{path=\""};
+    struct ml_ts_path_bytes got = {0};
+    bool seen = false;
+    g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+    for (size_t i = 0; lines[i]; i++) {
+        for (int dir = 0; dir < 2; dir++) {
+            if (!g_str_has_prefix(lines[i], names[dir]))
+                continue;
+            const char *label = lines[i] + strlen(names[dir]);
+            const char *close = strstr(label, "\"} ");
+            g_autofree char *value = close ? g_strndup(label, (gsize)(close - label)) : NULL;
+            char *end = NULL;
+            long long n = close ? g_ascii_strtoll(close + 3, &end, 10) : -1;
+            /* A petabyte is more than a lab sends; past it the sums could overflow. */
+            if (!close || end == close + 3 || *g_strstrip(end) || n < 0 || n > 1000000000000000LL) {
+                g_autofree char *shown = ml_escape_controls(lines[i]);
+                g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                            "cannot read tailscaled's per-path counter '%.80s'", shown);
+                return false;
+            }
+            int path = ts_path(value);
+            if (path >= 0)
+                (dir ? got.in : got.out)[path] += n;
+            seen |= dir == 0;
+        }
+    }
+    if (!seen) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE,
+                    "tailscale metrics print has no tailscaled_outbound_bytes_total: this "
+                    "tailscaled counts no bytes by path (Tailscale 1.80 or later does)");
+        return false;
+    }
+    *ret = got;
+    return true;
+}
+
 bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **err)
 {
     struct ml_ts_ping r = {0};

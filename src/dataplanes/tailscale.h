@@ -107,6 +107,21 @@ struct ml_ts_ping {
  * false. Fails (ML_ERR_MEASURE) on a pong line it cannot read; ret is untouched on failure. */
 bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **err);
 
+/* What tailscaled counted of the data it sent and received, by the path it took (`tailscale
+ * metrics print`: tailscaled_{outbound,inbound}_bytes_total{path=...}, tailscale
+ * wgengine/magicsock/magicsock.go registerMetrics at v1.102.5: direct_ipv4, direct_ipv6, derp,
+ * peer_relay_ipv4, peer_relay_ipv6; WireGuard's data packets, not disco). IPv4 and IPv6 are
+ * summed. */
+enum ml_ts_path { ML_TS_DIRECT, ML_TS_DERP, ML_TS_PEER_RELAY, ML_TS_PATHS };
+struct ml_ts_path_bytes {
+    long long out[ML_TS_PATHS];
+    long long in[ML_TS_PATHS];
+};
+
+/* Reads `tailscale metrics print` (Prometheus text). Fails (ML_ERR_MEASURE) when it holds no
+ * tailscaled_outbound_bytes_total line, or one it cannot read. */
+bool ml_tailscale_metrics_parse(const char *text, struct ml_ts_path_bytes *ret, GError **err);
+
 /* One peer in `tailscale status --json`. */
 struct ml_ts_peer {
     char host_name[64];  /* HostName */

@@ -1,5 +1,6 @@
-/* What the tailscale CLI prints in a guest: `tailscale ip -4`, `tailscale ping`, and
- * `tailscale status --json` (the input's first NUL-separated part is the peer's hostname). */
+/* What the tailscale CLI prints in a guest: `tailscale ip -4`, `tailscale ping`, `tailscale
+ * metrics print`, and `tailscale status --json` (the input's first NUL-separated part is the
+ * peer's hostname). */
 #include <string.h>
 
 #include "dataplanes/tailscale.h"
@@ -17,6 +18,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ml_ts_ping ping;
     if (!ml_tailscale_ping_parse(all, &ping, &e2) && !e2)
         __builtin_trap();
+    struct ml_ts_path_bytes bytes;
+    g_autoptr(GError) e4 = NULL;
+    if (ml_tailscale_metrics_parse(all, &bytes, &e4)) {
+        for (int k = 0; k < ML_TS_PATHS; k++)
+            if (bytes.out[k] < 0 || bytes.in[k] < 0)
+                __builtin_trap();
+    } else if (!e4) {
+        __builtin_trap();
+    }
     struct ml_ts_peer peer;
     if (ml_tailscale_status_parse(part[1], part[0], &peer, &e3)) {
         if (!memchr(peer.host_name, 0, sizeof(peer.host_name)) ||
