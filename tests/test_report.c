@@ -1023,8 +1023,66 @@ static void test_minimal(void)
     json_object_put(r);
 }
 
+/* A run of the seed's Tailscale paths (plain, tailscale-direct, tailscale-relay, --quick, with
+ * Tailscale 1.102.5 and Headscale 0.29.3 built from images/go): the header names the programs and
+ * how they were obtained beside the seed's versions, and the seed's section sets each of this
+ * run's figures, as results.json holds them, beside the seed's. A run without Tailscale has
+ * neither. */
+static void test_seed(void)
+{
+    struct json_object *r = fixture_json("results-tailscale.json");
+    g_autofree char *md = ml_report_render_markdown(r, ml_metrics, ml_metrics_count, NULL);
+    CHECK(md && strstr(md, "\n- Programs: Tailscale 1.102.5, built from its Go module with Go "
+                           "1.26.8; Headscale 0.29.3, built from its Go module with Go 1.26.8 (the "
+                           "seed's run had Tailscale 1.104.4 and Headscale 0.29.7)\n"));
+    struct json_object *paths = ml_j_array(r, "paths");
+    struct json_object *direct = NULL, *relay = NULL;
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!g_strcmp0(ml_j_str(p, "name"), "tailscale-direct"))
+            direct = p;
+        if (!g_strcmp0(ml_j_str(p, "name"), "tailscale-relay"))
+            relay = p;
+    }
+    double f = 0, e = 0, setup = 0, hs = 0, a = 0, b = 0;
+    CHECK(ml_j_num(relay, "hub_bytes_per_payload_byte", &f) &&
+          ml_j_num(ml_j_obj(relay, "expected"), "hub_bytes_per_payload_byte", &e) &&
+          ml_j_num(relay, "setup_s", &setup));
+    struct json_object *obs = ml_j_obj(direct, "observed");
+    CHECK(ml_j_num(ml_j_obj(obs, "hub"), "headscale_rss_kib", &hs) &&
+          ml_j_num(ml_j_obj(obs, "client-a"), "tailscaled_rss_kib", &a) &&
+          ml_j_num(ml_j_obj(obs, "client-b"), "tailscaled_rss_kib", &b));
+    g_autoptr(GString) want = g_string_new("| tailscale-relay: hub bytes per payload byte | ");
+    ml_put_significant(want, f, 3);
+    g_string_append(want, " (its physics ");
+    ml_put_significant(want, e, 3);
+    g_string_append(want, ") | 2.44 (211,231,726 in and 205,567,209 out for 170,655,744) |\n"
+                          "| Both clients up, from the first install step | ");
+    ml_put_significant(want, setup, 3);
+    g_string_append(want, " s | 28.4 s |\n| Headscale's idle RSS | ");
+    ml_put_significant(want, hs, 5);
+    g_string_append(want, " KiB | 51,676 kB |\n| tailscaled's idle RSS, client-a and client-b | ");
+    ml_put_significant(want, a, 5);
+    g_string_append(want, " and ");
+    ml_put_significant(want, b, 5);
+    g_string_append(want, " KiB | 43,336 and 42,624 kB |\n| tailscale0's MTU | 1280 | 1280 |\n");
+    if (md && !strstr(md, want->str))
+        fprintf(stderr, "want:\n%s\n", want->str);
+    CHECK(md && strstr(md, want->str));
+    CHECK(md && strstr(md, "| tailscale-direct: hub bytes per payload byte | ") &&
+          strstr(md, " | 1.28e-07 (one 66-byte packet each way for 1,033,240,576 bytes) |"));
+    /* Under TCG no throughput is set beside the seed's, and the section says why. */
+    CHECK(md && strstr(md, "this run's guests ran under TCG") && !strstr(md, "Mbit/s, median |"));
+    json_object_put(r);
+    struct json_object *none = fixture_json("results-v2-matrix.json");
+    g_autofree char *md2 = ml_report_render_markdown(none, ml_metrics, ml_metrics_count, NULL);
+    CHECK(md2 && !strstr(md2, "## The seed's experiment") && !strstr(md2, "- Programs:"));
+    json_object_put(none);
+}
+
 int main(void)
 {
+    test_seed();
     test_matrix();
     test_vps_of_older_results();
     test_vps_month();

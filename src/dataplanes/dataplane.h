@@ -72,6 +72,9 @@ struct ml_dataplane {
     bool (*available)(const struct ml_lab *lab, char **ret_reason);
     /* Host files node needs on its artifacts CD (NULL: none), added to files. */
     void (*artifacts)(const struct ml_lab *lab, size_t node, GPtrArray *files);
+    /* The programs it needs fetched into the cache (cache/artifacts.h names, NULL-terminated;
+     * NULL: none): their versions and how they were obtained go into results.json. */
+    const char *const *fetched;
     /* Brings it up on a freshly booted lab, once for all its paths (NULL:
      * nothing to do). What it learns goes into state, its JSON object in the
      * lab's state file, so a later `run` finds it. */

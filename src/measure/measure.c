@@ -18,6 +18,7 @@
 #include "dataplanes/policy.h"
 #include "dataplanes/dataplane.h"
 #include "dataplanes/verdict.h"
+#include "cache/artifacts.h"
 #include "core/util.h"
 #include "virt/virt.h"
 
@@ -994,6 +995,24 @@ static void add_str(struct json_object *o, const char *key, char *value)
     g_free(value);
 }
 
+/* The fetched programs the lab's dataplanes ran: each one's version and how it was obtained
+ * (the publisher's verified download, or a build from its Go module with every module's hash). */
+static struct json_object *programs(const struct ml_lab *lab)
+{
+    struct json_object *o = json_object_new_object();
+    for (size_t d = 0; ml_dataplanes[d]; d++) {
+        const struct ml_dataplane *dp = ml_dataplanes[d];
+        if (!dp->fetched || !ml_dp_needed(dp, lab->topo))
+            continue;
+        for (const char *const *n = dp->fetched; *n; n++) {
+            struct json_object *p = ml_artifact_provenance(ml_cache_dir(), *n);
+            if (p)
+                json_object_object_add(o, *n, p);
+        }
+    }
+    return o;
+}
+
 struct json_object *ml_measure_environment(struct ml_lab *lab)
 {
     struct json_object *env = json_object_new_object();
@@ -1050,5 +1069,6 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
         json_object_object_add(hosts, lab->topo->nodes[i].name, h);
     }
     json_object_object_add(env, "hosts", hosts);
+    json_object_object_add(env, "programs", programs(lab));
     return env;
 }

@@ -37,6 +37,9 @@ void ml_section_underlay(struct ml_render *c);
 void ml_section_nat_observed(struct ml_render *c);
 void ml_section_nat_matrix(struct ml_render *c);
 void ml_section_nat_captures(struct ml_render *c);
+/* The run's Tailscale figures beside the seed's own (seedreport.c); absent when neither Tailscale
+ * path was measured. */
+void ml_section_seed(struct ml_render *c);
 /* The notice at the top of a run whose host was busy. */
 void ml_section_busy_notice(struct ml_render *c);
 /* A picture in report.md: its link, or the line saying why it was not drawn (the reason may

@@ -74,6 +74,41 @@ static void put_matrix(GString *s, struct json_object *profile)
         g_string_append(s, ML_DASH);
 }
 
+/* The seed's own run (shared/seeds: the experiment meshlab repeats) had these versions. */
+static const struct {
+    const char *name, *shown, *version;
+} seed_programs[] = {{"tailscale", "Tailscale", "1.104.4"}, {"headscale", "Headscale", "0.29.7"}};
+
+/* The fetched programs that ran, their versions and how they were obtained, beside the seed's. */
+static void put_programs(GString *s, struct json_object *env)
+{
+    struct json_object *progs = ml_j_obj(env, "programs");
+    if (!progs || json_object_object_length(progs) == 0)
+        return;
+    g_string_append(s, "\n- Programs: ");
+    bool first = true;
+    g_autoptr(GString) seed = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(seed_programs); i++) {
+        struct json_object *p = ml_j_obj(progs, seed_programs[i].name);
+        if (!p)
+            continue;
+        g_string_append(s, first ? "" : "; ");
+        first = false;
+        g_string_append_printf(s, "%s ", seed_programs[i].shown);
+        ml_put_text(s, ml_j_str_or(p, "version", ML_DASH));
+        g_string_append(s, ", ");
+        ml_put_text(s, ml_j_str_or(p, "obtained", ML_DASH));
+        if (ml_j_str(p, "go")) {
+            g_string_append(s, " with Go ");
+            ml_put_text(s, ml_j_str(p, "go"));
+        }
+        g_string_append_printf(seed, "%s%s %s", seed->len ? " and " : "", seed_programs[i].shown,
+                               seed_programs[i].version);
+    }
+    if (seed->len)
+        g_string_append_printf(s, " (the seed's run had %s)", seed->str);
+}
+
 static void put_header(struct ml_render *c)
 {
     GString *s = c->s;
@@ -143,6 +178,7 @@ static void put_header(struct ml_render *c)
         ml_put_text(s, ml_j_str(env, "accelerator_reason"));
         g_string_append(s, ")");
     }
+    put_programs(s, env);
     g_string_append(s, "\n\n");
     ml_section_busy_notice(c);
     if (g_strcmp0(accel, "tcg") == 0)
@@ -809,6 +845,7 @@ char *ml_report_render_markdown_with(struct json_object *results, const struct m
     ml_section_nat_captures(&c);
     ml_section_cpu(&c);
     ml_section_physics(&c);
+    ml_section_seed(&c);
     ml_section_variance(&c);
     ml_section_vps(&c);
     put_checks(&c);
