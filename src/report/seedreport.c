@@ -30,15 +30,6 @@ static struct json_object *measured_path(struct ml_render *c, const char *name)
     return NULL;
 }
 
-static void put_factor(GString *s, struct json_object *p)
-{
-    double v;
-    if (ml_j_num(p, "hub_bytes_per_payload_byte", &v))
-        ml_put_significant(s, v, 3);
-    else
-        g_string_append(s, ML_DASH);
-}
-
 /* tailscale0's MTU from the observed "mtu 1280 mtu 68 mtu 65535 tun" (ip -d: the MTU, then its
  * minimum and maximum): the first. */
 static void put_mtu(GString *s, const char *link)
@@ -46,15 +37,6 @@ static void put_mtu(GString *s, const char *link)
     const char *m = link ? strstr(link, "mtu ") : NULL;
     if (m)
         g_string_append_printf(s, "%ld", strtol(m + 4, NULL, 10));
-    else
-        g_string_append(s, ML_DASH);
-}
-
-static void put_rss(GString *s, struct json_object *g, const char *key)
-{
-    double v;
-    if (ml_j_num(g, key, &v))
-        ml_put_significant(s, v, 5);
     else
         g_string_append(s, ML_DASH);
 }
@@ -92,7 +74,7 @@ void ml_section_seed(struct ml_render *c)
     }
     if (direct) {
         g_string_append(s, "| tailscale-direct: hub bytes per payload byte | ");
-        put_factor(s, direct);
+        ml_put_sig(s, direct, "hub_bytes_per_payload_byte", 3);
         g_string_append(s, " | ");
         ml_put_significant(s, SEED_DIRECT_HUB / SEED_DIRECT_PAYLOAD, 3);
         g_string_append(s, " (one 66-byte packet each way for 1,033,240,576 bytes) |\n");
@@ -100,7 +82,7 @@ void ml_section_seed(struct ml_render *c)
     if (relay) {
         double e;
         g_string_append(s, "| tailscale-relay: hub bytes per payload byte | ");
-        put_factor(s, relay);
+        ml_put_sig(s, relay, "hub_bytes_per_payload_byte", 3);
         if (ml_j_num(ml_j_obj(relay, "expected"), "hub_bytes_per_payload_byte", &e)) {
             g_string_append(s, " (its physics ");
             ml_put_significant(s, e, 3);
@@ -125,16 +107,16 @@ void ml_section_seed(struct ml_render *c)
         struct json_object *from = ml_j_obj(obs, ml_j_str(direct, "from"));
         struct json_object *to = ml_j_obj(obs, ml_j_str(direct, "to"));
         g_string_append(s, "| Headscale's idle RSS | ");
-        put_rss(s, hub, "headscale_rss_kib");
+        ml_put_sig(s, hub, "headscale_rss_kib", 5);
         g_string_append(s, " KiB | " SEED_HEADSCALE_KIB " kB |\n");
         g_string_append(s, "| tailscaled's idle RSS, ");
         ml_put_text(s, ml_j_str_or(direct, "from", ML_DASH));
         g_string_append(s, " and ");
         ml_put_text(s, ml_j_str_or(direct, "to", ML_DASH));
         g_string_append(s, " | ");
-        put_rss(s, from, "tailscaled_rss_kib");
+        ml_put_sig(s, from, "tailscaled_rss_kib", 5);
         g_string_append(s, " and ");
-        put_rss(s, to, "tailscaled_rss_kib");
+        ml_put_sig(s, to, "tailscaled_rss_kib", 5);
         g_string_append(s, " KiB | " SEED_TAILSCALED_KIB " kB |\n| tailscale0's MTU | ");
         put_mtu(s, ml_j_str(from, "tailscale0"));
         g_string_append_printf(s, " | %d |\n", SEED_MTU);
