@@ -177,6 +177,19 @@ bool ml_interrupted(void)
     return interrupts != 0;
 }
 
+void ml_error_append(GError **err, const char *fmt, ...)
+{
+    if (!err || !*err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *more = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *said = g_strconcat((*err)->message, "; ", more, NULL);
+    g_free((*err)->message);
+    (*err)->message = said;
+}
+
 bool ml_check_interrupted(GError **err)
 {
     if (!interrupts)

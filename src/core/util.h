@@ -75,6 +75,9 @@ void ml_signals_install(void);
 bool ml_interrupted(void);
 /* How many times the user has interrupted (SIGINT, SIGTERM, SIGHUP). */
 unsigned ml_interrupt_count(void);
+/* Adds "; " and the formatted text to the end of (*err)'s message (nothing when err or *err is
+ * NULL): what was done about an error, after the error itself. */
+void ml_error_append(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Sets err to ML_ERR_INTERRUPTED and returns true when the user asked to stop. */
 bool ml_check_interrupted(GError **err);
 

@@ -524,14 +524,30 @@ static bool settle_until(struct ml_lab *lab, bool direct,
     return true; /* verify says what the view shows */
 }
 
+static bool auto_stop(struct ml_lab *lab, GError **err);
+
+/* A tincd that did not settle is stopped on the clients, so its probes and reconnections do not
+ * cross the bridge while the other paths are measured; its next path restarts it. */
+static bool settle_or_stop(struct ml_lab *lab, bool direct, GError **err)
+{
+    if (settle_until(lab, direct, restart_clients, err))
+        return true;
+    if (err && *err && (*err)->code != ML_ERR_INTERRUPTED) {
+        g_autoptr(GError) e = NULL;
+        if (auto_stop(lab, &e))
+            ml_error_append(err, "tincd stopped on the clients so it disturbs no other path");
+    }
+    return false;
+}
+
 static bool settle(struct ml_lab *lab, GError **err)
 {
-    return settle_until(lab, false, restart_clients, err);
+    return settle_or_stop(lab, false, err);
 }
 
 static bool settle_direct(struct ml_lab *lab, GError **err)
 {
-    return settle_until(lab, true, restart_clients, err);
+    return settle_or_stop(lab, true, err);
 }
 
 static char *describe_direct(const struct ml_topology *t)

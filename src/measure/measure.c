@@ -419,6 +419,20 @@ static bool step_failed(struct mpath *p, const char *what, GError **step, GError
     return true;
 }
 
+/* A path whose dataplane did not come onto it: the guests' journals of the last minutes go into
+ * the run directory beside the reason, since its daemons' own words are in no console. */
+static bool prepare_failed(struct run *run, struct mpath *p, GError **step, GError **err)
+{
+    if ((*step)->code != ML_ERR_INTERRUPTED) {
+        struct ml_lab *lab = run->c->lab;
+        g_autofree char *rel = ml_lab_save_journals(lab, p->ops->name, 300);
+        if (rel)
+            ml_error_append(step, "the guests' journals of the last 5 minutes are in %s/%s",
+                            lab->run_dir, rel);
+    }
+    return step_failed(p, "the path could not be prepared", step, err);
+}
+
 /* The group's one policy loaded once, then each path's rulesets saved and its dataplane let
  * settle. */
 static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **err)
@@ -430,7 +444,7 @@ static bool enter_group(struct run *run, struct mpath **g, size_t n, GError **er
             continue;
         g_autoptr(GError) step = NULL;
         if (!ml_policy_enter(run->c->lab, g[i]->ops, in_force, &step) &&
-            !step_failed(g[i], "the path could not be prepared", &step, err))
+            !prepare_failed(run, g[i], &step, err))
             ok = false;
         else if (g[i]->active)
             run->policy_in_force = g[i]->ops;

@@ -124,8 +124,7 @@ bool ml_lab_wait_ping(struct ml_lab *lab, struct in_addr target, unsigned tries,
     ml_exec_clear(&ex);
     if (code != 0) {
         g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                    "no answer through %s from %s to %s within %u tries; the guests' logs are "
-                    "kept in the run directory",
+                    "no answer through %s from %s to %s within %u tries",
                     through, t->nodes[t->measure.client].name, addr, tries);
         return false;
     }
@@ -1283,6 +1282,34 @@ void ml_lab_collect_logs(struct ml_lab *lab)
         ml_exec_clear(&ex);
     }
     ml_agent_set_interruptible(true);
+}
+
+char *ml_lab_save_journals(struct ml_lab *lab, const char *tag, unsigned seconds)
+{
+    if (!lab->plan || !lab->run_open)
+        return NULL;
+    g_autofree char *cmd = g_strdup_printf(
+        "journalctl --no-pager -o short-monotonic --since=-%us 2>&1 | tail -n 2000", seconds);
+    const char *cmds[ML_MAX_NODES];
+    char *out[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = cmd;
+    g_autoptr(GError) e = NULL;
+    /* What was read before a guest that could not be is kept. */
+    (void)ml_lab_run_parallel(lab, NULL, cmds, NULL, 60, out, "reading the journals", &e);
+    size_t saved = 0;
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        if (!out[i])
+            continue;
+        g_autofree char *f =
+            g_strdup_printf("guests/%s-%s-journal.log", lab->plan->guests[i].node->name, tag);
+        saved += ml_lab_write(lab, f, out[i], -1, NULL);
+        g_free(out[i]);
+    }
+    if (!saved)
+        return NULL;
+    g_autofree char *pattern = g_strdup_printf("guests/*-%s-journal.log", tag);
+    return ml_lab_rel(lab, pattern);
 }
 
 static void print_removed(const char *what, void *opaque)

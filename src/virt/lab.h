@@ -139,6 +139,11 @@ bool ml_lab_create(struct ml_lab *lab, GError **err);
 bool ml_lab_attach(struct ml_lab *lab, GError **err);
 /* Copies consoles and cloud-init logs of every guest into run_dir/guests/. */
 void ml_lab_collect_logs(struct ml_lab *lab);
+/* Copies every guest's journal of the last `seconds` into run_dir/guests/NODE-TAG-journal.log
+ * (under write_prefix), for a step that failed mid-run: its daemons' own words, which no
+ * console holds. Returns the files' pattern relative to the run directory ("guests/
+ * *-TAG-journal.log") when at least one was written, else NULL. Never fails the run. */
+char *ml_lab_save_journals(struct ml_lab *lab, const char *tag, unsigned seconds);
 /* Removes lab's objects from one of its hosts (conn; named name in messages, its shell at uri):
  * its domains, networks, pools and volumes (ml_virt_teardown; another controller's too when
  * foreign), and, for a lab over several hosts (several), its VXLAN devices there. cb hears of
