@@ -212,6 +212,39 @@ static void test_probe_and_retransmits_are_not_acks(void)
     CHECK(p.ack_packets == 0 && p.ack_ratio == 0);
 }
 
+/* The tail is bounded by the sender's own wire too: segments still queued in its socket or its
+ * dataplane when iperf3 stopped never reached the hub, whatever iperf3 counted sent. */
+static void test_tail_on_sender_wire(void)
+{
+    const struct ml_encap *tinc = path("tinc-relay")->encap;
+    struct ml_physics_counts t = {.payload_bytes = 764520,
+                                  .hub_rx_packets = 1316,
+                                  .probe_rx_packets = 160,
+                                  .unreceived_bytes = 120495};
+    struct ml_physics free_tail, bound;
+    CHECK(ml_physics_expected(tinc, &t, &free_tail));
+    CHECK(free_tail.tail_packets == 87);
+    /* a wire that carried every tail segment and more: unchanged */
+    t.sender_tx_bytes = (552.0 + 87 + 40) * 1514;
+    CHECK(ml_physics_expected(tinc, &t, &bound));
+    CHECK(bound.tail_packets == 87 && bound.ack_packets == free_tail.ack_packets);
+    /* a wire that carried 30 full frames beyond D: 30 of the tail on the hub, the rest of the
+     * packets beyond D its ACKs */
+    t.sender_tx_bytes = (552.0 + 30) * 1514 + 1000;
+    CHECK(ml_physics_expected(tinc, &t, &bound));
+    CHECK(bound.tail_packets == 30 && bound.ack_packets == 1316 - 552 - 160 - 30);
+    CHECK(bound.hub_bytes_per_payload_byte < free_tail.hub_bytes_per_payload_byte);
+    /* a wire that carried less than the data itself: no tail, never a negative one */
+    t.sender_tx_bytes = 1000;
+    CHECK(ml_physics_expected(tinc, &t, &bound));
+    CHECK(bound.tail_packets == 0 && bound.ack_packets == 1316 - 552 - 160);
+    /* retransmits are on that wire first */
+    t.retransmits = 10;
+    t.sender_tx_bytes = (552.0 + 10 + 30) * 1514;
+    CHECK(ml_physics_expected(tinc, &t, &bound));
+    CHECK(bound.tail_packets == 30);
+}
+
 /* The ACK term can move the factor only between the data alone (no ACK) and an ACK per two
  * segments: 2.184 to 2.285 for kernel WireGuard at 1420 over 1500 (finding 5). */
 static void test_floor_and_ceiling(void)
@@ -266,6 +299,7 @@ static void test_underlay(void)
 int main(void)
 {
     test_probe_and_retransmits_are_not_acks();
+    test_tail_on_sender_wire();
     test_floor_and_ceiling();
     test_probe_frame();
     test_wireguard_frames();

@@ -533,6 +533,7 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     struct ml_physics_counts n = {0};
     double hub = 0, under = 0, under_payload = 0;
+    bool sender_known = ps->len > 0;
     for (guint i = 0; i < ps->len; i++) {
         double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0, sent = 0, u = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
@@ -553,6 +554,12 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
                 n.unreceived_bytes += unreceived;
             else if (ml_j_num_at(x, "sent_bytes", &sent) && sent > p)
                 n.unreceived_bytes += sent - p;
+            /* the sender's wire, known only when every pass kept it */
+            double sender = 0;
+            if (ml_j_num_at(x, "sender_tx_bytes", &sender) && sender > 0)
+                n.sender_tx_bytes += sender;
+            else
+                sender_known = false;
             n.payload_bytes += p;
             n.hub_rx_packets += k;
             n.probe_rx_packets += probe_k;
@@ -560,6 +567,8 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
             hub += rx + tx - probe;
         }
     }
+    if (!sender_known)
+        n.sender_tx_bytes = 0;
     struct ml_physics ph;
     if (!ml_physics_expected(encap, &n, &ph))
         return NULL;

@@ -1699,6 +1699,21 @@ static struct ml_hub_factors record_transfer(struct json_object *o, const struct
     add_int(o, "hub_tx_bytes", tx);
     add_int(o, "hub_rx_packets", last->hub.rx_packets - first->hub.rx_packets);
     add_int(o, "hub_tx_packets", last->hub.tx_packets - first->hub.tx_packets);
+    /* The sending guest's tap out, the wire the physics' tail must have crossed
+     * (ml_physics_counts.sender_tx_bytes): none for both ways at once, flows between other
+     * pairs, UDP, or a sender that shares the hub's tap or has no tap of its own. */
+    const struct ml_plan *plan = pp->lab->plan;
+    enum ml_direction dir = spec->cell->direction;
+    size_t sender = spec->cell->kind != ML_CELL_TCP ? SIZE_MAX
+                    : dir == ML_DIR_FORWARD         ? pp->lab->topo->measure.client
+                    : dir == ML_DIR_REVERSE ? pp->lab->topo->measure.server
+                                            : SIZE_MAX;
+    bool own_tap = sender < plan->n_guests && sender < ML_MAX_NODES && *plan->guests[sender].tap &&
+                   g_strcmp0(plan->guests[sender].tap, plan->guests[pp->lab->topo->hub].tap);
+    json_object_object_add(o, "sender_tx_bytes",
+                           own_tap ? json_object_new_int64((int64_t)(last->guest[sender].tx_bytes -
+                                                                     first->guest[sender].tx_bytes))
+                                   : NULL);
     /* Frames the host dropped at the hub's door (its tap's queue full): the hub's vCPU could not
      * take in what reached it. */
     add_int(o, "hub_rx_dropped_frames", last->hub.rx_drop - first->hub.rx_drop);

@@ -17,6 +17,10 @@ struct ml_physics_counts {
     double probe_rx_packets; /* of those, the latency probe's (each ping and each reply) */
     double retransmits;      /* of those, data segments sent again (iperf3's count) */
     double unreceived_bytes; /* iperf3's bytes sent less those counted received, >= 0 */
+    /* What the sending guest's tap carried out over the transfer, every frame of it; 0 when not
+     * known (a sender on the hub's own tap, both ways at once, results of before it was kept).
+     * The tail's segments that reached the hub were on this wire first. */
+    double sender_tx_bytes;
 };
 
 /* One TCP transfer through the hub: every data segment and every ACK crosses
@@ -31,7 +35,8 @@ struct ml_physics {
     double data_packets;       /* D = ceil(payload / mss) */
     double probe_packets;      /* the probe's packets the hub received, not ACKs */
     double retransmits;        /* data segments sent again, not ACKs */
-    double tail_packets;       /* T: segments of the bytes sent and never counted received */
+    double tail_packets;       /* T: segments of the bytes sent, never counted received, and
+                                * on the sender's wire (its tap's bytes beyond D + R frames) */
     double ack_packets;        /* A = max(0, hub rx packets - probe - retransmits - D - T) */
     double ack_ratio;          /* D / A, data segments per ACK; 0 when A is 0 */
     double payload_bytes;
