@@ -172,8 +172,9 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
     bool hub_ok = false;
     g_autofree char *must = NULL;
     if (quiet) {
-        hub_ok = carried * 20 < ev->probe_bytes;
-        must = g_strdup("under 5%");
+        hub_ok = carried * 20 < ev->probe_bytes + 20LL * ML_PROBE_CHATTER_BYTES;
+        must = g_strdup_printf("under 5%% of them plus %d bytes of chatter",
+                               ML_PROBE_CHATTER_BYTES);
     } else {
         /* A relay moves each ping and its reply in and out as a frame of the path's own, so
          * the hub's bytes are an exact multiple of the probe's (ml_probe_ratio). The
@@ -181,20 +182,26 @@ bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *to
         unsigned inner = ev->received ? (unsigned)(ev->probe_bytes / (2 * ev->received)) : 0;
         double ratio = ml_probe_ratio(ops->encap, inner);
         double expect = ratio * (double)ev->probe_bytes;
+        /* The floor against everything the hub moved: chatter only adds to a relay's frames, and
+         * an idle window that caught a burst of it must not take the frames below their own
+         * count. The ceiling against what is above idle, plus a burst the idle window missed. */
         double lo = expect * (1 - ML_PROBE_TOLERANCE_PERCENT / 100);
         double hi = expect * (1 + ML_PROBE_TOLERANCE_PERCENT / 100) +
-                    3.0 * lost * ml_encap_frame_bytes(ops->encap, inner);
-        hub_ok =
-            role != ML_HUB_FOUND && ratio > 0 && (double)carried >= lo && (double)carried <= hi;
+                    3.0 * lost * ml_encap_frame_bytes(ops->encap, inner) + ML_PROBE_CHATTER_BYTES;
+        hub_ok = role != ML_HUB_FOUND && ratio > 0 && (double)ev->hub_bytes >= lo &&
+                 (double)carried <= hi;
         if (ratio > 0 && lost)
             must = g_strdup_printf("%.3f times, within %.0f%%, plus up to 3 frames for each of "
-                                   "the %u ping%s lost: %.0f to %.0f",
+                                   "the %u ping%s lost: at least %.0f moved, at most %.0f above "
+                                   "idle with %d bytes of chatter",
                                    ratio, ML_PROBE_TOLERANCE_PERCENT, lost, lost == 1 ? "" : "s",
-                                   lo, hi);
+                                   lo, hi, ML_PROBE_CHATTER_BYTES);
         else if (ratio > 0)
-            must = g_strdup_printf("%.3f times, within %.0f%%: %.0f to %.0f, the path's frames "
-                                   "for these pings",
-                                   ratio, ML_PROBE_TOLERANCE_PERCENT, lo, hi);
+            must = g_strdup_printf("%.3f times, within %.0f%%: at least %.0f moved, at most %.0f "
+                                   "above idle with %d bytes of chatter, the path's frames for "
+                                   "these pings",
+                                   ratio, ML_PROBE_TOLERANCE_PERCENT, lo, hi,
+                                   ML_PROBE_CHATTER_BYTES);
         else if (!inner)
             must = g_strdup("the multiple its frames give of the pings answered, and none was");
         else

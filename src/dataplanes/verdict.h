@@ -61,6 +61,17 @@ double ml_probe_ratio(const struct ml_encap *e, unsigned inner);
 /* How far a relaying hub's bytes for the probe may be from that ratio: the probe's frames are
  * of one fixed size, so the ratio is exact. */
 #define ML_PROBE_TOLERANCE_PERCENT 5.0
+/* What the control planes' chatter may add to a hub's bytes for the probe beyond its idle rate
+ * taken just before (as long as the probe): it comes in bursts that window need not catch. In
+ * the seed lab with every path, tailscale-direct's check failed with the path direct by
+ * tailscaled's own view and 2,895 bytes on the hub above idle for 41,120 probe bytes (Headscale
+ * pushing the clients new endpoints after a policy change), over the 5 % (2,056) a bystander was
+ * allowed. A relay moves at least twice the probe's bytes (78 kB for 20 answered pings), so
+ * this much more cannot pass one as direct. The other way, a burst the idle window caught and
+ * the probe's did not: a relay's floor is held against all the hub moved, never less than its
+ * frames (tinc-relay's check once failed with the hub at 90,025 bytes for the 89,360 its frames
+ * give, after an idle window of 5,491 bytes left 84,534 against a floor of 84,892). */
+#define ML_PROBE_CHATTER_BYTES 4096
 
 /* Pure: the chance a ping's round trip is lost to the WAN profiles' loss on a path from a to b,
  * through relay when not NULL: the request leaves a (and the relay), the reply leaves b (and
@@ -78,7 +89,8 @@ unsigned ml_probe_misses_allowed(unsigned n, double q);
  * the hub's bytes above its idle bytes within its role's band: under 5% of the probe's bytes for
  * a bystander, the path's exact ratio within ML_PROBE_TOLERANCE_PERCENT for a relay, plus at most
  * three of the path's frames for each ping lost (a request or reply lost on the hub's way out
- * crossed its NIC in). */
+ * crossed its NIC in). A bystander and a relay's ceiling allow ML_PROBE_CHATTER_BYTES more; a
+ * relay's floor is held against every byte the hub moved, idle included. */
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
 
