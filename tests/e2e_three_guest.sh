@@ -144,6 +144,27 @@ for name in ("tailscale-direct", "tailscale-relay"):
             and "meshlab fetch tailscale headscale" in p["reason"]
             and p["passes"] == [] and p["median_bits_per_second"] is None,
             "%s: not run, artifacts missing, says how to get them" % name)
+if have_ts:
+    # Issue 37: the versions that ran and how they were had, every module with its hash; both
+    # clients up within 60 s of the first install step; the relay within 10 % of its DERP physics
+    # in every cell, with one stream and with eight.
+    progs = r["environment"].get("programs") or {}
+    for prog, version in (("tailscale", "1.102.5"), ("headscale", "0.29.3")):
+        pr = progs.get(prog) or {}
+        built = pr.get("obtained") == "built from its Go module"
+        mods = [m for b in (pr.get("binaries") or {}).values() for m in b.get("modules", [])] if built else []
+        say(pr.get("version") == version and (not built or (pr.get("go") and len(mods) > 50 and all(m.get("sum", "").startswith("h1:") for m in mods))),
+            "%s %s in results.json, %s (%d modules with their hashes)" % (prog, pr.get("version"), pr.get("obtained"), len(mods)))
+    for name in ("tailscale-direct", "tailscale-relay"):
+        p = paths.get(name) or {}
+        say(p.get("setup_s") is not None and 0 < p["setup_s"] < 60, "%s: both clients up %s s after the first install step (under 60)" % (name, p.get("setup_s")))
+    p = paths.get("tailscale-relay") or {}
+    for cell, c in (p.get("cells") or {}).items():
+        e = c.get("expected") or {}
+        if c.get("median_hub_bytes_per_payload_byte") is None:
+            continue
+        say(e.get("differs_percent") is not None and abs(e["differs_percent"]) <= 10,
+            "tailscale-relay %s: hub factor %s within 10 %% of its physics %s (differs %s %%)" % (cell, c["median_hub_bytes_per_payload_byte"], e.get("hub_bytes_per_payload_byte"), e.get("differs_percent")))
 cells = [c["cell"] for c in r["profile"]["matrix"]]
 say("reverse-1" in cells and "forward-8" in cells and "forward-1-fixed" in cells, "quick matrix: %s" % cells)
 fr = r.get("fixed_rate") or {}
