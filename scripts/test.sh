@@ -8,14 +8,6 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh build
 export MESHLAB_E2E_REQUIRED=${MESHLAB_E2E_REQUIRED:-1}
-# The Tailscale paths' binaries: the publishers' downloads, or, where those cannot be reached (these
-# machines reach the Go module proxy alone), Tailscale and Headscale built from images/go (about 4
-# min the first time, seconds once the Go caches are warm). The seed lab's e2e test measures those
-# paths with them; without them it checks that they say "not run" and why.
-if ! build/meshlab fetch tailscale headscale; then
-    [ "$MESHLAB_E2E_REQUIRED" = 1 ] && { echo "test.sh: Tailscale and Headscale could not be had (above)" >&2; exit 1; }
-    echo "test.sh: Tailscale and Headscale could not be had: their paths will say 'not run'"
-fi
 # The seed lab's, the NAT lab's and the two-host lab's end-to-end tests in the normal build; the warm start's (the
 # newest code on real guests: saves, restores, the reseed, a thread per guest) and the remote
 # lab's (uploads and downloads through libvirt's streams) under the sanitizers. MESHLAB_ASAN_E2E=all runs every one in both builds (about 20 more minutes, which
