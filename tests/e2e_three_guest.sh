@@ -212,7 +212,10 @@ ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0
           "tinc-direct": (0, 0.01), "ipsec-hub": (1.9, 2.6), "openvpn-hub": (1.9, 2.6), "tinc-relay": (1.9, 2.8),
           "tailscale-direct": (0, 0.01), "tailscale-relay": (2.0, 3.0)}
 # The paths whose views carry the dataplane's own per-peer counters, and how many ends each.
-TUNNEL = {"wireguard-hub": 2, "wireguard-go-hub": 2, "wireguard-direct": 1, "ipsec-hub": 2}
+TUNNEL = {"wireguard-hub": 2, "wireguard-go-hub": 2, "wireguard-direct": 1, "ipsec-hub": 2,
+          "tailscale-direct": 3, "tailscale-relay": 3}
+# tailscaled's counters by path: the label's first, the other two excluded (issue 37).
+LABEL = {"tailscale-direct": "direct", "tailscale-relay": "derp"}
 # Issue 17's four paths: a hub path's factor within 10 % of its own physics, a direct one under 0.01.
 NEW = ("ipsec-hub", "openvpn-hub", "tinc-direct", "tinc-relay")
 # The seed's own two, where their binaries are in the cache (issue 37): the same assertions, the
@@ -337,6 +340,13 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
             (name, [c["who"] for c in (p["passes"][0]["views"][0].get("tunnel") or [])], len(judged),
              len(p["passes"]), sum(j["windows"] for j in judged),
              min((round(j["min_share"], 3) for j in judged), default=None)))
+        if name in LABEL:
+            first = [v["tunnel"] for x in p["passes"] for v in x["views"] if v.get("tunnel")]
+            say(first and all(t[0]["who"].endswith(" by " + LABEL[name]) and not t[0]["excluded"]
+                              and all(c["excluded"] for c in t[1:]) for t in first)
+                and all((j.get("max_excluded_share") or 0) <= 0.01 for j in judged),
+                "%s: the client's own counters name the path %s and no other way carried payload (the most %s)" %
+                (name, LABEL[name], max((j.get("max_excluded_share") or 0 for j in judged), default=None)))
     else:
         say(all(v.get("tunnel") is None for x in p["passes"] for v in x["views"]),
             "%s: no per-peer counters claimed where the dataplane keeps none read live" % name)

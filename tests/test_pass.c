@@ -1597,6 +1597,52 @@ static void test_tunnel_judge(void)
     CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why) && tv.windows == 0);
 }
 
+/* An excluded counter (tailscaled's bytes by DERP while the path is direct): the client's own
+ * count of a way the path must not take. Its keepalives (120 bytes a second) pass; the payload
+ * sent that way as well for one second, 174 kB (the CI run whose direct trust lapsed under
+ * load), fails the pass and names the counter; a counter that must carry the payload still
+ * must. */
+static void test_tunnel_excluded(void)
+{
+    struct ml_pass_view v[TUN_VIEWS];
+    struct ml_second s[TUN_SECONDS];
+    struct ml_tunnel_verdict tv;
+    g_autoptr(GString) why = g_string_new(NULL);
+    for (int lapse = 0; lapse < 2; lapse++) {
+        tunnel_views(v, 0, 0, 0, true);
+        tunnel_seconds(s);
+        for (size_t i = 0; i < TUN_VIEWS; i++) {
+            double read = v[i].tunnel_at - 1000;
+            g_snprintf(v[i].tunnel[0].who, sizeof(v[i].tunnel[0].who),
+                       "client-a's tailscaled by direct");
+            g_snprintf(v[i].tunnel[1].who, sizeof(v[i].tunnel[1].who),
+                       "client-a's tailscaled by derp");
+            v[i].tunnel[1].excluded = true;
+            v[i].tunnel[1].bytes = 120 * read + (lapse && read > 13 ? 174000 : 0);
+        }
+        g_string_truncate(why, 0);
+        bool ok = ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why);
+        CHECK(ok == !lapse);
+        CHECK(tv.min_share >= 1.0);
+        CHECK(lapse ? tv.max_excluded_share > 0.03
+                    : tv.max_excluded_share < 0.001);
+        if (lapse) {
+            CHECK(strstr(why->str, "saw a way the path excludes carry payload, the most: "
+                                   "client-a's tailscaled by derp counted ") != NULL);
+            CHECK(strstr(why->str, "fell short") == NULL);
+            CHECK(s[13].ok == 0 && s[25].ok == 1);
+        }
+    }
+    /* The excluded counter is not asked to carry the payload: flat, it passes. */
+    tunnel_views(v, 0, 0, 0, true);
+    tunnel_seconds(s);
+    for (size_t i = 0; i < TUN_VIEWS; i++) {
+        v[i].tunnel[1].excluded = true;
+        v[i].tunnel[1].bytes = 0;
+    }
+    CHECK(ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why));
+}
+
 int main(void)
 {
     test_pairs();
@@ -1617,6 +1663,7 @@ int main(void)
     test_stats();
     test_guest_cpu();
     test_tunnel_judge();
+    test_tunnel_excluded();
     test_relay_queue();
     test_door_queue();
     test_door_series();

@@ -6,6 +6,8 @@
  * so no command below ran against the real programs. Every flag and output field relied on was
  * read in upstream source instead (tailscale de9ec7e, pre-1.104, cross-checked with v1.102.3;
  * headscale v0.29.2), cited where it is checked. */
+#include <math.h>
+
 #include "ca_check.h"
 #include "check.h"
 #include "dataplanes/dataplane.h"
@@ -177,6 +179,33 @@ static void test_metrics(void)
     g_autoptr(GError) neg = NULL;
     CHECK(!ml_tailscale_metrics_parse("tailscaled_outbound_bytes_total{path=\"derp\"} -3\n", &b,
                                       &neg));
+}
+
+/* The same counters as a pass's tunnel counts (observe's own[2]: the uptime, then the metrics):
+ * the label's path first and judged, every other one excluded; the uptime placed. */
+static void test_tunnel_counts(void)
+{
+    g_autofree char *metrics = sample("metrics-print-1.102.5.txt");
+    g_autofree char *text = g_strdup_printf("1234.56\n%s", metrics);
+    struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
+    double at = 0;
+    CHECK(ml_tailscale_tunnel_counts(text, "client-a", ML_TS_DIRECT, c, &at) == 3);
+    CHECK(at == 1234.56);
+    CHECK_STR(c[0].who, "client-a's tailscaled by direct");
+    CHECK(!c[0].excluded && c[0].bytes == 21440 + 32252);
+    CHECK_STR(c[1].who, "client-a's tailscaled by derp");
+    CHECK(c[1].excluded && c[1].bytes == 10868);
+    CHECK_STR(c[2].who, "client-a's tailscaled by peer_relay");
+    CHECK(c[2].excluded && c[2].bytes == 0);
+    CHECK(ml_tailscale_tunnel_counts(text, "client-a", ML_TS_DERP, c, &at) == 3);
+    CHECK_STR(c[0].who, "client-a's tailscaled by derp");
+    CHECK(!c[0].excluded && c[0].bytes == 10868);
+    CHECK(c[1].excluded && c[1].bytes == 21440 + 32252 && c[2].excluded);
+    /* No uptime line: counted, not placed; no counters: none. */
+    CHECK(ml_tailscale_tunnel_counts(metrics, "client-a", ML_TS_DIRECT, c, &at) == 3 && isnan(at));
+    CHECK(ml_tailscale_tunnel_counts("1.0\nno metrics here\n", "client-a", ML_TS_DIRECT, c, &at) ==
+          0);
+    CHECK(ml_tailscale_tunnel_counts(NULL, "client-a", ML_TS_DIRECT, c, &at) == 0);
 }
 
 static void test_status(void)
@@ -406,6 +435,7 @@ int main(void)
     test_status();
     test_lab_samples();
     test_metrics();
+    test_tunnel_counts();
     test_headscale();
     test_paths();
     return check_finish();

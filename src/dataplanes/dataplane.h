@@ -159,8 +159,12 @@ unsigned ml_encap_frame_bytes(const struct ml_encap *e, unsigned inner);
 struct ml_tunnel_count {
     char who[64];
     double bytes;
+    /* A way the path must not take, counted by the same daemon: tailscaled's bytes by DERP
+     * while the path is direct. Its growth is held under ML_TUNNEL_EXCLUDED_SHARE of the
+     * payload (plus the control plane's chatter) where the others must reach ML_TUNNEL_SHARE. */
+    bool excluded;
 };
-#define ML_TUNNEL_COUNTS_MAX 2
+#define ML_TUNNEL_COUNTS_MAX 3
 /* Printed just before a dataplane's counters, in the same shell: the guest's uptime then, read
  * by shell builtins (no process of its own on a guest whose one vCPU may be the measured hub). */
 #define ML_UPTIME_COMMAND "read -r up _ < /proc/uptime; echo \"$up\""

@@ -3,6 +3,7 @@
  * The binaries come from the host's verified cache on each guest's artifacts
  * CD; the guests never download anything. */
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -388,7 +389,9 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     return true;
 }
 
-/* The client's status, then its tailscale ping: own[0], own[1]. The status first: it is the
+/* The client's per-path counters, its status, then its tailscale ping: own[2], own[0], own[1].
+ * The counters in a call of their own, first, timed (ev->counted_from, counted_to): a pass
+ * places their reading on its clock by that call alone. The status before the ping: it is the
  * view the probe's path is judged by (the hub's role of tailscale-auto, ml_path_role), and a
  * CLI ping changes the path, pinging every candidate address at once (tailscale
  * wgengine/magicsock/endpoint.go:983-1036 discoPing, de9ec7e) where the probe's traffic may
@@ -401,6 +404,13 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
         g_strdup_printf("tailscale ping -c 5 %s 2>&1", ts_ip(lab, t->measure.server));
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
+    double t0 = ml_now();
+    ev->own[2] = ml_agent_run(client, ML_UPTIME_COMMAND "; tailscale metrics print", NULL, 30, &e);
+    if (ev->own[2]) {
+        ev->counted_from = t0;
+        ev->counted_to = ml_now();
+    }
+    g_clear_error(&e);
     ev->own[0] = ml_agent_run(client, "tailscale status --json", NULL, 30, &e);
     if (ev->own[0] && ml_agent_exec(client, cmd, NULL, 60, &ex, &e))
         ev->own[1] = g_strdup(ex.out ? ex.out : "");
@@ -436,6 +446,32 @@ static bool view(const struct ml_topology *t, const struct ml_evidence *ev, stru
                            peer->cur_addr, peer->relay);
     /* tailscaled routes the tailnet through its own table 52, into tailscale0. */
     return ml_route_enters(&ev->rt, "tailscale0", sentence);
+}
+
+/* The client's tailscaled counters (own[2]): the path's own way must carry the payload, and no
+ * other way may carry it as well (a direct path whose trust lapsed sends by DERP too: magicsock
+ * endpoint.go addrForSendLocked, 6.5 s after the last pong). */
+static size_t counts_for(const struct ml_topology *t, const struct ml_evidence *ev,
+                         enum ml_ts_path want, struct ml_tunnel_count *ret, double *ret_at)
+{
+    *ret_at = NAN;
+    if (ev->own_error || !ev->own[2])
+        return 0;
+    G_STATIC_ASSERT(ML_TS_PATHS <= ML_TUNNEL_COUNTS_MAX);
+    return ml_tailscale_tunnel_counts(ev->own[2], t->nodes[t->measure.client].name, want, ret,
+                                      ret_at);
+}
+
+static size_t counts_direct(const struct ml_topology *t, const struct ml_evidence *ev,
+                            struct ml_tunnel_count *ret, double *ret_at)
+{
+    return counts_for(t, ev, ML_TS_DIRECT, ret, ret_at);
+}
+
+static size_t counts_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                           struct ml_tunnel_count *ret, double *ret_at)
+{
+    return counts_for(t, ev, ML_TS_DERP, ret, ret_at);
 }
 
 static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
@@ -778,6 +814,7 @@ const struct ml_path_ops ml_path_tailscale_direct = {
     .target = target,
     .settle = settle_direct,
     .verify = verify_direct,
+    .tunnel_counts = counts_direct,
 };
 
 /* tailscale0's MTU 1280; WireGuard's 32 bytes and padding to 16, then DERP's
@@ -806,6 +843,7 @@ const struct ml_path_ops ml_path_tailscale_relay = {
     .target = target,
     .settle = settle_relay,
     .verify = verify_relay,
+    .tunnel_counts = counts_relay,
 };
 
 const struct ml_path_ops ml_path_tailscale_auto = {

@@ -317,6 +317,34 @@ bool ml_tailscale_metrics_parse(const char *text, struct ml_ts_path_bytes *ret, 
     return true;
 }
 
+const char *ml_ts_path_name(enum ml_ts_path p)
+{
+    static const char *const names[ML_TS_PATHS] = {"direct", "derp", "peer_relay"};
+    return p < ML_TS_PATHS ? names[p] : "?";
+}
+
+size_t ml_tailscale_tunnel_counts(const char *text, const char *client, enum ml_ts_path want,
+                                  struct ml_tunnel_count *ret, double *ret_at)
+{
+    *ret_at = ml_uptime_head(text);
+    struct ml_ts_path_bytes b;
+    g_autoptr(GError) e = NULL;
+    if (!text || want >= ML_TS_PATHS || !ml_tailscale_metrics_parse(text, &b, &e))
+        return 0;
+    size_t n = 0;
+    for (int k = -1; k < ML_TS_PATHS; k++) {
+        enum ml_ts_path p = k < 0 ? want : (enum ml_ts_path)k;
+        if (k >= 0 && p == want)
+            continue;
+        g_snprintf(ret[n].who, sizeof(ret[n].who), "%s's tailscaled by %s", client,
+                   ml_ts_path_name(p));
+        ret[n].bytes = (double)(b.in[p] + b.out[p]);
+        ret[n].excluded = k >= 0;
+        n++;
+    }
+    return n;
+}
+
 bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **err)
 {
     struct ml_ts_ping r = {0};

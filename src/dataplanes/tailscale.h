@@ -122,6 +122,19 @@ struct ml_ts_path_bytes {
  * tailscaled_outbound_bytes_total line, or one it cannot read. */
 bool ml_tailscale_metrics_parse(const char *text, struct ml_ts_path_bytes *ret, GError **err);
 
+/* What `tailscale metrics print` calls a path in its counters' label, for a sentence: "direct",
+ * "derp", "peer_relay". */
+const char *ml_ts_path_name(enum ml_ts_path p);
+
+struct ml_tunnel_count;
+/* Pure: the counters of client's tailscaled as a pass's tunnel counts (dataplane.h), from text:
+ * the guest's uptime line (ML_UPTIME_COMMAND) then `tailscale metrics print`. The path the label
+ * takes first, its bytes in + out, which must carry the payload; then each other path, excluded:
+ * the payload must not go that way as well. *ret_at: the uptime (NAN when absent). 0 when the
+ * counters cannot be read. ret holds ML_TS_PATHS. */
+size_t ml_tailscale_tunnel_counts(const char *text, const char *client, enum ml_ts_path want,
+                                  struct ml_tunnel_count *ret, double *ret_at);
+
 /* One peer in `tailscale status --json`. */
 struct ml_ts_peer {
     char host_name[64];  /* HostName */

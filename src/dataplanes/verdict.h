@@ -42,6 +42,10 @@ struct ml_evidence {
     struct ml_route rt;  /* route's fields; ml_path_verdict reads route when !rt.parsed */
     char *own[ML_EVIDENCE_OWN_MAX]; /* the dataplane's observations, in its own order */
     char *own_error;                /* why they could not be read, or NULL */
+    /* ml_now() around the agent call that read the dataplane's counters, where it reads them
+     * in a call of its own (tailscale's metrics, before its slower status and ping); 0: they
+     * were read somewhere in the whole observe, which the pass times itself. */
+    double counted_from, counted_to;
     /* The public IPv4 address export --verify maps onto each node's lab address
      * (ml_lab.mapped_from), 0.0.0.0 for none: a peer's endpoint may read either. */
     struct in_addr mapped_from[ML_MAX_NODES];

@@ -533,8 +533,9 @@ static void tunnel_readings(const struct ml_pass_view *views, size_t n, double *
 bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
                      size_t n, struct ml_tunnel_verdict *ret, GString *why)
 {
-    *ret = (struct ml_tunnel_verdict){.min_share = NAN};
-    double worst = INFINITY;
+    *ret = (struct ml_tunnel_verdict){.min_share = NAN, .max_excluded_share = NAN};
+    double worst = INFINITY, worst_excluded = -INFINITY;
+    g_autofree char *excluded_text = NULL;
     g_autofree char *worst_text = NULL;
     g_autofree double *lo = g_new(double, n_views + 1);
     g_autofree double *hi = g_new(double, n_views + 1);
@@ -566,6 +567,27 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                     continue;
                 judged = true;
                 double share = grew / payload;
+                if (a->tunnel[e].excluded) {
+                    if (!(ret->max_excluded_share >= share))
+                        ret->max_excluded_share = share;
+                    double allowed = ML_TUNNEL_EXCLUDED_SHARE * payload +
+                                     ML_TUNNEL_EXCLUDED_BYTES_PER_S * (to - from);
+                    if (grew <= allowed)
+                        continue;
+                    short_here = true;
+                    if (share > worst_excluded) {
+                        worst_excluded = share;
+                        g_free(excluded_text);
+                        excluded_text = g_strdup_printf(
+                            "%s counted %.0f then %.0f bytes, %.0f more, between its reading in "
+                            "the %s view (by %.1f s) and in the %s view (from %.1f s), while the "
+                            "client's NIC moved %.0f bytes of payload between them: the payload "
+                            "went that way too (at most %.0f allowed)",
+                            a->tunnel[e].who, a->tunnel[e].bytes, b->tunnel[e].bytes, grew,
+                            a->when, from, b->when, to, payload, allowed);
+                    }
+                    continue;
+                }
                 if (!(ret->min_share <= share))
                     ret->min_share = share;
                 if (share >= ML_TUNNEL_SHARE)
@@ -591,11 +613,16 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                 if (MIN(to, s[k].to_s) - MAX(from, s[k].from_s) > 0.5 * (s[k].to_s - s[k].from_s))
                     s[k].ok = 0;
         }
-    if (ret->failed)
+    if (ret->failed && worst_text)
         g_string_append_printf(why,
                                "%s%zu of %zu windows between its readings fell short, the "
                                "worst: %s",
                                why->len ? "; " : "", ret->failed, ret->windows, worst_text);
+    if (ret->failed && excluded_text)
+        g_string_append_printf(why,
+                               "%s%zu of %zu windows between its readings saw a way the path "
+                               "excludes carry payload, the most: %s",
+                               why->len ? "; " : "", ret->failed, ret->windows, excluded_text);
     return ret->failed == 0;
 }
 
@@ -738,8 +765,8 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v, dou
     ev.route = route;
     if (ev.route)
         ml_route_parse(ev.route, &ev.rt);
-    v->tunnel_from_s = obs.from;
-    v->tunnel_to_s = obs.to;
+    v->tunnel_from_s = ev.counted_to > 0 ? ev.counted_from - start : obs.from;
+    v->tunnel_to_s = ev.counted_to > 0 ? ev.counted_to - start : obs.to;
     v->tunnel_at = NAN;
     v->n_tunnel =
         pp->ops->tunnel_counts ? pp->ops->tunnel_counts(t, &ev, v->tunnel, &v->tunnel_at) : 0;
@@ -816,6 +843,7 @@ static struct json_object *view_json(const struct ml_pass_view *v)
             struct json_object *c = json_object_new_object();
             json_object_object_add(c, "who", json_object_new_string(v->tunnel[i].who));
             json_object_object_add(c, "bytes", json_object_new_int64((int64_t)v->tunnel[i].bytes));
+            json_object_object_add(c, "excluded", json_object_new_boolean(v->tunnel[i].excluded));
             json_object_array_add(tun, c);
         }
     }
@@ -1445,7 +1473,7 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
         g_string_append_printf(ret->reason, "%snot on the path's sides: %s",
                                ret->reason->len ? "; " : "", sides->str);
     g_autoptr(GString) tunnel = g_string_new(NULL);
-    ret->tunnel = (struct ml_tunnel_verdict){.min_share = NAN};
+    ret->tunnel = (struct ml_tunnel_verdict){.min_share = NAN, .max_excluded_share = NAN};
     if (x->tunnel_judged &&
         !ml_tunnel_judge(views, n_views, ret->sec, ret->n, &ret->tunnel, tunnel))
         g_string_append_printf(ret->reason,
@@ -1617,6 +1645,7 @@ static void record_verdict(struct json_object *o, const struct ml_pass_verdict *
         json_object_object_add(tj, "windows", json_object_new_int((int)v->tunnel.windows));
         json_object_object_add(tj, "failed", json_object_new_int((int)v->tunnel.failed));
         json_object_object_add(tj, "min_share", num(v->tunnel.min_share));
+        json_object_object_add(tj, "max_excluded_share", num(v->tunnel.max_excluded_share));
     }
     json_object_object_add(o, "tunnel_judged", tj);
 }

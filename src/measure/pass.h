@@ -355,6 +355,12 @@ struct ml_pass_view {
  * the client's NIC moved between them: the payload went through the dataplane's own tunnel.
  * (Its packets' bytes are above the payload's: headers, padding.) */
 #define ML_TUNNEL_SHARE 0.75
+/* An excluded counter (ml_tunnel_count.excluded: a way the path must not take) may grow over a
+ * window by what a direct path's hub may move above idle (ML_BAND_DIRECT_SLACK_BYTES a second
+ * and ML_BAND_DIRECT_SLACK_SHARE of the payload): the client's count of the other way is held
+ * to the same slack as the hub's tap, so the two judge a lapse alike. */
+#define ML_TUNNEL_EXCLUDED_SHARE ML_BAND_DIRECT_SLACK_SHARE
+#define ML_TUNNEL_EXCLUDED_BYTES_PER_S ML_BAND_DIRECT_SLACK_BYTES
 /* A window between two readings shorter than this is not judged: a second's bytes are not
  * spread evenly through it, and a window is priced by the share of each second it covers. */
 #define ML_TUNNEL_WINDOW_S 2.0
@@ -364,6 +370,7 @@ struct ml_pass_view {
 struct ml_tunnel_verdict {
     size_t windows, failed;
     double min_share;
+    double max_excluded_share; /* the most an excluded counter grew per payload byte (NAN: none) */
 };
 
 /* Pure: judges the dataplane's own counters in views (n_views of them, in time order) against
@@ -380,8 +387,11 @@ struct ml_tunnel_verdict {
  * judged (a window touching a second with ok == -1, a relay's edge, is not judged). Its payload
  * is each second's payload times the share of that second inside it. Every end's counter must
  * grow over it by ML_TUNNEL_SHARE of that: the readings bracket the window, so its bytes
- * crossed the client's NIC between them, whatever queues delay. A pair where an end's count fell
- * (the dataplane replaced its peer or SA) or is missing is not judged. Marks the seconds of
+ * crossed the client's NIC between them, whatever queues delay. An excluded counter must grow
+ * by no more than ML_TUNNEL_EXCLUDED_SHARE of it plus ML_TUNNEL_EXCLUDED_BYTES_PER_S a second:
+ * the payload did not go that way as well (tailscaled sending by DERP beside a direct path whose
+ * trust lapsed). A pair where an end's count fell (the dataplane replaced its peer or SA) or is
+ * missing is not judged. Marks the seconds of
  * windows that fell short (ok 0), appends to why how many did and the worst, with its
  * counters; true when none did. */
 bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml_second *s,
