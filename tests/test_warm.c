@@ -50,21 +50,34 @@ static void test_key_and_uuid(virConnectPtr conn)
     g_autofree char *x1 = xml_for(t, "20261130-120000-aaaaaa", 0);
     g_autofree char *x2 = xml_for(t, "20261130-130000-bbbbbb", 0);
     g_autofree char *xa = xml_for(t, "20261130-120000-aaaaaa", 1);
-    g_autofree char *k1 = ml_warm_key(conn, &img, false, x1, "20261130-120000-aaaaaa", &err);
-    g_autofree char *k2 = ml_warm_key(conn, &img, false, x2, "20261130-130000-bbbbbb", &err);
-    g_autofree char *ka = ml_warm_key(conn, &img, false, xa, "20261130-120000-aaaaaa", &err);
-    g_autofree char *kkvm = ml_warm_key(conn, &img, true, x1, "20261130-120000-aaaaaa", &err);
+    g_autofree char *k1 = ml_warm_key(conn, &img, false, x1, "20261130-120000-aaaaaa", NULL, &err);
+    g_autofree char *k2 = ml_warm_key(conn, &img, false, x2, "20261130-130000-bbbbbb", NULL, &err);
+    g_autofree char *ka = ml_warm_key(conn, &img, false, xa, "20261130-120000-aaaaaa", NULL, &err);
+    g_autofree char *kkvm = ml_warm_key(conn, &img, true, x1, "20261130-120000-aaaaaa", NULL, &err);
     struct ml_image img2 = img;
     img2.sha256 = "bb";
-    g_autofree char *kimg = ml_warm_key(conn, &img2, false, x1, "20261130-120000-aaaaaa", &err);
+    g_autofree char *kimg =
+        ml_warm_key(conn, &img2, false, x1, "20261130-120000-aaaaaa", NULL, &err);
     img2 = img;
     img2.cmdline = "root=/dev/vda quiet";
-    g_autofree char *kcmd = ml_warm_key(conn, &img2, false, x1, "20261130-120000-aaaaaa", &err);
+    g_autofree char *kcmd =
+        ml_warm_key(conn, &img2, false, x1, "20261130-120000-aaaaaa", NULL, &err);
     g_autofree char *x3 = g_strdup(x1);
     char *mem = strstr(x3, "<memory unit='MiB'>");
     if (mem)
         mem[strlen("<memory unit='MiB'>")] = '2'; /* 1024 -> 2024 MiB */
-    g_autofree char *kmem = ml_warm_key(conn, &img, false, x3, "20261130-120000-aaaaaa", &err);
+    g_autofree char *kmem =
+        ml_warm_key(conn, &img, false, x3, "20261130-120000-aaaaaa", NULL, &err);
+    /* The same XML with other files on its artifacts CD: a guest restored with the old CD's
+     * size in its kernel would read past it (the hub's CD grown by Tailscale's binaries). */
+    g_autofree char *kcd =
+        ml_warm_key(conn, &img, false, x1, "20261130-120000-aaaaaa", "headscale 1 2.0\n", &err);
+    g_autofree char *kcd2 = ml_warm_key(conn, &img, false, x1, "20261130-130000-bbbbbb",
+                                        "headscale 1 2.0\ntailscale 3 4.0\n", &err);
+    g_autofree char *kcd3 =
+        ml_warm_key(conn, &img, false, x2, "20261130-130000-bbbbbb", "headscale 1 2.0\n", &err);
+    CHECK(kcd && kcd2 && kcd3 && strcmp(kcd, k1) != 0 && strcmp(kcd, kcd2) != 0);
+    CHECK(kcd && kcd3 && !strcmp(kcd, kcd3)); /* the same files in another run: the same save */
     CHECK(k1 && k2 && ka && kkvm && kimg && kcmd && kmem);
     if (!(k1 && k2 && ka && kkvm && kimg && kcmd && kmem))
         return;

@@ -487,6 +487,28 @@ void ml_lab_state_remove(const char *lab_name, void (*cb)(const char *what, void
     }
 }
 
+/* What guest i's artifacts CD holds, for its warm key: each file's name, size and time of
+ * change, a line each; NULL when it has no CD. A file that cannot be read is its own line:
+ * the CD was built from it, so it could, and the key only changes. */
+static char *artifacts_media(const struct ml_lab *lab, size_t i)
+{
+    const GPtrArray *files = lab->artifacts[i];
+    if (!files || files->len == 0)
+        return NULL;
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < files->len; k++) {
+        const char *f = g_ptr_array_index(files, k);
+        g_autofree char *base = g_path_get_basename(f);
+        struct stat st;
+        if (stat(f, &st) == 0)
+            g_string_append_printf(s, "%s %lld %lld.%09ld\n", base, (long long)st.st_size,
+                                   (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        else
+            g_string_append_printf(s, "%s unreadable\n", base);
+    }
+    return g_string_free(s, FALSE);
+}
+
 /* The guest's overlay: the saved one when the guest can start warm, else a fresh one on
  * the base. Only an image that holds before cloud-init can be saved (see warm.h). */
 static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GError **err)
@@ -496,8 +518,9 @@ static bool place_overlay(struct ml_lab *lab, size_t i, const char *overlay, GEr
     /* A saved guest is a file of this machine's: another host, or a lab over several, starts
      * every guest cold. */
     if (lab->image.seed_by_agent && ml_warm_enabled() && !lab->remote && lab->n_hosts == 1) {
-        lab->warm_key[i] =
-            ml_warm_key(lab->conn, &lab->image, lab->accel.kvm, lab->xml[i], plan->run_id, err);
+        g_autofree char *media = artifacts_media(lab, i);
+        lab->warm_key[i] = ml_warm_key(lab->conn, &lab->image, lab->accel.kvm, lab->xml[i],
+                                       plan->run_id, media, err);
         if (!lab->warm_key[i])
             return false;
         lab->warm[i] = ml_warm_have(plan->topo->name, node, lab->warm_key[i]);

@@ -42,7 +42,7 @@ static char *warm_file(const char *lab, const char *node, const char *name)
 }
 
 char *ml_warm_key(virConnectPtr conn, const struct ml_image *image, bool kvm, const char *xml,
-                  const char *run_id, GError **err)
+                  const char *run_id, const char *media, GError **err)
 {
     unsigned long hv = 0, lib = 0;
     if (virConnectGetVersion(conn, &hv) < 0 || virConnectGetLibVersion(conn, &lib) < 0) {
@@ -59,6 +59,10 @@ char *ml_warm_key(virConnectPtr conn, const struct ml_image *image, bool kvm, co
         kvm ? "kvm" : "tcg");
     g_checksum_update(sum, (const guchar *)head, -1);
     g_checksum_update(sum, (const guchar *)stable, -1);
+    if (media) {
+        g_checksum_update(sum, (const guchar *)"\nmedia\n", -1);
+        g_checksum_update(sum, (const guchar *)media, -1);
+    }
     return g_strndup(g_checksum_get_string(sum), 16);
 }
 

@@ -18,9 +18,13 @@
 bool ml_warm_enabled(void);
 
 /* The key of a saved guest: the image (name, hash, kernel command line), QEMU's and
- * libvirt's versions, the accelerator, and the domain XML with the run id taken out. */
+ * libvirt's versions, the accelerator, the domain XML with the run id taken out, and media:
+ * what its CDs hold (NULL: nothing beyond the XML). A guest restored from memory keeps the
+ * CD's size and blocks its kernel read at boot: the same path with other files behind it
+ * reads past the old end as I/O errors (a hub's artifacts CD grown from Headscale alone to
+ * Headscale and Tailscale did), so what is on the CD is part of the key. */
 char *ml_warm_key(virConnectPtr conn, const struct ml_image *image, bool kvm, const char *xml,
-                  const char *run_id, GError **err);
+                  const char *run_id, const char *media, GError **err);
 
 char *ml_warm_dir(const char *lab, const char *node);
 
