@@ -8,6 +8,7 @@
 #include <libvirt/libvirt.h>
 #include <unistd.h>
 
+#include "cache/pins.h"
 #include "cli/commands.h"
 #include "cli/print.h"
 #include "core/util.h"
@@ -140,6 +141,20 @@ static void test_check_json(const char *cache)
     CHECK(is(art, "cached", json_type_boolean) && !ml_j_bool(art, "cached"));
     CHECK(is(art, "missing", json_type_array) &&
           json_object_array_length(ml_j_get(art, "missing")) > 0);
+    /* What each dataplane needs fetched comes from its descriptor: Tailscale's two programs. */
+    struct json_object *dps = ml_j_get(art, "dataplanes");
+    CHECK(is(art, "dataplanes", json_type_array) && ml_j_len(dps) == 1);
+    struct json_object *ts = json_object_array_get_idx(dps, 0);
+    struct json_object *fetched = ml_j_get(ts, "fetched");
+    CHECK(ts && !g_strcmp0(ml_j_str(ts, "name"), "tailscale") && ml_j_len(fetched) == 2 &&
+          is(ts, "cached", json_type_boolean) && !ml_j_bool(ts, "cached"));
+    if (ml_j_len(fetched) == 2)
+        CHECK(
+            !g_strcmp0(json_object_get_string(json_object_array_get_idx(fetched, 0)),
+                       "tailscale") &&
+            !g_strcmp0(json_object_get_string(json_object_array_get_idx(fetched, 1)), "headscale"));
+    CHECK(!g_strcmp0(ml_j_str(art, "tailscale"), ML_TAILSCALE_VERSION) &&
+          !g_strcmp0(ml_j_str(art, "headscale"), ML_HEADSCALE_VERSION));
 
     struct json_object *lo = ml_j_get(doc, "leftovers");
     CHECK(is(doc, "leftovers", json_type_array) && json_object_array_length(lo) == 1);

@@ -94,6 +94,12 @@ bool ml_artifact_known(const char *name)
     return find(name) != NULL;
 }
 
+const char *ml_artifact_version(const char *name)
+{
+    const struct artifact *a = find(name);
+    return a ? a->version : NULL;
+}
+
 static const char *base_name(const char *url)
 {
     const char *slash = strrchr(url, '/');

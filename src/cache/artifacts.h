@@ -20,6 +20,8 @@ bool ml_artifact_source(const char *name, const char **ret_url, const char **ret
 
 /* True when name is one of ml_artifact_names. */
 bool ml_artifact_known(const char *name);
+/* The version the named artifact is pinned at, or NULL for an unknown name. */
+const char *ml_artifact_version(const char *name);
 
 /* True if any artifact is not ready in cache_dir. ret_missing (may be NULL) gets one line per
  * file that is needed and absent, as an absolute path, so a report can say exactly what to

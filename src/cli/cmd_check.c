@@ -11,6 +11,7 @@
 #include "cli/print.h"
 #include "cache/artifacts.h"
 #include "cache/gobuild.h"
+#include "dataplanes/dataplane.h"
 #include "virt/host.h"
 #include "cache/image.h"
 #include "virt/warm.h"
@@ -253,8 +254,28 @@ static struct json_object *check_artifacts(void)
     bool absent = ml_artifacts_missing(ml_cache_dir(), missing);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "cached", json_object_new_boolean(!absent));
-    json_object_object_add(o, "tailscale", json_object_new_string(ML_TAILSCALE_VERSION));
-    json_object_object_add(o, "headscale", json_object_new_string(ML_HEADSCALE_VERSION));
+    for (const char *const *n = ml_artifact_names; *n; n++)
+        json_object_object_add(o, *n, json_object_new_string(ml_artifact_version(*n)));
+    /* What each dataplane needs fetched (its descriptor's list), and whether all of it is here:
+     * without it that dataplane's paths are reported as not run. */
+    struct json_object *dps = json_object_new_array();
+    for (size_t d = 0; ml_dataplanes[d]; d++) {
+        const struct ml_dataplane *dp = ml_dataplanes[d];
+        if (!dp->fetched)
+            continue;
+        struct json_object *e = json_object_new_object(), *names = json_object_new_array();
+        bool here = true;
+        for (const char *const *n = dp->fetched; *n; n++) {
+            g_autofree char *path = ml_artifact_path(ml_cache_dir(), *n);
+            here = here && path;
+            json_object_array_add(names, json_object_new_string(*n));
+        }
+        json_object_object_add(e, "name", json_object_new_string(dp->name));
+        json_object_object_add(e, "fetched", names);
+        json_object_object_add(e, "cached", json_object_new_boolean(here));
+        json_object_array_add(dps, e);
+    }
+    json_object_object_add(o, "dataplanes", dps);
     struct json_object *list = json_object_new_array();
     g_auto(GStrv) paths = g_strsplit(missing->str, "\n", -1);
     for (size_t i = 0; paths[i]; i++)
@@ -410,6 +431,34 @@ static void text_remote(FILE *f, struct json_object *lv)
     more(f, "first panic, and the lab runs under TCG if it does not");
 }
 
+/* One dataplane's fetched programs: "tailscale, headscale   cached (1.102.5, 0.29.3): how", or
+ * not in the cache, with what to run. */
+static void text_fetched(FILE *f, struct json_object *art, struct json_object *dp)
+{
+    struct json_object *names = ml_j_get(dp, "fetched");
+    g_autoptr(GString) key = g_string_new(NULL), versions = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(names); i++) {
+        const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+        g_string_append_printf(key, "%s%s", i ? ", " : "", n);
+        g_string_append_printf(versions, "%s%s", i ? ", " : "", ml_j_str_or(art, n, "?"));
+    }
+    if (ml_j_bool(dp, "cached")) {
+        const char *first = json_object_get_string(json_object_array_get_idx(names, 0));
+        g_autofree char *how = g_strdup_printf("%s_obtained", first ? first : "");
+        g_autofree char *d =
+            g_strdup_printf("cached (%s): %s", versions->str, ml_j_str_or(art, how, "verified"));
+        line(f, "info", key->str, d);
+        return;
+    }
+    line(f, "info", key->str, "not in the cache");
+    g_string_replace(key, ",", "", 0);
+    g_autofree char *m = g_strdup_printf(
+        "the %s paths will be reported as not run; 'meshlab fetch %s' downloads them, or builds "
+        "them from their Go modules where the publishers cannot be reached",
+        ml_j_str_or(dp, "name", "?"), key->str);
+    more(f, m);
+}
+
 void cmd_check_text(FILE *f, struct json_object *doc)
 {
     struct json_object *lv = ml_j_get(doc, "libvirt");
@@ -446,17 +495,9 @@ void cmd_check_text(FILE *f, struct json_object *doc)
     text_image_cache(f, ml_j_get(doc, "image_cache"));
     struct json_object *art = ml_j_get(doc, "artifacts");
     struct json_object *go = ml_j_get(art, "go");
-    if (ml_j_bool(art, "cached")) {
-        g_autofree char *d = g_strdup_printf(
-            "cached (%s, %s): %s", ml_j_str(art, "tailscale"), ml_j_str(art, "headscale"),
-            ml_j_str_or(art, "tailscale_obtained", "verified"));
-        line(f, "info", "tailscale, headscale", d);
-    } else {
-        line(f, "info", "tailscale, headscale", "not in the cache");
-        more(f, "the Tailscale paths will be reported as not run; 'meshlab fetch tailscale "
-                "headscale' downloads them, or builds them from their Go modules where the "
-                "publishers cannot be reached");
-    }
+    struct json_object *dps = ml_j_get(art, "dataplanes");
+    for (size_t d = 0; d < ml_j_len(dps); d++)
+        text_fetched(f, art, json_object_array_get_idx(dps, d));
     if (go && ml_j_bool(go, "ok")) {
         g_autofree char *d = g_strdup_printf("Go %s (%s): builds Tailscale and Headscale from "
                                              "their modules",
