@@ -244,6 +244,12 @@ bool ml_dp_verify_settle(const struct ml_dataplane *dp, struct ml_lab *lab,
 /* Whether the topology needs the dataplane: one of its paths measured, or run by the NAT
  * matrix. */
 bool ml_dp_needed(const struct ml_dataplane *dp, const struct ml_topology *topo);
+/* After a settle of dp's that failed with *err: its daemons stopped on the clients (its auto
+ * ops' stop), said in *err. A daemon that found no tunnel keeps probing every address it knows
+ * (nebula handshaking at 7 kB/s on the bridge beside the hub in one CI run), which the next
+ * relay paths' door ledgers count against them; stopped, it disturbs none. For a dataplane whose
+ * settle starts its daemons afresh (nebula, tinc); nothing when interrupted. */
+void ml_dp_stop_unsettled(const struct ml_dataplane *dp, struct ml_lab *lab, GError **err);
 /* The path's settle hook; true when it has none. */
 bool ml_path_settle(const struct ml_path_ops *ops, struct ml_lab *lab, GError **err);
 /* The path by name, or NULL. */

@@ -98,24 +98,17 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
     return seen && tunnel_on(t, &v, true);
 }
 
-static bool auto_stop(struct ml_lab *lab, GError **err);
+extern const struct ml_dataplane ml_dataplane_nebula;
 
 /* A restart with the policy already in place finds the new path at once;
- * otherwise nebula keeps the old tunnel until it times out. */
+ * otherwise nebula keeps the old tunnel until it times out. A nebula that found no tunnel is
+ * stopped; its next path starts it afresh (settle_forced finds no tunnel). */
 static bool settle(struct ml_lab *lab, GError **err)
 {
     ml_progress("nebula", "restarting nebula on the clients so they pick their path afresh");
     if (ml_nebula_restart_clients(lab, err))
         return true;
-    /* A nebula that found no tunnel keeps handshaking with the other client through every
-     * address it knows, 7 kB/s on the bridge beside the hub in one CI run, which the next relay
-     * paths' door ledgers counted against them. Stopped, it disturbs none; its next path starts
-     * it afresh (settle_forced finds no tunnel). */
-    if (err && *err && (*err)->code != ML_ERR_INTERRUPTED) {
-        g_autoptr(GError) e = NULL;
-        if (auto_stop(lab, &e))
-            ml_error_append(err, "nebula stopped on the clients so it disturbs no other path");
-    }
+    ml_dp_stop_unsettled(&ml_dataplane_nebula, lab, err);
     return false;
 }
 

@@ -173,6 +173,16 @@ bool ml_path_settle(const struct ml_path_ops *ops, struct ml_lab *lab, GError **
     return !ops->settle || ops->settle(lab, err);
 }
 
+void ml_dp_stop_unsettled(const struct ml_dataplane *dp, struct ml_lab *lab, GError **err)
+{
+    if (!err || !*err || (*err)->code == ML_ERR_INTERRUPTED || !dp->autop || !dp->autop->stop)
+        return;
+    g_autoptr(GError) e = NULL;
+    if (dp->autop->stop(lab, &e))
+        ml_error_append(err, "%s stopped on the clients so it disturbs no other path",
+                        dp->daemons[0].name ? dp->daemons[0].name : dp->name);
+}
+
 bool ml_path_wanted(const struct ml_topology *topo, const struct ml_path_ops *ops)
 {
     return ml_topology_has_path(topo, ops->name);

@@ -524,19 +524,13 @@ static bool settle_until(struct ml_lab *lab, bool direct,
     return true; /* verify says what the view shows */
 }
 
-static bool auto_stop(struct ml_lab *lab, GError **err);
-
 /* A tincd that did not settle is stopped on the clients, so its probes and reconnections do not
  * cross the bridge while the other paths are measured; its next path restarts it. */
 static bool settle_or_stop(struct ml_lab *lab, bool direct, GError **err)
 {
     if (settle_until(lab, direct, restart_clients, err))
         return true;
-    if (err && *err && (*err)->code != ML_ERR_INTERRUPTED) {
-        g_autoptr(GError) e = NULL;
-        if (auto_stop(lab, &e))
-            ml_error_append(err, "tincd stopped on the clients so it disturbs no other path");
-    }
+    ml_dp_stop_unsettled(&ml_dataplane_tinc, lab, err);
     return false;
 }
 
