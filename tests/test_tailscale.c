@@ -192,7 +192,7 @@ static void test_tunnel_counts(void)
     CHECK(ml_tailscale_tunnel_counts(text, "client-a", ML_TS_DIRECT, c, &at) == 3);
     CHECK(at == 1234.56);
     CHECK_STR(c[0].who, "client-a's tailscaled by direct");
-    CHECK(!c[0].excluded && c[0].bytes == 21440 + 32252);
+    CHECK(!c[0].excluded && c[0].bytes == 21440 + 32252 && c[0].at_client && c[2].at_client);
     CHECK_STR(c[1].who, "client-a's tailscaled by derp");
     CHECK(c[1].excluded && c[1].bytes == 10868);
     CHECK_STR(c[2].who, "client-a's tailscaled by peer_relay");

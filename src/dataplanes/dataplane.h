@@ -163,6 +163,10 @@ struct ml_tunnel_count {
      * while the path is direct. Its growth is held under ML_TUNNEL_EXCLUDED_SHARE of the
      * payload (plus the control plane's chatter) where the others must reach ML_TUNNEL_SHARE. */
     bool excluded;
+    /* Counted by the client itself, in step with its own NIC (tailscaled's counters): no
+     * relay's queue lies between the two, so its windows may take in the seconds a relay's
+     * band leaves unjudged (its first and last), where a hub's counters lag the client's NIC. */
+    bool at_client;
 };
 #define ML_TUNNEL_COUNTS_MAX 3
 /* Printed just before a dataplane's counters, in the same shell: the guest's uptime then, read

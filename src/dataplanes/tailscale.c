@@ -340,6 +340,7 @@ size_t ml_tailscale_tunnel_counts(const char *text, const char *client, enum ml_
                    ml_ts_path_name(p));
         ret[n].bytes = (double)(b.in[p] + b.out[p]);
         ret[n].excluded = k >= 0;
+        ret[n].at_client = true;
         n++;
     }
     return n;

@@ -549,13 +549,13 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                 continue;
             /* The payload inside the window: each second's share of it. */
             double payload = 0;
-            bool usable = true;
+            bool usable = true, edge = false;
             for (size_t k = 0; k < n && usable; k++) {
                 usable = isfinite(s[k].from_s) && isfinite(s[k].to_s) && s[k].to_s > s[k].from_s;
                 double in = usable ? MIN(to, s[k].to_s) - MAX(from, s[k].from_s) : 0;
                 if (in <= 0)
                     continue;
-                usable = s[k].ok != -1;
+                edge |= s[k].ok == -1;
                 payload += s[k].payload_bytes * in / (s[k].to_s - s[k].from_s);
             }
             if (!usable || !(payload > 0))
@@ -563,7 +563,8 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
             bool judged = false, short_here = false;
             for (size_t e = 0; e < a->n_tunnel; e++) {
                 double grew = b->tunnel[e].bytes - a->tunnel[e].bytes;
-                if (strcmp(a->tunnel[e].who, b->tunnel[e].who) != 0 || grew < 0)
+                if (strcmp(a->tunnel[e].who, b->tunnel[e].who) != 0 || grew < 0 ||
+                    (edge && !a->tunnel[e].at_client))
                     continue;
                 judged = true;
                 double share = grew / payload;
@@ -583,8 +584,8 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                             "the %s view (by %.1f s) and in the %s view (from %.1f s), while the "
                             "client's NIC moved %.0f bytes of payload between them: the payload "
                             "went that way too (at most %.0f allowed)",
-                            a->tunnel[e].who, a->tunnel[e].bytes, b->tunnel[e].bytes, grew,
-                            a->when, from, b->when, to, payload, allowed);
+                            a->tunnel[e].who, a->tunnel[e].bytes, b->tunnel[e].bytes, grew, a->when,
+                            from, b->when, to, payload, allowed);
                     }
                     continue;
                 }

@@ -384,7 +384,8 @@ struct ml_tunnel_verdict {
  *
  * Every pair of views (not only neighbours) is a window: from the first reading's latest
  * instant to the second's earliest, at least ML_TUNNEL_WINDOW_S long, over seconds the band
- * judged (a window touching a second with ok == -1, a relay's edge, is not judged). Its payload
+ * judged (a window touching a second with ok == -1, a relay's edge, judges only the counters
+ * kept at the client, ml_tunnel_count.at_client). Its payload
  * is each second's payload times the share of that second inside it. Every end's counter must
  * grow over it by ML_TUNNEL_SHARE of that: the readings bracket the window, so its bytes
  * crossed the client's NIC between them, whatever queues delay. An excluded counter must grow
