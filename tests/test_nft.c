@@ -8,9 +8,10 @@
 #include "topology/ports.h"
 
 static const struct ml_port table[] = {
-    {"ssh", ML_PROTO_TCP, 22, true, NULL},
-    {"IKE NAT-T", ML_PROTO_UDP, 4500, true, "ipsec"},
-    {"tinc", ML_PROTO_TCP, 655, false, "tinc"}, /* a transport nobody may open */
+    {.what = "ssh", .proto = ML_PROTO_TCP, .port = 22, .open = true, .dataplane = NULL},
+    {.what = "IKE NAT-T", .proto = ML_PROTO_UDP, .port = 4500, .open = true, .dataplane = "ipsec"},
+    /* a transport nobody may open */
+    {.what = "tinc", .proto = ML_PROTO_TCP, .port = 655, .open = false, .dataplane = "tinc"},
 };
 
 static void check_handed_table(void)

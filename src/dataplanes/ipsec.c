@@ -53,9 +53,16 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 {
     if (max < 2)
         return 0;
-    ret[0] = (struct ml_port){"IKE", ML_PROTO_UDP, PORT_IKE, true, ml_dataplane_ipsec.name};
-    ret[1] = (struct ml_port){"IKE and ESP in UDP", ML_PROTO_UDP, PORT_NATT, true,
-                              ml_dataplane_ipsec.name};
+    ret[0] = (struct ml_port){.what = "IKE",
+                              .proto = ML_PROTO_UDP,
+                              .port = PORT_IKE,
+                              .open = true,
+                              .dataplane = ml_dataplane_ipsec.name};
+    ret[1] = (struct ml_port){.what = "IKE and ESP in UDP",
+                              .proto = ML_PROTO_UDP,
+                              .port = PORT_NATT,
+                              .open = true,
+                              .dataplane = ml_dataplane_ipsec.name};
     return 2;
 }
 

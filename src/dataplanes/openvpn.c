@@ -47,8 +47,11 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
     (void)t;
     if (max < 1)
         return 0;
-    ret[0] =
-        (struct ml_port){"OpenVPN", ML_PROTO_UDP, ML_OPENVPN_PORT, true, ml_dataplane_openvpn.name};
+    ret[0] = (struct ml_port){.what = "OpenVPN",
+                              .proto = ML_PROTO_UDP,
+                              .port = ML_OPENVPN_PORT,
+                              .open = true,
+                              .dataplane = ml_dataplane_openvpn.name};
     return 1;
 }
 

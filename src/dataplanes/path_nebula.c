@@ -270,7 +270,11 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
     (void)t;
     if (max < 1)
         return 0;
-    ret[0] = (struct ml_port){"nebula", ML_PROTO_UDP, ML_NEBULA_PORT, true, "nebula"};
+    ret[0] = (struct ml_port){.what = "nebula",
+                              .proto = ML_PROTO_UDP,
+                              .port = ML_NEBULA_PORT,
+                              .open = true,
+                              .dataplane = "nebula"};
     return 1;
 }
 

@@ -71,8 +71,11 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 {
     if (max < 1)
         return 0;
-    ret[0] =
-        (struct ml_port){"WireGuard", ML_PROTO_UDP, t->wireguard.listen_port, true, "wireguard"};
+    ret[0] = (struct ml_port){.what = "WireGuard",
+                              .proto = ML_PROTO_UDP,
+                              .port = t->wireguard.listen_port,
+                              .open = true,
+                              .dataplane = "wireguard"};
     return 1;
 }
 

@@ -73,9 +73,16 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
     (void)t;
     if (max < 2)
         return 0;
-    ret[0] =
-        (struct ml_port){"tinc meta connection", ML_PROTO_TCP, PORT, true, ml_dataplane_tinc.name};
-    ret[1] = (struct ml_port){"tinc packets", ML_PROTO_UDP, PORT, true, ml_dataplane_tinc.name};
+    ret[0] = (struct ml_port){.what = "tinc meta connection",
+                              .proto = ML_PROTO_TCP,
+                              .port = PORT,
+                              .open = true,
+                              .dataplane = ml_dataplane_tinc.name};
+    ret[1] = (struct ml_port){.what = "tinc packets",
+                              .proto = ML_PROTO_UDP,
+                              .port = PORT,
+                              .open = true,
+                              .dataplane = ml_dataplane_tinc.name};
     return 2;
 }
 

@@ -44,8 +44,11 @@ static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max
 {
     if (max < 1)
         return 0;
-    ret[0] = (struct ml_port){"WireGuard on wireguard-go", ML_PROTO_UDP, port(t), true,
-                              ml_dataplane_wireguard_go_hub.name};
+    ret[0] = (struct ml_port){.what = "WireGuard on wireguard-go",
+                              .proto = ML_PROTO_UDP,
+                              .port = port(t),
+                              .open = true,
+                              .dataplane = ml_dataplane_wireguard_go_hub.name};
     return 1;
 }
 

@@ -8,10 +8,22 @@ const char *ml_proto_name(enum ml_proto p)
 }
 
 static const struct ml_port fixed[] = {
-    {"ssh", ML_PROTO_TCP, ML_PORT_SSH, true, NULL},
-    {"NAT probe", ML_PROTO_UDP, ML_PORT_NAT_PROBE, true, NULL},
-    {"NAT probe", ML_PROTO_UDP, ML_PORT_NAT_PROBE_ALT, true, NULL},
-    {"iperf3", ML_PROTO_TCP, ML_PORT_IPERF3, true, NULL},
+    {.what = "ssh", .proto = ML_PROTO_TCP, .port = ML_PORT_SSH, .open = true, .dataplane = NULL},
+    {.what = "NAT probe",
+     .proto = ML_PROTO_UDP,
+     .port = ML_PORT_NAT_PROBE,
+     .open = true,
+     .dataplane = NULL},
+    {.what = "NAT probe",
+     .proto = ML_PROTO_UDP,
+     .port = ML_PORT_NAT_PROBE_ALT,
+     .open = true,
+     .dataplane = NULL},
+    {.what = "iperf3",
+     .proto = ML_PROTO_TCP,
+     .port = ML_PORT_IPERF3,
+     .open = true,
+     .dataplane = NULL},
 };
 
 size_t ml_ports(const struct ml_topology *topo, struct ml_port ret[ML_PORTS_MAX])
