@@ -111,6 +111,7 @@ def section(title):
 OWN = {"plain": set(), "wireguard-hub": set(), "wireguard-direct": set(), "nebula-direct": {"nebula"},
        "nebula-relay": {"nebula"}, "nebula-auto": {"nebula"}, "wireguard-go-hub": {"wireguard-go"},
        "tailscale-direct": {"tailscaled", "headscale"}, "tailscale-relay": {"tailscaled", "headscale"},
+       "tailscale-peer-relay": {"tailscaled", "headscale"},
        "tailscale-auto": {"tailscaled", "headscale"}, "ipsec-hub": {"charon-systemd"},
        "openvpn-hub": {"openvpn"}, "tinc-direct": {"tincd"}, "tinc-relay": {"tincd"}}
 say(r["schema"] == "meshlab-results/3" and r["schema_version"] == 3, "schema is meshlab-results/3")
@@ -137,7 +138,7 @@ say(r["environment"]["accelerator"] in ("kvm", "tcg"), "accelerator recorded: %s
 say(bool(r["environment"]["image"]["name"]), "image recorded: %s" % r["environment"]["image"]["name"])
 import os
 have_ts = sys.argv[5] == "1"
-for name in ("tailscale-direct", "tailscale-relay"):
+for name in ("tailscale-direct", "tailscale-relay", "tailscale-peer-relay"):
     p = paths.get(name)
     if not have_ts:
         say(p is not None and p["status"] == "not-run" and "artifacts missing" in p["reason"]
@@ -155,16 +156,20 @@ if have_ts:
         mods = [m for b in (pr.get("binaries") or {}).values() for m in b.get("modules", [])] if built else []
         say(pr.get("version") == version and (not built or (pr.get("go") and len(mods) > 50 and all(m.get("sum", "").startswith("h1:") for m in mods))),
             "%s %s in results.json, %s (%d modules with their hashes)" % (prog, pr.get("version"), pr.get("obtained"), len(mods)))
-    for name in ("tailscale-direct", "tailscale-relay"):
+    for name in ("tailscale-direct", "tailscale-relay", "tailscale-peer-relay"):
         p = paths.get(name) or {}
         say(p.get("setup_s") is not None and 0 < p["setup_s"] < 60, "%s: both clients up %s s after the first install step (under 60)" % (name, p.get("setup_s")))
-    p = paths.get("tailscale-relay") or {}
-    for cell, c in (p.get("cells") or {}).items():
-        e = c.get("expected") or {}
-        if c.get("median_hub_bytes_per_payload_byte") is None:
-            continue
-        say(e.get("differs_percent") is not None and abs(e["differs_percent"]) <= 10,
-            "tailscale-relay %s: hub factor %s within 10 %% of its physics %s (differs %s %%)" % (cell, c["median_hub_bytes_per_payload_byte"], e.get("hub_bytes_per_payload_byte"), e.get("differs_percent")))
+    for name in ("tailscale-relay", "tailscale-peer-relay"):
+        p = paths.get(name) or {}
+        for cell, c in (p.get("cells") or {}).items():
+            e = c.get("expected") or {}
+            if c.get("median_hub_bytes_per_payload_byte") is None:
+                continue
+            say(e.get("differs_percent") is not None and abs(e["differs_percent"]) <= 10,
+                "%s %s: hub factor %s within 10 %% of its physics %s (differs %s %%)" % (name, cell, c["median_hub_bytes_per_payload_byte"], e.get("hub_bytes_per_payload_byte"), e.get("differs_percent")))
+    pr = paths.get("tailscale-peer-relay") or {}
+    say(pr.get("policy") == "peer-relay" and all(c.get("ok") and "via peer-relay(192.0.2.10:40000" in c.get("evidence", "") for c in pr.get("checks", [])),
+        "tailscale-peer-relay: every check pongs via the hub's peer relay (policy %s)" % pr.get("policy"))
 cells = [c["cell"] for c in r["profile"]["matrix"]]
 say("reverse-1" in cells and "forward-8" in cells and "forward-1-fixed" in cells, "quick matrix: %s" % cells)
 fr = r.get("fixed_rate") or {}
@@ -210,17 +215,17 @@ say("interleaved within each" not in md, "the report makes no claim its order do
 ranges = {"plain": (0, 0.01), "nebula-direct": (0, 0.01), "wireguard-direct": (0, 0.01),
           "wireguard-hub": (2.0, 2.5), "wireguard-go-hub": (2.0, 2.6), "nebula-relay": (1.9, 3.0),
           "tinc-direct": (0, 0.01), "ipsec-hub": (1.9, 2.6), "openvpn-hub": (1.9, 2.6), "tinc-relay": (1.9, 2.8),
-          "tailscale-direct": (0, 0.01), "tailscale-relay": (2.0, 3.0)}
+          "tailscale-direct": (0, 0.01), "tailscale-relay": (2.0, 3.0), "tailscale-peer-relay": (2.0, 2.6)}
 # The paths whose views carry the dataplane's own per-peer counters, and how many ends each.
 TUNNEL = {"wireguard-hub": 2, "wireguard-go-hub": 2, "wireguard-direct": 1, "ipsec-hub": 2,
-          "tailscale-direct": 3, "tailscale-relay": 3}
+          "tailscale-direct": 3, "tailscale-relay": 3, "tailscale-peer-relay": 3}
 # tailscaled's counters by path: the label's first, the other two excluded (issue 37).
-LABEL = {"tailscale-direct": "direct", "tailscale-relay": "derp"}
+LABEL = {"tailscale-direct": "direct", "tailscale-relay": "derp", "tailscale-peer-relay": "peer_relay"}
 # Issue 17's four paths: a hub path's factor within 10 % of its own physics, a direct one under 0.01.
 NEW = ("ipsec-hub", "openvpn-hub", "tinc-direct", "tinc-relay")
 # The seed's own two, where their binaries are in the cache (issue 37): the same assertions, the
 # relay within 10 % of its DERP physics.
-TS = ("tailscale-direct", "tailscale-relay") if have_ts else ()
+TS = ("tailscale-direct", "tailscale-relay", "tailscale-peer-relay") if have_ts else ()
 for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wireguard-direct", "wireguard-go-hub") + NEW + TS:
     p = paths.get(name)
     say(p is not None and p["status"] == "measured", "%s measured (status %s, reason %s)" % (name, p and p["status"], p and p["reason"]))

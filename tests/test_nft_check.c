@@ -54,7 +54,7 @@ static void check_topology(const char *nft, const struct ml_topology *topo)
     ML_FOR_EACH_PATH(k, ops)
     {
         for (size_t i = 0; i < topo->n_nodes; i++) {
-            g_autofree char *policy = ml_nft_policy(topo, i, ops->policy);
+            g_autofree char *policy = ml_nft_policy(topo, i, ops->policy, ports, n);
             g_autofree char *both = g_strconcat(fw, policy, NULL);
             g_autofree char *what = g_strdup_printf("%s on %s", ops->name, topo->nodes[i].name);
             CHECK(nft_check(nft, what, both));

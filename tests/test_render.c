@@ -157,10 +157,14 @@ int main(void)
     check_golden("nft-firewall.nft", fw);
     CHECK(strstr(fw, "policy drop;") != NULL);
     /* Every dataplane's transport is kept off the tunnels, on the way in and through. */
-    CHECK(strstr(fw, "udp dport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } "
-                     "counter drop") != NULL);
-    CHECK(strstr(fw, "udp sport { 51820, 4242, 3478, 41641, 51821, 51822, 500, 4500, 1194, 655 } "
-                     "counter drop") != NULL);
+    CHECK(
+        strstr(fw,
+               "udp dport { 51820, 4242, 3478, 41641, 40000, 51821, 51822, 500, 4500, 1194, 655 } "
+               "counter drop") != NULL);
+    CHECK(
+        strstr(fw,
+               "udp sport { 51820, 4242, 3478, 41641, 40000, 51821, 51822, 500, 4500, 1194, 655 } "
+               "counter drop") != NULL);
     CHECK(strstr(fw, "tcp dport { 443, 655 } counter drop") != NULL);
     CHECK(strstr(fw, "iifname != \"eth0\" jump transport") != NULL);
     CHECK(strstr(fw, "oifname != \"eth0\" jump transport") != NULL);
@@ -174,21 +178,49 @@ int main(void)
     {
         GString *all = g_string_new(NULL);
         for (size_t i = 0; i < topo->n_nodes; i++) {
-            g_autofree char *p = ml_nft_policy(topo, i, ops->policy);
+            g_autofree char *p = ml_nft_policy(topo, i, ops->policy, ports, n_ports);
             g_string_append(all, p);
         }
         g_autofree char *name = g_strdup_printf("nft-path-%s.nft", ops->name);
         check_golden(name, all->str);
         g_string_free(all, TRUE);
     }
-    g_autofree char *relay_a = ml_nft_policy(topo, 1, ML_POLICY_RELAY);
+    g_autofree char *relay_a = ml_nft_policy(topo, 1, ML_POLICY_RELAY, ports, n_ports);
     check_golden("nft-relay-client-a.nft", relay_a);
     CHECK(strstr(relay_a, "ip saddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
     /* No drop on output: tailscaled rebinds and re-STUNs on EPERM. */
     CHECK(strstr(relay_a, "hook output") == NULL && strstr(relay_a, "daddr") == NULL);
-    g_autofree char *relay_hub = ml_nft_policy(topo, 0, ML_POLICY_RELAY);
-    CHECK(strstr(relay_hub, "drop") == NULL); /* the hub is the relay: it drops nothing */
-    g_autofree char *direct_a = ml_nft_policy(topo, 1, ML_POLICY_DIRECT);
+    /* The hub is the relay: under the relay policy it drops nothing but what reaches its own
+     * peer relay (the topology measures tailscale-peer-relay), which leaves the clients DERP;
+     * the peer-relay policy leaves them the hub's tailscaled. */
+    g_autofree char *relay_hub = ml_nft_policy(topo, 0, ML_POLICY_RELAY, ports, n_ports);
+    CHECK(strstr(relay_hub, "iifname \"eth0\" udp dport 40000 counter drop") != NULL);
+    CHECK(strstr(relay_hub, "drop") == g_strrstr(relay_hub, "drop"));
+    g_autofree char *hub_peer = ml_nft_policy(topo, 0, ML_POLICY_PEER_RELAY, ports, n_ports);
+    CHECK(strstr(hub_peer, "drop") == NULL);
+    g_autofree char *a_peer = ml_nft_policy(topo, 1, ML_POLICY_PEER_RELAY, ports, n_ports);
+    CHECK(strstr(a_peer, "ip saddr != 192.0.2.10 meta l4proto udp counter drop") != NULL);
+    CHECK(strstr(relay_a, "40000") == NULL);
+    /* A lab that does not measure the peer relay has no such port: its hub drops nothing. */
+    {
+        g_autofree char *text = NULL;
+        CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+        GString *yaml = g_string_new(text);
+        CHECK(g_string_replace(yaml, " tailscale-peer-relay,", "", 1) == 1);
+        g_autoptr(GError) e = NULL;
+        g_autoptr(MlTopology) plain = ml_topology_parse("plain.yaml", yaml->str, yaml->len, &e);
+        g_string_free(yaml, TRUE);
+        CHECK(plain != NULL);
+        if (plain) {
+            struct ml_port pports[ML_PORTS_MAX];
+            size_t n_pports = ml_dataplane_ports(plain, pports);
+            g_autofree char *h = ml_nft_policy(plain, 0, ML_POLICY_RELAY, pports, n_pports);
+            CHECK(strstr(h, "drop") == NULL);
+            g_autofree char *pfw = ml_nft_firewall(pports, n_pports);
+            CHECK(strstr(pfw, "40000") == NULL);
+        }
+    }
+    g_autofree char *direct_a = ml_nft_policy(topo, 1, ML_POLICY_DIRECT, ports, n_ports);
     CHECK(strstr(direct_a, "delete table inet meshlab_path") != NULL &&
           strstr(direct_a, "drop") == NULL);
 
@@ -207,8 +239,10 @@ int main(void)
             size_t n_oports = ml_dataplane_ports(other, oports);
             g_autofree char *ofw = ml_nft_firewall(oports, n_oports);
             CHECK(strstr(ofw, "udp dport 51999 accept") != NULL);
-            CHECK(strstr(ofw, "{ 51999, 4242, 3478, 41641, 52000, 52001, 500, 4500, 1194, 655 }") !=
-                  NULL);
+            CHECK(
+                strstr(ofw,
+                       "{ 51999, 4242, 3478, 41641, 40000, 52000, 52001, 500, 4500, 1194, 655 }") !=
+                NULL);
             CHECK(strstr(ofw, "51820") == NULL);
             g_autofree char *summary = ml_nft_firewall_summary(oports, n_oports);
             CHECK(strstr(summary, "udp 51999") != NULL && strstr(summary, "51820") == NULL);

@@ -1023,11 +1023,12 @@ static void test_minimal(void)
     json_object_put(r);
 }
 
-/* A run of the seed's Tailscale paths (plain, tailscale-direct, tailscale-relay, --quick, with
- * Tailscale 1.102.5 and Headscale 0.29.3 built from images/go): the header names the programs and
- * how they were obtained beside the seed's versions, and the seed's section sets each of this
- * run's figures, as results.json holds them, beside the seed's. A run without Tailscale has
- * neither. */
+/* A run of the seed's Tailscale paths and the peer relay (plain, tailscale-direct,
+ * tailscale-relay, tailscale-peer-relay, --quick, under TCG, with Tailscale 1.102.5 and Headscale
+ * 0.29.3 built from images/go): the header names the programs and how they were obtained beside
+ * the seed's versions, and the seed's section sets each of this run's figures, as results.json
+ * holds them, beside the seed's; the peer relay's with its physics, and nothing of the seed's. A
+ * run without Tailscale has neither. */
 static void test_seed(void)
 {
     struct json_object *r = fixture_json("results-tailscale.json");
@@ -1052,12 +1053,26 @@ static void test_seed(void)
     CHECK(ml_j_num(ml_j_obj(obs, "hub"), "headscale_rss_kib", &hs) &&
           ml_j_num(ml_j_obj(obs, "client-a"), "tailscaled_rss_kib", &a) &&
           ml_j_num(ml_j_obj(obs, "client-b"), "tailscaled_rss_kib", &b));
+    double pf = 0, pe = 0;
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        if (!g_strcmp0(ml_j_str(p, "name"), "tailscale-peer-relay"))
+            CHECK(ml_j_num(p, "hub_bytes_per_payload_byte", &pf) &&
+                  ml_j_num(ml_j_obj(p, "expected"), "hub_bytes_per_payload_byte", &pe));
+    }
+    g_autoptr(GString) peer = g_string_new("| tailscale-peer-relay: hub bytes per payload byte | ");
+    ml_put_significant(peer, pf, 3);
+    g_string_append(peer, " (its physics ");
+    ml_put_significant(peer, pe, 3);
+    g_string_append(peer, ") | \u2014 (not in the seed's lab) |\n");
+    CHECK(pf > 2);
     g_autoptr(GString) want = g_string_new("| tailscale-relay: hub bytes per payload byte | ");
     ml_put_significant(want, f, 3);
     g_string_append(want, " (its physics ");
     ml_put_significant(want, e, 3);
-    g_string_append(want, ") | 2.44 (211,231,726 in and 205,567,209 out for 170,655,744) |\n"
-                          "| Both clients up, from the first install step | ");
+    g_string_append(want, ") | 2.44 (211,231,726 in and 205,567,209 out for 170,655,744) |\n");
+    g_string_append(want, peer->str);
+    g_string_append(want, "| Both clients up, from the first install step | ");
     ml_put_significant(want, setup, 3);
     g_string_append(want, " s | 28.4 s |\n| Headscale's idle RSS | ");
     ml_put_significant(want, hs, 5);

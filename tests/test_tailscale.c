@@ -116,6 +116,21 @@ static void test_ping(void)
     CHECK(ml_tailscale_ping_parse("pong from x (100.64.0.2, 41235) via DERP(headscale) in 1.5s", &p,
                                   NULL));
     CHECK(p.latency_ms == 1500.0);
+    /* A peer relay, as ping.go prints ipnstate.PingResult.PeerRelay ("{ip}:{port}:vni:{vni}");
+     * the line is the one the research notes recorded from 1.102.5 with client-c the relay. */
+    CHECK(ml_tailscale_ping_parse(
+        "pong from client-b (100.64.0.2) via peer-relay(192.0.2.13:40000:vni:1) in 12ms\n", &p,
+        NULL));
+    CHECK(p.answered && !p.direct);
+    CHECK_STR(p.peer_relay, "192.0.2.13:40000:vni:1");
+    CHECK_STR(p.derp_region, "");
+    CHECK_STR(p.endpoint, "");
+    /* The last pong decides: a peer relay then direct is direct, with no relay left over. */
+    CHECK(ml_tailscale_ping_parse(
+        "pong from client-b (100.64.0.2) via peer-relay(192.0.2.13:40000:vni:1) in 12ms\n"
+        "pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n",
+        &p, NULL));
+    CHECK(p.direct && !*p.peer_relay);
 
     /* No answer is a result; an unreadable pong is an error that quotes the line. */
     CHECK(ml_tailscale_ping_parse("ping \"100.64.0.2\" timed out\n", &p, NULL));

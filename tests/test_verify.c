@@ -328,6 +328,18 @@ static void test_nebula_auto(void)
 #define TS_ROUTE "100.64.0.2 dev tailscale0 table 52 src 100.64.0.1 uid 0 cache"
 #define TS_PONG_DIRECT "pong from client-b (100.64.0.2) via 192.0.2.12:41641 in 1ms\n"
 #define TS_PONG_DERP "pong from client-b (100.64.0.2) via DERP(headscale) in 2ms\n"
+#define TS_PONG_PEER_RELAY                                                                         \
+    "pong from client-b (100.64.0.2) via peer-relay(192.0.2.10:40000:vni:1) in 9ms\n"
+#define TAILSCALE_PEER_RELAY ml_path_find("tailscale-peer-relay")
+
+static char *ts_status_relayed(const char *peer_relay)
+{
+    return g_strdup_printf("{\"Peer\": {\"nodekey:1\": {\"HostName\": \"client-b\", "
+                           "\"DNSName\": \"client-b.lab.meshlab.\", \"TailscaleIPs\": "
+                           "[\"100.64.0.2\"], \"CurAddr\": \"\", \"Relay\": \"headscale\", "
+                           "\"PeerRelay\": \"%s\", \"Online\": true, \"Active\": true}}}",
+                           peer_relay);
+}
 
 static char *ts_status(const char *cur_addr)
 {
@@ -401,6 +413,43 @@ static void test_tailscale(void)
  * (tailscale cmd/tailscale/cli/cli.go, rootfs "socket", "path to tailscaled socket"), so the CLI
  * reaches a tailscaled started inside the NAT's namespace through its unix socket from the
  * guest's own namespace; the socket path is the one tailscaled is started with (--socket). */
+/* The hub's tailscaled as the clients' peer relay: the pong and the status name its relay
+ * server, and the hub carries each probe packet as a Geneve-wrapped WireGuard frame. */
+static void test_tailscale_peer_relay(void)
+{
+    const struct ml_path_ops *p = TAILSCALE_PEER_RELAY;
+    CHECK(p && p->hub == ML_HUB_CARRIES && p->encap && !p->encap->approximate);
+    /* 1,028 bytes padded to 1,040, 68 of UDP, Geneve and WireGuard and 14 of Ethernet: 1,122 a
+     * frame, 2.183 times the probe's bytes */
+    CHECK(ml_encap_frame_bytes(p->encap, 1028) == 1122);
+    struct ml_evidence ev = probe(TS_ROUTE, relayed(p));
+    ev.own[0] = ts_status_relayed("192.0.2.10:40000:vni:1");
+    ev.own[1] = g_strdup(TS_PONG_PEER_RELAY);
+    CHECK(verdict(p, &ev, "pong via peer-relay(192.0.2.10:40000:vni:1)"));
+    ev = probe(TS_ROUTE, relayed(p));
+    ev.own[0] = ts_status_relayed("192.0.2.10:40000:vni:1");
+    ev.own[1] = g_strdup(TS_PONG_PEER_RELAY);
+    CHECK(verdict(p, &ev, "PeerRelay \"192.0.2.10:40000:vni:1\""));
+    /* The same evidence is no DERP path, and DERP's is no peer relay. */
+    ev = probe(TS_ROUTE, relayed(p));
+    ev.own[0] = ts_status_relayed("192.0.2.10:40000:vni:1");
+    ev.own[1] = g_strdup(TS_PONG_PEER_RELAY);
+    CHECK(!verdict(TAILSCALE_RELAY, &ev, NULL));
+    ev = ts(TS_PONG_DERP, "", relayed(p));
+    CHECK(!verdict(p, &ev, NULL));
+    /* A peer relay that is not the hub's (another client's tailscaled) */
+    ev = probe(TS_ROUTE, relayed(p));
+    ev.own[0] = ts_status_relayed("192.0.2.13:40000:vni:1");
+    ev.own[1] =
+        g_strdup("pong from client-b (100.64.0.2) via peer-relay(192.0.2.13:40000:vni:1) in 9ms\n");
+    CHECK(!verdict(p, &ev, NULL));
+    /* The hub's relay by every view, but the hub's NIC stayed quiet: not relayed. */
+    ev = probe(TS_ROUTE, 300);
+    ev.own[0] = ts_status_relayed("192.0.2.10:40000:vni:1");
+    ev.own[1] = g_strdup(TS_PONG_PEER_RELAY);
+    CHECK(!verdict(p, &ev, "must be 2.183 times"));
+}
+
 static void test_tailscale_auto(void)
 {
     const struct ml_path_ops *a = ml_path_find("tailscale-auto");
@@ -797,8 +846,8 @@ static void test_conflicts(void)
               "c.yaml:32:11: the wireguard-direct path uses the overlay 10.9.0.0/24, which "
               "overlaps wireguard.subnet 10.8.0.0/14; move that subnet elsewhere");
     /* Without that path, wireguard-go-hub's 10.10.0.0/24 is the one in the way. */
-    CHECK(g_string_replace(yaml, "          wireguard-direct, wireguard-go-hub,",
-                           "          wireguard-go-hub,", 1) == 1);
+    CHECK(g_string_replace(yaml, " wireguard-direct, wireguard-go-hub,", " wireguard-go-hub,", 1) ==
+          1);
     g_clear_error(&err);
     g_autoptr(MlTopology) u = ml_topology_parse("c.yaml", yaml->str, yaml->len, &err);
     CHECK(u && !ml_paths_resolve(u, &err));
@@ -876,6 +925,7 @@ int main(void)
     test_nebula_auto();
     test_tailscale_auto();
     test_tailscale();
+    test_tailscale_peer_relay();
     test_wireguard_direct();
     test_wireguard_go_hub();
     test_wireguard_tunnel_counts();

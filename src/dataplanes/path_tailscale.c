@@ -69,6 +69,14 @@ static char *describe_relay(const struct ml_topology *t)
                            t->nodes[t->hub].name);
 }
 
+static char *describe_peer_relay(const struct ml_topology *t)
+{
+    return g_strdup_printf("tailscaled, %s to %s through %s's tailscaled as a peer relay (UDP %d; "
+                           "UDP between the clients dropped)",
+                           t->nodes[t->measure.client].name, t->nodes[t->measure.server].name,
+                           t->nodes[t->hub].name, ML_PORT_PEER_RELAY);
+}
+
 extern const struct ml_dataplane ml_dataplane_tailscale;
 
 /* The address Headscale gave node, from the dataplane's state ("" before it joined):
@@ -111,12 +119,20 @@ static bool available(const struct ml_lab *lab, char **ret_reason)
     return false;
 }
 
+/* A lab that measures tailscale-peer-relay runs tailscaled on the hub too, as the clients' peer
+ * relay; every other lab's hub runs Headscale alone, as in the seed. */
+static bool wants_peer_relay(const struct ml_topology *t)
+{
+    return ml_topology_has_path(t, "tailscale-peer-relay");
+}
+
 static void artifacts(const struct ml_lab *lab, size_t node, GPtrArray *files)
 {
     const char *cache = ml_cache_dir();
     if (node == lab->topo->hub) {
         g_ptr_array_add(files, ml_artifact_path(cache, "headscale"));
-        return;
+        if (!wants_peer_relay(lab->topo))
+            return;
     }
     g_autofree char *dir = ml_artifact_path(cache, "tailscale");
     g_ptr_array_add(files, g_build_filename(dir, "tailscale", NULL));
@@ -371,6 +387,73 @@ static struct json_object *observe(struct ml_lab *lab)
     return o;
 }
 
+/* The hub's tailscaled, joined after the clients (so they keep the addresses a lab without it
+ * gives them) and serving as their peer relay on ML_PORT_PEER_RELAY; then Headscale's policy
+ * grants the clients the capability to use it (tailscale.com/cap/relay), by the addresses just
+ * given, and takes it in on SIGHUP. */
+static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const char *ca,
+                           const char *key, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t hub = t->hub;
+    const char *name = t->nodes[hub].name;
+    char hub_ip[16];
+    ml_ip_str(t->nodes[hub].address, hub_ip);
+    g_autofree char *trust = ml_lab_ca_client_script(ca, ML_HEADSCALE_HOSTNAME, hub_ip);
+    struct ml_daemon d = ml_tailscaled_on(lab, hub);
+    g_autofree char *up = ml_tailscale_up_command(ML_HEADSCALE_URL, name, AUTHKEY_GUEST);
+    g_autofree char *join =
+        g_strdup_printf("trap 'rm -f " AUTHKEY_GUEST "' EXIT; set -e; %s --timeout=60s", up);
+    g_autofree char *ip = NULL;
+    double t0 = ml_now();
+    if (!trust) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the hub returned no usable lab CA certificate");
+        return false;
+    }
+    if (!run_on(lab, hub, "sh -s", trust, 60, NULL, err) ||
+        !ml_daemon_start(lab, hub, &d, NULL, err) ||
+        !run_on(lab, hub, "set -e; umask 077; mkdir -p /run/meshlab; cat > " AUTHKEY_GUEST, key, 30,
+                NULL, err))
+        return false;
+    if (!run_on(lab, hub, join, NULL, 120, NULL, err)) {
+        ml_daemon_alive(lab, hub, &tailscaled_daemon, err);
+        return false;
+    }
+    if (!run_on(lab, hub, "tailscale set --relay-server-port=" G_STRINGIFY(ML_PORT_PEER_RELAY),
+                NULL, 30, NULL, err) ||
+        !run_on(lab, hub, "tailscale ip -4", NULL, 30, &ip, err))
+        return false;
+    char checked[INET_ADDRSTRLEN];
+    if (!ml_tailscale_ip_parse(ip, checked, err)) {
+        g_prefix_error(err, "%s: ", name);
+        return false;
+    }
+    struct json_object *addrs = NULL;
+    if (!json_object_object_get_ex(state, "addresses", &addrs)) {
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the clients' addresses were not kept");
+        return false;
+    }
+    const char *from[ML_MAX_NODES];
+    size_t n = 0;
+    json_object_object_foreach(addrs, node, addr)
+    {
+        (void)node;
+        from[n++] = json_object_get_string(addr);
+    }
+    json_object_object_add(addrs, name, json_object_new_string(checked));
+    g_autofree char *policy = ml_headscale_policy_relay(checked, from, n);
+    if (!run_on(lab, hub,
+                "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH
+                "; systemctl kill --signal=SIGHUP meshlab-headscale.service",
+                policy, 30, NULL, err))
+        return false;
+    ml_progress("tailscale",
+                "%s joined as %s and serves as the clients' peer relay on UDP %d (%.1f s); "
+                "Headscale's policy grants them tailscale.com/cap/relay to it",
+                name, checked, ML_PORT_PEER_RELAY, ml_now() - t0);
+    return ml_daemon_alive(lab, hub, &headscale_daemon, err);
+}
+
 static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 {
     double t0 = ml_now();
@@ -379,11 +462,13 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
     /* The key lives in this process's memory only: nothing on the host reads it
      * back, so no host file ever holds it. */
     bool ok = start_headscale(lab, &ca, &key, err) && join_clients(lab, state, ca, key, err);
+    double setup_s = ml_now() - t0;
+    ok = ok && (!wants_peer_relay(lab->topo) || join_hub_relay(lab, state, ca, key, err));
     if (key)
         memset(key, 0, strlen(key));
     if (!ok)
         return false;
-    double setup_s = ml_now() - t0;
+    /* The seed's figure: both clients up, not the hub's relay after them. */
     json_object_object_add(state, "setup_s", json_object_new_double(setup_s));
     ml_progress("tailscale", "both clients up %.1f s after the installs began", setup_s);
     return true;
@@ -437,13 +522,17 @@ static bool view(const struct ml_topology *t, const struct ml_evidence *ev, stru
     if (ping->direct)
         g_string_append_printf(sentence, "tailscale ping: pong via %s in %.1f ms; ", ping->endpoint,
                                ping->latency_ms);
+    else if (*ping->peer_relay)
+        g_string_append_printf(sentence, "tailscale ping: pong via peer-relay(%s) in %.1f ms; ",
+                               ping->peer_relay, ping->latency_ms);
     else if (ping->answered)
         g_string_append_printf(sentence, "tailscale ping: pong via DERP(%s) in %.1f ms; ",
                                ping->derp_region, ping->latency_ms);
     else
         g_string_append(sentence, "tailscale ping: no pong; ");
-    g_string_append_printf(sentence, "tailscale status: CurAddr \"%s\", relay \"%s\"; ",
-                           peer->cur_addr, peer->relay);
+    g_string_append_printf(sentence, "tailscale status: CurAddr \"%s\", relay \"%s\"%s%s%s; ",
+                           peer->cur_addr, peer->relay, *peer->peer_relay ? ", PeerRelay \"" : "",
+                           peer->peer_relay, *peer->peer_relay ? "\"" : "");
     /* tailscaled routes the tailnet through its own table 52, into tailscale0. */
     return ml_route_enters(&ev->rt, "tailscale0", sentence);
 }
@@ -474,6 +563,12 @@ static size_t counts_relay(const struct ml_topology *t, const struct ml_evidence
     return counts_for(t, ev, ML_TS_DERP, ret, ret_at);
 }
 
+static size_t counts_peer_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                                struct ml_tunnel_count *ret, double *ret_at)
+{
+    return counts_for(t, ev, ML_TS_PEER_RELAY, ret, ret_at);
+}
+
 static bool verify_direct(const struct ml_topology *t, const struct ml_evidence *ev,
                           GString *sentence)
 {
@@ -494,13 +589,33 @@ static bool verify_relay(const struct ml_topology *t, const struct ml_evidence *
     bool seen = view(t, ev, &ping, &peer, sentence);
     return seen && ping.answered && !ping.direct &&
            !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct &&
-           !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
+           !*peer.peer_relay && !strcmp(peer.relay, ML_HEADSCALE_DERP_REGION);
+}
+
+/* Whether a peer relay address ("IP:PORT:vni:N") is the hub's relay server. */
+static bool hub_relay(const struct ml_topology *t, const char *addr)
+{
+    char hub[16];
+    ml_ip_str(t->nodes[t->hub].address, hub);
+    g_autofree char *want = g_strdup_printf("%s:%d:", hub, ML_PORT_PEER_RELAY);
+    return g_str_has_prefix(addr, want);
+}
+
+/* The pong and the status both name the hub's relay server, and no direct address is in use. */
+static bool verify_peer_relay(const struct ml_topology *t, const struct ml_evidence *ev,
+                              GString *sentence)
+{
+    struct ml_ts_ping ping = {0};
+    struct ml_ts_peer peer = {0};
+    bool seen = view(t, ev, &ping, &peer, sentence);
+    return seen && ping.answered && !ping.direct && hub_relay(t, ping.peer_relay) && !peer.direct &&
+           hub_relay(t, peer.peer_relay);
 }
 
 /* The client's tailscale ping, once a second, until a pong comes the way wanted or timeout_s
  * passed (*ret_reached false). */
-static bool ping_until(struct ml_lab *lab, bool want_direct, unsigned timeout_s, bool *ret_reached,
-                       GError **err)
+static bool ping_until(struct ml_lab *lab, enum ml_ts_path want, unsigned timeout_s,
+                       bool *ret_reached, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
@@ -508,7 +623,9 @@ static bool ping_until(struct ml_lab *lab, bool want_direct, unsigned timeout_s,
         "timeout %u sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
         "do sleep 1; done'",
         timeout_s, ts_ip(lab, t->measure.server),
-        want_direct ? "pong from .* via [0-9]" : "via DERP(");
+        want == ML_TS_DIRECT ? "pong from .* via [0-9]"
+        : want == ML_TS_DERP ? "via DERP("
+                             : "via peer-relay(");
     struct ml_exec ex = {0};
     if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, timeout_s + 30.0, &ex, err))
         return false;
@@ -581,16 +698,16 @@ static bool probe_took(const struct ml_ts_path_bytes *b, enum ml_ts_path path)
  * pass after a relay one measured DERP for 3 s). So the switch is done when, over a probe, the
  * client's own per-path counters say the data took the path wanted; probes repeat for up to 60 s
  * after the ping, and how long it took is said. Beyond that the check decides. */
-static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
+static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
 {
     double t0 = ml_now();
-    const char *way = want_direct ? "direct" : "DERP";
+    bool want_direct = path == ML_TS_DIRECT;
+    const char *way = want_direct ? "direct" : path == ML_TS_DERP ? "DERP" : "peer relay";
     bool reached = false;
-    if (!ping_until(lab, want_direct, 90, &reached, err))
+    if (!ping_until(lab, path, 90, &reached, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "still not on the %s path after 90 s; the check decides", way);
-    enum ml_ts_path path = want_direct ? ML_TS_DIRECT : ML_TS_DERP;
     struct ml_ts_path_bytes b = {0};
     double deadline = ml_now() + 60;
     bool took = false;
@@ -606,8 +723,12 @@ static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
                     "%s: the data %s %.1f s after the policy (%s's counters over a probe of %d "
                     "B each way: out %lld B direct, %lld B by DERP, %lld B by a peer relay; in "
                     "%lld, %lld, %lld B)",
-                    want_direct ? "direct" : "relay",
-                    took ? (want_direct ? "left DERP both ways" : "took DERP both ways")
+                    want_direct          ? "direct"
+                    : path == ML_TS_DERP ? "relay"
+                                         : "peer relay",
+                    took ? (want_direct          ? "left the relays both ways"
+                            : path == ML_TS_DERP ? "took DERP both ways"
+                                                 : "took the peer relay both ways")
                          : "was still not on that path both ways, and the check decides,",
                     ml_now() - t0, lab->topo->nodes[lab->topo->measure.client].name,
                     PROBE_PINGS * PROBE_BYTES, b.out[ML_TS_DIRECT], b.out[ML_TS_DERP],
@@ -627,7 +748,7 @@ static bool settle_on(struct ml_lab *lab, bool want_direct, GError **err)
 static bool settle_auto(struct ml_lab *lab, GError **err)
 {
     bool reached = false;
-    if (!ping_until(lab, true, 30, &reached, err))
+    if (!ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "tailscale-auto: no direct path within 30 s; it is measured on "
@@ -638,12 +759,17 @@ static bool settle_auto(struct ml_lab *lab, GError **err)
 
 static bool settle_direct(struct ml_lab *lab, GError **err)
 {
-    return settle_on(lab, true, err);
+    return settle_on(lab, ML_TS_DIRECT, err);
 }
 
 static bool settle_relay(struct ml_lab *lab, GError **err)
 {
-    return settle_on(lab, false, err);
+    return settle_on(lab, ML_TS_DERP, err);
+}
+
+static bool settle_peer_relay(struct ml_lab *lab, GError **err)
+{
+    return settle_on(lab, ML_TS_PEER_RELAY, err);
 }
 
 struct ml_daemon ml_tailscaled_on(const struct ml_lab *lab, size_t node)
@@ -731,7 +857,7 @@ static bool auto_start(struct ml_lab *lab, GError **err)
 
 static bool auto_wait(struct ml_lab *lab, GError **err)
 {
-    return settle_on(lab, true, err);
+    return settle_on(lab, ML_TS_DIRECT, err);
 }
 
 static struct in_addr auto_address(const struct ml_lab *lab, size_t node)
@@ -756,19 +882,38 @@ static const struct ml_auto_ops tailscale_auto = {
 };
 
 extern const struct ml_path_ops ml_path_tailscale_direct, ml_path_tailscale_relay,
-    ml_path_tailscale_auto;
+    ml_path_tailscale_peer_relay, ml_path_tailscale_auto;
 
 /* Headscale's HTTPS (control and DERP) and STUN on the hub, tailscaled's port everywhere. That
  * port is not opened, as in the seed: peers reach it through the holes their own packets punch. */
 static size_t ports(const struct ml_topology *t, struct ml_port *ret, size_t max)
 {
-    (void)t;
     static const struct ml_port mine[] = {
-        {"Headscale and its DERP relay", ML_PROTO_TCP, ML_PORT_HTTPS, true, "tailscale"},
-        {"Headscale's STUN", ML_PROTO_UDP, ML_PORT_STUN, true, "tailscale"},
-        {"tailscaled", ML_PROTO_UDP, ML_PORT_TAILSCALED, false, "tailscale"},
+        {.what = "Headscale and its DERP relay",
+         .proto = ML_PROTO_TCP,
+         .port = ML_PORT_HTTPS,
+         .open = true,
+         .dataplane = "tailscale"},
+        {.what = "Headscale's STUN",
+         .proto = ML_PROTO_UDP,
+         .port = ML_PORT_STUN,
+         .open = true,
+         .dataplane = "tailscale"},
+        {.what = "tailscaled",
+         .proto = ML_PROTO_UDP,
+         .port = ML_PORT_TAILSCALED,
+         .open = false,
+         .dataplane = "tailscale"},
+        /* the hub's tailscaled as the clients' peer relay, in a lab that measures it: open,
+         * since the clients' first packets to it are new connections */
+        {.what = "tailscaled's peer relay",
+         .proto = ML_PROTO_UDP,
+         .port = ML_PORT_PEER_RELAY,
+         .open = true,
+         .dataplane = "tailscale",
+         .relay_server = true},
     };
-    size_t n = MIN(max, G_N_ELEMENTS(mine));
+    size_t n = MIN(max, G_N_ELEMENTS(mine) - (wants_peer_relay(t) ? 0 : 1));
     for (size_t i = 0; i < n; i++)
         ret[i] = mine[i];
     return n;
@@ -792,7 +937,8 @@ const struct ml_dataplane ml_dataplane_tailscale = {
     .name = "tailscale",
     .conflict = ml_tailscale_conflict,
     .daemons = {{"tailscaled", "tailscaled --version"}, {"headscale", "headscale version"}},
-    .paths = {&ml_path_tailscale_direct, &ml_path_tailscale_relay, &ml_path_tailscale_auto},
+    .paths = {&ml_path_tailscale_direct, &ml_path_tailscale_relay, &ml_path_tailscale_peer_relay,
+              &ml_path_tailscale_auto},
     .ports = ports,
     .available = available,
     .artifacts = artifacts,
@@ -844,6 +990,32 @@ const struct ml_path_ops ml_path_tailscale_relay = {
     .settle = settle_relay,
     .verify = verify_relay,
     .tunnel_counts = counts_relay,
+};
+
+/* A peer relay forwards each packet whole, as the client sent it (tailscale net/udprelay
+ * server.go handleDataPacket at v1.102.5): WireGuard's 32 bytes and its padding to 16 inside a
+ * Geneve header of 8 (net/packet/geneve.go GeneveFixedHeaderLength) that carries the session's
+ * VNI, in UDP and IPv4, on both legs. One datagram per packet, so the frames are exact. */
+static const struct ml_encap encap_peer_relay = {
+    .name = "peer relay",
+    .inner_mtu = 1280,
+    .overhead = 20 + 8 + 8 + 32,
+    .pad_to = 16,
+    .how = "a tailscaled peer relay: 20 IP + 8 UDP + 8 Geneve + 32 WireGuard = 68 bytes, the "
+           "packet padded to 16",
+};
+
+const struct ml_path_ops ml_path_tailscale_peer_relay = {
+    .name = "tailscale-peer-relay",
+    .dataplane = &ml_dataplane_tailscale,
+    .policy = ML_POLICY_PEER_RELAY,
+    .hub = ML_HUB_CARRIES,
+    .encap = &encap_peer_relay,
+    .describe = describe_peer_relay,
+    .target = target,
+    .settle = settle_peer_relay,
+    .verify = verify_peer_relay,
+    .tunnel_counts = counts_peer_relay,
 };
 
 const struct ml_path_ops ml_path_tailscale_auto = {

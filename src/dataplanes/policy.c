@@ -33,9 +33,11 @@ bool ml_policy_enter(struct ml_lab *lab, const struct ml_path_ops *ops, char **i
     bool loaded = in_force && in_force[0];
     bool ok = true;
     if (!loaded) {
+        struct ml_port ports[ML_PORTS_MAX];
+        size_t n_ports = ml_dataplane_ports(lab->topo, ports);
         for (size_t i = 0; i < n; i++) {
             cmds[i] = "nft -f - && nft list ruleset";
-            inputs[i] = ml_nft_policy(lab->topo, i, ops->policy);
+            inputs[i] = ml_nft_policy(lab->topo, i, ops->policy, ports, n_ports);
         }
         ok = ml_lab_run_parallel(lab, NULL, cmds, (const char *const *)inputs, 60, out,
                                  "the path policy", err);

@@ -122,6 +122,29 @@ char *ml_headscale_policy(void)
                     "}\n");
 }
 
+char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n)
+{
+    g_return_val_if_fail(relay_ip && (from || !n), NULL);
+    GString *src = g_string_new(NULL);
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(src, "%s\"%s\"", i ? ", " : "", from[i]);
+    /* Grants only, as Headscale 0.29's own integration test of the capability writes them
+     * (integration/grant_cap_test.go): every node may reach every node, and the clients may
+     * use the hub as their peer relay. */
+    char *policy = g_strdup_printf(
+        "// Written by meshlab: every node may reach every node on every port, and the clients\n"
+        "// may use the hub's tailscaled (%s) as their peer relay.\n"
+        "{\n"
+        "  \"grants\": [\n"
+        "    { \"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"] },\n"
+        "    { \"src\": [%s], \"dst\": [\"%s\"], \"app\": { \"tailscale.com/cap/relay\": [{}] } }\n"
+        "  ]\n"
+        "}\n",
+        relay_ip, src->str, relay_ip);
+    g_string_free(src, TRUE);
+    return policy;
+}
+
 char *ml_tailscale_up_command(const char *login_server, const char *hostname,
                               const char *authkey_file)
 {
@@ -374,16 +397,17 @@ bool ml_tailscale_ping_parse(const char *text, struct ml_ts_ping *ret, GError **
         r.pongs++;
         r.latency_ms = ms;
         r.direct = false;
-        r.endpoint[0] = r.derp_region[0] = '\0';
+        r.endpoint[0] = r.derp_region[0] = r.peer_relay[0] = '\0';
         size_t plen = strlen(path);
         if (g_str_has_prefix(path, "DERP(") && plen > 6 && path[plen - 1] == ')') {
             g_strlcpy(r.derp_region, path + 5, MIN(sizeof(r.derp_region), plen - 5));
+        } else if (g_str_has_prefix(path, "peer-relay(") && plen > 12 && path[plen - 1] == ')') {
+            g_strlcpy(r.peer_relay, path + 11, MIN(sizeof(r.peer_relay), plen - 11));
         } else if (strchr(path, ':') && !strchr(path, '(') && plen < sizeof(r.endpoint)) {
             r.direct = true;
             g_strlcpy(r.endpoint, path, sizeof(r.endpoint));
         }
-        /* Anything else (a peer relay, a TSMP/ICMP ping) is answered but neither direct nor
-         * through our DERP region, which is what the path check needs to know. */
+        /* Anything else (a TSMP or ICMP ping) is answered by no path the checks name. */
     }
     *ret = r;
     return true;

@@ -14,6 +14,9 @@
 #define ML_PORT_HTTPS 443        /* Headscale's control server and embedded DERP relay */
 #define ML_PORT_STUN 3478        /* Headscale's embedded STUN server */
 #define ML_PORT_TAILSCALED 41641 /* tailscaled --port */
+/* The hub's tailscaled as a peer relay (`tailscale set --relay-server-port`): the UDP port the
+ * clients send their Geneve-wrapped WireGuard packets to, and it forwards them on. */
+#define ML_PORT_PEER_RELAY 40000
 
 #define ML_HEADSCALE_HOSTNAME "headscale.lab"
 #define ML_HEADSCALE_URL "https://headscale.lab:" G_STRINGIFY(ML_PORT_HTTPS)
@@ -66,6 +69,11 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
 
 /* The policy (HuJSON): one rule accepting every source to every destination and port. */
 char *ml_headscale_policy(void);
+/* The same, and the capability tailscale.com/cap/relay from each of the n addresses in from to
+ * relay_ip: the policy of a lab whose hub is a peer relay, written once every node joined (the
+ * grants name their addresses) and taken in by Headscale on SIGHUP. The addresses are checked
+ * ones (ml_tailscale_ip_parse); none is quoted further. */
+char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n);
 
 /* The client's join command. The key is read from authkey_file with tailscale's "file:"
  * prefix, so it never appears on a command line, in a process list or in a log. Values are
@@ -99,6 +107,8 @@ struct ml_ts_ping {
     bool direct;          /* the last pong came over a direct UDP path */
     char endpoint[64];    /* direct: "192.0.2.12:41641" or "[2001:db8::1]:41641" */
     char derp_region[32]; /* relayed through DERP: the region code, e.g. "headscale" */
+    char peer_relay[64];  /* relayed by a peer relay: "IP:PORT:vni:N" (cmd/tailscale/cli/ping.go
+                           * prints "via peer-relay(%s)" with ipnstate.PingResult.PeerRelay) */
     double latency_ms;    /* of the last pong */
     unsigned pongs;       /* how many pong lines */
 };

@@ -9,7 +9,7 @@
 
 const char *ml_policy_name(enum ml_policy p)
 {
-    return p == ML_POLICY_RELAY ? "relay" : "direct";
+    return p == ML_POLICY_RELAY ? "relay" : p == ML_POLICY_PEER_RELAY ? "peer-relay" : "direct";
 }
 
 /* "udp dport { 51820, 3478 }" for the transports of proto, or nothing when there are none. */
@@ -90,7 +90,8 @@ char *ml_nft_firewall_summary(const struct ml_port *ports, size_t n)
     return g_string_free(s, FALSE);
 }
 
-char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy policy)
+char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy policy,
+                    const struct ml_port *ports, size_t n)
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
@@ -98,8 +99,28 @@ char *ml_nft_policy(const struct ml_topology *topo, size_t node, enum ml_policy 
                            "table inet meshlab_path\n"
                            "delete table inet meshlab_path\n",
                            ml_policy_name(policy), topo->nodes[node].name);
-    if (policy == ML_POLICY_DIRECT || node == topo->hub)
+    if (policy == ML_POLICY_DIRECT)
         return g_string_free(s, FALSE);
+    if (node == topo->hub) {
+        /* The relay policy leaves the clients one relay: the TCP one (DERP), not a peer relay
+         * on the hub, which tailscaled prefers to DERP whenever it answers. */
+        g_autoptr(GString) set = g_string_new(NULL);
+        size_t count = 0;
+        for (size_t i = 0; policy == ML_POLICY_RELAY && i < n; i++)
+            if (ports[i].relay_server && ports[i].proto == ML_PROTO_UDP)
+                g_string_append_printf(set, "%s%u", count++ ? ", " : "", ports[i].port);
+        if (count)
+            g_string_append_printf(s,
+                                   "table inet meshlab_path {\n"
+                                   "    chain input {\n"
+                                   "        type filter hook input priority 0; policy accept;\n"
+                                   "        iifname \"" ML_LAB_NIC "\" udp dport %s%s%s counter "
+                                   "drop\n"
+                                   "    }\n"
+                                   "}\n",
+                                   count > 1 ? "{ " : "", set->str, count > 1 ? " }" : "");
+        return g_string_free(s, FALSE);
+    }
     char hub[16];
     ml_ip_str(topo->nodes[topo->hub].address, hub);
     /* Every client drops the others' UDP as it arrives, so no direct path can form in either

@@ -1,8 +1,8 @@
 /* The report's section on the seed's own experiment (shared/seeds: Tailscale direct and through
  * Headscale's DERP relay, measured by hand on KVM): the run's figures of its Tailscale paths beside
- * the seed's. The run's come from results.json (paths[].hub_bytes_per_payload_byte, .expected,
- * .setup_s, .observed); the seed's are the seed's own numbers, named as such. Absent when neither
- * Tailscale path was measured. */
+ * the seed's, and the peer relay's, which the seed's lab did not run. The run's come from
+ * results.json (paths[].hub_bytes_per_payload_byte, .expected, .setup_s, .observed); the seed's are
+ * the seed's own numbers, named as such. Absent when neither Tailscale path was measured. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +39,22 @@ static void put_mtu(GString *s, const char *link)
         g_string_append_printf(s, "%ld", strtol(m + 4, NULL, 10));
     else
         g_string_append(s, ML_DASH);
+}
+
+/* "| NAME: hub bytes per payload byte | F (its physics E) | ": the row up to the seed's cell. */
+static void put_relay_factor(GString *s, struct json_object *p)
+{
+    double e;
+    g_string_append(s, "| ");
+    ml_put_text(s, ml_j_str_or(p, "name", ML_DASH));
+    g_string_append(s, ": hub bytes per payload byte | ");
+    ml_put_sig(s, p, "hub_bytes_per_payload_byte", 3);
+    if (ml_j_num(ml_j_obj(p, "expected"), "hub_bytes_per_payload_byte", &e)) {
+        g_string_append(s, " (its physics ");
+        ml_put_significant(s, e, 3);
+        g_string_append(s, ")");
+    }
+    g_string_append(s, " | ");
 }
 
 void ml_section_seed(struct ml_render *c)
@@ -80,17 +96,15 @@ void ml_section_seed(struct ml_render *c)
         g_string_append(s, " (one 66-byte packet each way for 1,033,240,576 bytes) |\n");
     }
     if (relay) {
-        double e;
-        g_string_append(s, "| tailscale-relay: hub bytes per payload byte | ");
-        ml_put_sig(s, relay, "hub_bytes_per_payload_byte", 3);
-        if (ml_j_num(ml_j_obj(relay, "expected"), "hub_bytes_per_payload_byte", &e)) {
-            g_string_append(s, " (its physics ");
-            ml_put_significant(s, e, 3);
-            g_string_append(s, ")");
-        }
-        g_string_append(s, " | ");
+        put_relay_factor(s, relay);
         ml_put_significant(s, SEED_RELAY_HUB / SEED_RELAY_PAYLOAD, 3);
         g_string_append(s, " (211,231,726 in and 205,567,209 out for 170,655,744) |\n");
+    }
+    /* The seed's Tailscale had peer relays, but its lab ran none: nothing of its to set beside. */
+    struct json_object *peer = measured_path(c, "tailscale-peer-relay");
+    if (peer) {
+        put_relay_factor(s, peer);
+        g_string_append(s, ML_DASH " (not in the seed's lab) |\n");
     }
     g_string_append(s, "| Both clients up, from the first install step | ");
     double setup;

@@ -6,7 +6,8 @@
 #include "results/json.h"
 #include <glib.h>
 
-/* A hub path relays everything; a path a policy forced onto a mesh's relay (policy "relay"),
+/* A hub path relays everything; a path a policy forced onto a mesh's relay (policy "relay" or
+ * "peer-relay"),
  * or a path its dataplane found relayed, carries the workload's relayed share; a direct path
  * none. A results.json from before paths[].policy counts a relaying path as a hub path: the
  * most the hub can carry. */
@@ -21,7 +22,8 @@ static enum ml_month_share share_of(struct json_object *p)
     const char *policy = ml_j_str(p, "policy");
     if (!policy)
         return ML_SHARE_ALL_UNKNOWN;
-    return !strcmp(policy, "relay") ? ML_SHARE_RELAYED : ML_SHARE_ALL;
+    return !strcmp(policy, "relay") || !strcmp(policy, "peer-relay") ? ML_SHARE_RELAYED
+                                                                     : ML_SHARE_ALL;
 }
 
 bool ml_month_of(const struct ml_workload *w, struct json_object *p, struct ml_month *ret)

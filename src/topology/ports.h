@@ -33,6 +33,10 @@ struct ml_port {
      * connections), or NULL for a port that is not a transport (ssh, iperf3). A transport
      * may use the lab NIC only, never another dataplane's tunnel. */
     const char *dataplane;
+    /* A relay the clients reach by UDP on the hub (tailscaled's peer relay): the relay policy
+     * drops it at the hub, so that forcing a dataplane's relay forces its relay over TCP
+     * (DERP), and the peer-relay policy lets it in (guestnet/nft.h). */
+    bool relay_server;
 };
 
 /* The ports every lab has, in the order the firewall lists them; returns how many. */
