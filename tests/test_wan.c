@@ -14,8 +14,10 @@
 #include "check.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "guestnet/wan.h"
+#include "measure/stats.h"
 #include "measure/wancheck.h"
 
 static const char vps_far_qdisc[] =
@@ -111,23 +113,23 @@ static void check_rtt(void)
 {
     double tol = 0;
     /* 40 ms added to a 0.6 ms bridge: 10 % either way. */
-    CHECK(ml_wan_rtt_within(0.6, 40, 0, 40.9, &tol) && tol == 4);
-    CHECK(ml_wan_rtt_within(0.6, 40, 0, 36.7, &tol));
-    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 45.0, &tol));
+    CHECK(ml_wan_rtt_within(0.6, 40, 0, 0, 40.9, &tol) && tol == 4);
+    CHECK(ml_wan_rtt_within(0.6, 40, 0, 0, 36.7, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 0, 45.0, &tol));
     /* A profile not in force: the round trip did not grow. */
-    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 0.7, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 0, 0.7, &tol));
     /* Small delays keep the emulated guest's own wander, 2 ms. */
-    CHECK(ml_wan_rtt_within(0.6, 5, 0, 7.4, &tol) && tol == 2);
-    CHECK(!ml_wan_rtt_within(0.6, 5, 0, 8.0, &tol));
+    CHECK(ml_wan_rtt_within(0.6, 5, 0, 0, 7.4, &tol) && tol == 2);
+    CHECK(!ml_wan_rtt_within(0.6, 5, 0, 0, 8.0, &tol));
     /* Under TCG each delayed packet may leave late, never early: the detour lab's 1.94 to 8.96
      * ms for 5 ms on the hub holds with ML_WAN_TCG_LATE_MS, an early or a doubled one does not. */
-    CHECK(!ml_wan_rtt_within(1.94, 5, 0, 8.96, &tol));
-    CHECK(ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 8.96, &tol) && tol == 2);
-    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 1.94 + 5 - 2.1, &tol));
-    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 1.94 + 10, &tol));
+    CHECK(!ml_wan_rtt_within(1.94, 5, 0, 0, 8.96, &tol));
+    CHECK(ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 0, 8.96, &tol) && tol == 2);
+    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 0, 1.94 + 5 - 2.1, &tol));
+    CHECK(!ml_wan_rtt_within(1.94, 5, ML_WAN_TCG_LATE_MS, 0, 1.94 + 10, &tol));
     /* Nothing answered: not proven. */
-    CHECK(!ml_wan_rtt_within(0.6, 40, 0, NAN, &tol));
-    CHECK(!ml_wan_rtt_within(NAN, 40, 0, 40.6, &tol));
+    CHECK(!ml_wan_rtt_within(0.6, 40, 0, 0, NAN, &tol));
+    CHECK(!ml_wan_rtt_within(NAN, 40, 0, 0, 40.6, &tol));
 }
 
 static void check_settled(void)
@@ -139,23 +141,50 @@ static void check_settled(void)
                                   4.32, 3.44, 3.49, 2.80, 3.09, 5.05, 1.72, 1.47, 1.99, 2.40};
     static const double quiet[] = {12.8, 1.23, 1.58, 1.28, 1.16, 1.14, 1.28, 1.38, 1.16, 1.22,
                                    1.35, 1.26, 1.15, 1.36, 1.92, 6.01, 1.20, 1.18, 1.19, 1.62};
-    CHECK(!ml_wan_pings_settled(busy, G_N_ELEMENTS(busy)));
-    CHECK(ml_wan_pings_settled(quiet, G_N_ELEMENTS(quiet)));
+    CHECK(!ml_wan_pings_settled(busy, G_N_ELEMENTS(busy), 0, 0));
+    CHECK(ml_wan_pings_settled(quiet, G_N_ELEMENTS(quiet), 0, 0));
     /* A constant delay (netem's) settles as well as none. */
     double delayed[G_N_ELEMENTS(quiet)];
     for (size_t i = 0; i < G_N_ELEMENTS(quiet); i++)
         delayed[i] = quiet[i] + 40;
-    CHECK(ml_wan_pings_settled(delayed, G_N_ELEMENTS(delayed)));
+    CHECK(ml_wan_pings_settled(delayed, G_N_ELEMENTS(delayed), 0, 0));
     /* The order is what matters, not the values: the busy pings sorted late read as settling
      * the other way, and are not settled either. */
     double rev[G_N_ELEMENTS(busy)];
     for (size_t i = 0; i < G_N_ELEMENTS(busy); i++)
         rev[i] = busy[G_N_ELEMENTS(busy) - 1 - i];
-    CHECK(!ml_wan_pings_settled(rev, G_N_ELEMENTS(rev)));
+    CHECK(!ml_wan_pings_settled(rev, G_N_ELEMENTS(rev), 0, 0));
     /* Too few to tell, and the input is not reordered. */
-    CHECK(!ml_wan_pings_settled(quiet, 3));
-    CHECK(!ml_wan_pings_settled(NULL, 0));
+    CHECK(!ml_wan_pings_settled(quiet, 3, 0, 0));
+    CHECK(!ml_wan_pings_settled(NULL, 0, 0, 0));
     CHECK(delayed[0] == 12.8 + 40 && delayed[15] == 6.01 + 40);
+}
+
+/* The mobile profile on the hub (30 ms, ±10 ms uniform jitter) in a WAN sweep under TCG:
+ * client-b's third try, 19 of 20 answered (1 % loss), median 29.0 ms from a 2.85 ms baseline,
+ * 3.85 ms under its 30 ms. Jitter moves a median of 20 that far (its standard error is 1.6 ms):
+ * the profile was in force, and the check refused it. With the jitter's spread both the
+ * settling and the round trip pass; the same pings are still no 60 ms profile, and a baseline
+ * round trip is still not mobile. */
+static void check_jitter(void)
+{
+    static const double mobile[] = {27.0, 37.1, 26.9, 24.9, 32.3, 33.8, 44.9, 41.5, 25.5, 37.5,
+                                    31.2, 25.5, 35.8, 28.2, 28.1, 27.3, 23.9, 33.2, 29.0};
+    size_t n = G_N_ELEMENTS(mobile);
+    double copy[G_N_ELEMENTS(mobile)];
+    memcpy(copy, mobile, sizeof(copy));
+    double median = ml_median(copy, n), tol = 0;
+    CHECK(fabs(median - 29.0) < 0.01);
+    double spread = ml_wan_median_spread_ms(0, 10, 20);
+    CHECK(spread > 4.8 && spread < 4.9); /* 3 x 1.2533 x 5.77 / sqrt(20) */
+    CHECK(ml_wan_median_spread_ms(0, 0, 20) == 0 && ml_wan_median_spread_ms(5, 5, 0) == 0);
+    CHECK(!ml_wan_rtt_within(2.85, 30, ML_WAN_TCG_LATE_MS, 0, median, &tol) && tol == 3);
+    CHECK(ml_wan_rtt_within(2.85, 30, ML_WAN_TCG_LATE_MS, spread, median, &tol));
+    CHECK(tol > 7.8 && tol < 7.9);
+    CHECK(!ml_wan_rtt_within(2.85, 60, ML_WAN_TCG_LATE_MS, spread, median, &tol));
+    CHECK(!ml_wan_rtt_within(2.85, 30, ML_WAN_TCG_LATE_MS, spread, 3.1, &tol));
+    CHECK(!ml_wan_pings_settled(mobile, n, 0, 0));
+    CHECK(ml_wan_pings_settled(mobile, n, 0, 10));
 }
 
 int main(void)
@@ -165,5 +194,6 @@ int main(void)
     check_qdisc();
     check_rtt();
     check_settled();
+    check_jitter();
     return check_finish();
 }

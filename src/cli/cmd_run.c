@@ -227,7 +227,8 @@ static struct json_object *sweep_entry(const struct ml_wan_step *step, struct js
  * later one's is kept whole in sweep/step-N/measured.json, its raw files beside it, and every
  * step's figures are in wan_sweep[]. A step that cannot be measured (a profile not in force, a
  * guest that stopped answering) fails the run as a single measurement's failure does; the
- * steps' files written by then stay in the run directory. */
+ * steps' files written by then stay in the run directory, the first step's measurement with
+ * them (sweep/step-1/measured.json). */
 static struct json_object *measure_sweep(struct ml_lab *lab, const struct ml_profile *profile,
                                          GError **err)
 {
@@ -254,6 +255,20 @@ static struct json_object *measure_sweep(struct ml_lab *lab, const struct ml_pro
         if (!m) {
             if (err && *err && (*err)->code != ML_ERR_INTERRUPTED)
                 g_prefix_error(err, "WAN sweep step %zu (%s): ", s + 1, step->label);
+            /* The first step's measurement would go into results.json, which a failed run does
+             * not write: kept beside the later steps' so nothing measured is lost. */
+            if (first) {
+                lab->write_prefix = "sweep/step-1/";
+                bool kept = ml_lab_write(
+                    lab, "measured.json",
+                    json_object_to_json_string_ext(first, JSON_C_TO_STRING_PRETTY), -1, NULL);
+                lab->write_prefix = NULL;
+                if (kept)
+                    ml_error_append(err,
+                                    "the %zu step(s) measured before it are kept in "
+                                    "sweep/step-N/measured.json",
+                                    s);
+            }
             json_object_put(first);
             json_object_put(sweep);
             return NULL;

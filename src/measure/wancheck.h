@@ -36,16 +36,23 @@
 #define ML_WAN_SETTLED_MS (ML_WAN_RTT_TOLERANCE_MIN_MS / 4)
 #define ML_WAN_PING_TRIES 3
 
-/* Pure: whether the n round trips rtts (in the order sent) are settled, as above. Fewer than 4
- * are never settled. */
-bool ml_wan_pings_settled(const double *rtts, size_t n);
+/* Pure: whether the n round trips rtts (in the order sent) are settled, as above, beyond what the
+ * jitter of the two legs' profiles (±jitter_a_ms, ±jitter_b_ms; 0 for none) moves two halves'
+ * medians apart. Fewer than 4 are never settled. */
+bool ml_wan_pings_settled(const double *rtts, size_t n, double jitter_a_ms, double jitter_b_ms);
+
+/* Pure: how far the median of n round trips may stray by the profiles' jitter alone, each leg's
+ * delay uniform within ±jitter_a_ms and ±jitter_b_ms: three standard errors of that median
+ * (0 without jitter). */
+double ml_wan_median_spread_ms(double jitter_a_ms, double jitter_b_ms, size_t n);
 
 /* Pure: whether a round trip measured_ms, baseline_ms before the profiles, shows added_ms more:
  * within the tolerance above either way, and late_ms more on the late side (what an emulated
- * guest's timers add: ML_WAN_TCG_LATE_MS a delaying profile under TCG, else 0).
- * *ret_tolerance_ms: the tolerance used. */
-bool ml_wan_rtt_within(double baseline_ms, double added_ms, double late_ms, double measured_ms,
-                       double *ret_tolerance_ms);
+ * guest's timers add: ML_WAN_TCG_LATE_MS a delaying profile under TCG, else 0), each side
+ * spread_ms wider (ml_wan_median_spread_ms: the profiles' jitter). *ret_tolerance_ms: the
+ * tolerance used. */
+bool ml_wan_rtt_within(double baseline_ms, double added_ms, double late_ms, double spread_ms,
+                       double measured_ms, double *ret_tolerance_ms);
 
 /* Puts set[i] in force on node i, for every node, and proves it, as above: results.json's `wan`
  * (see docs/results.md), or NULL with err when a profile is not in force or a guest failed.
