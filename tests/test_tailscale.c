@@ -201,7 +201,7 @@ static void test_metrics(void)
 static void test_tunnel_counts(void)
 {
     g_autofree char *metrics = sample("metrics-print-1.102.5.txt");
-    g_autofree char *text = g_strdup_printf("1234.56\n%s", metrics);
+    g_autofree char *text = g_strdup_printf("%s1234.56\n", metrics);
     struct ml_tunnel_count c[ML_TUNNEL_COUNTS_MAX];
     double at = 0;
     CHECK(ml_tailscale_tunnel_counts(text, "client-a", ML_TS_DIRECT, c, &at) == 3);
@@ -216,9 +216,12 @@ static void test_tunnel_counts(void)
     CHECK_STR(c[0].who, "client-a's tailscaled by derp");
     CHECK(!c[0].excluded && c[0].bytes == 10868);
     CHECK(c[1].excluded && c[1].bytes == 21440 + 32252 && c[2].excluded);
-    /* No uptime line: counted, not placed; no counters: none. */
+    /* No uptime line, or one before the counters (read before the CLI started): counted, not
+     * placed; no counters: none. */
     CHECK(ml_tailscale_tunnel_counts(metrics, "client-a", ML_TS_DIRECT, c, &at) == 3 && isnan(at));
-    CHECK(ml_tailscale_tunnel_counts("1.0\nno metrics here\n", "client-a", ML_TS_DIRECT, c, &at) ==
+    g_autofree char *before = g_strdup_printf("1234.56\n%s", metrics);
+    CHECK(ml_tailscale_tunnel_counts(before, "client-a", ML_TS_DIRECT, c, &at) == 3 && isnan(at));
+    CHECK(ml_tailscale_tunnel_counts("no metrics here\n1.0\n", "client-a", ML_TS_DIRECT, c, &at) ==
           0);
     CHECK(ml_tailscale_tunnel_counts(NULL, "client-a", ML_TS_DIRECT, c, &at) == 0);
 }

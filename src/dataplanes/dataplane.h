@@ -201,9 +201,10 @@ struct ml_path_ops {
     bool (*verify)(const struct ml_topology *topo, const struct ml_evidence *ev, GString *sentence);
     /* Pure: the dataplane's own per-peer byte counters for the path's ends in ev (what observe
      * read), into ret (ML_TUNNEL_COUNTS_MAX at most); how many. 0 when the view holds none
-     * that can be read. *ret_at: the counting guest's uptime printed just before them
-     * (ML_UPTIME_COMMAND; NAN when absent), which places the reading on the host's clock far
-     * closer than the agent call around it. NULL: the dataplane keeps no per-peer counters
+     * that can be read. *ret_at: the counting guest's uptime printed next to them, with
+     * nothing slow between (ML_UPTIME_COMMAND; just before a fast reader like wg, just after a
+     * slow one like tailscale's Go CLI, which reads at its end; NAN when absent), which places
+     * the reading on the host's clock far closer than the agent call around it. NULL: the dataplane keeps no per-peer counters
      * meshlab reads live (nebula's and tinc 1.0's views have none; OpenVPN's status file is
      * rewritten once a second, so its counters are of another moment than the view's). */
     size_t (*tunnel_counts)(const struct ml_topology *topo, const struct ml_evidence *ev,

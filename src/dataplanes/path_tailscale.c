@@ -475,8 +475,12 @@ static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
 }
 
 /* The client's per-path counters, its status, then its tailscale ping: own[2], own[0], own[1].
- * The counters in a call of their own, first, timed (ev->counted_from, counted_to): a pass
- * places their reading on its clock by that call alone. The status before the ping: it is the
+ * The counters in a call of their own, first, timed (ev->counted_from, counted_to), with the
+ * guest's uptime printed after them: the CLI is a Go program that took 1 to 3 s to start on a
+ * loaded one-vCPU TCG guest, and reads the counters at its end, so an uptime printed before it
+ * placed the reading seconds early (two direct passes of a sweep failed for it, the counters
+ * 0.61 and 0.30 of a window's payload they had not yet been read for). After it, only the CLI's
+ * last print and exit lie between the two. The status before the ping: it is the
  * view the probe's path is judged by (the hub's role of tailscale-auto, ml_path_role), and a
  * CLI ping changes the path, pinging every candidate address at once (tailscale
  * wgengine/magicsock/endpoint.go:983-1036 discoPing, de9ec7e) where the probe's traffic may
@@ -490,7 +494,7 @@ static void observe_path(struct ml_lab *lab, struct ml_evidence *ev)
     struct ml_exec ex = {0};
     g_autoptr(GError) e = NULL;
     double t0 = ml_now();
-    ev->own[2] = ml_agent_run(client, ML_UPTIME_COMMAND "; tailscale metrics print", NULL, 30, &e);
+    ev->own[2] = ml_agent_run(client, "tailscale metrics print; " ML_UPTIME_COMMAND, NULL, 30, &e);
     if (ev->own[2]) {
         ev->counted_from = t0;
         ev->counted_to = ml_now();

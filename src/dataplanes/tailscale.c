@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,7 +350,18 @@ const char *ml_ts_path_name(enum ml_ts_path p)
 size_t ml_tailscale_tunnel_counts(const char *text, const char *client, enum ml_ts_path want,
                                   struct ml_tunnel_count *ret, double *ret_at)
 {
-    *ret_at = ml_uptime_head(text);
+    /* The uptime is the last line, printed just after the counters were read. */
+    *ret_at = NAN;
+    const char *end = text ? text + strlen(text) : NULL;
+    while (end && end > text && (end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    const char *last = end;
+    while (last && last > text && last[-1] != '\n')
+        last--;
+    if (last && last < end) {
+        g_autofree char *line = g_strndup(last, (gsize)(end - last));
+        *ret_at = ml_uptime_head(line);
+    }
     struct ml_ts_path_bytes b;
     g_autoptr(GError) e = NULL;
     if (!text || want >= ML_TS_PATHS || !ml_tailscale_metrics_parse(text, &b, &e))

@@ -138,7 +138,8 @@ const char *ml_ts_path_name(enum ml_ts_path p);
 
 struct ml_tunnel_count;
 /* Pure: the counters of client's tailscaled as a pass's tunnel counts (dataplane.h), from text:
- * the guest's uptime line (ML_UPTIME_COMMAND) then `tailscale metrics print`. The path the label
+ * `tailscale metrics print`, then the guest's uptime line (ML_UPTIME_COMMAND), printed just after
+ * the CLI read them. The path the label
  * takes first, its bytes in + out, which must carry the payload; then each other path, excluded:
  * the payload must not go that way as well. *ret_at: the uptime (NAN when absent). 0 when the
  * counters cannot be read. ret holds ML_TS_PATHS. */
