@@ -121,7 +121,7 @@ w = r.get("vps_workload") or {}
 say(w.get("traffic_gb") == 210 and w.get("relayed_share") == 0.2 and w.get("egress_price_per_gb") == 0.01
     and w.get("included_tb") == 0.1 and w.get("peak_mbit") == 100 and w.get("currency") == "USD",
     "the VPS workload is recorded as given: %s" % w)
-say(all(p.get("policy") in ("direct", "relay") for p in r["paths"]),
+say(all(p.get("policy") in ("direct", "relay", "peer-relay") for p in r["paths"]),
     "every path records its policy: %s" % [(p["name"], p.get("policy")) for p in r["paths"]])
 def gb(v):
     """A month's GB as the report prints it (sections.c put_month_gb)."""
