@@ -41,13 +41,26 @@ static const struct ml_daemon headscale_daemon = {
  * Without it logtail retries log.tailscale.com and, failing, fetches bootstrap DNS over HTTPS
  * from the DERP server (logpolicy.go:846-851), the hub: bytes on the hub's NIC during a check
  * that wants it quiet. SSL_CERT_DIR: tailscaled, and no other program of the guest, trusts the
- * lab's CA (tailscale.h, ML_HEADSCALE_CA_DIR). */
+ * lab's CA (tailscale.h, ML_HEADSCALE_CA_DIR).
+ * TS_DEBUG_OMIT_LOCAL_ADDRS: tailscaled offers its peers every address of every interface
+ * (net/netmon/state.go LocalAddresses; only zt* and wt0 are skipped), and in a lab with the
+ * other dataplanes those are their tunnels': client-b logged "endpoints changed:
+ * 192.0.2.12:41641 (stun), 10.8.0.3:41641 (local), 10.9.0.3:41641 (local), ..." when nebula
+ * stopped on it. Each tunnel that came or went (nebula and tinc restart at every policy
+ * change) sent new endpoints through Headscale to every node, and disco pings into the other
+ * tunnels, several of them through the hub: 9 to 10 kB on the hub within a check's three
+ * seconds, where its ceiling allows 4,096 bytes of chatter (issue 37's run of the seed lab with
+ * every path: tailscale-relay and tailscale-peer-relay failed their checks by that much). The
+ * knob (wgengine/magicsock/magicsock.go:1325) drops the interface addresses from the endpoints;
+ * the one a STUN to the hub's DERP finds (192.0.2.12:41641, the bridge address, or the NAT's
+ * mapping) stays, so the direct path is the one the seed's guests, with eth0 alone, had. */
 static const struct ml_daemon tailscaled_daemon = {
     .name = "tailscaled",
     .unit = "meshlab-tailscaled",
     .prepare = "mkdir -p /var/lib/tailscale",
     .command =
-        "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR " /usr/local/sbin/tailscaled "
+        "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR " TS_DEBUG_OMIT_LOCAL_ADDRS=1 "
+        "/usr/local/sbin/tailscaled "
         "--state=/var/lib/tailscale/tailscaled.state "
         "--socket=" TS_SOCKET " --port=" G_STRINGIFY(ML_PORT_TAILSCALED) " --no-logs-no-support",
     .ready = "[ -S " TS_SOCKET " ]",
