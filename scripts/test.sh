@@ -7,6 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh build
+# CI (.ci/run) builds Tailscale and Headscale from their Go modules (images/go) into the cache, so
+# the seed lab's end-to-end test measures the three Tailscale paths; the Go module and build
+# caches make a second build on the same machine take seconds. Elsewhere the tests measure them
+# only where `meshlab fetch tailscale headscale` has been run.
+if [ "${MESHLAB_BUILD_TAILSCALE:-}" = 1 ]; then
+    build/meshlab fetch --build tailscale headscale
+fi
 export MESHLAB_E2E_REQUIRED=${MESHLAB_E2E_REQUIRED:-1}
 # The seed lab's, the NAT lab's and the two-host lab's end-to-end tests in the normal build; the warm start's (the
 # newest code on real guests: saves, restores, the reseed, a thread per guest) and the remote

@@ -66,7 +66,7 @@ wait "$keygrab" 2>/dev/null
 took=$(( $(date +%s) - start ))
 echo "e2e: meshlab run took $took s"
 # The Tailscale paths run where the cache holds their binaries: CI builds them from images/go
-# (scripts/test.sh), and check says whether they are there.
+# (MESHLAB_BUILD_TAILSCALE=1 in .ci/run, scripts/test.sh), and check says whether they are there.
 have_ts=$("$bin" check --json 2>/dev/null | python3 -c 'import json,sys; print(int(bool(json.load(sys.stdin)["artifacts"]["cached"])))' 2>/dev/null || echo 0)
 if [ "$have_ts" = 1 ]; then
     check "meshlab run exits 0" "[ $rc = 0 ]"
