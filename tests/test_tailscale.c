@@ -362,7 +362,9 @@ static void test_paths(void)
     CHECK(d.netns == NULL);
     /* The lab's CA is tailscaled's alone: its environment names the CA's directory. */
     /* And no interface address among its endpoints: the other dataplanes' tunnels are not
-     * Tailscale's paths (path_tailscale.c, tailscaled_daemon). */
+     * Tailscale's paths (path_tailscale.c, tailscaled_daemon). The knob at the pin, tailscale.com
+     * v1.102.5: wgengine/magicsock/debugknobs.go:27 registers TS_DEBUG_OMIT_LOCAL_ADDRS, and
+     * magicsock.go:1325 drops every EndpointLocal on it, STUN's endpoint kept. */
     CHECK(g_str_has_prefix(d.command, "/usr/bin/env SSL_CERT_DIR=" ML_HEADSCALE_CA_DIR
                                       " TS_DEBUG_OMIT_LOCAL_ADDRS=1 /usr/local/sbin/tailscaled "));
     g_autofree char *script = ml_daemon_script(&d);
