@@ -566,12 +566,19 @@ say(w.get("in_force") is True and nodes.get("hub", {}).get("profile", {}).get("n
     and nodes["hub"]["qdisc_matches"] and nodes["hub"]["qdisc"].startswith("netem delay 5 ms")
     and all(nodes[c]["profile"]["name"] == "lan" and nodes[c]["qdisc_matches"] for c in ("client-a", "client-b", "client-c")),
     "the WAN profiles in force, as read back: %s" % [(x["node"], x["profile"]["name"], x["qdisc"], x["qdisc_matches"]) for x in nodes.values()])
+# The run's own rule, derived again here: the reading after is the baseline's median plus 5 ms,
+# within the tolerance, later by at most TCG's late allowance, and earlier by at most what the
+# baseline's median stood above its fastest ping (a busy guest's scheduling delay, which the
+# reading after need not have: CI's midpass baselines read 9.9 to 11.3 ms over minima of 4.2 to
+# 7.2), so that measured from the fastest ping the 5 ms must still be there.
 rt = w.get("rtt", [])
 say(len(rt) == 3 and all(x["to"] == "hub" and x["added_ms"] == 5 and x["within"]
                          and 1 <= x["baseline_tries"] <= 3 and 1 <= x["tries"] <= 3
-                         and -x["tolerance_ms"] <= x["p50_ms"] - x["baseline_p50_ms"] - 5 <= x["tolerance_ms"] + x["late_ms"] for x in rt),
-    "each client's round trip to the hub grew by the hub's 5 ms (from, baseline, its tries, after, its tries, within): %s"
-    % [(x["from"], x["baseline_p50_ms"], x["baseline_tries"], x["p50_ms"], x["tries"], x["within"]) for x in rt])
+                         and 0 < x["baseline_min_ms"] <= x["baseline_p50_ms"]
+                         and -x["tolerance_ms"] - (x["baseline_p50_ms"] - x["baseline_min_ms"])
+                             <= x["p50_ms"] - x["baseline_p50_ms"] - 5 <= x["tolerance_ms"] + x["late_ms"] for x in rt),
+    "each client's round trip to the hub grew by the hub's 5 ms (from, baseline, its fastest, its tries, after, its tries, within): %s"
+    % [(x["from"], x["baseline_p50_ms"], x.get("baseline_min_ms"), x["baseline_tries"], x["p50_ms"], x["tries"], x["within"]) for x in rt])
 say(p["idle"]["rtt_wan_added_ms"] == 0, "plain has nothing added: %s" % p["idle"].get("rtt_wan_added_ms"))
 PY
 verdicts "$out/midpass-asserts.txt"
