@@ -488,13 +488,16 @@ static bool check_group(struct run *run, struct mpath **g, size_t n, const char 
         json_object_array_add(checks, chk);
         if (ok && g[i]->ops->hub == ML_HUB_FOUND)
             found_path(g[i], chk);
+        /* The evidence says which of the check's parts did not hold (the dataplane's view, the
+         * probe's answers, the hub's bytes); the reason claims no more than that the path was
+         * not proven, which is what any of them means. */
         if (!ok)
             fail_path(g[i], "failed",
                       !strcmp(when, "before")
-                          ? "the path check before the measurement failed: traffic did not take "
-                            "this path"
-                          : "the path check after the measurement failed: the path changed while "
-                            "it was measured");
+                          ? "the path check before the measurement failed: the evidence did not "
+                            "prove traffic on this path"
+                          : "the path check after the measurement failed: the evidence no longer "
+                            "proved this path, so no pass of it is reported");
     }
     return true;
 }
