@@ -23,7 +23,9 @@ all=false
 [ "${MESHLAB_ASAN_E2E:-}" = all ] && all=true
 $all && normal='^$' || normal='e2e_warm|e2e_remote'
 $all && asan='^$' || asan='e2e_three_guest|e2e_nat|e2e_hosts'
-ctest --test-dir build --output-on-failure -E "$normal"
+# -j: the unit and command-line tests run side by side on the CPUs; every end-to-end and netns
+# test is RUN_SERIAL (tests/CMakeLists.txt), so it measures with nothing else of the suite beside it.
+ctest --test-dir build --output-on-failure -j"$(nproc)" -E "$normal"
 scripts/build.sh build-asan -DMESHLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -E "$asan"
+    ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E "$asan"
