@@ -74,8 +74,23 @@ double ml_probe_ratio(const struct ml_encap *e, unsigned inner);
  * this much more cannot pass one as direct. The other way, a burst the idle window caught and
  * the probe's did not: a relay's floor is held against all the hub moved, never less than its
  * frames (tinc-relay's check once failed with the hub at 90,025 bytes for the 89,360 its frames
- * give, after an idle window of 5,491 bytes left 84,534 against a floor of 84,892). */
-#define ML_PROBE_CHATTER_BYTES 4096
+ * give, after an idle window of 5,491 bytes left 84,534 against a floor of 84,892).
+ *
+ * 4,096 bytes held until a tailscaled peer relay ran on the hub. A client that may use one runs
+ * relay path discovery whenever its direct address is no longer trusted (tailscale
+ * wgengine/magicsock/endpoint.go wantUDPRelayPathDiscoveryLocked at v1.102.5), and another
+ * dataplane's restart is such a moment (a new tinc0 is a major link change: tailscaled rebinds and
+ * forgets the address it trusted, wgengine/userspace.go linkChange). The discovery binds with the
+ * hub's relay server at every address the server offers, the overlays' included
+ * (net/udprelay/server.go addrDiscoveryLoop reads every local address; no knob limits it): on the
+ * hub's tap, 11,428 bytes in one second, 53 s after a tinc restart (Geneve-wrapped disco on UDP
+ * 40000 from both clients, the same handshakes inside WireGuard, wireguard-go, nebula, tinc, IPsec
+ * and OpenVPN to the hub, and Headscale's updates on TCP 443). In CI that failed plain's and
+ * tailscale-direct's checks with 11,150 and 10,475 bytes above idle (9,094 and 8,419 over the
+ * 5 %), 28 and 50 s after a tinc restart. One discovery's bytes with 40 % to spare, 16,384, still
+ * leave a direct check's limit (18,440 for 20 pings) under a quarter of what the least relay
+ * moves for the same probe. */
+#define ML_PROBE_CHATTER_BYTES 16384
 
 /* Pure: the chance a ping's round trip is lost to the WAN profiles' loss on a path from a to b,
  * through relay when not NULL: the request leaves a (and the relay), the reply leaves b (and
