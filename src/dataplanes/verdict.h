@@ -84,8 +84,9 @@ double ml_probe_ratio(const struct ml_encap *e, unsigned inner);
  * hub's relay server at every address the server offers, the overlays' included
  * (net/udprelay/server.go addrDiscoveryLoop reads every local address; no knob limits it): on the
  * hub's tap, 11,428 bytes in one second, 53 s after a tinc restart (Geneve-wrapped disco on UDP
- * 40000 from both clients, the same handshakes inside WireGuard, wireguard-go, nebula, tinc, IPsec
- * and OpenVPN to the hub, and Headscale's updates on TCP 443). In CI that failed plain's and
+ * 40000 from both clients; within 200 ms one packet of their size inside each of WireGuard,
+ * wireguard-go, nebula, tinc, IPsec and OpenVPN to the hub, taken for the same handshakes to the
+ * relay's overlay addresses; and Headscale's updates on TCP 443). In CI that failed plain's and
  * tailscale-direct's checks with 11,150 and 10,475 bytes above idle (9,094 and 8,419 over the
  * 5 %), 28 and 50 s after a tinc restart. One discovery's bytes with 40 % to spare, 16,384, still
  * leave a direct check's limit (18,440 for 20 pings) under a quarter of what the least relay
