@@ -488,14 +488,20 @@ static void test_export_run(struct ml_topology *topo)
         CHECK(strstr(ml_j_str(ml_j_path_named(m, "nebula-relay"), "why_not"), "apt install "
                                                                               "nebula"));
     }
-    /* tailscale-direct passed: exported unchecked without --verify, left out under it with the
-     * reason (its verify lab cannot install Headscale and Tailscale). */
+    /* tailscale-direct passed: exported with and without --verify (export --verify installs the
+     * cached binaries where a VPS downloads them, path_tailscale.c verify_install). A passed
+     * tailscale-peer-relay is not exported, with its reason: the export configures no peer
+     * relay, and the manifest must not call it exported. */
     struct json_object *tsd = fixture_path(r, "tailscale-direct");
     json_object_object_add(tsd, "status", json_object_new_string("measured"));
     struct json_object *tchecks = json_object_new_array(), *tc = json_object_new_object();
     json_object_object_add(tc, "ok", json_object_new_boolean(true));
     json_object_array_add(tchecks, tc);
     json_object_object_add(tsd, "checks", tchecks);
+    struct json_object *tpr = NULL;
+    CHECK(json_object_deep_copy(tsd, &tpr, NULL) == 0);
+    json_object_object_add(tpr, "name", json_object_new_string("tailscale-peer-relay"));
+    json_object_array_add(ml_j_array(r, "paths"), tpr);
     if (have("openssl")) {
         g_autofree char *to4 = g_build_filename(run, "export4", NULL);
         o.to = to4;
@@ -507,17 +513,16 @@ static void test_export_run(struct ml_topology *topo)
         CHECK(hs && strstr(hs, "server_url: https://vpn.example.net:443\n"));
         g_autofree char *to5 = g_build_filename(run, "export5", NULL);
         o.to = to5;
-        o.verify = true;
         json_object_put(m);
         m = NULL;
         CHECK(ml_export_write(&o, r, topo, &m, NULL));
-        struct json_object *t5 = ml_j_path_named(m, "tailscale-direct");
-        CHECK(!ml_j_bool(t5, "exported") &&
-              strstr(ml_j_str(t5, "why_not"), "left out under --verify: the verify lab's guests "
-                                              "have no internet"));
+        CHECK(ml_j_bool(ml_j_path_named(m, "tailscale-direct"), "exported"));
+        struct json_object *t5 = ml_j_path_named(m, "tailscale-peer-relay");
+        CHECK(t5 && ml_j_bool(t5, "exported") == false &&
+              strstr(ml_j_str_or(t5, "why_not", ""), "does not yet configure a peer relay"));
         CHECK(ml_j_bool(ml_j_path_named(m, "wireguard-hub"), "exported"));
-        g_autofree char *hsdir = g_build_filename(to5, "headscale", NULL);
-        CHECK(!g_file_test(hsdir, G_FILE_TEST_EXISTS));
+        g_autofree char *key = read_rel(to5, "headscale/hub/meshlab-headscale-authkey");
+        CHECK(key && strstr(key, ML_TS_EXPORT_AUTHKEY_FILE));
     }
     json_object_put(m);
     json_object_put(r);

@@ -221,7 +221,6 @@ static bool export_verified(const char *dir, const struct ml_export_opts *base,
     if (!vt || !ml_export_place_open(base->to, "unverified", &place, err))
         return false;
     struct ml_export_opts o = *base;
-    o.verify = true;
     struct json_object *manifest = NULL;
     bool ok = ml_export_write_at(&o, results, topo, place.fd, &manifest, err);
     g_autofree char *verify_dir = g_build_filename(dir, "verify", NULL);

@@ -221,6 +221,41 @@ static bool clients_setup(struct ml_lab *lab, struct json_object *m, int dirfd, 
     return ok;
 }
 
+/* Each dataplane with an exported path, its verify_install hook on node (ml_dataplane): what
+ * the export leaves its user to download or do by hand, done as the user would. */
+static bool install(struct ml_lab *lab, struct json_object *m, size_t node, GError **err)
+{
+    const struct ml_dataplane *done[64];
+    size_t n_done = 0;
+    struct json_object *paths = ml_j_array(m, "paths");
+    for (size_t i = 0; i < ml_j_len(paths); i++) {
+        struct json_object *p = json_object_array_get_idx(paths, i);
+        const struct ml_path_ops *ops = ml_path_find(ml_j_str_or(p, "name", ""));
+        if (!ml_j_bool(p, "exported") || !ops)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < n_done; k++)
+            seen |= done[k] == ops->dataplane;
+        if (seen || n_done == G_N_ELEMENTS(done))
+            continue;
+        done[n_done++] = ops->dataplane;
+        if (!ml_dp_verify_install(ops->dataplane, lab, node, err)) {
+            g_prefix_error(err, "%s, %s: ", ops->dataplane->name, lab->topo->nodes[node].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The hub's, then every client's. */
+static bool install_clients(struct ml_lab *lab, struct json_object *m, GError **err)
+{
+    for (size_t n = 0; n < lab->topo->n_nodes; n++)
+        if (n != lab->topo->hub && !install(lab, m, n, err))
+            return false;
+    return true;
+}
+
 /* Before a check, the hub's NIC quiet (ml_measure_wait_quiet): the exported daemons start
  * together here, and a check taken while one is still starting measures its start-up in the
  * idle baseline or in the probe. tinc 1.0's PMTU discovery after a start sends a burst of UDP
@@ -348,7 +383,8 @@ bool cmd_export_verify(int export_fd, const char *shown, const char *verify_dir,
     struct json_object *checks = json_object_new_array();
     if (up)
         mapped_from(&lab, m);
-    bool ok = up && hub_setup(&lab, err) && clients_setup(&lab, m, export_fd, shown, err) &&
+    bool ok = up && install(&lab, m, topo->hub, err) && hub_setup(&lab, err) &&
+              install_clients(&lab, m, err) && clients_setup(&lab, m, export_fd, shown, err) &&
               check_paths(&lab, m, checks, err);
     if (up) {
         ml_lab_collect_logs(&lab);

@@ -94,10 +94,12 @@ struct ml_dataplane {
      * adds beside the exported files what the lab needs to read its own view (nebula: its
      * admin console, as a drop-in next to the exported config). NULL: nothing to do. */
     bool (*verify_settle)(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err);
-    /* Non-NULL: export --verify cannot check this dataplane's export yet, and why. Under
-     * --verify its paths are left out of the export, the manifest giving this reason: nothing
-     * unverified is handed over as verified. */
-    const char *export_unverifiable;
+    /* export --verify, before the exported setup runs on node (the hub's user-data, a client's
+     * commands): what a real host gets from the publisher and the lab's guests cannot download
+     * (a release binary, a package), put in place from the lab's cache at the version the
+     * export names, and anything the export tells its user to do by hand (a key made on the
+     * hub and copied to a client). Runs on the hub first, then on each client. NULL: nothing. */
+    bool (*verify_install)(struct ml_lab *lab, size_t node, GError **err);
 };
 
 /* How a dataplane takes part when nothing forces its path. */
@@ -209,6 +211,9 @@ struct ml_path_ops {
      * rewritten once a second, so its counters are of another moment than the view's). */
     size_t (*tunnel_counts)(const struct ml_topology *topo, const struct ml_evidence *ev,
                             struct ml_tunnel_count *ret, double *ret_at);
+    /* Non-NULL: its dataplane's export does not configure this path, and why; the export's
+     * manifest names the path not exported with this reason (and --verify does not check it). */
+    const char *not_exported;
 };
 
 /* Every dataplane, NULL-terminated: the one list a new dataplane joins (registry.c). */
@@ -246,6 +251,9 @@ bool ml_dp_export(const struct ml_dataplane *dp, struct ml_bundle *b, GError **e
 /* Its verify_settle hook; true when it has none. */
 bool ml_dp_verify_settle(const struct ml_dataplane *dp, struct ml_lab *lab,
                          const struct ml_path_ops *ops, GError **err);
+/* Its verify_install hook on node; true when it has none. */
+bool ml_dp_verify_install(const struct ml_dataplane *dp, struct ml_lab *lab, size_t node,
+                          GError **err);
 /* Whether the topology needs the dataplane: one of its paths measured, or run by the NAT
  * matrix. */
 bool ml_dp_needed(const struct ml_dataplane *dp, const struct ml_topology *topo);

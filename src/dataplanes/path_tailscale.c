@@ -789,6 +789,157 @@ static bool settle_peer_relay(struct ml_lab *lab, GError **err)
     return settle_on(lab, ML_TS_PEER_RELAY, err);
 }
 
+/* ---- export --verify: the exported files on a fresh lab ---------------------------------- */
+
+/* What a real VPS downloads, from the lab's cache: the headscale binary of the version the
+ * export's install script wants, where that script keeps a binary of its version instead of
+ * fetching the release (tailscale.c export_install_script). Nothing else of the hub is touched:
+ * its config, certificate, unit and key script are the exported user-data's. */
+static const char verify_hub_cmd[] =
+    "set -e; mkdir -p /mnt/meshlab; mountpoint -q /mnt/meshlab || "
+    "mount -o ro LABEL=MESHLAB /mnt/meshlab; for f in /mnt/meshlab/headscale*; do "
+    "install -m 0755 \"$f\" /usr/local/bin/headscale; done; umount /mnt/meshlab; "
+    "/usr/local/bin/headscale version | head -1";
+
+/* Tailscale as its Debian package installs it, from the lab's cache: the two binaries at the
+ * package's paths, its unit and its /etc/default/tailscaled, then tailscaled started. The unit is
+ * the package's (tailscale cmd/tailscaled/tailscaled.service and tailscaled.defaults at
+ * v1.102.5: the same ExecStart, state and socket, directories and Type=notify), so the export's
+ * drop-in and its `systemctl restart tailscaled` act on it as on a client where the user
+ * installed the package. The unit comes on standard input. */
+static const char verify_client_cmd[] =
+    "set -e; mkdir -p /mnt/meshlab; mountpoint -q /mnt/meshlab || "
+    "mount -o ro LABEL=MESHLAB /mnt/meshlab; install -m 0755 /mnt/meshlab/tailscaled "
+    "/usr/sbin/tailscaled; install -m 0755 /mnt/meshlab/tailscale /usr/bin/tailscale; "
+    "umount /mnt/meshlab; umask 022; cat > /lib/systemd/system/tailscaled.service; "
+    "printf 'PORT=\"41641\"\\nFLAGS=\"\"\\n' > /etc/default/tailscaled; "
+    "systemctl daemon-reload; systemctl enable --now tailscaled.service >/dev/null 2>&1; "
+    "tailscale version | head -1";
+
+static const char verify_client_unit[] =
+    "[Unit]\n"
+    "Description=Tailscale node agent (as its Debian package installs it; meshlab export "
+    "--verify)\n"
+    "Wants=network-pre.target\n"
+    "After=network-pre.target\n"
+    "\n"
+    "[Service]\n"
+    "EnvironmentFile=/etc/default/tailscaled\n"
+    "ExecStart=/usr/sbin/tailscaled --state=/var/lib/tailscale/tailscaled.state "
+    "--socket=/run/tailscale/tailscaled.sock --port=${PORT} $FLAGS\n"
+    "ExecStopPost=/usr/sbin/tailscaled --cleanup\n"
+    "Restart=on-failure\n"
+    "RuntimeDirectory=tailscale\n"
+    "RuntimeDirectoryMode=0755\n"
+    "StateDirectory=tailscale\n"
+    "StateDirectoryMode=0700\n"
+    "CacheDirectory=tailscale\n"
+    "CacheDirectoryMode=0750\n"
+    "Type=notify\n"
+    "\n"
+    "[Install]\n"
+    "WantedBy=multi-user.target\n";
+
+/* The hub first (the exported user-data's install script then keeps the cached headscale), then
+ * each client: the package, and the pre-auth key the export's README has the user make on the hub
+ * with the exported script and put on the client, made and put the same way. The key passes
+ * through this process's memory only (never a file on the host, a log or the progress), and is
+ * wiped there. */
+static bool verify_install(struct ml_lab *lab, size_t node, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    const char *name = t->nodes[node].name;
+    g_autofree char *out = NULL, *why = NULL;
+    if (!available(lab, &why)) {
+        g_set_error(err, ML_ERROR, ML_ERR_INPUT,
+                    "export --verify puts the cached Headscale and Tailscale where a VPS "
+                    "downloads them, and the cache has none: %s",
+                    why);
+        return false;
+    }
+    if (node == t->hub) {
+        if (!run_on(lab, node, verify_hub_cmd, NULL, 60, &out, err))
+            return false;
+        ml_progress("verify",
+                    "%s: %s from the lab's cache where a VPS downloads the release (the exported "
+                    "install script keeps a binary of its version)",
+                    name, g_strchomp(out));
+        return true;
+    }
+    if (!run_on(lab, node, verify_client_cmd, verify_client_unit, 120, &out, err))
+        return false;
+    g_autofree char *version = g_strdup(g_strchomp(out));
+    /* As a user would: once Headscale answers on the hub (its unit was started by the
+     * user-data moments ago, and under TCG it takes seconds to serve). */
+    char *key = NULL;
+    if (!run_on(lab, t->hub,
+                "i=0; until " HS " users list >/dev/null 2>&1; do i=$((i + 1)); "
+                "[ $i -lt 90 ] || break; sleep 1; done; exec " ML_TS_EXPORT_AUTHKEY_SCRIPT,
+                NULL, 150, &key, err)) {
+        g_prefix_error(err, "%s: the exported " ML_TS_EXPORT_AUTHKEY_SCRIPT ": ", t->nodes[t->hub].name);
+        return false;
+    }
+    g_strstrip(key);
+    bool ok = *key && !strchr(key, '\n') &&
+              run_on(lab, node,
+                     "set -e; umask 077; mkdir -p \"$(dirname " ML_TS_EXPORT_AUTHKEY_FILE
+                     ")\"; cat > " ML_TS_EXPORT_AUTHKEY_FILE,
+                     key, 30, NULL, err);
+    if (!*key || strchr(key, '\n'))
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "the exported " ML_TS_EXPORT_AUTHKEY_SCRIPT " on %s printed no key alone on "
+                    "its line",
+                    t->nodes[t->hub].name);
+    explicit_bzero(key, strlen(key));
+    g_free(key);
+    if (ok)
+        ml_progress("verify",
+                    "%s: Tailscale %s as its package installs it, from the lab's cache; a "
+                    "pre-auth key from the hub's " ML_TS_EXPORT_AUTHKEY_SCRIPT " in "
+                    ML_TS_EXPORT_AUTHKEY_FILE,
+                    name, version);
+    return ok;
+}
+
+/* The clients joined Headscale by their exported commands, so the lab's state has none of their
+ * addresses (no setup ran): read once, checked as setup checks them, for the paths' targets. */
+static bool verify_addresses(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    if (!lab->dataplanes)
+        lab->dataplanes = json_object_new_object();
+    struct json_object *state = NULL, *addrs = json_object_new_object();
+    if (!json_object_object_get_ex(lab->dataplanes, ml_dataplane_tailscale.name, &state)) {
+        state = json_object_new_object();
+        json_object_object_add(lab->dataplanes, ml_dataplane_tailscale.name, state);
+    }
+    json_object_object_add(state, "addresses", addrs);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (i == t->hub)
+            continue;
+        g_autofree char *ip = NULL;
+        char checked[INET_ADDRSTRLEN];
+        if (!run_on(lab, i, "tailscale ip -4", NULL, 30, &ip, err) ||
+            !ml_tailscale_ip_parse(ip, checked, err)) {
+            g_prefix_error(err, "%s: ", t->nodes[i].name);
+            return false;
+        }
+        json_object_object_add(addrs, t->nodes[i].name, json_object_new_string(checked));
+        ml_progress("verify", "%s joined Headscale as %s by its exported commands",
+                    t->nodes[i].name, checked);
+    }
+    return true;
+}
+
+/* Once the policy is in force, the path is settled as in a run: its own settle waits for the
+ * client's counters to show the data on it. */
+static bool verify_settle(struct ml_lab *lab, const struct ml_path_ops *ops, GError **err)
+{
+    if (!*ts_ip(lab, lab->topo->measure.server) && !verify_addresses(lab, err))
+        return false;
+    return !ops->settle || ops->settle(lab, err);
+}
+
 struct ml_daemon ml_tailscaled_on(const struct ml_lab *lab, size_t node)
 {
     struct ml_daemon d = tailscaled_daemon;
@@ -963,9 +1114,8 @@ const struct ml_dataplane ml_dataplane_tailscale = {
     .observe = observe_path,
     .autop = &tailscale_auto,
     .export = ml_tailscale_export,
-    .export_unverifiable =
-        "the verify lab's guests have no internet to install Headscale and Tailscale from their "
-        "releases, and this meshlab does not yet copy its cached binaries into them",
+    .verify_install = verify_install,
+    .verify_settle = verify_settle,
 };
 
 const struct ml_path_ops ml_path_tailscale_direct = {
@@ -1033,6 +1183,8 @@ const struct ml_path_ops ml_path_tailscale_peer_relay = {
     .settle = settle_peer_relay,
     .verify = verify_peer_relay,
     .tunnel_counts = counts_peer_relay,
+    .not_exported = "the export does not yet configure a peer relay (the hub's tailscaled with "
+                    "a relay port, and Headscale's tailscale.com/cap/relay grant to it)",
 };
 
 const struct ml_path_ops ml_path_tailscale_auto = {

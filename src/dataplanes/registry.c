@@ -142,6 +142,12 @@ bool ml_dp_verify_settle(const struct ml_dataplane *dp, struct ml_lab *lab,
     return !dp->verify_settle || dp->verify_settle(lab, ops, err);
 }
 
+bool ml_dp_verify_install(const struct ml_dataplane *dp, struct ml_lab *lab, size_t node,
+                          GError **err)
+{
+    return !dp->verify_install || dp->verify_install(lab, node, err);
+}
+
 bool ml_dp_setup(const struct ml_dataplane *dp, struct ml_lab *lab, struct json_object *state,
                  GError **err)
 {

@@ -694,7 +694,7 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
 /* ---- export: Headscale on the hub VPS, Tailscale on the clients ---------------------------- */
 
 #define EXPORT_INSTALL_PATH "/usr/local/sbin/meshlab-headscale-install"
-#define EXPORT_AUTHKEY_PATH "/usr/local/sbin/meshlab-headscale-authkey"
+#define EXPORT_AUTHKEY_PATH ML_TS_EXPORT_AUTHKEY_SCRIPT
 #define EXPORT_UNIT_PATH "/etc/systemd/system/headscale-meshlab.service"
 #define EXPORT_CA_CLIENT_PATH ML_HEADSCALE_CA_DIR "/meshlab-headscale-ca.crt"
 /* Where an export of an earlier meshlab put its CA: the system's trust store. */
@@ -703,7 +703,7 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
  * (cmd/tailscaled/tailscaled.service; its EnvironmentFile=/etc/default/tailscaled is the
  * user's, so the export adds its line beside it instead). */
 #define EXPORT_CA_DROPIN "/etc/systemd/system/tailscaled.service.d/meshlab-headscale-ca.conf"
-#define EXPORT_AUTHKEY_CLIENT "/etc/meshlab/tailscale-authkey"
+#define EXPORT_AUTHKEY_CLIENT ML_TS_EXPORT_AUTHKEY_FILE
 #define EXPORT_USER "meshlab"
 #define EXPORT_HS "/usr/local/bin/headscale -c " ML_HEADSCALE_CONFIG_PATH
 

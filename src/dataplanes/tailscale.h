@@ -63,6 +63,12 @@ char *ml_headscale_export_url(const char *hub_address);
 struct ml_bundle;
 bool ml_tailscale_export(struct ml_bundle *b, GError **err);
 
+/* Where the export puts the hub's script that prints a pre-auth key, and the file each client's
+ * `tailscale up` reads that key from: the user runs the one and fills the other by hand, and
+ * export --verify does the same (path_tailscale.c). */
+#define ML_TS_EXPORT_AUTHKEY_SCRIPT "/usr/local/sbin/meshlab-headscale-authkey"
+#define ML_TS_EXPORT_AUTHKEY_FILE "/etc/meshlab/tailscale-authkey"
+
 /* The dataplane's conflict hook (dataplane.h): a lab or tunnel subnet inside Headscale's
  * 100.64.0.0/10, at that subnet; NULL when none. */
 char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *ret_column);

@@ -225,15 +225,16 @@ static void judge_paths(struct json_object *results, struct plan *p)
         json_object_object_add(o, "dataplane",
                                ops ? json_object_new_string(ops->dataplane->name) : NULL);
         json_object_object_add(o, "exported", json_object_new_boolean(false));
+        bool passed = !strcmp(verdict, "passed");
         json_object_object_add(
             o, "why_not",
-            json_object_new_string(
-                !strcmp(verdict, "passed")
-                    ? (ops ? "its dataplane was not exported" : "this meshlab knows no such path")
-                : !strcmp(verdict, "not-run") ? "it did not run in this run"
-                                              : "its checks did not pass"));
+            json_object_new_string(passed ? (!ops                ? "this meshlab knows no such path"
+                                             : ops->not_exported ? ops->not_exported
+                                                                 : "its dataplane was not exported")
+                                   : !strcmp(verdict, "not-run") ? "it did not run in this run"
+                                                                 : "its checks did not pass"));
         json_object_array_add(p->paths, o);
-        if (ops && !strcmp(verdict, "passed")) {
+        if (ops && passed && !ops->not_exported) {
             size_t k = dp_index(ops->dataplane);
             if (k < G_N_ELEMENTS(p->want))
                 p->want[k] = true;
@@ -246,8 +247,9 @@ static void mark(struct plan *p, const struct ml_dataplane *dp, const char *why_
 {
     for (size_t i = 0; i < ml_j_len(p->paths); i++) {
         struct json_object *o = json_object_array_get_idx(p->paths, i);
+        const struct ml_path_ops *ops = ml_path_find(ml_j_str_or(o, "name", ""));
         if (g_strcmp0(ml_j_str(o, "dataplane"), dp->name) ||
-            g_strcmp0(ml_j_str(o, "verdict"), "passed"))
+            g_strcmp0(ml_j_str(o, "verdict"), "passed") || (ops && ops->not_exported))
             continue;
         json_object_object_add(o, "exported", json_object_new_boolean(why_not == NULL));
         json_object_object_add(o, "why_not", why_not ? json_object_new_string(why_not) : NULL);
@@ -510,13 +512,6 @@ static bool export_dataplanes(const struct ml_export_opts *o, struct plan *p, st
         if (!ml_dp_exports(dp)) {
             g_autofree char *why =
                 g_strdup_printf("this meshlab has no export for %s yet", dp->name);
-            mark(p, dp, why);
-            continue;
-        }
-        if (o->verify && dp->export_unverifiable) {
-            g_autofree char *why = g_strdup_printf("left out under --verify: %s; `meshlab "
-                                                   "export` without --verify writes it, unchecked",
-                                                   dp->export_unverifiable);
             mark(p, dp, why);
             continue;
         }

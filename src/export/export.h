@@ -23,8 +23,6 @@ struct ml_export_opts {
     const char *hub_address;   /* as the clients will reach the hub VPS */
     const char *hub_interface; /* the VPS's NIC ("eth0") */
     const char *to;            /* the export's directory; must not exist or be empty */
-    bool verify;               /* for --verify: leave out what it cannot check
-                                * (ml_dataplane.export_unverifiable) */
     /* Per node of the topology: the address the other clients dial it at (--client-address),
      * or NULL; for a path whose clients dial each other (wireguard-direct). */
     const char *client_address[ML_MAX_NODES];
