@@ -724,6 +724,10 @@ static char *export_install_script(void)
         "        grep -q '" ML_HEADSCALE_VERSION "'; then\n"
         "    exit 0\n"
         "fi\n"
+        "command -v curl >/dev/null 2>&1 || {\n"
+        "    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \\\n"
+        "        --no-install-recommends curl ca-certificates\n"
+        "}\n"
         "tmp=$(mktemp -d)\n"
         "trap 'rm -rf \"$tmp\"' EXIT\n"
         "curl -fsSL --retry 3 -o \"$tmp/%s\" '%s'\n"
@@ -920,7 +924,6 @@ bool ml_tailscale_export(struct ml_bundle *b, GError **err)
     ml_bundle_hub_file(b, EXPORT_INSTALL_PATH, install, 0755);
     ml_bundle_hub_file(b, EXPORT_UNIT_PATH, export_unit, 0644);
     ml_bundle_hub_file(b, EXPORT_AUTHKEY_PATH, export_authkey_script, 0700);
-    ml_bundle_hub_package(b, "curl", "curl");
     ml_bundle_hub_package(b, "python3", "python3");
     ml_bundle_hub_command(b, EXPORT_INSTALL_PATH);
     ml_bundle_hub_command(b, "systemctl daemon-reload && systemctl enable --now "
