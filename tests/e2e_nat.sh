@@ -3,8 +3,11 @@
 # builds the clients' NATs inside the guests and observes them from the hub; `meshlab exec`
 # reaches into a live lab (inside the NAT's namespace too); `meshlab run --quick --capture`
 # measures nebula-auto through a full cone and a port-restricted cone, then runs a reduced NAT
-# matrix (none and symmetric, nebula, two repeats). Asserted: symmetric x symmetric is relay in
-# every repeat, any cell with an un-NATed side is direct; the symmetric NAT's mapping depends
+# matrix (none and symmetric, nebula and Tailscale, two repeats). Asserted: every repeat of every
+# cell gives what RFC 4787 and the dataplane predict (nebula: symmetric x symmetric relay, a side
+# with no NAT direct; Tailscale, whose port the guest firewall keeps closed: none x none direct,
+# a symmetric side relay through Headscale's DERP); the Tailscale cells run where the cache has
+# its binaries (CI builds them) and say "not run" otherwise; the symmetric NAT's mapping depends
 # on the destination, the full cone filters nothing, the port-restricted cone filters by
 # address and port; the captures, the grid and its picture are written; nothing is left.
 set -u
@@ -41,6 +44,10 @@ check "exec keeps stdout and stderr apart" "grep -qx out '$out/exec7.out' && gre
 "$bin" exec "$lab" hub --netns -- true >/dev/null 2>"$out/exec-hub-netns.err"
 check "exec --netns on the hub is refused (it sits behind no NAT)" "[ $? != 0 ] && grep -qi nat '$out/exec-hub-netns.err'"
 
+# The Tailscale cells run where the cache holds its binaries (.ci/run builds them).
+have_ts=$("$bin" check --json 2>/dev/null | python3 -c 'import json,sys; print(int(bool(json.load(sys.stdin)["artifacts"]["cached"])))' 2>/dev/null || echo 0)
+echo "e2e-nat: Tailscale's binaries in the cache: $have_ts"
+
 start=$(date +%s)
 "$bin" run "$topo" --quick --capture --out "$out/run" 2>&1 | tee "$out/run.log"
 rc=${PIPESTATUS[0]}
@@ -49,7 +56,7 @@ echo "e2e-nat: meshlab run took $took s"
 check "meshlab run exits 0" "[ $rc = 0 ]"
 
 if [ -f "$out/run/results.json" ]; then
-    python3 - "$out/run" <<'PY' > "$out/asserts.txt" \
+    python3 - "$out/run" "$have_ts" <<'PY' > "$out/asserts.txt" \
     || echo "bad the assertions in asserts.txt stopped short: python3 failed (its traceback is above)" >> "$out/asserts.txt"
 import json, os, sys
 run = sys.argv[1]
@@ -76,20 +83,45 @@ say(na.get("found") in ("direct", "relay"), "nebula-auto says which path it foun
 chk = (na.get("checks") or [{}])[0]
 say(len(chk.get("captures") or []) == 3 and all(os.path.exists(os.path.join(run, f)) for f in chk["captures"]),
     "--capture kept the path check's pcaps (%s)" % chk.get("captures"))
+have_ts = sys.argv[2] == "1"
+window = 20  # tests/data/e2e-nat.yaml's window_s
 cells = r.get("nat_matrix") or []
-say(len(cells) == 3, "three cells: none-none, none-symmetric, symmetric-symmetric (%d)" % len(cells))
+say([(c["dataplane"], c["a_nat"], c["b_nat"]) for c in cells] ==
+    [(d, a, b) for d in ("nebula", "tailscale") for a, b in
+     (("none", "none"), ("none", "symmetric"), ("symmetric", "symmetric"))],
+    "six cells: none-none, none-symmetric, symmetric-symmetric for nebula and for tailscale (%d)" % len(cells))
+# What each cell must give: RFC 4787 and the dataplane (src/results/natgrid.c). Tailscale's port is
+# closed in the guests' firewall, so a side with no NAT filters as a port-restricted cone for it,
+# and a symmetric NAT on the other side leaves only DERP.
+EXPECT = {("nebula", "none", "none"): "direct", ("nebula", "none", "symmetric"): "direct",
+          ("nebula", "symmetric", "symmetric"): "relay", ("tailscale", "none", "none"): "direct",
+          ("tailscale", "none", "symmetric"): "relay", ("tailscale", "symmetric", "symmetric"): "relay"}
 for c in cells:
-    name = "%s x %s" % (c["a_nat"], c["b_nat"])
+    key = (c["dataplane"], c["a_nat"], c["b_nat"])
+    name = "%s %s x %s" % key
     reps = c.get("repeats") or []
+    want = EXPECT.get(key)
+    say(c.get("expected") == want, "%s: expected %s (the report's own prediction: %s)" % (name, want, c.get("expected")))
+    if c["dataplane"] == "tailscale" and not have_ts:
+        say(c["outcome"] == "not-run" and "artifacts missing" in (c.get("reason") or "") and reps == [],
+            "%s: not run, its artifacts missing (%s)" % (name, c.get("reason")))
+        continue
     say(len(reps) == 2, "%s: two repeats" % name)
     outs = [x.get("outcome") for x in reps]
-    if c["a_nat"] == "symmetric" and c["b_nat"] == "symmetric":
-        say(outs == ["relay", "relay"] and c["outcome"] == "relay",
-            "symmetric x symmetric is relay in every repeat (%s)" % outs)
-        say(all(x.get("seconds_to_direct") is None for x in reps), "symmetric x symmetric never went direct")
-    if "none" in (c["a_nat"], c["b_nat"]):
-        say(c["outcome"] == "direct", "%s: an un-NATed side gives direct (%s, repeats %s)" % (name, c["outcome"], outs))
-        say(c.get("seconds_to_direct") is not None, "%s: time to direct recorded (%s s)" % (name, c.get("seconds_to_direct")))
+    say(outs == [want, want] and c["outcome"] == want, "%s: %s in every repeat (%s)" % (name, want, outs))
+    if want == "relay":
+        say(all(x.get("seconds_to_direct") is None for x in reps), "%s: never went direct" % name)
+        if c["dataplane"] == "tailscale":
+            say(all(x.get("view") == "tailscale-auto: relayed by headscale" and
+                    "pong via DERP(headscale)" in ((x.get("check") or {}).get("evidence") or "") for x in reps),
+                "%s: relayed by Headscale's DERP, its own ping says so (%s)" % (name, [x.get("view") for x in reps]))
+    else:
+        std = [x.get("seconds_to_direct") for x in reps]
+        say(all(s is not None and 0 <= s <= window for s in std),
+            "%s: time to direct recorded in every repeat, within the %d s window (%s s)" % (name, window, std))
+        if c["dataplane"] == "tailscale":
+            say(all((x.get("view") or "").startswith("tailscale-auto: direct to 192.0.2.12:") for x in reps),
+                "%s: direct to client-b's own address (%s)" % (name, [x.get("view") for x in reps]))
     say(bool(c.get("explanation")), "%s: explained (%s)" % (name, c.get("explanation")))
     for x in reps:
         caps = x.get("captures") or []
@@ -98,13 +130,16 @@ for c in cells:
             open(os.path.join(run, f), "rb").read(4) in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4")
             for f in caps)
         say(good, "%s repeat %s: three pcaps with packets (%s)" % (name, x.get("repeat"), caps))
-        say(x.get("hub_bytes") is not None and x.get("check", {}).get("ok") is not None,
-            "%s repeat %s: hub bytes and the check recorded" % (name, x.get("repeat")))
+        say(x.get("hub_bytes") is not None and x.get("check", {}).get("ok") is True,
+            "%s repeat %s: hub bytes and a passed check recorded" % (name, x.get("repeat")))
 md = open(os.path.join(run, "report.md")).read()
 html = open(os.path.join(run, "report.html")).read()
 say("NAT matrix" in md and "udp.port == 4242" in md, "report.md has the NAT matrix and the capture filter")
-say("nat-matrix-nebula.svg" in md and os.path.exists(os.path.join(run, "plots", "nat-matrix-nebula.svg")),
-    "the grid's picture is written and linked")
+for dp in ("nebula", "tailscale") if have_ts else ("nebula",):
+    say("nat-matrix-%s.svg" % dp in md and os.path.exists(os.path.join(run, "plots", "nat-matrix-%s.svg" % dp)),
+        "%s's grid picture is written and linked" % dp)
+if have_ts:
+    say("udp.port == 41641 || udp.port == 3478" in md, "report.md names Tailscale's capture filter")
 say(html.count("<svg") >= 1 and "NAT matrix" in html, "report.html carries the grid")
 PY
     cat "$out/asserts.txt"
