@@ -39,6 +39,12 @@ expect 0 "--version" -- "$bin" --version
 expect 2 "no command" -- "$bin"
 expect 2 "unknown command" -- "$bin" frobnicate
 grep -q "unknown command 'frobnicate'" "$tmp/err" && ok || bad "unknown command is named"
+# fetch checks every name before it downloads anything, and names what it knows: the image and
+# each dataplane's fetched programs (the cache's table of them).
+MESHLAB_CACHE_DIR=$tmp/no-cache expect 2 "fetch of an unknown name" -- "$bin" fetch tailscale nosuch
+grep -qx "meshlab: unknown name 'nosuch'; known: ubuntu-24.04, tailscale, headscale, all" "$tmp/err" && ok ||
+    bad "fetch names the unknown name and what it knows: $(cat "$tmp/err")"
+[ ! -e "$tmp/no-cache" ] && ok || bad "fetch of an unknown name touched the cache"
 expect 2 "validate without a file" -- "$bin" validate
 expect 2 "status with an operand" -- "$bin" status extra
 expect 2 "run with an unknown option" -- "$bin" run --bogus topologies/three-guest.yaml

@@ -6,6 +6,7 @@
 #include "cache/image_ubuntu.h"
 #include "cli/commands.h"
 #include "core/util.h"
+#include "dataplanes/dataplane.h"
 #include "results/json.h"
 
 #include <getopt.h>
@@ -23,7 +24,7 @@ static const char usage[] =
     "  " ML_IMAGE_UBUNTU_NAME "  the base image (also customised, unless --download-only)\n"
     "  tailscale     Tailscale " ML_TAILSCALE_VERSION " (static linux amd64), for the clients\n"
     "  headscale     Headscale " ML_HEADSCALE_VERSION " (linux amd64), for the hub\n"
-    "  all           all of the above\n"
+    "  all           the image and every dataplane's programs (each dataplane lists them)\n"
     "NAME defaults to " ML_IMAGE_UBUNTU_NAME ". Each file is checked against the checksum the\n"
     "publisher lists beside it, and a later copy with other bytes is refused. When the files\n"
     "are already in CACHE/downloads (copied in by hand), they are verified without network.\n"
@@ -97,6 +98,37 @@ static void print_artifact(const char *name)
     json_object_put(p);
 }
 
+/* "ubuntu-24.04, tailscale, headscale, all": the names fetch accepts, for an error. */
+static char *known_names(void)
+{
+    GString *s = g_string_new(ML_IMAGE_UBUNTU_NAME);
+    for (const char *const *n = ml_artifact_names; *n; n++)
+        g_string_append_printf(s, ", %s", *n);
+    g_string_append(s, ", all");
+    return g_string_free(s, FALSE);
+}
+
+static int unknown_name(const char *name)
+{
+    g_autofree char *known = known_names();
+    fprintf(stderr, "meshlab: unknown name '%s'; known: %s\n", name, known);
+    return ML_EXIT_USAGE;
+}
+
+static int fetch_one(const char *name, bool download_only, bool build);
+
+/* all: the image, then what each dataplane declares it needs fetched, each name once. */
+static int fetch_all(bool download_only, bool build)
+{
+    int rc = fetch_one(ML_IMAGE_UBUNTU_NAME, download_only, build);
+    g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+    for (size_t d = 0; rc == ML_EXIT_OK && ml_dataplanes[d]; d++)
+        for (const char *const *n = ml_dataplanes[d]->fetched; rc == ML_EXIT_OK && n && *n; n++)
+            if (g_hash_table_add(done, (gpointer)*n))
+                rc = fetch_one(*n, download_only, build);
+    return rc;
+}
+
 static int fetch_one(const char *name, bool download_only, bool build)
 {
     g_autoptr(GError) err = NULL;
@@ -106,9 +138,7 @@ static int fetch_one(const char *name, bool download_only, bool build)
     if (artifact) {
         ok = fetch_artifact(name, download_only, build, &err);
     } else if (strcmp(name, ML_IMAGE_UBUNTU_NAME) != 0) {
-        fprintf(stderr, "meshlab: unknown name '%s'; known: %s, tailscale, headscale, all\n",
-                name, ML_IMAGE_UBUNTU_NAME);
-        return ML_EXIT_USAGE;
+        return unknown_name(name);
     } else if (download_only) {
         ok = ml_image_ubuntu_download(cache_dir(), &err);
     } else {
@@ -158,17 +188,12 @@ int cmd_fetch_main(int argc, char **argv)
     /* Names are checked before anything is downloaded, so a typo costs no transfer. */
     for (int i = optind; i < argc; i++) {
         if (strcmp(argv[i], "all") != 0 && strcmp(argv[i], ML_IMAGE_UBUNTU_NAME) != 0 &&
-            !ml_artifact_known(argv[i])) {
-            fprintf(stderr, "meshlab: unknown name '%s'; known: %s, tailscale, headscale, all\n",
-                    argv[i], ML_IMAGE_UBUNTU_NAME);
-            return ML_EXIT_USAGE;
-        }
+            !ml_artifact_known(argv[i]))
+            return unknown_name(argv[i]);
     }
     for (int i = optind; i < argc; i++) {
         if (strcmp(argv[i], "all") == 0) {
-            int rc = fetch_one(ML_IMAGE_UBUNTU_NAME, download_only, build);
-            for (const char *const *n = ml_artifact_names; rc == ML_EXIT_OK && *n; n++)
-                rc = fetch_one(*n, download_only, build);
+            int rc = fetch_all(download_only, build);
             if (rc != ML_EXIT_OK)
                 return rc;
             continue;
