@@ -221,33 +221,34 @@ static bool clients_setup(struct ml_lab *lab, struct json_object *m, int dirfd, 
     return ok;
 }
 
-/* Each dataplane with an exported path, its verify_install hook on node (ml_dataplane): what
- * the export leaves its user to download or do by hand, done as the user would. */
-static bool install(struct ml_lab *lab, struct json_object *m, size_t node, GError **err)
+/* Whether the export carries one of dp's paths. */
+static bool exports_dataplane(struct json_object *m, const struct ml_dataplane *dp)
 {
-    const struct ml_dataplane *done[64];
-    size_t n_done = 0;
     struct json_object *paths = ml_j_array(m, "paths");
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);
         const struct ml_path_ops *ops = ml_path_find(ml_j_str_or(p, "name", ""));
-        if (!ml_j_bool(p, "exported") || !ops)
-            continue;
-        bool seen = false;
-        for (size_t k = 0; k < n_done; k++)
-            seen |= done[k] == ops->dataplane;
-        if (seen || n_done == G_N_ELEMENTS(done))
-            continue;
-        done[n_done++] = ops->dataplane;
-        if (!ml_dp_verify_install(ops->dataplane, lab, node, err)) {
-            g_prefix_error(err, "%s, %s: ", ops->dataplane->name, lab->topo->nodes[node].name);
+        if (ml_j_bool(p, "exported") && ops && ops->dataplane == dp)
+            return true;
+    }
+    return false;
+}
+
+/* Each dataplane with an exported path, its verify_install hook on node (ml_dataplane): what
+ * the export leaves its user to download or do by hand, done as the user would. */
+static bool install(struct ml_lab *lab, struct json_object *m, size_t node, GError **err)
+{
+    for (size_t d = 0; ml_dataplanes[d]; d++) {
+        const struct ml_dataplane *dp = ml_dataplanes[d];
+        if (exports_dataplane(m, dp) && !ml_dp_verify_install(dp, lab, node, err)) {
+            g_prefix_error(err, "%s, %s: ", dp->name, lab->topo->nodes[node].name);
             return false;
         }
     }
     return true;
 }
 
-/* The hub's, then every client's. */
+/* install() on every client (the hub's comes before its setup). */
 static bool install_clients(struct ml_lab *lab, struct json_object *m, GError **err)
 {
     for (size_t n = 0; n < lab->topo->n_nodes; n++)

@@ -916,14 +916,8 @@ static bool verify_install(struct ml_lab *lab, size_t node, GError **err)
 static bool verify_addresses(struct ml_lab *lab, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    if (!lab->dataplanes)
-        lab->dataplanes = json_object_new_object();
-    struct json_object *state = NULL, *addrs = json_object_new_object();
-    if (!json_object_object_get_ex(lab->dataplanes, ml_dataplane_tailscale.name, &state)) {
-        state = json_object_new_object();
-        json_object_object_add(lab->dataplanes, ml_dataplane_tailscale.name, state);
-    }
-    json_object_object_add(state, "addresses", addrs);
+    struct json_object *addrs = json_object_new_object();
+    json_object_object_add(ml_dataplane_state(lab, &ml_dataplane_tailscale), "addresses", addrs);
     for (size_t i = 0; i < t->n_nodes; i++) {
         if (i == t->hub)
             continue;
