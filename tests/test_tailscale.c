@@ -54,6 +54,20 @@ static void test_renderers(void)
 
     g_autofree char *policy = ml_headscale_policy();
     check_golden("headscale-policy.hujson", policy);
+    /* The peer relay's grant comes and goes with the paths (path_tailscale.c relay_grant): with
+     * it the clients may use the hub, without it the same rule for every node and no
+     * capability, so only the capability changes in the clients' netmaps. */
+    const char *const clients[] = {"100.64.0.1", "100.64.0.2"};
+    g_autofree char *granted = ml_headscale_policy_relay("100.64.0.3", clients, 2, true);
+    g_autofree char *withdrawn = ml_headscale_policy_relay("100.64.0.3", clients, 2, false);
+    const char *every = "{ \"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"] }";
+    CHECK(strstr(granted, every) != NULL);
+    CHECK(strstr(withdrawn, every) != NULL);
+    CHECK(strstr(granted,
+                 "{ \"src\": [\"100.64.0.1\", \"100.64.0.2\"], \"dst\": "
+                 "[\"100.64.0.3\"], \"app\": { \"tailscale.com/cap/relay\": [{}] } }") != NULL);
+    CHECK(strstr(withdrawn, "tailscale.com/cap/relay") == NULL);
+    CHECK(strstr(withdrawn, "\"acls\"") == NULL);
 
     g_autofree char *up =
         ml_tailscale_up_command(ML_HEADSCALE_URL, "client-a", "/run/meshlab/authkey");

@@ -400,10 +400,11 @@ static struct json_object *observe(struct ml_lab *lab)
     return o;
 }
 
+static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err);
+
 /* The hub's tailscaled, joined after the clients (so they keep the addresses a lab without it
- * gives them) and serving as their peer relay on ML_PORT_PEER_RELAY; then Headscale's policy
- * grants the clients the capability to use it (tailscale.com/cap/relay), by the addresses just
- * given, and takes it in on SIGHUP. */
+ * gives them) and serving as a peer relay on ML_PORT_PEER_RELAY; then Headscale's policy in the
+ * form relay_grant switches, by the addresses just given, without the grant for now. */
 static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const char *ca,
                            const char *key, GError **err)
 {
@@ -446,25 +447,112 @@ static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const 
         g_set_error(err, ML_ERROR, ML_ERR_GUEST, "the clients' addresses were not kept");
         return false;
     }
+    json_object_object_add(addrs, name, json_object_new_string(checked));
+    json_object_object_add(state, "relay", json_object_new_string(checked));
+    ml_progress("tailscale",
+                "%s joined as %s and serves as a peer relay on UDP %d (%.1f s); Headscale "
+                "grants the clients tailscale.com/cap/relay to it while a path that may use "
+                "it is measured",
+                name, checked, ML_PORT_PEER_RELAY, ml_now() - t0);
+    return relay_grant(lab, false, NULL, err);
+}
+
+/* Whether the clients may use the hub's peer relay: Headscale's policy with or without the
+ * grant of tailscale.com/cap/relay, and each client's candidate relays (`tailscale debug
+ * peer-relay-servers`) showing the hub, or not, before the path's pings. A client with a
+ * candidate relay discovers a relay path whenever its direct address is no longer trusted
+ * (idle 6.5 s) and 30 s passed since the last discovery (tailscale wgengine/magicsock
+ * endpoint.go:905-940 wantUDPRelayPathDiscoveryLocked, magicsock.go:4032-4044 at v1.102.5), so
+ * every direct flow that starts after a pause would pay the relay for it: in CI's seed lab with
+ * every dataplane, 9.7 to 15.2 kB on the hub in a direct pass's first second, 1.3 % of a 4 s
+ * fixed-rate pass. Without candidates the clients never start it (endpoint.go:909). The seed's
+ * two paths have no peer relay, and their passes do not pay for one: the grant is there for
+ * tailscale-peer-relay and tailscale-auto only. Nothing is done in a lab whose hub is no relay,
+ * nor where the policy already says what is wanted (one call on the hub compares it). */
+static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
+    struct json_object *relay = NULL, *addrs = NULL;
+    if (!json_object_object_get_ex(state, "relay", &relay) ||
+        !json_object_object_get_ex(state, "addresses", &addrs))
+        return true;
+    const char *relay_ip = json_object_get_string(relay);
     const char *from[ML_MAX_NODES];
     size_t n = 0;
-    json_object_object_foreach(addrs, node, addr)
-    {
-        (void)node;
-        from[n++] = json_object_get_string(addr);
+    for (size_t i = 0; i < t->n_nodes && n < ML_MAX_NODES; i++) {
+        struct json_object *a = NULL;
+        if (i != t->hub && json_object_object_get_ex(addrs, t->nodes[i].name, &a))
+            from[n++] = json_object_get_string(a);
     }
-    json_object_object_add(addrs, name, json_object_new_string(checked));
-    g_autofree char *policy = ml_headscale_policy_relay(checked, from, n);
-    if (!run_on(lab, hub,
-                "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH
-                "; systemctl kill --signal=SIGHUP meshlab-headscale.service",
-                policy, 30, NULL, err))
+    g_autofree char *policy = ml_headscale_policy_relay(relay_ip, from, n, grant);
+    g_autofree char *changed = NULL;
+    double t0 = ml_now();
+    if (!run_on(lab, t->hub,
+                "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH ".new; "
+                "if cmp -s " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH "; then "
+                "rm -f " ML_HEADSCALE_POLICY_PATH ".new; else mv " ML_HEADSCALE_POLICY_PATH
+                ".new " ML_HEADSCALE_POLICY_PATH "; "
+                "systemctl kill --signal=SIGHUP meshlab-headscale.service; echo changed; fi",
+                policy, 30, &changed, err))
         return false;
-    ml_progress("tailscale",
-                "%s joined as %s and serves as the clients' peer relay on UDP %d (%.1f s); "
-                "Headscale's policy grants them tailscale.com/cap/relay to it",
-                name, checked, ML_PORT_PEER_RELAY, ml_now() - t0);
-    return ml_daemon_alive(lab, hub, &headscale_daemon, err);
+    if (!strstr(changed, "changed"))
+        return true;
+    /* relay_ip is a checked dotted quad (join_hub_relay): nothing in it for the shell. */
+    g_autofree char *wait = g_strdup_printf(
+        "timeout 60 sh -c 'while %stailscale debug peer-relay-servers | grep -q \"\\\"%s\\\"\"; "
+        "do sleep 0.5; done'",
+        grant ? "! " : "", relay_ip);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (i == t->hub)
+            continue;
+        struct ml_exec ex = {0};
+        if (!ml_agent_exec(lab->dom[i], wait, NULL, 90, &ex, err))
+            return false;
+        int rc = ex.exit_code;
+        ml_exec_clear(&ex);
+        if (rc != 0) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "%s: Headscale's policy %s the peer relay %s, and 60 s later "
+                        "`tailscale debug peer-relay-servers` still %s it; see headscale's log "
+                        "on %s (journalctl -u meshlab-headscale)",
+                        t->nodes[i].name, grant ? "grants" : "no longer grants", relay_ip,
+                        grant ? "lacks" : "lists", t->nodes[t->hub].name);
+            return false;
+        }
+    }
+    ml_progress("tailscale", "the clients %s the hub's peer relay %.1f s after the policy %s it",
+                grant ? "may use" : "no longer know", ml_now() - t0,
+                grant ? "granted" : "withdrew");
+    if (ret_changed)
+        *ret_changed = true;
+    return ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
+}
+
+/* The server discovers its relay path too, once the grant is new: the path's settle pings from
+ * the client only, and a side that never discovered does so the first time its relay path's
+ * trust lapses, mid-pass (endpoint.go:905-940, lastUDPRelayPathDiscovery zero). One reverse pass
+ * after a new grant ended with its relay path silent for 5 s. */
+static void server_discovers(struct ml_lab *lab)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t server = t->measure.server;
+    g_autofree char *ping = g_strdup_printf(
+        "timeout 30 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q "
+        "\"via peer-relay(\"; do sleep 1; done'",
+        ts_ip(lab, t->measure.client));
+    struct ml_exec ex = {0};
+    g_autoptr(GError) e = NULL;
+    double t0 = ml_now();
+    bool ran = ml_agent_exec(lab->dom[server], ping, NULL, 60, &ex, &e);
+    ml_progress("tailscale", "%s's pings to %s %s (%.1f s)", t->nodes[server].name,
+                t->nodes[t->measure.client].name,
+                !ran ? "did not run; the client's settle decides"
+                : ex.exit_code == 0
+                    ? "went by the peer relay"
+                    : "found no peer relay path in 30 s; the client's settle decides",
+                ml_now() - t0);
+    ml_exec_clear(&ex);
 }
 
 static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
@@ -721,6 +809,11 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
     bool want_direct = path == ML_TS_DIRECT;
     const char *way = want_direct ? "direct" : path == ML_TS_DERP ? "DERP" : "peer relay";
     bool reached = false;
+    bool granted = false;
+    if (!relay_grant(lab, path == ML_TS_PEER_RELAY, &granted, err))
+        return false;
+    if (granted && path == ML_TS_PEER_RELAY)
+        server_discovers(lab);
     if (!ping_until(lab, path, 90, &reached, err))
         return false;
     if (!reached)
@@ -765,7 +858,7 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
 static bool settle_auto(struct ml_lab *lab, GError **err)
 {
     bool reached = false;
-    if (!ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
+    if (!relay_grant(lab, true, NULL, err) || !ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "tailscale-auto: no direct path within 30 s; it is measured on "

@@ -123,7 +123,7 @@ char *ml_headscale_policy(void)
                     "}\n");
 }
 
-char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n)
+char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n, bool grant)
 {
     g_return_val_if_fail(relay_ip && (from || !n), NULL);
     GString *src = g_string_new(NULL);
@@ -131,17 +131,30 @@ char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, s
         g_string_append_printf(src, "%s\"%s\"", i ? ", " : "", from[i]);
     /* Grants only, as Headscale 0.29's own integration test of the capability writes them
      * (integration/grant_cap_test.go): every node may reach every node, and the clients may
-     * use the hub as their peer relay. */
-    char *policy = g_strdup_printf(
-        "// Written by meshlab: every node may reach every node on every port, and the clients\n"
-        "// may use the hub's tailscaled (%s) as their peer relay.\n"
-        "{\n"
-        "  \"grants\": [\n"
-        "    { \"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"] },\n"
-        "    { \"src\": [%s], \"dst\": [\"%s\"], \"app\": { \"tailscale.com/cap/relay\": [{}] } }\n"
-        "  ]\n"
-        "}\n",
-        relay_ip, src->str, relay_ip);
+     * use the hub as their peer relay. Without the grant the same first rule, so the packet
+     * filter is the same either way and only the capability comes and goes. */
+    char *policy =
+        grant ? g_strdup_printf(
+                    "// Written by meshlab: every node may reach every node on every port, and "
+                    "the clients\n"
+                    "// may use the hub's tailscaled (%s) as their peer relay.\n"
+                    "{\n"
+                    "  \"grants\": [\n"
+                    "    { \"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"] },\n"
+                    "    { \"src\": [%s], \"dst\": [\"%s\"], \"app\": { "
+                    "\"tailscale.com/cap/relay\": [{}] } }\n"
+                    "  ]\n"
+                    "}\n",
+                    relay_ip, src->str, relay_ip)
+              : g_strdup_printf("// Written by meshlab: every node may reach every node on every "
+                                "port; the hub's tailscaled\n"
+                                "// (%s) serves as a peer relay, but no client may use it now.\n"
+                                "{\n"
+                                "  \"grants\": [\n"
+                                "    { \"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"] }\n"
+                                "  ]\n"
+                                "}\n",
+                                relay_ip);
     g_string_free(src, TRUE);
     return policy;
 }

@@ -75,11 +75,15 @@ char *ml_tailscale_conflict(const struct ml_topology *topo, int *ret_line, int *
 
 /* The policy (HuJSON): one rule accepting every source to every destination and port. */
 char *ml_headscale_policy(void);
-/* The same, and the capability tailscale.com/cap/relay from each of the n addresses in from to
- * relay_ip: the policy of a lab whose hub is a peer relay, written once every node joined (the
- * grants name their addresses) and taken in by Headscale on SIGHUP. The addresses are checked
- * ones (ml_tailscale_ip_parse); none is quoted further. */
-char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n);
+/* The policy of a lab whose hub is a peer relay, as grants: every node to every node, and with
+ * grant the capability tailscale.com/cap/relay from each of the n addresses in from to relay_ip.
+ * Written once every node joined (the grants name their addresses) and taken in by Headscale on
+ * SIGHUP: the grant is there only while tailscale-peer-relay (or tailscale-auto) is measured, as
+ * a client granted a relay pays for discovering it at the start of its direct flows
+ * (path_tailscale.c relay_grant). The addresses are checked ones (ml_tailscale_ip_parse); none
+ * is quoted further. */
+char *ml_headscale_policy_relay(const char *relay_ip, const char *const *from, size_t n,
+                                bool grant);
 
 /* The client's join command. The key is read from authkey_file with tailscale's "file:"
  * prefix, so it never appears on a command line, in a process list or in a log. Values are
