@@ -1,5 +1,5 @@
 /* meshlab compare's logic: two results documents, each figure judged by Welch's t-test of the
- * passes' values. */
+ * passes' values (their logarithms where positive), Holm-adjusted over the comparison. */
 #include <json-c/json.h>
 #include <math.h>
 
@@ -66,16 +66,30 @@ static void test_runs(void)
     g_autoptr(GError) err = NULL;
 
     /* WireGuard through the hub 40 % faster, 3 passes a side of 15 % CV (122 ± 18 against
-     * 170.8 ± 25.2 Mbit/s): t = 48.8 / 17.88 = 2.73 at df 3.6, p about 0.06. Two standard
-     * errors (35.8) called it real; Welch's test does not. */
+     * 170.8 ± 25.2 Mbit/s). On the logarithms (each side's values are 1 ± 0.148 times its
+     * median, so their logs have the same spread): t = ln 1.4 / 0.1215 = 2.770 at df 4, p just
+     * over 0.05 (t(0.975, 4) = 2.776), and the Holm-adjusted p no less. Two standard errors
+     * (35.8) called it real; the test does not. */
     struct json_object *cmp = ml_compare(a, "A", faster, "B", &err);
     CHECK(cmp != NULL);
     struct json_object *wg = row(cmp, "wireguard-hub", "forward-1", "median_bits_per_second");
     CHECK(wg && !strcmp(verdict(wg), "within noise"));
+    CHECK(wg && !strcmp(json_object_get_string(json_object_object_get(wg, "scale")), "log"));
     double p = json_object_get_double(json_object_object_get(wg, "p_value"));
-    CHECK(wg && p > 0.05 && p < 0.1);
-    CHECK(wg && fabs(json_object_get_double(json_object_object_get(wg, "t")) - 2.729) < 0.01);
-    CHECK(wg && json_object_get_double(json_object_object_get(wg, "noise")) > 48.8e6);
+    CHECK(wg && p > 0.05 && p < 0.051);
+    CHECK(wg && json_object_get_double(json_object_object_get(wg, "p_holm")) >= p);
+    CHECK(wg && fabs(json_object_get_double(json_object_object_get(wg, "t")) - 2.770) < 0.001);
+    CHECK(wg && fabs(json_object_get_double(json_object_object_get(wg, "df")) - 4) < 1e-9);
+    /* the difference the test would just call real, at A's level: 122 x (e^(2.776 x 0.1215) - 1)
+     * = 48.93 Mbit/s, 40.1 % */
+    CHECK(wg &&
+          fabs(json_object_get_double(json_object_object_get(wg, "noise")) - 48.93e6) < 0.01e6);
+    CHECK(wg &&
+          fabs(json_object_get_double(json_object_object_get(wg, "noise_percent")) - 40.1) < 0.1);
+    /* the pass values themselves, as the reader checks them */
+    struct json_object *values = json_object_object_get(wg, "values_b");
+    CHECK(json_object_array_length(values) == 3 &&
+          json_object_get_double(json_object_array_get_idx(values, 0)) == 196e6);
     CHECK(wg && fabs(json_object_get_double(json_object_object_get(wg, "a")) - 122e6) < 1 &&
           fabs(json_object_get_double(json_object_object_get(wg, "difference_percent")) - 40) <
               1e-9);
@@ -97,38 +111,93 @@ static void test_runs(void)
     g_autofree char *text = ml_compare_text(cmp);
     CHECK(strstr(text, "| wireguard-hub | forward-1 | median_bits_per_second | Mbit/s | 122 | "
                        "171 | 48.8 | 40.0 |") != NULL);
+    CHECK(strstr(text, "| 3 / 3 | 140 122 104 / 196 171 146 | within noise |") != NULL);
     CHECK(strstr(text, "warning: both ran under TCG") != NULL);
     CHECK(strstr(text, "warning: tailscale-direct was not measured in both runs") != NULL);
     json_object_put(cmp);
 
-    /* Twice as fast (244 ± 36): t = 5.25 at df 2.9, p about 0.014: it differs, and only it. */
-    struct json_object *twice = NULL;
-    CHECK(json_object_deep_copy(a, &twice, NULL) == 0);
-    struct json_object *paths = json_object_object_get(twice, "paths");
+    /* Twice as fast (244 ± 36): on the logarithms t = ln 2 / 0.1215 = 5.71 at df 4, p 0.0047 -
+     * alone, real; but the comparison tests 12 rows, and Holm's adjustment makes it 12 x 0.0047
+     * = 0.056: within noise. Three times as fast: t = ln 3 / 0.1215 = 9.04, p 0.00083, adjusted
+     * 0.010: it differs, and only it. */
+    for (int times = 2; times <= 3; times++) {
+        struct json_object *faster_n = NULL;
+        CHECK(json_object_deep_copy(a, &faster_n, NULL) == 0);
+        struct json_object *paths = json_object_object_get(faster_n, "paths");
+        for (size_t i = 0; i < json_object_array_length(paths); i++) {
+            struct json_object *pa = json_object_array_get_idx(paths, i);
+            if (strcmp(json_object_get_string(json_object_object_get(pa, "name")), "wireguard-hub"))
+                continue;
+            struct json_object *ps = json_object_object_get(pa, "passes");
+            for (size_t k = 0; k < json_object_array_length(ps); k++) {
+                struct json_object *x = json_object_array_get_idx(ps, k);
+                if (!strcmp(json_object_get_string(json_object_object_get(x, "cell")), "forward-1"))
+                    json_object_object_add(
+                        x, "bits_per_second",
+                        json_object_new_double(
+                            times *
+                            json_object_get_double(json_object_object_get(x, "bits_per_second"))));
+            }
+        }
+        cmp = ml_compare(a, "A", faster_n, "B", &err);
+        wg = row(cmp, "wireguard-hub", "forward-1", "median_bits_per_second");
+        p = json_object_get_double(json_object_object_get(wg, "p_value"));
+        double holm = json_object_get_double(json_object_object_get(wg, "p_holm"));
+        g_autofree char *text2 = ml_compare_text(cmp);
+        if (times == 2) {
+            CHECK(wg && !strcmp(verdict(wg), "within noise"));
+            CHECK(p > 0.004 && p < 0.005);
+            CHECK(fabs(holm - 12 * p) < 1e-9);
+            CHECK(beyond(cmp) == 0);
+            CHECK(strstr(text2, "| 0.005 | 0.056 | 3 / 3 | 140 122 104 / 280 244 208 | within "
+                                "noise |") != NULL);
+        } else {
+            CHECK(wg && !strcmp(verdict(wg), "differs"));
+            CHECK(p > 0.0008 && p < 0.0009);
+            CHECK(holm > 0.009 && holm < 0.011);
+            CHECK(beyond(cmp) == 1);
+            CHECK(strstr(text2, "| 3 / 3 | 140 122 104 / 420 366 312 | **differs** |") != NULL);
+        }
+        json_object_put(cmp);
+        json_object_put(faster_n);
+    }
+
+    /* A p99 that is a lower bound in one pass (pings lost beyond its largest reply) is no value
+     * to test; a fixed-rate cell offered another rate measures the offer, not the path. */
+    struct json_object *odd = NULL;
+    CHECK(json_object_deep_copy(a, &odd, NULL) == 0);
+    struct json_object *paths = json_object_object_get(odd, "paths");
     for (size_t i = 0; i < json_object_array_length(paths); i++) {
         struct json_object *pa = json_object_array_get_idx(paths, i);
-        if (strcmp(json_object_get_string(json_object_object_get(pa, "name")), "wireguard-hub"))
-            continue;
+        const char *name = json_object_get_string(json_object_object_get(pa, "name"));
         struct json_object *ps = json_object_object_get(pa, "passes");
         for (size_t k = 0; k < json_object_array_length(ps); k++) {
             struct json_object *x = json_object_array_get_idx(ps, k);
-            if (!strcmp(json_object_get_string(json_object_object_get(x, "cell")), "forward-1"))
-                json_object_object_add(
-                    x, "bits_per_second",
-                    json_object_new_double(
-                        2 * json_object_get_double(json_object_object_get(x, "bits_per_second"))));
+            const char *cell = json_object_get_string(json_object_object_get(x, "cell"));
+            if (!strcmp(name, "nebula-relay") && !strcmp(cell, "forward-1") && k == 0)
+                json_object_object_add(json_object_object_get(x, "rtt_loaded"), "p99_at_least",
+                                       json_object_new_boolean(true));
+            if (!strcmp(name, "wireguard-hub") && !strcmp(cell, "forward-1-fixed"))
+                json_object_object_add(x, "offered_bits_per_second", json_object_new_double(70e6));
         }
     }
-    cmp = ml_compare(a, "A", twice, "B", &err);
-    wg = row(cmp, "wireguard-hub", "forward-1", "median_bits_per_second");
-    CHECK(wg && !strcmp(verdict(wg), "differs"));
-    p = json_object_get_double(json_object_object_get(wg, "p_value"));
-    CHECK(p > 0.01 && p < 0.02);
-    CHECK(beyond(cmp) == 1);
-    g_autofree char *text2 = ml_compare_text(cmp);
-    CHECK(strstr(text2, "| 3 / 3 | **differs** |") != NULL);
+    cmp = ml_compare(a, "A", odd, "B", &err);
+    struct json_object *p99 = row(cmp, "nebula-relay", NULL, "rtt_loaded_p99_ms");
+    CHECK(p99 && !strcmp(verdict(p99), "censored") &&
+          json_object_object_get(p99, "p_value") == NULL &&
+          json_object_object_get(p99, "p_holm") == NULL);
+    struct json_object *fixed =
+        row(cmp, "wireguard-hub", "forward-1-fixed", "median_bits_per_second");
+    CHECK(fixed && !strcmp(verdict(fixed), "not comparable") &&
+          json_object_object_get(fixed, "p_value") == NULL);
+    g_autofree char *text3 = ml_compare_text(cmp);
+    CHECK(strstr(text3, "warning: wireguard-hub forward-1-fixed: A offered 61 Mbit/s and B 70") !=
+          NULL);
+    /* the same cell offered the same rate is tested */
+    CHECK(strcmp(verdict(row(cmp, "plain", "forward-1-fixed", "median_bits_per_second")),
+                 "not comparable"));
     json_object_put(cmp);
-    json_object_put(twice);
+    json_object_put(odd);
 
     /* The same lab again, 2 % apart: within the noise. */
     cmp = ml_compare(a, "A", rerun, "B", &err);

@@ -95,11 +95,39 @@ static void test_welch(void)
     CHECK(!ml_welch(a, 1, b, 4, &w));
 }
 
+/* Holm's step-down by hand: sorted 0.005, 0.01, 0.03, 0.04 of m = 4 become 0.02, 0.03, 0.06 and
+ * max(0.06, 0.04); the NAN is no member and stays NAN. */
+static void test_holm(void)
+{
+    double p[] = {0.01, 0.04, 0.03, NAN, 0.005}, adj[5];
+    ml_holm(p, 5, adj);
+    CHECK(near(adj[0], 0.03, 1e-12));
+    CHECK(near(adj[1], 0.06, 1e-12));
+    CHECK(near(adj[2], 0.06, 1e-12));
+    CHECK(isnan(adj[3]));
+    CHECK(near(adj[4], 0.02, 1e-12));
+    /* never above 1, and one member alone is its own p */
+    double big[] = {0.5, 0.6}, one[] = {0.04};
+    ml_holm(big, 2, adj);
+    CHECK(adj[0] == 1 && adj[1] == 1);
+    ml_holm(one, 1, adj);
+    CHECK(adj[0] == 0.04);
+    /* twenty identical figures at p 0.04 each: none differs once adjusted */
+    double twenty[20];
+    for (int i = 0; i < 20; i++)
+        twenty[i] = 0.04;
+    double adj20[20];
+    ml_holm(twenty, 20, adj20);
+    for (int i = 0; i < 20; i++)
+        CHECK(adj20[i] >= 0.05);
+}
+
 int main(void)
 {
     test_t_quantile_table();
     test_t_cdf_closed_forms();
     test_interval();
     test_welch();
+    test_holm();
     return check_finish();
 }

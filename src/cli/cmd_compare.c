@@ -15,15 +15,17 @@ static const char compare_usage[] =
     "Compares two runs (run directories, or their results.json files): for each path both\n"
     "measured, the median throughput of each cell, the hub bytes per payload byte, the RTT\n"
     "p99 under load and the hub's CPU seconds per GB, in A and in B, the difference\n"
-    "(absolute and %), and whether it is real: Welch's two-sided t-test of the passes'\n"
-    "values, \"differs\" when its p-value is under 0.05, else \"within noise\" (the noise\n"
-    "column: t(0.975, df) x sqrt(sA^2/nA + sB^2/nB), s the standard deviation of the\n"
-    "passes' values, n their number, df Welch-Satterthwaite's); \"unknown\" with fewer\n"
-    "than 2 passes on either side. Warns when the runs\n"
+    "(absolute and %), each side's pass values, and whether it is real: Welch's two-sided\n"
+    "t-test of the passes' values (of their logarithms where all are positive), its p-value\n"
+    "adjusted by Holm's method over every row tested, \"differs\" when that is under 0.05,\n"
+    "else \"within noise\" (the noise column: the difference the test would just call real,\n"
+    "at A's level); \"unknown\" with fewer than 2 passes on either side, \"censored\" for a\n"
+    "p99 that is a lower bound (pings lost beyond it), \"not comparable\" for a fixed-rate\n"
+    "cell offered different rates. Warns when the runs\n"
     "used different accelerators or a host was busy. Exits 0, or 2 for a file that is not\n"
     "a meshlab-results/3 document that docs/results.schema.json (built in) accepts, or is\n"
     "not a regular file of its directory (a symbolic link is followed nowhere).\n\n"
-    "  -j, --json   print the comparison as JSON (schema meshlab-compare/2)\n";
+    "  -j, --json   print the comparison as JSON (schema meshlab-compare/3)\n";
 
 /* A run directory's results.json, or the results file arg names, read as a file of its own
  * directory: through that directory's descriptor, never through a link. */

@@ -169,6 +169,32 @@ bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_
     return true;
 }
 
+void ml_holm(const double *p, size_t n, double *adj)
+{
+    size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+    size_t m = 0;
+    if (!idx)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        adj[i] = NAN;
+        if (!isfinite(p[i]))
+            continue;
+        /* insertion by p: a family is a comparison's rows, tens at most */
+        size_t k = m++;
+        while (k > 0 && p[idx[k - 1]] > p[i]) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = i;
+    }
+    double running = 0;
+    for (size_t k = 0; k < m; k++) {
+        running = fmax(running, fmin(1, (double)(m - k) * p[idx[k]]));
+        adj[idx[k]] = running;
+    }
+    free(idx);
+}
+
 enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, unsigned least,
                                     double pct, unsigned max, double *ret_half_percent)
 {

@@ -43,6 +43,12 @@ struct ml_welch {
  * spread: p is 0 where their means differ, 1 where they are equal. */
 bool ml_welch(const double *a, size_t na, const double *b, size_t nb, struct ml_welch *ret);
 
+/* Holm's step-down adjustment of a family of n p-values (Holm 1979): sorted ascending, the k-th
+ * smallest (k from 0) becomes min(1, (m - k) p), each at least the one before it, m the number of
+ * finite p-values. "adjusted < alpha" then holds the chance of any false "differs" in the family
+ * at alpha. adj[i] is p[i]'s; a NAN p is no member of the family and stays NAN. */
+void ml_holm(const double *p, size_t n, double *adj);
+
 /* Adaptive repetition (run --until PCT,MAX, like netperf's -I LEVEL,WIDTH -i MAX,MIN, at 95 %
  * and a half-width): what a cell needs after its passes so far. */
 enum ml_until_verdict { ML_UNTIL_MORE, ML_UNTIL_CONVERGED, ML_UNTIL_GAVE_UP };
