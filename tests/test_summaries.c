@@ -282,6 +282,19 @@ static void test_loss_and_rate(void)
     CHECK(strstr(w, "offered rate") == NULL);
     json_object_put(p);
 
+    /* The same pass's 4 missing replies were cut off by its ping's deadline, not lost: the cell
+     * counts them as the pass does, neither sent nor lost. */
+    p = path("wireguard-hub", "carries");
+    ps = json_object_object_get(p, "passes");
+    rtt = json_object_object_get(json_object_array_get_idx(ps, 2), "rtt_loaded");
+    json_object_object_add(rtt, "received", json_object_new_int(76));
+    json_object_object_add(rtt, "cut_off", json_object_new_int(4));
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", p);
+    CHECK(at(p, "cells.forward-1.rtt_loaded_loss_percent") == 0);
+    w = json_object_to_json_string(json_object_object_get(p, "warnings"));
+    CHECK(strstr(w, "got no reply") == NULL);
+    json_object_put(p);
+
     /* the review's nebula fixed #3: 1.79 of 2.0 Mbit/s (here 89 of 100) */
     p = path("nebula-relay", "carries");
     struct json_object *fixed = json_object_array_get_idx(json_object_object_get(p, "passes"), 4);
