@@ -467,8 +467,10 @@ static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const 
  * every dataplane, 9.7 to 15.2 kB on the hub in a direct pass's first second, 1.3 % of a 4 s
  * fixed-rate pass. Without candidates the clients never start it (endpoint.go:909). The seed's
  * two paths have no peer relay, and their passes do not pay for one: the grant is there for
- * tailscale-peer-relay and tailscale-auto only. Nothing is done in a lab whose hub is no relay,
- * nor where the policy already says what is wanted (one call on the hub compares it). */
+ * tailscale-peer-relay only. tailscale-auto goes without it too: it is measured in the direct
+ * policy's group, beside tailscale-direct and settled after it, and its view knows direct and
+ * DERP (verify_auto). Nothing is done in a lab whose hub is no relay, nor where the policy last
+ * in force already says what is wanted (one call on the hub compares it). */
 static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
 {
     const struct ml_topology *t = lab->topo;
@@ -488,21 +490,28 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
     g_autofree char *policy = ml_headscale_policy_relay(relay_ip, from, n, grant);
     g_autofree char *changed = NULL;
     double t0 = ml_now();
+    /* Compared with the policy last seen in force (.applied, written once the clients agreed),
+     * not with the file: a reload or a wait that failed is done again at the next call. */
     if (!run_on(lab, t->hub,
                 "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH ".new; "
-                "if cmp -s " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH "; then "
-                "rm -f " ML_HEADSCALE_POLICY_PATH ".new; else mv " ML_HEADSCALE_POLICY_PATH
-                ".new " ML_HEADSCALE_POLICY_PATH "; "
+                "if cmp -s " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH ".applied; "
+                "then rm -f " ML_HEADSCALE_POLICY_PATH ".new; else rm -f " ML_HEADSCALE_POLICY_PATH
+                ".applied; mv " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH "; "
                 "systemctl kill --signal=SIGHUP meshlab-headscale.service; echo changed; fi",
                 policy, 30, &changed, err))
         return false;
     if (!strstr(changed, "changed"))
         return true;
-    /* relay_ip is a checked dotted quad (join_hub_relay): nothing in it for the shell. */
-    g_autofree char *wait = g_strdup_printf(
-        "timeout 60 sh -c 'while %stailscale debug peer-relay-servers | grep -q \"\\\"%s\\\"\"; "
-        "do sleep 0.5; done'",
-        grant ? "! " : "", relay_ip);
+    /* relay_ip is a checked dotted quad (join_hub_relay): nothing in it for the shell. Until the
+     * CLI answers and its list says what is wanted: a CLI that fails is no answer either way. */
+    g_autofree char *wait =
+        grant ? g_strdup_printf("timeout 60 sh -c 'until tailscale debug peer-relay-servers | "
+                                "grep -q \"\\\"%s\\\"\"; do sleep 0.5; done'",
+                                relay_ip)
+              : g_strdup_printf("timeout 60 sh -c 'until o=$(tailscale debug peer-relay-servers) "
+                                "&& ! printf %%s \"$o\" | grep -q \"\\\"%s\\\"\"; do sleep 0.5; "
+                                "done'",
+                                relay_ip);
     for (size_t i = 0; i < t->n_nodes; i++) {
         if (i == t->hub)
             continue;
@@ -526,7 +535,10 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
                 grant ? "granted" : "withdrew");
     if (ret_changed)
         *ret_changed = true;
-    return ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
+    return run_on(lab, t->hub,
+                  "cp " ML_HEADSCALE_POLICY_PATH " " ML_HEADSCALE_POLICY_PATH ".applied", NULL, 30,
+                  NULL, err) &&
+           ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
 }
 
 /* The server discovers its relay path too, once the grant is new: the path's settle pings from
@@ -858,7 +870,7 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
 static bool settle_auto(struct ml_lab *lab, GError **err)
 {
     bool reached = false;
-    if (!relay_grant(lab, true, NULL, err) || !ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
+    if (!relay_grant(lab, false, NULL, err) || !ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "tailscale-auto: no direct path within 30 s; it is measured on "

@@ -78,7 +78,7 @@ char *ml_headscale_policy(void);
 /* The policy of a lab whose hub is a peer relay, as grants: every node to every node, and with
  * grant the capability tailscale.com/cap/relay from each of the n addresses in from to relay_ip.
  * Written once every node joined (the grants name their addresses) and taken in by Headscale on
- * SIGHUP: the grant is there only while tailscale-peer-relay (or tailscale-auto) is measured, as
+ * SIGHUP: the grant is there only while tailscale-peer-relay is measured, as
  * a client granted a relay pays for discovering it at the start of its direct flows
  * (path_tailscale.c relay_grant). The addresses are checked ones (ml_tailscale_ip_parse); none
  * is quoted further. */
