@@ -99,6 +99,9 @@ static void test_runs(void)
     CHECK(row(cmp, "wireguard-hub", "reverse-1", "median_bits_per_second") &&
           json_object_object_get(row(cmp, "wireguard-hub", "reverse-1", "median_bits_per_second"),
                                  "noise") == NULL);
+    /* and no scale: nothing was tested on one */
+    CHECK(json_object_object_get(row(cmp, "wireguard-hub", "reverse-1", "median_bits_per_second"),
+                                 "scale") == NULL);
     /* the failed pass of plain forward-1 is not among its passes */
     struct json_object *pf = row(cmp, "plain", "forward-1", "median_bits_per_second");
     CHECK(pf && json_object_get_int(json_object_object_get(pf, "passes_a")) == 2);

@@ -160,11 +160,15 @@ static void add_row(struct json_object *rows, struct json_object *w, const char 
         g_autoptr(GArray) lb = log_scale ? logs_of(vb) : NULL;
         const GArray *xa = log_scale ? la : va, *xb = log_scale ? lb : vb;
         if (!ml_welch((const double *)(const void *)xa->data, xa->len,
-                      (const double *)(const void *)xb->data, xb->len, &t))
+                      (const double *)(const void *)xb->data, xb->len, &t) ||
+            !isfinite(t.p)) {
             verdict = "unknown";
+            t = (struct ml_welch){.t = NAN, .df = NAN, .se = NAN, .p = NAN, .noise = NAN};
+        }
     }
     /* The noise in the figure's unit at A's level: on the log scale exp(noise) is the ratio of
-     * B's geometric mean to A's that the test would just call real. */
+     * B's geometric mean to A's that this row's test alone would just call real (Holm's
+     * adjustment of the family asks more). */
     double noise_percent = NAN, noise = NAN;
     if (isfinite(t.noise)) {
         noise_percent = log_scale ? 100 * expm1(t.noise) : a != 0 ? 100 * t.noise / fabs(a) : NAN;
@@ -180,7 +184,8 @@ static void add_row(struct json_object *rows, struct json_object *w, const char 
     json_object_object_add(row, "difference", json_object_new_double(b - a));
     json_object_object_add(row, "difference_percent",
                            num_or_null(a != 0 ? 100 * (b - a) / a : NAN));
-    json_object_object_add(row, "scale", json_object_new_string(log_scale ? "log" : "linear"));
+    json_object_object_add(row, "scale",
+                           verdict ? NULL : json_object_new_string(log_scale ? "log" : "linear"));
     json_object_object_add(row, "noise", num_or_null(noise));
     json_object_object_add(row, "noise_percent", num_or_null(noise_percent));
     json_object_object_add(row, "t", num_or_null(t.t));

@@ -26,8 +26,9 @@
  * "passes_a", "passes_b", "values_a", "values_b", "verdict"}]}; verdict is "differs", "within
  * noise", "unknown" (fewer than 2 passes on either side), "censored" (a loaded p99 that is a
  * lower bound in some pass) or "not comparable" (a fixed-rate cell offered at different rates,
- * with a warning); the last three have null noise, t, df, p_value and p_holm. a_name and b_name
- * say where each document came from. Fails (ML_ERR_INPUT) unless both are meshlab-results/3. */
+ * with a warning); the last three have null scale, noise, t, df, p_value and p_holm. a_name and
+ * b_name say where each document came from. Fails (ML_ERR_INPUT) unless both are meshlab-results/3.
+ */
 struct json_object *ml_compare(struct json_object *a, const char *a_name, struct json_object *b,
                                const char *b_name, GError **err);
 
