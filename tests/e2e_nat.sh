@@ -84,7 +84,7 @@ chk = (na.get("checks") or [{}])[0]
 say(len(chk.get("captures") or []) == 3 and all(os.path.exists(os.path.join(run, f)) for f in chk["captures"]),
     "--capture kept the path check's pcaps (%s)" % chk.get("captures"))
 have_ts = sys.argv[2] == "1"
-window = 20  # tests/data/e2e-nat.yaml's window_s
+window = 30  # tests/data/e2e-nat.yaml's window_s
 cells = r.get("nat_matrix") or []
 say([(c["dataplane"], c["a_nat"], c["b_nat"]) for c in cells] ==
     [(d, a, b) for d in ("nebula", "tailscale") for a, b in
