@@ -448,7 +448,6 @@ static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const 
         return false;
     }
     json_object_object_add(addrs, name, json_object_new_string(checked));
-    json_object_object_add(state, "relay", json_object_new_string(checked));
     ml_progress("tailscale",
                 "%s joined as %s and serves as a peer relay on UDP %d (%.1f s); Headscale "
                 "grants the clients tailscale.com/cap/relay to it while a path that may use "
@@ -476,8 +475,9 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
     const struct ml_topology *t = lab->topo;
     struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
     struct json_object *relay = NULL, *addrs = NULL;
-    if (!json_object_object_get_ex(state, "relay", &relay) ||
-        !json_object_object_get_ex(state, "addresses", &addrs))
+    /* The hub has an address only where it joined as the relay (join_hub_relay). */
+    if (!json_object_object_get_ex(state, "addresses", &addrs) ||
+        !json_object_object_get_ex(addrs, t->nodes[t->hub].name, &relay))
         return true;
     const char *relay_ip = json_object_get_string(relay);
     const char *from[ML_MAX_NODES];
@@ -503,7 +503,10 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
     if (!strstr(changed, "changed"))
         return true;
     /* relay_ip is a checked dotted quad (join_hub_relay): nothing in it for the shell. Until the
-     * CLI answers and its list says what is wanted: a CLI that fails is no answer either way. */
+     * CLI answers and its list says what is wanted: a CLI that fails is no answer either way.
+     * The list is a JSON array of the candidate relays' addresses, sorted, each quoted
+     * (tailscale ipn/localapi/debug.go:225-232 encodes magicsock PeerRelays(), printed by
+     * cmd/tailscale/cli/debug.go:1433-1445, at v1.102.5). */
     g_autofree char *wait =
         grant ? g_strdup_printf("timeout 60 sh -c 'until tailscale debug peer-relay-servers | "
                                 "grep -q \"\\\"%s\\\"\"; do sleep 0.5; done'",
@@ -539,32 +542,6 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
                   "cp " ML_HEADSCALE_POLICY_PATH " " ML_HEADSCALE_POLICY_PATH ".applied", NULL, 30,
                   NULL, err) &&
            ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
-}
-
-/* The server discovers its relay path too, once the grant is new: the path's settle pings from
- * the client only, and a side that never discovered does so the first time its relay path's
- * trust lapses, mid-pass (endpoint.go:905-940, lastUDPRelayPathDiscovery zero). One reverse pass
- * after a new grant ended with its relay path silent for 5 s. */
-static void server_discovers(struct ml_lab *lab)
-{
-    const struct ml_topology *t = lab->topo;
-    size_t server = t->measure.server;
-    g_autofree char *ping = g_strdup_printf(
-        "timeout 30 sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q "
-        "\"via peer-relay(\"; do sleep 1; done'",
-        ts_ip(lab, t->measure.client));
-    struct ml_exec ex = {0};
-    g_autoptr(GError) e = NULL;
-    double t0 = ml_now();
-    bool ran = ml_agent_exec(lab->dom[server], ping, NULL, 60, &ex, &e);
-    ml_progress("tailscale", "%s's pings to %s %s (%.1f s)", t->nodes[server].name,
-                t->nodes[t->measure.client].name,
-                !ran ? "did not run; the client's settle decides"
-                : ex.exit_code == 0
-                    ? "went by the peer relay"
-                    : "found no peer relay path in 30 s; the client's settle decides",
-                ml_now() - t0);
-    ml_exec_clear(&ex);
 }
 
 static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
@@ -731,24 +708,51 @@ static bool verify_peer_relay(const struct ml_topology *t, const struct ml_evide
 
 /* The client's tailscale ping, once a second, until a pong comes the way wanted or timeout_s
  * passed (*ret_reached false). */
-static bool ping_until(struct ml_lab *lab, enum ml_ts_path want, unsigned timeout_s,
-                       bool *ret_reached, GError **err)
+static bool ping_between(struct ml_lab *lab, size_t from, size_t to, enum ml_ts_path want,
+                         unsigned timeout_s, bool *ret_reached, GError **err)
 {
-    const struct ml_topology *t = lab->topo;
     /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
     g_autofree char *cmd = g_strdup_printf(
         "timeout %u sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
         "do sleep 1; done'",
-        timeout_s, ts_ip(lab, t->measure.server),
+        timeout_s, ts_ip(lab, to),
         want == ML_TS_DIRECT ? "pong from .* via [0-9]"
         : want == ML_TS_DERP ? "via DERP("
                              : "via peer-relay(");
     struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[t->measure.client], cmd, NULL, timeout_s + 30.0, &ex, err))
+    if (!ml_agent_exec(lab->dom[from], cmd, NULL, timeout_s + 30.0, &ex, err))
         return false;
     *ret_reached = ex.exit_code == 0;
     ml_exec_clear(&ex);
     return true;
+}
+
+static bool ping_until(struct ml_lab *lab, enum ml_ts_path want, unsigned timeout_s,
+                       bool *ret_reached, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    return ping_between(lab, t->measure.client, t->measure.server, want, timeout_s, ret_reached,
+                        err);
+}
+
+/* The server discovers its relay path too, once the grant is new: the path's settle pings from
+ * the client only, and a side that never discovered does so the first time its relay path's
+ * trust lapses, mid-pass (endpoint.go:905-940, lastUDPRelayPathDiscovery zero). One reverse pass
+ * after a new grant ended with its relay path silent for 5 s. */
+static void server_discovers(struct ml_lab *lab)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t server = t->measure.server;
+    g_autoptr(GError) e = NULL;
+    bool reached = false;
+    double t0 = ml_now();
+    bool ran = ping_between(lab, server, t->measure.client, ML_TS_PEER_RELAY, 30, &reached, &e);
+    ml_progress("tailscale", "%s's pings to %s %s (%.1f s)", t->nodes[server].name,
+                t->nodes[t->measure.client].name,
+                !ran      ? "did not run; the client's settle decides"
+                : reached ? "went by the peer relay"
+                          : "found no peer relay path in 30 s; the client's settle decides",
+                ml_now() - t0);
 }
 
 /* What the seed recorded beside the numbers, once: the results show it with the first
