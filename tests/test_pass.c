@@ -25,7 +25,8 @@ static struct ml_band band_of(const char *path, double idle, double payload, dou
                                 .retransmits = retransmits};
     struct ml_band band = {0};
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_pass_band(&x, &r, rx_packets, seconds, &band, why));
+    CHECK(ml_pass_band(&x, &r, &(struct ml_pass_wire){.hub_rx_packets = rx_packets}, seconds, &band,
+                       why));
     CHECK(why->len == 0);
     return band;
 }
@@ -61,7 +62,7 @@ static void test_band_physics(void)
     struct ml_pass_expect x = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
     struct ml_iperf_result r = {.payload_bytes = 1000};
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(!ml_pass_band(&x, &r, 0, 10, &b, why));
+    CHECK(!ml_pass_band(&x, &r, &(struct ml_pass_wire){.hub_rx_packets = 0}, 10, &b, why));
     CHECK(strstr(why->str, "no frame model") != NULL);
     /* A udp-RATE cell through WireGuard: iperf3's 1,368-byte datagrams (the control
      * connection's MSS) are 1,396-byte inner packets, padded to 1,408, 1,482 on the wire, and
@@ -75,7 +76,7 @@ static void test_band_physics(void)
                                  .retransmits = -1,
                                  .udp = true};
     struct ml_band bu = {0};
-    CHECK(ml_pass_band(&xu, &ru, 1000, 10, &bu, why));
+    CHECK(ml_pass_band(&xu, &ru, &(struct ml_pass_wire){.hub_rx_packets = 1000}, 10, &bu, why));
     CHECK(fabs(bu.floor - 2.0 * 1482 / 1368) < 1e-9 && bu.floor < 2.0 * 1494 / 1368);
     CHECK(bu.expected == bu.floor);
     struct ml_second su[6];
@@ -89,7 +90,7 @@ static void test_band_physics(void)
     ru.udp = false;
     ru.retransmits = 0;
     struct ml_band bt = {0};
-    CHECK(ml_pass_band(&xu, &ru, 1000, 10, &bt, why));
+    CHECK(ml_pass_band(&xu, &ru, &(struct ml_pass_wire){.hub_rx_packets = 1000}, 10, &bt, why));
     CHECK(!ml_band_judge(&bt, su, 6, uwhy));
 }
 
@@ -101,6 +102,55 @@ static void relayed(struct ml_second *s, size_t n)
         s[i] = (struct ml_second){.t_s = (double)(i + 1),
                                   .payload_bytes = 30e6 + 1e6 * (double)(i % 3),
                                   .hub_bytes = 2.26 * (30e6 + 1e6 * (double)(i % 3)) + 400};
+}
+
+/* The review of 2026-12-04's nebula-relay full cell (its counters as tests/test_physics.c's
+ * test_review_nebula_relay reads them: 16,811 segments, 520 retransmits, 4.15 MB unreceived of
+ * which 656 segments reached the wire, an ACK per 1.53 segments), as one pass of 90 s. The band
+ * once allowed the whole unreceived tail above the ceiling (0.52 here, 0.61 and 0.84 in the
+ * review's passes 21 and 11), so that a window could carry 15 % over the physics and pass. With
+ * the sender's tap bounding the tail, a relay that carries 15 % more than its physics for 3 s
+ * fails, and the path's own seconds, a few percent either side of it, pass. */
+static void test_surplus_over_physics(void)
+{
+    const struct ml_path_ops *ops = ml_path_find("nebula-relay");
+    double d = 16811, retr = 520, reached = 656, acks = round(16811 / 1.53), secs = 90,
+           probe = 2 * secs / 0.05, idle = 14363;
+    double payload = d * 1248, ping = ml_physics_frame_bytes(ops->encap, ML_PING_INNER_BYTES);
+    struct ml_pass_expect x = {
+        .role = ops->hub, .encap = ops->encap, .idle_bytes_per_s = idle, .ping_interval_s = 0.05};
+    struct ml_iperf_result r = {.payload_bytes = (uint64_t)payload,
+                                .bytes_received = (uint64_t)payload,
+                                .bytes_sent = (uint64_t)(payload + 4.15e6),
+                                .retransmits = (int64_t)retr};
+    struct ml_pass_wire wire = {.hub_rx_packets = d + retr + reached + acks + probe};
+    g_autoptr(GString) why = g_string_new(NULL);
+    struct ml_band old = {0}, b = {0};
+    CHECK(ml_pass_band(&x, &r, &wire, secs, &old, why));
+    wire.sender_tx_bytes = (d + retr + reached) * 1406 + probe / 2 * ping;
+    wire.receiver_tx_packets = acks + probe / 2;
+    CHECK(ml_pass_band(&x, &r, &wire, secs, &b, why));
+    CHECK(why->len == 0);
+    /* the physics the taps give (2.576), and what is no payload: the retransmits and the 656 */
+    double physics = 2 * ((d + retr + reached) * 1406 + acks * 158) / payload;
+    CHECK(fabs(physics - 2.576) < 0.001);
+    CHECK(fabs(b.not_payload - 2 * (retr + reached) * 1406 / payload) < 1e-9);
+    CHECK(old.not_payload > 0.5 && b.not_payload < 0.16);
+    struct ml_second s[90];
+    for (size_t i = 0; i < 90; i++) {
+        double f = physics * (1 + 0.03 * ((double)(i % 3) - 1)); /* 0.97, 1, 1.03 */
+        s[i] = (struct ml_second){.t_s = (double)(i + 1),
+                                  .payload_bytes = payload / secs,
+                                  .hub_bytes = f * payload / secs + idle};
+    }
+    CHECK(ml_band_judge(&b, s, 90, why));
+    CHECK(why->len == 0);
+    /* 15 % over the physics for three seconds */
+    for (size_t i = 40; i < 43; i++)
+        s[i].hub_bytes = 1.15 * physics * payload / secs + idle;
+    CHECK(ml_band_judge(&old, s, 90, why)); /* the old band let it through */
+    CHECK(!ml_band_judge(&b, s, 90, why));
+    CHECK(s[41].ok == 0);
 }
 
 /* The seed lab's wireguard-go-hub forward-8 pass (8 streams of 4 s): iperf3 counted four
@@ -116,7 +166,7 @@ static void test_drain_after_iperf(void)
                                 .retransmits = 8};
     struct ml_band b = {0};
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_pass_band(&x, &r, 5745, 8, &b, why));
+    CHECK(ml_pass_band(&x, &r, &(struct ml_pass_wire){.hub_rx_packets = 5745}, 8, &b, why));
     /* payload, iperf3's interval, hub: raw/wireguard-go-hub/16-forward-8-1.series.csv */
     static const double rec[8][3] = {{5220, 793440, 17108},    {310174, 749664, 763654},
                                      {311789, 649800, 875739}, {290796, 195624, 980300},
@@ -1296,7 +1346,8 @@ static const struct ml_path_ops *recorded_band(const char *iperf3, const char *p
                                .door_frames = 1000,
                                .door_frame_bytes = 1514};
     g_autoptr(GString) why = g_string_new(NULL);
-    CHECK(ml_pass_band(&x, r, rx_packets, seconds, b, why));
+    CHECK(
+        ml_pass_band(&x, r, &(struct ml_pass_wire){.hub_rx_packets = rx_packets}, seconds, b, why));
     return ops;
 }
 
@@ -1654,6 +1705,7 @@ int main(void)
     test_judge();
     test_judge_without_a_model();
     test_band_physics();
+    test_surplus_over_physics();
     test_counter_lag();
     test_lab_runs();
     test_unreceived_tail_recorded();

@@ -145,7 +145,10 @@ static void test_json(void)
                                        NULL};
     for (const char *const *k = keys; *k; k++)
         CHECK(json_object_object_get_ex(o, *k, NULL));
-    CHECK(json_object_object_length(o) == 18); /* and tail_packets */
+    CHECK(json_object_object_length(o) == 20); /* and tail_packets, acks_from, tail_from */
+    /* no tap known here: both counted on the hub's packets, and the model says so */
+    CHECK(
+        !g_strcmp0(json_object_get_string(json_object_object_get(o, "acks_from")), "hub_packets"));
     CHECK_NEAR(
         json_object_get_double(json_object_object_get(o, "measured_hub_bytes_per_payload_byte")),
         2.2009, 1e-9);
@@ -228,9 +231,10 @@ static void test_tail_on_sender_wire(void)
     t.sender_tx_bytes = (552.0 + 87 + 40) * 1514;
     CHECK(ml_physics_expected(tinc, &t, &bound));
     CHECK(bound.tail_packets == 87 && bound.ack_packets == free_tail.ack_packets);
-    /* a wire that carried 30 full frames beyond D: 30 of the tail on the hub, the rest of the
-     * packets beyond D its ACKs */
-    t.sender_tx_bytes = (552.0 + 30) * 1514 + 1000;
+    /* a wire that carried 30 full frames beyond D and its half of the probe (80 pings): 30 of
+     * the tail on the hub, the rest of the packets beyond D its ACKs */
+    double pings = 80.0 * ml_physics_frame_bytes(tinc, ML_PING_INNER_BYTES);
+    t.sender_tx_bytes = (552.0 + 30) * 1514 + pings + 1000;
     CHECK(ml_physics_expected(tinc, &t, &bound));
     CHECK(bound.tail_packets == 30 && bound.ack_packets == 1316 - 552 - 160 - 30);
     CHECK(bound.hub_bytes_per_payload_byte < free_tail.hub_bytes_per_payload_byte);
@@ -240,19 +244,24 @@ static void test_tail_on_sender_wire(void)
     CHECK(bound.tail_packets == 0 && bound.ack_packets == 1316 - 552 - 160);
     /* retransmits are on that wire first */
     t.retransmits = 10;
-    t.sender_tx_bytes = (552.0 + 10 + 30) * 1514;
+    t.sender_tx_bytes = (552.0 + 10 + 30) * 1514 + pings;
     CHECK(ml_physics_expected(tinc, &t, &bound));
     CHECK(bound.tail_packets == 30);
 }
 
-/* The ACK term can move the factor only between the data alone (no ACK) and an ACK per two
- * segments: 2.184 to 2.285 for kernel WireGuard at 1420 over 1500 (finding 5). */
+/* The ACK term can move the factor only between the data alone (no ACK) and an ACK per
+ * segment: 2.184 to 2.386 for kernel WireGuard at 1420 over 1500 (finding 5). The ceiling is the
+ * per-second judge's (ml_physics_bounds): one ceiling, not one for the judge and another for
+ * the report (the review of 2026-12-04 found four of six hub paths "above" the report's). */
 static void test_floor_and_ceiling(void)
 {
     struct ml_physics p;
     CHECK(expected(path("wireguard-hub")->encap, SEED_PAYLOAD, 789594 + 789594 / 15.0, &p));
     CHECK_NEAR(p.floor, 2.1842, 0.0005);
-    CHECK_NEAR(p.ceiling, 2.2851, 0.0005);
+    CHECK_NEAR(p.ceiling, 2.3860, 0.0005);
+    double lo, hi;
+    CHECK(ml_physics_bounds(path("wireguard-hub")->encap, &lo, &hi));
+    CHECK_NEAR(p.ceiling, hi, 0.0005);
     CHECK(p.floor < p.hub_bytes_per_payload_byte && p.hub_bytes_per_payload_byte < p.ceiling);
     g_autoptr(json_object) o = ml_physics_json(&p);
     CHECK_NEAR(
@@ -260,11 +269,62 @@ static void test_floor_and_ceiling(void)
         2.1842, 0.00005);
     CHECK_NEAR(
         json_object_get_double(json_object_object_get(o, "ceiling_hub_bytes_per_payload_byte")),
-        2.2851, 0.00005);
+        2.3860, 0.00005);
     /* nebula's relay: no padding, 92 bytes of overhead */
     CHECK(expected(path("nebula-relay")->encap, SEED_PAYLOAD, 0, &p));
     CHECK_NEAR(p.floor, 2 * 1406 / 1248.0, 0.0005);
-    CHECK_NEAR(p.ceiling, 2 * (1406 + 158 / 2.0) / 1248.0, 0.0005);
+    CHECK_NEAR(p.ceiling, 2 * (1406 + 158) / 1248.0, 0.0005);
+}
+
+/* The review of 2026-12-04 (shared/research/measurement-review-2026-12-04.md, section 3): the
+ * full cell of nebula-relay on a fresh quickstart, its three passes pooled. Its counters as the
+ * review gives them: payload 16,811 segments of 1,248 bytes (D), 520 retransmits, 4.15 MB sent
+ * and never received (19.8 %, 3,329 segments), the hub's bytes and packets solved for nebula's
+ * 1,406- and 158-byte frames: 17,987 data frames (D + R + 656 of the tail) and an ACK per 1.53
+ * segments; measured 2.573. The probe: 90 s of pings every 0.05 s, each and its reply. The
+ * guests' taps as those counts imply: the sender's carried its data frames and its half of the
+ * probe, the receiver's its ACKs and its half. */
+static void test_review_nebula_relay(void)
+{
+    const struct ml_encap *neb = path("nebula-relay")->encap;
+    double d = 16811, r = 520, reached = 656, acks = round(16811 / 1.53), probe = 2 * 90 / 0.05;
+    double ping = ml_physics_frame_bytes(neb, ML_PING_INNER_BYTES);
+    struct ml_physics_counts n = {
+        .payload_bytes = d * 1248,
+        .retransmits = r,
+        .unreceived_bytes = 4.15e6,
+        .probe_rx_packets = probe,
+        .hub_rx_packets = d + r + reached + acks + probe,
+    };
+    double measured = 2.573;
+    /* the hub's packets alone: every unreceived byte priced as relayed data, 2.894 as the
+     * review found, 12.5 % over what the hub carried */
+    struct ml_physics hub_only;
+    CHECK(ml_physics_expected(neb, &n, &hub_only));
+    CHECK(!hub_only.tail_from_sender && !hub_only.acks_from_receiver);
+    CHECK(hub_only.tail_packets == 3326);
+    CHECK_NEAR(hub_only.hub_bytes_per_payload_byte, 2.894, 0.005);
+    ml_physics_compare(&hub_only, measured);
+    CHECK(hub_only.flag && hub_only.differs_percent < -10);
+    /* the taps: the tail that reached the wire, the ACKs the receiver sent; within 3 % */
+    n.sender_tx_bytes = (d + r + reached) * 1406 + probe / 2 * ping;
+    n.receiver_tx_packets = acks + probe / 2;
+    struct ml_physics taps;
+    CHECK(ml_physics_expected(neb, &n, &taps));
+    CHECK(taps.tail_from_sender && taps.acks_from_receiver);
+    CHECK(taps.tail_packets == reached && taps.ack_packets == acks);
+    ml_physics_compare(&taps, measured);
+    CHECK(fabs(taps.differs_percent) < 3 && !taps.flag);
+    /* and the model reads none of the hub's counters: a hub that carried twice the ACKs (a
+     * loop) moves the measured factor, not the expected one */
+    n.hub_rx_packets += acks;
+    struct ml_physics loop;
+    CHECK(ml_physics_expected(neb, &n, &loop));
+    CHECK(loop.hub_bytes_per_payload_byte == taps.hub_bytes_per_payload_byte);
+    g_autoptr(json_object) o = ml_physics_json(&taps);
+    CHECK(
+        !g_strcmp0(json_object_get_string(json_object_object_get(o, "acks_from")), "receiver_tap"));
+    CHECK(!g_strcmp0(json_object_get_string(json_object_object_get(o, "tail_from")), "sender_tap"));
 }
 
 /* A ping (84 inner bytes) on the hub's wire, by the frame model the data and ACKs use: the
@@ -301,6 +361,7 @@ int main(void)
     test_probe_and_retransmits_are_not_acks();
     test_tail_on_sender_wire();
     test_floor_and_ceiling();
+    test_review_nebula_relay();
     test_probe_frame();
     test_wireguard_frames();
     test_ack_ratio();

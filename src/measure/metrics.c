@@ -140,19 +140,46 @@ struct json_object *ml_summary_cell_cv(struct json_object *path, const struct ml
     return per_cell(path, m->of, cv);
 }
 
-/* The interval as results.json holds it; null for no values. */
-static struct json_object *interval_json(const double *v, size_t n)
+/* The interval as results.json holds it (ml_log_interval95): the passes' mean and sd, the
+ * interval on a log scale about their geometric mean, and their range; null for no values. low
+ * and high are null with one pass, where a value is not positive, and where censored passes
+ * (a percentile that landed on a lost ping, only a lower bound) are among them: an interval of
+ * bounds is no interval. */
+static struct json_object *interval_json(const double *v, size_t n, size_t censored)
 {
     if (n == 0)
         return NULL;
     struct ml_interval ci = ml_interval95(v, n);
+    struct ml_log_interval li = ml_log_interval95(v, n);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "n", json_object_new_int((int)ci.n));
     json_object_object_add(o, "mean", num_or_null(ci.mean));
     json_object_object_add(o, "sd", num_or_null(ci.sd));
-    json_object_object_add(o, "low", num_or_null(ci.low));
-    json_object_object_add(o, "high", num_or_null(ci.high));
+    json_object_object_add(o, "scale", json_object_new_string("log"));
+    json_object_object_add(o, "geometric_mean", num_or_null(li.geomean));
+    json_object_object_add(o, "low", censored ? NULL : num_or_null(li.low));
+    json_object_object_add(o, "high", censored ? NULL : num_or_null(li.high));
+    json_object_object_add(o, "min", num_or_null(li.min));
+    json_object_object_add(o, "max", num_or_null(li.max));
+    json_object_object_add(o, "censored", json_object_new_int((int)censored));
     return o;
+}
+
+/* How many of a cell's passes that passed have the percentile at `of` ("rtt_loaded.p99_ms")
+ * flagged as a lower bound ("rtt_loaded.p99_at_least"); 0 for a figure without such a flag. */
+static size_t cell_censored(struct json_object *path, const char *cell, const char *of)
+{
+    if (!g_str_has_prefix(of, "rtt_loaded.p") || !g_str_has_suffix(of, "_ms"))
+        return 0;
+    g_autofree char *stem = g_strndup(of, strlen(of) - strlen("_ms"));
+    g_autofree char *flag = g_strconcat(stem, "_at_least", NULL);
+    g_autoptr(GPtrArray) ps = ok_passes(path, cell);
+    size_t k = 0;
+    for (guint i = 0; i < ps->len; i++) {
+        g_autoptr(GPtrArray) b = ml_j_values(g_ptr_array_index(ps, i), flag, NULL);
+        k += b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0));
+    }
+    return k;
 }
 
 struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct ml_metric *m)
@@ -160,9 +187,10 @@ struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct 
     struct json_object *o = json_object_new_object();
     g_autoptr(GPtrArray) names = cell_names(path);
     for (guint i = 0; i < names->len; i++) {
+        const char *cell = g_ptr_array_index(names, i);
         g_autofree double *v = NULL;
-        size_t n = ml_cell_pass_values(path, g_ptr_array_index(names, i), m->of, &v);
-        json_object_object_add(o, g_ptr_array_index(names, i), interval_json(v, n));
+        size_t n = ml_cell_pass_values(path, cell, m->of, &v);
+        json_object_object_add(o, cell, interval_json(v, n, cell_censored(path, cell, m->of)));
     }
     return o;
 }
@@ -337,7 +365,7 @@ struct json_object *ml_summary_hub_cpu_ci95(struct json_object *path, const stru
             ml_j_num_at(g_ptr_array_index(ps, i), "payload_bytes", &payload) && payload > 0)
             v[n++] = busy / (payload / 1e9);
     }
-    return interval_json(v, n);
+    return interval_json(v, n, 0);
 }
 
 /* The hub's busy CPU seconds per GB of payload in the headline cell, the cell the comparison
@@ -519,9 +547,9 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
 }
 
 /* What the path's encapsulation predicts for one cell's hub factor from its passes' payload,
- * the hub's packets, the probe's packets and the retransmits, beside the measured factor (the
- * hub's bytes less the probe's, over the payload), flagged above 5 %: NULL for a path that does
- * not cross the hub. */
+ * the probe's packets, the retransmits, the sender's and the receiver's taps where every pass
+ * kept them (else the hub's packets), beside the measured factor (the hub's bytes less the
+ * probe's, over the payload), flagged above 5 %: NULL for a path that does not cross the hub. */
 static struct json_object *cell_expected(struct json_object *path, const char *cell)
 {
     const struct ml_path_ops *ops = ml_path_find(ml_j_str(path, "name"));
@@ -533,7 +561,7 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
     g_autoptr(GPtrArray) ps = ok_passes(path, cell);
     struct ml_physics_counts n = {0};
     double hub = 0, under = 0, under_payload = 0;
-    bool sender_known = ps->len > 0;
+    bool sender_known = ps->len > 0, receiver_known = ps->len > 0;
     for (guint i = 0; i < ps->len; i++) {
         double p = 0, k = 0, rx = 0, tx = 0, probe = 0, probe_k = 0, retr = 0, sent = 0, u = 0;
         struct json_object *x = g_ptr_array_index(ps, i);
@@ -554,12 +582,16 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
                 n.unreceived_bytes += unreceived;
             else if (ml_j_num_at(x, "sent_bytes", &sent) && sent > p)
                 n.unreceived_bytes += sent - p;
-            /* the sender's wire, known only when every pass kept it */
-            double sender = 0;
+            /* the sender's wire and the receiver's, each known only when every pass kept it */
+            double sender = 0, receiver = 0;
             if (ml_j_num_at(x, "sender_tx_bytes", &sender) && sender > 0)
                 n.sender_tx_bytes += sender;
             else
                 sender_known = false;
+            if (ml_j_num_at(x, "receiver_tx_packets", &receiver) && receiver > 0)
+                n.receiver_tx_packets += receiver;
+            else
+                receiver_known = false;
             n.payload_bytes += p;
             n.hub_rx_packets += k;
             n.probe_rx_packets += probe_k;
@@ -569,6 +601,8 @@ static struct json_object *cell_expected(struct json_object *path, const char *c
     }
     if (!sender_known)
         n.sender_tx_bytes = 0;
+    if (!receiver_known)
+        n.receiver_tx_packets = 0;
     struct ml_physics ph;
     if (!ml_physics_expected(encap, &n, &ph))
         return NULL;
@@ -753,13 +787,13 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("idle.hub_bytes_per_s", "byte/s", idle_col)},
     {RECORDED("idle.rtt.p50_ms", "ms", idle_col), SHOWN(&ml_table_latency),
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
-     .at_least = "idle.rtt.p50_at_least"},
+     .at_least = "idle.rtt.p50_at_least", .lost = "idle.rtt.loss_percent", .lost_over = 50},
     {RECORDED("idle.rtt.p90_ms", "ms", idle_col), SHOWN(&ml_table_latency),
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
-     .at_least = "idle.rtt.p90_at_least"},
+     .at_least = "idle.rtt.p90_at_least", .lost = "idle.rtt.loss_percent", .lost_over = 10},
     {RECORDED("idle.rtt.p99_ms", "ms", idle_col), SHOWN(&ml_table_latency),
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
-     .at_least = "idle.rtt.p99_at_least"},
+     .at_least = "idle.rtt.p99_at_least", .lost = "idle.rtt.loss_percent", .lost_over = 1},
     {RECORDED("idle.rtt.max_ms", "ms", idle_col), SHOWN(&ml_table_latency),
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
     {RECORDED("idle.rtt.loss_percent", "%", idle_col), SHOWN(&ml_table_latency),
@@ -778,7 +812,8 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.retransmits", "packet", passes_col), SHOWN(&ml_table_passes),
      .header = "Retransmits"},
     {RECORDED("passes.rtt_loaded.p99_ms", "ms", passes_col), SHOWN(&ml_table_passes),
-     .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least"},
+     .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least",
+     .lost = "passes.rtt_loaded.loss_percent", .lost_over = 1},
     {RECORDED("passes.rtt_loaded.loss_percent", "%", passes_col), SHOWN(&ml_table_passes),
      .header = "Loaded loss %", .decimals = 1},
     {RECORDED("passes.carried_percent_of_offered", "%", passes_col), SHOWN(&ml_table_passes),
@@ -857,7 +892,8 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("cells.*.rtt_loaded_p99_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p99_ms"),
      SHOWN(&ml_table_cells), .header = "RTT loaded p50 / p99 ms", .significant = 3,
-     .at_least = "cells.*.rtt_loaded_p99_at_least", WITH_CI95("cells.*.rtt_loaded_p99_ms")},
+     .at_least = "cells.*.rtt_loaded_p99_at_least", .lost = "cells.*.rtt_loaded_loss_percent",
+     .lost_over = 1, WITH_CI95("cells.*.rtt_loaded_p99_ms")},
     {SUMMARY("cells.*.rtt_loaded_loss_percent", "%", cells_col, ml_summary_cell_loss,
              "loss_percent"),
      SHOWN(&ml_table_cells), .header = "Loaded loss %", .decimals = 1},
@@ -897,11 +933,12 @@ const struct ml_metric ml_metrics[] = {
              "rtt_loaded_p99_at_least")},
     {SUMMARY("rtt_idle_p99_ms", "ms", idle_col, ml_summary_copy, "idle.rtt.p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
-     .at_least = "rtt_idle_p99_at_least"},
+     .at_least = "rtt_idle_p99_at_least", .lost = "idle.rtt.loss_percent", .lost_over = 1},
     CI95("rtt_loaded_p99_ms", "ms", ml_summary_headline_ci95, "rtt_loaded_p99_ms_ci95"),
     {SUMMARY("rtt_loaded_p99_ms", "ms", cells_col, ml_summary_headline, "rtt_loaded_p99_ms"),
      SHOWN(&ml_table_comparison), .header = "RTT p99 idle / loaded ms", .significant = 3,
-     .at_least = "rtt_loaded_p99_at_least", WITH_CI95("rtt_loaded_p99_ms")},
+     .at_least = "rtt_loaded_p99_at_least", .lost = "rtt_loaded_loss_percent", .lost_over = 1,
+     WITH_CI95("rtt_loaded_p99_ms")},
     {SUMMARY("rtt_loaded_loss_percent", "%", cells_col, ml_summary_headline,
              "rtt_loaded_loss_percent"),
      SHOWN(&ml_table_latency), .header = "Loaded loss %", .decimals = 1},

@@ -276,14 +276,28 @@ struct ml_pass_expect {
     bool tunnel_judged;     /* judge the views' tunnel counters (ml_tunnel_judge): one flow */
     /* The hub's tap's queue (ml_virt_tap_queue): frames and the largest frame; 0: unknown. */
     unsigned door_frames, door_frame_bytes;
+    /* The guests (indices into the samples' guest[]) that send the payload and receive it on
+     * taps of their own, not the hub's (ml_pass_wire); ends_known false: neither (both ways at
+     * once, the pairs, UDP, a guest on the hub's tap). */
+    bool ends_known;
+    size_t sender, receiver;
+};
+
+/* What the wires carried over a pass, the band's inputs beside iperf3's: the packets the hub
+ * received, and the sender's bytes and the receiver's frames out on their own taps
+ * (ml_physics_counts; 0 where not known). */
+struct ml_pass_wire {
+    double hub_rx_packets;
+    double sender_tx_bytes;
+    double receiver_tx_packets;
 };
 
 /* Pure: the band of a pass from x and what it carried: iperf3's payload, bytes sent and
- * retransmits, and the packets the hub received over seconds (for the pass's own ACKs, as the
- * physics table counts them). False, with why, for a relayed path without a frame model to
- * judge it by. */
+ * retransmits, and the wires over seconds (for the pass's own ACKs and tail, as the physics
+ * table counts them; the tail that is no payload only as far as the sender's tap carried it).
+ * False, with why, for a relayed path without a frame model to judge it by. */
 bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *r,
-                  double hub_rx_packets, double seconds, struct ml_band *ret, GString *why);
+                  const struct ml_pass_wire *w, double seconds, struct ml_band *ret, GString *why);
 
 /* Pure: judges a pass's seconds against band b, ML_BAND_WINDOW_S at a time, and appends to why
  * what the windows outside it showed. A relayed pass's first and last second (with more than

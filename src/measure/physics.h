@@ -21,6 +21,11 @@ struct ml_physics_counts {
      * known (a sender on the hub's own tap, both ways at once, results of before it was kept).
      * The tail's segments that reached the hub were on this wire first. */
     double sender_tx_bytes;
+    /* The frames the receiving guest's tap carried out over the transfer: its ACKs and its half
+     * of the probe (a ping or a reply for each the hub counts twice); 0 when not known (as for
+     * sender_tx_bytes). Where known, the ACKs are counted here and not from the hub's packets,
+     * so that the model reads none of the counters it is checked against. */
+    double receiver_tx_packets;
 };
 
 /* One TCP transfer through the hub: every data segment and every ACK crosses
@@ -37,12 +42,17 @@ struct ml_physics {
     double retransmits;        /* data segments sent again, not ACKs */
     double tail_packets;       /* T: segments of the bytes sent, never counted received, and
                                 * on the sender's wire (its tap's bytes beyond D + R frames) */
-    double ack_packets;        /* A = max(0, hub rx packets - probe - retransmits - D - T) */
+    double ack_packets;        /* A: the receiver's frames out less its half of the probe where
+                                * its tap is known (acks_from_receiver), else the hub's packets
+                                * received beyond D, the probe, R and T */
+    bool acks_from_receiver;
+    bool tail_from_sender;     /* T bounded by the sender's wire, not by the hub's packets */
     double ack_ratio;          /* D / A, data segments per ACK; 0 when A is 0 */
     double payload_bytes;
     double hub_bytes_per_payload_byte; /* 2 x ((D + R + T) x data + A x ack) / payload */
     double floor;                      /* 2 x D x data / payload: no ACK at all */
-    double ceiling;                    /* 2 x (D x data + D / 2 x ack) / payload: an ACK per 2 */
+    double ceiling;                    /* 2 x D x (data + ack) / payload: an ACK per segment, as
+                                        * ml_physics_bounds and the per-second judge */
     bool compared;                     /* ml_physics_compare ran */
     double measured;
     double differs_percent; /* (measured - expected) / expected x 100 */
@@ -55,11 +65,12 @@ struct ml_physics {
  * padded, wrapped, with its Ethernet header. 0 for e NULL. (ml_encap_frame_bytes) */
 unsigned ml_physics_frame_bytes(const struct ml_encap *e, unsigned inner);
 
-/* Pure: the expected factor of a transfer through encap e from its counters. The
- * ACKs are the packets the hub received beyond the data segments, the probe's
- * packets and the retransmits. False, *ret untouched, when there is nothing to
- * expect: no encap (the path does not cross the hub), no payload, or an MTU too
- * small for TCP. */
+/* Pure: the expected factor of a transfer through encap e from its counters. D is the payload
+ * in MSS segments; the ACKs are the receiver's tap's frames out less its half of the probe, and
+ * the tail T at most what the sender's tap carried beyond D and R, where those taps are known
+ * and e's frames are exact; else the hub's packets received beyond D, the probe and R stand in
+ * for both. False, *ret untouched, when there is nothing to expect: no encap (the path does not
+ * cross the hub), no payload, or an MTU too small for TCP. */
 bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_counts *n,
                          struct ml_physics *ret);
 /* Pure: what the hub's NIC may carry per payload byte of a TCP transfer through encap e,
@@ -84,7 +95,8 @@ double ml_physics_underlay(const struct ml_physics *p, unsigned per_frame);
 /* Pure: hub bytes per payload byte that crossed a relaying hub and are no payload: the
  * retransmits (segments sent again) and the unreceived bytes (sent, never counted received: in
  * flight or queued when the transfer ended), each as full data frames in and out. 0 for no
- * encap or no payload. */
+ * encap or no payload. Where the sender's tap is known, ml_pass_band counts the tail as
+ * ml_physics_expected does instead: only what that wire carried. */
 double ml_physics_not_payload(const struct ml_encap *e, double retransmits, double unreceived,
                               double payload);
 /* Sets measured, differs_percent and flag. */
