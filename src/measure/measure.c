@@ -1065,6 +1065,17 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     virDomainPtr hub = lab->dom[lab->topo->hub];
     add_str(env, "guest_os", guest_line(hub, ". /etc/os-release && echo \"$PRETTY_NAME\""));
     add_str(env, "guest_kernel", guest_line(hub, "uname -r"));
+    /* The guests' CPU model and the instructions the dataplanes' ciphers use, as the hub's
+     * kernel sees them: an AES-GCM figure without aes and pclmulqdq is table AES. */
+    struct json_object *cpu = json_object_new_object();
+    json_object_object_add(cpu, "model",
+                           json_object_new_string(lab->accel.kvm ? "host-passthrough" : "maximum"));
+    add_str(cpu, "flags",
+            guest_line(hub,
+                       "for f in $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -1); "
+                       "do case $f in aes|pclmulqdq|avx|avx2|avx512f|sse4_1|sse4_2|ssse3|"
+                       "sha_ni|vaes|vpclmulqdq) printf '%s ' $f;; esac; done"));
+    json_object_object_add(env, "guest_cpu", cpu);
     struct json_object *tools = json_object_new_object();
     add_str(tools, "iperf3", guest_line(hub, "iperf3 --version"));
     add_str(tools, "wireguard-tools", guest_line(hub, "wg --version"));
