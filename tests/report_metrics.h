@@ -17,10 +17,12 @@ static const struct ml_metric
     .header = "Hub bytes per payload byte", .significant = 3
 }
 , V2("rtt_idle_p99_ms", "ms", &ml_table_comparison),
-    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_idle_p99_at_least"
+    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_idle_p99_at_least",
+    .lost = "idle.rtt.loss_percent", .lost_over = 1
 }
 , V2("rtt_loaded_p99_ms", "ms", &ml_table_comparison),
-    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_loaded_p99_at_least"
+    .header = "RTT p99 idle / loaded ms", .significant = 3, .at_least = "rtt_loaded_p99_at_least",
+    .lost = "rtt_loaded_loss_percent", .lost_over = 1
 }
 , V2("hub_cpu_s_per_gb", "s/GB", &ml_table_comparison), .header = "Hub CPU s/GB", .significant = 3
 }
@@ -41,7 +43,8 @@ static const struct ml_metric
 }
 , V2("cells.*.rtt_loaded_p99_ms", "ms", &ml_table_cells),
     .header = "RTT loaded p50 / p99 ms", .significant = 3,
-    .at_least = "cells.*.rtt_loaded_p99_at_least"
+    .at_least = "cells.*.rtt_loaded_p99_at_least", .lost = "cells.*.rtt_loaded_loss_percent",
+    .lost_over = 1
 }
 , V2("cells.*.rtt_loaded_loss_percent", "%", &ml_table_cells), .header = "Loaded loss %",
                                                                .decimals = 1
@@ -55,17 +58,18 @@ static const struct ml_metric
 , V2("idle.rtt.p90_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
                                                   .significant = 3
 }
-, V2("idle.rtt.p99_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
-                                                  .significant = 3,
-                                                  .at_least = "idle.rtt.p99_at_least"
+, V2("idle.rtt.p99_ms", "ms", &ml_table_latency),
+    .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3,
+    .at_least = "idle.rtt.p99_at_least", .lost = "idle.rtt.loss_percent", .lost_over = 1
 }
 , V2("idle.rtt.max_ms", "ms", &ml_table_latency), .header = "RTT idle p50 / p90 / p99 / max ms",
                                                   .significant = 3
 }
 , V2("idle.rtt.loss_percent", "%", &ml_table_latency), .header = "Idle loss %", .decimals = 1
 }
-, V2("rtt_loaded_p99_ms", "ms", &ml_table_latency), .header = "RTT loaded p99 ms", .significant = 3,
-                                                    .at_least = "rtt_loaded_p99_at_least"
+, V2("rtt_loaded_p99_ms", "ms", &ml_table_latency),
+    .header = "RTT loaded p99 ms", .significant = 3, .at_least = "rtt_loaded_p99_at_least",
+    .lost = "rtt_loaded_loss_percent", .lost_over = 1
 }
 , V2("rtt_loaded_loss_percent", "%", &ml_table_latency), .header = "Loaded loss %", .decimals = 1
 }
@@ -82,7 +86,8 @@ static const struct ml_metric
 , V2("passes.retransmits", "packet", &ml_table_passes), .header = "Retransmits"
 }
 , V2("passes.rtt_loaded.p99_ms", "ms", &ml_table_passes),
-    .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least"
+    .header = "RTT loaded p99 ms", .significant = 3, .at_least = "passes.rtt_loaded.p99_at_least",
+    .lost = "passes.rtt_loaded.loss_percent", .lost_over = 1
 }
 , V2("passes.rtt_loaded.loss_percent", "%", &ml_table_passes), .header = "Loaded loss %",
                                                                .decimals = 1

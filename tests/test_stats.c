@@ -63,6 +63,36 @@ static void test_interval(void)
     CHECK(z.low == 5 && z.high == 5 && ml_interval_half_percent(&z) == 0);
 }
 
+/* On a log scale: 10, 12, 14 have logs of mean 2.47552 and sd 0.168433, half width 4.303 x
+ * 0.168433 / sqrt(3) = 0.41842: exp(2.47552 -+ 0.41842) = 7.823 to 18.064 about 11.89. The
+ * review's wireguard-direct p99s, 57.7, 57.6 and 118 ms, have a Student-t interval below zero
+ * and a log one that is not. */
+static void test_log_interval(void)
+{
+    double v[] = {10, 12, 14};
+    struct ml_log_interval li = ml_log_interval95(v, 3);
+    CHECK(li.n == 3 && near(li.geomean, cbrt(10.0 * 12 * 14), 1e-12));
+    CHECK(near(li.sd_log, 0.1684326, 1e-6));
+    CHECK(near(li.low, 7.82330, 0.0005) && near(li.high, 18.06409, 0.0005));
+    CHECK(li.min == 10 && li.max == 14);
+    double p99[] = {57.7, 57.6, 118};
+    struct ml_interval t = ml_interval95(p99, 3);
+    struct ml_log_interval l = ml_log_interval95(p99, 3);
+    CHECK(t.low < 0);
+    CHECK(l.low > 0 && l.low < 57.6 && l.high > 118);
+    /* one value: no interval, its range */
+    struct ml_log_interval one = ml_log_interval95(v, 1);
+    CHECK(isnan(one.low) && isnan(one.high) && one.min == 10 && one.max == 10);
+    /* a value that is not positive: none, the range kept */
+    double z[] = {0.5, 0, 2};
+    struct ml_log_interval zi = ml_log_interval95(z, 3);
+    CHECK(isnan(zi.low) && isnan(zi.high) && isnan(zi.geomean) && zi.min == 0 && zi.max == 2);
+    double neg[] = {3, -1};
+    CHECK(isnan(ml_log_interval95(neg, 2).low));
+    struct ml_log_interval none = ml_log_interval95(v, 0);
+    CHECK(isnan(none.min) && isnan(none.low));
+}
+
 /* A = 10, 12, 14 (mean 12, s² 4); B = 15, 17, 19, 21 (mean 18, s² 20/3).
  * se² = 4/3 + (20/3)/4 = 3, t = 6 / sqrt(3) = 3.4641;
  * df = 3² / ((4/3)²/2 + (5/3)²/3) = 9 / (8/9 + 25/27) = 243/49 = 4.9592;
@@ -127,6 +157,7 @@ int main(void)
     test_t_quantile_table();
     test_t_cdf_closed_forms();
     test_interval();
+    test_log_interval();
     test_welch();
     test_holm();
     return check_finish();

@@ -99,10 +99,12 @@ struct json_object *ml_summary_cell_loss(struct json_object *path, const struct 
 /* The headline cell's flag at `of`; a flag of the path's records at `of`. */
 struct json_object *ml_summary_headline_flag(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_copy_flag(struct json_object *path, const struct ml_metric *m);
-/* 95 % Student-t intervals ({n, mean, sd, low, high}; sd, low and high null with fewer than 2
- * passes, the object null with none): per cell, of `of` over the cell's passes that passed; the
- * headline cell's interval named `of` ("median_bits_per_second_ci95"); the hub's busy CPU
- * seconds above idle per GB of payload, pass by pass, over the headline cell's passes. */
+/* 95 % intervals on a log scale ({n, mean, sd, scale, geometric_mean, low, high, min, max,
+ * censored}, ml_log_interval95; low and high null with fewer than 2 passes, a value not positive
+ * or a censored pass among them; the object null with none): per cell, of `of` over the cell's
+ * passes that passed; the headline cell's interval named `of` ("median_bits_per_second_ci95"); the
+ * hub's busy CPU seconds above idle per GB of payload, pass by pass, over the headline cell's
+ * passes. */
 struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_headline_ci95(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_hub_cpu_ci95(struct json_object *path, const struct ml_metric *m);

@@ -139,6 +139,35 @@ struct ml_interval ml_interval95(const double *v, size_t n)
     return ci;
 }
 
+struct ml_log_interval ml_log_interval95(const double *v, size_t n)
+{
+    struct ml_log_interval ci = {
+        .n = n, .geomean = NAN, .sd_log = NAN, .low = NAN, .high = NAN, .min = NAN, .max = NAN};
+    bool positive = n > 0;
+    for (size_t i = 0; i < n; i++) {
+        ci.min = isnan(ci.min) || v[i] < ci.min ? v[i] : ci.min;
+        ci.max = isnan(ci.max) || v[i] > ci.max ? v[i] : ci.max;
+        positive &= isfinite(v[i]) && v[i] > 0;
+    }
+    if (!positive)
+        return ci;
+    double *l = malloc(n * sizeof(*l));
+    if (!l)
+        return ci;
+    for (size_t i = 0; i < n; i++)
+        l[i] = log(v[i]);
+    double m = mean_of(l, n);
+    ci.geomean = exp(m);
+    if (n >= 2) {
+        ci.sd_log = ml_stddev(l, n);
+        double half = ml_t_quantile(0.975, (double)(n - 1)) * ci.sd_log / sqrt((double)n);
+        ci.low = exp(m - half);
+        ci.high = exp(m + half);
+    }
+    free(l);
+    return ci;
+}
+
 double ml_interval_half_percent(const struct ml_interval *ci)
 {
     if (ci->n < 2 || !isfinite(ci->low) || ci->mean == 0)

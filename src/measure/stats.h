@@ -28,6 +28,22 @@ struct ml_interval {
     double high; /* NAN for n < 2 */
 };
 struct ml_interval ml_interval95(const double *v, size_t n);
+
+/* The 95 % interval of a positive figure's passes on a log scale (throughput, hub bytes per
+ * payload byte, round-trip times): the t interval of the mean of their logarithms, taken back,
+ * exp(mean ln ± t(0.975, n-1) sd ln/√n), about their geometric mean. Its bounds are positive
+ * however few and however spread the passes are, where mean ± t sd/√n of three RTT percentiles
+ * went negative. Beside it the passes' range. low and high are NAN for n < 2 and where a value
+ * is not positive and finite (a log scale does not hold it: no interval rather than a wrong
+ * one). */
+struct ml_log_interval {
+    size_t n;
+    double geomean; /* NAN where a value is not positive */
+    double sd_log;  /* the logarithms' sample standard deviation; NAN for n < 2 */
+    double low, high;
+    double min, max; /* the passes' range; NAN for n = 0 */
+};
+struct ml_log_interval ml_log_interval95(const double *v, size_t n);
 /* Half the interval's width in percent of its mean; NAN for n < 2 or a zero mean. */
 double ml_interval_half_percent(const struct ml_interval *ci);
 

@@ -347,11 +347,35 @@ static void put_interval(GString *s, const struct ml_metric *m, const struct ml_
     double x;
     if (!ml_j_value_num(low, &x) || !ml_j_value_num(high, &x))
         return;
-    g_string_append(s, " (");
+    /* Results of before the log scale hold a Student-t interval of the mean: marked, as the
+     * tables' intros speak of the log scale. */
+    bool older = !ml_j_str(ci, "scale");
+    g_string_append(s, older ? " (t: " : " (");
     put_value(s, m, low, ML_DASH);
     g_string_append(s, "–");
     put_value(s, m, high, ML_DASH);
     g_string_append(s, ")");
+}
+
+/* A percentile that landed on a lost ping (m->at_least true) is no figure, and no bound of one
+ * is printed as if it were: "undefined: 2.3 % lost", or for a cell whose pooled loss is under
+ * the percentile's (one of its passes lost more), "undefined: a pass lost over 1 %". */
+static void put_undefined(GString *s, const struct ml_metric *m, const struct ml_report_table *t,
+                          struct json_object *path, struct json_object *row)
+{
+    struct json_object *o;
+    const char *key = row_key(t, m->lost, &o, path, row);
+    g_autoptr(GPtrArray) v = ml_j_values(o, key, NULL);
+    double lost;
+    g_string_append(s, "undefined: ");
+    if (v->len == 1 && ml_j_value_num(g_ptr_array_index(v, 0), &lost) && lost >= m->lost_over) {
+        ml_put_fixed(s, lost, 1);
+        g_string_append(s, " % lost");
+        return;
+    }
+    g_string_append(s, "a pass lost over ");
+    ml_put_fixed(s, m->lost_over, 0);
+    g_string_append(s, " %");
 }
 
 /* One row of a metric table: the path, the cell or pass it shows (NULL: the path's own
@@ -442,7 +466,13 @@ static void put_group(GString *s, struct json_object *p, const struct ml_column 
             struct json_object *ao;
             const char *ak = row_key(at->t, m->at_least, &ao, p, at->row);
             g_autoptr(GPtrArray) b = ml_j_values(ao, ak, NULL);
-            if (b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0)))
+            bool bound = b->len == 1 && json_object_get_boolean(g_ptr_array_index(b, 0));
+            if (bound && m->lost) {
+                put_undefined(cell, m, at->t, p, at->row);
+                any = true;
+                continue;
+            }
+            if (bound)
                 g_string_append(cell, "≥ ");
         }
         put_metric(cell, m, o, key, &any);
@@ -767,6 +797,15 @@ static void put_environment(struct ml_render *c)
     put_env_row(s, "Image sha256", ml_j_str(image, "sha256"));
     put_env_row(s, "Guest OS", ml_j_str(env, "guest_os"));
     put_env_row(s, "Guest kernel", ml_j_str(env, "guest_kernel"));
+    struct json_object *gcpu = ml_j_obj(env, "guest_cpu");
+    if (gcpu) {
+        const char *flags = ml_j_str(gcpu, "flags");
+        g_autofree char *v = g_strdup_printf("%s (%s)", ml_j_str_or(gcpu, "model", ML_DASH),
+                                             !flags   ? "flags not read"
+                                             : *flags ? flags
+                                                      : "none of them");
+        put_env_row(s, "Guest CPU (cipher instructions)", v);
+    }
     if (tools) {
         json_object_object_foreach(tools, tool, version)
         {

@@ -298,11 +298,15 @@ static bool physics_measured(struct json_object *e, struct json_object *cell, do
 }
 
 /* "wireguard-hub forward-1 measured 2.23 at 5.85 data segments per ACK, between its floor 2.18
- * (data only) and its ceiling 2.29 (an ACK per two segments)": this run's own figures. */
+ * (data only) and its ceiling 2.39 (an ACK per segment)": this run's own figures. The ceiling is
+ * the one the per-second judge holds each window to (ml_physics_bounds). */
 static void put_physics_sentence(GString *s, struct json_object *p, const char *cell,
                                  struct json_object *e, struct json_object *cell_obj)
 {
     double m, lo, hi, k;
+    /* Results written before the model counted on the guests' taps (no acks_from) carry the
+     * ceiling they were computed with: an ACK per two segments. */
+    const char *per = ml_j_has(e, "acks_from") ? "an ACK per segment" : "an ACK per two segments";
     if (!physics_measured(e, cell_obj, &m) ||
         !ml_j_num(e, "floor_hub_bytes_per_payload_byte", &lo) ||
         !ml_j_num(e, "ceiling_hub_bytes_per_payload_byte", &hi))
@@ -323,23 +327,24 @@ static void put_physics_sentence(GString *s, struct json_object *p, const char *
     if (m < lo) {
         g_string_append(s, ", below its floor ");
         ml_put_significant(s, lo, 3);
-        g_string_append(s, " (data only; its ceiling, an ACK per two segments, is ");
+        g_string_append_printf(s, " (data only; its ceiling, %s, is ", per);
         ml_put_significant(s, hi, 3);
         g_string_append(s, "): part of the payload went around the hub.\n");
     } else if (m > hi) {
         g_string_append(s, ", above its ceiling ");
         ml_put_significant(s, hi, 3);
-        g_string_append(s, " (an ACK per two segments; its floor, data only, is ");
+        g_string_append_printf(s, " (%s; its floor, data only, is ", per);
         ml_put_significant(s, lo, 3);
-        g_string_append(s, "): more than its data and an ACK per two segments (quick ACKs, "
-                           "retransmits, a detour).\n");
+        g_string_append_printf(s,
+                               "): more than its data and %s, which is what is no payload "
+                               "(retransmits, the tail sent and never received)%s or a detour.\n",
+                               per, ml_j_has(e, "acks_from") ? "" : ", quick ACKs");
     } else {
         g_string_append(s, ", between its floor ");
         ml_put_significant(s, lo, 3);
         g_string_append(s, " (data only) and its ceiling ");
         ml_put_significant(s, hi, 3);
-        g_string_append(s,
-                        " (an ACK per two segments): between those the ACKs move it by at most ");
+        g_string_append_printf(s, " (%s): between those the ACKs move it by at most ", per);
         ml_put_fixed(s, (hi - lo) / lo * 100, 1);
         g_string_append(s, " %.\n");
     }
@@ -389,17 +394,25 @@ static void put_differs(GString *s, struct json_object *e, const struct ml_colum
     ml_put_text(flags, at->name);
     g_string_append(flags, "** differs from its model by ");
     ml_put_fixed(flags, d, 1);
-    g_string_append(flags, " % (more than 5 %): the hub carries what the model "
-                           "does not count (retransmits, a detour,\n  keepalives) "
-                           "or the model's frame sizes are wrong; its passes' "
-                           "series show which seconds.\n");
+    /* The explanation follows the sign: more on the hub than the model counts, or less. */
+    if (d > 0)
+        g_string_append(flags, " % (more than 5 %): the hub carries what the model "
+                               "does not count (a detour, keepalives,\n  another flow) "
+                               "or the model's frame sizes are too small; its passes' "
+                               "series show which seconds.\n");
+    else
+        g_string_append(flags, " % (more than 5 % under it): the hub carried less than the "
+                               "model counts: part of the payload\n  went around the hub, or "
+                               "the model priced frames that never reached it (a tail the "
+                               "sender's\n  tap did not bound) or frame sizes that are too "
+                               "large; its passes' series show which seconds.\n");
 }
 
 static const struct ml_column physics_columns[] = {
     {.header = "Path, cell", .put = put_path_cell},
     ML_COL_NUM_BY("Expected hub bytes / payload byte", "hub_bytes_per_payload_byte", put_expected),
     ML_COL_SIG("Floor (data only)", "floor_hub_bytes_per_payload_byte", 3),
-    ML_COL_SIG("Ceiling (2 segments/ACK)", "ceiling_hub_bytes_per_payload_byte", 3),
+    ML_COL_SIG("Ceiling", "ceiling_hub_bytes_per_payload_byte", 3),
     ML_COL_NUM_BY("Measured hub bytes / payload byte", NULL, put_measured),
     ML_COL_NUM_BY("Differs %", "differs_percent", put_differs),
     ML_COL_SIG("ACK ratio (segments/ACK)", "ack_ratio", 3),
@@ -414,14 +427,31 @@ void ml_section_physics(struct ml_render *c)
     g_string_append(
         s, "What the hub's NIC should carry per payload byte, from the frame sizes: a relayed "
            "byte crosses it\ntwice (in and out), in data frames and in the ACKs that answer "
-           "them. The ACKs are the packets the\nhub received beyond the data segments, the "
-           "latency probe's pings (counted from the pings sent) and\nthe retransmits; the "
-           "measured factor leaves the pings' own bytes out. How many data segments one\nACK "
-           "answers (the ACK ratio) depends on how much the receiver coalesces (GRO, delayed "
-           "ACKs), and so\non CPU speed. With no ACK at all the factor would be the floor; with "
-           "an ACK per two segments,\nwhat delayed ACK sends, the ceiling; only quick ACKs, "
-           "retransmits or a detour put it above. A\ndirect path should put nothing on the "
-           "hub.\n\n");
+           "them. The data segments are the\npayload in full segments; the ACKs are counted "
+           "on the receiving guest's own tap and the tail\nsent and never received is bounded "
+           "by what the sending guest's tap carried, not by the hub the\nmodel is checked "
+           "against (where a guest shares the hub's tap, or the frames are an average, the\n"
+           "hub's packets beyond the data stand in); the measured factor leaves the latency "
+           "probe's bytes\nout. How many data segments one ACK answers (the ACK ratio) depends "
+           "on how much the receiver\ncoalesces (GRO, delayed ACKs), and so on CPU speed. "
+           "With no ACK at all the factor would be the\nfloor; with an ACK for every segment, "
+           "the ceiling, which the per-second judge holds each window\nto as well; only what "
+           "is no payload (retransmits, the tail sent and never received) or a detour\nputs it "
+           "above. A direct path should put nothing on the hub.");
+    /* Older results: their ceilings and ACKs were computed otherwise, and say so. */
+    bool older = false;
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *p = path_at(c, i);
+        const char *head = ml_j_str(p, "headline_cell");
+        struct json_object *e =
+            cell_physics(p, head, head ? ml_j_obj(ml_j_obj(p, "cells"), head) : NULL);
+        older |= c->st[i] == ML_PATH_MEASURED && e && !ml_j_has(e, "acks_from");
+    }
+    if (older)
+        g_string_append(s, "\nThese results were written by an older meshlab, whose models "
+                           "counted the ACKs on the hub's\npackets and set the ceiling at an ACK "
+                           "per two segments.");
+    g_string_append(s, "\n\n");
     g_autoptr(GString) said = g_string_new(NULL);
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *p = path_at(c, i);

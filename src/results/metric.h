@@ -61,6 +61,12 @@ struct ml_metric {
     /* A boolean's name beside the value, read as name is ("cells.*.x_at_least"): where it is
      * true the value is only a lower bound, shown "≥ 350". NULL: none. */
     const char *at_least;
+    /* A percentile's loss, read as name is ("cells.*.rtt_loaded_loss_percent"), and the loss
+     * over which it lands on a lost ping (1 for a p99): where at_least is true the value is not
+     * shown at all, only "undefined: 2.3 % lost" (or, for a cell whose pooled loss is under it,
+     * "undefined: a pass lost over 1 %"). A bound is not a figure. NULL: "≥ value". */
+    const char *lost;
+    double lost_over;
     /* The name of the value's 95 % interval over its passes, read as name is
      * ("cells.*.x_ci95": an object {n, mean, sd, low, high}), shown "value (low–high)" in the
      * value's own form. NULL: none. */

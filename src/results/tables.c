@@ -7,8 +7,10 @@ const struct ml_report_table ml_table_comparison = {
         "Headline figures of each path, from its first cell ({profile.matrix.0.cell}); hub bytes "
         "are the hub NIC's\ncounters (host side) over the passes that passed their per-second "
         "checks; hub CPU is the hub's busy\nseconds above idle per GB of payload in that same "
-        "cell (CPU cost has the fixed rate's).\nIn parentheses: the 95 % interval of the passes' "
-        "mean (Student's t), where the cell has 2 passes\nor more.",
+        "cell (CPU cost has the fixed rate's).\nIn parentheses: the 95 % interval on a log scale "
+        "(Student's t of the passes' logarithms), where\nthe cell has 2 passes or more, none "
+        "where a value is not positive or a percentile only a bound\n(\"t:\" marks an older "
+        "run's interval of the mean).",
     .check_column = true,
     .rows = ML_ROWS_PATH,
 };
@@ -17,7 +19,8 @@ const struct ml_report_table ml_table_cells = {
     .title = "Throughput by direction and streams",
     .place = 20,
     .intro = "iperf3, TCP, passes of {profile.pass_s} s; the medians and CVs are over the passes "
-             "that passed; in\nparentheses, the 95 % interval of their mean (Student's t).",
+             "that passed; in\nparentheses, the 95 % interval on a log scale (Student's t of their "
+             "logarithms; \"t:\" marks an\nolder run's interval of the mean).",
     .rows = ML_ROWS_CELL,
 };
 
