@@ -240,6 +240,27 @@ static void test_tunnel_counts(void)
     CHECK(ml_tailscale_tunnel_counts(NULL, "client-a", ML_TS_DIRECT, c, &at) == 0);
 }
 
+/* `tailscale debug netmap`, in tailcfg's form: a peer's endpoints by its FQDN's first label or
+ * its Hostinfo's Hostname; none when the control server has not sent them yet (Endpoints null),
+ * which is what a NAT repeat waits out. */
+static void test_netmap_endpoints(void)
+{
+    const char *nm = "{\"SelfNode\": {\"Name\": \"client-a.lab.\"}, \"Peers\": ["
+                     "{\"Name\": \"hub.lab.\", \"Endpoints\": [\"192.0.2.10:41641\"]},"
+                     "{\"Name\": \"client-b.lab.\", \"Hostinfo\": {\"Hostname\": \"client-b\"},"
+                     " \"Endpoints\": [\"192.0.2.12:41641\", \"172.16.12.2:41641\"]}]}";
+    unsigned n = 9;
+    CHECK(ml_tailscale_netmap_endpoints(nm, "client-b", &n, NULL) && n == 2);
+    CHECK(ml_tailscale_netmap_endpoints(nm, "HUB", &n, NULL) && n == 1);
+    const char *none = "{\"Peers\": [{\"Name\": \"x.lab.\", \"Hostinfo\": {\"Hostname\": "
+                       "\"client-b\"}, \"Endpoints\": null}]}";
+    CHECK(ml_tailscale_netmap_endpoints(none, "client-b", &n, NULL) && n == 0);
+    g_autoptr(GError) missing = NULL, bad = NULL;
+    CHECK(!ml_tailscale_netmap_endpoints(nm, "client-c", &n, &missing));
+    CHECK(missing && strstr(missing->message, "client-c"));
+    CHECK(!ml_tailscale_netmap_endpoints("{\"Peers\": [", "client-b", &n, &bad) && bad);
+}
+
 static void test_status(void)
 {
     g_autofree char *json = sample("status-1.102.4-windows.json");
@@ -469,6 +490,7 @@ int main(void)
     test_lab_ca();
     test_ping();
     test_status();
+    test_netmap_endpoints();
     test_lab_samples();
     test_metrics();
     test_tunnel_counts();

@@ -536,6 +536,41 @@ bool ml_tailscale_status_parse(const char *json, const char *peer_hostname, stru
     return true;
 }
 
+bool ml_tailscale_netmap_endpoints(const char *json, const char *peer_hostname, unsigned *ret_n,
+                                   GError **err)
+{
+    struct json_object *root = parse_json(json, "tailscale debug netmap", ML_ERR_MEASURE, err);
+    if (!root)
+        return false;
+    struct json_object *peers = NULL, *match = NULL;
+    if (json_object_object_get_ex(root, "Peers", &peers) &&
+        json_object_is_type(peers, json_type_array)) {
+        for (size_t i = 0; !match && i < json_object_array_length(peers); i++) {
+            struct json_object *p = json_object_array_get_idx(peers, i), *hi = NULL;
+            if (!json_object_is_type(p, json_type_object))
+                continue;
+            json_object_object_get_ex(p, "Hostinfo", &hi);
+            if (dns_label_is(obj_string(p, "Name"), peer_hostname) ||
+                (json_object_is_type(hi, json_type_object) &&
+                 g_ascii_strcasecmp(obj_string(hi, "Hostname"), peer_hostname) == 0))
+                match = p;
+        }
+    }
+    if (!match) {
+        g_set_error(err, ML_ERROR, ML_ERR_MEASURE, "tailscale's netmap lists no peer named '%s'",
+                    peer_hostname);
+        json_object_put(root);
+        return false;
+    }
+    struct json_object *eps = NULL;
+    *ret_n = json_object_object_get_ex(match, "Endpoints", &eps) &&
+                     json_object_is_type(eps, json_type_array)
+                 ? (unsigned)json_object_array_length(eps)
+                 : 0;
+    json_object_put(root);
+    return true;
+}
+
 /* ---- headscale -o json -------------------------------------------------------------------- */
 
 /* headscale prints ids as JSON numbers; releases before 0.23 printed them as strings. */

@@ -175,6 +175,15 @@ struct ml_ts_peer {
 bool ml_tailscale_status_parse(const char *json, const char *peer_hostname, struct ml_ts_peer *ret,
                                GError **err);
 
+/* How many endpoints (ip:port) the netmap that `tailscale debug netmap` prints (tailcfg's
+ * NetworkMap: "Peers", each with "Name", its FQDN, "Hostinfo"."Hostname" and "Endpoints") holds
+ * for the peer named peer_hostname, matched as ml_tailscale_status_parse matches; *ret_n 0 for
+ * a peer without any. `tailscale status --json` fills Addrs only for Self (magicsock.go
+ * UpdateStatus at v1.102.5): the netmap is where a peer's endpoints are. Fails (ML_ERR_MEASURE)
+ * on bad JSON or no such peer. */
+bool ml_tailscale_netmap_endpoints(const char *json, const char *peer_hostname, unsigned *ret_n,
+                                   GError **err);
+
 /* The numeric id of user in `headscale users list -o json` (an array of users; a single user
  * object is accepted too). headscale prints ids as numbers or, in older releases, as strings;
  * both are read. Fails (ML_ERR_GUEST) when the user is absent. */

@@ -1,6 +1,6 @@
 /* What the tailscale CLI prints in a guest: `tailscale ip -4`, `tailscale ping`, `tailscale
- * metrics print`, and `tailscale status --json` (the input's first NUL-separated part is the
- * peer's hostname). */
+ * metrics print`, `tailscale status --json` and `tailscale debug netmap` (the input's first
+ * NUL-separated part is the peer's hostname). */
 #include <string.h>
 
 #include "dataplanes/tailscale.h"
@@ -36,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!e3) {
         __builtin_trap();
     }
+    unsigned n_eps = 0;
+    g_autoptr(GError) e5 = NULL;
+    if (!ml_tailscale_netmap_endpoints(part[1], part[0], &n_eps, &e5) && !e5)
+        __builtin_trap();
     g_free(part[0]);
     g_free(part[1]);
     return 0;
