@@ -65,10 +65,12 @@ bool ml_pass_band(const struct ml_pass_expect *x, const struct ml_iperf_result *
     bool modelled = !r->udp && ml_physics_expected(x->encap, &counts, &ph);
     b.expected = modelled ? CLAMP(ph.hub_bytes_per_payload_byte, b.floor, b.ceiling) : b.floor;
     /* What crossed and is no payload: the tail only as far as the sender's tap carried it, as
-     * the model counts it. The review of 2026-12-04 found nebula-relay windows allowed 0.61 and
-     * 0.84 above the ceiling for unreceived bytes most of which never left client-a's socket:
-     * up to 40 % more than the physics passed as physics. */
-    b.not_payload = modelled && ph.tail_from_sender
+     * the model counts it, where the frames are exact (DERP's average frame puts the sender's
+     * tap under D + R of them, a bound of 0 that would leave a genuine tail no room). The review
+     * of 2026-12-04 found nebula-relay windows allowed 0.61 and 0.84 above the ceiling for
+     * unreceived bytes most of which never left client-a's socket: up to 40 % more than the
+     * physics passed as physics. */
+    b.not_payload = modelled && ph.tail_from_sender && !x->encap->approximate
                         ? 2 * (ph.retransmits + ph.tail_packets) * ph.data_frame_bytes / payload
                         : ml_physics_not_payload(x->encap, counts.retransmits, unreceived, payload);
     if (x->leg != ML_LEG_OUT)
