@@ -1145,7 +1145,7 @@ static bool peer_has_endpoints(struct ml_lab *lab, size_t node, const char *peer
 }
 
 /* tailscaled keeps its node key in its state file: started again it rejoins by itself. Then the
- * repeat waits until each client's netmap lists the other's endpoints (Addrs), so that its
+ * repeat waits until each client's netmap lists the other's endpoints (Endpoints), so that its
  * watch times NAT traversal and not the control plane: CI's e2e_nat saw both clients STUN
  * within 4 s of the start and neither send a disco ping to the other's address for the next
  * 30 s, the data on DERP, until their periodic re-STUN some 25 s on (tailscale issue 1806, an

@@ -50,12 +50,7 @@ bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_count
      * and 158-byte frames): expected 2.894 where the hub carried 2.573. The sender's tap is not
      * the hub's: the model reads no counter it is checked against. Without that tap, at most
      * the hub's packets beyond the rest. */
-    /* The ACKs of an approximate encap (DERP: TLS records and the outer TCP's segments do not
-     * follow the packets, its frame an average) cannot be counted on the receiver's tap, which
-     * carries the outer TCP's own ACKs too: there the hub's packets stand in, as before. Its
-     * tail is still bounded by the sender's tap, as it has been since the seed lab's
-     * tailscale-relay forward-8 expected 3.15 where the hub carried 2.71. */
-    bool taps = !e->approximate;
+    p.tail_packets = tail;
     if (n->sender_tx_bytes > 0) {
         /* The sender's wire carried its half of the probe too (its pings, or its replies). */
         double probe = p.probe_packets / 2 * ml_physics_frame_bytes(e, ML_PING_INNER_BYTES);
@@ -64,12 +59,16 @@ bool ml_physics_expected(const struct ml_encap *e, const struct ml_physics_count
             p.data_frame_bytes);
         p.tail_packets = MIN(tail, MAX(0.0, on_wire));
         p.tail_from_sender = true;
-    } else {
-        p.tail_packets = MIN(beyond, tail);
     }
-    bool acks_on_tap = taps && n->receiver_tx_packets > 0;
-    /* Where the ACKs are the hub's packets beyond the rest, the tail is among those too. */
-    if (!acks_on_tap)
+    /* The ACKs of an approximate encap (DERP: TLS records and the outer TCP's segments do not
+     * follow the packets, its frame an average) cannot be counted on the receiver's tap, which
+     * carries the outer TCP's own ACKs too: there the hub's packets stand in, as before. Its
+     * tail is still bounded by the sender's tap, as it has been since the seed lab's
+     * tailscale-relay forward-8 expected 3.15 where the hub carried 2.71. Where the ACKs are
+     * the hub's packets beyond the rest, or the sender's tap is not known, the tail is at most
+     * the hub's packets beyond the rest. */
+    bool acks_on_tap = !e->approximate && n->receiver_tx_packets > 0;
+    if (!acks_on_tap || !p.tail_from_sender)
         p.tail_packets = MIN(p.tail_packets, beyond);
     /* The ACKs: what the receiver's wire carried out, less its half of the probe, where its tap
      * is known; else the hub's packets beyond the rest, which a loop through the hub inflates
