@@ -402,6 +402,27 @@ static void test_tailscale(void)
     /* No pong. */
     ev = ts("ping \"100.64.0.2\" timed out\n", "", relayed(TAILSCALE_RELAY));
     CHECK(!verdict(TAILSCALE_RELAY, &ev, "no pong"));
+    /* CI at 84697bd: a direct pass's end view read the status while no address was trusted
+     * (its last pong over 6.5 s old), the ping after it direct. The status read after the ping
+     * (own[3], observe_path) decides, and the sentence says both. */
+    ev = ts(TS_PONG_DIRECT, "", 200);
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "CurAddr \"\""));
+    ev = ts(TS_PONG_DIRECT, "", 200);
+    ev.own[3] = ts_status("192.0.2.12:41641");
+    CHECK(verdict(TAILSCALE_DIRECT, &ev,
+                  "tailscale status before the ping: CurAddr \"\", relay \"headscale\" (no "
+                  "address trusted: its last pong over 6.5 s old); after it: CurAddr "
+                  "\"192.0.2.12:41641\""));
+    /* ... and still none trusted after it: not direct. */
+    ev = ts(TS_PONG_DIRECT, "", 200);
+    ev.own[3] = ts_status("");
+    CHECK(!verdict(TAILSCALE_DIRECT, &ev, "after it: CurAddr \"\""));
+    /* A peer relay's the same: after the ping the status names the hub's relay. */
+    ev = ts(TS_PONG_PEER_RELAY, "", relayed(TAILSCALE_PEER_RELAY));
+    CHECK(!verdict(TAILSCALE_PEER_RELAY, &ev, NULL));
+    ev = ts(TS_PONG_PEER_RELAY, "", relayed(TAILSCALE_PEER_RELAY));
+    ev.own[3] = ts_status_relayed("192.0.2.10:40000:vni:1");
+    CHECK(verdict(TAILSCALE_PEER_RELAY, &ev, "PeerRelay \"192.0.2.10:40000:vni:1\""));
     /* tailscale's view is right, but the client's route skips tailscale0. */
     ev = ts(TS_PONG_DIRECT, "192.0.2.12:41641", 200);
     g_free(ev.route);
