@@ -249,7 +249,15 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     say(all(len(x["views"]) >= 2 and x["views"][0]["when"] == "start" and x["views"][-1]["when"] == "end"
             and all(v["when"] == "middle" for v in x["views"][1:-1]) for x in p["passes"]),
         "%s: the dataplane's view read at the start, through and at the end of every pass" % name)
-    bad = [x for x in p["passes"] if x["status"] != "ok"]
+    # A pass that lost its path (its own views or counters said so) is run again once, in its
+    # round, after the path settled again: it counts as good only where the pass in its place is.
+    by_seq = {x["seq"]: x for x in p["passes"]}
+    redone = [x for x in p["passes"] if "run_again_as" in x]
+    say(all(x["status"] == "failed" and x.get("path_lost") is True and x["run_again_as"] in by_seq
+            and by_seq[x["run_again_as"]]["cell"] == x["cell"] and by_seq[x["run_again_as"]]["round"] == x["round"]
+            and "run_again_as" not in by_seq[x["run_again_as"]] for x in redone),
+        "%s: each pass run again lost its path and names its replacement, of its cell and round (%d)" % (name, len(redone)))
+    bad = [x for x in p["passes"] if x["status"] != "ok" and "run_again_as" not in x]
     say(not bad, "%s: every pass inside its band (%s)" % (name, [(x["cell"], x["failed_seconds"], x["reason"]) for x in bad]))
     # Issue 37: the seed's direct path under 0.01 in every pass, not only over the path: a
     # flow-start cost (the peer relay's discovery, docs/tailscale.md) showed in the short
@@ -545,7 +553,14 @@ import json, sys
 p = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["plain"]
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
-ps = [x for x in p["passes"] if x["cell"] == "forward-1"]
+# A pass whose own view saw the detour lost its path and was run again (measure.c
+# settle_again): the three passes of the round are those run first, each replacement beside.
+again = {x["run_again_as"]: x for x in p["passes"] if "run_again_as" in x}
+ps = [x for x in p["passes"] if x["cell"] == "forward-1" and x["seq"] not in again]
+redo = [x for x in p["passes"] if x["seq"] in again]
+say(all(again[x["seq"]]["path_lost"] and again[x["seq"]]["index"] in (2, 3) and x["cell"] == "forward-1"
+        and x["index"] == again[x["seq"]]["index"] for x in redo),
+    "only the detoured passes were run again, each after a view saw its path lost: %s" % [(x["index"], x["status"]) for x in redo])
 # pairs-3: three flows at once, each received by its receiver's NIC, the figures their sums
 pr = [x for x in p["passes"] if x["cell"] == "pairs-3"]
 say(len(pr) == 1 and pr[0]["status"] == "ok" and pr[0]["pairs"] == 3
@@ -572,10 +587,12 @@ if len(ps) == 3:
     c_max = max((x["others_bytes"] or {}).get("client-c") or 0 for x in third["series"])
     say(hub_max < 100000 and c_max > 1e6,
         "the hub stayed quiet through pass 3 (at most %d bytes a second) while client-c carried %d in a second" % (hub_max, c_max))
-    say(p["median_bits_per_second"] == first["bits_per_second"] and p["cells"]["forward-1"]["passes_failed"] == 2,
-        "no figure includes the failed pass: median %s is pass 1's %s" % (p["median_bits_per_second"], first["bits_per_second"]))
+    import statistics
+    good = [first["bits_per_second"]] + [x["bits_per_second"] for x in redo if x["status"] == "ok"]
+    say(p["median_bits_per_second"] == statistics.median(good) and p["cells"]["forward-1"]["passes_failed"] == 2 + sum(x["status"] != "ok" for x in redo),
+        "no figure includes the failed passes: median %s is that of pass 1 and the passes run again, %s" % (p["median_bits_per_second"], good))
     f = p["hub_bytes_per_payload_byte"]
-    say(f is not None and f < 0.01, "plain's hub factor %s comes from pass 1 alone" % f)
+    say(f is not None and f < 0.01, "plain's hub factor %s comes from the passes that stayed direct" % f)
     say(any(s["hub_bytes"] > 1e6 and s["ok"] is False for s in second["series"]), "the detour shows in pass 2's per-second hub series")
 say(all(c["ok"] for c in p["checks"]), "the checks before and after passed: only the per-second watch saw it")
 # The hub's WAN profile was in force, read back from its qdisc and proven by each client's round

@@ -771,7 +771,7 @@ static void test_judge(void)
                                       .idle_bytes_per_s = 400,
                                       .ping_interval_s = 0.05};
     ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
-    CHECK(v.passed);
+    CHECK(v.passed && !v.path_lost);
     CHECK_STR(v.reason->str, "");
     CHECK(v.n == 8);
     /* the series: payload from the client's NIC scaled to iperf3's payload, iperf3's intervals
@@ -815,6 +815,8 @@ static void test_judge(void)
     ns = samples_of(client, hub, 8, smp);
     ml_pass_judge(&wg, smp, ns, &r, views_ok, 3, &v);
     CHECK(!v.passed && v.sec[3].ok == 0 && v.sec[4].ok == 0);
+    /* outside the band with every view on the path: failed, the path not lost (not run again) */
+    CHECK(!v.path_lost);
     ml_pass_verdict_clear(&v);
 
     /* A relay without a frame model is not judged as passing. */
@@ -835,6 +837,7 @@ static void test_judge(void)
     CHECK(!v.passed);
     CHECK_STR(v.reason->str, "the dataplane's view at the middle did not show the path: "
                              "route: 10.10.0.3 dev eth0");
+    CHECK(v.path_lost);
     ml_pass_verdict_clear(&v);
     /* both: the band first, then each view in order, "; " between; no evidence reads "?" */
     hub[5] = 4.6 * 10e6;
@@ -1678,6 +1681,7 @@ static void test_tunnel_excluded(void)
         g_string_truncate(why, 0);
         bool ok = ml_tunnel_judge(v, TUN_VIEWS, s, TUN_SECONDS, &tv, why);
         CHECK(ok == !lapse);
+        CHECK(tv.excluded_carried == (lapse == 1));
         CHECK(tv.min_share >= 1.0);
         CHECK(lapse ? tv.max_excluded_share > 0.03 : tv.max_excluded_share < 0.001);
         if (lapse) {

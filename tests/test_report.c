@@ -596,6 +596,23 @@ static void test_oversubscription(void)
     json_object_put(r);
 }
 
+/* A failed pass that lost its path and was run again names the pass in its place. */
+static void test_run_again(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *passes = json_object_object_get(
+        json_object_array_get_idx(json_object_object_get(r, "paths"), 0), "passes");
+    for (size_t i = 0; i < json_object_array_length(passes); i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (!g_strcmp0(json_object_get_string(json_object_object_get(p, "status")), "failed"))
+            json_object_object_add(p, "run_again_as", json_object_new_int(7));
+    }
+    g_autofree char *md = render(r);
+    CHECK(md && strstr(md, "| plain forward-1 #2 | FAILED, seconds 3, 4; it lost its path and "
+                           "was run again as seq 7: [^2] |") != NULL);
+    json_object_put(r);
+}
+
 /* A busy pass's seconds (host.busy_flag) are named in the notice, by path, seq and cell. */
 static void test_busy_seconds(void)
 {
@@ -1148,6 +1165,7 @@ int main(void)
     test_busy_host();
     test_oversubscription();
     test_busy_seconds();
+    test_run_again();
     test_nat();
     test_hosts();
     test_html_links();

@@ -244,8 +244,26 @@ static void test_warnings(void)
     const char *w = json_object_to_json_string(json_object_object_get(p, "warnings"));
     CHECK(strstr(w, "forward-1: cv_bits_per_second_percent is 35.") != NULL);
     CHECK(strstr(w, "1 pass(es) failed their per-second checks") != NULL);
+    CHECK(strstr(w, "lost the path") == NULL);
     CHECK(json_object_get_boolean(json_object_object_get(
         json_object_object_get(json_object_object_get(p, "cells"), "forward-1"), "cv_warning")));
+    json_object_put(p);
+}
+
+/* A pass that lost its path and was run again (measure.c settle_again): the warning says so. */
+static void test_warning_run_again(void)
+{
+    struct json_object *p = path("tailscale-peer-relay", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    json_object_object_add(json_object_array_get_idx(ps, 1), "path_lost",
+                           json_object_new_boolean(true));
+    json_object_object_add(json_object_array_get_idx(ps, 1), "run_again_as",
+                           json_object_new_int(9));
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "tailscale-peer-relay", p);
+    const char *w = json_object_to_json_string(json_object_object_get(p, "warnings"));
+    CHECK(strstr(w, "forward-1: 1 pass(es) failed their per-second checks and are left out of "
+                    "every figure; 1 of them lost the path (its views or its own counters said "
+                    "so) and was run again after it settled") != NULL);
     json_object_put(p);
 }
 
@@ -395,6 +413,7 @@ int main(void)
     test_cpu_per_gb_and_the_vps();
     test_daemons_above_idle();
     test_warnings();
+    test_warning_run_again();
     test_loss_and_rate();
     test_expected();
     test_withheld();

@@ -602,6 +602,54 @@ static bool group_in_round(const struct ml_profile *prof, struct mpath **g, size
     return false;
 }
 
+/* Pass `pass` of path p into its passes and the run's order. */
+static void record_pass(struct run *run, struct mpath *p, struct json_object *pass,
+                        const struct ml_pass_spec *spec)
+{
+    json_object_array_add(p->passes, pass);
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "seq", json_object_new_int((int)spec->seq));
+    json_object_object_add(o, "round", json_object_new_int((int)spec->round));
+    json_object_object_add(o, "path", json_object_new_string(p->ops->name));
+    json_object_object_add(o, "cell", json_object_new_string(spec->cell->name));
+    json_object_object_add(o, "pass", json_object_new_int((int)spec->index));
+    json_object_array_add(run->order, o);
+}
+
+/* A failed pass whose own evidence showed the path was not in force through it (a view
+ * without it, or a way the path excludes carrying payload: ml_pass_verdict.path_lost). */
+static bool pass_lost_path(struct json_object *pass)
+{
+    return g_strcmp0(json_object_get_string(json_object_object_get(pass, "status")), "failed") ==
+               0 &&
+           json_object_get_boolean(json_object_object_get(pass, "path_lost"));
+}
+
+/* After a pass of p that lost its path: the guests' journals of the last two minutes kept
+ * beside the run (the daemons' own words on why), the path settled again under the policy in
+ * force, and said. The lost pass stays in the results, failed, out of every figure, naming the
+ * pass run in its place (run_again_as); a second loss of the same pass is not run again. A
+ * pass is not run a third time: a path that loses itself twice in a row is what the report
+ * says, not what the run hides. False only when the run must stop; a settle that failed fails
+ * the path (step_failed). */
+static bool settle_again(struct run *run, struct mpath *p, const struct ml_cell *cell, unsigned r,
+                         GError **err)
+{
+    struct ml_lab *lab = run->c->lab;
+    g_autofree char *tag = g_strdup_printf("%s-%s-%u-lost", p->ops->name, cell->name, r);
+    g_autofree char *rel = ml_lab_save_journals(lab, tag, 120);
+    ml_progress("measure",
+                "%s: pass %u of %s lost its path (its views or its counters say so; the guests' "
+                "journals are in %s); settling the path again and running the pass once more",
+                p->ops->name, r, cell->name, rel ? rel : "no file: they could not be read");
+    double t0 = ml_now();
+    g_autoptr(GError) step = NULL;
+    bool ok = ml_path_settle(p->ops, lab, &step);
+    run->time.policy += ml_now() - t0;
+    return ok ||
+           step_failed(p, "the path could not be settled again after a pass lost it", &step, err);
+}
+
 /* Round r of a group, its policy in force: one pass of every cell of one kind (full speed or
  * fixed rate) that still wants one, the paths in a new random order. */
 static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
@@ -643,26 +691,29 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
                 .seconds = prof->pass_s,
                 .offered_bits_per_second = fixed ? fixed_bps : 0,
             };
-            g_autoptr(GError) step = NULL;
-            double t0 = ml_now();
-            struct json_object *pass = ml_pass_run(&pp, &spec, &step);
-            run->time.passes += ml_now() - t0;
-            if (pass)
-                run->time.transfer +=
-                    json_object_get_double(json_object_object_get(pass, "duration_s"));
-            if (!pass) {
-                if (!step_failed(p, "a measurement step failed", &step, err))
+            for (unsigned attempt = 0; attempt < 2; attempt++) {
+                g_autoptr(GError) step = NULL;
+                double t0 = ml_now();
+                struct json_object *pass = ml_pass_run(&pp, &spec, &step);
+                run->time.passes += ml_now() - t0;
+                if (pass)
+                    run->time.transfer +=
+                        json_object_get_double(json_object_object_get(pass, "duration_s"));
+                if (!pass) {
+                    if (!step_failed(p, "a measurement step failed", &step, err))
+                        return false;
+                    break;
+                }
+                record_pass(run, p, pass, &spec);
+                if (attempt > 0 || !pass_lost_path(pass))
+                    break;
+                spec.seq = ++run->seq;
+                json_object_object_add(pass, "run_again_as", json_object_new_int((int)spec.seq));
+                if (!settle_again(run, p, cell, r, err))
                     return false;
-                continue;
+                if (!p->active)
+                    break;
             }
-            json_object_array_add(p->passes, pass);
-            struct json_object *o = json_object_new_object();
-            json_object_object_add(o, "seq", json_object_new_int((int)spec.seq));
-            json_object_object_add(o, "round", json_object_new_int((int)r));
-            json_object_object_add(o, "path", json_object_new_string(p->ops->name));
-            json_object_object_add(o, "cell", json_object_new_string(cell->name));
-            json_object_object_add(o, "pass", json_object_new_int((int)r));
-            json_object_array_add(run->order, o);
         }
     }
     for (size_t k = 0; prof->until_percent > 0 && k < prof->n_cells; k++)

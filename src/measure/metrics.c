@@ -487,6 +487,20 @@ struct json_object *ml_summary_vps(struct json_object *path, const struct ml_met
     return o;
 }
 
+/* How many of cell `name`'s passes lost their path and were run again (measure.c). */
+static unsigned cell_passes_run_again(struct json_object *path, const char *name)
+{
+    struct json_object *passes = NULL;
+    size_t n = passes_of(path, &passes);
+    unsigned again = 0;
+    for (size_t k = 0; k < n; k++) {
+        struct json_object *p = json_object_array_get_idx(passes, k);
+        again += !g_strcmp0(ml_j_str(p, "cell"), name) &&
+                 json_object_object_get_ex(p, "run_again_as", NULL);
+    }
+    return again;
+}
+
 /* What a reader must not miss: a CV above 10 %, failed passes, a busy host. */
 struct json_object *ml_summary_warnings(struct json_object *path, const struct ml_metric *m)
 {
@@ -525,9 +539,15 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
         }
         double failed = 0;
         if (ml_j_num_at(c, "passes_failed", &failed) && failed > 0) {
+            unsigned again = cell_passes_run_again(path, name);
+            g_autofree char *more =
+                again ? g_strdup_printf("; %u of them lost the path (its views or its own "
+                                        "counters said so) and %s run again after it settled",
+                                        again, again == 1 ? "was" : "were")
+                      : g_strdup("");
             g_autofree char *w = g_strdup_printf("%s: %.0f pass(es) failed their per-second "
-                                                 "checks and are left out of every figure",
-                                                 name, failed);
+                                                 "checks and are left out of every figure%s",
+                                                 name, failed, more);
             json_object_array_add(a, json_object_new_string(w));
         }
     }

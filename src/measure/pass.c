@@ -585,6 +585,7 @@ bool ml_tunnel_judge(const struct ml_pass_view *views, size_t n_views, struct ml
                     if (grew <= allowed)
                         continue;
                     short_here = true;
+                    ret->excluded_carried = true;
                     if (share > worst_excluded) {
                         worst_excluded = share;
                         g_free(excluded_text);
@@ -1497,6 +1498,9 @@ void ml_pass_judge(const struct ml_pass_expect *x, const struct ml_pass_sample *
         g_string_append_printf(ret->reason,
                                "%sthe dataplane's own counters did not carry the payload: %s",
                                ret->reason->len ? "; " : "", tunnel->str);
+    ret->path_lost = ret->tunnel.excluded_carried;
+    for (size_t i = 0; i < n_views; i++)
+        ret->path_lost |= !views[i].ok;
     for (size_t i = 0; i < n_views; i++)
         if (!views[i].ok)
             g_string_append_printf(ret->reason,
@@ -1657,6 +1661,7 @@ static void record_verdict(struct json_object *o, const struct ml_pass_verdict *
     json_object_object_add(o, "status", json_object_new_string(v->passed ? "ok" : "failed"));
     json_object_object_add(o, "reason", v->passed ? NULL : json_object_new_string(v->reason->str));
     json_object_object_add(o, "failed_seconds", failed_seconds);
+    json_object_object_add(o, "path_lost", json_object_new_boolean(v->path_lost));
     struct json_object *tj = NULL;
     if (v->tunnel.windows) {
         tj = json_object_new_object();

@@ -385,6 +385,7 @@ struct ml_tunnel_verdict {
     size_t windows, failed;
     double min_share;
     double max_excluded_share; /* the most an excluded counter grew per payload byte (NAN: none) */
+    bool excluded_carried;     /* an excluded counter grew past what it is allowed in a window */
 };
 
 /* Pure: judges the dataplane's own counters in views (n_views of them, in time order) against
@@ -419,6 +420,10 @@ struct ml_pass_verdict {
     struct ml_sides sides;           /* who each guest's tap was */
     struct ml_tunnel_verdict tunnel; /* the dataplane's own counters, where judged */
     bool passed;
+    /* The pass's own evidence shows the path was not in force through it: a view that did not
+     * show it, or a way the path excludes carrying payload. The pass is no figure of the path,
+     * nor of the path it went by; the run settles the path and runs it again (measure.c). */
+    bool path_lost;
     GString *reason; /* what failed it, as one sentence; empty when it passed */
 };
 

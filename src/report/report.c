@@ -436,6 +436,9 @@ static void put_pass_status(GString *s, struct json_object *p, const struct ml_c
         g_string_append(s, i ? ", " : ", seconds ");
         g_string_append(s, json_object_get_string(json_object_array_get_idx(secs, i)));
     }
+    double again = 0;
+    if (ml_j_num(at->row, "run_again_as", &again))
+        g_string_append_printf(s, "; it lost its path and was run again as seq %.0f", again);
     g_string_append(s, ": ");
     ml_notes_put(&at->c->notes, s, ml_j_str_or(at->row, "reason", "no reason recorded"));
 }
