@@ -470,6 +470,14 @@ check "the lab's keys were read from its guests ($(wc -l < "$out/lab-keys.txt") 
 check "no exported file holds a key the lab's guests hold" "! grep -rqF -f '$out/lab-keys.txt' '$out/export'"
 check "SIZING.md prices the seed's month (7 nightly 1 GB files, a fifth relayed)" \
     "grep -q '^### A month of the workload' '$out/export/SIZING.md' && grep -q '210 GB of client payload a month' '$out/export/SIZING.md'"
+# Issue 38 item 6: the answer first, in SIZING.md, report.md (before the paths) and the run's
+# last lines, each with wireguard-hub's month beside the seed's 2.20.
+check "SIZING.md opens with the answer" \
+    "[ \"\$(grep -m1 '^## ' '$out/export/SIZING.md')\" = '## The answer' ] && grep -q '^| wireguard-hub | [0-9.]* | 2.20 | ' '$out/export/SIZING.md'"
+check "report.md opens with the answer, before its paths" \
+    "[ \"\$(grep -m1 '^## ' '$out/run/report.md')\" = '## The answer' ]"
+check "the run's last lines give the answer" \
+    "grep -q '^The answer for a month of the workload (210 GB of client payload a month' '$out/run.log' && grep -q '^  wireguard-hub  *hub in [0-9.,]* GB, out [0-9.,]* GB ([0-9.]* per payload byte; the seed.s 2.20)' '$out/run.log'"
 # A pre-auth key (Headscale 0.29: hskey-auth-PREFIX-SECRET, hscontrol/db/preauth_keys.go) never
 # lands on the host: not the run's, not the one export --verify made with the exported script.
 check "no Headscale pre-auth key in anything the host wrote" \

@@ -380,6 +380,55 @@ static void test_wan_sweep_section(void)
     json_object_put(r);
 }
 
+/* The answer first (issue 38 item 6): the month of the workload on each measured path, the
+ * seed's factor beside where the seed measured that shape, before the paths, the warnings and
+ * every table; the terminal's last lines say the same. */
+static void test_answer_first(void)
+{
+    struct json_object *r = with_workload(false);
+    g_autofree char *md = render(r);
+    CHECK(md != NULL);
+    if (!md) {
+        json_object_put(r);
+        return;
+    }
+    const char *answer = strstr(md, "## The answer\n");
+    CHECK(answer && answer < strstr(md, "## Paths\n") && answer < strstr(md, "> **Warning:**"));
+    g_autofree char *sec = section(md, "The answer");
+    CHECK(strstr(sec, "A month of the workload (`vps_workload`): 210 GB of client payload a "
+                      "month, 20 % of it relayed where a mesh relays, 100 GB included, 0.01 USD a "
+                      "GB sent beyond it.") != NULL);
+    /* the same GB as the VPS section's month (test_vps_month), the seed's 2.20 beside */
+    CHECK(strstr(sec, "| wireguard-hub | 2.26 | 2.20 | 237 GB | 237 GB | 137 GB | 1.37 USD |") !=
+          NULL);
+    CHECK(strstr(sec, "| nebula-relay | ") && strstr(sec, " | — | 50.6 GB | 50.6 GB | 0 GB | "
+                                                          "0.00 USD |"));
+    CHECK(strstr(sec, "| plain | ") != NULL);
+    /* the fixture's tailscale paths were not run: no row */
+    CHECK(strstr(sec, "| tailscale") == NULL);
+    CHECK(strstr(sec, "kernel WireGuard through the hub 2.20, Tailscale through Headscale's DERP "
+                      "2.44, Tailscale direct 1.3e-07.") != NULL);
+    CHECK(strstr(sec, "This run's guests ran under TCG") != NULL);
+    g_autofree char *text = ml_report_answer_text(r);
+    CHECK(text &&
+          strstr(text, "The answer for a month of the workload (210 GB of client payload a month"));
+    CHECK(text && strstr(text, "  wireguard-hub  hub in 237 GB, out 237 GB (2.26 per payload "
+                               "byte; the seed's 2.20): 137 GB beyond the included, 1.37 USD\n"));
+    CHECK(text && strstr(text, "  nebula-relay   hub in 50.6 GB, out 50.6 GB (") &&
+          strstr(text, "): within the included\n"));
+    if (text && !strstr(text, "wireguard-hub  hub in 237 GB"))
+        fprintf(stderr, "%s\n%s\n", sec, text);
+    json_object_put(r);
+
+    /* Without a workload there is no answer to give, and no section says one. */
+    r = fixture_json("results-v2-matrix.json");
+    g_autofree char *none = render(r);
+    CHECK(none && !strstr(none, "## The answer"));
+    g_autofree char *no_text = ml_report_answer_text(r);
+    CHECK(no_text == NULL);
+    json_object_put(r);
+}
+
 static void test_vps_month(void)
 {
     struct json_object *r = with_workload(false);
@@ -1157,6 +1206,7 @@ int main(void)
     test_matrix();
     test_vps_of_older_results();
     test_vps_month();
+    test_answer_first();
     test_physics_sign();
     test_wan_section();
     test_wan_sweep_section();

@@ -424,6 +424,9 @@ static bool write_results(struct ml_lab *lab, struct json_object *results, GErro
         return keep_first_error(err, &werr);
     printf("results: %s/results.json\nreport:  %s/report.md\n         %s/report.html\n",
            lab->run_dir, lab->run_dir, lab->run_dir);
+    g_autofree char *answer = ml_report_answer_text(results);
+    if (answer)
+        fputs(answer, stdout);
     fflush(stdout);
     return true;
 }

@@ -40,6 +40,12 @@ void ml_section_nat_captures(struct ml_render *c);
 /* The run's Tailscale figures beside the seed's own (seedreport.c); absent when neither Tailscale
  * path was measured. */
 void ml_section_seed(struct ml_render *c);
+/* The answer first: a month of the workload on each measured path, the hub's GB and cost,
+ * beside the seed's factors (answer.c); absent without vps_workload. */
+void ml_section_answer(struct ml_render *c);
+/* "1,234 GB" with the decimals a month's figure needs; "0.01 USD" (sections.c). */
+void ml_put_month_gb(GString *s, double gb);
+void ml_put_money(GString *s, double v, const char *currency);
 /* The notice at the top of a run whose host was busy. */
 void ml_section_busy_notice(struct ml_render *c);
 /* A picture in report.md: its link, or the line saying why it was not drawn (the reason may

@@ -180,6 +180,7 @@ static void put_header(struct ml_render *c)
     }
     put_programs(s, env);
     g_string_append(s, "\n\n");
+    ml_section_answer(c);
     ml_section_busy_notice(c);
     if (g_strcmp0(accel, "tcg") == 0)
         g_string_append(s, "> **Warning:** the guests ran under TCG, QEMU's software emulation. "
@@ -912,6 +913,7 @@ char *ml_report_render_sizing(struct json_object *results, GError **err)
     ml_put_text(c.s, ml_j_str_or(results, "run_id", ML_DASH));
     g_string_append(c.s, "\n\nFrom the run's results.json alone, as its report.md says it; every "
                          "figure names the field it comes from.\n\n");
+    ml_section_answer(&c);
     ml_section_wan(&c);
     ml_section_vps(&c);
     ml_notes_write(&c.notes, c.s);

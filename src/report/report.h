@@ -30,6 +30,10 @@ char *ml_report_render_markdown(struct json_object *results, const struct ml_met
  * and on what the run means for the VPS (the month of the workload included), from results
  * alone. Fails (ML_ERR_INPUT) as ml_report_render_markdown_with does. */
 char *ml_report_render_sizing(struct json_object *results, GError **err);
+/* The answer as a terminal's last lines: a month of results' vps_workload on each measured path,
+ * the hub's GB in and out, the seed's factor beside, what is beyond the included transfer and
+ * its cost (answer.c). NULL without a workload. */
+char *ml_report_answer_text(struct json_object *results);
 
 /* report.html from report.md's text: the same content, self-contained (inline CSS, every
  * picture's SVG inline in place of its link; nothing fetched from the network). A link is kept

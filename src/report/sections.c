@@ -845,13 +845,13 @@ static void put_gb(GString *s, struct json_object *v, const char *key)
 }
 
 /* "1,234 GB" with the decimals a month's figure needs: none from 100 GB up, one below. */
-static void put_month_gb(GString *s, double gb)
+void ml_put_month_gb(GString *s, double gb)
 {
     ml_put_fixed(s, gb, gb >= 100 || gb == 0 ? 0 : 1);
     g_string_append(s, " GB");
 }
 
-static void put_money(GString *s, double v, const char *currency)
+void ml_put_money(GString *s, double v, const char *currency)
 {
     ml_put_fixed(s, v, 2);
     g_string_append_c(s, ' ');
@@ -869,7 +869,7 @@ static void month_sentence(GString *s, const struct ml_month *m, const char *cur
     g_string_append(s, "the hub carries ");
     if (m->why == ML_SHARE_ALL || m->why == ML_SHARE_ALL_UNKNOWN) {
         g_string_append(s, "all ");
-        put_month_gb(s, m->payload_gb);
+        ml_put_month_gb(s, m->payload_gb);
         g_string_append(s, m->why == ML_SHARE_ALL
                                ? " of the payload (a hub path: every packet crosses it)"
                                : " of the payload (this results.json records no path policy "
@@ -877,27 +877,27 @@ static void month_sentence(GString *s, const struct ml_month *m, const char *cur
     } else {
         ml_put_fixed(s, m->share * 100, 0);
         g_string_append(s, " % of the payload, ");
-        put_month_gb(s, m->payload_gb);
+        ml_put_month_gb(s, m->payload_gb);
         g_string_append(s, " (the relayed share given)");
     }
     g_string_append(s, "; its NIC receives ");
-    put_month_gb(s, m->in_gb);
+    ml_put_month_gb(s, m->in_gb);
     g_string_append(s, " and sends ");
-    put_month_gb(s, m->out_gb);
+    ml_put_month_gb(s, m->out_gb);
     g_string_append(s, " a month. ");
     if (m->fits) {
         g_string_append(s, "What it sends fits the ");
-        put_month_gb(s, m->included_gb);
+        ml_put_month_gb(s, m->included_gb);
         g_string_append(s, " included.");
     } else {
         g_string_append(s, "What it sends is ");
-        put_month_gb(s, m->overage_gb);
+        ml_put_month_gb(s, m->overage_gb);
         g_string_append(s, " beyond the ");
-        put_month_gb(s, m->included_gb);
+        ml_put_month_gb(s, m->included_gb);
         g_string_append(s, " included");
         if (isfinite(m->cost)) {
             g_string_append(s, ", which costs ");
-            put_money(s, m->cost, currency);
+            ml_put_money(s, m->cost, currency);
         } else {
             g_string_append(s, " (no egress price given: nothing priced)");
         }
@@ -936,14 +936,14 @@ static void month_section(struct ml_render *c)
                            ? "The workload given to `meshlab report` (not the run's own "
                              "`vps_workload`): "
                            : "The workload given (`vps_workload`): ");
-    put_month_gb(s, wl.traffic_gb);
+    ml_put_month_gb(s, wl.traffic_gb);
     g_string_append(s, " of client payload a month, ");
     ml_put_fixed(s, wl.relayed_share * 100, 0);
     g_string_append(s, " % of it relayed where a mesh relays, ");
-    put_month_gb(s, wl.included_tb * 1000);
+    ml_put_month_gb(s, wl.included_tb * 1000);
     g_string_append(s, " included, ");
     if (wl.egress_price_per_gb >= 0) {
-        put_money(s, wl.egress_price_per_gb, currency);
+        ml_put_money(s, wl.egress_price_per_gb, currency);
         g_string_append(s, " a GB sent beyond it");
     } else {
         g_string_append(s, "no egress price");
@@ -968,16 +968,16 @@ static void month_section(struct ml_render *c)
         g_string_append(s, "| ");
         ml_put_text(s, ml_j_str(path_at(c, i), "name"));
         g_string_append(s, " | ");
-        put_month_gb(s, m.payload_gb);
+        ml_put_month_gb(s, m.payload_gb);
         g_string_append(s, " | ");
-        put_month_gb(s, m.in_gb);
+        ml_put_month_gb(s, m.in_gb);
         g_string_append(s, " | ");
-        put_month_gb(s, m.out_gb);
+        ml_put_month_gb(s, m.out_gb);
         g_string_append(s, " | ");
-        put_month_gb(s, m.overage_gb);
+        ml_put_month_gb(s, m.overage_gb);
         g_string_append(s, " | ");
         if (isfinite(m.cost))
-            put_money(s, m.cost, currency);
+            ml_put_money(s, m.cost, currency);
         else
             g_string_append(s, ML_DASH);
         g_string_append(s, " |\n");

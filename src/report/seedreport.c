@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "report/render.h"
-
-/* What the seed measured (Tailscale 1.104.4, Headscale 0.29.7, one vCPU guests under KVM). */
-#define SEED_DIRECT_PAYLOAD 1033240576.0 /* bytes of the 10 s direct transfer */
-#define SEED_DIRECT_HUB 132.0            /* one 66-byte packet each way on the hub */
-#define SEED_RELAY_PAYLOAD 170655744.0
-#define SEED_RELAY_HUB (211231726.0 + 205567209.0)
-#define SEED_JOIN_S 28.4
-#define SEED_HEADSCALE_KIB "51,676"
-#define SEED_TAILSCALED_KIB "43,336 and 42,624"
-#define SEED_MTU 1280
-#define SEED_DIRECT_MBIT 626.2 /* the median of three 10 s passes */
-#define SEED_RELAY_MBIT 108.8
+#include "report/seed.h"
 
 static struct json_object *measured_path(struct ml_render *c, const char *name)
 {
