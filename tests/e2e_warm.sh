@@ -151,7 +151,15 @@ import json, sys
 w = {x["name"]: x for x in json.load(open(sys.argv[1]))["paths"]}["wireguard-hub"]
 def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
-ps = w["passes"]
+# A pass whose view saw the bypass lost its path and was run again once (measure.c
+# settle_again): the passes of the profile are those not run in another's place.
+again = {x["run_again_as"]: x for x in w["passes"] if "run_again_as" in x}
+redo = [x for x in w["passes"] if x["seq"] in again]
+ps = [x for x in w["passes"] if x["seq"] not in again]
+say(all(again[x["seq"]].get("path_lost") and again[x["seq"]]["index"] == 2 and x["index"] == 2
+        for x in redo) and len(redo) <= 1,
+    "only the bypassed pass 2 was run again, and only where a view saw the path lost: %s" %
+    [(x["index"], x["status"]) for x in redo])
 say(len(ps) == 2, "two passes of 10 s (%d)" % len(ps))
 if len(ps) == 2:
     j = ps[0].get("tunnel_judged") or {}
@@ -161,8 +169,10 @@ if len(ps) == 2:
     say(ps[1]["status"] == "failed" and "the dataplane's own counters did not carry the payload" in why
         and "the hub's peer for client-a counted" in why,
         "pass 2, its tunnel bypassed for 3 s, failed on the hub's own WireGuard counters: %s" % why[:700])
-    say(w["median_bits_per_second"] == ps[0]["bits_per_second"],
-        "no figure includes the bypassed pass (median %s, pass 1 %s)" % (w["median_bits_per_second"], ps[0]["bits_per_second"]))
+    import statistics
+    good = [ps[0]["bits_per_second"]] + [x["bits_per_second"] for x in redo if x["status"] == "ok"]
+    say(w["median_bits_per_second"] == statistics.median(good),
+        "no figure includes the bypassed pass (median %s, of pass 1 and the pass run again %s)" % (w["median_bits_per_second"], good))
 say(all(c["ok"] for c in w["checks"]), "the checks before and after passed: the bypass was seen inside the pass alone")
 PY
     verdicts "$out/bypass-asserts.txt"
