@@ -66,6 +66,9 @@ if t:
     print("measure phase: %.1f s = passes %.1f (transfers %.1f) + checks %.1f + idle baselines %.1f"
           " + policy switches %.1f + other %.1f" % (t["seconds"], t["passes_s"], t["transfer_s"],
           t["checks_s"], t["idle_s"], t["policy_s"], t["other_s"]))
+    if t["seconds"] > 0:
+        print("policy switches: %.1f %% of the measure phase (goal: under 5 %% on the full profile)"
+              % (100 * t["policy_s"] / t["seconds"]))
 tms = [p["time"] for p in passes if p.get("time") and p["time"].get("after_s") is not None]
 if tms:
     n = len(tms)

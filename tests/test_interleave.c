@@ -1,7 +1,9 @@
 /* The sweeps interleave the policy groups by round: round 1 of every group, then round 2 ...,
- * never a group's rounds back to back while another group waits; the setup starts with the
- * group whose policy is in force and each phase starts where the one before ended, so no
- * switch of the policy (a restart of daemons, 10-20 s under TCG) is spent between phases. */
+ * never a group's rounds back to back while another group waits, except where one round ends
+ * and the next begins: the rounds walk the groups in serpentine order from the group whose
+ * policy is in force, so no switch of the policy (a restart of daemons, 10-20 s under TCG) is
+ * spent between rounds. The setup and the checks after ride in the groups' first and last
+ * visits (measure.c sweep), so they cost none either. */
 #include "check.h"
 
 #include <stdlib.h>
@@ -20,36 +22,69 @@ static unsigned switches(const size_t *v, size_t n)
 int main(void)
 {
     /* direct (0) and relay (1), 3 rounds, nothing in force */
-    size_t v[5 * 2];
+    size_t v[3 * 2];
     ml_sweep_visits(2, 3, 0, v);
-    const size_t want[] = {0, 1, /* setup */ 1, 0, 1, 0, 1, 0, /* rounds */ 0, 1 /* after */};
+    const size_t want[] = {0, 1, /* round 1 */ 1, 0, /* round 2 */ 0, 1 /* round 3 */};
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++)
         CHECK(v[i] == want[i]);
     /* every round visits every group once */
-    for (unsigned r = 1; r <= 3; r++)
+    for (unsigned r = 0; r < 3; r++)
         CHECK(v[r * 2] != v[r * 2 + 1]);
-    /* one switch in the setup, one within each round, one between rounds */
-    CHECK(switches(v, 10) == 1 + 3 + 2 + 1);
+    /* one switch within each round, none between rounds: the old cyclic order with its setup
+     * and after phases took 1 + 3 + 2 + 1 */
+    CHECK(switches(v, 6) == 3);
 
     /* the fixed-rate sweep starts with the group in force (relay) */
     ml_sweep_visits(2, 1, 1, v);
-    CHECK(v[0] == 1 && v[1] == 0 && v[2] == 0 && v[3] == 1 && v[4] == 1 && v[5] == 0);
+    CHECK(v[0] == 1 && v[1] == 0);
 
-    /* three groups, two rounds: each round in the same cyclic order */
-    size_t w[4 * 3];
-    ml_sweep_visits(3, 2, 0, w);
-    CHECK(w[0] == 0 && w[1] == 1 && w[2] == 2);
-    CHECK(w[3] == 2 && w[4] == 0 && w[5] == 1);
-    CHECK(w[6] == 2 && w[7] == 0 && w[8] == 1);
-    CHECK(w[9] == 1 && w[10] == 2 && w[11] == 0);
+    /* three groups, three rounds, relay (1) in force: 1 2 0, 0 2 1, 1 2 0 */
+    size_t w[3 * 3];
+    ml_sweep_visits(3, 3, 1, w);
+    const size_t want3[] = {1, 2, 0, 0, 2, 1, 1, 2, 0};
+    for (size_t i = 0; i < G_N_ELEMENTS(want3); i++)
+        CHECK(w[i] == want3[i]);
+    CHECK(switches(w, 9) == 3 * 2);
+    /* each round visits each group once */
+    for (unsigned r = 0; r < 3; r++)
+        CHECK(w[r * 3] + w[r * 3 + 1] + w[r * 3 + 2] == 3 && w[r * 3] != w[r * 3 + 1] &&
+              w[r * 3 + 1] != w[r * 3 + 2] && w[r * 3] != w[r * 3 + 2]);
 
-    /* no rounds (no fixed rate): the checks after start where the setup ended */
+    /* no rounds (no fixed rate): no visits; measure.c sets up and checks every group after */
+    v[0] = 42;
     ml_sweep_visits(2, 0, 0, v);
-    CHECK(v[0] == 0 && v[1] == 1 && v[2] == 1 && v[3] == 0);
+    CHECK(v[0] == 42);
 
     /* one group: always itself */
-    size_t one[4];
+    size_t one[2];
     ml_sweep_visits(1, 2, 0, one);
-    CHECK(one[0] == 0 && one[1] == 0 && one[2] == 0 && one[3] == 0);
+    CHECK(one[0] == 0 && one[1] == 0);
+    /* The seed lab's groups: direct (9 paths), relay (3), peer relay (1): the peer relay, the
+     * cheapest to enter, goes in the middle, which every round enters. */
+    size_t sizes[] = {9, 3, 1};
+    const char *names[] = {"direct", "relay", "peer-relay"};
+    ml_groups_arrange(3, sizes, names, sizeof(*names));
+    CHECK_STR(names[0], "direct");
+    CHECK_STR(names[1], "peer-relay");
+    CHECK_STR(names[2], "relay");
+    CHECK(sizes[0] == 9 && sizes[1] == 1 && sizes[2] == 3);
+    /* walked for three rounds: the middle entered three times, each end twice */
+    size_t walk[9];
+    ml_sweep_visits(3, 3, 0, walk);
+    unsigned entered[3] = {1, 0, 0}; /* the first visit enters group 0 */
+    for (size_t i = 1; i < 9; i++)
+        entered[walk[i]] += walk[i] != walk[i - 1];
+    CHECK(entered[0] == 2 && entered[1] == 3 && entered[2] == 2);
+    /* four groups: the two largest at the ends, the two smallest inside */
+    size_t s4[] = {1, 5, 2, 7};
+    int g4[] = {10, 50, 20, 70};
+    ml_groups_arrange(4, s4, g4, sizeof(*g4));
+    CHECK(g4[0] == 70 && g4[3] == 50 && s4[0] == 7 && s4[3] == 5);
+    CHECK((g4[1] == 20 && g4[2] == 10) || (g4[1] == 10 && g4[2] == 20));
+    /* two groups keep their order */
+    size_t s2[] = {1, 9};
+    int g2[] = {1, 2};
+    ml_groups_arrange(2, s2, g2, sizeof(*g2));
+    CHECK(g2[0] == 1 && g2[1] == 2 && s2[0] == 1);
     return check_finish();
 }

@@ -696,9 +696,10 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
                 double t0 = ml_now();
                 struct json_object *pass = ml_pass_run(&pp, &spec, &step);
                 run->time.passes += ml_now() - t0;
+                /* The measured seconds only: iperf3's omitted warm-up is not measuring. */
                 if (pass)
                     run->time.transfer +=
-                        json_object_get_double(json_object_object_get(pass, "duration_s"));
+                        json_object_get_double(json_object_object_get(pass, "measured_s"));
                 if (!pass) {
                     if (!step_failed(p, "a measurement step failed", &step, err))
                         return false;
@@ -776,46 +777,115 @@ static bool prepare_group(struct run *run, struct mpath **g, size_t n, bool fixe
 void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret)
 {
     size_t start = first % MAX(ng, 1);
-    for (unsigned phase = 0; phase < rounds + 2; phase++) {
-        for (size_t j = 0; j < ng; j++)
-            ret[phase * ng + j] = (start + j) % ng;
-        /* The next phase starts with the group this one ends with. */
-        if (phase == 0 || phase == rounds)
-            start = (start + ng - 1) % ng;
+    for (unsigned r = 0; r < rounds; r++)
+        for (size_t j = 0; j < ng; j++) {
+            /* Serpentine: every other round walks back, so that it starts with the group the
+             * round before ended with. */
+            size_t k = r % 2 ? ng - 1 - j : j;
+            ret[r * ng + j] = (start + k) % ng;
+        }
+}
+
+void ml_groups_arrange(size_t ng, size_t *sizes, void *groups, size_t group_size)
+{
+    /* Selection by size, largest first, into a scratch order; then the largest at the two ends
+     * and the rest inside, smallest in the middle. */
+    g_autofree size_t *by = g_new(size_t, MAX(ng, 1));
+    for (size_t i = 0; i < ng; i++)
+        by[i] = i;
+    for (size_t i = 0; i < ng; i++)
+        for (size_t j = i + 1; j < ng; j++)
+            if (sizes[by[j]] > sizes[by[i]]) {
+                size_t t = by[i];
+                by[i] = by[j];
+                by[j] = t;
+            }
+    if (ng < 3)
+        return;
+    g_autofree size_t *at = g_new(size_t, ng);
+    /* by[0], by[1] at the ends; by[2..] from the inner edges towards the middle, so that the
+     * smallest lands in the middle */
+    at[0] = by[0];
+    at[ng - 1] = by[1];
+    size_t lo = 1, hi = ng - 2;
+    for (size_t k = 2; k < ng; k++) {
+        if ((k - 2) % 2 == 0)
+            at[lo++] = by[k];
+        else
+            at[hi--] = by[k];
+    }
+    g_autofree char *copy = g_memdup2(groups, ng * group_size);
+    g_autofree size_t *sizes_copy = g_memdup2(sizes, ng * sizeof(*sizes));
+    for (size_t i = 0; i < ng; i++) {
+        memcpy((char *)groups + i * group_size, copy + at[i] * group_size, group_size);
+        sizes[i] = sizes_copy[at[i]];
     }
 }
 
+/* The group whose policy is in force, or 0. */
+static size_t group_in_force(struct run *run, struct mpath ***groups, size_t ng)
+{
+    for (size_t g = 0; run->policy_in_force && g < ng; g++)
+        if (run->policy_in_force->policy == groups[g][0]->ops->policy)
+            return g;
+    return 0;
+}
+
 /* One sweep of one kind of cell (full speed or fixed rate) over every group of paths (the
- * paths of one policy each): each group's policy, checks before (the first sweep) and idle
- * baseline; then the rounds interleaved across the groups, round 1 of every group, then round
- * 2 of every group, ..., so that a slow minute of the host spreads over every policy's paths
- * instead of landing on one group's; then the checks after (the last sweep). The policy is
- * switched per round of a group, not per pass: a switch restarts daemons (nebula, tinc: 10-20
- * s each under TCG), so a group runs all its passes of a round under one switch. */
+ * paths of one policy each), each round visiting every group once, in serpentine order
+ * (ml_sweep_visits) from the group in force: a slow minute of the host spreads over every
+ * policy's paths instead of landing on one group's, and a round starts where the one before
+ * ended. A group's first visit of the sweep sets it up first (its checks before, in the first
+ * sweep, and its idle baseline); where the rounds each group takes are known ahead (not
+ * --until), its last visit of the last sweep ends with its checks after. A group no round
+ * visited is set up and checked at the end, starting with the group in force. The policy is
+ * switched per visit, not per pass: a switch restarts daemons (nebula, tinc: 10-20 s each under
+ * TCG), and the old order (a phase of every group's setup, the rounds in one cyclic order, a
+ * phase of every group's checks after) switched once more for each of those phases and for
+ * every round boundary. */
 static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, size_t ng,
                   bool fixed, double fixed_bps, bool last, GError **err)
 {
-    size_t first = 0; /* the group in force, if any, goes first */
-    for (size_t g = 0; run->policy_in_force && g < ng; g++)
-        if (run->policy_in_force->policy == groups[g][0]->ops->policy)
-            first = g;
-    unsigned most = !fixed || fixed_bps > 0 ? most_rounds(run->prof, fixed) : 0;
-    g_autofree size_t *v = g_new(size_t, (most + 2) * ng);
-    ml_sweep_visits(ng, most, first, v);
-    for (size_t j = 0; j < ng; j++)
-        if (!prepare_group(run, groups[v[j]], sizes[v[j]], fixed, err))
-            return false;
+    const struct ml_profile *prof = run->prof;
+    unsigned most = !fixed || fixed_bps > 0 ? most_rounds(prof, fixed) : 0;
+    g_autofree size_t *v = g_new(size_t, MAX(1u, most) * ng);
+    ml_sweep_visits(ng, most, group_in_force(run, groups, ng), v);
+    g_autofree bool *prepared = g_new0(bool, ng);
+    g_autofree bool *checked = g_new0(bool, ng);
+    g_autofree unsigned *last_round = g_new0(unsigned, ng);
+    bool known = prof->until_percent <= 0;
+    for (size_t g = 0; known && g < ng; g++)
+        for (unsigned r = 1; r <= most; r++)
+            if (group_in_round(prof, groups[g], sizes[g], fixed, r))
+                last_round[g] = r;
     for (unsigned r = 1; r <= most; r++)
         for (size_t j = 0; j < ng; j++) {
-            size_t g = v[r * ng + j];
-            if (group_in_round(run->prof, groups[g], sizes[g], fixed, r) &&
-                (!group_policy(run, groups[g], sizes[g], err) ||
-                 !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err)))
+            size_t g = v[(r - 1) * ng + j];
+            if (!group_in_round(prof, groups[g], sizes[g], fixed, r))
+                continue;
+            if (!prepared[g]) {
+                prepared[g] = true;
+                if (!prepare_group(run, groups[g], sizes[g], fixed, err))
+                    return false;
+            }
+            if (!group_policy(run, groups[g], sizes[g], err) ||
+                !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err))
+                return false;
+            if (last && known && r == last_round[g] && group_active(groups[g], sizes[g])) {
+                checked[g] = true;
+                if (!timed_checks(run, groups[g], sizes[g], "after", err))
+                    return false;
+            }
+        }
+    size_t from = group_in_force(run, groups, ng);
+    for (size_t k = 0; k < ng; k++) {
+        size_t g = (from + k) % ng;
+        if (!prepared[g]) {
+            prepared[g] = true;
+            if (!prepare_group(run, groups[g], sizes[g], fixed, err))
                 return false;
         }
-    for (size_t j = 0; last && j < ng; j++) {
-        size_t g = v[(most + 1) * ng + j];
-        if (group_active(groups[g], sizes[g]) &&
+        if (last && !checked[g] && group_active(groups[g], sizes[g]) &&
             (!group_policy(run, groups[g], sizes[g], err) ||
              !timed_checks(run, groups[g], sizes[g], "after", err)))
             return false;
@@ -937,6 +1007,7 @@ static size_t group_paths(struct mpath *paths, size_t n, struct mpath ***ret_gro
         }
         ret_groups[g][ret_sizes[g]++] = &paths[i];
     }
+    ml_groups_arrange(ng, ret_sizes, ret_groups, sizeof(*ret_groups));
     return ng;
 }
 

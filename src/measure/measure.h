@@ -16,13 +16,19 @@
 struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile *profile,
                                      GError **err);
 
-/* Pure: the order one sweep visits ng policy groups, as group indices into ret ((rounds + 2) *
- * ng of them): the setup of every group (its policy, checks, idle baseline) starting with group
- * `first` (the one in force), then each of the rounds visiting every group in the same cyclic
- * order (round 1 of every group, then round 2 ...), then the checks after. The rounds start
- * with the group the setup ended with, the checks after with the group the last round ended
- * with: neither costs a switch of the policy. */
+/* Pure: the order one sweep's rounds visit ng policy groups, as group indices into ret (rounds *
+ * ng of them): round 1 from group `first` (the one in force) on, cyclically, round 2 the same
+ * groups walked back, round 3 forward again...: serpentine, so that each round starts with the
+ * group the round before ended with, and no switch of the policy is spent between rounds. */
 void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret);
+
+/* Pure: puts ng policy groups (groups, each group_size bytes, and their sizes, the paths each
+ * holds) in the order the sweeps walk them: the two largest at the two ends, the others inside,
+ * the smallest in the middle. The serpentine rounds (ml_sweep_visits) enter an inner group in
+ * every round and an end group in every other, and a group of fewer paths has fewer daemons to
+ * settle on entry (the seed lab: the peer relay's one path against the relay's three). Fewer
+ * than three groups keep their order. */
+void ml_groups_arrange(size_t ng, size_t *sizes, void *groups, size_t group_size);
 
 /* One check of ops as the lab stands now (its NATs, its daemons): the probe's pings from the
  * client while the hub's NIC is counted, the dataplane's view, the verdict (*ret_ok). The check
