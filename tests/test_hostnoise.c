@@ -4,7 +4,9 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "measure/hostnoise.h"
 
@@ -38,6 +40,62 @@ static void reading(const char *stat, const char *qemu, const char *daemon, doub
     CHECK(ml_hostnoise_parse_stat(stat, 100, r));
     CHECK(ml_hostnoise_parse_pid_stat(qemu, 100, &r->qemu_s));
     CHECK(ml_hostnoise_parse_pid_stat(daemon, 100, &r->daemons_s));
+}
+
+/* Who the other programs were (issue 38 item 4): a /proc/PID/stat line's comm, ppid and CPU;
+ * /proc/stat's forks; a second's sentence; and on this host, a busy program that is not this
+ * process's child, named with its pid and CPU by the reading after it ran. */
+static void test_programs(void)
+{
+    char comm[16];
+    long ppid = 0;
+    double cpu = 0;
+    /* a comm with a space and a parenthesis: the last ')' ends it */
+    CHECK(ml_hostnoise_parse_pid_line("4242 (cc1 (x)) R 4000 4242 4000 0 -1 4194304 100 0 0 0 "
+                                      "150 50 0 0 20 0 1 0 1000 1000000 100\n",
+                                      100, comm, &ppid, &cpu));
+    CHECK_STR(comm, "cc1 (x)");
+    CHECK(ppid == 4000 && fabs(cpu - 2.0) < 1e-9);
+    CHECK(!ml_hostnoise_parse_pid_line("4242 cc1 R", 100, comm, &ppid, &cpu));
+    double forks = 0;
+    CHECK(ml_hostnoise_parse_forks("cpu  1 2 3 4 5 6 7 8\nctxt 9\nprocesses 123456\n", &forks));
+    CHECK(forks == 123456);
+    CHECK(!ml_hostnoise_parse_forks("cpu  1 2 3 4 5 6 7 8\n", &forks));
+
+    struct ml_host_cpu a = {.ok = true, .total_s = 100, .forks = 1000};
+    struct ml_host_cpu b = {.ok = true, .total_s = 102, .forks = 1120};
+    g_strlcpy(b.top[0].comm, "cc1", sizeof(b.top[0].comm));
+    b.top[0].cpu_s = 0.42;
+    g_strlcpy(b.top[1].comm, "as|`x", sizeof(b.top[1].comm));
+    b.top[1].cpu_s = 0.18;
+    char *s = ml_hostnoise_programs(&a, &b);
+    CHECK_STR(s, "cc1 21 %, as??x 9 %; 120 forks");
+    free(s);
+    b.forks = NAN;
+    memset(b.top, 0, sizeof(b.top));
+    s = ml_hostnoise_programs(&a, &b);
+    CHECK_STR(s, "");
+    free(s);
+
+    /* A real reading: a shell loop under a shell (a grandchild: this process's children are
+     * counted as meshlab's own) busy for about 0.6 s between two readings of one table. */
+    g_autoptr(MlHostProcs) procs = ml_host_procs_new();
+    struct ml_host_cpu r0, r1;
+    ml_host_cpu_read_procs(NULL, procs, &r0);
+    CHECK(r0.ok && r0.top[0].cpu_s == 0); /* the first reading of a table names nobody */
+    CHECK(isfinite(r0.forks) && r0.forks > 0);
+    int rc = system("sh -c 'sh -c \"while :; do :; done\" & p=$!; sleep 0.6; kill $p'");
+    CHECK(rc == 0);
+    ml_host_cpu_read_procs(NULL, procs, &r1);
+    CHECK(r1.ok && r1.forks > r0.forks);
+    bool named = false;
+    for (size_t i = 0; i < ML_HOST_TOP; i++)
+        named |= !strcmp(r1.top[i].comm, "sh") && r1.top[i].pid > 0 && r1.top[i].cpu_s > 0.2;
+    if (!named)
+        fprintf(stderr, "top: %s %.2f, %s %.2f, %s %.2f\n", r1.top[0].comm, r1.top[0].cpu_s,
+                r1.top[1].comm, r1.top[1].cpu_s, r1.top[2].comm, r1.top[2].cpu_s);
+    CHECK(named);
+    CHECK(r1.top[0].cpu_s >= r1.top[1].cpu_s && r1.top[1].cpu_s >= r1.top[2].cpu_s);
 }
 
 int main(void)
@@ -121,5 +179,6 @@ int main(void)
     CHECK(ml_hostnoise_comm_kind("ksoftirqd/1") == 2);
     CHECK(ml_hostnoise_comm_kind("firefox") == 0);
     CHECK(ml_hostnoise_comm_kind("libvirtd2") == 0);
+    test_programs();
     return check_finish();
 }

@@ -30,6 +30,52 @@ bool ml_hostnoise_parse_stat(const char *text, double hz, struct ml_host_cpu *re
     return true;
 }
 
+bool ml_hostnoise_parse_forks(const char *text, double *ret)
+{
+    const char *p = text ? strstr(text, "\nprocesses ") : NULL;
+    unsigned long long v = 0;
+    if (!p || sscanf(p + 1, "processes %llu", &v) != 1)
+        return false;
+    *ret = (double)v;
+    return true;
+}
+
+bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], long *ret_ppid,
+                                 double *ret_s)
+{
+    const char *open = line ? strchr(line, '(') : NULL;
+    const char *close = line ? strrchr(line, ')') : NULL;
+    long ppid = 0;
+    if (!open || !close || close < open || !ml_hostnoise_parse_pid_stat(line, hz, ret_s) ||
+        sscanf(close + 1, " %*c %ld", &ppid) != 1)
+        return false;
+    size_t n = MIN((size_t)(close - open - 1), (size_t)15);
+    memcpy(comm, open + 1, n);
+    comm[n] = '\0';
+    *ret_ppid = ppid;
+    return true;
+}
+
+char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b)
+{
+    GString *s = g_string_new(NULL);
+    double total = b->total_s - a->total_s;
+    for (size_t i = 0; i < ML_HOST_TOP && total > 0; i++) {
+        if (!(b->top[i].cpu_s > 0))
+            break;
+        g_string_append_printf(s, "%s", i ? ", " : "");
+        /* a comm is the program's to choose: only what a name is made of is printed */
+        for (const char *c = b->top[i].comm; *c; c++)
+            g_string_append_c(s, g_ascii_isgraph(*c) && *c != '|' && *c != '`' ? *c : '?');
+        g_string_append_printf(s, " %.0f %%", 100.0 * b->top[i].cpu_s / total);
+    }
+    double forks = b->forks - a->forks;
+    if (isfinite(forks) && forks >= 0)
+        g_string_append_printf(s, "%s%.0f fork%s", s->len ? "; " : "", forks,
+                               forks == 1 ? "" : "s");
+    return g_string_free(s, FALSE);
+}
+
 bool ml_hostnoise_parse_pid_stat(const char *line, double hz, double *ret_s)
 {
     const char *p = line ? strrchr(line, ')') : NULL;
@@ -128,30 +174,100 @@ double ml_hostnoise_pid_cpu_s(long pid)
     return s;
 }
 
-/* The lab's daemons' and the ksoftirqd threads' CPU, found by their names under /proc. */
-static void read_daemons(double hz, struct ml_host_cpu *ret)
+struct seen {
+    double cpu_s;
+    unsigned gen;
+};
+
+struct ml_host_procs {
+    GHashTable *by_pid; /* pid -> struct seen */
+    unsigned gen;       /* readings so far */
+};
+
+struct ml_host_procs *ml_host_procs_new(void)
+{
+    struct ml_host_procs *p = g_new0(struct ml_host_procs, 1);
+    p->by_pid = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    return p;
+}
+
+void ml_host_procs_free(struct ml_host_procs *p)
+{
+    if (!p)
+        return;
+    g_hash_table_destroy(p->by_pid);
+    g_free(p);
+}
+
+static gboolean gone(gpointer key, gpointer value, gpointer gen)
+{
+    (void)key;
+    return ((struct seen *)value)->gen != GPOINTER_TO_UINT(gen);
+}
+
+/* Keeps the ML_HOST_TOP largest in top, most first. */
+static void rank(struct ml_host_proc *top, const char *comm, long pid, double cpu_s)
+{
+    size_t at = ML_HOST_TOP;
+    while (at > 0 && !(top[at - 1].cpu_s >= cpu_s))
+        at--;
+    if (at == ML_HOST_TOP)
+        return;
+    memmove(top + at + 1, top + at, (ML_HOST_TOP - at - 1) * sizeof(*top));
+    g_strlcpy(top[at].comm, comm, sizeof(top[at].comm));
+    top[at].pid = pid;
+    top[at].cpu_s = cpu_s;
+}
+
+/* The lab's daemons' and the ksoftirqd threads' CPU, found by their names under /proc; with
+ * procs, every other program's too, and the most since procs' reading before into ret->top
+ * (the lab's QEMU processes, qemu[], and meshlab's children are the lab's, not others). */
+static void read_daemons(double hz, struct ml_host_procs *procs, const long *qemu, size_t n_qemu,
+                         struct ml_host_cpu *ret)
 {
     GDir *d = g_dir_open("/proc", 0, NULL);
     const char *name;
+    long self = (long)getpid();
+    bool primed = procs && procs->gen > 0;
+    if (procs)
+        procs->gen++;
     while (d && (name = g_dir_read_name(d))) {
         char *end = NULL;
         long pid = strtol(name, &end, 10);
         if (pid <= 0 || *end)
             continue;
-        g_autofree char *path = g_strdup_printf("/proc/%ld/comm", pid);
-        g_autofree char *comm = NULL;
-        if (!g_file_get_contents(path, &comm, NULL, NULL))
+        g_autofree char *path = g_strdup_printf("/proc/%ld/stat", pid);
+        g_autofree char *line = NULL;
+        char comm[16];
+        long ppid = 0;
+        double s = 0;
+        if (!g_file_get_contents(path, &line, NULL, NULL) ||
+            !ml_hostnoise_parse_pid_line(line, hz, comm, &ppid, &s))
             continue;
-        g_strchomp(comm);
         int kind = ml_hostnoise_comm_kind(comm);
-        double s = kind ? ml_hostnoise_pid_cpu_s(pid) : -1;
-        if (s < 0)
-            continue;
         if (kind == 1)
             ret->daemons_s += s;
-        else
+        else if (kind == 2)
             ret->ksoftirqd_s += s;
+        bool lab = kind != 0 || pid == self || ppid == self;
+        for (size_t i = 0; !lab && i < n_qemu; i++)
+            lab = qemu[i] == pid;
+        if (!procs || lab)
+            continue;
+        struct seen *was = g_hash_table_lookup(procs->by_pid, GINT_TO_POINTER((int)pid));
+        /* A program born since the reading before used all its time since. */
+        double used = was ? s - was->cpu_s : s;
+        if (primed && used > 0)
+            rank(ret->top, comm, pid, used);
+        if (!was) {
+            was = g_new0(struct seen, 1);
+            g_hash_table_insert(procs->by_pid, GINT_TO_POINTER((int)pid), was);
+        }
+        was->cpu_s = s;
+        was->gen = procs->gen;
     }
+    if (procs)
+        g_hash_table_foreach_remove(procs->by_pid, gone, GUINT_TO_POINTER(procs->gen));
     if (d)
         g_dir_close(d);
 }
@@ -202,9 +318,11 @@ static void host_cpu_remote(struct ml_lab *lab, struct ml_host_cpu *ret)
     virResetLastError();
 }
 
-void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
+void ml_host_cpu_read_procs(struct ml_lab *lab, struct ml_host_procs *procs,
+                            struct ml_host_cpu *ret)
 {
     memset(ret, 0, sizeof(*ret));
+    ret->forks = NAN;
     if (lab && lab->remote) {
         ret->t = ml_now();
         host_cpu_remote(lab, ret);
@@ -216,9 +334,20 @@ void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
     g_autofree char *text = NULL;
     ret->ok = g_file_get_contents("/proc/stat", &text, NULL, NULL) &&
               ml_hostnoise_parse_stat(text, hz, ret);
-    for (size_t i = 0; ret->ok && lab && i < lab->plan->n_guests; i++)
-        ret->qemu_s += MAX(0.0, ml_hostnoise_pid_cpu_s(ml_virt_qemu_pid(ml_lab_dom(lab, i))));
+    if (ret->ok && !ml_hostnoise_parse_forks(text, &ret->forks))
+        ret->forks = NAN;
+    long qemu[ML_MAX_NODES] = {0};
+    size_t n_qemu = 0;
+    for (size_t i = 0; ret->ok && lab && i < lab->plan->n_guests && n_qemu < ML_MAX_NODES; i++) {
+        qemu[n_qemu] = ml_virt_qemu_pid(ml_lab_dom(lab, i));
+        ret->qemu_s += MAX(0.0, ml_hostnoise_pid_cpu_s(qemu[n_qemu++]));
+    }
     if (ret->ok)
-        read_daemons(hz, ret);
+        read_daemons(hz, procs, qemu, n_qemu, ret);
     ret->self_s = rusage_s(RUSAGE_SELF) + rusage_s(RUSAGE_CHILDREN);
+}
+
+void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret)
+{
+    ml_host_cpu_read_procs(lab, NULL, ret);
 }

@@ -9,6 +9,7 @@
  * host as busy. */
 #pragma once
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -16,6 +17,17 @@
 #define ML_HOST_BUSY_OTHER_PERCENT 10.0
 /* A pass with more steal than this, over the whole pass, is marked too. */
 #define ML_HOST_BUSY_STEAL_PERCENT 5.0
+
+/* How many other programs a reading names: those that used the most CPU since the reading
+ * before it. */
+#define ML_HOST_TOP 3
+
+/* Another program than the lab's, and the CPU it used between two readings. */
+struct ml_host_proc {
+    char comm[16]; /* /proc/PID/stat's comm, as the kernel keeps it (15 bytes at most) */
+    long pid;
+    double cpu_s; /* utime + stime since the reading before; 0: no such program */
+};
 
 /* The host at one moment: /proc/stat's totals and the lab's share of them, seconds since boot
  * over all CPUs together. */
@@ -28,8 +40,21 @@ struct ml_host_cpu {
     double daemons_s;                /* libvirt's daemons and vhost threads */
     double ksoftirqd_s;              /* the ksoftirqd threads */
     double self_s;                   /* meshlab itself and its waited-for children */
+    double forks;                    /* /proc/stat's processes: forks since boot; NAN unknown */
     unsigned cpus;
+    /* The other programs (not the lab's, not meshlab's children) that used the most CPU since
+     * the reading before that shared its table (ml_host_cpu_read_procs), most first; empty
+     * (cpu_s 0) without a table, on a remote host, and on a table's first reading. */
+    struct ml_host_proc top[ML_HOST_TOP];
 };
+
+/* What a reading keeps of every process for the next: its CPU so far. One per series of
+ * readings (a pass's seconds). */
+struct ml_host_procs;
+struct ml_host_procs *ml_host_procs_new(void);
+void ml_host_procs_free(struct ml_host_procs *p);
+typedef struct ml_host_procs MlHostProcs;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MlHostProcs, ml_host_procs_free)
 
 /* Pure: reads /proc/stat's text (its "cpu" line) into total_s, idle_s, steal_s and softirq_s,
  * at hz ticks a second. False when there is no such line. */
@@ -59,12 +84,27 @@ size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double s
 /* Pure: "host busy at seconds 3, 4: 38 % other" from those seconds and the most used. */
 char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent);
 
+/* Pure: who the other programs were between readings a and b: "cc1 21 %, as 9 %, make 3 %;
+ * 120 forks" (b's top, each a percent of all CPUs; the forks between them), or "" when b names
+ * none and the forks are unknown. */
+char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b);
+/* Pure: parses a /proc/PID/stat line: its comm (between the first '(' and the last ')'),
+ * ppid and utime + stime at hz ticks a second. */
+bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], long *ret_ppid,
+                                 double *ret_s);
+/* Pure: /proc/stat's "processes" line: the forks since boot; false without one. */
+bool ml_hostnoise_parse_forks(const char *text, double *ret);
+
 /* utime + stime of process pid, all its threads (/proc/PID/stat); -1 when it is gone. */
 double ml_hostnoise_pid_cpu_s(long pid);
 
 struct ml_lab;
-/* Reads the host now: /proc/stat, the lab's QEMU processes, the lab's daemons by
- * /proc/PID/comm, meshlab's own rusage. ret->ok false when /proc/stat could not be read. A lab
+/* Reads the host now: /proc/stat, the lab's QEMU processes, the lab's daemons by their comm
+ * (/proc/PID/stat), meshlab's own rusage. ret->ok false when /proc/stat could not be read. A lab
  * on another host is read through libvirt instead: the node's CPU times and each guest's, no
  * steal, softirq or daemons (they count as other programs'), and meshlab is not on that host. */
 void ml_host_cpu_read(struct ml_lab *lab, struct ml_host_cpu *ret);
+/* The same, and every other program's CPU kept in procs: ret->top names those that used the most
+ * since procs' reading before (none on its first). procs NULL: as ml_host_cpu_read. */
+void ml_host_cpu_read_procs(struct ml_lab *lab, struct ml_host_procs *procs,
+                            struct ml_host_cpu *ret);
