@@ -407,6 +407,47 @@ static void test_withheld(void)
     json_object_put(p);
 }
 
+/* A cell's pooled round trips (issue 38 item 3): every ping of its passes that passed, the
+ * failed pass's out; the lost above every reply; p50 and p99 by rank with order-statistic
+ * intervals; none from results without replies. */
+static void test_pooled_rtt(void)
+{
+    struct json_object *p = path("wireguard-hub", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    /* the three ok forward-1 passes: 200 replies each, 1..200 ms plus the pass's offset, and
+     * one lost in the second; the failed pass 1,000 replies of 5,000 ms, which must not count */
+    for (size_t k = 0; k < 4; k++) {
+        struct json_object *rtt =
+            json_object_object_get(json_object_array_get_idx(ps, k), "rtt_loaded");
+        struct json_object *r = json_object_new_array();
+        size_t n = k == 1 ? 1000 : 200;
+        for (size_t i = 0; i < n; i++)
+            json_object_array_add(r, json_object_new_double(k == 1 ? 5000 : (double)(i + 1)));
+        json_object_object_add(rtt, "replies_ms", r);
+        json_object_object_add(rtt, "lost", json_object_new_int(k == 2 ? 1 : 0));
+    }
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", p);
+    struct json_object *pooled = json_object_object_get(
+        json_object_object_get(json_object_object_get(p, "cells"), "forward-1"),
+        "rtt_loaded_pooled");
+    CHECK(pooled != NULL);
+    CHECK(at(pooled, "passes") == 3 && at(pooled, "n") == 601 && at(pooled, "lost") == 1);
+    /* 601 pings: p50 is rank 301 (each value 1..200 three times: rank 301 is 101), p99 rank 595
+     * (199); p99's interval: 601 pings hold one, its top rank a reply below the lost one */
+    CHECK(at(pooled, "p50_ms") == 101 && at(pooled, "p99_ms") == 199);
+    CHECK(!json_object_get_boolean(json_object_object_get(pooled, "p99_lost")));
+    struct json_object *ci = json_object_object_get(pooled, "p50_ci95");
+    CHECK(at(ci, "low") <= 101 && at(ci, "high") >= 101 && at(ci, "rank_low") < 301 &&
+          at(ci, "rank_high") > 301);
+    struct json_object *ci99 = json_object_object_get(pooled, "p99_ci95");
+    CHECK(at(ci99, "rank_high") > 595 && at(ci99, "rank_high") <= 601);
+    /* the fixed cell's pass kept no replies: no pooled figure */
+    CHECK(json_object_object_get(
+              json_object_object_get(json_object_object_get(p, "cells"), "forward-1-fixed"),
+              "rtt_loaded_pooled") == NULL);
+    json_object_put(p);
+}
+
 int main(void)
 {
     test_a_failed_pass_is_in_no_figure();
@@ -417,5 +458,6 @@ int main(void)
     test_loss_and_rate();
     test_expected();
     test_withheld();
+    test_pooled_rtt();
     return check_finish();
 }

@@ -195,6 +195,83 @@ struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct 
     return o;
 }
 
+/* A pooled percentile as results.json keeps it: the value (null where it is a lost ping, which
+ * *_lost says) and its 95 % order-statistic interval. */
+static void add_pooled(struct json_object *o, const char *key, const struct ml_quantile *q)
+{
+    g_autofree char *ms = g_strdup_printf("%s_ms", key);
+    g_autofree char *lost = g_strdup_printf("%s_lost", key);
+    g_autofree char *ci = g_strdup_printf("%s_ci95", key);
+    json_object_object_add(o, ms, isfinite(q->value) ? json_object_new_double(q->value) : NULL);
+    json_object_object_add(o, lost, json_object_new_boolean(isinf(q->value)));
+    struct json_object *c = json_object_new_object();
+    json_object_object_add(c, "low", isfinite(q->low) ? json_object_new_double(q->low) : NULL);
+    json_object_object_add(c, "high", isfinite(q->high) ? json_object_new_double(q->high) : NULL);
+    json_object_object_add(c, "rank_low",
+                           q->rank_low ? json_object_new_int64((int64_t)q->rank_low) : NULL);
+    json_object_object_add(c, "rank_high",
+                           q->rank_high ? json_object_new_int64((int64_t)q->rank_high) : NULL);
+    json_object_object_add(c, "high_censored", json_object_new_boolean(isinf(q->high)));
+    json_object_object_add(o, ci, c);
+}
+
+/* Each cell's round trips under load with every ping of its passes that passed pooled, the lost
+ * ones above every reply: p50 and p99 by nearest rank, each with its 95 % interval from order
+ * statistics (stats.h ml_pooled_quantile; none where the pings are too few for one). Null for a
+ * cell without such passes, or one of whose passes kept no replies (results before they were
+ * recorded). */
+struct json_object *ml_summary_cell_pooled_rtt(struct json_object *path, const struct ml_metric *m)
+{
+    (void)m;
+    struct json_object *o = json_object_new_object();
+    struct json_object *passes = NULL;
+    size_t n_pass = passes_of(path, &passes);
+    g_autoptr(GPtrArray) names = cell_names(path);
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = g_ptr_array_index(names, i);
+        g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(double));
+        size_t lost = 0, used = 0;
+        bool whole = true;
+        for (size_t k = 0; k < n_pass && whole; k++) {
+            struct json_object *p = json_object_array_get_idx(passes, k);
+            if (g_strcmp0(ml_j_str(p, "cell"), name) || !pass_ok(p))
+                continue;
+            struct json_object *rtt = ml_j_obj(p, "rtt_loaded");
+            struct json_object *replies = ml_j_array(rtt, "replies_ms");
+            double l = 0;
+            if (!replies || !ml_j_num(rtt, "lost", &l)) {
+                whole = false;
+                break;
+            }
+            for (size_t j = 0; j < ml_j_len(replies); j++) {
+                double x = json_object_get_double(json_object_array_get_idx(replies, j));
+                g_array_append_val(all, x);
+            }
+            lost += (size_t)MAX(0.0, l);
+            used++;
+        }
+        if (!whole || !used || all->len + lost == 0) {
+            json_object_object_add(o, name, NULL);
+            continue;
+        }
+        struct json_object *c = json_object_new_object();
+        json_object_object_add(c, "passes", json_object_new_int64((int64_t)used));
+        json_object_object_add(c, "n", json_object_new_int64((int64_t)(all->len + lost)));
+        json_object_object_add(c, "lost", json_object_new_int64((int64_t)lost));
+        static const struct {
+            const char *key;
+            double p;
+        } ps[] = {{"p50", 50}, {"p99", 99}};
+        for (size_t k = 0; k < G_N_ELEMENTS(ps); k++) {
+            struct ml_quantile q =
+                ml_pooled_quantile((double *)(void *)all->data, all->len, lost, ps[k].p);
+            add_pooled(c, ps[k].key, &q);
+        }
+        json_object_object_add(o, name, c);
+    }
+    return o;
+}
+
 /* The cells object: each cell's direction, streams, rate, and how many passes passed. */
 struct json_object *ml_summary_cells(struct json_object *path, const struct ml_metric *m)
 {
@@ -897,6 +974,8 @@ const struct ml_metric ml_metrics[] = {
     {SUMMARY("hub_saturated_at_pairs", "flow", cells_col, summary_pairs_saturated, NULL)},
     {SUMMARY("cells.*.cv_hub_bytes_per_payload_byte_percent", "%", cells_col, ml_summary_cell_cv,
              "hub_bytes_per_payload_byte")},
+    {SUMMARY("cells.*.rtt_loaded_pooled", "ms", cells_col, ml_summary_cell_pooled_rtt,
+             "rtt_loaded")},
     CI95("cells.*.rtt_loaded_p50_ms", "ms", ml_summary_cell_ci95, "rtt_loaded.p50_ms"),
     {SUMMARY("cells.*.rtt_loaded_p50_ms", "ms", cells_col, ml_summary_cell_median,
              "rtt_loaded.p50_ms"),

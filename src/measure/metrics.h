@@ -106,6 +106,7 @@ struct json_object *ml_summary_copy_flag(struct json_object *path, const struct 
  * hub's busy CPU seconds above idle per GB of payload, pass by pass, over the headline cell's
  * passes. */
 struct json_object *ml_summary_cell_ci95(struct json_object *path, const struct ml_metric *m);
+struct json_object *ml_summary_cell_pooled_rtt(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_headline_ci95(struct json_object *path, const struct ml_metric *m);
 struct json_object *ml_summary_hub_cpu_ci95(struct json_object *path, const struct ml_metric *m);
 /* The values at `key` ("bits_per_second") of the passes of `cell` that passed, in *ret (free

@@ -236,3 +236,42 @@ enum ml_until_verdict ml_until_next(const double *v, size_t n, unsigned run, uns
         return ML_UNTIL_CONVERGED;
     return run >= max ? ML_UNTIL_GAVE_UP : ML_UNTIL_MORE;
 }
+
+/* P(B = k) for B binomial(n, q), 0 < q < 1, from its logarithm. */
+static double binom_pmf(size_t k, size_t n, double q)
+{
+    return exp(lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+               (double)k * log(q) + (double)(n - k) * log1p(-q));
+}
+
+struct ml_quantile ml_pooled_quantile(double *v, size_t n, size_t lost, double p)
+{
+    struct ml_quantile r = {.n = n + lost, .lost = lost, .value = NAN, .low = NAN, .high = NAN};
+    if (r.n == 0 || !(p >= 0 && p <= 100))
+        return r;
+    qsort(v, n, sizeof(*v), cmp_double);
+    /* the k-th of the pooled sample, from 1: a reply, or a lost ping above them all */
+#define POOLED_AT(k) ((k) <= n ? v[(k)-1] : INFINITY)
+    size_t rank = (size_t)ceil(p / 100.0 * (double)r.n);
+    r.value = POOLED_AT(rank ? rank : 1);
+    double q = p / 100.0;
+    /* l: the largest with P(B <= l - 1) <= 0.025; u: the smallest with P(B <= u - 1) >= 0.975;
+     * the binomial's distribution summed as k grows. p 0 or 100: no interval (B is certain). */
+    size_t l = 0, u = 0;
+    double c = 0;
+    for (size_t k = 1; q > 0 && q < 1 && k <= r.n && !u; k++) {
+        c += binom_pmf(k - 1, r.n, q);
+        if (c <= 0.025)
+            l = k;
+        else if (c >= 0.975)
+            u = k;
+    }
+    if (l >= 1 && u >= 1 && u <= r.n) {
+        r.rank_low = l;
+        r.rank_high = u;
+        r.low = POOLED_AT(l);
+        r.high = POOLED_AT(u);
+    }
+#undef POOLED_AT
+    return r;
+}

@@ -47,6 +47,25 @@ struct ml_log_interval ml_log_interval95(const double *v, size_t n);
 /* Half the interval's width in percent of its mean; NAN for n < 2 or a zero mean. */
 double ml_interval_half_percent(const struct ml_interval *ci);
 
+/* A percentile of pooled round trips (every ping of a cell's passes), lost ones counted as
+ * +inf above every reply, with its distribution-free 95 % interval from order statistics: the
+ * ranks l and u of the sorted sample whose span holds the true quantile with at least 95 %
+ * chance when the pings are independent draws (the count below the quantile is binomial, n
+ * and p; l the largest rank with P(B < l) <= 2.5 %, u the smallest with P(B >= u) <= 2.5 %).
+ * Consecutive pings under load are not independent (a queue lasts longer than 50 ms), so the
+ * interval is narrower than the truth: it says what the sample supports, not more. */
+struct ml_quantile {
+    size_t n;         /* replies and lost pings */
+    size_t lost;      /* of them */
+    double value;     /* by nearest rank, as ml_percentile; INFINITY where that rank is a lost ping;
+                       * NAN for n = 0 */
+    double low, high; /* X(l) and X(u); NAN where n is too small for a 95 % rank (no interval);
+                       * high INFINITY where X(u) is a lost ping (censored) */
+    size_t rank_low, rank_high; /* l and u, from 1; 0 where none */
+};
+/* v: the n replies, sorted in place. p from 0 to 100. */
+struct ml_quantile ml_pooled_quantile(double *v, size_t n, size_t lost, double p);
+
 /* Welch's two-sided t-test of two samples' means, unequal variances. */
 struct ml_welch {
     double t;     /* (mean b - mean a) / se */
