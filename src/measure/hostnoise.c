@@ -339,8 +339,10 @@ void ml_host_cpu_read_procs(struct ml_lab *lab, struct ml_host_procs *procs,
     long qemu[ML_MAX_NODES] = {0};
     size_t n_qemu = 0;
     for (size_t i = 0; ret->ok && lab && i < lab->plan->n_guests && n_qemu < ML_MAX_NODES; i++) {
-        qemu[n_qemu] = ml_virt_qemu_pid(ml_lab_dom(lab, i));
-        ret->qemu_s += MAX(0.0, ml_hostnoise_pid_cpu_s(qemu[n_qemu++]));
+        long pid = ml_virt_qemu_pid(ml_lab_dom(lab, i));
+        double s = ml_hostnoise_pid_cpu_s(pid); /* not inside MAX: it evaluates twice */
+        qemu[n_qemu++] = pid;
+        ret->qemu_s += MAX(0.0, s);
     }
     if (ret->ok)
         read_daemons(hz, procs, qemu, n_qemu, ret);
