@@ -809,6 +809,19 @@ static void test_vps_workload(void)
         g_autoptr(GError) err = NULL;
         g_autoptr(MlTopology) t = ml_topology_parse("n.yaml", nat_lab, strlen(nat_lab), &err);
         CHECK(t && !t->vps.present);
+        /* run takes the seed's where none was given, and says so in results.json */
+        if (t) {
+            ml_workload_default_seed(&t->vps);
+            CHECK(t->vps.present && t->vps.seed && t->vps.traffic_gb == 210 &&
+                  t->vps.relayed_share == 0.2 && t->vps.egress_price_per_gb < 0 &&
+                  t->vps.included_tb == 0);
+            struct json_object *j = ml_workload_json(&t->vps);
+            CHECK_STR(json_object_get_string(json_object_object_get(j, "source")), "seed");
+            struct ml_workload back;
+            ml_workload_from_json(&back, j);
+            CHECK(back.seed && back.traffic_gb == 210);
+            json_object_put(j);
+        }
     }
     const char *good[] = {"hub: hub\n",
                           "hub: hub\nvps: {traffic_gb: 210, relayed_share: 0.2, "
@@ -824,6 +837,9 @@ static void test_vps_workload(void)
         CHECK(t->vps.egress_price_per_gb == 0.01 && t->vps.included_tb == 1);
         CHECK(t->vps.peak_mbit == 100);
         CHECK_STR(t->vps.currency, "EUR");
+        /* one given is not replaced */
+        ml_workload_default_seed(&t->vps);
+        CHECK(!t->vps.seed && t->vps.traffic_gb == 210 && t->vps.included_tb == 1);
         /* A flag over the file's value, and a bad flag named. */
         g_autoptr(GError) ferr = NULL;
         CHECK(ml_workload_set(&t->vps, "relayed-share", "0.5", &ferr) &&

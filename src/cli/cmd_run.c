@@ -486,6 +486,8 @@ int cmd_run_main(int argc, char **argv)
             return cmd_fail(err);
     if (!ml_workload_complete(&topo->vps, &err))
         return cmd_fail(err);
+    /* Without one given, the answer is the seed's month (issue 38: the answer first). */
+    ml_workload_default_seed(&topo->vps);
     if (opts.capture) {
         g_autofree char *why = NULL;
         g_autofree char *uri = ml_lab_uri(topo->name, NULL);

@@ -86,7 +86,9 @@ void ml_section_answer(struct ml_render *c)
     g_string_append(s, "## The answer\n\nA month of the workload");
     g_string_append(s, ml_j_bool(ml_j_obj(c->r, "vps_workload"), "given_to_report")
                            ? " given to `meshlab report`: "
-                           : " (`vps_workload`): ");
+                       : wl.seed ? ", the seed's, since none was given (`--traffic GB` and "
+                                   "`--egress-price P` for yours): "
+                                 : " (`vps_workload`): ");
     put_workload(s, &wl);
     g_string_append(s, ". What the hub's NIC moves for it, and what that costs, on each path "
                        "this run measured (What it means for the VPS has how):\n\n"
@@ -156,9 +158,11 @@ char *ml_report_answer_text(struct json_object *results)
         if (measured(p))
             width = MAX(width, n ? (int)strlen(n) : 1);
     }
-    GString *s = g_string_new("\nThe answer for a month of the workload (");
+    GString *s = g_string_new("\nThe answer for a month of ");
+    g_string_append(s, wl.seed ? "the seed's workload (" : "the workload (");
     put_workload(s, &wl);
-    g_string_append(s, "):\n");
+    g_string_append(s, wl.seed ? "; none was given: --traffic GB and --egress-price P for yours):\n"
+                               : "):\n");
     size_t rows = 0;
     for (size_t i = 0; i < ml_j_len(paths); i++) {
         struct json_object *p = json_object_array_get_idx(paths, i);

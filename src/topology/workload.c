@@ -78,6 +78,17 @@ bool ml_workload_complete(const struct ml_workload *w, GError **err)
     return false;
 }
 
+void ml_workload_default_seed(struct ml_workload *w)
+{
+    if (w->present)
+        return;
+    ml_workload_init(w);
+    w->present = true;
+    w->seed = true;
+    w->traffic_gb = ML_SEED_TRAFFIC_GB;
+    w->relayed_share = ML_SEED_RELAYED_SHARE;
+}
+
 static struct json_object *num_or_null(double v)
 {
     return v >= 0 ? json_object_new_double(v) : NULL;
@@ -94,6 +105,8 @@ struct json_object *ml_workload_json(const struct ml_workload *w)
     json_object_object_add(o, "included_tb", json_object_new_double(w->included_tb));
     json_object_object_add(o, "peak_mbit", num_or_null(w->peak_mbit));
     json_object_object_add(o, "currency", json_object_new_string(w->currency));
+    if (w->seed)
+        json_object_object_add(o, "source", json_object_new_string("seed"));
     return o;
 }
 
@@ -114,6 +127,9 @@ void ml_workload_from_json(struct ml_workload *w, struct json_object *o)
     w->egress_price_per_gb = member(o, "egress_price_per_gb", -1);
     w->included_tb = member(o, "included_tb", 0);
     w->peak_mbit = member(o, "peak_mbit", -1);
+    struct json_object *src = NULL;
+    w->seed = json_object_object_get_ex(o, "source", &src) &&
+              !g_strcmp0(json_object_get_string(src), "seed");
     struct json_object *c = NULL;
     if (json_object_object_get_ex(o, "currency", &c) &&
         ml_workload_currency_ok(json_object_get_string(c)))

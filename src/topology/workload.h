@@ -17,7 +17,15 @@ struct ml_workload {
     double included_tb;         /* the plan's included transfer a month, TB (default 0) */
     double peak_mbit;           /* the workload's peak payload rate, Mbit/s; <0: none given */
     char currency[ML_CURRENCY_MAX]; /* the price's, for the reader ("USD" by default) */
+    bool seed;                      /* the seed's workload, taken where none was given */
 };
+
+/* The seed's workload: seven 1 GB files a night for 30 nights, 210 GB a month, a fifth of it
+ * relayed where a mesh relays (shared/seeds); no plan, so no price and nothing included. */
+#define ML_SEED_TRAFFIC_GB 210.0
+#define ML_SEED_RELAYED_SHARE 0.2
+/* w the seed's workload (seed true) where nothing made it present. */
+void ml_workload_default_seed(struct ml_workload *w);
 
 /* The defaults a workload starts from: nothing present, share 1, no price, no peak, USD. */
 void ml_workload_init(struct ml_workload *w);
