@@ -167,6 +167,19 @@ if have_ts:
                 continue
             say(e.get("differs_percent") is not None and abs(e["differs_percent"]) <= 10,
                 "%s %s: hub factor %s within 10 %% of its physics %s (differs %s %%)" % (name, cell, c["median_hub_bytes_per_payload_byte"], e.get("hub_bytes_per_payload_byte"), e.get("differs_percent")))
+    # Issue 37's cause, checked where it lives: every tailscale-direct pass ran while Headscale's
+    # policy granted the clients no peer relay (the run's own lines say when it did and did not).
+    import os, re
+    granted, under = None, []
+    for line in open(os.path.join(os.path.dirname(os.path.dirname(sys.argv[1])), "run.log"), errors="replace"):
+        if "the clients may use the hub's peer relay" in line:
+            granted = True
+        elif "the clients no longer know the hub's peer relay" in line:
+            granted = False
+        elif re.search(r"measure +tailscale-direct: pass \d+ of \S+ \(round", line):
+            under.append(granted)
+    say(under and all(g is False for g in under),
+        "tailscale-direct: every pass ran with the peer relay withdrawn (%s)" % under)
     pr = paths.get("tailscale-peer-relay") or {}
     say(pr.get("policy") == "peer-relay" and all(c.get("ok") and "via peer-relay(192.0.2.10:40000" in c.get("evidence", "") for c in pr.get("checks", [])),
         "tailscale-peer-relay: every check pongs via the hub's peer relay (policy %s)" % pr.get("policy"))
@@ -261,10 +274,22 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     say(not bad, "%s: every pass inside its band (%s)" % (name, [(x["cell"], x["failed_seconds"], x["reason"]) for x in bad]))
     # Issue 37: the seed's direct path under 0.01 in every pass, not only over the path: a
     # flow-start cost (the peer relay's discovery, docs/tailscale.md) showed in the short
-    # fixed-rate pass alone.
+    # fixed-rate pass alone. Its cause is checked where it lives (the grant withdrawn for every
+    # direct pass, below); each full-speed pass stays under 0.01. The fixed-rate pass (0.65 MB
+    # in the quick profile) is judged above its idle rate with room for one of Headscale's map
+    # updates: CI at 9f3f893 had 5,762 bytes in 26 packets on the hub in one second of it (rx
+    # 3,093, tx 3,880 over the pass, tailscaled's DERP counter +128 B), 1.06 % of its payload; a
+    # capture on the hub's tap of a 90 s, 1.3 Mbit/s direct flow showed such exchanges on TCP 443
+    # every 25 s or so (2-3.4 kB), and once 41 kB of the flow itself over DERP (client-a's
+    # tailscaled counted 18,368 bytes by DERP: its direct address's trust had lapsed).
     if name == "tailscale-direct":
-        per = [(x["cell"], x["hub_bytes_per_payload_byte"]) for x in p["passes"]]
-        say(all(v is not None and v < 0.01 for _, v in per), "%s: hub factor under 0.01 in every pass %s" % (name, per))
+        per = [(x["cell"], x["hub_bytes_per_payload_byte"]) for x in p["passes"] if x["rate"] == "full"]
+        say(all(v is not None and v < 0.01 for _, v in per), "%s: hub factor under 0.01 in every full-speed pass %s" % (name, per))
+        idle_fixed = (p.get("idle_fixed") or {}).get("hub_bytes_per_s") or 0
+        fx = [(x["seq"], x["hub_rx_bytes"] + x["hub_tx_bytes"] - idle_fixed * x["duration_s"], x["payload_bytes"])
+              for x in p["passes"] if x["rate"] == "fixed" and x["status"] == "ok"]
+        say(all(ex < 0.01 * pay + 8192 for _, ex, pay in fx),
+            "%s: each fixed-rate pass's hub bytes above idle under 1 %% of its payload and one map update (8,192): %s" % (name, fx))
     c = p["cells"]
     say((c.get("reverse-1", {}).get("median_bits_per_second") or 0) > 0 and (c.get("forward-8", {}).get("median_bits_per_second") or 0) > 0,
         "%s: reverse and 8-stream results (%s, %s Mbit/s)" % (name, c.get("reverse-1", {}).get("median_bits_per_second"), c.get("forward-8", {}).get("median_bits_per_second")))
@@ -380,6 +405,19 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
         say(all("ESP in UDP, AES-GCM-256" in c["evidence"] for c in p["checks"]), "ipsec-hub: the hub's SAs are ESP in UDP with AES-GCM-256")
     elif name == "wireguard-go-hub":
         say(all("a tun device; wireguard-go runs" in c["evidence"] for c in p["checks"]), "wireguard-go-hub: the hub's wgo0 is wireguard-go's tun")
+# Issue 38 item 3: every pass keeps its pings, and each cell's percentiles under load pool them:
+# the count is the ok passes' replies and lost, and the p50 (160 pings or so) has its interval.
+for name in ("plain", "wireguard-hub"):
+    p = paths.get(name) or {}
+    if p.get("status") != "measured":
+        continue
+    ok = [x for x in p["passes"] if x["cell"] == "forward-1" and x["status"] == "ok"]
+    pooled = ((p.get("cells") or {}).get("forward-1") or {}).get("rtt_loaded_pooled") or {}
+    n = sum(len(x["rtt_loaded"]["replies_ms"]) + x["rtt_loaded"]["lost"] for x in ok)
+    ci = pooled.get("p50_ci95") or {}
+    say(pooled.get("n") == n and pooled.get("passes") == len(ok) and ci.get("low") is not None
+        and ci["low"] <= pooled["p50_ms"] <= ci["high"] and "every ping of a cell pooled" in md,
+        "%s forward-1: its %d pings pooled, p50 %s in %s to %s" % (name, n, pooled.get("p50_ms"), ci.get("low"), ci.get("high")))
 # The pass the e2e's busy loops loaded: flagged busy, naming its seconds, and still ok.
 wg = paths.get("wireguard-hub")
 loaded = [x for x in (wg or {}).get("passes", []) if x["cell"] == "forward-1" and x["index"] == 1]
@@ -387,6 +425,20 @@ say(len(loaded) == 1 and loaded[0]["status"] == "ok" and loaded[0]["host"]["busy
     and len(loaded[0]["host"]["busy_seconds"]) >= 2,
     "wireguard-hub's pass under the e2e's busy loops passed and was flagged busy: %s" %
     [(x["status"], x["host"]["busy_seconds"], x["host"]["other_cpu_percent"]) for x in loaded])
+# The lab's own QEMU is the lab's, not another program: a quiet host flags few passes (a
+# reading that lost QEMU's CPU flagged every pass of a probe lab at 80-93 % "other").
+allp = [x for p in r["paths"] for x in p["passes"]]
+busy = [x for x in allp if x["host"]["busy"]]
+say(len(busy) < len(allp) / 2 and all((x["host"]["lab_cpu_percent"] or 0) > 20 for x in allp if x["rate"] == "full"),
+    "the lab's CPU counted as the lab's: %d of %d passes busy, full-speed lab shares %s" %
+    (len(busy), len(allp), sorted(round(x["host"]["lab_cpu_percent"] or 0) for x in allp if x["rate"] == "full")[:5]))
+# Issue 38 item 4: the flag names who: the busy loops are two sh processes, neither meshlab's.
+det = (loaded[0]["host"].get("busy_detail") or []) if loaded else []
+say(any(any(p["comm"] == "sh" and (p["cpu_percent"] or 0) > 10 for p in d["programs"]) for d in det)
+    and all(d["forks"] is not None for d in det) and "(at second " in (loaded[0]["host"]["busy_flag"] or ""),
+    "the busy pass's seconds name the e2e's loops (sh) and count the forks: %s; %s" %
+    ([(d["t_s"], d["other_percent"], d["forks"], [(p["comm"], p["cpu_percent"]) for p in d["programs"]]) for d in det],
+     loaded[0]["host"]["busy_flag"] if loaded else None))
 phases = [x["name"] for x in r["phases"]]
 say(all(n in phases for n in ("image", "kvm-probe", "define", "boot", "setup wireguard",
                               "setup nebula", "measure", "logs", "teardown")), "phases recorded: %s" % phases)

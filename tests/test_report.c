@@ -420,6 +420,17 @@ static void test_answer_first(void)
         fprintf(stderr, "%s\n%s\n", sec, text);
     json_object_put(r);
 
+    /* The seed's, taken where none was given: said so, and how to give one. */
+    r = with_workload(false);
+    json_object_object_add(json_object_object_get(r, "vps_workload"), "source",
+                           json_object_new_string("seed"));
+    g_autofree char *seed_md = render(r);
+    CHECK(seed_md && strstr(seed_md, "A month of the workload, the seed's, since none was given "
+                                     "(`--traffic GB` and `--egress-price P` for yours): 210 GB"));
+    g_autofree char *seed_text = ml_report_answer_text(r);
+    CHECK(seed_text && strstr(seed_text, "The answer for a month of the seed's workload (210 GB "));
+    json_object_put(r);
+
     /* Without a workload there is no answer to give, and no section says one. */
     r = fixture_json("results-v2-matrix.json");
     g_autofree char *none = render(r);
@@ -645,6 +656,44 @@ static void test_oversubscription(void)
     json_object_put(r);
 }
 
+/* A cell's pooled round trips under load print under the latency table, each percentile with
+ * its order-statistic interval, a censored bound and a lost percentile said in words. */
+static void test_pooled_rtt(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    struct json_object *plain = json_object_array_get_idx(json_object_object_get(r, "paths"), 0);
+    struct json_object *cell =
+        json_object_object_get(json_object_object_get(plain, "cells"), "forward-1");
+    struct json_object *pooled = json_tokener_parse(
+        "{\"passes\": 3, \"n\": 1800, \"lost\": 4, \"p50_ms\": 3.4, \"p50_lost\": false, "
+        "\"p50_ci95\": {\"low\": 3.31, \"high\": 3.52, \"rank_low\": 858, \"rank_high\": 943, "
+        "\"high_censored\": false}, \"p99_ms\": 18.6, \"p99_lost\": false, \"p99_ci95\": "
+        "{\"low\": 16.2, \"high\": null, \"rank_low\": 1773, \"rank_high\": 1797, "
+        "\"high_censored\": true}}");
+    json_object_object_add(cell, "rtt_loaded_pooled", pooled);
+    g_autofree char *md = render(r);
+    g_autofree char *lat = md ? section(md, "Latency idle and under load") : g_strdup("");
+    CHECK(strstr(lat, "### Round trips under load, every ping of a cell pooled\n") != NULL);
+    CHECK(strstr(lat, "| plain forward-1 | 1,800 (4) | 3.40 (3.31 to 3.52) | 18.6 (16.2 to a lost "
+                      "ping) |\n") != NULL);
+    if (!strstr(lat, "| plain forward-1 | 1,800"))
+        fprintf(stderr, "%s\n", lat);
+    json_object_object_add(pooled, "p99_lost", json_object_new_boolean(true));
+    json_object_object_add(pooled, "p50_ci95",
+                           json_tokener_parse("{\"low\": null, \"high\": null, \"rank_low\": "
+                                              "null, \"rank_high\": null, \"high_censored\": "
+                                              "false}"));
+    g_autofree char *md2 = render(r);
+    CHECK(md2 && strstr(md2, "| plain forward-1 | 1,800 (4) | 3.40 (no interval: too few pings) | "
+                             "undefined: a lost ping |\n"));
+    json_object_put(r);
+    /* without pooled figures (every older run): no such table */
+    r = fixture_json("results-v2-matrix.json");
+    g_autofree char *none = render(r);
+    CHECK(none && !strstr(none, "every ping of a cell pooled"));
+    json_object_put(r);
+}
+
 /* A failed pass that lost its path and was run again names the pass in its place. */
 static void test_run_again(void)
 {
@@ -675,7 +724,54 @@ static void test_busy_seconds(void)
     g_autofree char *md = render(r);
     CHECK(md && strstr(md, "differences between its paths may be the host's, not the paths'.\n"
                            "> - plain pass seq 1 (forward-1): host busy at seconds 3, 4: 38 % "
-                           "other\n\n") != NULL);
+                           "other; no unflagged pass of its cell to judge it by\n\n") != NULL);
+    json_object_put(r);
+
+    /* Issue 38 item 4: where every busy pass's figures lie within its cell's unflagged passes',
+     * a note, not a warning; one outside, the warning, and the line says which. The fixture's
+     * plain forward-1: three passes, two of them ok; the first alone flagged here. */
+    r = fixture_json("results-v2-busy.json");
+    struct json_object *plain = json_object_array_get_idx(json_object_object_get(r, "paths"), 0);
+    struct json_object *ps = json_object_object_get(plain, "passes");
+    struct json_object *first = NULL, *other_ok = NULL;
+    for (size_t i = 0; i < json_object_array_length(ps); i++) {
+        struct json_object *p = json_object_array_get_idx(ps, i);
+        bool fwd =
+            !g_strcmp0(json_object_get_string(json_object_object_get(p, "cell")), "forward-1");
+        bool ok = !g_strcmp0(json_object_get_string(json_object_object_get(p, "status")), "ok");
+        if (!first && fwd && ok)
+            first = p;
+        else if (fwd && ok && !other_ok)
+            other_ok = p;
+        json_object_object_add(json_object_object_get(p, "host"), "busy",
+                               json_object_new_boolean(false));
+    }
+    CHECK(first && other_ok);
+    if (first && other_ok) {
+        json_object_object_add(json_object_object_get(first, "host"), "busy",
+                               json_object_new_boolean(true));
+        json_object_object_add(json_object_object_get(first, "host"), "busy_flag",
+                               json_object_new_string("host busy at second 2: 40 % other (at "
+                                                      "second 2: sh 24 %, sh 23 %; 3 forks)"));
+        /* the same figures as an unflagged replicate: within */
+        json_object_object_add(
+            first, "bits_per_second",
+            json_object_get(json_object_object_get(other_ok, "bits_per_second")));
+        json_object_object_add(
+            first, "hub_bytes_per_payload_byte",
+            json_object_get(json_object_object_get(other_ok, "hub_bytes_per_payload_byte")));
+        g_autofree char *note = render(r);
+        CHECK(note && strstr(note, "> **Note: the host was busy** during 1 of ") &&
+              !strstr(note, "WARNING: the host was busy"));
+        CHECK(note && strstr(note, "(at second 2: sh 24 %, sh 23 %; 3 forks); its figures "
+                                   "within its cell's unflagged passes'\n"));
+        /* twice the throughput: outside */
+        double bps = json_object_get_double(json_object_object_get(other_ok, "bits_per_second"));
+        json_object_object_add(first, "bits_per_second", json_object_new_double(2 * bps));
+        g_autofree char *warn = render(r);
+        CHECK(warn && strstr(warn, "> **WARNING: the host was busy** during 1 of "));
+        CHECK(warn && strstr(warn, "; **its figures outside its cell's unflagged passes'**\n"));
+    }
     json_object_put(r);
 }
 
@@ -1216,6 +1312,7 @@ int main(void)
     test_oversubscription();
     test_busy_seconds();
     test_run_again();
+    test_pooled_rtt();
     test_nat();
     test_hosts();
     test_html_links();

@@ -1023,6 +1023,13 @@ static struct json_object *rtt_json(const char *ping_text, double deadline_inter
     }
     g_autofree double *copy = g_memdup2(v, n * sizeof(double));
     json_object_object_add(o, "max_ms", num(ml_percentile(copy, n, 100)));
+    /* Every reply, in the order ping printed them, and the lost: a cell's percentiles are
+     * those of its passes' pings pooled (metrics.c ml_summary_cell_pooled_rtt). */
+    struct json_object *replies = json_object_new_array_ext((int)n);
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(replies, json_object_new_double(v[i]));
+    json_object_object_add(o, "replies_ms", replies);
+    json_object_object_add(o, "lost", parsed ? json_object_new_int64((int64_t)lost) : NULL);
     if (ret_p99)
         *ret_p99 = p99;
     return o;
@@ -1096,8 +1103,9 @@ static char *raw_name(const struct ml_pass_path *pp, const struct ml_pass_spec *
  * (into host, struct ml_host_cpu) every second until iperf3 exits, while w's thread reads the
  * views. */
 static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spec *spec,
-                         GArray *samples, GArray *host, struct viewer *w, struct ml_exec *iperf_out,
-                         long long *ret_ping_pid, GError **err)
+                         GArray *samples, GArray *host, struct ml_host_procs *procs,
+                         struct viewer *w, struct ml_exec *iperf_out, long long *ret_ping_pid,
+                         GError **err)
 {
     unsigned count = (unsigned)ceil(spec->seconds / pp->ping_interval_s);
     g_autofree char *ping =
@@ -1136,7 +1144,7 @@ static bool run_transfer(const struct ml_pass_path *pp, const struct ml_pass_spe
         struct ml_pass_sample s = {.t = ml_now() - start};
         ok = ok && sample_now(pp, &s, err);
         struct ml_host_cpu h;
-        ml_host_cpu_read(pp->lab, &h);
+        ml_host_cpu_read_procs(pp->lab, procs, &h);
         g_array_append_val(host, h);
         if (ok)
             g_array_append_val(samples, s);
@@ -1526,6 +1534,7 @@ struct watch {
     struct ml_guest_cpu cpu0[ML_MAX_NODES], cpu1[ML_MAX_NODES];
     struct ml_host_cpu host0, host1;
     GArray *host; /* struct ml_host_cpu, one a second of the transfer, between host0 and host1 */
+    struct ml_host_procs *procs; /* every host program's CPU at the last of those readings */
     double cpu_s; /* between the two guest CPU readings */
     double load1;
     GArray *samples; /* struct ml_pass_sample, one a second from the start */
@@ -1542,6 +1551,7 @@ static void watch_clear(struct watch *wt)
 {
     g_clear_pointer(&wt->samples, g_array_unref);
     g_clear_pointer(&wt->host, g_array_unref);
+    g_clear_pointer(&wt->procs, ml_host_procs_free);
     for (size_t i = 0; wt->w.views && i < wt->w.views->len; i++)
         g_free(g_array_index(wt->w.views, struct ml_pass_view, i).evidence);
     g_clear_pointer(&wt->w.views, g_array_unref);
@@ -1578,6 +1588,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     struct ml_lab *lab = pp->lab;
     wt->samples = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_sample));
     wt->host = g_array_new(FALSE, TRUE, sizeof(struct ml_host_cpu));
+    wt->procs = ml_host_procs_new();
     wt->end_view.when = "end";
     wt->end_view.t_s = wt->end_view.t_done_s = NAN;
     wt->end_view.tunnel_from_s = wt->end_view.tunnel_to_s = wt->end_view.tunnel_at = NAN;
@@ -1594,11 +1605,11 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     }
     if (last)
         last->valid = false;
-    ml_host_cpu_read(lab, &wt->host0);
+    ml_host_cpu_read_procs(lab, wt->procs, &wt->host0);
 
     long long ping_pid = 0;
-    bool ran =
-        run_transfer(pp, spec, wt->samples, wt->host, &wt->w, &wt->iperf_out, &ping_pid, err);
+    bool ran = run_transfer(pp, spec, wt->samples, wt->host, wt->procs, &wt->w, &wt->iperf_out,
+                            &ping_pid, err);
     wt->counted = ran ? ml_now() : 0;
     struct end_view ev = {pp, wt->w.start, &wt->end_view, 0};
     GThread *viewer = ran ? g_thread_new("meshlab-end-view", end_view_main, &ev) : NULL;
@@ -1623,7 +1634,7 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
         last->t = cpu_t1;
         last->valid = true;
     }
-    ml_host_cpu_read(lab, &wt->host1);
+    ml_host_cpu_read_procs(lab, wt->procs, &wt->host1);
     wt->load1 = load1();
     return ok && ml_iperf_parse(wt->iperf_out.out ? wt->iperf_out.out : "", &wt->r, err);
 }
@@ -1862,7 +1873,49 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
     for (size_t i = 0; i < n_busy; i++)
         json_object_array_add(bs, json_object_new_int64(seconds[i]));
     json_object_object_add(h, "busy_seconds", bs);
-    g_autofree char *flag = ml_hostnoise_flag(seconds, n_busy, worst);
+    /* Who the other programs were in each busy second (the three that used the most CPU, and
+     * the forks), so that a flag can be checked; the flag names the worst second's. */
+    struct json_object *detail = json_object_new_array();
+    g_autofree char *worst_programs = NULL;
+    long worst_second = 0;
+    double most = -1;
+    for (size_t i = 1; i < n; i++) {
+        double sec_other, sec_lab, sec_steal;
+        ml_hostnoise_between(&r[i - 1], &r[i], &sec_other, &sec_lab, &sec_steal);
+        if (!isfinite(sec_other) || sec_other <= ML_HOST_BUSY_OTHER_PERCENT)
+            continue;
+        long t_s = MAX(0L, lround(r[i].t - wt->w.start));
+        double total = r[i].total_s - r[i - 1].total_s;
+        struct json_object *d = json_object_new_object();
+        json_object_object_add(d, "t_s", json_object_new_int64(t_s));
+        json_object_object_add(d, "other_percent", num(sec_other));
+        double forks = r[i].forks - r[i - 1].forks;
+        json_object_object_add(d, "forks",
+                               isfinite(forks) && forks >= 0 ? json_object_new_int64((int64_t)forks)
+                                                             : NULL);
+        struct json_object *progs = json_object_new_array();
+        for (size_t k = 0; k < ML_HOST_TOP && r[i].top[k].cpu_s > 0 && total > 0; k++) {
+            struct json_object *pr = json_object_new_object();
+            json_object_object_add(pr, "comm", json_object_new_string(r[i].top[k].comm));
+            json_object_object_add(pr, "pid", json_object_new_int64(r[i].top[k].pid));
+            json_object_object_add(pr, "cpu_percent", num(100.0 * r[i].top[k].cpu_s / total));
+            json_object_array_add(progs, pr);
+        }
+        json_object_object_add(d, "programs", progs);
+        json_object_array_add(detail, d);
+        if (sec_other > most) {
+            most = sec_other;
+            worst_second = t_s;
+            g_free(worst_programs);
+            worst_programs = ml_hostnoise_programs(&r[i - 1], &r[i]);
+        }
+    }
+    json_object_object_add(h, "busy_detail", detail);
+    g_autofree char *bare = ml_hostnoise_flag(seconds, n_busy, worst);
+    g_autofree char *flag =
+        bare && worst_programs && *worst_programs
+            ? g_strdup_printf("%s (at second %ld: %s)", bare, worst_second, worst_programs)
+            : g_strdup(bare);
     json_object_object_add(h, "busy_flag", flag ? json_object_new_string(flag) : NULL);
     json_object_object_add(h, "oversubscription",
                            wt->host0.cpus ? num((double)vcpus / (double)wt->host0.cpus) : NULL);

@@ -46,6 +46,9 @@ void ml_section_answer(struct ml_render *c);
 /* "1,234 GB" with the decimals a month's figure needs; "0.01 USD" (sections.c). */
 void ml_put_month_gb(GString *s, double gb);
 void ml_put_money(GString *s, double v, const char *currency);
+/* Under the latency table: each cell's pooled round trips under load with their
+ * order-statistic intervals (sections.c); absent where no cell has them. */
+void ml_section_pooled_rtt(struct ml_render *c);
 /* The notice at the top of a run whose host was busy. */
 void ml_section_busy_notice(struct ml_render *c);
 /* A picture in report.md: its link, or the line saying why it was not drawn (the reason may

@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "report/render.h"
+#include "results/tables.h"
 #include "results/columns.h"
 
 /* ---- what several parts share ---- */
@@ -629,6 +630,8 @@ static void put_metric_tables(struct ml_render *c, const struct ml_metric *metri
         for (size_t i = 0; i < ml_j_len(c->paths); i++)
             put_rows(c, t, cols, json_object_array_get_idx(c->paths, i), c->st[i]);
         g_string_append(c->s, "\n");
+        if (t == &ml_table_latency)
+            ml_section_pooled_rtt(c);
     }
 }
 

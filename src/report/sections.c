@@ -63,18 +63,71 @@ static size_t busy_passes(struct ml_render *c, size_t *ret_total)
     return busy;
 }
 
+/* Whether a busy pass's figures (throughput, hub bytes per payload byte) lie within the range of
+ * its cell's passes that passed and were not busy: 1 within, 0 outside, -1 no such pass to
+ * judge it by (or no figure). */
+static int within_replicates(struct json_object *path, struct json_object *pass)
+{
+    static const char *const keys[] = {"bits_per_second", "hub_bytes_per_payload_byte"};
+    struct json_object *passes = ml_j_array(path, "passes");
+    int verdict = -1;
+    for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+        double v, lo = INFINITY, hi = -INFINITY, x;
+        if (!ml_j_num(pass, keys[k], &v))
+            continue;
+        for (size_t j = 0; j < ml_j_len(passes); j++) {
+            struct json_object *q = json_object_array_get_idx(passes, j);
+            if (q == pass || g_strcmp0(ml_j_str(q, "cell"), ml_j_str(pass, "cell")) ||
+                g_strcmp0(ml_j_str(q, "status"), "ok") || ml_j_bool(ml_j_obj(q, "host"), "busy") ||
+                !ml_j_num(q, keys[k], &x))
+                continue;
+            lo = MIN(lo, x);
+            hi = MAX(hi, x);
+        }
+        if (lo > hi)
+            return -1;
+        if (v < lo || v > hi)
+            return 0;
+        verdict = 1;
+    }
+    return verdict;
+}
+
+/* A run whose host was busy: a WARNING where a busy pass's figure left its replicates' range or
+ * had none to be judged by; a note where each lies within it. Either lists the passes whose
+ * seconds were named, with the other programs of their worst second where those were read. */
 void ml_section_busy_notice(struct ml_render *c)
 {
     if (!ml_j_bool(c->r, "host_busy"))
         return;
     size_t total, busy = busy_passes(c, &total);
-    g_string_append_printf(c->s,
-                           "> **WARNING: the host was busy** during %zu of %zu passes (other "
-                           "programs' CPU or steal time; see\n"
-                           "> Variance and the host). The figures of this run are not "
-                           "comparable with other runs, and\n"
-                           "> differences between its paths may be the host's, not the paths'.\n",
-                           busy, total);
+    size_t judged_within = 0;
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
+        for (size_t j = 0; j < ml_j_len(passes); j++) {
+            struct json_object *p = json_object_array_get_idx(passes, j);
+            if (ml_j_bool(ml_j_obj(p, "host"), "busy") && within_replicates(path_at(c, i), p) == 1)
+                judged_within++;
+        }
+    }
+    if (busy > 0 && judged_within == busy)
+        g_string_append_printf(c->s,
+                               "> **Note: the host was busy** during %zu of %zu passes (other "
+                               "programs' CPU or steal time; see\n"
+                               "> Variance and the host). Each of those passes' throughput and "
+                               "hub bytes per payload byte lies\n"
+                               "> within the range of its cell's passes that were not busy: "
+                               "the figures stand beside them.\n",
+                               busy, total);
+    else
+        g_string_append_printf(
+            c->s,
+            "> **WARNING: the host was busy** during %zu of %zu passes (other "
+            "programs' CPU or steal time; see\n"
+            "> Variance and the host). The figures of this run are not "
+            "comparable with other runs, and\n"
+            "> differences between its paths may be the host's, not the paths'.\n",
+            busy, total);
     /* The seconds each busy pass names (results.json host.busy_flag), where it names them. */
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *passes = ml_j_array(path_at(c, i), "passes");
@@ -91,10 +144,98 @@ void ml_section_busy_notice(struct ml_render *c)
             ml_put_text(c->s, ml_j_str_or(p, "cell", "?"));
             g_string_append(c->s, "): ");
             ml_put_text(c->s, flag);
-            g_string_append(c->s, "\n");
+            int w = within_replicates(path_at(c, i), p);
+            g_string_append(c->s, w == 1   ? "; its figures within its cell's unflagged passes'\n"
+                                  : w == 0 ? "; **its figures outside its cell's unflagged "
+                                             "passes'**\n"
+                                           : "; no unflagged pass of its cell to judge it by\n");
         }
     }
     g_string_append(c->s, "\n");
+}
+
+/* ---- pooled round trips ---- */
+
+/* "12.3 (11.9 to 12.8)": a pooled percentile and its interval, or why there is none. */
+static void put_pooled(GString *s, struct json_object *pooled, const char *key)
+{
+    g_autofree char *ms = g_strdup_printf("%s_ms", key);
+    g_autofree char *lost = g_strdup_printf("%s_lost", key);
+    g_autofree char *ci = g_strdup_printf("%s_ci95", key);
+    if (ml_j_bool(pooled, lost)) {
+        g_string_append(s, "undefined: a lost ping");
+        return;
+    }
+    ml_put_sig(s, pooled, ms, 3);
+    struct json_object *i = ml_j_obj(pooled, ci);
+    double lo;
+    if (!ml_j_num(i, "low", &lo)) {
+        g_string_append(s, " (no interval: too few pings)");
+        return;
+    }
+    g_string_append(s, " (");
+    ml_put_significant(s, lo, 3);
+    g_string_append(s, " to ");
+    if (ml_j_bool(i, "high_censored"))
+        g_string_append(s, "a lost ping");
+    else
+        ml_put_sig(s, i, "high", 3);
+    g_string_append(s, ")");
+}
+
+void ml_section_pooled_rtt(struct ml_render *c)
+{
+    GString *s = c->s;
+    bool any = false;
+    for (size_t i = 0; i < ml_j_len(c->paths) && !any; i++) {
+        struct json_object *cells = ml_j_obj(path_at(c, i), "cells");
+        if (!cells)
+            continue;
+        json_object_object_foreach(cells, name, cell)
+        {
+            (void)name;
+            any |= ml_j_obj(cell, "rtt_loaded_pooled") != NULL;
+        }
+    }
+    if (!any)
+        return;
+    g_string_append(s, "### Round trips under load, every ping of a cell pooled\n\n"
+                       "Each cell's pings of its passes that passed, together, the lost ones "
+                       "counted above every reply; in\nparentheses the 95 % interval from order "
+                       "statistics (distribution-free; narrower than the truth,\nsince "
+                       "consecutive pings under load are not independent). p99 needs 367 pings "
+                       "or more for one.\n\n"
+                       "| Path, cell | Pings (lost) | p50 ms | p99 ms |\n|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct json_object *cells = ml_j_obj(path_at(c, i), "cells");
+        if (!cells)
+            continue;
+        json_object_object_foreach(cells, name, cell)
+        {
+            struct json_object *pooled = ml_j_obj(cell, "rtt_loaded_pooled");
+            if (!pooled)
+                continue;
+            g_string_append(s, "| ");
+            ml_put_text(s, ml_j_str_or(path_at(c, i), "name", ML_DASH));
+            g_string_append(s, " ");
+            ml_put_text(s, name);
+            g_string_append(s, " | ");
+            double n = 0, lost = 0;
+            ml_j_num(pooled, "n", &n);
+            ml_j_num(pooled, "lost", &lost);
+            ml_put_fixed(s, n, 0);
+            g_string_append(s, " (");
+            ml_put_fixed(s, lost, 0);
+            g_string_append(s, ") | ");
+            put_pooled(s, pooled, "p50");
+            g_string_append(s, " | ");
+            put_pooled(s, pooled, "p99");
+            g_string_append(s, " |\n");
+        }
+    }
+    g_string_append(s, "\n");
 }
 
 /* ---- CPU cost ---- */
