@@ -277,7 +277,7 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # fixed-rate pass alone. Its cause is checked where it lives (the grant withdrawn for every
     # direct pass, below); each full-speed pass stays under 0.01. The fixed-rate pass (0.65 MB
     # in the quick profile) is judged above its idle rate with room for one of Headscale's map
-    # updates: CI at 9f3f893 had 5,762 bytes in 26 packets on the hub in one second of it (rx
+    # updates: CI at d9660bf had 5,762 bytes in 26 packets on the hub in one second of it (rx
     # 3,093, tx 3,880 over the pass, tailscaled's DERP counter +128 B), 1.06 % of its payload; a
     # capture on the hub's tap of a 90 s, 1.3 Mbit/s direct flow showed such exchanges on TCP 443
     # every 25 s or so (2-3.4 kB), and once 41 kB of the flow itself over DERP (client-a's
