@@ -272,7 +272,7 @@ static void test_relay_band(void)
 static void test_counter_lag(void)
 {
     g_autoptr(GString) why = g_string_new(NULL);
-    /* CI's nebula-relay forward-8 pass on a quiet host (docs/examples, pass 28, idle 12,823
+    /* CI's nebula-relay forward-8 pass on a quiet host (62b6e33's run, pass 28, idle 12,823
      * B/s): second 5 read 4.23 above idle after second 4's 3.14; the two together are 3.51,
      * the pass's own level, with 8 streams sending 1,579,968 bytes for 1,013,376 received and
      * 37 retransmits. */
@@ -425,8 +425,8 @@ static void test_lab_runs(void)
     /* val17: the quick profile on six hub and direct paths, every pass genuine */
     CHECK(judge_recorded("tests/data/samples/pass/val17.tsv", &relayed_n, &direct_n) == 36);
     CHECK(relayed_n == 30 && direct_n == 6);
-    /* docs/examples: CI's run at 62b6e33, whose nebula-relay forward-8 pass the 1.8-4.0 band
-     * failed on the counters' lag (test_counter_lag) */
+    /* CI's run at 62b6e33 (docs/examples until b9ba3cb; pass/README), whose nebula-relay forward-8
+     * pass the 1.8-4.0 band failed on the counters' lag (test_counter_lag) */
     CHECK(judge_recorded("tests/data/samples/pass/ci-62b6e33.tsv", &relayed_n, &direct_n) == 36);
     CHECK(relayed_n == 18 && direct_n == 18);
 }
