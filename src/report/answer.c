@@ -113,16 +113,7 @@ void ml_section_answer(struct ml_render *c)
         else
             g_string_append(s, ML_DASH);
         g_string_append(s, " | ");
-        ml_put_month_gb(s, m.in_gb);
-        g_string_append(s, " | ");
-        ml_put_month_gb(s, m.out_gb);
-        g_string_append(s, " | ");
-        ml_put_month_gb(s, m.overage_gb);
-        g_string_append(s, " | ");
-        if (isfinite(m.cost))
-            ml_put_money(s, m.cost, wl.currency);
-        else
-            g_string_append(s, ML_DASH);
+        ml_put_month_cells(s, &m, wl.currency);
         g_string_append(s, " |\n");
     }
     if (!rows)

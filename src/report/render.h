@@ -46,6 +46,10 @@ void ml_section_answer(struct ml_render *c);
 /* "1,234 GB" with the decimals a month's figure needs; "0.01 USD" (sections.c). */
 void ml_put_month_gb(GString *s, double gb);
 void ml_put_money(GString *s, double v, const char *currency);
+/* A month's table cells "IN | OUT | BEYOND | COST" (a dash for no price), shared by the answer's
+ * table and the VPS section's. */
+struct ml_month;
+void ml_put_month_cells(GString *s, const struct ml_month *m, const char *currency);
 /* Under the latency table: each cell's pooled round trips under load with their
  * order-statistic intervals (sections.c); absent where no cell has them. */
 void ml_section_pooled_rtt(struct ml_render *c);

@@ -1005,6 +1005,20 @@ void ml_put_money(GString *s, double v, const char *currency)
     ml_put_text(s, currency);
 }
 
+void ml_put_month_cells(GString *s, const struct ml_month *m, const char *currency)
+{
+    ml_put_month_gb(s, m->in_gb);
+    g_string_append(s, " | ");
+    ml_put_month_gb(s, m->out_gb);
+    g_string_append(s, " | ");
+    ml_put_month_gb(s, m->overage_gb);
+    g_string_append(s, " | ");
+    if (isfinite(m->cost))
+        ml_put_money(s, m->cost, currency);
+    else
+        g_string_append(s, ML_DASH);
+}
+
 /* One path's month as a sentence, every figure from m (results/month.c). */
 static void month_sentence(GString *s, const struct ml_month *m, const char *currency, bool kvm)
 {
@@ -1117,16 +1131,7 @@ static void month_section(struct ml_render *c)
         g_string_append(s, " | ");
         ml_put_month_gb(s, m.payload_gb);
         g_string_append(s, " | ");
-        ml_put_month_gb(s, m.in_gb);
-        g_string_append(s, " | ");
-        ml_put_month_gb(s, m.out_gb);
-        g_string_append(s, " | ");
-        ml_put_month_gb(s, m.overage_gb);
-        g_string_append(s, " | ");
-        if (isfinite(m.cost))
-            ml_put_money(s, m.cost, currency);
-        else
-            g_string_append(s, ML_DASH);
+        ml_put_month_cells(s, &m, currency);
         g_string_append(s, " |\n");
     }
     g_string_append(s, "\n");
