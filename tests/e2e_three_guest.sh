@@ -1,21 +1,20 @@
 #!/usr/bin/env bash
-# End to end on real libvirt and QEMU guests: `meshlab run --quick` on the seed
-# topology must measure plain, wireguard-hub, nebula-direct, nebula-relay,
-# wireguard-direct and wireguard-go-hub with their checks passed, every pass
-# watched once a second inside its band, the matrix's cells (reverse, 8 streams,
-# the fixed rate), CPU per GB, latency under load and CVs recorded; report the
-# Tailscale paths as not run with the files they need (they cannot be downloaded
-# here); write report.html with its pictures and results valid against the
-# schema; and leave nothing behind. One pass runs beside the test's own busy
-# loops on the host: it must be flagged busy, and no genuine pass may fail. On a
-# lab of the hub and three clients, a plain path detoured for 3 s through the hub,
-# and in another pass through the third client (the hub's counters quiet), must
-# lose those passes and only them; one detoured throughout must be failed with no
-# numbers. Then a Ctrl-C or a SIGKILL in the middle of `meshlab up` must leave
-# nothing behind either.
+# End to end on real libvirt and QEMU guests: `meshlab run --quick` on the seed lab's
+# guests with every dataplane (topologies/dataplanes.yaml: the seed's own paths of
+# topologies/three-guest.yaml and every other) must measure each path with its checks
+# passed, every pass watched once a second inside its band and proven by the dataplane's
+# own view (Tailscale's by tailscaled's per-path counters), the matrix's cells (reverse,
+# 8 streams, the fixed rate), CPU per GB, latency under load and CVs recorded; write
+# report.html with its pictures and results valid against the schema; export and verify
+# the run; and leave nothing behind. One pass runs beside the test's own busy loops on
+# the host: it must be flagged busy, and no genuine pass may fail. On a lab of the hub and
+# three clients, a plain path detoured for 3 s through the hub, and in another pass
+# through the third client (the hub's counters quiet), must lose those passes and only
+# them; one detoured throughout must be failed with no numbers. Then a Ctrl-C or a
+# SIGKILL in the middle of `meshlab up` must leave nothing behind either.
 set -u
-topo=topologies/three-guest.yaml
-lab=three-guest
+topo=topologies/dataplanes.yaml
+lab=dataplanes
 
 e2e=e2e
 . "$(dirname "$0")/e2e_lib.sh"
@@ -546,7 +545,7 @@ detour=$out/detour.yaml
 python3 - "$topo" > "$detour" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
-t = re.sub(r"^name: three-guest$", "name: e2e-detour", t, flags=re.M)
+t = re.sub(r"^name: [a-z0-9-]+$", "name: e2e-detour", t, flags=re.M)
 t = re.sub(r"^  paths: \[[^\]]*\]", "  paths: [plain]", t, flags=re.M)
 # The hub 5 ms away (a WAN profile of the topology's own): put in force and proven before the
 # passes; plain, client to client, does not cross it.

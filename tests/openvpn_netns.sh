@@ -1,6 +1,6 @@
 #!/bin/bash
 # openvpn-hub on a real kernel, without guests: the hub and the two clients of a copy of
-# topologies/three-guest.yaml (its lab addresses moved to 10.231.7.0/24) as network namespaces
+# topologies/dataplanes.yaml (its lab addresses moved to 10.231.7.0/24) as network namespaces
 # on one bridge, which sits in a namespace of its own (nothing touches the host's interfaces).
 # Each runs exactly what the dataplane sends its guest (test_openvpn --render writes it): the
 # key made in the namespace, only the fingerprint read back, the configurations, the daemons.
@@ -76,7 +76,7 @@ for n in "${nodes[@]}"; do
     last=$((last + 1))
 done
 
-sed 's/192\.0\.2\./10.231.7./g' topologies/three-guest.yaml > "$work/lab.yaml"
+sed 's/192\.0\.2\./10.231.7./g' topologies/dataplanes.yaml > "$work/lab.yaml"
 "$drv" --render "$work/lab.yaml" "$work" || fail "test_openvpn --render"
 for n in "${nodes[@]}"; do
     ip netns exec "$(ns "$n")" sh -c "$(cat "$work/$n/keygen.sh")" > "$work/$n/fp" ||

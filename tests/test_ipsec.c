@@ -44,14 +44,14 @@ static const char fake_pub[] = "-----BEGIN PUBLIC KEY-----\n"
                                "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\n"
                                "-----END PUBLIC KEY-----\n";
 
-/* topologies/three-guest.yaml; with netns, its lab addresses moved to the netns lab's
+/* topologies/dataplanes.yaml; with netns, its lab addresses moved to the netns lab's
  * 10.231.17.10 + i, as tests/ipsec_netns.sh builds it. */
 static struct ml_topology *load(bool netns)
 {
     g_autoptr(GError) err = NULL;
-    struct ml_topology *t = ml_topology_load("topologies/three-guest.yaml", &err);
+    struct ml_topology *t = ml_topology_load("topologies/dataplanes.yaml", &err);
     if (!t) {
-        fprintf(stderr, "cannot load topologies/three-guest.yaml: %s\n", err->message);
+        fprintf(stderr, "cannot load topologies/dataplanes.yaml: %s\n", err->message);
         exit(1);
     }
     for (size_t i = 0; netns && i < t->n_nodes; i++)
@@ -306,12 +306,12 @@ static void test_export(void)
     }
     g_autofree char *lab_hub = ml_ipsec_render_conf(t, 0);
     g_autofree char *lab_a = ml_ipsec_render_conf(t, 1);
-    replace(&lab_hub, "meshlab lab three-guest", "test label");
+    replace(&lab_hub, "meshlab lab dataplanes", "test label");
     replace(&lab_hub, "local_addrs = 192.0.2.10", "local_addrs = %any");
     replace(&lab_hub, "remote_addrs = 192.0.2.11", "remote_addrs = %any");
     replace(&lab_hub, "remote_addrs = 192.0.2.12", "remote_addrs = %any");
     CHECK_STR(hc->content, lab_hub);
-    replace(&lab_a, "meshlab lab three-guest", "test label");
+    replace(&lab_a, "meshlab lab dataplanes", "test label");
     replace(&lab_a, "local_addrs = 192.0.2.11", "local_addrs = %any");
     replace(&lab_a, "remote_addrs = 192.0.2.10", "remote_addrs = vpn.example.net");
     CHECK_STR(ac->content, lab_a);

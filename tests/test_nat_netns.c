@@ -115,7 +115,7 @@ static int check_netns(const struct ml_topology *topo)
 int main(void)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    g_autoptr(MlTopology) topo = ml_topology_load("topologies/dataplanes.yaml", &err);
     CHECK(topo != NULL);
     if (!topo)
         return check_finish();

@@ -39,7 +39,7 @@ static void view_is(const struct ml_topology *topo, const struct ml_auto_ops *a,
 int main(void)
 {
     g_autoptr(GError) err = NULL;
-    struct ml_topology *topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    struct ml_topology *topo = ml_topology_load("topologies/dataplanes.yaml", &err);
     CHECK(topo != NULL);
     if (!topo)
         return check_finish();

@@ -62,7 +62,7 @@ static void test_expected(void)
      * the dataplane's peer port or not. Every dataplane the NAT matrix runs (one with a path
      * that emerges by itself) has its traits in the registry. */
     g_autoptr(GError) err = NULL;
-    g_autoptr(MlTopology) topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    g_autoptr(MlTopology) topo = ml_topology_load("topologies/dataplanes.yaml", &err);
     CHECK(topo != NULL);
     struct ml_port ports[ML_PORTS_MAX];
     size_t n = topo ? ml_dataplane_ports(topo, ports) : 0;

@@ -310,7 +310,7 @@ static void test_cell(void)
 int main(void)
 {
     g_autoptr(GError) err = NULL;
-    topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    topo = ml_topology_load("topologies/dataplanes.yaml", &err);
     CHECK(topo != NULL);
     if (!topo)
         return check_finish();

@@ -247,7 +247,7 @@ static void test_verify(void)
     CHECK(!verdict(&ev, "No such file"));
 }
 
-/* What each guest is sent, for topologies/three-guest.yaml, with made-up fingerprints. */
+/* What each guest is sent, for topologies/dataplanes.yaml, with made-up fingerprints. */
 static void test_render(void)
 {
     char *fp[ML_MAX_NODES] = {NULL,
@@ -326,7 +326,7 @@ static void test_registry(void)
 static void test_conflict(void)
 {
     g_autofree char *yaml = NULL;
-    CHECK(g_file_get_contents("topologies/three-guest.yaml", &yaml, NULL, NULL));
+    CHECK(g_file_get_contents("topologies/dataplanes.yaml", &yaml, NULL, NULL));
     GString *s = g_string_new(yaml);
     g_string_replace(s, "10.8.0.", "10.17.0.", 0);
     g_autoptr(GError) err = NULL;
@@ -390,7 +390,7 @@ static int render(const char *topology, const char *dir)
 static int status(const char *first, const char *second)
 {
     g_autoptr(GError) err = NULL;
-    struct ml_topology *t = ml_topology_load("topologies/three-guest.yaml", &err);
+    struct ml_topology *t = ml_topology_load("topologies/dataplanes.yaml", &err);
     if (!t) {
         fprintf(stderr, "%s\n", err->message);
         return 1;
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
     if (!OPENVPN_HUB)
         return check_finish();
     g_autoptr(GError) err = NULL;
-    topo = ml_topology_load("topologies/three-guest.yaml", &err);
+    topo = ml_topology_load("topologies/dataplanes.yaml", &err);
     if (!topo) {
         fprintf(stderr, "%s\n", err->message);
         return 1;

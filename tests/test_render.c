@@ -204,7 +204,7 @@ int main(void)
     /* A lab that does not measure the peer relay has no such port: its hub drops nothing. */
     {
         g_autofree char *text = NULL;
-        CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+        CHECK(g_file_get_contents("topologies/dataplanes.yaml", &text, NULL, NULL));
         GString *yaml = g_string_new(text);
         CHECK(g_string_replace(yaml, " tailscale-peer-relay,", "", 1) == 1);
         g_autoptr(GError) e = NULL;

@@ -1,6 +1,6 @@
 /* tinc-direct, tinc-relay and tinc-auto (src/dataplanes/tinc.c), included here so its rendered
  * files and commands are tested as they are, and driven for real by tests/tinc_netns.sh:
- * `test_tinc render DIR` writes what the guests would receive for the three-guest topology on
+ * `test_tinc render DIR` writes what the guests would receive for the dataplanes topology on
  * 10.231.0.0/24, from the public keys the script's nodes made in DIR/keys/NODE.pub; `test_tinc
  * export DIR` writes what `meshlab export` hands over for tinc (export_tinc, keys made by
  * libcrypto, the hub at 10.231.0.10) as DIR/NODE/FILE below /etc/tinc/meshlab, and DIR/unit.
@@ -26,7 +26,7 @@ static struct ml_topology *load(void)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
-    if (!g_file_get_contents("topologies/three-guest.yaml", &text, NULL, &err)) {
+    if (!g_file_get_contents("topologies/dataplanes.yaml", &text, NULL, &err)) {
         fprintf(stderr, "%s\n", err->message);
         exit(1);
     }
@@ -246,7 +246,7 @@ static void test_ports_conflict(struct ml_topology *t)
     CHECK(none == NULL);
     /* the lab on 10.44.0.0/16 overlaps the overlay */
     g_autofree char *text = NULL;
-    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    CHECK(g_file_get_contents("topologies/dataplanes.yaml", &text, NULL, NULL));
     g_autoptr(GString) yaml = g_string_new(text);
     g_string_replace(yaml, "subnet: 192.0.2.0/24", "subnet: 10.44.0.0/16", 1);
     g_string_replace(yaml, "192.0.2.", "10.44.1.", 0);

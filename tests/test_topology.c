@@ -53,16 +53,12 @@ static char *profile_str(const struct ml_profile *p)
     } while (0)
 
 /* The profiles of the seed lab, which are also those of a file that gives none. */
-static void check_seed_profiles(const struct ml_topology *t)
+static void check_quick_deep(const struct ml_topology *t)
 {
     CHECK(t->measure.n_profiles == 3);
     CHECK_STR(t->measure.profiles[0].name, "full");
     CHECK_STR(t->measure.profiles[1].name, "deep");
     CHECK_STR(t->measure.profiles[2].name, "quick");
-    CHECK_PROFILE(t, "full",
-                  "full pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
-                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
-                  "forward-1-fixed forward 1 fixed 3]");
     CHECK_PROFILE(t, "deep",
                   "deep pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
                   "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, reverse-1 reverse 1 full "
@@ -75,6 +71,28 @@ static void check_seed_profiles(const struct ml_topology *t)
     CHECK(ml_topology_profile(t, "Full") == NULL);
     CHECK(ml_topology_profile(t, "") == NULL);
     CHECK(ml_topology_profile(t, NULL) == NULL);
+}
+
+/* The seed's experiment: its one forward stream, three passes of 20 s and one at the fixed
+ * rate, so that the README's first command measures its five paths in about a quarter of an
+ * hour. */
+static void check_seed_profiles(const struct ml_topology *t)
+{
+    check_quick_deep(t);
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=20 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
+                  "forward-1-fixed forward 1 fixed 1]");
+}
+
+/* A topology that gives no profiles gets meshlab's own: full is 3 passes of 30 s. */
+static void check_builtin_profiles(const struct ml_topology *t)
+{
+    check_quick_deep(t);
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=30 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
+                  "forward-1-fixed forward 1 fixed 3]");
 }
 
 static void test_seed(void)
@@ -118,9 +136,48 @@ static void test_seed(void)
     CHECK(ml_topology_has_path(t, "wireguard-hub"));
     CHECK(ml_topology_has_path(t, "tailscale-direct") &&
           ml_topology_has_path(t, "tailscale-relay"));
-    CHECK(ml_topology_has_path(t, "nebula-direct") && ml_topology_has_path(t, "nebula-relay"));
+    CHECK(ml_topology_has_path(t, "tailscale-peer-relay"));
+    /* the seed's paths and no other: every other dataplane is in dataplanes.yaml */
+    CHECK(t->measure.n_paths == 5);
+    CHECK(!ml_topology_has_path(t, "nebula-relay") && !ml_topology_has_path(t, "ipsec-hub"));
     CHECK(ml_paths_resolve(t, NULL));
     check_seed_profiles(t);
+}
+
+/* The dataplanes lab: the seed lab's guests and addresses, every path meshlab has, and the
+ * dataplane benchmark seed's comparison (one and eight streams each way, 2 passes of 10 s). */
+static void test_dataplanes(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MlTopology) t = ml_topology_load("topologies/dataplanes.yaml", &err);
+    g_autoptr(MlTopology) seed = ml_topology_load("topologies/three-guest.yaml", NULL);
+    CHECK(t != NULL && seed != NULL);
+    if (!t || !seed)
+        return;
+    CHECK_STR(t->name, "dataplanes");
+    CHECK(t->n_nodes == seed->n_nodes && t->hub == seed->hub);
+    for (size_t i = 0; i < t->n_nodes && i < seed->n_nodes; i++) {
+        CHECK_STR(t->nodes[i].name, seed->nodes[i].name);
+        CHECK(t->nodes[i].address.s_addr == seed->nodes[i].address.s_addr);
+    }
+    for (size_t i = 0; i < seed->measure.n_paths; i++)
+        CHECK(ml_topology_has_path(t, seed->measure.paths[i].name));
+    /* every path a policy forces (the ones a NAT lets emerge need a NAT lab) */
+    const struct ml_path_ops *ops;
+    ML_FOR_EACH_PATH(i, ops)
+    {
+        bool forced = ops->hub != ML_HUB_FOUND;
+        if (forced && !ml_topology_has_path(t, ops->name))
+            fprintf(stderr, "dataplanes.yaml does not measure %s\n", ops->name);
+        CHECK(!forced || ml_topology_has_path(t, ops->name));
+    }
+    CHECK(ml_paths_resolve(t, NULL));
+    check_quick_deep(t);
+    CHECK_PROFILE(t, "full",
+                  "full pass_s=10 passes=2 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "fixed_rate_fraction=0.5 [forward-1 forward 1 full 2, reverse-1 reverse 1 full "
+                  "2, forward-8 forward 8 full 2, reverse-8 reverse 8 full 2, forward-1-fixed "
+                  "forward 1 fixed 2]");
 }
 
 static void test_path_names(void)
@@ -170,7 +227,7 @@ static void test_minimal(void)
     CHECK(t->wireguard.persistent_keepalive == 25);
     CHECK(!ml_topology_has_path(t, "plain"));
     CHECK(ml_topology_has_path(t, "wireguard-hub"));
-    check_seed_profiles(t);
+    check_builtin_profiles(t);
 }
 
 static void test_defaults_and_overrides(void)
@@ -1807,6 +1864,7 @@ static void test_derived_addresses(void)
 int main(void)
 {
     test_seed();
+    test_dataplanes();
     test_path_names();
     test_minimal();
     test_defaults_and_overrides();

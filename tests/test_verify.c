@@ -857,7 +857,7 @@ static void test_ports(void)
 static void test_conflicts(void)
 {
     g_autofree char *text = NULL;
-    CHECK(g_file_get_contents("topologies/three-guest.yaml", &text, NULL, NULL));
+    CHECK(g_file_get_contents("topologies/dataplanes.yaml", &text, NULL, NULL));
     g_autoptr(GString) yaml = g_string_new(text);
     CHECK(g_string_replace(yaml, "subnet: 10.8.0.0/24", "subnet: 10.8.0.0/14", 1) == 1);
     g_autoptr(GError) err = NULL;

@@ -1,4 +1,4 @@
-# meshlab lab three-guest: client-a, ipsec-hub; public keys only
+# meshlab lab dataplanes: client-a, ipsec-hub; public keys only
 umask 022
 mkdir -p /etc/swanctl/pubkey /etc/swanctl/conf.d
 cat > /etc/swanctl/pubkey/hub.pem <<'EOF'
@@ -14,7 +14,7 @@ AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==
 -----END PUBLIC KEY-----
 EOF
 cat > /etc/swanctl/conf.d/meshlab.conf <<'EOF'
-# meshlab lab three-guest: client-a, ipsec-hub
+# meshlab lab dataplanes: client-a, ipsec-hub
 connections {
     hub {
         version = 2
