@@ -407,7 +407,7 @@ static void test_answer_first(void)
     /* the fixture's tailscale paths were not run: no row */
     CHECK(strstr(sec, "| tailscale") == NULL);
     CHECK(strstr(sec, "kernel WireGuard through the hub 2.20, Tailscale through Headscale's DERP "
-                      "2.44, Tailscale direct 1.3e-07.") != NULL);
+                      "2.44, Tailscale direct 1.28e-07.") != NULL);
     CHECK(strstr(sec, "This run's guests ran under TCG") != NULL);
     g_autofree char *text = ml_report_answer_text(r);
     CHECK(text &&

@@ -200,6 +200,20 @@ static void test_pooled_quantile(void)
     /* nothing to pool */
     q = ml_pooled_quantile(v, 0, 0, 50);
     CHECK(q.n == 0 && isnan(q.value));
+
+    /* The fewest pings p99 has an interval with: 0.99^367 = 0.02501 > 2.5 % >= 0.99^368, so
+     * 368 (the report said 367, a literal one short); the interval itself agrees either side. */
+    CHECK(ml_pooled_quantile_min_n(99) == 368);
+    g_autofree double *x = g_new(double, 368);
+    for (int i = 0; i < 368; i++)
+        x[i] = i + 1;
+    q = ml_pooled_quantile(x, 367, 0, 99);
+    CHECK(isnan(q.high));
+    q = ml_pooled_quantile(x, 368, 0, 99);
+    CHECK(q.rank_high == 368 && isfinite(q.high));
+    /* p50's comes early; p0 and p100 never have one */
+    CHECK(ml_pooled_quantile_min_n(50) > 1 && ml_pooled_quantile_min_n(50) < 20);
+    CHECK(ml_pooled_quantile_min_n(0) == 0 && ml_pooled_quantile_min_n(100) == 0);
 }
 
 int main(void)

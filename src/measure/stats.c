@@ -244,6 +244,33 @@ static double binom_pmf(size_t k, size_t n, double q)
                (double)k * log(q) + (double)(n - k) * log1p(-q));
 }
 
+/* The ranks l and u, from 1, of the order-statistic 95 % interval of the q-quantile of n
+ * values: l the largest with P(B <= l - 1) <= 0.025, u the smallest with P(B <= u - 1) >= 0.975,
+ * the binomial's distribution summed as k grows. False where n is too small for either (and for
+ * q 0 or 1, where B is certain). */
+static bool quantile_ranks(size_t n, double q, size_t *l, size_t *u)
+{
+    *l = *u = 0;
+    double c = 0;
+    for (size_t k = 1; q > 0 && q < 1 && k <= n && !*u; k++) {
+        c += binom_pmf(k - 1, n, q);
+        if (c <= 0.025)
+            *l = k;
+        else if (c >= 0.975)
+            *u = k;
+    }
+    return *l >= 1 && *u >= 1 && *u <= n;
+}
+
+size_t ml_pooled_quantile_min_n(double p)
+{
+    size_t l, u;
+    for (size_t n = 1; n <= 100000 && p > 0 && p < 100; n++)
+        if (quantile_ranks(n, p / 100.0, &l, &u))
+            return n;
+    return 0;
+}
+
 struct ml_quantile ml_pooled_quantile(double *v, size_t n, size_t lost, double p)
 {
     struct ml_quantile r = {.n = n + lost, .lost = lost, .value = NAN, .low = NAN, .high = NAN};
@@ -254,19 +281,8 @@ struct ml_quantile ml_pooled_quantile(double *v, size_t n, size_t lost, double p
 #define POOLED_AT(k) ((k) <= n ? v[(k)-1] : INFINITY)
     size_t rank = (size_t)ceil(p / 100.0 * (double)r.n);
     r.value = POOLED_AT(rank ? rank : 1);
-    double q = p / 100.0;
-    /* l: the largest with P(B <= l - 1) <= 0.025; u: the smallest with P(B <= u - 1) >= 0.975;
-     * the binomial's distribution summed as k grows. p 0 or 100: no interval (B is certain). */
-    size_t l = 0, u = 0;
-    double c = 0;
-    for (size_t k = 1; q > 0 && q < 1 && k <= r.n && !u; k++) {
-        c += binom_pmf(k - 1, r.n, q);
-        if (c <= 0.025)
-            l = k;
-        else if (c >= 0.975)
-            u = k;
-    }
-    if (l >= 1 && u >= 1 && u <= r.n) {
+    size_t l, u;
+    if (quantile_ranks(r.n, p / 100.0, &l, &u)) {
         r.rank_low = l;
         r.rank_high = u;
         r.low = POOLED_AT(l);

@@ -65,6 +65,9 @@ struct ml_quantile {
 };
 /* v: the n replies, sorted in place. p from 0 to 100. */
 struct ml_quantile ml_pooled_quantile(double *v, size_t n, size_t lost, double p);
+/* The fewest values for which ml_pooled_quantile gives the p-th percentile an interval; 0 for p
+ * 0 or 100 (none ever). */
+size_t ml_pooled_quantile_min_n(double p);
 
 /* Welch's two-sided t-test of two samples' means, unequal variances. */
 struct ml_welch {

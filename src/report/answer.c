@@ -40,24 +40,6 @@ static bool tcg(struct json_object *r)
     return !g_strcmp0(ml_j_str(ml_j_obj(r, "environment"), "accelerator"), "tcg");
 }
 
-/* "210 GB of client payload a month, 20 % of it relayed where a mesh relays, 100 GB included,
- * 0.01 USD a GB sent beyond it" */
-static void put_workload(GString *s, const struct ml_workload *wl)
-{
-    ml_put_month_gb(s, wl->traffic_gb);
-    g_string_append(s, " of client payload a month, ");
-    ml_put_fixed(s, wl->relayed_share * 100, 0);
-    g_string_append(s, " % of it relayed where a mesh relays, ");
-    ml_put_month_gb(s, wl->included_tb * 1000);
-    g_string_append(s, " included, ");
-    if (wl->egress_price_per_gb >= 0) {
-        ml_put_money(s, wl->egress_price_per_gb, wl->currency);
-        g_string_append(s, " a GB sent beyond it");
-    } else {
-        g_string_append(s, "no egress price");
-    }
-}
-
 /* The seed's factors, each from its own counters, in one sentence; and what TCG changes. */
 static void put_seed_and_tcg(GString *s, bool emulated)
 {
@@ -67,7 +49,7 @@ static void put_seed_and_tcg(GString *s, bool emulated)
     g_string_append(s, ", Tailscale through Headscale's DERP ");
     ml_put_fixed(s, SEED_RELAY_HUB / SEED_RELAY_PAYLOAD, 2);
     g_string_append(s, ", Tailscale direct ");
-    ml_put_significant(s, SEED_DIRECT_HUB / SEED_DIRECT_PAYLOAD, 2);
+    ml_put_significant(s, SEED_DIRECT_HUB / SEED_DIRECT_PAYLOAD, 3);
     g_string_append(s, ".");
     if (emulated)
         g_string_append(s, " This run's guests ran under TCG, QEMU's emulation: a path's factor "
@@ -89,7 +71,7 @@ void ml_section_answer(struct ml_render *c)
                        : wl.seed ? ", the seed's, since none was given (`--traffic GB` and "
                                    "`--egress-price P` for yours): "
                                  : " (`vps_workload`): ");
-    put_workload(s, &wl);
+    ml_put_workload(s, &wl);
     g_string_append(s, ". What the hub's NIC moves for it, and what that costs, on each path "
                        "this run measured (What it means for the VPS has how):\n\n"
                        "| Path | Hub bytes per payload byte | The seed's | Hub in | Hub out | "
@@ -151,7 +133,7 @@ char *ml_report_answer_text(struct json_object *results)
     }
     GString *s = g_string_new("\nThe answer for a month of ");
     g_string_append(s, wl.seed ? "the seed's workload (" : "the workload (");
-    put_workload(s, &wl);
+    ml_put_workload(s, &wl);
     g_string_append(s, wl.seed ? "; none was given: --traffic GB and --egress-price P for yours):\n"
                                : "):\n");
     size_t rows = 0;

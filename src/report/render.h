@@ -50,6 +50,11 @@ void ml_put_money(GString *s, double v, const char *currency);
  * table and the VPS section's. */
 struct ml_month;
 void ml_put_month_cells(GString *s, const struct ml_month *m, const char *currency);
+/* The workload in words ("210 GB of client payload a month, 20 % of it relayed where a mesh
+ * relays, 100 GB included, 0.01 USD a GB sent beyond it"), shared by the answer and the VPS
+ * section. */
+struct ml_workload;
+void ml_put_workload(GString *s, const struct ml_workload *wl);
 /* Under the latency table: each cell's pooled round trips under load with their
  * order-statistic intervals (sections.c); absent where no cell has them. */
 void ml_section_pooled_rtt(struct ml_render *c);

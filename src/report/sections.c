@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "measure/stats.h"
 #include "report/render.h"
 #include "results/columns.h"
 #include "results/month.h"
@@ -209,8 +210,9 @@ void ml_section_pooled_rtt(struct ml_render *c)
                        "Each cell's pings of its passes that passed, together, the lost ones "
                        "counted above every reply; in\nparentheses the 95 % interval from order "
                        "statistics (distribution-free; narrower than the truth,\nsince "
-                       "consecutive pings under load are not independent). p99 needs 367 pings "
-                       "or more for one.\n\n"
+                       "consecutive pings under load are not independent). p99 needs ");
+    ml_put_fixed(s, (double)ml_pooled_quantile_min_n(99), 0);
+    g_string_append(s, " pings or more for one.\n\n"
                        "| Path, cell | Pings (lost) | p50 ms | p99 ms |\n|---|---:|---:|---:|\n");
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
@@ -1019,6 +1021,22 @@ void ml_put_month_cells(GString *s, const struct ml_month *m, const char *curren
         g_string_append(s, ML_DASH);
 }
 
+void ml_put_workload(GString *s, const struct ml_workload *wl)
+{
+    ml_put_month_gb(s, wl->traffic_gb);
+    g_string_append(s, " of client payload a month, ");
+    ml_put_fixed(s, wl->relayed_share * 100, 0);
+    g_string_append(s, " % of it relayed where a mesh relays, ");
+    ml_put_month_gb(s, wl->included_tb * 1000);
+    g_string_append(s, " included, ");
+    if (wl->egress_price_per_gb >= 0) {
+        ml_put_money(s, wl->egress_price_per_gb, wl->currency);
+        g_string_append(s, " a GB sent beyond it");
+    } else {
+        g_string_append(s, "no egress price");
+    }
+}
+
 /* One path's month as a sentence, every figure from m (results/month.c). */
 static void month_sentence(GString *s, const struct ml_month *m, const char *currency, bool kvm)
 {
@@ -1097,18 +1115,7 @@ static void month_section(struct ml_render *c)
                            ? "The workload given to `meshlab report` (not the run's own "
                              "`vps_workload`): "
                            : "The workload given (`vps_workload`): ");
-    ml_put_month_gb(s, wl.traffic_gb);
-    g_string_append(s, " of client payload a month, ");
-    ml_put_fixed(s, wl.relayed_share * 100, 0);
-    g_string_append(s, " % of it relayed where a mesh relays, ");
-    ml_put_month_gb(s, wl.included_tb * 1000);
-    g_string_append(s, " included, ");
-    if (wl.egress_price_per_gb >= 0) {
-        ml_put_money(s, wl.egress_price_per_gb, currency);
-        g_string_append(s, " a GB sent beyond it");
-    } else {
-        g_string_append(s, "no egress price");
-    }
+    ml_put_workload(s, &wl);
     if (wl.peak_mbit > 0) {
         g_string_append(s, ", a peak of ");
         ml_put_significant(s, wl.peak_mbit, 3);
