@@ -71,6 +71,35 @@ static void test_programs(void)
     char *s = ml_hostnoise_programs(&a, &b);
     CHECK_STR(s, "cc1 21 %, as??x 9 %; 120 forks");
     free(s);
+    /* two processes of one name are one program */
+    g_strlcpy(b.top[2].comm, "cc1", sizeof(b.top[2].comm));
+    b.top[2].cpu_s = 0.1;
+    s = ml_hostnoise_programs(&a, &b);
+    CHECK_STR(s, "cc1 26 %, as??x 9 %; 120 forks");
+    free(s);
+
+    /* A pass's busy seconds together (the intervals ending at r[1] and r[3]): a loop that ran
+     * in the first and had exited by the second, the worse one, is still named, its CPU summed
+     * over both seconds; r[2] (a quiet second between them) does not count. */
+    struct ml_host_cpu r[4] = {
+        {.ok = true, .total_s = 100, .forks = 10},
+        {.ok = true, .total_s = 102, .forks = 12},
+        {.ok = true, .total_s = 104, .forks = 40},
+        {.ok = true, .total_s = 106, .forks = 43},
+    };
+    g_strlcpy(r[1].top[0].comm, "sh", sizeof(r[1].top[0].comm));
+    r[1].top[0].cpu_s = 0.8;
+    g_strlcpy(r[2].top[0].comm, "quiet", sizeof(r[2].top[0].comm));
+    r[2].top[0].cpu_s = 1.9;
+    g_strlcpy(r[3].top[0].comm, "gzip", sizeof(r[3].top[0].comm));
+    r[3].top[0].cpu_s = 0.92;
+    g_strlcpy(r[3].top[1].comm, "sh", sizeof(r[3].top[1].comm));
+    r[3].top[1].cpu_s = 0.2;
+    size_t busy[] = {1, 3};
+    s = ml_hostnoise_programs_in(r, busy, 2);
+    CHECK_STR(s, "sh 25 %, gzip 23 %; 5 forks");
+    free(s);
+
     b.forks = NAN;
     memset(b.top, 0, sizeof(b.top));
     s = ml_hostnoise_programs(&a, &b);
@@ -130,10 +159,11 @@ int main(void)
     struct ml_host_cpu r[] = {a, b, c};
     r[0].t = 99.9;
     long seconds[3];
+    size_t index[3];
     double worst = 0;
-    size_t n = ml_hostnoise_busy_seconds(r, 3, 100.2, seconds, &worst);
+    size_t n = ml_hostnoise_busy_seconds(r, 3, 100.2, seconds, index, &worst);
     CHECK(n == 1);
-    CHECK(seconds[0] == 2);
+    CHECK(seconds[0] == 2 && index[0] == 2);
     CHECK(fabs(worst - 38.0) < 1e-6);
     char *flag = ml_hostnoise_flag(seconds, n, worst);
     CHECK_STR(flag, "host busy at second 2: 38 % other");
@@ -144,7 +174,7 @@ int main(void)
     free(flag);
     CHECK(ml_hostnoise_flag(seconds, 0, NAN) == NULL);
     /* A quiet pass: no second is named. */
-    CHECK(ml_hostnoise_busy_seconds(r, 2, 100.2, seconds, &worst) == 0);
+    CHECK(ml_hostnoise_busy_seconds(r, 2, 100.2, seconds, NULL, &worst) == 0);
     CHECK(isnan(worst));
 
     /* ksoftirqd's time is in the softirq column too: it counts once, as the larger. */

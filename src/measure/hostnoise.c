@@ -56,24 +56,66 @@ bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], lon
     return true;
 }
 
-char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b)
+/* The other programs of k intervals (a[j], b[j]) together: each program's CPU summed by its name
+ * over them (the top of each interval's end reading), the three that used the most, each a
+ * percent of all CPUs over those intervals; and the forks in them. */
+static char *programs_over(const struct ml_host_cpu *const *a, const struct ml_host_cpu *const *b,
+                           size_t k)
 {
-    GString *s = g_string_new(NULL);
-    double total = b->total_s - a->total_s;
-    for (size_t i = 0; i < ML_HOST_TOP && total > 0; i++) {
-        if (!(b->top[i].cpu_s > 0))
-            break;
-        g_string_append_printf(s, "%s", i ? ", " : "");
-        /* a comm is the program's to choose: only what a name is made of is printed */
-        for (const char *c = b->top[i].comm; *c; c++)
-            g_string_append_c(s, g_ascii_isgraph(*c) && *c != '|' && *c != '`' ? *c : '?');
-        g_string_append_printf(s, " %.0f %%", 100.0 * b->top[i].cpu_s / total);
+    struct by_name {
+        const char *comm;
+        double cpu_s;
+    } by[ML_HOST_TOP * 64];
+    size_t n_by = 0;
+    double total = 0, forks = 0;
+    for (size_t j = 0; j < k; j++) {
+        total += b[j]->total_s - a[j]->total_s;
+        forks += b[j]->forks - a[j]->forks;
+        for (size_t i = 0; i < ML_HOST_TOP && b[j]->top[i].cpu_s > 0; i++) {
+            size_t at = 0;
+            while (at < n_by && strcmp(by[at].comm, b[j]->top[i].comm))
+                at++;
+            if (at == n_by && n_by < G_N_ELEMENTS(by))
+                by[n_by++] = (struct by_name){b[j]->top[i].comm, 0};
+            if (at < n_by)
+                by[at].cpu_s += b[j]->top[i].cpu_s;
+        }
     }
-    double forks = b->forks - a->forks;
-    if (isfinite(forks) && forks >= 0)
+    GString *s = g_string_new(NULL);
+    for (size_t shown = 0; shown < ML_HOST_TOP && total > 0; shown++) {
+        size_t most = n_by;
+        for (size_t i = 0; i < n_by; i++)
+            if (by[i].cpu_s > 0 && (most == n_by || by[i].cpu_s > by[most].cpu_s))
+                most = i;
+        if (most == n_by)
+            break;
+        g_string_append_printf(s, "%s", shown ? ", " : "");
+        /* a comm is the program's to choose: only what a name is made of is printed */
+        for (const char *c = by[most].comm; *c; c++)
+            g_string_append_c(s, g_ascii_isgraph(*c) && *c != '|' && *c != '`' ? *c : '?');
+        g_string_append_printf(s, " %.0f %%", 100.0 * by[most].cpu_s / total);
+        by[most].cpu_s = 0;
+    }
+    if (k && isfinite(forks) && forks >= 0)
         g_string_append_printf(s, "%s%.0f fork%s", s->len ? "; " : "", forks,
                                forks == 1 ? "" : "s");
     return g_string_free(s, FALSE);
+}
+
+char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b)
+{
+    return programs_over(&a, &b, 1);
+}
+
+char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k)
+{
+    g_autofree const struct ml_host_cpu **a = g_new(const struct ml_host_cpu *, k + 1);
+    g_autofree const struct ml_host_cpu **b = g_new(const struct ml_host_cpu *, k + 1);
+    for (size_t j = 0; j < k; j++) {
+        a[j] = &r[index[j] - 1];
+        b[j] = &r[index[j]];
+    }
+    return programs_over(a, b, k);
 }
 
 bool ml_hostnoise_parse_pid_stat(const char *line, double hz, double *ret_s)
@@ -135,7 +177,7 @@ void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu 
 }
 
 size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double start,
-                                 long *ret_seconds, double *ret_max_percent)
+                                 long *ret_seconds, size_t *ret_index, double *ret_max_percent)
 {
     size_t k = 0;
     *ret_max_percent = NAN;
@@ -144,6 +186,8 @@ size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double s
         ml_hostnoise_between(&r[i - 1], &r[i], &other, &lab, &steal);
         if (!isfinite(other) || other <= ML_HOST_BUSY_OTHER_PERCENT)
             continue;
+        if (ret_index)
+            ret_index[k] = i;
         ret_seconds[k++] = MAX(0L, lround(r[i].t - start));
         if (!isfinite(*ret_max_percent) || other > *ret_max_percent)
             *ret_max_percent = other;

@@ -76,18 +76,24 @@ void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu 
 
 /* Pure: the seconds of readings r[0..n-1] (r[0] before the transfer started at `start`, one a
  * second after) in which other programs used more than ML_HOST_BUSY_OTHER_PERCENT: each named
- * by the end of its interval, whole seconds after start, into ret_seconds (room for n), and
- * the most any of them used into ret_max_percent (NAN when none is known). Returns how many. */
+ * by the end of its interval, whole seconds after start, into ret_seconds (room for n), the
+ * index in r of that end into ret_index (room for n; NULL: not wanted), and the most any of
+ * them used into ret_max_percent (NAN when none is known). Returns how many. */
 size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double start,
-                                 long *ret_seconds, double *ret_max_percent);
+                                 long *ret_seconds, size_t *ret_index, double *ret_max_percent);
 
 /* Pure: "host busy at seconds 3, 4: 38 % other" from those seconds and the most used. */
 char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent);
 
 /* Pure: who the other programs were between readings a and b: "cc1 21 %, as 9 %, make 3 %;
- * 120 forks" (b's top, each a percent of all CPUs; the forks between them), or "" when b names
- * none and the forks are unknown. */
+ * 120 forks" (b's top summed by name, the three that used the most, each a percent of all
+ * CPUs; the forks between them), or "" when b names none and the forks are unknown. */
 char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b);
+/* Pure: the same over the k intervals that end at r[index[0..k-1]] (each index 1 or more)
+ * together: each program's CPU summed by name over them, a percent of all CPUs in them, and
+ * their forks. A pass's busy seconds named at once, so that a program that had exited by the
+ * worst second is still named. */
+char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k);
 /* Pure: parses a /proc/PID/stat line: its comm (between the first '(' and the last ')'),
  * ppid and utime + stime at hz ticks a second. */
 bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], long *ret_ppid,

@@ -1858,8 +1858,9 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
         memcpy(r + 1, wt->host->data, (n - 2) * sizeof(*r));
     r[n - 1] = wt->host1;
     g_autofree long *seconds = g_new(long, n);
+    g_autofree size_t *busy_at = g_new(size_t, n);
     double worst = NAN, other = NAN, lab = NAN, steal = NAN;
-    size_t n_busy = ml_hostnoise_busy_seconds(r, n, wt->w.start, seconds, &worst);
+    size_t n_busy = ml_hostnoise_busy_seconds(r, n, wt->w.start, seconds, busy_at, &worst);
     ml_hostnoise_between(&wt->host0, &wt->host1, &other, &lab, &steal);
     bool busy = n_busy > 0 || (isfinite(steal) && steal > ML_HOST_BUSY_STEAL_PERCENT);
     unsigned vcpus = 0;
@@ -1874,20 +1875,16 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
         json_object_array_add(bs, json_object_new_int64(seconds[i]));
     json_object_object_add(h, "busy_seconds", bs);
     /* Who the other programs were in each busy second (the three that used the most CPU, and
-     * the forks), so that a flag can be checked; the flag names the worst second's. */
+     * the forks), so that a flag can be checked; the flag names them over all its busy seconds
+     * together, so that a program that had exited by the worst second is named too. */
     struct json_object *detail = json_object_new_array();
-    g_autofree char *worst_programs = NULL;
-    long worst_second = 0;
-    double most = -1;
-    for (size_t i = 1; i < n; i++) {
+    for (size_t b = 0; b < n_busy; b++) {
+        size_t i = busy_at[b];
         double sec_other, sec_lab, sec_steal;
         ml_hostnoise_between(&r[i - 1], &r[i], &sec_other, &sec_lab, &sec_steal);
-        if (!isfinite(sec_other) || sec_other <= ML_HOST_BUSY_OTHER_PERCENT)
-            continue;
-        long t_s = MAX(0L, lround(r[i].t - wt->w.start));
         double total = r[i].total_s - r[i - 1].total_s;
         struct json_object *d = json_object_new_object();
-        json_object_object_add(d, "t_s", json_object_new_int64(t_s));
+        json_object_object_add(d, "t_s", json_object_new_int64(seconds[b]));
         json_object_object_add(d, "other_percent", num(sec_other));
         double forks = r[i].forks - r[i - 1].forks;
         json_object_object_add(d, "forks",
@@ -1903,19 +1900,17 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
         }
         json_object_object_add(d, "programs", progs);
         json_object_array_add(detail, d);
-        if (sec_other > most) {
-            most = sec_other;
-            worst_second = t_s;
-            g_free(worst_programs);
-            worst_programs = ml_hostnoise_programs(&r[i - 1], &r[i]);
-        }
     }
+    g_autofree char *programs = n_busy ? ml_hostnoise_programs_in(r, busy_at, n_busy) : NULL;
     json_object_object_add(h, "busy_detail", detail);
     g_autofree char *bare = ml_hostnoise_flag(seconds, n_busy, worst);
-    g_autofree char *flag =
-        bare && worst_programs && *worst_programs
-            ? g_strdup_printf("%s (at second %ld: %s)", bare, worst_second, worst_programs)
-            : g_strdup(bare);
+    g_autofree char *flag = NULL;
+    if (!bare || !programs || !*programs)
+        flag = g_strdup(bare);
+    else if (n_busy == 1)
+        flag = g_strdup_printf("%s (at second %ld: %s)", bare, seconds[0], programs);
+    else
+        flag = g_strdup_printf("%s (in those seconds: %s)", bare, programs);
     json_object_object_add(h, "busy_flag", flag ? json_object_new_string(flag) : NULL);
     json_object_object_add(h, "oversubscription",
                            wt->host0.cpus ? num((double)vcpus / (double)wt->host0.cpus) : NULL);
