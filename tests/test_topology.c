@@ -73,14 +73,14 @@ static void check_quick_deep(const struct ml_topology *t)
     CHECK(ml_topology_profile(t, NULL) == NULL);
 }
 
-/* The seed's experiment: its one forward stream, three passes of 20 s and one at the fixed
+/* The seed's experiment: its one forward stream, three passes of 15 s and one at the fixed
  * rate, so that the README's first command measures its five paths in about a quarter of an
  * hour. */
 static void check_seed_profiles(const struct ml_topology *t)
 {
     check_quick_deep(t);
     CHECK_PROFILE(t, "full",
-                  "full pass_s=20 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
+                  "full pass_s=15 passes=3 ping_count=200 ping_interval_s=0.05 idle_s=5 "
                   "fixed_rate_fraction=0.5 [forward-1 forward 1 full 3, "
                   "forward-1-fixed forward 1 fixed 1]");
 }
