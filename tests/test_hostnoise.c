@@ -49,14 +49,15 @@ static void test_programs(void)
 {
     char comm[16];
     long ppid = 0;
-    double cpu = 0;
-    /* a comm with a space and a parenthesis: the last ')' ends it */
+    double cpu = 0, children = -1;
+    /* a comm with a space and a parenthesis: the last ')' ends it; cutime 30 and cstime 20
+     * are the children it reaped */
     CHECK(ml_hostnoise_parse_pid_line("4242 (cc1 (x)) R 4000 4242 4000 0 -1 4194304 100 0 0 0 "
-                                      "150 50 0 0 20 0 1 0 1000 1000000 100\n",
-                                      100, comm, &ppid, &cpu));
+                                      "150 50 30 20 20 0 1 0 1000 1000000 100\n",
+                                      100, comm, &ppid, &cpu, &children));
     CHECK_STR(comm, "cc1 (x)");
-    CHECK(ppid == 4000 && fabs(cpu - 2.0) < 1e-9);
-    CHECK(!ml_hostnoise_parse_pid_line("4242 cc1 R", 100, comm, &ppid, &cpu));
+    CHECK(ppid == 4000 && fabs(cpu - 2.0) < 1e-9 && fabs(children - 0.5) < 1e-9);
+    CHECK(!ml_hostnoise_parse_pid_line("4242 cc1 R", 100, comm, &ppid, &cpu, NULL));
     double forks = 0;
     CHECK(ml_hostnoise_parse_forks("cpu  1 2 3 4 5 6 7 8\nctxt 9\nprocesses 123456\n", &forks));
     CHECK(forks == 123456);
@@ -117,6 +118,9 @@ static void test_programs(void)
     CHECK(rc == 0);
     ml_host_cpu_read_procs(NULL, procs, &r1);
     CHECK(r1.ok && r1.forks > r0.forks);
+    /* the loop's CPU is other programs' even where no process of it is left by now: the table
+     * counts whatever it saw, the CPU of exited children through whoever reaped them */
+    CHECK(r0.others_known && r1.others_known && r1.others_s - r0.others_s >= 0.2);
     bool named = false;
     for (size_t i = 0; i < ML_HOST_TOP; i++)
         named |= !strcmp(r1.top[i].comm, "sh") && r1.top[i].pid > 0 && r1.top[i].cpu_s > 0.2;
@@ -154,6 +158,27 @@ int main(void)
     CHECK(fabs(other - 38.0) < 1e-6);
     CHECK(fabs(lab - 10.0) < 1e-6); /* the softirq column's 20 ticks */
     CHECK(fabs(steal - 2.0) < 1e-6);
+    /* The same second where one table read every process: the programs were charged with 0.1
+     * s of it (5 % of two CPUs); the rest of the 76 ticks is no program's (system time the
+     * kernel charged to none, as a partly idle host shows) and not another program's. */
+    {
+        struct ml_host_cpu b2 = b, c2 = c;
+        b2.others_known = c2.others_known = true;
+        b2.others_s = 10.0;
+        c2.others_s = 10.1;
+        double o2, l2, s2;
+        ml_hostnoise_between(&b2, &c2, &o2, &l2, &s2);
+        CHECK(fabs(o2 - 5.0) < 1e-6 && fabs(l2 - 10.0) < 1e-6);
+        /* programs charged with more than busy less the lab's: busy less the lab's bounds it */
+        c2.others_s = 12.0;
+        ml_hostnoise_between(&b2, &c2, &o2, &l2, &s2);
+        CHECK(fabs(o2 - 38.0) < 1e-6);
+        /* one reading without the table: busy less the lab's, as before */
+        c2.others_known = false;
+        c2.others_s = 10.1;
+        ml_hostnoise_between(&b2, &c2, &o2, &l2, &s2);
+        CHECK(fabs(o2 - 38.0) < 1e-6);
+    }
 
     /* The seconds of a pass that started at t = 100.2: only the second ending at 102 is busy. */
     struct ml_host_cpu r[] = {a, b, c};

@@ -41,6 +41,11 @@ struct ml_host_cpu {
     double ksoftirqd_s;              /* the ksoftirqd threads */
     double self_s;                   /* meshlab itself and its waited-for children */
     double forks;                    /* /proc/stat's processes: forks since boot; NAN unknown */
+    /* Every other program's CPU (not the lab's, not meshlab's children), and that of the
+     * children they reaped, summed since the first reading of the table this one shared
+     * (ml_host_cpu_read_procs); others_known false without a table and on a remote host. */
+    bool others_known;
+    double others_s;
     unsigned cpus;
     /* The other programs (not the lab's, not meshlab's children) that used the most CPU since
      * the reading before that shared its table (ml_host_cpu_read_procs), most first; empty
@@ -68,8 +73,9 @@ int ml_hostnoise_comm_kind(const char *comm);
 /* Pure: between readings a and b, the share of the host (percent of all CPUs) used by other
  * programs than the lab, the lab's own share, and the steal share. The kernel's softirq time
  * counts once: ksoftirqd's time is in the softirq column too, so the larger of the two is the
- * lab's. NAN where unknown; steal is NAN where b shows no steal at all since boot (a host that
- * never shows any cannot tell steal from none). */
+ * lab's. Other is busy less the lab's, and where both readings know the other programs'
+ * CPU (others_known, one table), no more than that. NAN where unknown; steal is NAN where b shows
+ * no steal at all since boot (a host that never shows any cannot tell steal from none). */
 void ml_hostnoise_between(const struct ml_host_cpu *a, const struct ml_host_cpu *b,
                           double *ret_other_percent, double *ret_lab_percent,
                           double *ret_steal_percent);
@@ -95,9 +101,10 @@ char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cp
  * worst second is still named. */
 char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k);
 /* Pure: parses a /proc/PID/stat line: its comm (between the first '(' and the last ')'),
- * ppid and utime + stime at hz ticks a second. */
+ * ppid, utime + stime and (ret_children_s, or NULL) cutime + cstime, the CPU of the children
+ * it waited for, at hz ticks a second. */
 bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], long *ret_ppid,
-                                 double *ret_s);
+                                 double *ret_s, double *ret_children_s);
 /* Pure: /proc/stat's "processes" line: the forks since boot; false without one. */
 bool ml_hostnoise_parse_forks(const char *text, double *ret);
 
