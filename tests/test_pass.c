@@ -533,6 +533,33 @@ static void test_stats(void)
     CHECK(isnan(ml_cv_percent(same, 1)));
 }
 
+/* The idle baseline's reading cost (issue 38 item 2). The seed lab's second quickstart: a
+ * bystander hub carried 0.415 s in its 10 s idle window and 0.24-0.44 s in its 15 s passes,
+ * nearly all of it the readings themselves; charged as a rate (0.0415 s/s) a pass subtracted
+ * 0.62 s and read -0.18 to -0.38 s "above idle". With the cost measured apart by two readings
+ * back to back (here 0.4 s) and subtracted once, the same guest reads about 0 above idle. */
+static void test_guest_cpu_idle(void)
+{
+    double rate = -1, cost = -1;
+    ml_guest_cpu_idle(0.4, 0.415, 10.0, &rate, &cost);
+    CHECK(fabs(cost - 0.4) < 1e-9 && fabs(rate - 0.0015) < 1e-9);
+    double above = ml_guest_cpu_above_idle(0.44, 15.0, rate, cost);
+    CHECK(fabs(above - (0.44 - 0.0225 - 0.4)) < 1e-9 && above > 0);
+    CHECK(0.44 - 0.0415 * 15.0 < 0); /* the old baseline's figure for the same pass */
+    /* a busy guest: the cost is a small share, the rate what the payload and pings cost */
+    ml_guest_cpu_idle(0.2, 5.2, 10.0, &rate, &cost);
+    CHECK(fabs(rate - 0.5) < 1e-9);
+    CHECK(fabs(ml_guest_cpu_above_idle(20.2, 15.0, rate, cost) - 12.5) < 1e-9);
+    /* a first interval that went backwards (a counter's reset) costs nothing; the window's
+     * busy time never gives a negative rate */
+    ml_guest_cpu_idle(-0.1, 0.05, 10.0, &rate, &cost);
+    CHECK(cost == 0 && fabs(rate - 0.005) < 1e-9);
+    ml_guest_cpu_idle(0.3, 0.1, 10.0, &rate, &cost);
+    CHECK(rate == 0 && cost == 0.3);
+    /* no baseline: no figure */
+    CHECK(isnan(ml_guest_cpu_above_idle(1.0, 15.0, -1, 0.2)));
+}
+
 /* What the guest prints: /proc/stat's first line (Debian 12's kernel: 10 fields), then the
  * daemons' /proc/PID/stat lines (comm in parentheses may hold spaces) and VmRSS lines. */
 static void test_guest_cpu(void)
@@ -1703,6 +1730,7 @@ static void test_tunnel_excluded(void)
 
 int main(void)
 {
+    test_guest_cpu_idle();
     test_pairs();
     test_sides();
     test_underlay_route();

@@ -139,6 +139,21 @@ double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c)
     return c->user_s + c->nice_s + c->system_s + c->softirq_s + c->irq_s;
 }
 
+void ml_guest_cpu_idle(double first_busy_s, double window_busy_s, double dt, double *ret_rate,
+                       double *ret_cost_s)
+{
+    double cost = MAX(0.0, first_busy_s);
+    *ret_cost_s = cost;
+    *ret_rate = MAX(0.0, (window_busy_s - cost) / MAX(dt, 0.1));
+}
+
+double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s)
+{
+    if (!(rate >= 0))
+        return NAN;
+    return busy_s - rate * seconds - MAX(0.0, cost_s);
+}
+
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
 {
     memset(ret, 0, sizeof(*ret));

@@ -33,6 +33,18 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
 /* Busy seconds: user + nice + system + softirq + irq (idle, iowait and steal are not). The
  * passes' busy_s and the idle rate subtracted from it are both this. */
 double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c);
+/* Pure: a guest's idle baseline from three readings: two back to back, then one after a window
+ * of dt seconds. Reading a guest costs it CPU (under TCG, a process and its exec: 0.1-0.3 s);
+ * each interval between two readings holds one reading's cost, the first interval nothing
+ * else. ret_cost_s: that cost, the first interval's busy seconds (>= 0); ret_rate: the
+ * window's busy seconds less that cost, per second (>= 0). A pass's window holds one reading's
+ * cost too, whatever its length: charged as a rate, the cost was subtracted T_pass / T_idle
+ * times, and a bystander's "above idle" came out negative. */
+void ml_guest_cpu_idle(double first_busy_s, double window_busy_s, double dt, double *ret_rate,
+                       double *ret_cost_s);
+/* Pure: a pass's busy seconds above the idle baseline: busy less rate times the seconds and
+ * one reading's cost. NAN where the rate is unknown (< 0). */
+double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s);
 /* The daemons' names, in the order of daemon_s; NULL past the last. */
 const char *ml_daemon_name(size_t i);
 /* How many there are. */

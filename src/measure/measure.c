@@ -306,6 +306,7 @@ struct mpath {
     double idle_rate;              /* the hub's bytes per second while idle, before its passes */
     double idle_tap[ML_MAX_NODES]; /* every guest's tap's, read with it */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
+    double idle_read_cost[ML_MAX_NODES];              /* what one reading of its CPU costs it, s */
     double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
     bool until_done[ML_CELLS_MAX];                    /* --until: the cell converged or gave up */
 };
@@ -352,8 +353,10 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
                 p->ops->name, seconds, count, 1 / prof->ping_interval_s);
-    struct ml_guest_cpu a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
-    if (!ml_guest_cpu_read(c->lab, a, err))
+    /* Two readings back to back, then the window: the first pair's busy time is what one
+     * reading costs each guest, charged once to a pass, not as a rate (ml_guest_cpu_idle). */
+    struct ml_guest_cpu a0[ML_MAX_NODES] = {0}, a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
+    if (!ml_guest_cpu_read(c->lab, a0, err) || !ml_guest_cpu_read(c->lab, a, err))
         return false;
     double t0 = ml_now();
     if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, p->idle_tap, err) ||
@@ -361,11 +364,15 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         return false;
     double dt = MAX(ml_now() - t0, 0.1);
     struct json_object *cpu = json_object_new_object(), *daemons = json_object_new_object();
+    struct json_object *cost = json_object_new_object();
     for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
-        double busy = ml_guest_cpu_busy_s(&b[i]) - ml_guest_cpu_busy_s(&a[i]);
-        p->idle_cpu[i] = MAX(0.0, busy / dt);
+        ml_guest_cpu_idle(ml_guest_cpu_busy_s(&a[i]) - ml_guest_cpu_busy_s(&a0[i]),
+                          ml_guest_cpu_busy_s(&b[i]) - ml_guest_cpu_busy_s(&a[i]), dt,
+                          &p->idle_cpu[i], &p->idle_read_cost[i]);
         json_object_object_add(cpu, c->lab->topo->nodes[i].name,
                                json_object_new_double(p->idle_cpu[i]));
+        json_object_object_add(cost, c->lab->topo->nodes[i].name,
+                               json_object_new_double(p->idle_read_cost[i]));
         ml_guest_cpu_daemon_rates(&a[i], &b[i], dt, p->idle_daemon[i]);
         json_object_object_add(daemons, c->lab->topo->nodes[i].name,
                                ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
@@ -381,6 +388,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     json_object_object_add(idle, "rtt", ml_pass_rtt_json(ping));
     json_object_object_add(idle, "rtt_wan_added_ms", wan_added(c->lab, p->ops));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
+    json_object_object_add(idle, "cpu_read_cost_s", cost);
     json_object_object_add(idle, "daemons_cpu_s_per_s", daemons);
     json_object_object_add(p->o, key, idle);
     ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
@@ -681,6 +689,7 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
                 .last_cpu = &run->c->last_cpu,
             };
             memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
+            memcpy(pp.idle_cpu_read_cost_s, p->idle_read_cost, sizeof(pp.idle_cpu_read_cost_s));
             memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
             memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
             struct ml_pass_spec spec = {
@@ -1068,6 +1077,7 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         *p = (struct mpath){.ops = ops, .passes = json_object_new_array(), .active = true};
         for (size_t i = 0; i < ML_MAX_NODES; i++) {
             p->idle_cpu[i] = p->idle_tap[i] = -1;
+            p->idle_read_cost[i] = 0;
             for (size_t d = 0; d < ML_DAEMONS_MAX; d++)
                 p->idle_daemon[i][d] = -1;
         }

@@ -1061,9 +1061,10 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
         double busy = ml_guest_cpu_busy_s(y) - ml_guest_cpu_busy_s(x);
         json_object_object_add(g, "busy_s", json_object_new_double(busy));
-        double idle = pp->idle_cpu_s_per_s[i];
+        double busy_above = ml_guest_cpu_above_idle(busy, seconds, pp->idle_cpu_s_per_s[i],
+                                                    pp->idle_cpu_read_cost_s[i]);
         json_object_object_add(g, "busy_above_idle_s",
-                               idle >= 0 ? json_object_new_double(busy - idle * seconds) : NULL);
+                               isfinite(busy_above) ? json_object_new_double(busy_above) : NULL);
         json_object_object_add(g, "vcpu_s",
                                x->vcpu_s >= 0 && y->vcpu_s >= 0
                                    ? json_object_new_double(y->vcpu_s - x->vcpu_s)

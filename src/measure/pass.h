@@ -81,6 +81,9 @@ struct ml_pass_path {
      * with the hub's baseline; subtracted so that CPU per GB is what the payload cost. <0:
      * unknown. */
     double idle_cpu_s_per_s[ML_MAX_NODES];
+    /* What one reading of each guest's CPU costs it, s (ml_guest_cpu_idle): a pass's window
+     * holds one, subtracted once. */
+    double idle_cpu_read_cost_s[ML_MAX_NODES];
     /* The same for each daemon of the path's dataplane (guestcpu.h's order); <0: unknown. */
     double idle_daemon_s_per_s[ML_MAX_NODES][ML_DAEMONS_MAX];
     /* The previous pass's end reading of the guests' CPU, which this pass starts from when it
