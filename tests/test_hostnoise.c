@@ -42,6 +42,14 @@ static void reading(const char *stat, const char *qemu, const char *daemon, doub
     CHECK(ml_hostnoise_parse_pid_stat(daemon, 100, &r->daemons_s));
 }
 
+/* The programs of the one interval between readings a and b. */
+static char *one_interval(const struct ml_host_cpu *a, const struct ml_host_cpu *b)
+{
+    struct ml_host_cpu r[2] = {*a, *b};
+    size_t end = 1;
+    return ml_hostnoise_programs_in(r, &end, 1);
+}
+
 /* Who the other programs were (issue 38 item 4): a /proc/PID/stat line's comm, ppid and CPU;
  * /proc/stat's forks; a second's sentence; and on this host, a busy program that is not this
  * process's child, named with its pid and CPU by the reading after it ran. */
@@ -69,13 +77,13 @@ static void test_programs(void)
     b.top[0].cpu_s = 0.42;
     g_strlcpy(b.top[1].comm, "as|`x", sizeof(b.top[1].comm));
     b.top[1].cpu_s = 0.18;
-    char *s = ml_hostnoise_programs(&a, &b);
+    char *s = one_interval(&a, &b);
     CHECK_STR(s, "cc1 21 %, as??x 9 %; 120 forks");
     free(s);
     /* two processes of one name are one program */
     g_strlcpy(b.top[2].comm, "cc1", sizeof(b.top[2].comm));
     b.top[2].cpu_s = 0.1;
-    s = ml_hostnoise_programs(&a, &b);
+    s = one_interval(&a, &b);
     CHECK_STR(s, "cc1 26 %, as??x 9 %; 120 forks");
     free(s);
 
@@ -103,7 +111,7 @@ static void test_programs(void)
 
     b.forks = NAN;
     memset(b.top, 0, sizeof(b.top));
-    s = ml_hostnoise_programs(&a, &b);
+    s = one_interval(&a, &b);
     CHECK_STR(s, "");
     free(s);
 

@@ -62,11 +62,7 @@ bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], lon
     return true;
 }
 
-/* The other programs of k intervals (a[j], b[j]) together: each program's CPU summed by its name
- * over them (the top of each interval's end reading), the three that used the most, each a
- * percent of all CPUs over those intervals; and the forks in them. */
-static char *programs_over(const struct ml_host_cpu *const *a, const struct ml_host_cpu *const *b,
-                           size_t k)
+char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k)
 {
     struct by_name {
         const char *comm;
@@ -75,16 +71,17 @@ static char *programs_over(const struct ml_host_cpu *const *a, const struct ml_h
     size_t n_by = 0;
     double total = 0, forks = 0;
     for (size_t j = 0; j < k; j++) {
-        total += b[j]->total_s - a[j]->total_s;
-        forks += b[j]->forks - a[j]->forks;
-        for (size_t i = 0; i < ML_HOST_TOP && b[j]->top[i].cpu_s > 0; i++) {
+        const struct ml_host_cpu *a = &r[index[j] - 1], *b = &r[index[j]];
+        total += b->total_s - a->total_s;
+        forks += b->forks - a->forks;
+        for (size_t i = 0; i < ML_HOST_TOP && b->top[i].cpu_s > 0; i++) {
             size_t at = 0;
-            while (at < n_by && strcmp(by[at].comm, b[j]->top[i].comm))
+            while (at < n_by && strcmp(by[at].comm, b->top[i].comm))
                 at++;
             if (at == n_by && n_by < G_N_ELEMENTS(by))
-                by[n_by++] = (struct by_name){b[j]->top[i].comm, 0};
+                by[n_by++] = (struct by_name){b->top[i].comm, 0};
             if (at < n_by)
-                by[at].cpu_s += b[j]->top[i].cpu_s;
+                by[at].cpu_s += b->top[i].cpu_s;
         }
     }
     GString *s = g_string_new(NULL);
@@ -106,22 +103,6 @@ static char *programs_over(const struct ml_host_cpu *const *a, const struct ml_h
         g_string_append_printf(s, "%s%.0f fork%s", s->len ? "; " : "", forks,
                                forks == 1 ? "" : "s");
     return g_string_free(s, FALSE);
-}
-
-char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b)
-{
-    return programs_over(&a, &b, 1);
-}
-
-char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k)
-{
-    g_autofree const struct ml_host_cpu **a = g_new(const struct ml_host_cpu *, k + 1);
-    g_autofree const struct ml_host_cpu **b = g_new(const struct ml_host_cpu *, k + 1);
-    for (size_t j = 0; j < k; j++) {
-        a[j] = &r[index[j] - 1];
-        b[j] = &r[index[j]];
-    }
-    return programs_over(a, b, k);
 }
 
 bool ml_hostnoise_parse_pid_stat(const char *line, double hz, double *ret_s)

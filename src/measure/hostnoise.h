@@ -91,14 +91,12 @@ size_t ml_hostnoise_busy_seconds(const struct ml_host_cpu *r, size_t n, double s
 /* Pure: "host busy at seconds 3, 4: 38 % other" from those seconds and the most used. */
 char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent);
 
-/* Pure: who the other programs were between readings a and b: "cc1 21 %, as 9 %, make 3 %;
- * 120 forks" (b's top summed by name, the three that used the most, each a percent of all
- * CPUs; the forks between them), or "" when b names none and the forks are unknown. */
-char *ml_hostnoise_programs(const struct ml_host_cpu *a, const struct ml_host_cpu *b);
-/* Pure: the same over the k intervals that end at r[index[0..k-1]] (each index 1 or more)
- * together: each program's CPU summed by name over them, a percent of all CPUs in them, and
- * their forks. A pass's busy seconds named at once, so that a program that had exited by the
- * worst second is still named. */
+/* Pure: who the other programs were in the k intervals that end at r[index[0..k-1]] (each
+ * index 1 or more), together: "cc1 21 %, as 9 %, make 3 %; 120 forks" (each interval's end
+ * reading's top summed by name, the three that used the most, each a percent of all CPUs over
+ * those intervals; the forks in them), or "" when none is named and the forks are unknown. A
+ * pass's busy seconds are named at once, so that a program that had exited by the worst second
+ * is still named. */
 char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k);
 /* Pure: parses a /proc/PID/stat line: its comm (between the first '(' and the last ')'),
  * ppid, utime + stime and (ret_children_s, or NULL) cutime + cstime, the CPU of the children
