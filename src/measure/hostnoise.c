@@ -46,17 +46,19 @@ bool ml_hostnoise_parse_pid_line(const char *line, double hz, char comm[16], lon
     const char *open = line ? strchr(line, '(') : NULL;
     const char *close = line ? strrchr(line, ')') : NULL;
     long ppid = 0;
-    /* After ')': state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) */
+    /* After ')': state(3) ppid(4) pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+     * utime(14) stime(15) cutime(16) cstime(17), in one scan (every process, every second) */
+    unsigned long long utime = 0, stime = 0;
     long long cutime = 0, cstime = 0;
-    if (!open || !close || close < open || !ml_hostnoise_parse_pid_stat(line, hz, ret_s) ||
-        sscanf(close + 1, " %*c %ld", &ppid) != 1 ||
-        sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cutime,
-               &cstime) != 2)
+    if (!open || !close || close < open || hz <= 0 ||
+        sscanf(close + 1, " %*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ppid,
+               &utime, &stime, &cutime, &cstime) != 5)
         return false;
     size_t n = MIN((size_t)(close - open - 1), (size_t)15);
     memcpy(comm, open + 1, n);
     comm[n] = '\0';
     *ret_ppid = ppid;
+    *ret_s = (double)(utime + stime) / hz;
     if (ret_children_s)
         *ret_children_s = (double)MAX(0LL, cutime + cstime) / hz;
     return true;
