@@ -34,8 +34,8 @@ bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret);
  * passes' busy_s and the idle rate subtracted from it are both this. */
 double ml_guest_cpu_busy_s(const struct ml_guest_cpu *c);
 /* Pure: a guest's idle baseline from three readings: two back to back, then one after a window
- * of dt seconds. Reading a guest costs it CPU (under TCG, a process and its exec: 0.1-0.3 s);
- * each interval between two readings holds one reading's cost, the first interval nothing
+ * of dt seconds. Reading a guest costs it CPU (under TCG, a process and its exec: 0.17-0.53 s in a
+ * CI run); each interval between two readings holds one reading's cost, the first interval nothing
  * else. ret_cost_s: that cost, the first interval's busy seconds (>= 0); ret_rate: the
  * window's busy seconds less that cost, per second (>= 0). A pass's window holds one reading's
  * cost too, whatever its length: charged as a rate, the cost was subtracted T_pass / T_idle
