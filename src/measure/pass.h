@@ -202,6 +202,10 @@ struct ml_second {
      * door_queue_bytes: ml_band_judge's estimate of the queue at the second's end (NAN: none). */
     double hub_dropped, hub_dropped_bytes, door_bytes, door_queue_bytes;
     bool door_known;
+    /* The ends' own taps that second (ml_pass_expect.ends_known): the bytes the sender's sent
+     * and the frames the receiver's sent; NAN: not read (both ways at once, a recorded series
+     * without them). A relayed window prices its own ACKs and tail from them (ml_band_judge). */
+    double sender_tx_bytes, receiver_tx_packets;
 };
 
 /* Who each guest of lab is in a pass measured between its measure.client and measure.server,
@@ -266,6 +270,17 @@ struct ml_band {
     /* relayed, the intake judged (ML_LEG_IN, ML_LEG_BOTH): the bytes the hub's door holds
      * (its tap's queue's frames at the largest frame); 0: unknown, no queue counted. */
     double door_bytes;
+    /* relayed, the ends' taps known and the frames exact (not DERP's average): a window's own
+     * frames, priced as the pass's model prices the pass (ml_physics_expected) from the seconds'
+     * sender_tx_bytes and receiver_tx_packets: its data segments from its payload, its ACKs from
+     * the receiver's frames, and its resent and never received segments from what the sender's
+     * tap carried beyond them, at most tail_max_packets (the pass's R + T). The window's top is
+     * the higher of that and ceiling + not_payload, the probe's share above either. */
+    bool ends_model;
+    double mss_bytes, data_frame_bytes, ack_frame_bytes;
+    double probe_frame_bytes; /* a ping or its reply on one end's tap */
+    double probe_per_s;       /* the pings a second (each end's tap carries one frame of each) */
+    double tail_max_packets;
 };
 
 /* A pass's inputs to its band known before it runs. */
