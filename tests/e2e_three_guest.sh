@@ -343,9 +343,9 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     say(all(isinstance(c, int) and 0 <= c <= x["rtt_loaded"]["transmitted"] - x["rtt_loaded"]["received"]
             for c, x in zip(cuts, p["passes"])),
         "%s: the loaded pings ran to their deadline, cut off in flight: %s" % (name, cuts))
-    # The fixed sweep's baseline is taken again, with the pings its passes run.
+    # The baseline is taken again before the fixed-rate passes, with the pings they run.
     say(p.get("idle_fixed") is not None and (p["idle_fixed"]["rtt"] or {}).get("transmitted", 0) > 0,
-        "%s: idle baseline re-taken before the fixed sweep, with pings" % name)
+        "%s: idle baseline re-taken before the fixed-rate passes, with pings" % name)
     # The comparison's hub CPU is the headline cell's (the cell its intro names), above idle: a
     # relaying hub always has one; the figure is the last column of the path's row.
     hub_cpu = p["hub_cpu_s_per_gb"]

@@ -86,5 +86,35 @@ int main(void)
     int g2[] = {1, 2};
     ml_groups_arrange(2, s2, g2, sizeof(*g2));
     CHECK(g2[0] == 1 && g2[1] == 2 && s2[0] == 1);
+
+    /* The fixed rate's passes ride in the last rounds' visits, from round 2 at the earliest
+     * (the rate is a fraction of the medians before them). */
+    unsigned rounds, from;
+    /* the seed lab's full profile: 3 rounds, the fixed pass in the third */
+    ml_sweep_plan(3, 1, &rounds, &from);
+    CHECK(rounds == 3 && from == 3);
+    /* dataplanes.yaml's: 2 and 2, the fixed passes in rounds 2 and 3 */
+    ml_sweep_plan(2, 2, &rounds, &from);
+    CHECK(rounds == 3 && from == 2);
+    /* quick: 2 rounds, the fixed pass in the second */
+    ml_sweep_plan(2, 1, &rounds, &from);
+    CHECK(rounds == 2 && from == 2);
+    /* deep: 3 and 3, rounds 2 to 4 */
+    ml_sweep_plan(3, 3, &rounds, &from);
+    CHECK(rounds == 4 && from == 2);
+    /* one full-speed round: the fixed one after it */
+    ml_sweep_plan(1, 1, &rounds, &from);
+    CHECK(rounds == 2 && from == 2);
+    /* no fixed cell; no full-speed cell */
+    ml_sweep_plan(3, 0, &rounds, &from);
+    CHECK(rounds == 3 && from == 0);
+    ml_sweep_plan(0, 2, &rounds, &from);
+    CHECK(rounds == 2 && from == 1);
+    /* The seed lab's three groups, 3 rounds serpentine: 6 switches after the first entry, where
+     * a fixed-rate sweep of its own added 2 more (it starts where the rounds ended, then enters
+     * the other two). */
+    size_t seed[9];
+    ml_sweep_visits(3, 3, 0, seed);
+    CHECK(switches(seed, 9) == 6);
     return check_finish();
 }

@@ -336,11 +336,11 @@ static struct json_object *wan_added(const struct ml_lab *lab, const struct ml_p
 
 /* The idle record, under `key` of the path: the hub's baseline rate and every guest's CPU with the
  * pings the passes run (so that what is subtracted from a pass is what its own pings cost), and
- * the round-trip times at 20 Hz before any load. Taken again before each sweep: the fixed-rate
- * sweep runs minutes after the first. The first takes the profile's ping_count pings (the idle
- * round trip's sample); the fixed-rate sweep's only idle_s seconds of them: its rates are what
- * the passes subtract, and the round trip has its sample already. The seed lab's full profile
- * spent 10 s on each (200 pings at 20 Hz); the second now takes its idle_s, 5 s. */
+ * the round-trip times at 20 Hz before any load. Taken again before a group's first fixed-rate
+ * passes: they run in the last rounds, minutes after the first. The first takes the profile's
+ * ping_count pings (the idle round trip's sample); the fixed rate's only idle_s seconds of them:
+ * its rates are what the passes subtract, and the round trip has its sample already. The seed lab's
+ * full profile spent 10 s on each (200 pings at 20 Hz); the second now takes its idle_s, 5 s. */
 static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile *prof,
                          const char *key, GError **err)
 {
@@ -412,6 +412,11 @@ struct run {
     GRand *rand;
     const struct ml_path_ops *policy_in_force; /* the path whose policy was entered last */
     struct measure_time time;
+    struct mpath *paths; /* every path, for the fixed rate (fixed_rate) */
+    size_t n_paths;
+    double fixed_bps;              /* the fixed offered rate, once known; 0: not yet, or none */
+    struct json_object *fixed_obj; /* its record (results.json's fixed_rate); NULL: none */
+    bool fixed_decided;
 };
 
 /* Interrupted: err is set and the caller stops. Any other error fails the path only. */
@@ -661,7 +666,7 @@ static bool settle_again(struct run *run, struct mpath *p, const struct ml_cell 
 /* Round r of a group, its policy in force: one pass of every cell of one kind (full speed or
  * fixed rate) that still wants one, the paths in a new random order. */
 static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, double fixed_bps,
-                      unsigned r, GError **err)
+                      unsigned r, unsigned round, GError **err)
 {
     const struct ml_profile *prof = run->prof;
     g_autofree struct mpath **order = g_new(struct mpath *, n + 1);
@@ -695,7 +700,7 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
             struct ml_pass_spec spec = {
                 .cell = cell,
                 .index = r,
-                .round = r,
+                .round = round,
                 .seq = ++run->seq,
                 .seconds = prof->pass_s,
                 .offered_bits_per_second = fixed ? fixed_bps : 0,
@@ -760,8 +765,8 @@ static bool group_policy(struct run *run, struct mpath **g, size_t n, GError **e
     return ok;
 }
 
-/* A group before the rounds of one kind: its policy, the checks before (the first sweep), the
- * idle baseline. */
+/* A group before its first passes of one kind: its policy, the checks before (before its
+ * first full-speed passes), the idle baseline (again before its first fixed-rate ones). */
 static bool prepare_group(struct run *run, struct mpath **g, size_t n, bool fixed, GError **err)
 {
     if (!group_active(g, n))
@@ -840,45 +845,116 @@ static size_t group_in_force(struct run *run, struct mpath ***groups, size_t ng)
     return 0;
 }
 
-/* One sweep of one kind of cell (full speed or fixed rate) over every group of paths (the
- * paths of one policy each), each round visiting every group once, in serpentine order
- * (ml_sweep_visits) from the group in force: a slow minute of the host spreads over every
- * policy's paths instead of landing on one group's, and a round starts where the one before
- * ended. A group's first visit of the sweep sets it up first (its checks before, in the first
- * sweep, and its idle baseline); where the rounds each group takes are known ahead (not
- * --until), its last visit of the last sweep ends with its checks after. A group no round
- * visited is set up and checked at the end, starting with the group in force. The policy is
- * switched per visit, not per pass: a switch restarts daemons (nebula, tinc: 10-20 s each under
- * TCG), and the old order (a phase of every group's setup, the rounds in one cyclic order, a
- * phase of every group's checks after) switched once more for each of those phases and for
- * every round boundary. */
+static struct json_object *fixed_rate(const struct ml_profile *prof, struct mpath *paths, size_t n,
+                                      double *ret_bps);
+
+/* What the rounds of a sweep hold: round r its full-speed passes' round r while r <= full
+ * (0: none), and the fixed rate's round r - fixed_from + 1 while that is 1..fixed (fixed_from
+ * 0: none). */
+struct sweep_plan {
+    unsigned rounds, full, fixed_from, fixed;
+};
+
+static unsigned plan_full(const struct sweep_plan *pl, unsigned r)
+{
+    return r <= pl->full ? r : 0;
+}
+
+static unsigned plan_fixed(const struct sweep_plan *pl, unsigned r)
+{
+    return pl->fixed_from && r >= pl->fixed_from && r - pl->fixed_from < pl->fixed
+               ? r - pl->fixed_from + 1
+               : 0;
+}
+
+void ml_sweep_plan(unsigned full, unsigned fixed, unsigned *ret_rounds, unsigned *ret_fixed_from)
+{
+    *ret_fixed_from = 0;
+    *ret_rounds = full;
+    if (!fixed)
+        return;
+    /* The fixed rate is the slowest path's median of the rounds before its first: one at
+     * least. */
+    *ret_fixed_from = MAX(2u, full >= fixed ? full - fixed + 1 : 1u);
+    if (full == 0)
+        *ret_fixed_from = 1;
+    *ret_rounds = MAX(full, *ret_fixed_from + fixed - 1);
+}
+
+/* Whether group g has a pass in round r of pl (its fixed ones only once the rate is known). */
+static bool visits(const struct run *run, const struct sweep_plan *pl, struct mpath **g, size_t n,
+                   unsigned r)
+{
+    unsigned f = plan_full(pl, r), x = plan_fixed(pl, r);
+    return (f && group_in_round(run->prof, g, n, false, f)) ||
+           (x && (!run->fixed_decided || run->fixed_bps > 0) &&
+            group_in_round(run->prof, g, n, true, x));
+}
+
+/* The fixed offered rate, from the passes so far, once. */
+static void decide_fixed(struct run *run)
+{
+    if (run->fixed_decided)
+        return;
+    run->fixed_decided = true;
+    run->fixed_obj = fixed_rate(run->prof, run->paths, run->n_paths, &run->fixed_bps);
+}
+
+/* One sweep over every group of paths (the paths of one policy each), each round visiting every
+ * group once, in serpentine order (ml_sweep_visits) from the group in force: a slow minute of
+ * the host spreads over every policy's paths instead of landing on one group's, and a round
+ * starts where the one before ended. A visit runs the group's full-speed passes of its round,
+ * then its fixed-rate ones (ml_sweep_plan: the last rounds, the rate decided before the first
+ * of them), under one policy switch. A group's first visit sets it up first (its checks
+ * before, with its full-speed passes, and its idle baseline; that again before its first
+ * fixed-rate passes); where the rounds each group takes are known ahead (not --until), its last
+ * visit of the last sweep ends with its checks after. A group no round visited is set up and
+ * checked at the end, starting with the group in force. The policy is switched per visit, not
+ * per pass: a switch restarts daemons (nebula, tinc: 10-20 s each under TCG) or waits for
+ * tailscaled to find its new path (5-13 s), and a sweep of the fixed rate of its own switched
+ * once more for every group; the old order (a phase of every group's setup, the rounds in one
+ * cyclic order, a phase of every group's checks after) once more for each of those phases and
+ * for every round boundary. */
 static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, size_t ng,
-                  bool fixed, double fixed_bps, bool last, GError **err)
+                  const struct sweep_plan *pl, bool last, GError **err)
 {
     const struct ml_profile *prof = run->prof;
-    unsigned most = !fixed || fixed_bps > 0 ? most_rounds(prof, fixed) : 0;
-    g_autofree size_t *v = g_new(size_t, MAX(1u, most) * ng);
-    ml_sweep_visits(ng, most, group_in_force(run, groups, ng), v);
+    g_autofree size_t *v = g_new(size_t, MAX(1u, pl->rounds) * ng);
+    ml_sweep_visits(ng, pl->rounds, group_in_force(run, groups, ng), v);
     g_autofree bool *prepared = g_new0(bool, ng);
+    g_autofree bool *prepared_fixed = g_new0(bool, ng);
     g_autofree bool *checked = g_new0(bool, ng);
     g_autofree unsigned *last_round = g_new0(unsigned, ng);
     bool known = prof->until_percent <= 0;
     for (size_t g = 0; known && g < ng; g++)
-        for (unsigned r = 1; r <= most; r++)
-            if (group_in_round(prof, groups[g], sizes[g], fixed, r))
+        for (unsigned r = 1; r <= pl->rounds; r++)
+            if (visits(run, pl, groups[g], sizes[g], r))
                 last_round[g] = r;
-    for (unsigned r = 1; r <= most; r++)
+    for (unsigned r = 1; r <= pl->rounds; r++) {
+        if (plan_fixed(pl, r) == 1)
+            decide_fixed(run);
+        unsigned f = plan_full(pl, r), x = plan_fixed(pl, r);
         for (size_t j = 0; j < ng; j++) {
             size_t g = v[(r - 1) * ng + j];
-            if (!group_in_round(prof, groups[g], sizes[g], fixed, r))
+            if (!visits(run, pl, groups[g], sizes[g], r))
                 continue;
-            if (!prepared[g]) {
+            bool full_here = f && group_in_round(prof, groups[g], sizes[g], false, f);
+            bool fixed_here =
+                x && run->fixed_bps > 0 && group_in_round(prof, groups[g], sizes[g], true, x);
+            if (full_here && !prepared[g]) {
                 prepared[g] = true;
-                if (!prepare_group(run, groups[g], sizes[g], fixed, err))
+                if (!prepare_group(run, groups[g], sizes[g], false, err))
                     return false;
             }
             if (!group_policy(run, groups[g], sizes[g], err) ||
-                !one_round(run, groups[g], sizes[g], fixed, fixed_bps, r, err))
+                (full_here && !one_round(run, groups[g], sizes[g], false, 0, f, r, err)))
+                return false;
+            if (fixed_here && !prepared_fixed[g]) {
+                prepared_fixed[g] = true;
+                if (!prepare_group(run, groups[g], sizes[g], true, err))
+                    return false;
+            }
+            if (fixed_here && !one_round(run, groups[g], sizes[g], true, run->fixed_bps, x, r, err))
                 return false;
             if (last && known && r == last_round[g] && group_active(groups[g], sizes[g])) {
                 checked[g] = true;
@@ -886,12 +962,13 @@ static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, 
                     return false;
             }
         }
+    }
     size_t from = group_in_force(run, groups, ng);
     for (size_t k = 0; k < ng; k++) {
         size_t g = (from + k) % ng;
-        if (!prepared[g]) {
+        if (!prepared[g] && !prepared_fixed[g]) {
             prepared[g] = true;
-            if (!prepare_group(run, groups[g], sizes[g], fixed, err))
+            if (!prepare_group(run, groups[g], sizes[g], pl->full == 0, err))
                 return false;
         }
         if (last && !checked[g] && group_active(groups[g], sizes[g]) &&
@@ -1093,12 +1170,29 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
     struct run run = {.c = &c, .prof = profile, .order = json_object_new_array()};
     double t_start = ml_now();
     run.rand = g_rand_new_with_seed(g_str_hash(lab->run_id));
+    run.paths = paths;
+    run.n_paths = n;
     bool fixed = has_cells(profile, true), ok = true;
-    ok = sweep(&run, groups, sizes, ng, false, 0, !fixed, err);
-    double bps = 0;
-    struct json_object *rate = ok && fixed ? fixed_rate(profile, paths, n, &bps) : NULL;
-    if (ok && fixed)
-        ok = sweep(&run, groups, sizes, ng, true, bps, true, err);
+    unsigned full_rounds = most_rounds(profile, false);
+    unsigned fixed_rounds = fixed ? most_rounds(profile, true) : 0;
+    if (fixed && profile->until_percent <= 0 && full_rounds > 0) {
+        /* Known rounds: the fixed rate's passes in the last rounds' visits. */
+        struct sweep_plan pl = {.full = full_rounds, .fixed = fixed_rounds};
+        ml_sweep_plan(full_rounds, fixed_rounds, &pl.rounds, &pl.fixed_from);
+        ok = sweep(&run, groups, sizes, ng, &pl, true, err);
+    } else {
+        /* --until: the full speed's rounds end when its cells do; the fixed rate then. */
+        struct sweep_plan pl = {.rounds = full_rounds, .full = full_rounds};
+        ok = sweep(&run, groups, sizes, ng, &pl, !fixed, err);
+        if (ok && fixed) {
+            decide_fixed(&run);
+            pl = (struct sweep_plan){.rounds = run.fixed_bps > 0 ? fixed_rounds : 0,
+                                     .fixed_from = 1,
+                                     .fixed = fixed_rounds};
+            ok = sweep(&run, groups, sizes, ng, &pl, true, err);
+        }
+    }
+    struct json_object *rate = run.fixed_obj;
     bool busy = false;
     for (size_t i = 0; i < n; i++) {
         if (!ok && !paths[i].failed)

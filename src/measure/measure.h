@@ -22,6 +22,14 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
  * group the round before ended with, and no switch of the policy is spent between rounds. */
 void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret);
 
+/* Pure: where a sweep of full full-speed rounds puts fixed fixed-rate ones: *ret_fixed_from, the
+ * round of the first fixed-rate pass (0: none), and *ret_rounds in all. They run in the last
+ * rounds, each in the same visit of its group as that round's full-speed passes (no policy
+ * switch of their own), from round 2 on at the earliest: the rate is a fraction of the slowest
+ * path's median over the rounds before. The seed lab's full profile (3 rounds, 1 fixed): the
+ * fixed pass in round 3, 3 rounds; dataplanes.yaml's (2 and 2): rounds 2 and 3, 3 rounds. */
+void ml_sweep_plan(unsigned full, unsigned fixed, unsigned *ret_rounds, unsigned *ret_fixed_from);
+
 /* Pure: puts ng policy groups (groups, each group_size bytes, and their sizes, the paths each
  * holds) in the order the sweeps walk them: the two largest at the two ends, the others inside,
  * the smallest in the middle. The serpentine rounds (ml_sweep_visits) enter an inner group in

@@ -895,7 +895,7 @@ const struct ml_metric ml_metrics[] = {
      .header = "RTT idle p50 / p90 / p99 / max ms", .significant = 3},
     {RECORDED("idle.rtt.loss_percent", "%", idle_col), SHOWN(&ml_table_latency),
      .header = "Idle loss %", .decimals = 1},
-    /* the baseline again before the fixed-rate sweep, the same pings running */
+    /* the baseline again before the fixed-rate passes, the same pings running */
     {RECORDED("idle_fixed.hub_bytes_per_s", "byte/s", idle_fixed_col)},
     /* every pass: what iperf3 delivered, what crossed the hub, each second, the latency
      * under load, the CPU of every guest and daemon, the host */
