@@ -406,7 +406,7 @@ static void test_a_path_counts_only_its_own_daemons(void)
     for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
         struct json_object *cpu = json_object_new_object(), *above = json_object_new_object();
         struct json_object *rss = json_object_new_object();
-        ml_guest_daemons_json(ml_path_find(paths[i]), &a, &b, rates, 30, cpu, above, rss);
+        ml_guest_daemons_json(ml_path_find(paths[i]), &a, &b, rates, 30, 0, cpu, above, rss);
         if (i == 0) {
             /* nebula: 6 s, less 0.05 s/s x 30 s idle = 4.5 s; its memory; nothing else */
             CHECK(json_object_object_length(cpu) == 1 && json_object_object_length(above) == 1 &&
@@ -430,7 +430,8 @@ static void test_a_path_counts_only_its_own_daemons(void)
         unknown[k] = -1;
     struct json_object *cpu = json_object_new_object(), *above = json_object_new_object();
     struct json_object *rss = json_object_new_object();
-    ml_guest_daemons_json(ml_path_find("tailscale-direct"), &a, &b, unknown, 30, cpu, above, rss);
+    ml_guest_daemons_json(ml_path_find("tailscale-direct"), &a, &b, unknown, 30, 0, cpu, above,
+                          rss);
     CHECK(fabs(json_object_get_double(json_object_object_get(cpu, "tailscaled")) - 0.6) < 1e-9);
     struct json_object *v = (struct json_object *)1;
     CHECK(json_object_object_get_ex(above, "tailscaled", &v) && v == NULL);

@@ -543,13 +543,13 @@ static void test_guest_cpu_idle(void)
     double rate = -1, cost = -1;
     ml_guest_cpu_idle(0.4, 0.415, 10.0, &rate, &cost);
     CHECK(fabs(cost - 0.4) < 1e-9 && fabs(rate - 0.0015) < 1e-9);
-    double above = ml_guest_cpu_above_idle(0.44, 15.0, rate, cost);
+    double above = ml_guest_cpu_above_idle(0.44, 15.0, rate, cost, 0);
     CHECK(fabs(above - (0.44 - 0.0225 - 0.4)) < 1e-9 && above > 0);
     CHECK(0.44 - 0.0415 * 15.0 < 0); /* the old baseline's figure for the same pass */
     /* a busy guest: the cost is a small share, the rate what the payload and pings cost */
     ml_guest_cpu_idle(0.2, 5.2, 10.0, &rate, &cost);
     CHECK(fabs(rate - 0.5) < 1e-9);
-    CHECK(fabs(ml_guest_cpu_above_idle(20.2, 15.0, rate, cost) - 12.5) < 1e-9);
+    CHECK(fabs(ml_guest_cpu_above_idle(20.2, 15.0, rate, cost, 0) - 12.5) < 1e-9);
     /* a first interval that went backwards (a counter's reset) costs nothing; the window's
      * busy time never gives a negative rate */
     ml_guest_cpu_idle(-0.1, 0.05, 10.0, &rate, &cost);
@@ -557,7 +557,29 @@ static void test_guest_cpu_idle(void)
     ml_guest_cpu_idle(0.3, 0.1, 10.0, &rate, &cost);
     CHECK(rate == 0 && cost == 0.3);
     /* no baseline: no figure */
-    CHECK(isnan(ml_guest_cpu_above_idle(1.0, 15.0, -1, 0.2)));
+    CHECK(isnan(ml_guest_cpu_above_idle(1.0, 15.0, -1, 0.2, 0)));
+    /* The busy times read through the agent's file calls (reading cost 0.00-0.03 s): the seed
+     * lab's quick run at ec0b379 had its bystander hub 0.04 s busy in a 4.1 s pass against an
+     * idle 0.013 s/s, -0.013 s: 4 ticks where 5.3 were expected, inside the ticks' own noise
+     * (2 x sqrt(0.01 x 0.053 + 0.01^2) = 0.050 s), so none. */
+    CHECK(fabs(ml_guest_cpu_noise_s(0.0533, 4.1) -
+               2 * sqrt(0.01 * 0.0533 * (1 - 0.0533 / 4.1) + 1e-4)) < 1e-12);
+    CHECK(ml_guest_cpu_above_idle(0.04, 4.1, 0.013, 0.0, 0) == 0);
+    CHECK(ml_guest_cpu_above_idle(0.02, 4.1, 0.013, 0.0, 0) == 0);
+    /* a shortfall beyond it is kept: that baseline was not this pass's idle */
+    CHECK(fabs(ml_guest_cpu_above_idle(0.0, 15.0, 0.05, 0.0, 0) + 0.75) < 1e-9);
+    CHECK(ml_guest_cpu_noise_s(0.75, 15.0) < 0.2);
+    /* a guest busy all the time has no ticks to miscount: only the truncation */
+    CHECK(fabs(ml_guest_cpu_noise_s(15.0, 15.0) - 0.02) < 1e-12);
+    /* The idle window's own ticks: a rate read over 2 s (the quick profile's) from 2.6 ticks
+     * is as uncertain, scaled to a 6 s pass: a pass with no tick at all (-0.078 s) is inside
+     * both together (0.129 s), not inside the pass's alone (0.059 s) nor with a 30 s window's
+     * (0.065 s). */
+    CHECK(ml_guest_cpu_above_idle(0.0, 6.0, 0.013, 0.0, 0) < 0);
+    CHECK(ml_guest_cpu_above_idle(0.0, 6.0, 0.013, 0.0, 2.0) == 0);
+    CHECK(ml_guest_cpu_above_idle(0.0, 6.0, 0.013, 0.0, 30.0) < 0);
+    /* and a figure above idle is never moved */
+    CHECK(fabs(ml_guest_cpu_above_idle(0.1, 4.1, 0.013, 0.0, 0) - (0.1 - 0.0533)) < 1e-9);
 }
 
 /* What the guest prints: /proc/stat's first line (Debian 12's kernel: 10 fields), then the

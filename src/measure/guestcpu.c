@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "virt/agent.h"
 #include "virt/virt.h"
 
 /* The registry's daemons (dataplane.h), the same order everywhere: daemon_s[k] is ml_daemon_at(k).
@@ -69,8 +70,8 @@ struct json_object *ml_guest_daemon_rates_json(const struct ml_path_ops *ops,
 
 void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_cpu *a,
                            const struct ml_guest_cpu *b, const double idle_s_per_s[ML_DAEMONS_MAX],
-                           double seconds, struct json_object *cpu, struct json_object *above_idle,
-                           struct json_object *rss)
+                           double seconds, double window_s, struct json_object *cpu,
+                           struct json_object *above_idle, struct json_object *rss)
 {
     for (size_t k = 0; k < ml_daemons_n(); k++) {
         if (!ml_path_runs_daemon(ops, ml_daemon_name(k)))
@@ -78,10 +79,10 @@ void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_
         if (a->daemon_s[k] >= 0 && b->daemon_s[k] >= 0) {
             double s = b->daemon_s[k] - a->daemon_s[k];
             json_object_object_add(cpu, ml_daemon_name(k), json_object_new_double(s));
+            /* a daemon's ticks are sampled as the guest's are */
+            double above = ml_guest_cpu_above_idle(s, seconds, idle_s_per_s[k], 0, window_s);
             json_object_object_add(above_idle, ml_daemon_name(k),
-                                   idle_s_per_s[k] >= 0
-                                       ? json_object_new_double(s - idle_s_per_s[k] * seconds)
-                                       : NULL);
+                                   isfinite(above) ? json_object_new_double(above) : NULL);
         }
         if (b->daemon_rss_kib[k] >= 0)
             json_object_object_add(rss, ml_daemon_name(k),
@@ -147,11 +148,25 @@ void ml_guest_cpu_idle(double first_busy_s, double window_busy_s, double dt, dou
     *ret_rate = MAX(0.0, (window_busy_s - cost) / MAX(dt, 0.1));
 }
 
-double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s)
+double ml_guest_cpu_noise_s(double expected_s, double seconds)
+{
+    double tick = 1 / GUEST_HZ;
+    double e = MAX(0.0, expected_s);
+    double f = seconds > 0 ? CLAMP(e / seconds, 0.0, 1.0) : 0;
+    return 2 * sqrt(tick * e * (1 - f) + tick * tick);
+}
+
+double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s,
+                               double window_s)
 {
     if (!(rate >= 0))
         return NAN;
-    return busy_s - rate * seconds - MAX(0.0, cost_s);
+    double idle = rate * seconds + MAX(0.0, cost_s);
+    double above = busy_s - idle;
+    double pass = ml_guest_cpu_noise_s(idle, seconds);
+    double base =
+        window_s > 0 ? ml_guest_cpu_noise_s(rate * window_s, window_s) * seconds / window_s : 0;
+    return above < 0 && -above <= sqrt(pass * pass + base * base) ? 0 : above;
 }
 
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
@@ -240,4 +255,43 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
         g_free(out[i]);
     }
     return ok;
+}
+
+void ml_guest_cpu_take_busy(struct ml_guest_cpu *b, const struct ml_guest_cpu *a)
+{
+    b->ok = a->ok;
+    b->user_s = a->user_s;
+    b->nice_s = a->nice_s;
+    b->system_s = a->system_s;
+    b->idle_s = a->idle_s;
+    b->iowait_s = a->iowait_s;
+    b->irq_s = a->irq_s;
+    b->softirq_s = a->softirq_s;
+    b->steal_s = a->steal_s;
+    b->vcpu_s = a->vcpu_s;
+    b->qemu_s = a->qemu_s;
+}
+
+/* /proc/stat of a 1-vCPU guest is under 2 kB; its first line is all that is read of it. */
+#define STAT_MAX 16384
+
+bool ml_guest_cpu_stat(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err)
+{
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_autofree char *text = ml_agent_file_get(ml_lab_dom(lab, i), "/proc/stat", STAT_MAX, err);
+        struct ml_guest_cpu c;
+        if (!text) {
+            g_prefix_error(err, "reading CPU time of guest %s: ", lab->topo->nodes[i].name);
+            return false;
+        }
+        if (!ml_guest_cpu_parse(text, &c)) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s's /proc/stat has no cpu line",
+                        lab->topo->nodes[i].name);
+            return false;
+        }
+        c.vcpu_s = ml_virt_vcpu_time_s(ml_lab_dom(lab, i));
+        c.qemu_s = qemu_cpu_s(lab, i);
+        ml_guest_cpu_take_busy(&ret[i], &c);
+    }
+    return true;
 }

@@ -307,6 +307,7 @@ struct mpath {
     double idle_tap[ML_MAX_NODES]; /* every guest's tap's, read with it */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
     double idle_read_cost[ML_MAX_NODES];              /* what one reading of its CPU costs it, s */
+    double idle_window;                               /* the window those were read over, s */
     double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
     bool until_done[ML_CELLS_MAX];                    /* --until: the cell converged or gave up */
 };
@@ -353,16 +354,27 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     g_autofree char *ping = NULL;
     ml_progress("measure", "%s: idle for %.0f s: the hub's baseline, %u pings at %.0f Hz",
                 p->ops->name, seconds, count, 1 / prof->ping_interval_s);
-    /* Two readings back to back, then the window: the first pair's busy time is what one
-     * reading costs each guest, charged once to a pass, not as a rate (ml_guest_cpu_idle). */
+    /* The daemons read around it all (ml_guest_cpu_read starts processes), the busy times
+     * inside as a pass reads them (ml_guest_cpu_stat): two back to back, then the window. The
+     * first pair's busy time is what one reading costs each guest, charged once to a pass, not
+     * as a rate (ml_guest_cpu_idle). */
     struct ml_guest_cpu a0[ML_MAX_NODES] = {0}, a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
-    if (!ml_guest_cpu_read(c->lab, a0, err) || !ml_guest_cpu_read(c->lab, a, err))
+    struct ml_guest_cpu b_busy[ML_MAX_NODES] = {0};
+    if (!ml_guest_cpu_read(c->lab, a0, err) || !ml_guest_cpu_stat(c->lab, a0, err))
+        return false;
+    memcpy(a, a0, sizeof(a));
+    if (!ml_guest_cpu_stat(c->lab, a, err))
         return false;
     double t0 = ml_now();
     if (!idle_rate(c, seconds, cmd, &ping, &p->idle_rate, p->idle_tap, err) ||
-        !ml_guest_cpu_read(c->lab, b, err))
+        !ml_guest_cpu_stat(c->lab, b_busy, err))
         return false;
     double dt = MAX(ml_now() - t0, 0.1);
+    p->idle_window = dt;
+    if (!ml_guest_cpu_read(c->lab, b, err))
+        return false;
+    for (size_t i = 0; i < c->lab->plan->n_guests; i++)
+        ml_guest_cpu_take_busy(&b[i], &b_busy[i]);
     struct json_object *cpu = json_object_new_object(), *daemons = json_object_new_object();
     struct json_object *cost = json_object_new_object();
     for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
@@ -695,6 +707,7 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
             };
             memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
             memcpy(pp.idle_cpu_read_cost_s, p->idle_read_cost, sizeof(pp.idle_cpu_read_cost_s));
+            pp.idle_cpu_window_s = p->idle_window;
             memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
             memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
             struct ml_pass_spec spec = {

@@ -1111,8 +1111,9 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
         double busy = ml_guest_cpu_busy_s(y) - ml_guest_cpu_busy_s(x);
         json_object_object_add(g, "busy_s", json_object_new_double(busy));
-        double busy_above = ml_guest_cpu_above_idle(busy, seconds, pp->idle_cpu_s_per_s[i],
-                                                    pp->idle_cpu_read_cost_s[i]);
+        double busy_above =
+            ml_guest_cpu_above_idle(busy, seconds, pp->idle_cpu_s_per_s[i],
+                                    pp->idle_cpu_read_cost_s[i], pp->idle_cpu_window_s);
         json_object_object_add(g, "busy_above_idle_s",
                                isfinite(busy_above) ? json_object_new_double(busy_above) : NULL);
         json_object_object_add(g, "vcpu_s",
@@ -1127,7 +1128,8 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         /* Only the path's own daemons: another dataplane's, idling in the guest, are not its. */
         struct json_object *d = json_object_new_object(), *above = json_object_new_object();
         struct json_object *r = json_object_new_object();
-        ml_guest_daemons_json(pp->ops, x, y, pp->idle_daemon_s_per_s[i], seconds, d, above, r);
+        ml_guest_daemons_json(pp->ops, x, y, pp->idle_daemon_s_per_s[i], seconds,
+                              pp->idle_cpu_window_s, d, above, r);
         json_object_object_add(*ret_daemons, lab->topo->nodes[i].name, d);
         json_object_object_add(*ret_daemons_above_idle, lab->topo->nodes[i].name, above);
         json_object_object_add(*ret_rss, lab->topo->nodes[i].name, r);
@@ -1662,14 +1664,15 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
     double cpu_t0 = 0;
     struct ml_guest_cpu_reading *last = pp->last_cpu;
-    if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S) {
+    /* The daemons from the last pass's end reading, or read now; the busy times read now,
+     * inside that reading (ml_guest_cpu_stat: no process started, so the window holds none). */
+    if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S)
         memcpy(wt->cpu0, last->cpu, sizeof(wt->cpu0));
-        cpu_t0 = last->t;
-    } else {
-        if (!ml_guest_cpu_read(lab, wt->cpu0, err))
-            return false;
-        cpu_t0 = ml_now();
-    }
+    else if (!ml_guest_cpu_read(lab, wt->cpu0, err))
+        return false;
+    if (!ml_guest_cpu_stat(lab, wt->cpu0, err))
+        return false;
+    cpu_t0 = ml_now();
     if (last)
         last->valid = false;
     ml_host_cpu_read_procs(lab, wt->procs, &wt->host0);
@@ -1685,9 +1688,13 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
      * slowest round trips for its last replies after the transfer (iputils' __schedule_exit),
      * 2.05 s after iperf3's exit on average in the seed lab's full profile, 3-4.8 s after a
      * loaded relay's; with it, it has ended by now, or ends while the CPU is read. */
-    bool ok = ran && ml_guest_cpu_read(lab, wt->cpu1, err);
+    struct ml_guest_cpu busy1[ML_MAX_NODES] = {0};
+    bool ok = ran && ml_guest_cpu_stat(lab, busy1, err);
     double cpu_t1 = ml_now();
-    wt->cpu_read = ok ? cpu_t1 : 0;
+    ok = ok && ml_guest_cpu_read(lab, wt->cpu1, err);
+    for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
+        ml_guest_cpu_take_busy(&wt->cpu1[i], &busy1[i]);
+    wt->cpu_read = ok ? ml_now() : 0;
     ok = ok && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err);
     wt->ping_done = ok ? ml_now() : 0;
     if (viewer)

@@ -84,6 +84,9 @@ struct ml_pass_path {
     /* What one reading of each guest's CPU costs it, s (ml_guest_cpu_idle): a pass's window
      * holds one, subtracted once. */
     double idle_cpu_read_cost_s[ML_MAX_NODES];
+    /* The idle window those rates were measured over, s (its own tick noise widens what a
+     * pass may fall short of them by: ml_guest_cpu_above_idle); 0: unknown. */
+    double idle_cpu_window_s;
     /* The same for each daemon of the path's dataplane (guestcpu.h's order); <0: unknown. */
     double idle_daemon_s_per_s[ML_MAX_NODES][ML_DAEMONS_MAX];
     /* The previous pass's end reading of the guests' CPU, which this pass starts from when it
