@@ -845,6 +845,28 @@ static bool probe_took(const struct ml_ts_path_bytes *b, enum ml_ts_path path)
     return way_took(b->out, path) && way_took(b->in, path);
 }
 
+/* After a policy change, both ends forget the path they trusted (`tailscale debug rebind`:
+ * magicsock's Rebind re-binds its sockets on their ports and resets every peer's best address,
+ * wgengine/magicsock/magicsock.go:3840-3872 and endpoint.go:1671-1680 at v1.102.5), so that each
+ * looks for the new one at once: pings to every candidate, and a peer relay path where one is
+ * granted (endpoint.go:905-940). Without it an end goes on sending the old way until its trust
+ * lapses (trustUDPAddrDuration, 6.5 s after the last pong) or its next full ping (5 s): the
+ * seed lab's quickstart entered DERP 6.3 and 6.8 s after the grant's withdrawal, and the peer
+ * relay 10.7, 5.1, 8.4 and 10.2 s after its grant. Before the grant changes, never after: a
+ * client out of DERP finds the relay path as soon as its grant arrives, and a rebind then threw
+ * that path away while the discovery that found it kept the next one 30 s off
+ * (discoverUDPRelayPathsInterval, endpoint.go:921): the server's pings took 30.2 s. */
+static bool forget_paths(struct ml_lab *lab, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    bool which[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    which[t->measure.client] = which[t->measure.server] = true;
+    for (size_t i = 0; i < lab->plan->n_guests; i++)
+        cmds[i] = "tailscale debug rebind";
+    return ml_lab_run_parallel(lab, which, cmds, NULL, 30, NULL, "tailscale debug rebind", err);
+}
+
 /* After a policy change tailscale finds its new path by itself. Its ping answering the new way
  * is not enough: the data may go on by the old path for seconds after a disco pong (a direct
  * pass after a relay one measured DERP for 3 s). So the switch is done when, over a probe, the
@@ -857,7 +879,7 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
     const char *way = want_direct ? "direct" : path == ML_TS_DERP ? "DERP" : "peer relay";
     bool reached = false;
     bool granted = false;
-    if (!relay_grant(lab, path == ML_TS_PEER_RELAY, &granted, err))
+    if (!forget_paths(lab, err) || !relay_grant(lab, path == ML_TS_PEER_RELAY, &granted, err))
         return false;
     if (granted && path == ML_TS_PEER_RELAY)
         server_discovers(lab);
