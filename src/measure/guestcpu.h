@@ -106,7 +106,7 @@ void ml_guest_cpu_take_busy(struct ml_guest_cpu *b, const struct ml_guest_cpu *a
  * reading costs every guest a process under TCG, and nothing ran between the two). */
 struct ml_guest_cpu_reading {
     struct ml_guest_cpu cpu[ML_MAX_NODES];
-    double t;
+    double t; /* when its daemons were read (its busy times are read again: ml_guest_cpu_stat) */
     bool valid;
 };
 #define ML_GUEST_CPU_REUSE_S 1.0

@@ -360,7 +360,10 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
      * as a rate (ml_guest_cpu_idle). */
     struct ml_guest_cpu a0[ML_MAX_NODES] = {0}, a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
     struct ml_guest_cpu b_busy[ML_MAX_NODES] = {0};
-    if (!ml_guest_cpu_read(c->lab, a0, err) || !ml_guest_cpu_stat(c->lab, a0, err))
+    if (!ml_guest_cpu_read(c->lab, a0, err))
+        return false;
+    double d0 = ml_now();
+    if (!ml_guest_cpu_stat(c->lab, a0, err))
         return false;
     memcpy(a, a0, sizeof(a));
     if (!ml_guest_cpu_stat(c->lab, a, err))
@@ -373,6 +376,8 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     p->idle_window = dt;
     if (!ml_guest_cpu_read(c->lab, b, err))
         return false;
+    /* the daemons' readings' own interval, around the busy times' */
+    double daemons_dt = MAX(ml_now() - d0, 0.1);
     for (size_t i = 0; i < c->lab->plan->n_guests; i++)
         ml_guest_cpu_take_busy(&b[i], &b_busy[i]);
     struct json_object *cpu = json_object_new_object(), *daemons = json_object_new_object();
@@ -385,7 +390,7 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
                                json_object_new_double(p->idle_cpu[i]));
         json_object_object_add(cost, c->lab->topo->nodes[i].name,
                                json_object_new_double(p->idle_read_cost[i]));
-        ml_guest_cpu_daemon_rates(&a[i], &b[i], dt, p->idle_daemon[i]);
+        ml_guest_cpu_daemon_rates(&a[i], &b[i], daemons_dt, p->idle_daemon[i]);
         json_object_object_add(daemons, c->lab->topo->nodes[i].name,
                                ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
     }

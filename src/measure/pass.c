@@ -1091,7 +1091,7 @@ struct json_object *ml_pass_rtt_json(const char *ping_text)
 }
 
 static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_path *pp,
-                                    double seconds, const struct ml_guest_cpu *a,
+                                    double seconds, double daemons_s, const struct ml_guest_cpu *a,
                                     const struct ml_guest_cpu *b, struct json_object **ret_daemons,
                                     struct json_object **ret_daemons_above_idle,
                                     struct json_object **ret_rss)
@@ -1128,7 +1128,7 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         /* Only the path's own daemons: another dataplane's, idling in the guest, are not its. */
         struct json_object *d = json_object_new_object(), *above = json_object_new_object();
         struct json_object *r = json_object_new_object();
-        ml_guest_daemons_json(pp->ops, x, y, pp->idle_daemon_s_per_s[i], seconds,
+        ml_guest_daemons_json(pp->ops, x, y, pp->idle_daemon_s_per_s[i], daemons_s,
                               pp->idle_cpu_window_s, d, above, r);
         json_object_object_add(*ret_daemons, lab->topo->nodes[i].name, d);
         json_object_object_add(*ret_daemons_above_idle, lab->topo->nodes[i].name, above);
@@ -1604,7 +1604,8 @@ struct watch {
     struct ml_host_cpu host0, host1;
     GArray *host; /* struct ml_host_cpu, one a second of the transfer, between host0 and host1 */
     struct ml_host_procs *procs; /* every host program's CPU at the last of those readings */
-    double cpu_s; /* between the two guest CPU readings */
+    double cpu_s;                /* between the two readings of the guests' busy times */
+    double daemons_s;            /* between the two readings of their daemons, around those */
     double load1;
     GArray *samples; /* struct ml_pass_sample, one a second from the start */
     struct viewer w;
@@ -1662,14 +1663,18 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     wt->end_view.t_s = wt->end_view.t_done_s = NAN;
     wt->end_view.tunnel_from_s = wt->end_view.tunnel_to_s = wt->end_view.tunnel_at = NAN;
     wt->w.views = g_array_new(FALSE, TRUE, sizeof(struct ml_pass_view));
-    double cpu_t0 = 0;
+    double cpu_t0 = 0, daemons_t0 = 0;
     struct ml_guest_cpu_reading *last = pp->last_cpu;
     /* The daemons from the last pass's end reading, or read now; the busy times read now,
      * inside that reading (ml_guest_cpu_stat: no process started, so the window holds none). */
-    if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S)
+    if (last && last->valid && ml_now() - last->t <= ML_GUEST_CPU_REUSE_S) {
         memcpy(wt->cpu0, last->cpu, sizeof(wt->cpu0));
-    else if (!ml_guest_cpu_read(lab, wt->cpu0, err))
-        return false;
+        daemons_t0 = last->t;
+    } else {
+        if (!ml_guest_cpu_read(lab, wt->cpu0, err))
+            return false;
+        daemons_t0 = ml_now();
+    }
     if (!ml_guest_cpu_stat(lab, wt->cpu0, err))
         return false;
     cpu_t0 = ml_now();
@@ -1692,20 +1697,22 @@ static bool pass_watch(const struct ml_pass_path *pp, const struct ml_pass_spec 
     bool ok = ran && ml_guest_cpu_stat(lab, busy1, err);
     double cpu_t1 = ml_now();
     ok = ok && ml_guest_cpu_read(lab, wt->cpu1, err);
+    double daemons_t1 = ml_now();
     for (size_t i = 0; ok && i < lab->plan->n_guests; i++)
         ml_guest_cpu_take_busy(&wt->cpu1[i], &busy1[i]);
-    wt->cpu_read = ok ? ml_now() : 0;
+    wt->cpu_read = ok ? daemons_t1 : 0;
     ok = ok && ml_agent_wait(pp->client, ping_pid, 30, &wt->ping_out, err);
     wt->ping_done = ok ? ml_now() : 0;
     if (viewer)
         g_thread_join(viewer);
     wt->view_done = viewer ? ev.done : 0;
     wt->cpu_s = cpu_t1 - cpu_t0;
+    wt->daemons_s = daemons_t1 - daemons_t0;
     /* The next pass may start from this reading only if nothing ran in the guests after it:
      * an end view still reading then would be charged to that pass. */
     if (ok && last && (!viewer || ev.done <= cpu_t1)) {
         memcpy(last->cpu, wt->cpu1, sizeof(last->cpu));
-        last->t = cpu_t1;
+        last->t = daemons_t1;
         last->valid = true;
     }
     ml_host_cpu_read_procs(lab, wt->procs, &wt->host1);
@@ -1914,9 +1921,9 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
                        GString *busy_why)
 {
     struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
-    json_object_object_add(
-        o, "cpu",
-        cpu_json(pp->lab, pp, wt->cpu_s, wt->cpu0, wt->cpu1, &daemons, &daemons_above, &rss));
+    json_object_object_add(o, "cpu",
+                           cpu_json(pp->lab, pp, wt->cpu_s, wt->daemons_s, wt->cpu0, wt->cpu1,
+                                    &daemons, &daemons_above, &rss));
     json_object_object_add(o, "daemons_cpu_s", daemons);
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
