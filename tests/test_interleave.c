@@ -89,27 +89,22 @@ int main(void)
 
     /* The fixed rate's passes ride in the last rounds' visits, from round 2 at the earliest
      * (the rate is a fraction of the medians before them). */
-    unsigned rounds, from;
-    /* the seed lab's full profile: 3 rounds, the fixed pass in the third */
-    ml_sweep_plan(3, 1, &rounds, &from);
-    CHECK(rounds == 3 && from == 3);
-    /* dataplanes.yaml's: 2 and 2, the fixed passes in rounds 2 and 3 */
-    ml_sweep_plan(2, 2, &rounds, &from);
-    CHECK(rounds == 3 && from == 2);
-    /* quick: 2 rounds, the fixed pass in the second */
-    ml_sweep_plan(2, 1, &rounds, &from);
-    CHECK(rounds == 2 && from == 2);
-    /* deep: 3 and 3, rounds 2 to 4 */
-    ml_sweep_plan(3, 3, &rounds, &from);
-    CHECK(rounds == 4 && from == 2);
-    /* one full-speed round: the fixed one after it */
-    ml_sweep_plan(1, 1, &rounds, &from);
-    CHECK(rounds == 2 && from == 2);
-    /* no fixed cell; no full-speed cell */
-    ml_sweep_plan(3, 0, &rounds, &from);
-    CHECK(rounds == 3 && from == 0);
-    ml_sweep_plan(0, 2, &rounds, &from);
-    CHECK(rounds == 2 && from == 1);
+    static const struct {
+        unsigned full, fixed, rounds, from;
+    } plans[] = {
+        {3, 1, 3, 3}, /* the seed lab's full profile: 3 rounds, the fixed pass in the third */
+        {2, 2, 3, 2}, /* dataplanes.yaml's: 2 and 2, the fixed passes in rounds 2 and 3 */
+        {2, 1, 2, 2}, /* quick: 2 rounds, the fixed pass in the second */
+        {3, 3, 4, 2}, /* deep: 3 and 3, rounds 2 to 4 */
+        {1, 1, 2, 2}, /* one full-speed round: the fixed one after it */
+        {3, 0, 3, 0}, /* no fixed cell */
+        {0, 2, 2, 1}, /* no full-speed cell */
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(plans); k++) {
+        unsigned rounds = 99, from = 99;
+        ml_sweep_plan(plans[k].full, plans[k].fixed, &rounds, &from);
+        CHECK(rounds == plans[k].rounds && from == plans[k].from);
+    }
     /* The seed lab's three groups, 3 rounds serpentine: 6 switches after the first entry, where
      * a fixed-rate sweep of its own added 2 more (it starts where the rounds ended, then enters
      * the other two). */

@@ -248,9 +248,6 @@ bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES]
             g_set_error(err, ML_ERROR, ML_ERR_GUEST, "guest %s printed no cpu line from /proc/stat",
                         lab->topo->nodes[i].name);
             ok = false;
-        } else if (ok) {
-            ret[i].vcpu_s = ml_virt_vcpu_time_s(ml_lab_dom(lab, i));
-            ret[i].qemu_s = qemu_cpu_s(lab, i);
         }
         g_free(out[i]);
     }

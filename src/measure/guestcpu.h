@@ -84,8 +84,9 @@ void ml_guest_daemons_json(const struct ml_path_ops *ops, const struct ml_guest_
                            double seconds, double window_s, struct json_object *cpu,
                            struct json_object *above_idle, struct json_object *rss);
 
-/* Reads every guest of the lab at once (in parallel through the agent) and the host's view of
- * each domain. */
+/* Reads every guest of the lab at once (in parallel through the agent): its daemons' processes,
+ * and a /proc/stat line that every caller replaces by ml_guest_cpu_stat's, read inside it with
+ * the host's view of each domain (vcpu_s, qemu_s are -1 here). */
 bool ml_guest_cpu_read(struct ml_lab *lab, struct ml_guest_cpu ret[ML_MAX_NODES], GError **err);
 
 /* Reads every guest's /proc/stat through the agent's file calls, no process started, and the

@@ -893,9 +893,7 @@ void ml_sweep_plan(unsigned full, unsigned fixed, unsigned *ret_rounds, unsigned
         return;
     /* The fixed rate is the slowest path's median of the rounds before its first: one at
      * least. */
-    *ret_fixed_from = MAX(2u, full >= fixed ? full - fixed + 1 : 1u);
-    if (full == 0)
-        *ret_fixed_from = 1;
+    *ret_fixed_from = full == 0 ? 1 : MAX(2u, full >= fixed ? full - fixed + 1 : 1u);
     *ret_rounds = MAX(full, *ret_fixed_from + fixed - 1);
 }
 
@@ -949,16 +947,17 @@ static bool sweep(struct run *run, struct mpath ***groups, const size_t *sizes, 
             if (visits(run, pl, groups[g], sizes[g], r))
                 last_round[g] = r;
     for (unsigned r = 1; r <= pl->rounds; r++) {
-        if (plan_fixed(pl, r) == 1)
-            decide_fixed(run);
         unsigned f = plan_full(pl, r), x = plan_fixed(pl, r);
+        if (x == 1)
+            decide_fixed(run);
         for (size_t j = 0; j < ng; j++) {
             size_t g = v[(r - 1) * ng + j];
-            if (!visits(run, pl, groups[g], sizes[g], r))
-                continue;
+            /* visits(), with the rate decided by now */
             bool full_here = f && group_in_round(prof, groups[g], sizes[g], false, f);
             bool fixed_here =
                 x && run->fixed_bps > 0 && group_in_round(prof, groups[g], sizes[g], true, x);
+            if (!full_here && !fixed_here)
+                continue;
             if (full_here && !prepared[g]) {
                 prepared[g] = true;
                 if (!prepare_group(run, groups[g], sizes[g], false, err))
