@@ -59,15 +59,13 @@ int main(void)
     size_t one[2];
     ml_sweep_visits(1, 2, 0, one);
     CHECK(one[0] == 0 && one[1] == 0);
-    /* The seed lab's groups: direct (9 paths), relay (3), peer relay (1): the peer relay, the
-     * cheapest to enter, goes in the middle, which every round enters. */
-    size_t sizes[] = {9, 3, 1};
-    const char *names[] = {"direct", "relay", "peer-relay"};
-    ml_groups_arrange(3, sizes, names, sizeof(*names));
-    CHECK_STR(names[0], "direct");
-    CHECK_STR(names[1], "peer-relay");
-    CHECK_STR(names[2], "relay");
-    CHECK(sizes[0] == 9 && sizes[1] == 1 && sizes[2] == 3);
+    /* dataplanes.yaml's groups: direct (10 paths, nebula's and tinc's restarting: 14), relay
+     * (3, nebula's and tinc's: 5), peer relay (1, its grant: 2): the peer relay, the cheapest
+     * to enter, goes in the middle, which every round enters. */
+    size_t costs[] = {14, 5, 2};
+    size_t order[3];
+    ml_groups_arrange(3, costs, order);
+    CHECK(order[0] == 0 && order[1] == 2 && order[2] == 1);
     /* walked for three rounds: the middle entered three times, each end twice */
     size_t walk[9];
     ml_sweep_visits(3, 3, 0, walk);
@@ -75,17 +73,28 @@ int main(void)
     for (size_t i = 1; i < 9; i++)
         entered[walk[i]] += walk[i] != walk[i - 1];
     CHECK(entered[0] == 2 && entered[1] == 3 && entered[2] == 2);
-    /* four groups: the two largest at the ends, the two smallest inside */
-    size_t s4[] = {1, 5, 2, 7};
-    int g4[] = {10, 50, 20, 70};
-    ml_groups_arrange(4, s4, g4, sizeof(*g4));
-    CHECK(g4[0] == 70 && g4[3] == 50 && s4[0] == 7 && s4[3] == 5);
-    CHECK((g4[1] == 20 && g4[2] == 10) || (g4[1] == 10 && g4[2] == 20));
+    /* The seed lab's: direct (3), DERP (1), the peer relay (1, its grant given and withdrawn:
+     * 2): the peer relay at an end, DERP in the middle, whatever order they came in. */
+    size_t seedlab[] = {3, 1, 2}, seedlab2[] = {3, 2, 1};
+    ml_groups_arrange(3, seedlab, order);
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+    ml_groups_arrange(3, seedlab2, order);
+    CHECK(order[0] == 0 && order[1] == 2 && order[2] == 1);
+    /* four groups: the two costliest at the ends, the two cheapest inside */
+    size_t c4[] = {1, 5, 2, 7};
+    size_t o4[4];
+    ml_groups_arrange(4, c4, o4);
+    CHECK(o4[0] == 3 && o4[3] == 1);
+    CHECK((o4[1] == 2 && o4[2] == 0) || (o4[1] == 0 && o4[2] == 2));
+    /* equal costs: the one given first is taken first (group 0 in force stays first) */
+    size_t same[] = {1, 1, 1};
+    ml_groups_arrange(3, same, order);
+    CHECK(order[0] == 0 && order[1] == 2 && order[2] == 1);
     /* two groups keep their order */
-    size_t s2[] = {1, 9};
-    int g2[] = {1, 2};
-    ml_groups_arrange(2, s2, g2, sizeof(*g2));
-    CHECK(g2[0] == 1 && g2[1] == 2 && s2[0] == 1);
+    size_t c2[] = {1, 9};
+    size_t o2[2];
+    ml_groups_arrange(2, c2, o2);
+    CHECK(o2[0] == 0 && o2[1] == 1);
 
     /* The fixed rate's passes ride in the last rounds' visits, from round 2 at the earliest
      * (the rate is a fraction of the medians before them). */

@@ -197,6 +197,11 @@ struct ml_path_ops {
     struct in_addr (*target_of)(const struct ml_lab *lab, size_t node);
     /* After the policy changed: lets the dataplane find its path again (NULL: nothing). */
     bool (*settle)(struct ml_lab *lab, GError **err);
+    /* Its settle changes a daemon's state, which the next policy's settle changes back: a
+     * restart (nebula's, tinc's), a grant of Headscale's policy (the peer relay). Seconds more
+     * than waiting for a path: the sweep enters a group of such paths as seldom as it can
+     * (ml_groups_arrange). */
+    bool settle_changes_state;
     /* Pure: true when the recorded evidence shows this path, beyond what every
      * path shares (an answered probe and the hub's role, see ml_path_verdict).
      * ev->rt is parsed by then. Appends what it saw to sentence. */

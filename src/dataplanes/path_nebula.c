@@ -329,6 +329,7 @@ const struct ml_path_ops ml_path_nebula_direct = {
     .describe = describe_direct,
     .target = target,
     .settle = settle_direct,
+    .settle_changes_state = true,
     .verify = verify_direct,
 };
 
@@ -341,6 +342,7 @@ const struct ml_path_ops ml_path_nebula_relay = {
     .describe = describe_relay,
     .target = target,
     .settle = settle_relay,
+    .settle_changes_state = true,
     .verify = verify_relay,
 };
 
@@ -353,5 +355,6 @@ const struct ml_path_ops ml_path_nebula_auto = {
     .describe = describe_auto,
     .target = target,
     .settle = settle,
+    .settle_changes_state = true,
     .verify = verify_auto,
 };

@@ -787,6 +787,7 @@ const struct ml_path_ops ml_path_tinc_direct = {
     .describe = describe_direct,
     .target = target,
     .settle = settle_direct,
+    .settle_changes_state = true,
     .verify = verify_direct,
 };
 
@@ -799,6 +800,7 @@ const struct ml_path_ops ml_path_tinc_relay = {
     .describe = describe_relay,
     .target = target,
     .settle = settle,
+    .settle_changes_state = true,
     .verify = verify_relay,
 };
 
@@ -811,5 +813,6 @@ const struct ml_path_ops ml_path_tinc_auto = {
     .describe = describe_auto,
     .target = target,
     .settle = settle,
+    .settle_changes_state = true,
     .verify = verify_auto,
 };

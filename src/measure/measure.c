@@ -818,39 +818,34 @@ void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret)
         }
 }
 
-void ml_groups_arrange(size_t ng, size_t *sizes, void *groups, size_t group_size)
+void ml_groups_arrange(size_t ng, const size_t *costs, size_t *ret_order)
 {
-    /* Selection by size, largest first, into a scratch order; then the largest at the two ends
-     * and the rest inside, smallest in the middle. */
+    /* Selection by cost, costliest first (stable), into by[]; then the costliest two at the
+     * ends and the rest inside, the cheapest in the middle. */
     g_autofree size_t *by = g_new(size_t, MAX(ng, 1));
     for (size_t i = 0; i < ng; i++)
-        by[i] = i;
-    for (size_t i = 0; i < ng; i++)
-        for (size_t j = i + 1; j < ng; j++)
-            if (sizes[by[j]] > sizes[by[i]]) {
-                size_t t = by[i];
-                by[i] = by[j];
-                by[j] = t;
-            }
+        by[i] = ret_order[i] = i;
     if (ng < 3)
         return;
-    g_autofree size_t *at = g_new(size_t, ng);
-    /* by[0], by[1] at the ends; by[2..] from the inner edges towards the middle, so that the
-     * smallest lands in the middle */
-    at[0] = by[0];
-    at[ng - 1] = by[1];
+    for (size_t i = 0; i < ng; i++) {
+        size_t m = i;
+        for (size_t j = i + 1; j < ng; j++)
+            if (costs[by[j]] > costs[by[m]])
+                m = j;
+        /* by[m] to i, the ones between one step on: ties keep the order given */
+        size_t t = by[m];
+        memmove(by + i + 1, by + i, (m - i) * sizeof(*by));
+        by[i] = t;
+    }
+    ret_order[0] = by[0];
+    ret_order[ng - 1] = by[1];
+    /* by[2..] from the inner edges towards the middle */
     size_t lo = 1, hi = ng - 2;
     for (size_t k = 2; k < ng; k++) {
         if ((k - 2) % 2 == 0)
-            at[lo++] = by[k];
+            ret_order[lo++] = by[k];
         else
-            at[hi--] = by[k];
-    }
-    g_autofree char *copy = g_memdup2(groups, ng * group_size);
-    g_autofree size_t *sizes_copy = g_memdup2(sizes, ng * sizeof(*sizes));
-    for (size_t i = 0; i < ng; i++) {
-        memcpy((char *)groups + i * group_size, copy + at[i] * group_size, group_size);
-        sizes[i] = sizes_copy[at[i]];
+            ret_order[hi--] = by[k];
     }
 }
 
@@ -1095,7 +1090,8 @@ static bool ready_to_measure(struct ml_lab *lab, struct mpath *p, const char *no
     return true;
 }
 
-/* The paths in groups of one policy each, in the order their policies first appear. */
+/* The paths in groups of one policy each, in the order the sweeps walk them
+ * (ml_groups_arrange). */
 static size_t group_paths(struct mpath *paths, size_t n, struct mpath ***ret_groups,
                           size_t *ret_sizes)
 {
@@ -1110,7 +1106,21 @@ static size_t group_paths(struct mpath *paths, size_t n, struct mpath ***ret_gro
         }
         ret_groups[g][ret_sizes[g]++] = &paths[i];
     }
-    ml_groups_arrange(ng, ret_sizes, ret_groups, sizeof(*ret_groups));
+    size_t costs[ML_PATHS_MAX + 8], order[ML_PATHS_MAX + 8];
+    struct mpath **groups[ML_PATHS_MAX + 8];
+    size_t sizes[ML_PATHS_MAX + 8];
+    for (size_t g = 0; g < ng; g++) {
+        costs[g] = 0;
+        for (size_t i = 0; i < ret_sizes[g]; i++)
+            costs[g] += 1 + ret_groups[g][i]->ops->settle_changes_state;
+    }
+    ml_groups_arrange(ng, costs, order);
+    memcpy(groups, ret_groups, ng * sizeof(*groups));
+    memcpy(sizes, ret_sizes, ng * sizeof(*sizes));
+    for (size_t g = 0; g < ng; g++) {
+        ret_groups[g] = groups[order[g]];
+        ret_sizes[g] = sizes[order[g]];
+    }
     return ng;
 }
 

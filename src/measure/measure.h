@@ -30,13 +30,16 @@ void ml_sweep_visits(size_t ng, unsigned rounds, size_t first, size_t *ret);
  * fixed pass in round 3, 3 rounds; dataplanes.yaml's (2 and 2): rounds 2 and 3, 3 rounds. */
 void ml_sweep_plan(unsigned full, unsigned fixed, unsigned *ret_rounds, unsigned *ret_fixed_from);
 
-/* Pure: puts ng policy groups (groups, each group_size bytes, and their sizes, the paths each
- * holds) in the order the sweeps walk them: the two largest at the two ends, the others inside,
- * the smallest in the middle. The serpentine rounds (ml_sweep_visits) enter an inner group in
- * every round and an end group in every other, and a group of fewer paths has fewer daemons to
- * settle on entry (the seed lab: the peer relay's one path against the relay's three). Fewer
- * than three groups keep their order. */
-void ml_groups_arrange(size_t ng, size_t *sizes, void *groups, size_t group_size);
+/* Pure: the order the sweeps walk ng policy groups, costs[g] what entering group g costs (in
+ * settles: one per path, one more per path whose settle changes a daemon's state and back), as
+ * group indices into ret_order: the two costliest at the two ends, the others inside, the
+ * cheapest in the middle. The serpentine rounds (ml_sweep_visits) enter an inner group in every
+ * round and an end group in every other, and leave them as often: the seed lab's peer relay
+ * (Headscale's grant given on entry, withdrawn on leaving) at an end, DERP (a path to wait for)
+ * in the middle; dataplanes.yaml's relay group (nebula's and tinc's restarts) at an end, the
+ * peer relay inside. Fewer than three groups keep their order; of equal costs, the one given first
+ * is taken first. */
+void ml_groups_arrange(size_t ng, const size_t *costs, size_t *ret_order);
 
 /* One check of ops as the lab stands now (its NATs, its daemons): the probe's pings from the
  * client while the hub's NIC is counted, the dataplane's view, the verdict (*ret_ok). The check
