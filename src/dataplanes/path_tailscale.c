@@ -372,18 +372,27 @@ char *ml_tailscale_observe_cmd(const struct ml_lab *lab, size_t node)
                            ml_lab_netns_prefix(lab, node));
 }
 
-/* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. */
+/* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. Every
+ * guest at once (one after the other, the three calls took 2 s of the seed lab's first direct
+ * settle); a guest that does not answer is recorded without them. */
 static struct json_object *observe(struct ml_lab *lab)
 {
     const struct ml_topology *t = lab->topo;
     struct json_object *o = json_object_new_object();
+    long long pids[ML_MAX_NODES];
+    bool spawned[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        g_autofree char *cmd = ml_tailscale_observe_cmd(lab, i);
+        spawned[i] = ml_agent_spawn(lab->dom[i], cmd, NULL, &pids[i], NULL);
+    }
     for (size_t i = 0; i < lab->plan->n_guests; i++) {
         bool hub = i == t->hub;
-        g_autoptr(GError) e = NULL;
-        g_autofree char *cmd = ml_tailscale_observe_cmd(lab, i);
-        g_autofree char *out = ml_agent_run(lab->dom[i], cmd, NULL, 30, &e);
+        struct ml_exec ex = {0};
+        bool ran =
+            spawned[i] && ml_agent_wait(lab->dom[i], pids[i], 30, &ex, NULL) && ex.exit_code == 0;
         struct json_object *g = json_object_new_object();
-        g_auto(GStrv) lines = g_strsplit(out ? out : "", "\n", -1);
+        g_auto(GStrv) lines = g_strsplit(ran && ex.out ? ex.out : "", "\n", -1);
+        ml_exec_clear(&ex);
         guint nl = g_strv_length(lines);
         if (nl > 0 && *g_strstrip(lines[0]))
             json_object_object_add(g, hub ? "headscale_rss_kib" : "tailscaled_rss_kib",
@@ -400,7 +409,7 @@ static struct json_object *observe(struct ml_lab *lab)
     return o;
 }
 
-static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err);
+static bool relay_grant(struct ml_lab *lab, bool grant, GError **err);
 
 /* The hub's tailscaled, joined after the clients (so they keep the addresses a lab without it
  * gives them) and serving as a peer relay on ML_PORT_PEER_RELAY; then Headscale's policy in the
@@ -453,12 +462,13 @@ static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const 
                 "grants the clients tailscale.com/cap/relay to it while a path that may use "
                 "it is measured",
                 name, checked, ML_PORT_PEER_RELAY, ml_now() - t0);
-    return relay_grant(lab, false, NULL, err);
+    return relay_grant(lab, false, err);
 }
 
 /* Whether the clients may use the hub's peer relay: Headscale's policy with or without the
- * grant of tailscale.com/cap/relay, and each client's candidate relays (`tailscale debug
- * peer-relay-servers`) showing the hub, or not, before the path's pings. A client with a
+ * grant of tailscale.com/cap/relay (relay_grant_send: *ret_changed when it was not in force),
+ * and each client's candidate relays (`tailscale debug peer-relay-servers`) showing the hub, or
+ * not (relay_grant_wait), before the path's passes. A client with a
  * candidate relay discovers a relay path whenever its direct address is no longer trusted
  * (idle 6.5 s) and 30 s passed since the last discovery (tailscale wgengine/magicsock
  * endpoint.go:905-940 wantUDPRelayPathDiscoveryLocked, magicsock.go:4032-4044 at v1.102.5), so
@@ -470,15 +480,16 @@ static bool join_hub_relay(struct ml_lab *lab, struct json_object *state, const 
  * policy's group, beside tailscale-direct and settled after it, and its view knows direct and
  * DERP (verify_auto). Nothing is done in a lab whose hub is no relay, nor where the policy last
  * in force already says what is wanted (one call on the hub compares it). */
-static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
+/* Headscale's policy with or without the grant, by the addresses the clients and the hub were
+ * given; NULL in a lab whose hub is no relay (join_hub_relay gave it none). */
+static char *relay_policy(struct ml_lab *lab, bool grant)
 {
     const struct ml_topology *t = lab->topo;
     struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
     struct json_object *relay = NULL, *addrs = NULL;
-    /* The hub has an address only where it joined as the relay (join_hub_relay). */
     if (!json_object_object_get_ex(state, "addresses", &addrs) ||
         !json_object_object_get_ex(addrs, t->nodes[t->hub].name, &relay))
-        return true;
+        return NULL;
     const char *relay_ip = json_object_get_string(relay);
     const char *from[ML_MAX_NODES];
     size_t n = 0;
@@ -487,21 +498,42 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
         if (i != t->hub && json_object_object_get_ex(addrs, t->nodes[i].name, &a))
             from[n++] = json_object_get_string(a);
     }
-    g_autofree char *policy = ml_headscale_policy_relay(relay_ip, from, n, grant);
+    return ml_headscale_policy_relay(relay_ip, from, n, grant);
+}
+
+/* On the hub, the policy on stdin: compared with the policy last seen in force (.applied,
+ * written once the clients agreed), not with the file, so that a reload or a wait that failed is
+ * done again at the next call; where it differs, written and Headscale reloaded, and "changed"
+ * printed. */
+static const char relay_send_cmd[] =
+    "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH ".new; "
+    "if cmp -s " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH ".applied; "
+    "then rm -f " ML_HEADSCALE_POLICY_PATH ".new; else rm -f " ML_HEADSCALE_POLICY_PATH
+    ".applied; mv " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH "; "
+    "systemctl kill --signal=SIGHUP meshlab-headscale.service; echo changed; fi";
+
+static bool relay_grant_send(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
+{
+    g_autofree char *policy = relay_policy(lab, grant);
     g_autofree char *changed = NULL;
-    double t0 = ml_now();
-    /* Compared with the policy last seen in force (.applied, written once the clients agreed),
-     * not with the file: a reload or a wait that failed is done again at the next call. */
-    if (!run_on(lab, t->hub,
-                "set -e; umask 022; cat > " ML_HEADSCALE_POLICY_PATH ".new; "
-                "if cmp -s " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH ".applied; "
-                "then rm -f " ML_HEADSCALE_POLICY_PATH ".new; else rm -f " ML_HEADSCALE_POLICY_PATH
-                ".applied; mv " ML_HEADSCALE_POLICY_PATH ".new " ML_HEADSCALE_POLICY_PATH "; "
-                "systemctl kill --signal=SIGHUP meshlab-headscale.service; echo changed; fi",
-                policy, 30, &changed, err))
-        return false;
-    if (!strstr(changed, "changed"))
+    *ret_changed = false;
+    if (!policy)
         return true;
+    if (!run_on(lab, lab->topo->hub, relay_send_cmd, policy, 30, &changed, err))
+        return false;
+    *ret_changed = strstr(changed, "changed") != NULL;
+    return true;
+}
+
+/* After relay_grant_send changed the policy: until every client's candidate relays say what it
+ * wants (60 s at most), then the policy is kept as the one in force. */
+static bool relay_grant_wait(struct ml_lab *lab, bool grant, double since, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
+    struct json_object *addrs = json_object_object_get(state, "addresses");
+    const char *relay_ip =
+        json_object_get_string(json_object_object_get(addrs, t->nodes[t->hub].name));
     /* relay_ip is a checked dotted quad (join_hub_relay): nothing in it for the shell. Until the
      * CLI answers and its list says what is wanted: a CLI that fails is no answer either way.
      * The list is a JSON array of the candidate relays' addresses, sorted, each quoted
@@ -509,39 +541,56 @@ static bool relay_grant(struct ml_lab *lab, bool grant, bool *ret_changed, GErro
      * cmd/tailscale/cli/debug.go:1433-1445, at v1.102.5). */
     g_autofree char *wait =
         grant ? g_strdup_printf("timeout 60 sh -c 'until tailscale debug peer-relay-servers | "
-                                "grep -q \"\\\"%s\\\"\"; do sleep 0.5; done'",
+                                "grep -q \"\\\"%s\\\"\"; do sleep 0.2; done'",
                                 relay_ip)
               : g_strdup_printf("timeout 60 sh -c 'until o=$(tailscale debug peer-relay-servers) "
-                                "&& ! printf %%s \"$o\" | grep -q \"\\\"%s\\\"\"; do sleep 0.5; "
+                                "&& ! printf %%s \"$o\" | grep -q \"\\\"%s\\\"\"; do sleep 0.2; "
                                 "done'",
                                 relay_ip);
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        if (i == t->hub)
-            continue;
-        struct ml_exec ex = {0};
-        if (!ml_agent_exec(lab->dom[i], wait, NULL, 90, &ex, err))
-            return false;
-        int rc = ex.exit_code;
-        ml_exec_clear(&ex);
-        if (rc != 0) {
-            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
-                        "%s: Headscale's policy %s the peer relay %s, and 60 s later "
-                        "`tailscale debug peer-relay-servers` still %s it; see headscale's log "
-                        "on %s (journalctl -u meshlab-headscale)",
-                        t->nodes[i].name, grant ? "grants" : "no longer grants", relay_ip,
-                        grant ? "lacks" : "lists", t->nodes[t->hub].name);
-            return false;
-        }
+    /* Every client at once: each list is its own, from the same netmap push. */
+    bool which[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    for (size_t i = 0; i < lab->plan->n_guests; i++) {
+        which[i] = i != t->hub;
+        cmds[i] = wait;
     }
-    ml_progress("tailscale", "the clients %s the hub's peer relay %.1f s after the policy %s it",
-                grant ? "may use" : "no longer know", ml_now() - t0,
-                grant ? "granted" : "withdrew");
-    if (ret_changed)
-        *ret_changed = true;
-    return run_on(lab, t->hub,
-                  "cp " ML_HEADSCALE_POLICY_PATH " " ML_HEADSCALE_POLICY_PATH ".applied", NULL, 30,
-                  NULL, err) &&
-           ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
+    if (!ml_lab_run_parallel(lab, which, cmds, NULL, 90, NULL,
+                             "waiting for `tailscale debug peer-relay-servers` to show it", err)) {
+        g_prefix_error(err,
+                       "Headscale's policy %s the peer relay %s, and the clients did not agree "
+                       "within 60 s (see headscale's log on %s: journalctl -u "
+                       "meshlab-headscale): ",
+                       grant ? "grants" : "no longer grants", relay_ip, t->nodes[t->hub].name);
+        return false;
+    }
+    ml_progress(
+        "tailscale", "the clients %s the hub's peer relay (seen %.1f s after the policy %s it)",
+        grant ? "may use" : "no longer know", ml_now() - since, grant ? "granted" : "withdrew");
+    /* Kept as the policy in force, and Headscale still running, in one call; where it is not,
+     * ml_daemon_alive says why from its journal. */
+    struct ml_exec ex = {0};
+    if (!ml_agent_exec(lab->dom[t->hub],
+                       "cp " ML_HEADSCALE_POLICY_PATH " " ML_HEADSCALE_POLICY_PATH ".applied && "
+                       "echo kept; systemctl is-active --quiet meshlab-headscale",
+                       NULL, 30, &ex, err))
+        return false;
+    bool kept = ex.out && strstr(ex.out, "kept"), alive = ex.exit_code == 0;
+    ml_exec_clear(&ex);
+    if (!alive)
+        return ml_daemon_alive(lab, t->hub, &headscale_daemon, err);
+    if (!kept)
+        g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                    "%s: Headscale's policy could not be kept as the one in force (%s.applied)",
+                    t->nodes[t->hub].name, ML_HEADSCALE_POLICY_PATH);
+    return kept;
+}
+
+static bool relay_grant(struct ml_lab *lab, bool grant, GError **err)
+{
+    bool changed = false;
+    double t0 = ml_now();
+    return relay_grant_send(lab, grant, &changed, err) &&
+           (!changed || relay_grant_wait(lab, grant, t0, err));
 }
 
 static bool setup(struct ml_lab *lab, struct json_object *state, GError **err)
@@ -737,81 +786,48 @@ static bool verify_peer_relay(const struct ml_topology *t, const struct ml_evide
            hub_relay(t, peer.peer_relay);
 }
 
-/* The client's tailscale ping, once a second, until a pong comes the way wanted or timeout_s
- * passed (*ret_reached false). */
-static bool ping_between(struct ml_lab *lab, size_t from, size_t to, enum ml_ts_path want,
-                         unsigned timeout_s, bool *ret_reached, GError **err)
+/* A guest's tailscale pings to node `to`, twice a second, until a pong comes the way wanted or
+ * timeout_s passed: a command that always succeeds and prints "reached" in the first case,
+ * followed by what `then` prints (NULL: nothing). The
+ * CLI sleeps a second after a pong that is not direct before it exits, even with -c 1
+ * (cmd/tailscale/cli/ping.go:178-181 at v1.102.5), so each ping's first line is read from a
+ * FIFO and the CLI stopped then: 0.5 to 0.7 s a ping by the peer relay on the seed lab's
+ * client, against 1.3 s. */
+static char *ping_command(const struct ml_lab *lab, size_t to, enum ml_ts_path want,
+                          unsigned timeout_s, const char *then)
 {
-    /* Bounded inside the guest too, so no ping outlives this step into a measurement. */
-    g_autofree char *cmd = g_strdup_printf(
-        "timeout %u sh -c 'until tailscale ping -c 1 --timeout=2s %s 2>&1 | grep -q \"%s\"; "
-        "do sleep 1; done'",
-        timeout_s, ts_ip(lab, to),
-        want == ML_TS_DIRECT ? "pong from .* via [0-9]"
-        : want == ML_TS_DERP ? "via DERP("
-                             : "via peer-relay(");
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[from], cmd, NULL, timeout_s + 30.0, &ex, err))
-        return false;
-    *ret_reached = ex.exit_code == 0;
-    ml_exec_clear(&ex);
-    return true;
-}
-
-static bool ping_until(struct ml_lab *lab, enum ml_ts_path want, unsigned timeout_s,
-                       bool *ret_reached, GError **err)
-{
-    const struct ml_topology *t = lab->topo;
-    return ping_between(lab, t->measure.client, t->measure.server, want, timeout_s, ret_reached,
-                        err);
-}
-
-/* The server discovers its relay path too, once the grant is new: the path's settle pings from
- * the client only, and a side that never discovered does so the first time its relay path's
- * trust lapses, mid-pass (endpoint.go:905-940, lastUDPRelayPathDiscovery zero). One reverse pass
- * after a new grant ended with its relay path silent for 5 s. */
-static void server_discovers(struct ml_lab *lab)
-{
-    const struct ml_topology *t = lab->topo;
-    size_t server = t->measure.server;
-    g_autoptr(GError) e = NULL;
-    bool reached = false;
-    double t0 = ml_now();
-    bool ran = ping_between(lab, server, t->measure.client, ML_TS_PEER_RELAY, 30, &reached, &e);
-    ml_progress("tailscale", "%s's pings to %s %s (%.1f s)", t->nodes[server].name,
-                t->nodes[t->measure.client].name,
-                !ran      ? "did not run; the client's settle decides"
-                : reached ? "went by the peer relay"
-                          : "found no peer relay path in 30 s; the client's settle decides",
-                ml_now() - t0);
-}
-
-/* What the seed recorded beside the numbers, once: the results show it with the first
- * measured path of the dataplane. */
-static void observe_once(struct ml_lab *lab)
-{
-    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
-    if (!json_object_object_get_ex(state, "observed", NULL))
-        json_object_object_add(state, "observed", observe(lab));
+    const char *pat = want == ML_TS_DIRECT ? "\"pong from \"*\" via \"[0-9]*"
+                      : want == ML_TS_DERP ? "*\"via DERP(\"*"
+                                           : "*\"via peer-relay(\"*";
+    /* Bounded inside the guest too, so no ping outlives this step into a measurement; the
+     * FIFO's folder is removed on every way out. */
+    return g_strdup_printf(
+        "timeout %u sh -c 'd=$(mktemp -d); trap \"rm -rf $d\" EXIT; trap \"exit 1\" INT TERM; "
+        "mkfifo $d/p; until tailscale ping -c 1 --timeout=2s %s >$d/p 2>&1 & read -r l <$d/p; "
+        "kill $! 2>/dev/null; case \"$l\" in %s) true;; *) false;; esac; do sleep 0.5; done' "
+        "&& { echo reached; %s; } || true",
+        timeout_s, ts_ip(lab, to), pat, then ? then : "true");
 }
 
 /* The client's counters over a probe through tailscale0 (PROBE_PINGS pings of PROBE_BYTES to the
- * server): what tailscaled sent by each path meanwhile, in *ret. */
+ * server): what tailscaled sent by each path meanwhile. probe_command prints them, probe_parse
+ * reads them into *ret. */
 #define PROBE_PINGS 10
 #define PROBE_BYTES 1000
 #define PROBE_MARK "--- meshlab probe ---"
 
-static bool probe_paths(struct ml_lab *lab, struct ml_ts_path_bytes *ret, GError **err)
+static char *probe_command(const struct ml_lab *lab)
 {
     const struct ml_topology *t = lab->topo;
-    size_t client = t->measure.client;
-    g_autofree char *cmd = g_strdup_printf(
-        "tailscale metrics print; echo '" PROBE_MARK "'; %sping -q -n -c %d -i 0.1 -s %d -W 1 %s "
-        ">/dev/null 2>&1; echo '" PROBE_MARK "'; tailscale metrics print",
-        ml_lab_netns_prefix(lab, client), PROBE_PINGS, PROBE_BYTES, ts_ip(lab, t->measure.server));
-    g_autofree char *out = ml_agent_run(lab->dom[client], cmd, NULL, 60, err);
-    if (!out)
-        return false;
+    return g_strdup_printf("tailscale metrics print; echo '" PROBE_MARK
+                           "'; %sping -q -n -c %d -i 0.02 -s %d -W 1 %s "
+                           ">/dev/null 2>&1; echo '" PROBE_MARK "'; tailscale metrics print",
+                           ml_lab_netns_prefix(lab, t->measure.client), PROBE_PINGS, PROBE_BYTES,
+                           ts_ip(lab, t->measure.server));
+}
+
+static bool probe_parse(const char *out, struct ml_ts_path_bytes *ret, GError **err)
+{
     g_auto(GStrv) parts = g_strsplit(out, PROBE_MARK "\n", 3);
     struct ml_ts_path_bytes before, after;
     if (g_strv_length(parts) != 3 || !ml_tailscale_metrics_parse(parts[0], &before, err) ||
@@ -825,6 +841,71 @@ static bool probe_paths(struct ml_lab *lab, struct ml_ts_path_bytes *ret, GError
         ret->in[k] = after.in[k] - before.in[k];
     }
     return true;
+}
+
+static bool probe_paths(struct ml_lab *lab, struct ml_ts_path_bytes *ret, GError **err)
+{
+    g_autofree char *cmd = probe_command(lab);
+    g_autofree char *out = ml_agent_run(lab->dom[lab->topo->measure.client], cmd, NULL, 60, err);
+    return out && probe_parse(out, ret, err);
+}
+
+/* Both ends' pings at once, each to the other, until their pongs come the way wanted: the
+ * client's for up to 90 s (*ret_reached: it got there), the server's for up to 30 s
+ * (*ret_server). Each end looks for its own path: a side that never pinged a new peer relay
+ * discovers it the first time its path's trust lapses, mid-pass (endpoint.go:905-940,
+ * lastUDPRelayPathDiscovery zero; one reverse pass after a new grant ended with its relay path
+ * silent for 5 s), and the data back to the client goes the server's way (probe_took). The
+ * server's pings, once after the client's, took 1.6 and 1.7 s of the seed lab's peer relay
+ * entries; beside them, none. The client's call probes the path (probe_command) once its pongs
+ * came: *ret_probed where that probe's counters were read into *ret_probe. */
+static bool ping_ends(struct ml_lab *lab, enum ml_ts_path want, bool *ret_reached, bool *ret_server,
+                      struct ml_ts_path_bytes *ret_probe, bool *ret_probed, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t client = t->measure.client, server = t->measure.server;
+    bool which[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    char *out[ML_MAX_NODES] = {0};
+    g_autofree char *probe = probe_command(lab);
+    g_autofree char *to_server = ping_command(lab, server, want, 90, probe);
+    g_autofree char *to_client = ping_command(lab, client, want, 30, NULL);
+    which[client] = which[server] = true;
+    cmds[client] = to_server;
+    cmds[server] = to_client;
+    bool ok = ml_lab_run_parallel(lab, which, cmds, NULL, 150, out, "tailscale ping", err);
+    const char *reached = ok && out[client] ? strstr(out[client], "reached\n") : NULL;
+    *ret_reached = reached != NULL;
+    *ret_server = ok && out[server] && strstr(out[server], "reached");
+    /* The client's first probe, right after its pings, in the same call; a probe that printed
+     * no counters is run again by itself. */
+    *ret_probed = reached && probe_parse(reached + strlen("reached\n"), ret_probe, NULL);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(out[i]);
+    return ok;
+}
+
+/* The client's pings alone (ping_command), for up to timeout_s. */
+static bool ping_until(struct ml_lab *lab, enum ml_ts_path want, unsigned timeout_s,
+                       bool *ret_reached, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    g_autofree char *cmd = ping_command(lab, t->measure.server, want, timeout_s, NULL);
+    g_autofree char *out =
+        ml_agent_run(lab->dom[t->measure.client], cmd, NULL, timeout_s + 30.0, err);
+    if (!out)
+        return false;
+    *ret_reached = strstr(out, "reached") != NULL;
+    return true;
+}
+
+/* What the seed recorded beside the numbers, once: the results show it with the first
+ * measured path of the dataplane. */
+static void observe_once(struct ml_lab *lab)
+{
+    struct json_object *state = ml_dataplane_state(lab, &ml_dataplane_tailscale);
+    if (!json_object_object_get_ex(state, "observed", NULL))
+        json_object_object_add(state, "observed", observe(lab));
 }
 
 /* Whether one direction of a probe went by path: nearly all of it (a stray packet of the switch
@@ -867,6 +948,34 @@ static bool forget_paths(struct ml_lab *lab, GError **err)
     return ml_lab_run_parallel(lab, which, cmds, NULL, 30, NULL, "tailscale debug rebind", err);
 }
 
+/* forget_paths on the ends and relay_grant_send on the hub in one call, where the hub is neither
+ * end: the rebind takes 0.3 s of a client under TCG, Headscale's push of a changed policy 1.3 s
+ * and more (the seed lab's), so the ends have forgotten their paths before it arrives, as
+ * forget_paths wants. */
+static bool forget_and_send(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
+{
+    const struct ml_topology *t = lab->topo;
+    size_t client = t->measure.client, server = t->measure.server, hub = t->hub;
+    g_autofree char *policy = relay_policy(lab, grant);
+    *ret_changed = false;
+    if (!policy || hub == client || hub == server)
+        return forget_paths(lab, err) && relay_grant_send(lab, grant, ret_changed, err);
+    bool which[ML_MAX_NODES] = {0};
+    const char *cmds[ML_MAX_NODES] = {0};
+    const char *inputs[ML_MAX_NODES] = {0};
+    char *out[ML_MAX_NODES] = {0};
+    which[client] = which[server] = which[hub] = true;
+    cmds[client] = cmds[server] = "tailscale debug rebind";
+    cmds[hub] = relay_send_cmd;
+    inputs[hub] = policy;
+    bool ok = ml_lab_run_parallel(lab, which, cmds, inputs, 30, out,
+                                  "tailscale debug rebind, and Headscale's policy", err);
+    *ret_changed = ok && out[hub] && strstr(out[hub], "changed");
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(out[i]);
+    return ok;
+}
+
 /* After a policy change tailscale finds its new path by itself. Its ping answering the new way
  * is not enough: the data may go on by the old path for seconds after a disco pong (a direct
  * pass after a relay one measured DERP for 3 s). So the switch is done when, over a probe, the
@@ -877,25 +986,38 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
     double t0 = ml_now();
     bool want_direct = path == ML_TS_DIRECT;
     const char *way = want_direct ? "direct" : path == ML_TS_DERP ? "DERP" : "peer relay";
-    bool reached = false;
-    bool granted = false;
-    if (!forget_paths(lab, err) || !relay_grant(lab, path == ML_TS_PEER_RELAY, &granted, err))
+    const char *cname = lab->topo->nodes[lab->topo->measure.client].name;
+    const char *sname = lab->topo->nodes[lab->topo->measure.server].name;
+    bool reached = false, server = false;
+    bool changed = false;
+    /* The grant is sent, not waited for: the pings wait for the peer relay to answer anyway,
+     * and the relay policy drops the hub's relay port (ml_nft_policy), so no path but DERP
+     * forms while a withdrawn grant is on its way, nor a relay path while a direct one answers.
+     * Waited for before the seed lab's peer relay entries, it took 1.3 to 2.7 s, and as long
+     * again for the withdrawal, of settles of 3.6 to 8.0 s; it is seen to have arrived after
+     * the probe, before any pass. */
+    double t_grant = ml_now();
+    if (!forget_and_send(lab, path == ML_TS_PEER_RELAY, &changed, err))
         return false;
-    if (granted && path == ML_TS_PEER_RELAY)
-        server_discovers(lab);
-    if (!ping_until(lab, path, 90, &reached, err))
+    double t_ping = ml_now();
+    struct ml_ts_path_bytes b = {0};
+    bool probed = false;
+    if (!ping_ends(lab, path, &reached, &server, &b, &probed, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "still not on the %s path after 90 s; the check decides", way);
-    struct ml_ts_path_bytes b = {0};
+    else
+        ml_progress("tailscale",
+                    "%s's pongs came by the %s path and its probe ran in %.1f s, %s's pongs %s",
+                    cname, way, ml_now() - t_ping, sname,
+                    server ? "too" : "not within 30 s (the probe decides)");
     double deadline = ml_now() + 60;
-    bool took = false;
+    bool took = probed && probe_took(&b, path);
     while (reached && !took && ml_now() < deadline) {
+        g_usleep(G_USEC_PER_SEC / 2);
         if (!probe_paths(lab, &b, err))
             return false;
         took = probe_took(&b, path);
-        if (!took)
-            g_usleep(G_USEC_PER_SEC / 2);
     }
     if (reached)
         ml_progress("tailscale",
@@ -913,6 +1035,8 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
                     PROBE_PINGS * PROBE_BYTES, b.out[ML_TS_DIRECT], b.out[ML_TS_DERP],
                     b.out[ML_TS_PEER_RELAY], b.in[ML_TS_DIRECT], b.in[ML_TS_DERP],
                     b.in[ML_TS_PEER_RELAY]);
+    if (changed && !relay_grant_wait(lab, path == ML_TS_PEER_RELAY, t_grant, err))
+        return false;
     if (want_direct)
         observe_once(lab);
     return true;
@@ -927,7 +1051,7 @@ static bool settle_on(struct ml_lab *lab, enum ml_ts_path path, GError **err)
 static bool settle_auto(struct ml_lab *lab, GError **err)
 {
     bool reached = false;
-    if (!relay_grant(lab, false, NULL, err) || !ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
+    if (!relay_grant(lab, false, err) || !ping_until(lab, ML_TS_DIRECT, 30, &reached, err))
         return false;
     if (!reached)
         ml_progress("tailscale", "tailscale-auto: no direct path within 30 s; it is measured on "
@@ -1389,6 +1513,7 @@ const struct ml_path_ops ml_path_tailscale_peer_relay = {
     .describe = describe_peer_relay,
     .target = target,
     .settle = settle_peer_relay,
+    .settle_changes_state = true,
     .verify = verify_peer_relay,
     .tunnel_counts = counts_peer_relay,
     .not_exported = "the export does not yet configure a peer relay (the hub's tailscaled with "
