@@ -352,8 +352,23 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # ticks can miscount (those read 0), nor any daemon.
     costs = {k: v for i in ("idle", "idle_fixed") for k, v in ((p.get(i) or {}).get("cpu_read_cost_s") or {}).items()}
     say(costs and all(v < 0.1 for v in costs.values()), "%s: one CPU reading costs each guest under 0.1 s: %s" % (name, costs))
+    # A baseline of 2 s (the quick profile) may catch a burst of the guest's other daemons that
+    # the pass does not: CI at e2c8bd8 read the hub at 0.104 s/s before wireguard-direct's
+    # fixed-rate pass, where the direct group's other baselines in the same visit read 0.013 to
+    # 0.034, and the pass 0.013 (-0.35 s above idle). That shortfall is the baseline's, and
+    # results.json keeps it (ml_guest_cpu_above_idle); it is excused here only where the pass's
+    # baseline read more than twice the median of its policy group's for the same guest.
+    def base_rate(q, fixed, g):
+        b = (q.get("idle_fixed") if fixed else q.get("idle")) or {}
+        return (b.get("cpu_busy_s_per_s") or {}).get(g)
+    def burst(x, g):
+        fixed = x["rate"] == "fixed"
+        mine = base_rate(p, fixed, g)
+        mates = sorted(v for q in r["paths"] if q.get("policy") == p.get("policy")
+                       for v in [base_rate(q, fixed, g)] if v is not None)
+        return mine is not None and len(mates) >= 3 and mine > 2 * mates[len(mates) // 2]
     below = [(x["seq"], g, c["busy_above_idle_s"]) for x in p["passes"] for g, c in x["cpu"].items()
-             if c["busy_above_idle_s"] is not None and c["busy_above_idle_s"] < 0]
+             if c["busy_above_idle_s"] is not None and c["busy_above_idle_s"] < 0 and not burst(x, g)]
     below += [(x["seq"], g, d, v) for x in p["passes"] for g, ds in (x.get("daemons_cpu_above_idle_s") or {}).items()
               for d, v in ds.items() if v is not None and v < 0]
     say(not below, "%s: no guest and no daemon below its idle beyond its ticks' noise: %s" % (name, below))
