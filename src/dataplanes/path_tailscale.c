@@ -373,8 +373,8 @@ char *ml_tailscale_observe_cmd(const struct ml_lab *lab, size_t node)
 }
 
 /* What the seed recorded beside the numbers: idle RSS, memory, the tun link, addresses. Every
- * guest at once (one after the other, the three calls took 2 s of the seed lab's first direct
- * settle); a guest that does not answer is recorded without them. */
+ * guest at once, since it runs inside the first direct settle, whose seconds count as the policy
+ * switch's; a guest that does not answer is recorded without them. */
 static struct json_object *observe(struct ml_lab *lab)
 {
     const struct ml_topology *t = lab->topo;
