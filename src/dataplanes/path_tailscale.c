@@ -936,16 +936,33 @@ static bool probe_took(const struct ml_ts_path_bytes *b, enum ml_ts_path path)
  * relay 10.7, 5.1, 8.4 and 10.2 s after its grant. Before the grant changes, never after: a
  * client out of DERP finds the relay path as soon as its grant arrives, and a rebind then threw
  * that path away while the discovery that found it kept the next one 30 s off
- * (discoverUDPRelayPathsInterval, endpoint.go:921): the server's pings took 30.2 s. */
-static bool forget_paths(struct ml_lab *lab, GError **err)
+ * (discoverUDPRelayPathsInterval, endpoint.go:921): the server's pings took 30.2 s. With
+ * hub_cmd (its standard input hub_input, its output in *ret_hub_out) the hub runs it in the same
+ * call, where the hub is neither end. */
+static bool forget_paths(struct ml_lab *lab, const char *hub_cmd, const char *hub_input,
+                         char **ret_hub_out, GError **err)
 {
     const struct ml_topology *t = lab->topo;
     bool which[ML_MAX_NODES] = {0};
     const char *cmds[ML_MAX_NODES] = {0};
+    const char *inputs[ML_MAX_NODES] = {0};
+    char *out[ML_MAX_NODES] = {0};
     which[t->measure.client] = which[t->measure.server] = true;
     for (size_t i = 0; i < lab->plan->n_guests; i++)
         cmds[i] = "tailscale debug rebind";
-    return ml_lab_run_parallel(lab, which, cmds, NULL, 30, NULL, "tailscale debug rebind", err);
+    if (hub_cmd) {
+        which[t->hub] = true;
+        cmds[t->hub] = hub_cmd;
+        inputs[t->hub] = hub_input;
+    }
+    bool ok = ml_lab_run_parallel(
+        lab, which, cmds, inputs, 30, ret_hub_out ? out : NULL,
+        hub_cmd ? "tailscale debug rebind, and Headscale's policy" : "tailscale debug rebind", err);
+    if (ret_hub_out)
+        *ret_hub_out = g_steal_pointer(&out[t->hub]);
+    for (size_t i = 0; i < ML_MAX_NODES; i++)
+        g_free(out[i]);
+    return ok;
 }
 
 /* forget_paths on the ends and relay_grant_send on the hub in one call, where the hub is neither
@@ -955,24 +972,15 @@ static bool forget_paths(struct ml_lab *lab, GError **err)
 static bool forget_and_send(struct ml_lab *lab, bool grant, bool *ret_changed, GError **err)
 {
     const struct ml_topology *t = lab->topo;
-    size_t client = t->measure.client, server = t->measure.server, hub = t->hub;
+    size_t hub = t->hub;
     g_autofree char *policy = relay_policy(lab, grant);
     *ret_changed = false;
-    if (!policy || hub == client || hub == server)
-        return forget_paths(lab, err) && relay_grant_send(lab, grant, ret_changed, err);
-    bool which[ML_MAX_NODES] = {0};
-    const char *cmds[ML_MAX_NODES] = {0};
-    const char *inputs[ML_MAX_NODES] = {0};
-    char *out[ML_MAX_NODES] = {0};
-    which[client] = which[server] = which[hub] = true;
-    cmds[client] = cmds[server] = "tailscale debug rebind";
-    cmds[hub] = relay_send_cmd;
-    inputs[hub] = policy;
-    bool ok = ml_lab_run_parallel(lab, which, cmds, inputs, 30, out,
-                                  "tailscale debug rebind, and Headscale's policy", err);
-    *ret_changed = ok && out[hub] && strstr(out[hub], "changed");
-    for (size_t i = 0; i < ML_MAX_NODES; i++)
-        g_free(out[i]);
+    if (!policy || hub == t->measure.client || hub == t->measure.server)
+        return forget_paths(lab, NULL, NULL, NULL, err) &&
+               relay_grant_send(lab, grant, ret_changed, err);
+    g_autofree char *out = NULL;
+    bool ok = forget_paths(lab, relay_send_cmd, policy, &out, err);
+    *ret_changed = ok && out && strstr(out, "changed");
     return ok;
 }
 
