@@ -31,7 +31,8 @@ echo "e2e: run directory $out"
 start=$(date +%s)
 # The host made busy during one pass: two busy loops (the host's two cores) for 6 s from the
 # start of wireguard-hub's first forward-1 pass. Every pass must still pass its checks (the
-# judgement is the path's physics, not the host's speed), and that pass must be flagged busy.
+# judgement is the path's physics, not the host's speed), and that pass must be flagged busy
+# and run again at once.
 (
     for _ in $(seq 1 2400); do
         grep -q 'wireguard-hub: pass 1 of forward-1 (round' "$out/run.log" 2>/dev/null && break
@@ -263,12 +264,16 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
         "%s: the dataplane's view read at the start, through and at the end of every pass" % name)
     # A pass that lost its path (its own views or counters said so) is run again once, in its
     # round, after the path settled again: it counts as good only where the pass in its place is.
+    # One that passed on a busy host is run again too, "repeated", in no figure.
     by_seq = {x["seq"]: x for x in p["passes"]}
     redone = [x for x in p["passes"] if "run_again_as" in x]
-    say(all(x["status"] == "failed" and x.get("path_lost") is True and x["run_again_as"] in by_seq
+    say(all(((x["status"] == "failed" and x.get("path_lost") is True)
+             or (x["host"]["busy"] and x["status"] in ("repeated", "failed"))) and x["run_again_as"] in by_seq
             and by_seq[x["run_again_as"]]["cell"] == x["cell"] and by_seq[x["run_again_as"]]["round"] == x["round"]
+            and by_seq[x["run_again_as"]]["index"] == x["index"]
             and "run_again_as" not in by_seq[x["run_again_as"]] for x in redone),
-        "%s: each pass run again lost its path and names its replacement, of its cell and round (%d)" % (name, len(redone)))
+        "%s: each pass run again lost its path or ran on a busy host, and names its replacement, of its cell and round (%s)"
+        % (name, [(x["seq"], x["status"], x["host"]["busy"], x["run_again_as"]) for x in redone]))
     bad = [x for x in p["passes"] if x["status"] != "ok" and "run_again_as" not in x]
     say(not bad, "%s: every pass inside its band (%s)" % (name, [(x["cell"], x["failed_seconds"], x["reason"]) for x in bad]))
     # Issue 37: the seed's direct path under 0.01 in every pass, not only over the path: a
@@ -459,13 +464,23 @@ for name in ("plain", "wireguard-hub"):
     say(pooled.get("n") == n and pooled.get("passes") == len(ok) and ci.get("low") is not None
         and ci["low"] <= pooled["p50_ms"] <= ci["high"] and "every ping of a cell pooled" in md,
         "%s forward-1: its %d pings pooled, p50 %s in %s to %s" % (name, n, pooled.get("p50_ms"), ci.get("low"), ci.get("high")))
-# The pass the e2e's busy loops loaded: flagged busy, naming its seconds, and still ok.
+# The pass the e2e's busy loops loaded: flagged busy, naming its seconds, passed, and run again
+# at once (issue 38 item 4): "repeated", in no figure, its repeat of the same cell, index and
+# round in the figures in its place.
 wg = paths.get("wireguard-hub")
-loaded = [x for x in (wg or {}).get("passes", []) if x["cell"] == "forward-1" and x["index"] == 1]
-say(len(loaded) == 1 and loaded[0]["status"] == "ok" and loaded[0]["host"]["busy"]
-    and len(loaded[0]["host"]["busy_seconds"]) >= 2,
-    "wireguard-hub's pass under the e2e's busy loops passed and was flagged busy: %s" %
-    [(x["status"], x["host"]["busy_seconds"], x["host"]["other_cpu_percent"]) for x in loaded])
+loaded = [x for x in (wg or {}).get("passes", []) if x["cell"] == "forward-1" and x["index"] == 1
+          and x["round"] == min(y["round"] for y in wg["passes"] if y["cell"] == "forward-1")][:1]
+wg_seq = {x["seq"]: x for x in (wg or {}).get("passes", [])}
+rep = wg_seq.get(loaded[0].get("run_again_as")) if loaded else None
+say(len(loaded) == 1 and loaded[0]["status"] == "repeated" and loaded[0]["host"]["busy"]
+    and len(loaded[0]["host"]["busy_seconds"]) >= 2 and rep is not None and rep["status"] == "ok"
+    and rep["seq"] == loaded[0]["seq"] + 1 and (rep["cell"], rep["index"], rep["round"]) == ("forward-1", 1, loaded[0]["round"])
+    and wg["cells"]["forward-1"].get("passes_repeated") == sum(1 for x in wg["passes"] if x["cell"] == "forward-1" and x["status"] == "repeated"),
+    "wireguard-hub's pass under the e2e's busy loops passed, was flagged busy and run again at once: %s; its repeat %s" %
+    ([(x["seq"], x["status"], x["host"]["busy_seconds"], x["host"]["other_cpu_percent"], x.get("run_again_as")) for x in loaded],
+     rep and (rep["seq"], rep["status"], rep["host"]["busy"])))
+say(not loaded or "run again at once as seq %d, in no figure" % loaded[0].get("run_again_as", 0) in md,
+    "the report's busy notice says the loaded pass was run again")
 # The lab's own QEMU is the lab's, not another program: a quiet host flags few passes (a
 # reading that lost QEMU's CPU flagged every pass of a probe lab at 80-93 % "other").
 allp = [x for p in r["paths"] for x in p["passes"]]
@@ -659,8 +674,9 @@ def say(ok, what):
     print(("ok " if ok else "bad") + " " + what)
 # A pass whose own view saw the detour lost its path and was run again (measure.c
 # settle_again): the three passes of the round are those run first, each replacement beside.
-again = {x["run_again_as"]: x for x in p["passes"] if "run_again_as" in x}
-ps = [x for x in p["passes"] if x["cell"] == "forward-1" and x["seq"] not in again]
+# A pass "repeated" for a busy host is in no figure, its repeat (same index) in its place.
+again = {x["run_again_as"]: x for x in p["passes"] if "run_again_as" in x and x.get("path_lost")}
+ps = [x for x in p["passes"] if x["cell"] == "forward-1" and x["seq"] not in again and x["status"] != "repeated"]
 redo = [x for x in p["passes"] if x["seq"] in again]
 say(all(again[x["seq"]]["path_lost"] and again[x["seq"]]["index"] in (2, 3) and x["cell"] == "forward-1"
         and x["index"] == again[x["seq"]]["index"] for x in redo),

@@ -781,6 +781,21 @@ static void test_busy_seconds(void)
         g_autofree char *one = render(r);
         CHECK(one && strstr(one, "> **WARNING: the host was busy** during 1 of ") &&
               strstr(one, "; fewer than two unflagged passes of its cell to judge it by\n"));
+        CHECK(one && strstr(one, "**The host was busy: the figures of this run are not "
+                                 "comparable.**") != NULL);
+        /* Run again at once (measure.c repeat_busy): "repeated", in no figure, so nothing busy
+         * is left to condemn the run, whatever its figures were: a note that says so, no
+         * warning here or under Variance, and the pass's row names its repeat. */
+        json_object_object_add(first, "status", json_object_new_string("repeated"));
+        json_object_object_add(first, "run_again_as", json_object_new_int(99));
+        g_autofree char *again = render(r);
+        CHECK(again && strstr(again, "> **Note: the host was busy** during 1 of ") &&
+              strstr(again, "That pass was run again at once, and the repeat is in the figures "
+                            "in its place.") &&
+              !strstr(again, "WARNING: the host was busy") &&
+              !strstr(again, "**The host was busy: the figures of this run are not comparable"));
+        CHECK(again && strstr(again, "3 forks); run again at once as seq 99, in no figure\n"));
+        CHECK(again && strstr(again, "| repeated: passed on a busy host, run again as seq 99 |"));
     }
     json_object_put(r);
 }

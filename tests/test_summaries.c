@@ -267,6 +267,38 @@ static void test_warning_run_again(void)
     json_object_put(p);
 }
 
+/* Issue 38 item 4: a pass that passed on a busy host and was run again (measure.c repeat_busy)
+ * is "repeated": in no figure and in neither count, its repeat in its place; a repeat that was
+ * busy too stays in the figures, and the warnings tell the two apart. */
+static void test_busy_pass_repeated(void)
+{
+    struct json_object *p = path("wireguard-hub", "carries");
+    struct json_object *ps = json_object_object_get(p, "passes");
+    struct json_object *first = json_object_array_get_idx(ps, 0);
+    json_object_object_add(first, "status", json_object_new_string("repeated"));
+    json_object_object_add(first, "bits_per_second", json_object_new_double(100e6));
+    json_object_object_add(first, "run_again_as", json_object_new_int(6));
+    json_object_object_add(json_object_object_get(first, "host"), "busy",
+                           json_object_new_boolean(true));
+    struct json_object *again = pass("forward-1", "full", "ok", 320e6, 160e6, 2.26, 3.2, 21, 0);
+    json_object_object_add(json_object_object_get(again, "host"), "busy",
+                           json_object_new_boolean(true));
+    json_object_array_add(ps, again);
+    ml_metrics_summarise(ml_metrics, ml_metrics_count, "wireguard-hub", p);
+    CHECK(at(p, "cells.forward-1.passes_ok") == 3 && at(p, "cells.forward-1.passes_failed") == 1 &&
+          at(p, "cells.forward-1.passes_repeated") == 1);
+    CHECK(isnan(at(p, "cells.forward-1-fixed.passes_repeated"))); /* absent where none */
+    /* 330, 315 and the repeat's 320, never the busy pass's 100 */
+    CHECK(at(p, "cells.forward-1.median_bits_per_second") == 320e6);
+    const char *w = json_object_to_json_string(json_object_object_get(p, "warnings"));
+    CHECK(strstr(w, "1 pass(es) ran while the host was busy with something else and was run "
+                    "again: the repeat is in the figures in its place") != NULL);
+    CHECK(strstr(w, "1 pass(es) in the figures ran while the host was busy with something else, "
+                    "each already a repeat") != NULL);
+    CHECK(strstr(w, "lost the path") == NULL); /* a busy repeat is no lost path */
+    json_object_put(p);
+}
+
 /* Loss under load: pooled over a cell's passes that passed, a p99 that is a lower bound marks
  * its cell's median, a warning above 1 %; a fixed-rate pass short of its offered rate is counted
  * and named. */
@@ -455,6 +487,7 @@ int main(void)
     test_daemons_above_idle();
     test_warnings();
     test_warning_run_again();
+    test_busy_pass_repeated();
     test_loss_and_rate();
     test_expected();
     test_withheld();

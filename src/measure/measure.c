@@ -655,6 +655,29 @@ static bool pass_lost_path(struct json_object *pass)
            json_object_get_boolean(json_object_object_get(pass, "path_lost"));
 }
 
+/* A pass through which other programs took the host's CPU (its host.busy: ml_host_busy). */
+static bool pass_host_busy(struct json_object *pass)
+{
+    return json_object_get_boolean(
+        json_object_object_get(json_object_object_get(pass, "host"), "busy"));
+}
+
+/* A pass of p whose host was busy is run once more, at once, in the same visit of its policy: a
+ * pass that passed becomes "repeated", out of every figure, the pass run in its place
+ * (run_again_as) in them; one that failed stays failed. The repeat is kept whatever its host
+ * did: a second busy pass is judged by its figures against its cell's other passes (the
+ * report's notice), not run a third time. */
+static void repeat_busy(struct mpath *p, struct json_object *pass, const struct ml_cell *cell,
+                        unsigned r)
+{
+    if (!g_strcmp0(json_object_get_string(json_object_object_get(pass, "status")), "ok"))
+        json_object_object_add(pass, "status", json_object_new_string("repeated"));
+    const char *flag = json_object_get_string(
+        json_object_object_get(json_object_object_get(pass, "host"), "busy_flag"));
+    ml_progress("measure", "%s: pass %u of %s ran on a busy host (%s); running it once more",
+                p->ops->name, r, cell->name, flag ? flag : "steal time");
+}
+
 /* After a pass of p that lost its path: the guests' journals of the last two minutes kept
  * beside the run (the daemons' own words on why), the path settled again under the policy in
  * force, and said. The lost pass stays in the results, failed, out of every figure, naming the
@@ -738,14 +761,19 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
                     break;
                 }
                 record_pass(run, p, pass, &spec);
-                if (attempt > 0 || !pass_lost_path(pass))
+                bool lost = pass_lost_path(pass), busy = pass_host_busy(pass);
+                if (attempt > 0 || (!lost && !busy))
                     break;
                 spec.seq = ++run->seq;
                 json_object_object_add(pass, "run_again_as", json_object_new_int((int)spec.seq));
-                if (!settle_again(run, p, cell, r, err))
-                    return false;
-                if (!p->active)
-                    break;
+                if (lost) {
+                    if (!settle_again(run, p, cell, r, err))
+                        return false;
+                    if (!p->active)
+                        break;
+                } else {
+                    repeat_busy(p, pass, cell, r);
+                }
             }
         }
     }

@@ -283,7 +283,7 @@ struct json_object *ml_summary_cells(struct json_object *path, const struct ml_m
     for (guint i = 0; i < names->len; i++) {
         const char *name = g_ptr_array_index(names, i);
         struct json_object *c = json_object_new_object();
-        int ok = 0, failed = 0;
+        int ok = 0, failed = 0, repeated = 0;
         for (size_t k = 0; k < n_pass; k++) {
             struct json_object *p = json_object_array_get_idx(passes, k);
             if (g_strcmp0(ml_j_str(p, "cell"), name))
@@ -296,10 +296,15 @@ struct json_object *ml_summary_cells(struct json_object *path, const struct ml_m
                 json_object_object_add(c, "rate",
                                        json_object_get(json_object_object_get(p, "rate")));
             }
-            pass_ok(p) ? ok++ : failed++;
+            if (!g_strcmp0(ml_j_str(p, "status"), "repeated"))
+                repeated++;
+            else
+                pass_ok(p) ? ok++ : failed++;
         }
         json_object_object_add(c, "passes_ok", json_object_new_int(ok));
         json_object_object_add(c, "passes_failed", json_object_new_int(failed));
+        if (repeated)
+            json_object_object_add(c, "passes_repeated", json_object_new_int(repeated));
         json_object_object_add(o, name, c);
     }
     return o;
@@ -572,7 +577,7 @@ static unsigned cell_passes_run_again(struct json_object *path, const char *name
     unsigned again = 0;
     for (size_t k = 0; k < n; k++) {
         struct json_object *p = json_object_array_get_idx(passes, k);
-        again += !g_strcmp0(ml_j_str(p, "cell"), name) &&
+        again += !g_strcmp0(ml_j_str(p, "cell"), name) && ml_j_bool(p, "path_lost") &&
                  json_object_object_get_ex(p, "run_again_as", NULL);
     }
     return again;
@@ -630,14 +635,31 @@ struct json_object *ml_summary_warnings(struct json_object *path, const struct m
     }
     struct json_object *passes = NULL;
     size_t n_pass = passes_of(path, &passes);
-    unsigned busy = 0;
-    for (size_t i = 0; i < n_pass; i++)
-        busy += json_object_get_boolean(json_object_object_get(
-            json_object_object_get(json_object_array_get_idx(passes, i), "host"), "busy"));
+    /* A busy pass that was run again is in no figure; a repeat that was busy too is kept and
+     * judged by its cell's other passes in the report's notice. */
+    unsigned busy = 0, repeated = 0;
+    for (size_t i = 0; i < n_pass; i++) {
+        struct json_object *p = json_object_array_get_idx(passes, i);
+        if (!ml_j_bool(ml_j_obj(p, "host"), "busy"))
+            continue;
+        if (json_object_object_get_ex(p, "run_again_as", NULL))
+            repeated++;
+        else
+            busy += pass_ok(p);
+    }
+    if (repeated) {
+        g_autofree char *w = g_strdup_printf(
+            "%u pass(es) ran while the host was busy with something else and %s run again: "
+            "the repeat%s in the figures in %s place",
+            repeated, repeated == 1 ? "was" : "were", repeated == 1 ? " is" : "s are",
+            repeated == 1 ? "its" : "their");
+        json_object_array_add(a, json_object_new_string(w));
+    }
     if (busy) {
-        g_autofree char *w = g_strdup_printf("%u pass(es) ran while the host was busy with "
-                                             "something else: not comparable",
-                                             busy);
+        g_autofree char *w = g_strdup_printf(
+            "%u pass(es) in the figures ran while the host was busy with something else, each "
+            "already a repeat: judged by their cell's other passes in the report's notice",
+            busy);
         json_object_array_add(a, json_object_new_string(w));
     }
     return a;

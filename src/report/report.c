@@ -428,6 +428,13 @@ static void put_pass_status(GString *s, struct json_object *p, const struct ml_c
         g_string_append(s, at->status);
         return;
     }
+    double again = 0;
+    if (!g_strcmp0(ml_j_str(at->row, "status"), "repeated")) {
+        g_string_append(s, "repeated: passed on a busy host");
+        if (ml_j_num(at->row, "run_again_as", &again))
+            g_string_append_printf(s, ", run again as seq %.0f", again);
+        return;
+    }
     if (g_strcmp0(ml_j_str(at->row, "status"), "failed") != 0) {
         g_string_append(s, "ok");
         return;
@@ -438,9 +445,14 @@ static void put_pass_status(GString *s, struct json_object *p, const struct ml_c
         g_string_append(s, i ? ", " : ", seconds ");
         g_string_append(s, json_object_get_string(json_object_array_get_idx(secs, i)));
     }
-    double again = 0;
+    /* a lost path is run again first (results before path_lost was recorded: only it) */
     if (ml_j_num(at->row, "run_again_as", &again))
-        g_string_append_printf(s, "; it lost its path and was run again as seq %.0f", again);
+        g_string_append_printf(s,
+                               ml_j_bool(at->row, "path_lost") ||
+                                       !ml_j_bool(ml_j_obj(at->row, "host"), "busy")
+                                   ? "; it lost its path and was run again as seq %.0f"
+                                   : "; its host was busy and it was run again as seq %.0f",
+                               again);
     g_string_append(s, ": ");
     ml_notes_put(&at->c->notes, s, ml_j_str_or(at->row, "reason", "no reason recorded"));
 }

@@ -50,20 +50,6 @@ static void put_path_cell(GString *s, struct json_object *cell, const struct ml_
 
 /* ---- the busy host ---- */
 
-static size_t busy_passes(struct ml_render *c, size_t *ret_total)
-{
-    size_t busy = 0, total = 0;
-    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
-        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
-        for (size_t j = 0; j < ml_j_len(passes); j++) {
-            total++;
-            busy += ml_j_bool(ml_j_obj(json_object_array_get_idx(passes, j), "host"), "busy");
-        }
-    }
-    *ret_total = total;
-    return busy;
-}
-
 /* Whether a busy pass's figures (throughput, hub bytes per payload byte) lie within the range of
  * its cell's passes that passed and were not busy: 1 within, 0 outside, -1 fewer than two such
  * passes to judge it by (one pass is no range: CI's quick run at b9ba3cb called every busy pass
@@ -97,6 +83,44 @@ static int within_replicates(struct json_object *path, struct json_object *pass)
     return verdict;
 }
 
+/* The passes of a run on a busy host: all, busy, busy and in the figures (status ok), those of
+ * them within their replicates' range (within_replicates), and the busy ones run again. */
+struct busy_count {
+    size_t total, busy, in_figures, within, repeated;
+};
+
+static struct busy_count busy_passes(struct ml_render *c)
+{
+    struct busy_count n = {0};
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
+        for (size_t j = 0; j < ml_j_len(passes); j++) {
+            struct json_object *p = json_object_array_get_idx(passes, j);
+            n.total++;
+            if (!ml_j_bool(ml_j_obj(p, "host"), "busy"))
+                continue;
+            n.busy++;
+            if (ml_j_get(p, "run_again_as"))
+                n.repeated++;
+            else if (!g_strcmp0(ml_j_str(p, "status"), "ok")) {
+                n.in_figures++;
+                n.within += within_replicates(path_at(c, i), p) == 1;
+            }
+        }
+    }
+    return n;
+}
+
+/* Whether a figure of the run came from a busy pass whose figures left its replicates' range or
+ * had none to be judged by: only then are the run's figures not comparable. */
+static bool busy_condemns(struct ml_render *c)
+{
+    if (!ml_j_bool(c->r, "host_busy"))
+        return false;
+    struct busy_count n = busy_passes(c);
+    return n.in_figures > n.within;
+}
+
 /* A run whose host was busy: a WARNING where a busy pass's figure left its replicates' range or
  * had none to be judged by; a note where each lies within it. Either lists the passes whose
  * seconds were named, with the other programs of their worst second where those were read. */
@@ -104,26 +128,32 @@ void ml_section_busy_notice(struct ml_render *c)
 {
     if (!ml_j_bool(c->r, "host_busy"))
         return;
-    size_t total, busy = busy_passes(c, &total);
-    size_t judged_within = 0;
-    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
-        struct json_object *passes = ml_j_array(path_at(c, i), "passes");
-        for (size_t j = 0; j < ml_j_len(passes); j++) {
-            struct json_object *p = json_object_array_get_idx(passes, j);
-            if (ml_j_bool(ml_j_obj(p, "host"), "busy") && within_replicates(path_at(c, i), p) == 1)
-                judged_within++;
-        }
-    }
-    if (busy > 0 && judged_within == busy)
+    struct busy_count n = busy_passes(c);
+    if (!busy_condemns(c)) {
         g_string_append_printf(c->s,
                                "> **Note: the host was busy** during %zu of %zu passes (other "
                                "programs' CPU or steal time; see\n"
-                               "> Variance and the host). Each of those passes' throughput and "
-                               "hub bytes per payload byte lies\n"
-                               "> within the range of its cell's passes that were not busy: "
-                               "the figures stand beside them.\n",
-                               busy, total);
-    else
+                               "> Variance and the host).",
+                               n.busy, n.total);
+        if (n.repeated)
+            g_string_append_printf(c->s,
+                                   " %s run again at once, and the repeat%s in the figures in "
+                                   "%s place.",
+                                   n.repeated == 1 ? "That pass was" : "Those passes were",
+                                   n.repeated == 1 ? " is" : "s are",
+                                   n.repeated == 1 ? "its" : "their");
+        if (n.within)
+            g_string_append(c->s, n.repeated ? " Each busy pass in the figures has its throughput "
+                                               "and hub bytes per payload byte\n> within the "
+                                               "range of its cell's passes that were not busy: the "
+                                               "figures stand beside them.\n"
+                                             : " Each of those passes' throughput and hub bytes "
+                                               "per payload byte lies\n> within the range of its "
+                                               "cell's passes that were not busy: the figures "
+                                               "stand beside them.\n");
+        else
+            g_string_append(c->s, "\n");
+    } else
         g_string_append_printf(
             c->s,
             "> **WARNING: the host was busy** during %zu of %zu passes (other "
@@ -131,7 +161,7 @@ void ml_section_busy_notice(struct ml_render *c)
             "> Variance and the host). The figures of this run are not "
             "comparable with other runs, and\n"
             "> differences between its paths may be the host's, not the paths'.\n",
-            busy, total);
+            n.busy, n.total);
     /* The seconds each busy pass names (results.json host.busy_flag), where it names them. */
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         struct json_object *passes = ml_j_array(path_at(c, i), "passes");
@@ -148,6 +178,16 @@ void ml_section_busy_notice(struct ml_render *c)
             ml_put_text(c->s, ml_j_str_or(p, "cell", "?"));
             g_string_append(c->s, "): ");
             ml_put_text(c->s, flag);
+            double again = 0;
+            if (ml_j_num(p, "run_again_as", &again)) {
+                g_string_append_printf(c->s, "; run again at once as seq %.0f, in no figure\n",
+                                       again);
+                continue;
+            }
+            if (g_strcmp0(ml_j_str(p, "status"), "ok")) {
+                g_string_append(c->s, "; failed, in no figure\n");
+                continue;
+            }
             int w = within_replicates(path_at(c, i), p);
             g_string_append(c->s, w == 1 ? "; its figures within the range of its cell's unflagged "
                                            "passes\n"
@@ -948,7 +988,7 @@ void ml_section_variance(struct ml_render *c)
 {
     GString *s = c->s;
     g_string_append(s, "## Variance and the host\n\n");
-    if (ml_j_bool(c->r, "host_busy"))
+    if (busy_condemns(c))
         g_string_append(s,
                         "**The host was busy: the figures of this run are not comparable.**\n\n");
     g_string_append(s, "Coefficient of variation (standard deviation / mean) over the passes "
