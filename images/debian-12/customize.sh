@@ -82,18 +82,29 @@ ln -sf /lib/systemd/system/qemu-guest-agent.service \
 
 # This run's seed comes from the host, through the guest agent, into NoCloud's seed
 # directory. cloud-init's one stage (init-local, see below) runs late, once the rest of
-# the boot is done, and holds: it imports cloud-init (seconds of emulated CPU), then waits
-# on a FIFO until the host has written the seed and says go. meshlab can save a guest
-# while it holds and restore it into a later run (the warm start): then only cloud-init's
-# own work is left. Before saying go the host sets the clock and reseeds the kernel's RNG;
-# after it, Python's random module is reseeded from the kernel. The FIFO costs no CPU.
+# the boot is done, and holds: it imports cloud-init (seconds of emulated CPU), says so in
+# /run/meshlab/held, then waits on a FIFO until the host has written the seed and its release
+# line. meshlab can save a guest while it holds and restore it into a later run (the warm
+# start): then only cloud-init's own work is left. The host starts no process to do it (under
+# TCG each costs the guest a tenth of a second and more: the host's `test -p` every 250 ms
+# took the cloud-init imports' CPU): it reads /run/meshlab/held, writes the seed and the
+# firewall as files, and the line into the FIFO, all through the agent's file calls. The line
+# is "go NS HEX": the host's clock in ns since the epoch and 64 bytes of its randomness. Before
+# anything else runs, this script sets the clock from it, writes the bytes to /dev/urandom and
+# has the CRNG take a new key (RNDRESEEDCRNG: restored twins must not draw the same numbers;
+# Debian's cloud kernel has no vmgenid), loads the firewall (before the network comes up), and
+# reseeds Python's random. What fails is said in /run/meshlab/hold-error, which the ready file
+# carries. The FIFO costs no CPU.
 mkdir -p "$root/usr/local/lib/meshlab"
 cat > "$root/usr/local/lib/meshlab/cloud-init-local" <<'HOLD'
 #!/usr/bin/python3
 """cloud-init init --local, imported ahead and held until meshlab writes this run's seed."""
+import fcntl
 import os
 import random
+import subprocess
 import sys
+import time
 
 from cloudinit.cmd import main
 import cloudinit.config.schema  # noqa: F401  imported now, used after the hold
@@ -106,16 +117,57 @@ try:
 except ImportError:
     pass
 
-FIFO = "/run/meshlab/release"
-os.makedirs("/run/meshlab", exist_ok=True)
+RUN = "/run/meshlab"
+FIFO = RUN + "/release"
+HELD = RUN + "/held"
+ERROR = RUN + "/hold-error"
+FIREWALL = RUN + "/firewall.nft"
+RNDRESEEDCRNG = 0x5207  # _IO('R', 0x07), <linux/random.h>
+
+
+def fail(why):
+    with open(ERROR, "w") as f:
+        f.write(why + "\n")
+    sys.exit(1)
+
+
+os.makedirs(RUN, exist_ok=True)
 os.makedirs("/var/lib/cloud/seed/nocloud", exist_ok=True)
-try:
-    os.unlink(FIFO)
-except FileNotFoundError:
-    pass
+for stale in (FIFO, HELD):
+    try:
+        os.unlink(stale)
+    except FileNotFoundError:
+        pass
 os.mkfifo(FIFO, 0o600)
+with open(HELD, "w") as f:
+    f.write("held\n")
 with open(FIFO) as f:
-    f.readline()
+    line = f.readline()
+os.unlink(HELD)
+words = line.split()
+if len(words) != 3 or words[0] != "go" or not words[1].isdigit() or len(words[2]) != 128:
+    fail("the hold's release line is not 'go NS HEX' (%d words)" % len(words))
+try:
+    seed = bytes.fromhex(words[2])
+except ValueError:
+    fail("the hold's release line has no 64 bytes in hex")
+try:
+    time.clock_settime_ns(time.CLOCK_REALTIME, int(words[1]))
+    fd = os.open("/dev/urandom", os.O_WRONLY)
+    try:
+        if os.write(fd, seed) != len(seed):
+            fail("a short write of the host's randomness to /dev/urandom")
+        fcntl.ioctl(fd, RNDRESEEDCRNG)
+    finally:
+        os.close(fd)
+except OSError as e:
+    fail("setting the clock or reseeding the RNG: %s" % e)
+seed = words = line = None
+if os.path.exists(FIREWALL):
+    r = subprocess.run(["nft", "-f", FIREWALL], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("loading the firewall (nft -f %s): %s" % (FIREWALL, r.stderr.strip()))
+    os.unlink(FIREWALL)  # loaded; the agent wrote it writable by all
 random.seed()
 sys.argv = ["/usr/bin/cloud-init", "init", "--local"]
 sys.exit(main.main())
@@ -126,7 +178,9 @@ cat > "$root/usr/local/lib/meshlab/ready" <<'READY'
 # run's /etc/meshlab/guest when cloud-init configured the guest, else why not.
 out=/run/meshlab/ready
 mkdir -p /run/meshlab
-if ! systemctl is-active -q cloud-init-local.service; then
+if [ -s /run/meshlab/hold-error ]; then
+    echo "error=$(head -c 2000 /run/meshlab/hold-error | tr '\n' ' ')" > $out.tmp
+elif ! systemctl is-active -q cloud-init-local.service; then
     echo "error=cloud-init-local.service is $(systemctl is-active cloud-init-local.service)" > $out.tmp
 elif [ ! -f /etc/meshlab/guest ]; then
     echo "error=cloud-init ran but wrote no /etc/meshlab/guest" > $out.tmp

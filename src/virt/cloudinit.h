@@ -33,10 +33,14 @@ char *ml_seed_multipart(const char *first, const char *lab_part);
 bool ml_seed_write_iso(const struct ml_seed *seed, const char *path, GError **err);
 
 /* Where an image that takes its seed from the host (ml_image.seed_by_agent) looks for it:
- * NoCloud's seed directory. Its hold (images/debian-12/customize.sh) keeps cloud-init
- * waiting on the FIFO ML_SEED_GUEST_RELEASE until the host says go. */
+ * NoCloud's seed directory. Its hold (images/debian-12/customize.sh) writes
+ * ML_SEED_GUEST_HELD once cloud-init is imported, then keeps it waiting on the FIFO
+ * ML_SEED_GUEST_RELEASE until the host writes its release line (ml_warm_release_line); it
+ * loads ML_SEED_GUEST_FIREWALL, where the host wrote one, before cloud-init runs. */
 #define ML_SEED_GUEST_DIR "/var/lib/cloud/seed/nocloud"
+#define ML_SEED_GUEST_HELD "/run/meshlab/held"
 #define ML_SEED_GUEST_RELEASE "/run/meshlab/release"
+#define ML_SEED_GUEST_FIREWALL "/run/meshlab/firewall.nft"
 #define ML_SEED_GUEST_READY "/run/meshlab/ready"
 
 /* Writes the seed into the guest's seed directory through the guest agent, its meta-data

@@ -773,18 +773,18 @@ bool ml_lab_boot_timeout(double *ret, GError **err)
     return true;
 }
 
-/* The hold is reached once its FIFO exists; then the seed goes in and the hold is
- * released. False with no error while the hold is not reached yet. */
+/* The hold is reached once it says so (ML_SEED_GUEST_HELD); then the firewall and the seed go
+ * in and the hold is released with the host's clock and randomness (ml_warm_release_line), all
+ * through the agent's file calls: no process starts in the guest, where under TCG each costs a
+ * tenth of a second and more of its one vCPU (a `test -p` every 250 ms took the CPU cloud-init's
+ * imports wanted). False with no error while the hold is not reached yet. */
 static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **err)
 {
     *released = false;
-    struct ml_exec ex = {0};
-    if (!ml_agent_exec(lab->dom[i], "test -p " ML_SEED_GUEST_RELEASE, NULL, 10, &ex, err))
-        return false;
-    bool held = ex.exit_code == 0;
-    ml_exec_clear(&ex);
+    g_autoptr(GError) not_yet = NULL;
+    g_autofree char *held = ml_agent_file_get(lab->dom[i], ML_SEED_GUEST_HELD, 64, &not_yet);
     if (!held)
-        return true;
+        return true; /* no file yet, or an agent not answering: the boot's timeout judges */
     const char *node = lab->plan->guests[i].node->name;
     if (!lab->warm[i] && lab->warm_key[i]) {
         g_autofree char *overlay =
@@ -795,27 +795,32 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
         ml_progress("boot", "guest %s: saved for the next warm start in %.1f s", node,
                     lab->save_s[i]);
     }
-    /* A guest that goes on from a saved image (restored, or just saved) must not draw
-     * the numbers its twins drew: the host's randomness goes in before any key is made. */
-    if (!ml_warm_reseed(lab->dom[i], err))
+    if (!ml_warm_agent_back(lab->dom[i], err))
         return false;
-    /* The firewall goes in before cloud-init raises the network: no moment without it. */
-    if (lab->firewall) {
-        g_autofree char *out = ml_agent_run(lab->dom[i], "nft -f -", lab->firewall, 60, err);
-        if (!out) {
-            g_prefix_error(err, "loading the firewall on %s: ", node);
-            return false;
-        }
+    /* The firewall goes in before cloud-init raises the network: the hold loads it. */
+    if (lab->firewall && !ml_agent_file_write(lab->dom[i], ML_SEED_GUEST_FIREWALL, lab->firewall,
+                                              strlen(lab->firewall), err)) {
+        g_prefix_error(err, "writing the firewall on %s: ", node);
+        return false;
     }
     struct ml_seed seed = {0};
     bool ok = render_seed(lab, i, &seed, err) && ml_seed_push(lab->dom[i], &seed, err);
     ml_seed_clear(&seed);
-    g_autofree char *go =
-        ok ? ml_agent_run(lab->dom[i], "echo go > " ML_SEED_GUEST_RELEASE, NULL, 10, err) : NULL;
-    if (ok && !go)
+    if (!ok)
+        return false;
+    /* A guest that goes on from a saved image (restored, or just saved) must not draw the
+     * numbers its twins drew: the host's randomness goes in with the release, before any key
+     * is made. */
+    char line[ML_WARM_RELEASE_LINE_MAX];
+    ok = ml_warm_release_line(line, err) &&
+         ml_agent_file_write(lab->dom[i], ML_SEED_GUEST_RELEASE, line, strlen(line), err);
+    explicit_bzero(line, sizeof(line));
+    if (!ok) {
         g_prefix_error(err, "cannot release cloud-init's hold on %s: ", node);
-    *released = go != NULL;
-    return *released;
+        return false;
+    }
+    *released = true;
+    return true;
 }
 
 /* Ready once cloud-init has configured the guest for this run: the image's ready file

@@ -15,15 +15,6 @@
 #include "virt/agent.h"
 #include "virt/virt.h"
 
-/* RNDRESEEDCRNG, _IO('R', 0x07) in <linux/random.h>: the CRNG takes a new key from the
- * input pool, which then holds the host's bytes. */
-#define RESEED_CMD                                                                                 \
-    "perl -e 'open(my $f, \">\", \"/dev/urandom\") or die \"open: $!\\n\"; "                       \
-    "my $l = <STDIN>; chomp $l; my $d = pack(\"H*\", $l); "                                        \
-    "length($d) == 64 or die \"short input\n\"; "                                                  \
-    "syswrite($f, $d) == 64 or die \"write: $!\\n\"; "                                             \
-    "ioctl($f, 0x5207, 0) or die \"RNDRESEEDCRNG: $!\\n\"'"
-
 bool ml_warm_enabled(void)
 {
     const char *v = g_getenv("MESHLAB_WARM");
@@ -132,49 +123,44 @@ bool ml_warm_restore(virConnectPtr conn, const char *lab, const char *node, cons
     return true;
 }
 
-bool ml_warm_reseed(virDomainPtr dom, GError **err)
+bool ml_warm_agent_back(virDomainPtr dom, GError **err)
 {
-    /* virDomainSetTime waits on the agent with libvirt's default timeout, which is for ever:
-     * a guest that stalls would hang this thread and the boot that joins it. */
+    /* libvirt's agent calls wait for ever by default: a guest that stalls would hang this
+     * thread and the boot that joins it. */
     if (!ml_agent_bound(dom, err))
         return false;
-    /* A guest just restored answers its agent again only after a moment. */
     double until = ml_now() + 60;
-    while (!ml_agent_ping(dom, 2) && ml_now() < until) {
+    while (!ml_agent_ping(dom, 2)) {
         if (ml_check_interrupted(err))
             return false;
+        if (ml_now() >= until) {
+            g_set_error(err, ML_ERROR, ML_ERR_GUEST,
+                        "the guest agent of '%s' did not answer within 60 s of its restore",
+                        virDomainGetName(dom));
+            return false;
+        }
         g_usleep(200 * 1000);
     }
-    struct timespec now;
-    int rc = -1;
-    for (int tries = 0; tries < 5 && rc < 0; tries++) {
-        if (ml_check_interrupted(err))
-            return false;
-        if (tries)
-            g_usleep(500 * 1000);
-        clock_gettime(CLOCK_REALTIME, &now);
-        rc = virDomainSetTime(dom, (long long)now.tv_sec, (unsigned int)now.tv_nsec, 0);
-    }
-    if (rc < 0) {
-        ml_virt_error(err, "cannot set the clock of '%s' through its agent", virDomainGetName(dom));
-        return false;
-    }
+    return true;
+}
+
+bool ml_warm_release_line(char line[ML_WARM_RELEASE_LINE_MAX], GError **err)
+{
     unsigned char seed[64];
     if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
         g_set_error(err, ML_ERROR, ML_ERR_HOST, "cannot read the host's randomness: %s",
                     g_strerror(errno));
         return false;
     }
-    char hex[2 * sizeof(seed) + 2];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int n = snprintf(line, ML_WARM_RELEASE_LINE_MAX, "go %lld%09ld ", (long long)now.tv_sec,
+                     (long)now.tv_nsec);
     for (size_t i = 0; i < sizeof(seed); i++)
-        snprintf(hex + 2 * i, 3, "%02x", seed[i]);
-    strcat(hex, "\n");
+        n += snprintf(line + n, ML_WARM_RELEASE_LINE_MAX - (size_t)n, "%02x", seed[i]);
+    snprintf(line + n, ML_WARM_RELEASE_LINE_MAX - (size_t)n, "\n");
     explicit_bzero(seed, sizeof(seed));
-    g_autofree char *out = ml_agent_run(dom, RESEED_CMD, hex, 30, err);
-    explicit_bzero(hex, sizeof(hex));
-    if (!out)
-        g_prefix_error(err, "cannot reseed the RNG: ");
-    return out != NULL;
+    return true;
 }
 
 static long long file_size(const char *path)

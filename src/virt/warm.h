@@ -5,7 +5,7 @@
  * (state), the overlay as it was at the save (overlay.qcow2), and the key of everything
  * that must not have changed (key). Restored twins would draw the same random numbers:
  * every guest that continues from a saved image gets the host's fresh randomness and
- * clock (ml_warm_reseed) before its seed goes in. */
+ * clock (ml_warm_release_line) with its release, before cloud-init runs. */
 #pragma once
 
 #include <glib.h>
@@ -43,10 +43,18 @@ bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const c
 bool ml_warm_restore(virConnectPtr conn, const char *lab, const char *node, const char *xml,
                      GError **err);
 
-/* The guest's clock set from the host's, and its kernel RNG reseeded with 64 bytes of the
- * host's randomness (written to /dev/urandom, then RNDRESEEDCRNG): Debian's cloud kernel
- * has no vmgenid, so nothing else tells a restored guest that it is a copy. */
-bool ml_warm_reseed(virDomainPtr dom, GError **err);
+/* Waits, up to 60 s, for a guest's agent to answer: one just restored (or saved and restored)
+ * answers again only after a moment. */
+bool ml_warm_agent_back(virDomainPtr dom, GError **err);
+
+/* The line that releases cloud-init's hold (images/debian-12/customize.sh), written into its
+ * FIFO: "go NS HEX\n", the host's clock in ns since the epoch and 64 bytes of the host's
+ * randomness in hex. The hold sets the guest's clock from it and writes the bytes to
+ * /dev/urandom before RNDRESEEDCRNG, before anything else runs: Debian's cloud kernel has no
+ * vmgenid, so nothing else tells a restored guest that it is a copy. The caller clears it
+ * (explicit_bzero) once written. */
+#define ML_WARM_RELEASE_LINE_MAX 160
+bool ml_warm_release_line(char line[ML_WARM_RELEASE_LINE_MAX], GError **err);
 
 /* The saved guests in the cache (of one lab, or all when lab is NULL), one line each:
  * "LAB/NODE SIZE key KEY". */
