@@ -867,6 +867,26 @@ static void test_judge(void)
     /* outside the band with every view on the path: failed, the path not lost (not run again) */
     CHECK(!v.path_lost);
     ml_pass_verdict_clear(&v);
+    /* A path that leaves the hub quiet whose hub carried the payload for two seconds: the
+     * path is lost whatever the views said (CI at f7d1fda: tailscale-direct on DERP between
+     * two views that did not see it), and the pass is run again. */
+    for (size_t i = 0; i < 8; i++)
+        hub[i] = 400;
+    hub[3] = hub[4] = 2.4 * 10e6;
+    ns = samples_of(client, hub, 8, smp);
+    const struct ml_pass_expect direct = {.role = ML_HUB_QUIET,
+                                          .encap = ml_path_find("wireguard-direct")->encap,
+                                          .idle_bytes_per_s = 400,
+                                          .ping_interval_s = 0.05};
+    ml_pass_judge(&direct, smp, ns, &r, views_ok, 3, &v);
+    CHECK(!v.passed && v.path_lost && g_str_has_prefix(v.reason->str, "outside the direct band"));
+    ml_pass_verdict_clear(&v);
+    /* and quiet all through, it passes, the path kept */
+    hub[3] = hub[4] = 400;
+    ns = samples_of(client, hub, 8, smp);
+    ml_pass_judge(&direct, smp, ns, &r, views_ok, 3, &v);
+    CHECK(v.passed && !v.path_lost);
+    ml_pass_verdict_clear(&v);
 
     /* A relay without a frame model is not judged as passing. */
     const struct ml_pass_expect bare = {.role = ML_HUB_CARRIES, .idle_bytes_per_s = 400};
