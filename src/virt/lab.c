@@ -789,7 +789,7 @@ static bool release_hold(struct ml_lab *lab, size_t i, bool *released, GError **
     if (!lab->warm[i] && lab->warm_key[i]) {
         g_autofree char *overlay =
             g_build_filename(lab->plan->hosts[0].pool_dir, lab->plan->guests[i].overlay_vol, NULL);
-        if (!ml_warm_save(lab->conn, lab->dom[i], lab->topo->name, node, lab->warm_key[i], overlay,
+        if (!ml_warm_save(lab->dom[i], lab->topo->name, node, lab->warm_key[i], overlay,
                           &lab->save_s[i], err))
             return false;
         ml_progress("boot", "guest %s: saved for the next warm start in %.1f s", node,

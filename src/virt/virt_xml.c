@@ -119,16 +119,19 @@ static void put_machine(GString *x, const struct ml_node *n, const struct ml_ima
                        "  <on_crash>destroy</on_crash>\n");
 }
 
-/* A read-only CD on IDE (the cloud kernel has no AHCI driver). */
+/* A read-only CD on IDE (the cloud kernel has no AHCI driver). No disk of a lab's domain takes
+ * part in a snapshot (snapshot='no'): the warm save is a snapshot of the memory alone, and its
+ * overlay is copied by meshlab (warm.c). */
 static void put_cdrom(GString *x, const char *path, const char *dev)
 {
-    g_autofree char *cd = g_markup_printf_escaped("    <disk type='file' device='cdrom'>\n"
-                                                  "      <driver name='qemu' type='raw'/>\n"
-                                                  "      <source file='%s'/>\n"
-                                                  "      <target dev='%s' bus='ide'/>\n"
-                                                  "      <readonly/>\n"
-                                                  "    </disk>\n",
-                                                  path, dev);
+    g_autofree char *cd =
+        g_markup_printf_escaped("    <disk type='file' device='cdrom' snapshot='no'>\n"
+                                "      <driver name='qemu' type='raw'/>\n"
+                                "      <source file='%s'/>\n"
+                                "      <target dev='%s' bus='ide'/>\n"
+                                "      <readonly/>\n"
+                                "    </disk>\n",
+                                path, dev);
     g_string_append(x, cd);
 }
 
@@ -140,14 +143,15 @@ static void put_cdrom(GString *x, const char *path, const char *dev)
 static void put_devices(GString *x, const struct ml_plan *plan, const struct ml_plan_guest *g,
                         const struct ml_domain_paths *paths)
 {
-    g_autofree char *disk = g_markup_printf_escaped("  <devices>\n"
-                                                    "    <disk type='file' device='disk'>\n"
-                                                    "      <driver name='qemu' type='qcow2' "
-                                                    "discard='unmap'/>\n"
-                                                    "      <source file='%s'/>\n"
-                                                    "      <target dev='vda' bus='virtio'/>\n"
-                                                    "    </disk>\n",
-                                                    paths->overlay);
+    g_autofree char *disk =
+        g_markup_printf_escaped("  <devices>\n"
+                                "    <disk type='file' device='disk' snapshot='no'>\n"
+                                "      <driver name='qemu' type='qcow2' "
+                                "discard='unmap'/>\n"
+                                "      <source file='%s'/>\n"
+                                "      <target dev='vda' bus='virtio'/>\n"
+                                "    </disk>\n",
+                                paths->overlay);
     g_string_append(x, disk);
     if (paths->seed)
         put_cdrom(x, paths->seed, "hdc");

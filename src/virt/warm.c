@@ -76,8 +76,24 @@ bool ml_warm_place_overlay(const char *lab, const char *node, const char *dest, 
     return ml_file_place(ov, dest, 0600, err);
 }
 
-bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const char *node,
-                  const char *key, const char *overlay, double *ret_s, GError **err)
+/* The snapshot that keeps the guest: its memory only, to a file in the save format that
+ * virDomainRestoreFlags reads (libvirt writes both through qemuSaveImageCreate), no disk
+ * snapshot (every disk of a lab's domain says snapshot='no', virt_xml.c), no snapshot object
+ * left behind for `down` to find. */
+static bool snapshot_memory(virDomainPtr dom, const char *file)
+{
+    g_autofree char *xml = g_markup_printf_escaped(
+        "<domainsnapshot><memory snapshot='external' file='%s'/></domainsnapshot>", file);
+    virDomainSnapshotPtr snap =
+        virDomainSnapshotCreateXML(dom, xml, VIR_DOMAIN_SNAPSHOT_CREATE_NO_METADATA);
+    if (!snap)
+        return false;
+    virDomainSnapshotFree(snap);
+    return true;
+}
+
+bool ml_warm_save(virDomainPtr dom, const char *lab, const char *node, const char *key,
+                  const char *overlay, double *ret_s, GError **err)
 {
     double t0 = ml_now();
     g_autofree char *dir = ml_warm_dir(lab, node);
@@ -90,17 +106,26 @@ bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const c
     g_unlink(kf);
     g_unlink(st);
     g_unlink(ov);
-    if (virDomainSaveFlags(dom, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
-        ml_virt_error(err, "cannot save guest %s for a warm start (to %s)", node, st);
+    /* Paused first, so that the memory and the overlay copied after it are of one instant:
+     * pausing drains and flushes the disk, and the memory dump's end leaves QEMU's images
+     * flushed and inactive until the guest goes on. The guest is not stopped and started
+     * again (virDomainSave then virDomainRestore did that: a new QEMU reading back what it had
+     * just written, and its translated code lost under TCG). */
+    if (virDomainSuspend(dom) < 0) {
+        ml_virt_error(err, "cannot pause guest %s to save it for a warm start", node);
         return false;
     }
-    chmod(st, 0600);
+    bool ok = snapshot_memory(dom, st);
+    if (!ok)
+        ml_virt_error(err, "cannot save guest %s for a warm start (to %s)", node, st);
+    else
+        chmod(st, 0600);
     /* The overlay is read from the pool without following a link planted there. */
-    bool ok = ml_file_place(overlay, ov, 0600, err);
-    /* Whatever happened to the copy, the guest goes on from what was saved. */
-    if (virDomainRestoreFlags(conn, st, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+    ok = ok && ml_file_place(overlay, ov, 0600, err);
+    /* Whatever happened to the save, the guest goes on. */
+    if (virDomainResume(dom) < 0) {
         g_clear_error(err);
-        ml_virt_error(err, "cannot resume guest %s from its save %s", node, st);
+        ml_virt_error(err, "cannot resume guest %s after its save to %s", node, st);
         return false;
     }
     if (ok)

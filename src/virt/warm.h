@@ -34,16 +34,17 @@ bool ml_warm_have(const char *lab, const char *node, const char *key);
 /* Copies the saved overlay to dest (the lab's pool), for the domain to restore onto. */
 bool ml_warm_place_overlay(const char *lab, const char *node, const char *dest, GError **err);
 
-/* Saves a running guest (held before cloud-init) under key, with a copy of its overlay,
- * then restores it so the boot goes on; seconds taken in *ret_s. */
-bool ml_warm_save(virConnectPtr conn, virDomainPtr dom, const char *lab, const char *node,
-                  const char *key, const char *overlay, double *ret_s, GError **err);
+/* Saves a running guest (held before cloud-init) under key: pauses it, writes its memory
+ * (a memory-only snapshot, in the save format ml_warm_restore reads) and a copy of its
+ * overlay, and lets it go on; seconds taken in *ret_s. */
+bool ml_warm_save(virDomainPtr dom, const char *lab, const char *node, const char *key,
+                  const char *overlay, double *ret_s, GError **err);
 
 /* Starts the domain whose XML is xml from LAB/NODE's saved state. */
 bool ml_warm_restore(virConnectPtr conn, const char *lab, const char *node, const char *xml,
                      GError **err);
 
-/* Waits, up to 60 s, for a guest's agent to answer: one just restored (or saved and restored)
+/* Waits, up to 60 s, for a guest's agent to answer: one just restored (or paused for its save)
  * answers again only after a moment. */
 bool ml_warm_agent_back(virDomainPtr dom, GError **err);
 
