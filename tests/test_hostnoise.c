@@ -86,6 +86,12 @@ static void test_programs(void)
     s = one_interval(&a, &b);
     CHECK_STR(s, "cc1 26 %, as??x 9 %; 120 forks");
     free(s);
+    /* one that used under 1 % of the host in those seconds is not named */
+    b.top[1].cpu_s = 0.019;
+    s = one_interval(&a, &b);
+    CHECK_STR(s, "cc1 26 %; 120 forks");
+    free(s);
+    b.top[1].cpu_s = 0.18;
 
     /* A pass's busy seconds together (the intervals ending at r[1] and r[3]): a loop that ran
      * in the first and had exited by the second, the worse one, is still named, its CPU summed

@@ -92,7 +92,9 @@ char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index,
         for (size_t i = 0; i < n_by; i++)
             if (by[i].cpu_s > 0 && (most == n_by || by[i].cpu_s > by[most].cpu_s))
                 most = i;
-        if (most == n_by)
+        /* under 1 % of the host a program explains nothing about a busy second; naming it
+         * "0 %" only made the list longer (the seconds' detail in results.json keeps it) */
+        if (most == n_by || 100.0 * by[most].cpu_s / total < 1)
             break;
         g_string_append_printf(s, "%s", shown ? ", " : "");
         /* a comm is the program's to choose: only what a name is made of is printed */

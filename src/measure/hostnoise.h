@@ -94,9 +94,9 @@ char *ml_hostnoise_flag(const long *seconds, size_t n, double max_percent);
 /* Pure: who the other programs were in the k intervals that end at r[index[0..k-1]] (each
  * index 1 or more), together: "cc1 21 %, as 9 %, make 3 %; 120 forks" (each interval's end
  * reading's top summed by name, the three that used the most, each a percent of all CPUs over
- * those intervals; the forks in them), or "" when none is named and the forks are unknown. A
- * pass's busy seconds are named at once, so that a program that had exited by the worst second
- * is still named. */
+ * those intervals, none under 1 %; the forks in them), or "" when none is named and the forks are
+ * unknown. A pass's busy seconds are named at once, so that a program that had exited by the worst
+ * second is still named. */
 char *ml_hostnoise_programs_in(const struct ml_host_cpu *r, const size_t *index, size_t k);
 /* Pure: parses a /proc/PID/stat line: its comm (between the first '(' and the last ')'),
  * ppid, utime + stime and (ret_children_s, or NULL) cutime + cstime, the CPU of the children
