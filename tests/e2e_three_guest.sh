@@ -301,6 +301,21 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     ci = p.get("median_bits_per_second_ci95") or {}
     say(ci.get("n", 0) >= 2 and ci.get("low") is not None and ci["low"] <= p["median_bits_per_second"] <= ci["high"],
         "%s: the 95 %% interval %s-%s holds the median %s" % (name, ci.get("low"), ci.get("high"), p["median_bits_per_second"]))
+    # The proof's price (issue 38 item 2): one view after the idle window priced on every guest,
+    # each ok pass's views inside its CPU window charged at it and kept out of its CPU above
+    # idle, and the report's sentence naming the path with its views' median.
+    vc = (p.get("idle") or {}).get("view_cost_s") or {}
+    say(sorted(vc) == sorted(g["name"] for g in r["guests"]) and all(v is not None and v >= 0 for v in vc.values()),
+        "%s: one view's price on every guest after the idle window %s" % (name, vc))
+    okp = [x for x in p["passes"] if x["status"] == "ok"]
+    say(okp and all(x.get("proof_views") is not None and
+                    all(x["cpu"][g].get("proof_s") is not None and
+                        abs(x["cpu"][g]["proof_s"] - x["proof_views"] * vc[g]) < 1e-6 for g in vc) for x in okp),
+        "%s: each ok pass charged its views at that price %s" % (name, [(x["seq"], x.get("proof_views"), x["cpu"][p["hub"]].get("proof_s")) for x in okp]))
+    hv = sorted(x["proof_views"] for x in okp if x["cell"] == p["headline_cell"])
+    hm = hv[len(hv) // 2] if len(hv) % 2 else (hv[len(hv) // 2 - 1] + hv[len(hv) // 2]) / 2 if hv else 0
+    say(hv and re.search(r"[:;] %s %s views?, " % (re.escape(name), "%.0f" % hm), md.split("## CPU cost")[-1]) is not None,
+        "%s: the report says what the proof cost the hub (%s views in its passes of %s)" % (name, hv, p["headline_cell"]))
     # The CPU the report prints: above idle per GB, fixed and full (the headline cell), per guest.
     head = p["headline_cell"]
     fixed = c.get("forward-1-fixed", {})

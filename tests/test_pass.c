@@ -582,6 +582,34 @@ static void test_guest_cpu_idle(void)
     CHECK(fabs(ml_guest_cpu_above_idle(0.1, 4.1, 0.013, 0.0, 0) - (0.1 - 0.0533)) < 1e-9);
 }
 
+/* The proof's price (issue 38 item 2): one view after the idle window, less the guest's idle
+ * over as long and one reading; a pass charges its views at it, and a shortfall within the
+ * views' share of the price's own noise is none. */
+static void test_view_cost(void)
+{
+    double noise = 0;
+    /* a hub that runs `wg show` for the view: 0.31 s busy over 1.5 s against 0.013 s/s idle and
+     * a 0.02 s reading: 0.27 s, well out of the ticks' 0.06 s */
+    double cost = ml_guest_cpu_view_cost(0.31, 1.5, 0.013, 0.02, &noise);
+    CHECK(fabs(cost - (0.31 - 0.0195 - 0.02)) < 1e-9);
+    CHECK(fabs(noise - ml_guest_cpu_noise_s(0.0395, 1.5)) < 1e-12 && noise < 0.1);
+    /* a bystander the view does not touch: one tick more than expected is no price */
+    CHECK(ml_guest_cpu_view_cost(0.03, 1.5, 0.013, 0.0, &noise) == 0 && noise > 0.02);
+    /* no idle rate, no price */
+    CHECK(ml_guest_cpu_view_cost(0.3, 1.5, -1, 0.0, &noise) == -1 && isnan(noise));
+    /* Seven views priced 0 with 0.045 s noise each on a bystander hub idle at 0.013 s/s: a 15 s
+     * pass without a tick, 0.195 s short of its baseline, is none once the views' noise counts
+     * (0.33 s together), not before (the ticks' alone allow 0.09 s) */
+    double n7 = 7 * 0.045;
+    CHECK(ml_guest_cpu_above_idle(0.0, 15.0, 0.013, 0.0, 0) < 0);
+    CHECK(ml_guest_cpu_above_idle_noisy(0.0, 15.0, 0.013, 0.0, 0, n7) == 0);
+    /* a relaying hub charged 7 views at 0.27 s: 1.89 s of its busy time are the proof's */
+    double above = ml_guest_cpu_above_idle_noisy(10.0, 15.0, 0.013, 0.02 + 7 * 0.27, 0, 7 * noise);
+    CHECK(fabs(above - (10.0 - 0.195 - 0.02 - 1.89)) < 1e-9);
+    /* a figure above idle is never moved by the noise, and a shortfall beyond it is kept */
+    CHECK(ml_guest_cpu_above_idle_noisy(0.0, 15.0, 0.013, 1.89, 0, 0.3) < -1.5);
+}
+
 /* What the guest prints: /proc/stat's first line (Debian 12's kernel: 10 fields), then the
  * daemons' /proc/PID/stat lines (comm in parentheses may hold spaces) and VmRSS lines. */
 static void test_guest_cpu(void)
@@ -1841,6 +1869,7 @@ static void test_tunnel_excluded(void)
 int main(void)
 {
     test_guest_cpu_idle();
+    test_view_cost();
     test_pairs();
     test_sides();
     test_underlay_route();

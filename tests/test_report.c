@@ -552,6 +552,54 @@ static void test_cpu_ranking(void)
     json_object_put(r);
 }
 
+/* What the proof cost the hub (issue 38 item 2): per path, over the headline cell's passes that
+ * passed, the medians of their views, of the views' CPU on the hub and of its share of the hub's
+ * CPU above idle with them; a failed pass and another cell do not count, and results without
+ * the views' price say nothing of it. */
+static void test_proof_cost(void)
+{
+    struct json_object *r = fixture_json("results-v2-matrix.json");
+    g_autofree char *md0 = render(r);
+    CHECK(md0 && !strstr(md0, "What the proof cost the hub"));
+    struct json_object *passes = json_object_object_get(
+        json_object_array_get_idx(json_object_object_get(r, "paths"), 1), "passes");
+    /* forward-1's three ok passes: 0.586, 0.516, 0.43 s of the hub above idle */
+    static const double proof[] = {0.12, 0.15, 0.10, 9, 9, 9};
+    for (size_t k = 0; k < json_object_array_length(passes) && k < G_N_ELEMENTS(proof); k++) {
+        struct json_object *x = json_object_array_get_idx(passes, k);
+        json_object_object_add(x, "proof_views", json_object_new_int(k == 1 ? 7 : 6));
+        json_object_object_add(json_object_object_get(json_object_object_get(x, "cpu"), "hub"),
+                               "proof_s", json_object_new_double(proof[k]));
+    }
+    g_autofree char *md = render(r);
+    g_autofree char *cpu = md ? section(md, "CPU cost") : g_strdup("");
+    /* median of 0.12, 0.15, 0.10 is 0.12; its share 0.12 / (0.586 + 0.12) = 17.0 %, the
+     * others' 22.5 % and 18.9 %: median 19 % */
+    CHECK(strstr(cpu, "wireguard-hub 6 views, 0.12 s (19 % of the hub's CPU above idle with "
+                      "them)") != NULL);
+    CHECK(strstr(cpu, "Per pass of\nforward-1, the medians of the passes that passed") != NULL);
+    /* a path whose hub carries none of its traffic has no share of the hub's work */
+    struct json_object *plain = json_object_object_get(
+        json_object_array_get_idx(json_object_object_get(r, "paths"), 0), "passes");
+    json_object_object_add(json_object_array_get_idx(plain, 0), "proof_views",
+                           json_object_new_int(6));
+    json_object_object_add(
+        json_object_object_get(json_object_object_get(json_object_array_get_idx(plain, 0), "cpu"),
+                               "hub"),
+        "proof_s", json_object_new_double(0.04));
+    g_autofree char *md1 = render(r);
+    g_autofree char *cpu1 = md1 ? section(md1, "CPU cost") : g_strdup("");
+    CHECK(strstr(cpu1, ": plain 6 views, 0.040 s (the hub carries none of its traffic); "
+                       "wireguard-hub 6 views, 0.12 s (19 %") != NULL);
+    /* a failed pass is not the proof of anything */
+    json_object_object_add(json_object_array_get_idx(passes, 1), "status",
+                           json_object_new_string("failed"));
+    g_autofree char *md2 = render(r);
+    g_autofree char *cpu2 = md2 ? section(md2, "CPU cost") : g_strdup("");
+    CHECK(strstr(cpu2, "wireguard-hub 6 views, 0.11 s (18 % of the hub's") != NULL);
+    json_object_put(r);
+}
+
 /* results.json `order` from "path cell round" triples, seq counting from 1. */
 static struct json_object *order_of(const char *const *runs, size_t n)
 {
@@ -1332,6 +1380,7 @@ int main(void)
     test_wan_section();
     test_wan_sweep_section();
     test_cpu_ranking();
+    test_proof_cost();
     test_order_is_the_runs();
     test_busy_host();
     test_oversubscription();

@@ -156,8 +156,8 @@ double ml_guest_cpu_noise_s(double expected_s, double seconds)
     return 2 * sqrt(tick * e * (1 - f) + tick * tick);
 }
 
-double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s,
-                               double window_s)
+double ml_guest_cpu_above_idle_noisy(double busy_s, double seconds, double rate, double cost_s,
+                                     double window_s, double cost_noise_s)
 {
     if (!(rate >= 0))
         return NAN;
@@ -166,7 +166,26 @@ double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, doubl
     double pass = ml_guest_cpu_noise_s(idle, seconds);
     double base =
         window_s > 0 ? ml_guest_cpu_noise_s(rate * window_s, window_s) * seconds / window_s : 0;
-    return above < 0 && -above <= sqrt(pass * pass + base * base) ? 0 : above;
+    double cost = isfinite(cost_noise_s) ? MAX(0.0, cost_noise_s) : 0;
+    return above < 0 && -above <= sqrt(pass * pass + base * base + cost * cost) ? 0 : above;
+}
+
+double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s,
+                               double window_s)
+{
+    return ml_guest_cpu_above_idle_noisy(busy_s, seconds, rate, cost_s, window_s, 0);
+}
+
+double ml_guest_cpu_view_cost(double busy_s, double dt, double rate, double read_cost_s,
+                              double *ret_noise_s)
+{
+    *ret_noise_s = NAN;
+    if (!(rate >= 0) || !(dt > 0))
+        return -1;
+    double expected = rate * dt + MAX(0.0, read_cost_s);
+    *ret_noise_s = ml_guest_cpu_noise_s(expected, dt);
+    double over = busy_s - expected;
+    return over > *ret_noise_s ? over : 0;
 }
 
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)

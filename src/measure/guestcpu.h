@@ -52,6 +52,17 @@ void ml_guest_cpu_idle(double first_busy_s, double window_busy_s, double dt, dou
  * idle. NAN where the rate is unknown (< 0). */
 double ml_guest_cpu_above_idle(double busy_s, double seconds, double rate, double cost_s,
                                double window_s);
+/* Pure: the same where cost_s holds a figure measured with its own noise (the views' price,
+ * cost_noise_s: what the views were charged may be off by): added in quadrature to the
+ * ticks'. */
+double ml_guest_cpu_above_idle_noisy(double busy_s, double seconds, double rate, double cost_s,
+                                     double window_s, double cost_noise_s);
+/* Pure: what one view of a path cost a guest whose busy time grew by busy_s over the dt seconds
+ * it took: that less the guest's idle rate over dt and one reading's cost; 0 where that is no
+ * more than the ticks' noise (ml_guest_cpu_noise_s of what was expected), which is the price's
+ * own, in *ret_noise_s. -1 (and NAN) where the rate is unknown (< 0). */
+double ml_guest_cpu_view_cost(double busy_s, double dt, double rate, double read_cost_s,
+                              double *ret_noise_s);
 
 /* Pure: how far a guest's busy seconds over a window of seconds may stray from expected_s by its
  * counting alone, two standard deviations: each tick of USER_HZ (10 ms, as /proc/stat counts,

@@ -307,6 +307,8 @@ struct mpath {
     double idle_tap[ML_MAX_NODES]; /* every guest's tap's, read with it */
     double idle_cpu[ML_MAX_NODES]; /* each guest's busy CPU s per s while idle; <0 unknown */
     double idle_read_cost[ML_MAX_NODES];              /* what one reading of its CPU costs it, s */
+    double idle_view_cost[ML_MAX_NODES];              /* what one view of the path costs it, s */
+    double idle_view_noise[ML_MAX_NODES];             /* how far that price may be off, s */
     double idle_window;                               /* the window those were read over, s */
     double idle_daemon[ML_MAX_NODES][ML_DAEMONS_MAX]; /* the same per daemon; <0 unknown */
     bool until_done[ML_CELLS_MAX];                    /* --until: the cell converged or gave up */
@@ -333,6 +335,83 @@ static struct json_object *wan_added(const struct ml_lab *lab, const struct ml_p
     const struct ml_wan_profile *w = lab->wan_now;
     return json_object_new_double(ml_wan_rtt_ms(&w[topo->measure.client], &w[topo->measure.server],
                                                 ops->hub == ML_HUB_CARRIES ? &w[topo->hub] : NULL));
+}
+
+/* The path as its passes see it, with what its idle baseline measured. */
+static struct ml_pass_path pass_path(struct ctx *c, const struct mpath *p,
+                                     const struct ml_profile *prof)
+{
+    struct ml_pass_path pp = {
+        .lab = c->lab,
+        .ops = p->ops,
+        .target = p->target,
+        .client = c->client,
+        .hub = c->hub,
+        .hub_tap = c->hub_tap,
+        .client_tap = c->client_tap,
+        .client_ns = c->client_ns,
+        .idle_hub_bytes_per_s = p->idle_rate,
+        .ping_interval_s = prof->ping_interval_s,
+        .last_cpu = &c->last_cpu,
+    };
+    memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
+    memcpy(pp.idle_cpu_read_cost_s, p->idle_read_cost, sizeof(pp.idle_cpu_read_cost_s));
+    memcpy(pp.idle_view_cost_s, p->idle_view_cost, sizeof(pp.idle_view_cost_s));
+    memcpy(pp.idle_view_noise_s, p->idle_view_noise, sizeof(pp.idle_view_noise_s));
+    pp.idle_cpu_window_s = p->idle_window;
+    memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
+    memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
+    return pp;
+}
+
+/* The longest a view's price is waited for, s: a relayed Tailscale view under TCG took 7.8 s
+ * in a loaded pass; the ping beside it stops there whatever happens. */
+#define VIEW_PING_MAX_S 30
+
+/* What one view of the path (ml_pass_view_once) costs each guest, s (ml_guest_cpu_view_cost):
+ * its busy time across the view, less what the guest spends idle over as long and one reading
+ * of its CPU; none where that is within the ticks' noise. The passes' pings run beside it, as
+ * they ran in the idle window whose rate is subtracted: without them a relayed path's idle rate
+ * (its pings through the relay, 0.08 s/s on the hub) over a 5-8 s view was more than the view
+ * cost, and every relayed view was priced at nothing. Measured once a path, after its first
+ * idle window, in the state its passes find. */
+static bool view_cost(struct ctx *c, struct mpath *p, const struct ml_profile *prof,
+                      struct json_object *ret, GError **err)
+{
+    struct ml_guest_cpu a[ML_MAX_NODES] = {0}, b[ML_MAX_NODES] = {0};
+    struct ml_pass_path pp = pass_path(c, p, prof);
+    g_autofree char *ping = ml_pass_ping_cmd(c->client_ns, prof->ping_interval_s,
+                                             ml_ping_count(VIEW_PING_MAX_S, prof->ping_interval_s),
+                                             VIEW_PING_MAX_S, p->target);
+    /* exec: the pid the agent gives is ping's own (ip netns exec execs it too), to stop it by */
+    g_autofree char *cmd = g_strdup_printf("exec %s", ping);
+    long long pid = 0;
+    if (!ml_agent_spawn(c->client, cmd, NULL, &pid, err))
+        return false;
+    g_usleep(300 * 1000); /* ping's own start is not the view's */
+    bool ok = ml_guest_cpu_stat(c->lab, a, err);
+    double t0 = ml_now();
+    if (ok)
+        ml_pass_view_once(&pp);
+    ok = ok && ml_guest_cpu_stat(c->lab, b, err);
+    double dt = ml_now() - t0;
+    g_autofree char *stop = g_strdup_printf("kill %lld 2>/dev/null; true", pid);
+    struct ml_exec ex = {0}, out = {0};
+    ml_agent_exec(c->client, stop, NULL, 10, &ex, NULL);
+    ml_agent_wait(c->client, pid, 5, &out, NULL);
+    ml_exec_clear(&ex);
+    ml_exec_clear(&out);
+    if (!ok)
+        return false;
+    for (size_t i = 0; i < c->lab->plan->n_guests; i++) {
+        double busy = ml_guest_cpu_busy_s(&b[i]) - ml_guest_cpu_busy_s(&a[i]);
+        p->idle_view_cost[i] = ml_guest_cpu_view_cost(busy, dt, p->idle_cpu[i],
+                                                      p->idle_read_cost[i], &p->idle_view_noise[i]);
+        json_object_object_add(
+            ret, c->lab->topo->nodes[i].name,
+            p->idle_view_cost[i] >= 0 ? json_object_new_double(p->idle_view_cost[i]) : NULL);
+    }
+    return true;
 }
 
 /* The idle record, under `key` of the path: the hub's baseline rate and every guest's CPU with the
@@ -394,6 +473,15 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         json_object_object_add(daemons, c->lab->topo->nodes[i].name,
                                ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
     }
+    /* The first idle also prices the proof: one view, in the state the passes find. */
+    struct json_object *views = json_object_new_object();
+    if (!again && !view_cost(c, p, prof, views, err)) {
+        json_object_put(views);
+        json_object_put(cpu);
+        json_object_put(daemons);
+        json_object_put(cost);
+        return false;
+    }
     g_autofree char *rel =
         g_strdup_printf("raw/%s/%s-ping.txt", p->ops->name, again ? "idle-fixed" : "idle");
     ml_lab_write(c->lab, rel, ping, -1, NULL);
@@ -406,9 +494,19 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     json_object_object_add(idle, "rtt_wan_added_ms", wan_added(c->lab, p->ops));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
     json_object_object_add(idle, "cpu_read_cost_s", cost);
+    if (!again)
+        json_object_object_add(idle, "view_cost_s", views);
+    else
+        json_object_put(views);
     json_object_object_add(idle, "daemons_cpu_s_per_s", daemons);
     json_object_object_add(p->o, key, idle);
-    ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
+    size_t hub = c->lab->topo->hub;
+    if (!again && p->idle_view_cost[hub] >= 0)
+        ml_progress("measure",
+                    "%s: idle hub %.0f bytes/s; one view of the path costs the hub %.2f s",
+                    p->ops->name, p->idle_rate, p->idle_view_cost[hub]);
+    else
+        ml_progress("measure", "%s: idle hub %.0f bytes/s", p->ops->name, p->idle_rate);
     return true;
 }
 
@@ -720,24 +818,7 @@ static bool one_round(struct run *run, struct mpath **g, size_t n, bool fixed, d
             struct mpath *p = order[i];
             if (!takes_pass(prof, p, k, r))
                 continue;
-            struct ml_pass_path pp = {
-                .lab = run->c->lab,
-                .ops = p->ops,
-                .target = p->target,
-                .client = run->c->client,
-                .hub = run->c->hub,
-                .hub_tap = run->c->hub_tap,
-                .client_tap = run->c->client_tap,
-                .client_ns = run->c->client_ns,
-                .idle_hub_bytes_per_s = p->idle_rate,
-                .ping_interval_s = prof->ping_interval_s,
-                .last_cpu = &run->c->last_cpu,
-            };
-            memcpy(pp.idle_cpu_s_per_s, p->idle_cpu, sizeof(pp.idle_cpu_s_per_s));
-            memcpy(pp.idle_cpu_read_cost_s, p->idle_read_cost, sizeof(pp.idle_cpu_read_cost_s));
-            pp.idle_cpu_window_s = p->idle_window;
-            memcpy(pp.idle_bytes_per_s, p->idle_tap, sizeof(pp.idle_bytes_per_s));
-            memcpy(pp.idle_daemon_s_per_s, p->idle_daemon, sizeof(pp.idle_daemon_s_per_s));
+            struct ml_pass_path pp = pass_path(run->c, p, prof);
             struct ml_pass_spec spec = {
                 .cell = cell,
                 .index = r,
@@ -1210,6 +1291,8 @@ struct json_object *ml_measure_paths(struct ml_lab *lab, const struct ml_profile
         for (size_t i = 0; i < ML_MAX_NODES; i++) {
             p->idle_cpu[i] = p->idle_tap[i] = -1;
             p->idle_read_cost[i] = 0;
+            p->idle_view_cost[i] = -1;
+            p->idle_view_noise[i] = NAN;
             for (size_t d = 0; d < ML_DAEMONS_MAX; d++)
                 p->idle_daemon[i][d] = -1;
         }

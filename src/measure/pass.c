@@ -850,6 +850,13 @@ static void view_read(const struct ml_pass_path *pp, struct ml_pass_view *v, dou
     ml_evidence_clear(&ev);
 }
 
+void ml_pass_view_once(const struct ml_pass_path *pp)
+{
+    struct ml_pass_view v = {.when = "cost"};
+    view_read(pp, &v, ml_now());
+    g_free(v.evidence);
+}
+
 /* Views through the transfer, one every ML_VIEW_EVERY_S from its start. The transfer's loop
  * polls iperf3 on the same client meanwhile: libvirt queues the two threads' agent calls, each
  * short, while the commands run side by side in the guest. (A lock held over a whole view, 1 to
@@ -1091,8 +1098,9 @@ struct json_object *ml_pass_rtt_json(const char *ping_text)
 }
 
 static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_path *pp,
-                                    double seconds, double daemons_s, const struct ml_guest_cpu *a,
-                                    const struct ml_guest_cpu *b, struct json_object **ret_daemons,
+                                    double seconds, double daemons_s, size_t n_views,
+                                    const struct ml_guest_cpu *a, const struct ml_guest_cpu *b,
+                                    struct json_object **ret_daemons,
                                     struct json_object **ret_daemons_above_idle,
                                     struct json_object **ret_rss)
 {
@@ -1111,9 +1119,15 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         json_object_object_add(g, "softirq_s", json_object_new_double(soft));
         double busy = ml_guest_cpu_busy_s(y) - ml_guest_cpu_busy_s(x);
         json_object_object_add(g, "busy_s", json_object_new_double(busy));
-        double busy_above =
-            ml_guest_cpu_above_idle(busy, seconds, pp->idle_cpu_s_per_s[i],
-                                    pp->idle_cpu_read_cost_s[i], pp->idle_cpu_window_s);
+        /* The views inside the window proved the path; their CPU is not the dataplane's. */
+        double proof =
+            pp->idle_view_cost_s[i] >= 0 ? (double)n_views * pp->idle_view_cost_s[i] : NAN;
+        json_object_object_add(g, "proof_s",
+                               isfinite(proof) ? json_object_new_double(proof) : NULL);
+        double busy_above = ml_guest_cpu_above_idle_noisy(
+            busy, seconds, pp->idle_cpu_s_per_s[i],
+            pp->idle_cpu_read_cost_s[i] + (isfinite(proof) ? proof : 0), pp->idle_cpu_window_s,
+            isfinite(proof) ? (double)n_views * pp->idle_view_noise_s[i] : 0);
         json_object_object_add(g, "busy_above_idle_s",
                                isfinite(busy_above) ? json_object_new_double(busy_above) : NULL);
         json_object_object_add(g, "vcpu_s",
@@ -1928,8 +1942,10 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
 {
     struct json_object *daemons = NULL, *daemons_above = NULL, *rss = NULL;
     json_object_object_add(o, "cpu",
-                           cpu_json(pp->lab, pp, wt->cpu_s, wt->daemons_s, wt->cpu0, wt->cpu1,
-                                    &daemons, &daemons_above, &rss));
+                           cpu_json(pp->lab, pp, wt->cpu_s, wt->daemons_s, wt->w.views->len,
+                                    wt->cpu0, wt->cpu1, &daemons, &daemons_above, &rss));
+    /* The start and middle views ran inside the CPU's window; the end view starts as it closes. */
+    json_object_object_add(o, "proof_views", json_object_new_int64((int64_t)wt->w.views->len));
     json_object_object_add(o, "daemons_cpu_s", daemons);
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);

@@ -84,6 +84,14 @@ struct ml_pass_path {
     /* What one reading of each guest's CPU costs it, s (ml_guest_cpu_idle): a pass's window
      * holds one, subtracted once. */
     double idle_cpu_read_cost_s[ML_MAX_NODES];
+    /* What one view of the path (ml_pass_view_once) costs each guest, s, measured after the
+     * idle window; <0: unknown. A pass's views through its transfer are the proof that it took
+     * its path, not the dataplane's work: their CPU is charged at this cost, once a view
+     * (cpu.GUEST.proof_s), and kept out of its CPU above idle. */
+    double idle_view_cost_s[ML_MAX_NODES];
+    /* How far that price may be off by the ticks' counting (ml_guest_cpu_view_cost): a pass's
+     * shortfall within its views' share of it is none. */
+    double idle_view_noise_s[ML_MAX_NODES];
     /* The idle window those rates were measured over, s (its own tick noise widens what a
      * pass may fall short of them by: ml_guest_cpu_above_idle); 0: unknown. */
     double idle_cpu_window_s;
@@ -109,6 +117,9 @@ struct ml_pass_spec {
 /* The client's `ip -o route get TARGET`, squashed to single spaces: what the path checks and the
  * views read as the route. */
 char *ml_pass_route(virDomainPtr client, const char *prefix, const char *target, GError **err);
+/* One view of the path as a pass reads it through its transfer (the dataplane's own view and
+ * the client's routes), its evidence dropped: what it costs the guests is the proof's price. */
+void ml_pass_view_once(const struct ml_pass_path *pp);
 /* The same for two targets in one agent call (the path's target and the server's underlay
  * address): *ret_target and *ret_underlay, each squashed; false with err when the call failed
  * or printed no route to target (*ret_underlay may then be set). */

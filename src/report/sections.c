@@ -404,6 +404,82 @@ static GArray *cpu_columns(struct json_object *guests, GPtrArray *headers)
     return cols;
 }
 
+static bool quiet(struct json_object *p);
+
+/* What the proof cost the hub on one path, over its passes of the headline cell that passed:
+ * the medians of the views in each pass's window, of their CPU on the hub (cpu.HUB.proof_s) and
+ * of the hub's CPU above idle with them. False where the passes did not price it (older
+ * results, an unknown view cost). */
+static bool proof_figures(struct json_object *p, const char *cell, double *ret_views,
+                          double *ret_proof, double *ret_share)
+{
+    const char *hub = ml_j_str(p, "hub");
+    struct json_object *passes = ml_j_array(p, "passes");
+    size_t n = 0;
+    g_autofree double *views = g_new(double, ml_j_len(passes) + 1);
+    g_autofree double *proof = g_new(double, ml_j_len(passes) + 1);
+    g_autofree double *share = g_new(double, ml_j_len(passes) + 1);
+    size_t n_share = 0;
+    for (size_t k = 0; hub && cell && k < ml_j_len(passes); k++) {
+        struct json_object *x = json_object_array_get_idx(passes, k);
+        struct json_object *g = ml_j_obj(ml_j_obj(x, "cpu"), hub);
+        double v, pr, above;
+        if (g_strcmp0(ml_j_str(x, "cell"), cell) || g_strcmp0(ml_j_str(x, "status"), "ok") ||
+            !ml_j_num(x, "proof_views", &v) || !ml_j_num(g, "proof_s", &pr))
+            continue;
+        views[n] = v;
+        proof[n++] = pr;
+        if (ml_j_num(g, "busy_above_idle_s", &above) && above + pr > 0)
+            share[n_share++] = 100 * pr / (above + pr);
+    }
+    if (n == 0)
+        return false;
+    *ret_views = ml_median(views, n);
+    *ret_proof = ml_median(proof, n);
+    *ret_share = n_share ? ml_median(share, n_share) : NAN;
+    return true;
+}
+
+/* Per path, what its views cost the hub: each pass's proof that it took its path, priced by one
+ * view after the path's idle window (idle.view_cost_s) and kept out of the figures above. */
+static void put_proof(struct ml_render *c, const char *head)
+{
+    GString *line = g_string_new(NULL);
+    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
+        if (c->st[i] != ML_PATH_MEASURED)
+            continue;
+        struct json_object *p = path_at(c, i);
+        double views, proof, share;
+        if (!proof_figures(p, head, &views, &proof, &share))
+            continue;
+        g_string_append(line, line->len ? "; " : "");
+        ml_put_text(line, ml_j_str(p, "name"));
+        g_string_append_printf(line, " %.0f view%s, ", views, views == 1 ? "" : "s");
+        ml_put_significant(line, proof, 2);
+        g_string_append(line, " s");
+        /* A hub that carries none of the path's traffic has nothing above idle to share. */
+        if (quiet(p)) {
+            g_string_append(line, " (the hub carries none of its traffic)");
+        } else if (isfinite(share)) {
+            g_string_append(line, " (");
+            ml_put_significant(line, share, 2);
+            g_string_append(line, " % of the hub's CPU above idle with them)");
+        }
+    }
+    if (line->len) {
+        g_string_append(c->s, "What the proof cost the hub: each pass reads its path's own view "
+                              "(the dataplane's state and the\nclient's route) through its "
+                              "transfer, to show the path it took; one view, read after the "
+                              "path's\nidle window, priced it on each guest, and the views are "
+                              "kept out of the seconds above. Per pass of\n");
+        ml_put_text(c->s, head);
+        g_string_append(c->s, ", the medians of the passes that passed: ");
+        g_string_append_len(c->s, line->str, (gssize)line->len);
+        g_string_append(c->s, ".\n\n");
+    }
+    g_string_free(line, TRUE);
+}
+
 void ml_section_cpu(struct ml_render *c)
 {
     GString *s = c->s;
@@ -458,6 +534,7 @@ void ml_section_cpu(struct ml_render *c)
         ml_columns_row(s, col, cols->len, p, &at);
     }
     g_string_append(s, "\n");
+    put_proof(c, head);
 }
 
 /* ---- physics ---- */
