@@ -1120,14 +1120,13 @@ static struct json_object *cpu_json(struct ml_lab *lab, const struct ml_pass_pat
         double busy = ml_guest_cpu_busy_s(y) - ml_guest_cpu_busy_s(x);
         json_object_object_add(g, "busy_s", json_object_new_double(busy));
         /* The views inside the window proved the path; their CPU is not the dataplane's. */
-        double proof =
-            pp->idle_view_cost_s[i] >= 0 ? (double)n_views * pp->idle_view_cost_s[i] : NAN;
-        json_object_object_add(g, "proof_s",
-                               isfinite(proof) ? json_object_new_double(proof) : NULL);
-        double busy_above = ml_guest_cpu_above_idle_noisy(
-            busy, seconds, pp->idle_cpu_s_per_s[i],
-            pp->idle_cpu_read_cost_s[i] + (isfinite(proof) ? proof : 0), pp->idle_cpu_window_s,
-            isfinite(proof) ? (double)n_views * pp->idle_view_noise_s[i] : 0);
+        bool priced = pp->idle_view_cost_s[i] >= 0;
+        double proof = priced ? (double)n_views * pp->idle_view_cost_s[i] : 0;
+        double proof_noise = priced ? (double)n_views * pp->idle_view_noise_s[i] : 0;
+        json_object_object_add(g, "proof_s", priced ? json_object_new_double(proof) : NULL);
+        double busy_above = ml_guest_cpu_above_idle_noisy(busy, seconds, pp->idle_cpu_s_per_s[i],
+                                                          pp->idle_cpu_read_cost_s[i] + proof,
+                                                          pp->idle_cpu_window_s, proof_noise);
         json_object_object_add(g, "busy_above_idle_s",
                                isfinite(busy_above) ? json_object_new_double(busy_above) : NULL);
         json_object_object_add(g, "vcpu_s",
