@@ -19,12 +19,17 @@ trap 'rm -rf "$tmp"' EXIT
 export MESHLAB_STATE_DIR=$tmp/state MESHLAB_CACHE_DIR=$tmp/cache
 unset MESHLAB_URI
 
-# topo HOSTS: the two-host lab of tests/data/e2e-hosts.yaml with its hosts replaced.
+# topo HOSTS: the two-host lab of tests/data/e2e-hosts.yaml with its hosts replaced, named
+# cli-hosts: down of a lab over hosts removes its VXLAN devices over each host's shell, and a
+# test:///default host is this machine's, so the name must be no real lab's (e2e_hosts' lab,
+# killed mid-run, once left an mlx device of e2e-hosts that this test's down met as another
+# controller's).
 topo() {
     python3 - tests/data/e2e-hosts.yaml "$tmp/t.yaml" "$1" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
 t = re.sub(r"hosts:\n(  .*\n)+", "hosts:\n" + sys.argv[3] + "\n", t)
+t = re.sub(r"^name: e2e-hosts$", "name: cli-hosts", t, flags=re.M)
 open(sys.argv[2], "w").write(t)
 PY
 }
@@ -43,7 +48,7 @@ for form in "--connect test:///default" "MESHLAB_URI"; do
     check "up with $form and a topology that names its hosts exits 2 (rc $rc): $(head -c 300 "$tmp/err")" \
         "[ $rc = 2 ] && grep -q 'the topology places its nodes on hosts' '$tmp/err'"
 done
-check "nothing recorded" "[ ! -e '$tmp/state/labs/e2e-hosts.json' ]"
+check "nothing recorded" "[ ! -e '$tmp/state/labs/cli-hosts.json' ]"
 
 # A host without a shell: refused before any connection.
 topo "  here: {uri: 'test:///default', underlay: 127.0.0.1}
@@ -52,7 +57,7 @@ topo "  here: {uri: 'test:///default', underlay: 127.0.0.1}
 rc=$?
 check "a host of qemu+tls:// is refused: no shell to stitch with (rc $rc): $(head -c 300 "$tmp/err")" \
     "[ $rc = 2 ] && grep -q 'host there: a lab over several hosts stitches their bridges' '$tmp/err' && grep -q 'not an SSH URI' '$tmp/err'"
-check "nothing recorded" "[ ! -e '$tmp/state/labs/e2e-hosts.json' ]"
+check "nothing recorded" "[ ! -e '$tmp/state/labs/cli-hosts.json' ]"
 
 # An underlay address that is not the host's: read on that host before anything is made.
 topo "  here: {uri: 'test:///default', underlay: 127.0.0.1}
@@ -63,22 +68,22 @@ rc=$?
 check "an underlay that is not the host's fails up, naming host and address (rc $rc): $(head -c 300 "$tmp/err")" \
     "[ $rc = 1 ] && grep -q 'host there: underlay 192.0.2.254 is no address of this host' '$tmp/err'"
 check "before any state, pool directory or network" \
-    "[ ! -e '$tmp/state/labs/e2e-hosts.json' ] && [ -z \"\$(ls '$tmp/state/pools' 2>/dev/null)\" ] && ! grep -q 'define' '$tmp/out'"
+    "[ ! -e '$tmp/state/labs/cli-hosts.json' ] && [ -z \"\$(ls '$tmp/state/pools' 2>/dev/null)\" ] && ! grep -q 'define' '$tmp/out'"
 
 # down of a lab recorded over two hosts, one of which does not answer: the other's share goes,
 # the unanswering host is named, the record kept; exit 1.
 mkdir -p "$tmp/state/labs"
-cat >"$tmp/state/labs/e2e-hosts.json" <<'JSON'
-{"lab": "e2e-hosts", "uri": "test:///default",
+cat >"$tmp/state/labs/cli-hosts.json" <<'JSON'
+{"lab": "cli-hosts", "uri": "test:///default",
  "hosts": [{"name": "here", "uri": "test:///default", "nodes": ["hub"]},
            {"name": "there", "uri": "qemu+ssh://root@127.0.0.1:1/system?no_verify=1&no_tty=1", "nodes": ["client-a"]}]}
 JSON
-"$bin" down e2e-hosts >"$tmp/out" 2>"$tmp/err"
+"$bin" down cli-hosts >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "down with host 'there' unreachable exits 1 and names it (rc $rc): $(tail -n 2 "$tmp/err" | head -c 400)" \
     "[ $rc = 1 ] && grep -q 'host there (qemu+ssh://root@127.0.0.1:1/system)' '$tmp/err' && grep -q 'not removed from host(s) there' '$tmp/err'"
-check "the record is kept for down again" "[ -f '$tmp/state/labs/e2e-hosts.json' ]"
-"$bin" down --connect test:///default e2e-hosts >"$tmp/out" 2>"$tmp/err"
+check "the record is kept for down again" "[ -f '$tmp/state/labs/cli-hosts.json' ]"
+"$bin" down --connect test:///default cli-hosts >"$tmp/out" 2>"$tmp/err"
 check "down --connect of a lab over hosts is refused: its hosts are in its record" \
     "[ $? = 2 ] && grep -q 'spread over hosts' '$tmp/err'"
 
