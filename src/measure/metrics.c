@@ -952,6 +952,7 @@ const struct ml_metric ml_metrics[] = {
     {RECORDED("passes.series", "byte per second", passes_col)},
     {RECORDED("passes.cpu", "s", passes_col)},
     {RECORDED("passes.daemons_cpu_s", "s", passes_col)},
+    {RECORDED("passes.daemons_s", "s", passes_col)},
     {RECORDED("passes.daemons_cpu_above_idle_s", "s", passes_col)},
     {RECORDED("passes.daemons_rss_kib", "KiB", passes_col)},
     {RECORDED("passes.host", "%", passes_col)},

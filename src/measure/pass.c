@@ -1946,6 +1946,9 @@ static bool record_cpu(struct json_object *o, const struct ml_pass_path *pp, con
     /* The start and middle views ran inside the CPU's window; the end view starts as it closes. */
     json_object_object_add(o, "proof_views", json_object_new_int64((int64_t)wt->w.views->len));
     json_object_object_add(o, "daemons_cpu_s", daemons);
+    /* The daemons' own window, which their idle rate is charged over: a reader checks
+     * daemons_cpu_above_idle_s with it. */
+    json_object_object_add(o, "daemons_s", json_object_new_double(wt->daemons_s));
     json_object_object_add(o, "daemons_cpu_above_idle_s", daemons_above);
     json_object_object_add(o, "daemons_rss_kib", rss);
 
