@@ -401,8 +401,20 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
         return mine is not None and len(mates) >= 3 and mine > 2 * mates[len(mates) // 2]
     below = [(x["seq"], g, c["busy_above_idle_s"]) for x in p["passes"] for g, c in x["cpu"].items()
              if c["busy_above_idle_s"] is not None and c["busy_above_idle_s"] < 0 and not burst(x, g)]
+    # A daemon's idle rate may catch a burst the same way: CI at d9b0205 read the hub's headscale
+    # at 0.036 s/s in tailscale-peer-relay's 2 s baseline, right after its policy switch, where its
+    # passes ran it at 0.006-0.012 s/s (but the first, which relayed by DERP, 0.135): the forward-8
+    # pass read 0.07 s in 10.1 s, 0.29 s below that idle. Excused only where the idle rate is more
+    # than twice the median of the daemon's own rates over the path's ok passes; tailscaled,
+    # whose passes load it, never is.
+    def daemon_burst(g, d):
+        rate = ((p.get("idle") or {}).get("daemons_cpu_s_per_s") or {}).get(g, {}).get(d)
+        seen = sorted(x["daemons_cpu_s"][g][d] / x["daemons_s"] for x in p["passes"]
+                      if x["status"] == "ok" and x.get("daemons_s")
+                      and (x.get("daemons_cpu_s") or {}).get(g, {}).get(d) is not None)
+        return rate is not None and len(seen) >= 3 and rate > 2 * seen[len(seen) // 2]
     below += [(x["seq"], g, d, v) for x in p["passes"] for g, ds in (x.get("daemons_cpu_above_idle_s") or {}).items()
-              for d, v in ds.items() if v is not None and v < 0]
+              for d, v in ds.items() if v is not None and v < 0 and not (x["rate"] != "fixed" and daemon_burst(g, d))]
     say(not below, "%s: no guest and no daemon below its idle beyond its ticks' noise: %s" % (name, below))
     # The comparison's hub CPU is the headline cell's (the cell its intro names), above idle: a
     # relaying hub always has one; the figure is the last column of the path's row.
@@ -446,12 +458,22 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
              len(p["passes"]), sum(j["windows"] for j in judged),
              min((round(j["min_share"], 3) for j in judged), default=None)))
         if name in LABEL:
+            # When magicsock's trust in its best path lapses (trustUDPAddrDuration, 6.5 s, with
+            # no pong), it sends by that path and by DERP at once until a disco pong comes back
+            # (endpoint.addrForSendLocked, "send both to it and DERP"): one loaded round trip of
+            # payload. CI at d9b0205: tailscale-peer-relay's first pass sent 95,072 bytes by DERP
+            # (4.3 % of its views' window), headscale (the DERP server) 1.36 CPU s against 0.06-0.12
+            # in the four others, which sent none; the judge allows such a lapse
+            # (ML_TUNNEL_EXCLUDED_BYTES_PER_S). A path that went another way would do so in
+            # every pass: more than 1 % in one pass of a path at most, never 5 %.
             first = [v["tunnel"] for x in p["passes"] for v in x["views"] if v.get("tunnel")]
+            shares = [j.get("max_excluded_share") or 0 for j in judged]
             say(first and all(t[0]["who"].endswith(" by " + LABEL[name]) and not t[0]["excluded"]
                               and all(c["excluded"] for c in t[1:]) for t in first)
-                and all((j.get("max_excluded_share") or 0) <= 0.01 for j in judged),
-                "%s: the client's own counters name the path %s and no other way carried payload (the most %s)" %
-                (name, LABEL[name], max((j.get("max_excluded_share") or 0 for j in judged), default=None)))
+                and sum(v > 0.01 for v in shares) <= 1 and all(v <= 0.05 for v in shares),
+                "%s: the client's own counters name the path %s and no other way carried payload beyond one "
+                "lapse of trust (the most %s, over 1 %% in %d of %d passes)" %
+                (name, LABEL[name], max(shares, default=None), sum(v > 0.01 for v in shares), len(shares)))
     else:
         say(all(v.get("tunnel") is None for x in p["passes"] for v in x["views"]),
             "%s: no per-peer counters claimed where the dataplane keeps none read live" % name)
