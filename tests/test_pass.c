@@ -608,6 +608,19 @@ static void test_view_cost(void)
     CHECK(fabs(above - (10.0 - 0.195 - 0.02 - 1.89)) < 1e-9);
     /* a figure above idle is never moved by the noise, and a shortfall beyond it is kept */
     CHECK(ml_guest_cpu_above_idle_noisy(0.0, 15.0, 0.013, 1.89, 0, 0.3) < -1.5);
+    /* Three views priced on client-a, one beside a burst of the guest's own (CI at aff8f5e priced
+     * its one view at 1.63 s and put a fixed-rate pass 1.07 s below idle): the median is the
+     * price. Unpriced views (-1) are left out; none priced gives the first. */
+    double p3[] = {1.63, 0.21, 0.18};
+    CHECK(ml_guest_cpu_view_median(p3, 3) == 1);
+    double q3[] = {0.0, 1.63, 0.0};
+    CHECK(q3[ml_guest_cpu_view_median(q3, 3)] == 0.0);
+    double u3[] = {-1, 0.4, 0.2};
+    CHECK(ml_guest_cpu_view_median(u3, 3) == 2);
+    double n3[] = {-1, -1, -1};
+    CHECK(ml_guest_cpu_view_median(n3, 3) == 0);
+    double one[] = {0.3};
+    CHECK(ml_guest_cpu_view_median(one, 1) == 0);
 }
 
 /* What the guest prints: /proc/stat's first line (Debian 12's kernel: 10 fields), then the

@@ -188,6 +188,28 @@ double ml_guest_cpu_view_cost(double busy_s, double dt, double rate, double read
     return over > *ret_noise_s ? over : 0;
 }
 
+size_t ml_guest_cpu_view_median(const double *price, size_t n)
+{
+    /* n is a handful: for each priced view, how many priced ones sort before it (ties by
+     * index), and the one with half of them before it */
+    size_t priced = 0;
+    for (size_t k = 0; k < n; k++)
+        priced += price[k] >= 0;
+    if (priced == 0)
+        return 0;
+    size_t want = (priced - 1) / 2;
+    for (size_t k = 0; k < n; k++) {
+        if (!(price[k] >= 0))
+            continue;
+        size_t before = 0;
+        for (size_t j = 0; j < n; j++)
+            before += price[j] >= 0 && (price[j] < price[k] || (price[j] == price[k] && j < k));
+        if (before == want)
+            return k;
+    }
+    return 0;
+}
+
 bool ml_guest_cpu_parse(const char *text, struct ml_guest_cpu *ret)
 {
     memset(ret, 0, sizeof(*ret));

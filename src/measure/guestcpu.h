@@ -63,6 +63,10 @@ double ml_guest_cpu_above_idle_noisy(double busy_s, double seconds, double rate,
  * own, in *ret_noise_s. -1 (and NAN) where the rate is unknown (< 0). */
 double ml_guest_cpu_view_cost(double busy_s, double dt, double rate, double read_cost_s,
                               double *ret_noise_s);
+/* Pure: which of n views' prices (ml_guest_cpu_view_cost) is the guest's: the median of those
+ * priced (>= 0; the lower of the middle two where they are even), so that one view beside a
+ * burst of the guest's own is not the price of all; the first where none is. */
+size_t ml_guest_cpu_view_median(const double *price, size_t n);
 
 /* Pure: how far a guest's busy seconds over a window of seconds may stray from expected_s by its
  * counting alone, two standard deviations: each tick of USER_HZ (10 ms, as /proc/stat counts,

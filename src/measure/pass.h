@@ -84,10 +84,10 @@ struct ml_pass_path {
     /* What one reading of each guest's CPU costs it, s (ml_guest_cpu_idle): a pass's window
      * holds one, subtracted once. */
     double idle_cpu_read_cost_s[ML_MAX_NODES];
-    /* What one view of the path (ml_pass_view_once) costs each guest, s, measured after the
-     * idle window; <0: unknown. A pass's views through its transfer are the proof that it took
-     * its path, not the dataplane's work: their CPU is charged at this cost, once a view
-     * (cpu.GUEST.proof_s), and kept out of its CPU above idle. */
+    /* What one view of the path (ml_pass_view_once) costs each guest, s: the median of three
+     * read after the idle window; <0: unknown. A pass's views through its transfer are the proof
+     * that it took its path, not the dataplane's work: their CPU is charged at this cost, once a
+     * view (cpu.GUEST.proof_s), and kept out of its CPU above idle. */
     double idle_view_cost_s[ML_MAX_NODES];
     /* How far that price may be off by the ticks' counting (ml_guest_cpu_view_cost): a pass's
      * shortfall within its views' share of it is none. */

@@ -469,9 +469,9 @@ static void put_proof(struct ml_render *c, const char *head)
     if (line->len) {
         g_string_append(c->s, "What the proof cost the hub: each pass reads its path's own view "
                               "(the dataplane's state and the\nclient's route) through its "
-                              "transfer, to show the path it took; one view, read after the "
-                              "path's\nidle window, priced it on each guest, and the views are "
-                              "kept out of the seconds above. Per pass of\n");
+                              "transfer, to show the path it took; three views, read after "
+                              "the path's\nidle window, priced it on each guest (their median), "
+                              "and the views are kept out of the\nseconds above. Per pass of\n");
         ml_put_text(c->s, head);
         g_string_append(c->s, ", the medians of the passes that passed: ");
         g_string_append_len(c->s, line->str, (gssize)line->len);
