@@ -485,7 +485,8 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
         json_object_object_add(daemons, c->lab->topo->nodes[i].name,
                                ml_guest_daemon_rates_json(p->ops, p->idle_daemon[i]));
     }
-    /* The first idle also prices the proof: three views, in the state the passes find. */
+    /* The first idle also prices the proof: VIEW_COST_SAMPLES views, in the state the passes
+     * find. */
     struct json_object *views = again ? NULL : json_object_new_object();
     if (views && !view_cost(c, p, prof, views, err)) {
         json_object_put(views);
@@ -506,8 +507,10 @@ static bool measure_idle(struct ctx *c, struct mpath *p, const struct ml_profile
     json_object_object_add(idle, "rtt_wan_added_ms", wan_added(c->lab, p->ops));
     json_object_object_add(idle, "cpu_busy_s_per_s", cpu);
     json_object_object_add(idle, "cpu_read_cost_s", cost);
-    if (views)
+    if (views) {
         json_object_object_add(idle, "view_cost_s", views);
+        json_object_object_add(idle, "view_cost_views", json_object_new_int(VIEW_COST_SAMPLES));
+    }
     json_object_object_add(idle, "daemons_cpu_s_per_s", daemons);
     json_object_object_add(p->o, key, idle);
     size_t hub = c->lab->topo->hub;
