@@ -582,19 +582,23 @@ static void test_proof_cost(void)
     CHECK(strstr(cpu, "transfer, to show the path it took; views read after the path's\nidle "
                       "window priced it on each guest, and the views") != NULL);
     /* the number of views that priced it is the run's own */
-    struct json_object *wg = json_object_array_get_idx(json_object_object_get(r, "paths"), 1);
-    json_object_object_add(json_object_object_get(wg, "idle"), "view_cost_views",
-                           json_object_new_int(5));
-    g_autofree char *md5 = render(r);
-    g_autofree char *cpu5 = md5 ? section(md5, "CPU cost") : g_strdup("");
-    CHECK(strstr(cpu5, "path it took; 5 views, read after the path's\nidle window, priced it "
-                       "on each guest (their median), and") != NULL);
-    json_object_object_add(json_object_object_get(wg, "idle"), "view_cost_views",
-                           json_object_new_int(1));
-    g_autofree char *md6 = render(r);
-    g_autofree char *cpu6 = md6 ? section(md6, "CPU cost") : g_strdup("");
-    CHECK(strstr(cpu6, "path it took; one view, read after the path's\nidle window, priced it on "
-                       "each guest, and") != NULL);
+    static const struct {
+        int views;
+        const char *says;
+    } priced[] = {
+        {5, "path it took; 5 views, read after the path's\nidle window, priced it on each guest "
+            "(their median), and"},
+        {1, "path it took; one view, read after the path's\nidle window, priced it on each "
+            "guest, and"},
+    };
+    struct json_object *wg_idle = json_object_object_get(
+        json_object_array_get_idx(json_object_object_get(r, "paths"), 1), "idle");
+    for (size_t k = 0; k < G_N_ELEMENTS(priced); k++) {
+        json_object_object_add(wg_idle, "view_cost_views", json_object_new_int(priced[k].views));
+        g_autofree char *mdk = render(r);
+        g_autofree char *cpuk = mdk ? section(mdk, "CPU cost") : g_strdup("");
+        CHECK(strstr(cpuk, priced[k].says) != NULL);
+    }
     /* a path whose hub carries none of its traffic has no share of the hub's work */
     struct json_object *plain = json_object_object_get(
         json_object_array_get_idx(json_object_object_get(r, "paths"), 0), "passes");
