@@ -440,30 +440,15 @@ static bool proof_figures(struct json_object *p, const char *cell, double *ret_v
     return true;
 }
 
-/* How many views priced the proof (idle.view_cost_views) of the paths put_proof names: their
- * number where those paths agree on it, 0 where one lacks it (older results) or they differ. */
-static int64_t proof_priced_by(struct ml_render *c, const char *head)
-{
-    int64_t n = -1;
-    for (size_t i = 0; i < ml_j_len(c->paths); i++) {
-        struct json_object *p = path_at(c, i);
-        double views, proof, share;
-        if (c->st[i] != ML_PATH_MEASURED || !proof_figures(p, head, &views, &proof, &share))
-            continue;
-        int64_t k = ml_j_int(ml_j_obj(p, "idle"), "view_cost_views");
-        if (k < 1 || (n >= 0 && k != n))
-            return 0;
-        n = k;
-    }
-    return n > 0 ? n : 0;
-}
-
 /* Per path, what its views cost the hub: each pass's proof that it took its path, priced by
  * views read after the path's idle window (idle.view_cost_s, the median of
  * idle.view_cost_views) and kept out of the figures above. */
 static void put_proof(struct ml_render *c, const char *head)
 {
     GString *line = g_string_new(NULL);
+    /* how many views priced the proof (idle.view_cost_views): their number where the paths
+     * named agree on it, 0 where one lacks it (older results) or they differ */
+    int64_t priced_by = -1;
     for (size_t i = 0; i < ml_j_len(c->paths); i++) {
         if (c->st[i] != ML_PATH_MEASURED)
             continue;
@@ -471,6 +456,9 @@ static void put_proof(struct ml_render *c, const char *head)
         double views, proof, share;
         if (!proof_figures(p, head, &views, &proof, &share))
             continue;
+        int64_t k = ml_j_int(ml_j_obj(p, "idle"), "view_cost_views");
+        if (priced_by != 0)
+            priced_by = k >= 1 && (priced_by < 0 || k == priced_by) ? k : 0;
         g_string_append(line, line->len ? "; " : "");
         ml_put_text(line, ml_j_str(p, "name"));
         g_string_append_printf(line, " %.0f view%s, ", views, views == 1 ? "" : "s");
@@ -489,12 +477,12 @@ static void put_proof(struct ml_render *c, const char *head)
         g_string_append(c->s, "What the proof cost the hub: each pass reads its path's own view "
                               "(the dataplane's state and the\nclient's route) through its "
                               "transfer, to show the path it took; ");
-        int64_t n = proof_priced_by(c, head);
+        int n = priced_by > 0 ? (int)priced_by : 0;
         if (n > 1)
             g_string_append_printf(c->s,
                                    "%d views, read after the path's\nidle window, "
                                    "priced it on each guest (their median), ",
-                                   (int)n);
+                                   n);
         else if (n == 1)
             g_string_append(c->s, "one view, read after the path's\nidle window, priced it on "
                                   "each guest, ");
