@@ -279,21 +279,48 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # Issue 37: the seed's direct path under 0.01 in every pass, not only over the path: a
     # flow-start cost (the peer relay's discovery, docs/tailscale.md) showed in the short
     # fixed-rate pass alone. Its cause is checked where it lives (the grant withdrawn for every
-    # direct pass, below); each full-speed pass stays under 0.01. The fixed-rate pass (0.65 MB
-    # in the quick profile) is judged above its idle rate with room for one of Headscale's map
-    # updates: CI at d9660bf had 5,762 bytes in 26 packets on the hub in one second of it (rx
-    # 3,093, tx 3,880 over the pass, tailscaled's DERP counter +128 B), 1.06 % of its payload; a
-    # capture on the hub's tap of a 90 s, 1.3 Mbit/s direct flow showed such exchanges on TCP 443
-    # every 25 s or so (2-3.4 kB), and once 41 kB of the flow itself over DERP (client-a's
-    # tailscaled counted 18,368 bytes by DERP: its direct address's trust had lapsed).
+    # direct pass, below). What the 0.01 guards is payload crossing the hub, and the hub also
+    # moves the control plane's exchanges, a number of bytes per exchange, not per payload
+    # byte: CI at d9660bf had 5,762 bytes in 26 packets on the hub in one second of a fixed-rate
+    # pass (rx 3,093, tx 3,880 over the pass, tailscaled's DERP counter +128 B); a capture on the
+    # hub's tap of a 90 s, 1.3 Mbit/s direct flow showed such exchanges on TCP 443 every 25 s or
+    # so (2-3.4 kB), and once 41 kB of the flow itself over DERP (client-a's tailscaled counted
+    # 18,368 bytes by DERP: its direct address's trust had lapsed). CI at 2ebd5c2 ran every path
+    # at half its usual speed (plain 897 Mbit/s, not 1,317; this path's reverse-1 2.1 Mbit/s,
+    # 1.06 MB in its 4 s pass), and one second of that pass moved 10,970 bytes in 30 packets on
+    # the hub while client-a's DERP and peer-relay counters did not move (3,984 and 0 before and
+    # after): 1.19 % of the payload, the hub's exchange and no payload. So each pass is held to
+    # both: the hub's bytes above its idle under 1 % of the payload plus one such exchange (the
+    # direct band's slack for a second, ML_BAND_DIRECT_SLACK_BYTES, 16,384), and client-a's
+    # counters of the ways the path excludes under 1 % of the payload, from its first view to
+    # its last. The factor itself is in the report as it was measured.
     if name == "tailscale-direct":
-        per = [(x["cell"], x["hub_bytes_per_payload_byte"]) for x in p["passes"] if x["rate"] == "full" and x["status"] == "ok"]
-        say(all(v is not None and v < 0.01 for _, v in per), "%s: hub factor under 0.01 in every full-speed pass %s" % (name, per))
+        exchange = 16384
+        idle_rate = (p.get("idle") or {}).get("hub_bytes_per_s") or 0
+        def hub_above(x, rate):
+            return x["hub_rx_bytes"] + x["hub_tx_bytes"] - rate * x["duration_s"]
+        def excluded_grew(x):
+            seen = [v for v in x["views"] if v.get("tunnel")]
+            if len(seen) < 2:
+                return None
+            a, z = seen[0]["tunnel"], seen[-1]["tunnel"]
+            return sum(b["bytes"] - t["bytes"] for t, b in zip(a, z) if t["excluded"] and t["who"] == b["who"])
+        full_ok = [x for x in p["passes"] if x["rate"] == "full" and x["status"] == "ok"]
+        per = [(x["seq"], x["cell"], x["hub_bytes_per_payload_byte"], round(hub_above(x, idle_rate)), x["payload_bytes"])
+               for x in full_ok]
+        say(per and all(f is not None and ab < 0.01 * pay + exchange for _, _, f, ab, pay in per),
+            "%s: each full-speed pass's hub bytes above idle under 1 %% of its payload and one exchange of the control "
+            "plane (16,384) [(seq, cell, factor, above idle, payload)]: %s" % (name, per))
+        grew = [(x["seq"], excluded_grew(x), x["payload_bytes"]) for x in full_ok]
+        say(grew and all(g is not None and g < 0.01 * pay for _, g, pay in grew),
+            "%s: client-a's DERP and peer-relay counters grew under 1 %% of the payload in every full-speed pass: %s"
+            % (name, grew))
         idle_fixed = (p.get("idle_fixed") or {}).get("hub_bytes_per_s") or 0
-        fx = [(x["seq"], x["hub_rx_bytes"] + x["hub_tx_bytes"] - idle_fixed * x["duration_s"], x["payload_bytes"])
+        fx = [(x["seq"], round(hub_above(x, idle_fixed)), x["payload_bytes"])
               for x in p["passes"] if x["rate"] == "fixed" and x["status"] == "ok"]
-        say(all(ex < 0.01 * pay + 8192 for _, ex, pay in fx),
-            "%s: each fixed-rate pass's hub bytes above idle under 1 %% of its payload and one map update (8,192): %s" % (name, fx))
+        say(all(ex < 0.01 * pay + exchange for _, ex, pay in fx),
+            "%s: each fixed-rate pass's hub bytes above idle under 1 %% of its payload and one exchange (16,384): %s"
+            % (name, fx))
     c = p["cells"]
     say((c.get("reverse-1", {}).get("median_bits_per_second") or 0) > 0 and (c.get("forward-8", {}).get("median_bits_per_second") or 0) > 0,
         "%s: reverse and 8-stream results (%s, %s Mbit/s)" % (name, c.get("reverse-1", {}).get("median_bits_per_second"), c.get("forward-8", {}).get("median_bits_per_second")))
@@ -389,7 +416,13 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # fixed-rate pass, where the direct group's other baselines in the same visit read 0.013 to
     # 0.034, and the pass 0.013 (-0.35 s above idle). That shortfall is the baseline's, and
     # results.json keeps it (ml_guest_cpu_above_idle); it is excused here only where the pass's
-    # baseline read more than twice the median of its policy group's for the same guest.
+    # baseline read more than twice the median of its policy group's for the same guest. For
+    # the hub, of the paths where it plays the same part: the baseline's idle pings cross a hub
+    # that carries the path (CI at 2ebd5c2: 0.034 to 0.12 s/s on the hub of the four direct
+    # paths through it), not one that stands by. CI at 2ebd5c2 read the hub at 0.054 s/s before nebula-direct's
+    # fixed-rate pass, where the direct group's median was 0.046 (four of its nine carry) and
+    # the bystanders' (plain, tailscale-, wireguard-, tinc-direct) 0.017 to 0.029; the pass read
+    # 0.09 s in 4.0 s, 0.08 of it its views (-0.25 s above idle).
     def base_rate(q, fixed, g):
         b = (q.get("idle_fixed") if fixed else q.get("idle")) or {}
         return (b.get("cpu_busy_s_per_s") or {}).get(g)
@@ -397,6 +430,7 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
         fixed = x["rate"] == "fixed"
         mine = base_rate(p, fixed, g)
         mates = sorted(v for q in r["paths"] if q.get("policy") == p.get("policy")
+                       and (g != p.get("hub") or q.get("hub_role") == p.get("hub_role"))
                        for v in [base_rate(q, fixed, g)] if v is not None)
         return mine is not None and len(mates) >= 3 and mine > 2 * mates[len(mates) // 2]
     below = [(x["seq"], g, c["busy_above_idle_s"]) for x in p["passes"] for g, c in x["cpu"].items()
