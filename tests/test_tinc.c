@@ -315,6 +315,11 @@ static void test_verify(struct ml_topology *t)
     g_string_replace(at_hub, " client_b at 10.231.0.12 port 655",
                      " client_b at 10.231.0.10 port 655", 0);
     CHECK(!check(&ml_path_tinc_auto, t, at_hub->str, ROUTE));
+    /* auto: direct to another dataplane's overlay address is no direct path of this lab */
+    g_autoptr(GString) overlay = g_string_new(direct);
+    CHECK(g_string_replace(overlay, " client_b at 10.231.0.12 port 655",
+                           " client_b at 10.42.0.3 port 655", 0) == 1);
+    CHECK(!check(&ml_path_tinc_auto, t, overlay->str, ROUTE));
 
     /* a server still probed: via itself, no probe answered yet, nexthop the hub: relay */
     g_autoptr(GRegex) server_mtu =

@@ -494,6 +494,35 @@ static void test_tailscale_auto(void)
     CHECK(!verdict(a, &ev, NULL));
     ev = ts("ping \"100.64.0.2\" timed out\n", "", relayed(TAILSCALE_RELAY));
     CHECK(!verdict(a, &ev, "no pong"));
+    /* The NAT lesson before issue 39: client-b found at nebula's overlay address, its packets in
+     * nebula's tunnel, which nebula's relay on the hub carried. Direct by tailscaled's account,
+     * and no direct path of this lab. */
+    ev = ts("pong from client-b (100.64.0.2) via 10.42.0.3:41641 in 4ms\n", "10.42.0.3:41641", 200);
+    CHECK(!verdict(a, &ev, "10.42.0.3:41641 is not a client's address on the lab bridge"));
+    /* Trusted at the bridge while the ping ponged by the overlay: the ping's endpoint is held too.
+     */
+    ev =
+        ts("pong from client-b (100.64.0.2) via 10.42.0.3:41641 in 4ms\n", "192.0.2.12:41641", 200);
+    CHECK(!verdict(a, &ev, "10.42.0.3:41641 is not"));
+    /* The hub's own address is no client's. */
+    ev = ts("pong from client-b (100.64.0.2) via 192.0.2.10:41641 in 4ms\n", "192.0.2.10:41641",
+            200);
+    CHECK(!verdict(a, &ev, "192.0.2.10:41641 is not"));
+}
+
+/* Where a path a dataplane found for itself may reach its peer: the bridge, not the hub. */
+static void test_peer_on_underlay(void)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    CHECK(ml_peer_on_underlay(topo, "192.0.2.12:41641", s) && s->len == 0);
+    CHECK(ml_peer_on_underlay(topo, "192.0.2.200", s) && s->len == 0);
+    CHECK(!ml_peer_on_underlay(topo, "192.0.2.10:41641", s));
+    CHECK(!ml_peer_on_underlay(topo, "192.0.3.12:41641", s));
+    CHECK(!ml_peer_on_underlay(topo, "10.42.0.3:4242", s));
+    CHECK(!ml_peer_on_underlay(topo, "[fd7a:115c:a1e0::2]:41641", s));
+    CHECK(!ml_peer_on_underlay(topo, "", s) && strstr(s->str, "(none) is not"));
+    CHECK(!ml_peer_on_underlay(topo, NULL, s));
+    CHECK(strstr(s->str, "10.42.0.3:4242 is not a client's address on the lab bridge; "));
 }
 
 #define WGD_ROUTE "10.9.0.3 dev wg1 src 10.9.0.2 uid 0 cache"
@@ -946,6 +975,7 @@ int main(void)
     test_nebula();
     test_nebula_auto();
     test_tailscale_auto();
+    test_peer_on_underlay();
     test_tailscale();
     test_tailscale_peer_relay();
     test_wireguard_direct();

@@ -1288,8 +1288,13 @@ static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *e
     bool seen = view(t, ev, &ping, &peer, sentence);
     if (!seen || !ping.answered)
         return false;
+    /* Direct to the server's address or its NAT's mapping on the bridge, both as the ping
+     * ponged and as the status trusts: tailscaled tries every endpoint the peer advertised, and
+     * one inside another dataplane's tunnel (nebula's 10.42.0.3:41641 in the NAT lesson) rides
+     * that dataplane's relay. */
     if (ping.direct)
-        return peer.direct;
+        return peer.direct && ml_peer_on_underlay(t, ping.endpoint, sentence) &&
+               ml_peer_on_underlay(t, peer.cur_addr, sentence);
     return !strcmp(ping.derp_region, ML_HEADSCALE_DERP_REGION) && !peer.direct;
 }
 

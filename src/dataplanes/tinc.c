@@ -454,16 +454,7 @@ static bool verify_auto(const struct ml_topology *t, const struct ml_evidence *e
         return false;
     if (v.found == ML_FOUND_RELAY)
         return true;
-    struct in_addr a;
-    g_autofree char *host = g_strndup(v.remote, strcspn(v.remote, ":"));
-    uint32_t mask = t->lab_subnet.prefix ? htonl(~0u << (32 - t->lab_subnet.prefix)) : 0;
-    bool on_lab = inet_pton(AF_INET, host, &a) == 1 &&
-                  (a.s_addr & mask) == t->lab_subnet.net.s_addr &&
-                  a.s_addr != t->nodes[t->hub].address.s_addr;
-    if (!on_lab)
-        g_string_append_printf(sentence, "%s is not a client's address on the lab bridge; ",
-                               v.remote);
-    return on_lab;
+    return ml_peer_on_underlay(t, v.remote, sentence);
 }
 
 static bool restart_clients(struct ml_lab *lab, GError **err)

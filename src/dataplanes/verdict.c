@@ -104,6 +104,21 @@ bool ml_route_parse(const char *text, struct ml_route *ret)
     return true;
 }
 
+bool ml_peer_on_underlay(const struct ml_topology *t, const char *hostport, GString *sentence)
+{
+    struct in_addr a;
+    g_autofree char *host =
+        g_strndup(hostport ? hostport : "", strcspn(hostport ? hostport : "", ":"));
+    uint32_t mask = t->lab_subnet.prefix ? htonl(~0u << (32 - t->lab_subnet.prefix)) : 0;
+    bool on_lab = inet_pton(AF_INET, host, &a) == 1 &&
+                  (a.s_addr & mask) == t->lab_subnet.net.s_addr &&
+                  a.s_addr != t->nodes[t->hub].address.s_addr;
+    if (!on_lab)
+        g_string_append_printf(sentence, "%s is not a client's address on the lab bridge; ",
+                               hostport && *hostport ? hostport : "(none)");
+    return on_lab;
+}
+
 bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence)
 {
     if (!rt->parsed) {

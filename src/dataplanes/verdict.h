@@ -114,6 +114,13 @@ unsigned ml_probe_misses_allowed(unsigned n, double q);
 bool ml_path_verdict(const struct ml_path_ops *ops, const struct ml_topology *topo,
                      const struct ml_evidence *ev, GString *sentence);
 
+/* Pure: true when hostport ("192.0.2.12:41641", or the address alone) is an address on the lab
+ * bridge other than the hub's, where a path a dataplane found for itself must reach its peer
+ * directly: the server's own, or its NAT's mapping. An overlay address (another dataplane's
+ * tunnel, which that dataplane's relay may carry) or one off the lab is no direct path of
+ * this lab; appends to sentence that it is not. */
+bool ml_peer_on_underlay(const struct ml_topology *t, const char *hostport, GString *sentence);
+
 /* Pure: true when the parsed route leaves by dev with no gateway; appends to
  * sentence what it should have been when it does not. */
 bool ml_route_enters(const struct ml_route *rt, const char *dev, GString *sentence);
