@@ -106,6 +106,29 @@ int main(void)
     g_autofree char *domk = ml_xml_domain(plan, 0, &img, true, &paths);
     CHECK(strstr(domk, "<domain type='kvm'>") != NULL);
     CHECK(strstr(domk, "host-passthrough") != NULL);
+    /* Under TCG qemu64, named: no model falls back to another. */
+    CHECK(strstr(dom, "<model fallback='forbid'>qemu64</model>") != NULL);
+    /* results.json's guest_cpu.model is read back from the XML a domain was given. */
+    g_autofree char *model_tcg = ml_xml_domain_cpu_model(dom);
+    g_autofree char *model_kvm = ml_xml_domain_cpu_model(domk);
+    CHECK(model_tcg && !strcmp(model_tcg, "qemu64"));
+    CHECK(model_kvm && !strcmp(model_kvm, "host-passthrough"));
+    /* As libvirt gives a named model back: the model and what it requires, not what it
+     * disables or leaves optional, nor the <cpu> of a capabilities block deeper in. */
+    g_autofree char *model_named = ml_xml_domain_cpu_model(
+        "<domain type='qemu'><name>x</name><cpu mode='custom' match='exact' check='none'>\n"
+        "  <model fallback='forbid'> qemu64 </model>\n"
+        "  <feature policy='require' name='aes'/><feature policy='disable' name='svm'/>\n"
+        "  <feature policy='optional' name='avx'/><feature name='pclmuldq'/>\n"
+        "</cpu><devices><x><cpu mode='maximum'/></x></devices></domain>");
+    CHECK(model_named && !strcmp(model_named, "qemu64+aes+pclmuldq"));
+    /* A mode that names its model in the live XML (host-model) is the mode. */
+    g_autofree char *model_host = ml_xml_domain_cpu_model(
+        "<domain><cpu mode='host-model' check='partial'><model>EPYC</model></cpu></domain>");
+    CHECK(model_host && !strcmp(model_host, "host-model"));
+    CHECK(ml_xml_domain_cpu_model("<domain><name>x</name></domain>") == NULL);
+    CHECK(ml_xml_domain_cpu_model("<domain><cpu mode='maximum'>") == NULL);
+    CHECK(ml_xml_domain_cpu_model(NULL) == NULL);
     img.kernel = NULL;
     g_autofree char *domdisk = ml_xml_domain(plan, 1, &img, false, &paths);
     CHECK(strstr(domdisk, "<kernel>") == NULL && strstr(domdisk, "<boot dev='hd'/>") != NULL);

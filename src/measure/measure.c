@@ -21,6 +21,7 @@
 #include "cache/artifacts.h"
 #include "core/util.h"
 #include "virt/virt.h"
+#include "virt/virt_xml.h"
 
 #define PROBE_COUNT 20
 #define PROBE_SIZE 1000
@@ -1442,11 +1443,15 @@ struct json_object *ml_measure_environment(struct ml_lab *lab)
     virDomainPtr hub = lab->dom[lab->topo->hub];
     add_str(env, "guest_os", guest_line(hub, ". /etc/os-release && echo \"$PRETTY_NAME\""));
     add_str(env, "guest_kernel", guest_line(hub, "uname -r"));
-    /* The guests' CPU model and the instructions the dataplanes' ciphers use, as the hub's
+    /* The guests' CPU model as the hub's domain was given it (its XML from libvirt, not the
+     * condition that wrote it) and the instructions the dataplanes' ciphers use, as the hub's
      * kernel sees them: an AES-GCM figure without aes and pclmulqdq is table AES. */
     struct json_object *cpu = json_object_new_object();
-    json_object_object_add(cpu, "model",
-                           json_object_new_string(lab->accel.kvm ? "host-passthrough" : "maximum"));
+    char *xml = hub ? virDomainGetXMLDesc(hub, 0) : NULL;
+    if (!xml)
+        virResetLastError();
+    add_str(cpu, "model", ml_xml_domain_cpu_model(xml));
+    free(xml);
     add_str(cpu, "flags",
             guest_line(hub,
                        "for f in $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -1); "

@@ -538,7 +538,11 @@ void ml_section_cpu(struct ml_render *c)
         g_string_append(s, "> Under TCG this is an emulation cost: QEMU translates every guest "
                            "instruction, so these seconds\n"
                            "> are comparable only between paths of one run, never with a KVM "
-                           "host, a VPS or another run.\n\n");
+                           "host, a VPS or another run;\n"
+                           "> and between paths, each cipher costs what its code costs the "
+                           "emulator (the guest CPU the\n"
+                           "> environment names decides which code runs: docs/performance.md, "
+                           "the guests' CPU under TCG).\n\n");
 
     g_autoptr(GPtrArray) headers = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GArray) cols = cpu_columns(guests, headers);

@@ -107,12 +107,21 @@ static void put_machine(GString *x, const struct ml_node *n, const struct ml_ima
         g_string_append(x, "    <boot dev='hd'/>\n");
     }
     g_string_append(x, "  </os>\n  <features><acpi/><apic/></features>\n");
-    /* Under KVM the host's CPU. Under TCG QEMU's default model (qemu64) has no AES-NI, PCLMUL
-     * or AVX2, so every AES-GCM dataplane (IPsec, OpenVPN, nebula) fell back to table AES in the
-     * guest while WireGuard's ChaCha20 did not care: the ranking was the emulator's. "maximum"
-     * is QEMU's -cpu max, every instruction its emulator implements (results.json records it,
-     * environment.guest_cpu). */
-    g_string_append(x, kvm ? "  <cpu mode='host-passthrough'/>\n" : "  <cpu mode='maximum'/>\n");
+    /* Under KVM the host's CPU. Under TCG QEMU's qemu64, named, where every cipher runs its
+     * generic code: TCG calls a C helper for most AES-NI, PCLMULQDQ, SSSE3 and AVX2 instructions
+     * (QEMU's target/i386/ops_sse.h), where a scalar instruction becomes a few of the host's
+     * own, so the vector code a real CPU runs fastest is the slower emulation here. An
+     * A/B of three models on the dataplanes lab (docs/performance.md, "The guests' CPU under
+     * TCG") had kernel WireGuard's hub at 188-194 CPU s/GB on qemu64 and 312-315 on -cpu max
+     * (AVX2 ChaCha20), IPsec's AES-GCM at 214-273 and 225-260 (rfc4106-gcm-aesni): the
+     * AES-NI model did not spare AES-GCM, it charged WireGuard, and put IPsec ahead of it,
+     * where the dataplane benchmark seed's silicon has WireGuard at a third to a half of IPsec's
+     * CPU per Gbit/s. results.json records the model read back from the domain
+     * (environment.guest_cpu). */
+    g_string_append(x, kvm ? "  <cpu mode='host-passthrough'/>\n"
+                           : "  <cpu mode='custom' match='exact' check='none'>\n"
+                             "    <model fallback='forbid'>qemu64</model>\n"
+                             "  </cpu>\n");
     g_string_append(x, "  <clock offset='utc'/>\n"
                        "  <on_poweroff>destroy</on_poweroff>\n"
                        "  <on_reboot>restart</on_reboot>\n"
@@ -196,4 +205,90 @@ char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_im
     put_devices(x, plan, g, paths);
     g_string_append(x, "</domain>\n");
     return g_string_free(x, FALSE);
+}
+
+/* ---- reading back the CPU a domain was given ---- */
+
+struct cpu_read {
+    int depth, cpu_depth; /* cpu_depth: the <cpu> element's, 0 outside it */
+    bool in_model;
+    GString *mode, *model;
+    GPtrArray *required;
+};
+
+static void cpu_start(GMarkupParseContext *ctx, const char *name, const char **attrs,
+                      const char **values, gpointer data, GError **err)
+{
+    (void)ctx, (void)err;
+    struct cpu_read *c = data;
+    c->depth++;
+    /* The domain's own <cpu>, a child of <domain>: not a <cpu> of its capabilities. */
+    if (!c->cpu_depth && c->depth == 2 && !strcmp(name, "cpu")) {
+        c->cpu_depth = c->depth;
+        g_string_assign(c->mode, "custom"); /* libvirt's default mode */
+        for (size_t i = 0; attrs[i]; i++)
+            if (!strcmp(attrs[i], "mode"))
+                g_string_assign(c->mode, values[i]);
+    } else if (c->cpu_depth && c->depth == c->cpu_depth + 1 && !strcmp(name, "model")) {
+        c->in_model = true;
+    } else if (c->cpu_depth && c->depth == c->cpu_depth + 1 && !strcmp(name, "feature")) {
+        const char *feature = NULL, *policy = "require";
+        for (size_t i = 0; attrs[i]; i++)
+            if (!strcmp(attrs[i], "name"))
+                feature = values[i];
+            else if (!strcmp(attrs[i], "policy"))
+                policy = values[i];
+        if (feature && (!strcmp(policy, "require") || !strcmp(policy, "force")))
+            g_ptr_array_add(c->required, g_strdup(feature));
+    }
+}
+
+static void cpu_end(GMarkupParseContext *ctx, const char *name, gpointer data, GError **err)
+{
+    (void)ctx, (void)name, (void)err;
+    struct cpu_read *c = data;
+    if (c->depth == c->cpu_depth)
+        c->cpu_depth = -1; /* read: later <cpu> elements are not the domain's */
+    c->in_model = false;
+    c->depth--;
+}
+
+static void cpu_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data,
+                     GError **err)
+{
+    (void)ctx, (void)err;
+    struct cpu_read *c = data;
+    if (c->in_model)
+        g_string_append_len(c->model, text, (gssize)len);
+}
+
+char *ml_xml_domain_cpu_model(const char *xml)
+{
+    if (!xml)
+        return NULL;
+    struct cpu_read c = {.mode = g_string_new(NULL),
+                         .model = g_string_new(NULL),
+                         .required = g_ptr_array_new_with_free_func(g_free)};
+    static const GMarkupParser parser = {
+        .start_element = cpu_start, .end_element = cpu_end, .text = cpu_text};
+    GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &c, NULL);
+    bool ok = g_markup_parse_context_parse(ctx, xml, -1, NULL) &&
+              g_markup_parse_context_end_parse(ctx, NULL);
+    g_markup_parse_context_free(ctx);
+    char *ret = NULL;
+    g_strstrip(c.model->str);
+    c.model->len = strlen(c.model->str);
+    if (ok && c.cpu_depth != 0) {
+        /* A named model with what it requires beyond it ("qemu64+aes+pclmuldq"); a mode that
+         * names no model (host-passthrough, maximum) as itself. */
+        GString *m = g_string_new(c.model->len && !strcmp(c.mode->str, "custom") ? c.model->str
+                                                                                 : c.mode->str);
+        for (size_t i = 0; c.model->len && i < c.required->len; i++)
+            g_string_append_printf(m, "+%s", (const char *)c.required->pdata[i]);
+        ret = g_string_free(m, FALSE);
+    }
+    g_string_free(c.mode, TRUE);
+    g_string_free(c.model, TRUE);
+    g_ptr_array_free(c.required, TRUE);
+    return ret;
 }

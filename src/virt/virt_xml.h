@@ -27,3 +27,8 @@ struct ml_domain_paths {
 };
 char *ml_xml_domain(const struct ml_plan *plan, size_t guest, const struct ml_image *image,
                     bool kvm, const struct ml_domain_paths *paths);
+/* The CPU a domain's XML gives its guest, as results.json's environment.guest_cpu.model
+ * records it: the <cpu> element's mode where it names no model ("host-passthrough",
+ * "maximum"), else its model and each feature it requires ("qemu64+aes+pclmuldq"). NULL where
+ * the XML has no <cpu> of the domain's own or cannot be read. */
+char *ml_xml_domain_cpu_model(const char *xml);
