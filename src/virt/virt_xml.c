@@ -110,14 +110,14 @@ static void put_machine(GString *x, const struct ml_node *n, const struct ml_ima
     /* Under KVM the host's CPU. Under TCG QEMU's qemu64, named, where every cipher runs its
      * generic code: TCG calls a C helper for most AES-NI, PCLMULQDQ, SSSE3 and AVX2 instructions
      * (QEMU's target/i386/ops_sse.h), where a scalar instruction becomes a few of the host's
-     * own, so the vector code a real CPU runs fastest is the slower emulation here. An
-     * A/B of three models on the dataplanes lab (docs/performance.md, "The guests' CPU under
-     * TCG") had kernel WireGuard's hub at 188-194 CPU s/GB on qemu64 and 312-315 on -cpu max
-     * (AVX2 ChaCha20), IPsec's AES-GCM at 214-273 and 225-260 (rfc4106-gcm-aesni): the
-     * AES-NI model did not spare AES-GCM, it charged WireGuard, and put IPsec ahead of it,
-     * where the dataplane benchmark seed's silicon has WireGuard at a third to a half of IPsec's
-     * CPU per Gbit/s. results.json records the model read back from the domain
-     * (environment.guest_cpu). */
+     * own, so the vector code a real CPU runs fastest is the slower emulation here. Two A/Bs
+     * on the dataplanes lab (docs/performance.md, "The guests' CPU under TCG"), four runs a
+     * model: QEMU's maximum (AVX2 ChaCha20) took kernel WireGuard's hub from 187-216 CPU s/GB
+     * on qemu64 to 310-343, and IPsec's AES-GCM (rfc4106-gcm-aesni) from 214-340 to 225-260:
+     * the AES-NI model spared AES-GCM about a fifth, charged WireGuard three fifths and put
+     * IPsec ahead of it, where the dataplane benchmark seed's silicon has WireGuard at a third
+     * to a half of IPsec's CPU per Gbit/s. results.json records the model read back from the
+     * domain (environment.guest_cpu). */
     g_string_append(x, kvm ? "  <cpu mode='host-passthrough'/>\n"
                            : "  <cpu mode='custom' match='exact' check='none'>\n"
                              "    <model fallback='forbid'>qemu64</model>\n"
