@@ -4,6 +4,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "topology/yaml.h"
+
 void ml_evidence_clear(struct ml_evidence *e)
 {
     g_free(e->route);
@@ -109,9 +111,9 @@ bool ml_peer_on_underlay(const struct ml_topology *t, const char *hostport, GStr
     struct in_addr a;
     g_autofree char *host =
         g_strndup(hostport ? hostport : "", strcspn(hostport ? hostport : "", ":"));
-    uint32_t mask = t->lab_subnet.prefix ? htonl(~0u << (32 - t->lab_subnet.prefix)) : 0;
+    uint32_t mask = ml_prefix_mask(t->lab_subnet.prefix);
     bool on_lab = inet_pton(AF_INET, host, &a) == 1 &&
-                  (a.s_addr & mask) == t->lab_subnet.net.s_addr &&
+                  (ntohl(a.s_addr) & mask) == ntohl(t->lab_subnet.net.s_addr) &&
                   a.s_addr != t->nodes[t->hub].address.s_addr;
     if (!on_lab)
         g_string_append_printf(sentence, "%s is not a client's address on the lab bridge; ",
