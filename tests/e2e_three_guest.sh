@@ -429,14 +429,15 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # results.json keeps it (ml_guest_cpu_above_idle); it is excused here only where the pass's
     # baseline read more than twice the median of its policy group's for the same guest. For
     # the hub, of the paths where it plays the same part: the baseline's idle pings cross a hub
-    # that carries the path (CI at 2ebd5c2: 0.034 to 0.12 s/s on the hub of the four direct
-    # paths through it), not one that stands by. CI at 2ebd5c2 read the hub at 0.054 s/s before nebula-direct's
+    # that carries the path (0.034 to 0.12 s/s on the hub of the four direct paths through it),
+    # not one that stands by. CI at 2ebd5c2 read the hub at 0.054 s/s before nebula-direct's
     # fixed-rate pass, where the direct group's median was 0.046 (four of its nine carry) and
     # the bystanders' (plain, tailscale-, wireguard-, tinc-direct) 0.017 to 0.029; the pass read
     # 0.09 s in 4.0 s, 0.08 of it its views (-0.25 s above idle).
+    def baseline(q, fixed):
+        return (q.get("idle_fixed") if fixed else q.get("idle")) or {}
     def base_rate(q, fixed, g):
-        b = (q.get("idle_fixed") if fixed else q.get("idle")) or {}
-        return (b.get("cpu_busy_s_per_s") or {}).get(g)
+        return (baseline(q, fixed).get("cpu_busy_s_per_s") or {}).get(g)
     def burst(x, g):
         fixed = x["rate"] == "fixed"
         mine = base_rate(p, fixed, g)
@@ -455,9 +456,8 @@ for name in ("plain", "wireguard-hub", "nebula-direct", "nebula-relay", "wiregua
     # CI at 4cca836 read headscale at 0.051 s/s in tailscale-direct's (0.10 s in 2 s; the hub at
     # 0.090 s/s, its full-rate baseline 0.021), where every pass of the path ran it at 0.012 to
     # 0.016: the fixed pass read 0.08 s in 6.6 s, 0.26 s below that idle.
-    def daemon_burst(x, g, d):
-        base = p.get("idle_fixed") if x["rate"] == "fixed" else p.get("idle")
-        rate = ((base or {}).get("daemons_cpu_s_per_s") or {}).get(g, {}).get(d)
+    def daemon_burst(pas, g, d):
+        rate = (baseline(p, pas["rate"] == "fixed").get("daemons_cpu_s_per_s") or {}).get(g, {}).get(d)
         seen = sorted(x["daemons_cpu_s"][g][d] / x["daemons_s"] for x in p["passes"]
                       if x["status"] == "ok" and x.get("daemons_s")
                       and (x.get("daemons_cpu_s") or {}).get(g, {}).get(d) is not None)
